@@ -7,7 +7,8 @@ then runs a few hundred random SELECTs against both through ONE sqlite3 shell pr
 (`.load build/dynamodb`, `.mode quote`) and compares the results.  Prints TAP.
 
 Environment:
-  AWS_ENDPOINT_URL_DYNAMODB  DynamoDB Local endpoint (required unless DIFF_SELFTEST)
+  AWS_ENDPOINT_URL_DYNAMODB  DynamoDB Local endpoint (test/run-all.sh sets it; if unset, this
+                             script starts its own through test/ddblocal.sh and stops it)
   DIFF_SEED                  random seed (default 20240611; printed)
   DIFF_QUERIES               number of random queries (default 400)
   DIFF_ITEMS                 approximate number of items (default 3000)
@@ -269,11 +270,40 @@ def native_row(item):
 # DynamoDB side
 # ----------------------------------------------------------------------------------------
 
+class LocalServer:
+    """Starts DynamoDB Local through test/ddblocal.sh when no endpoint is given."""
+
+    def __init__(self):
+        self.state = None
+
+    def ensure(self):
+        if os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
+            return
+        script = ROOT / "test" / "ddblocal.sh"
+        if not script.exists():
+            raise HarnessError("AWS_ENDPOINT_URL_DYNAMODB is not set and test/ddblocal.sh is missing")
+        subprocess.run([str(script), "install"], check=False, stdout=subprocess.DEVNULL)
+        self.state = tempfile.mkdtemp(prefix="ddbdiff-local.")
+        p = subprocess.run([str(script), "start", self.state], capture_output=True, text=True, timeout=180)
+        url = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
+        if p.returncode != 0 or not url.startswith("http"):
+            raise HarnessError("could not start DynamoDB Local: " + p.stderr.strip()[-300:])
+        os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = url
+        log("started DynamoDB Local at %s" % url)
+
+    def stop(self):
+        if self.state:
+            subprocess.run([str(ROOT / "test" / "ddblocal.sh"), "stop", self.state],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            shutil.rmtree(self.state, ignore_errors=True)
+            self.state = None
+
+
 def ddb_resource():
     import boto3
     ep = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
     if not ep:
-        raise HarnessError("AWS_ENDPOINT_URL_DYNAMODB is not set (start DynamoDB Local, e.g. test/ddblocal.sh)")
+        raise HarnessError("AWS_ENDPOINT_URL_DYNAMODB is not set")
     return boto3.resource(
         "dynamodb", endpoint_url=ep,
         region_name=os.environ.get("AWS_REGION", "us-east-1"),
@@ -1255,10 +1285,12 @@ def main():
     g = Gen(rng, items)
     workdir = Path(tempfile.mkdtemp(prefix="ddbdiff."))
     res = None
+    server = LocalServer()
     try:
         if not SELFTEST:
             if not (Path(EXT + ".so").exists() or Path(EXT).exists()):
                 raise HarnessError("extension %s(.so) not built" % EXT)
+            server.ensure()
             res = ddb_resource()
         elif os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
             res = ddb_resource()
@@ -1343,6 +1375,7 @@ def main():
                 drop_table(res)
             except Exception as e:   # noqa
                 log("could not drop %s: %s" % (TABLE, e))
+        server.stop()
         if KEEP:
             log("kept work dir %s" % workdir)
         else:
