@@ -1,0 +1,2 @@
+import sys
+print("py-out"); print("py-err", file=sys.stderr); print("py-out2")
