@@ -1,0 +1,67 @@
+# sqlite-dynamodb: a SQLite virtual table and a DAX-like cache over DynamoDB.
+#
+#   make            build/dynamodb.so (the loadable extension)
+#   make test       unit tests + SQL tests + differential test against
+#                   DynamoDB Local (started and stopped by the runner)
+#   make demo       install what is missing, build, and run the seed's
+#                   access patterns in the sqlite3 shell
+#   make lint       clang-format check, banned functions, cppcheck
+#   make format     clang-format -i on every source file
+#   SANITIZE=1      build with -fsanitize=address,undefined
+
+CC      ?= cc
+BUILD   := build
+CFLAGS  ?= -O2 -g
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wno-unused-parameter
+ifeq ($(SANITIZE),1)
+  CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
+  LDFLAGS += -fsanitize=address,undefined
+endif
+ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
+LIBS    := -lcurl -lcjson -lm -pthread
+
+CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c
+CACHE_SRC  := cache/cache.c
+EXT_SRC    := ext/dynamodb.c
+LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
+LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
+EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)
+HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h)
+
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+
+.PHONY: all loadable test unit demo lint format clean bench
+all: loadable
+loadable: $(BUILD)/dynamodb.so
+
+$(BUILD)/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ)
+	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
+
+$(BUILD)/libddb.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/unit-tests: $(UNIT_SRC) $(BUILD)/libddb.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_SRC) $(BUILD)/libddb.a $(LDFLAGS) $(LIBS)
+
+unit: $(BUILD)/unit-tests
+	$(BUILD)/unit-tests
+
+test: $(BUILD)/dynamodb.so $(if $(UNIT_SRC),$(BUILD)/unit-tests)
+	test/run-all.sh
+
+demo:
+	test/demo.sh
+
+lint:
+	tools/lint.sh
+
+format:
+	clang-format -i $(CLIENT_SRC) $(CACHE_SRC) $(EXT_SRC) $(HEADERS) $(UNIT_SRC)
+
+clean:
+	rm -rf $(BUILD) .test-tmp

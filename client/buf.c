@@ -1,0 +1,245 @@
+/*
+** buf.c -- bounded buffers, base64 and error helpers for the client layer.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_client.h"
+
+ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
+                         ...) {
+  va_list ap;
+  if(!err)
+    return code;
+  err->code = code;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+void ddb_error_clear(ddb_error *err) {
+  if(err)
+    memset(err, 0, sizeof(*err));
+}
+
+/* ------------------------------------------------------------------------
+** Bounded buffer
+*/
+void ddb_buf_init(ddb_buf *b, size_t max) {
+  memset(b, 0, sizeof(*b));
+  b->max = max;
+}
+
+void ddb_buf_free(ddb_buf *b) {
+  free(b->p);
+  b->p = NULL;
+  b->len = b->cap = 0;
+  b->failed = 0;
+}
+
+void ddb_buf_reset(ddb_buf *b) {
+  b->len = 0;
+  b->failed = 0;
+  if(b->p)
+    b->p[0] = 0;
+}
+
+/* Make room for n more bytes plus a NUL.  Returns 0, or -1 (and marks the
+** buffer failed) when that would pass the cap or memory runs out. */
+static int buf_grow(ddb_buf *b, size_t n) {
+  size_t need, cap;
+  char *p;
+  if(b->failed)
+    return -1;
+  if(n > b->max || b->len > b->max - n) {
+    b->failed = 1;
+    return -1;
+  }
+  need = b->len + n + 1;
+  if(need <= b->cap)
+    return 0;
+  cap = b->cap ? b->cap : 256;
+  while(cap < need)
+    cap *= 2;
+  p = realloc(b->p, cap);
+  if(!p) {
+    b->failed = 1;
+    return -1;
+  }
+  b->p = p;
+  b->cap = cap;
+  return 0;
+}
+
+int ddb_buf_add(ddb_buf *b, const void *p, size_t n) {
+  if(buf_grow(b, n))
+    return -1;
+  if(n)
+    memcpy(b->p + b->len, p, n);
+  b->len += n;
+  b->p[b->len] = 0;
+  return 0;
+}
+
+int ddb_buf_adds(ddb_buf *b, const char *s) {
+  return ddb_buf_add(b, s, strlen(s));
+}
+
+int ddb_buf_addc(ddb_buf *b, char c) {
+  return ddb_buf_add(b, &c, 1);
+}
+
+int ddb_buf_addf(ddb_buf *b, const char *fmt, ...) {
+  va_list ap;
+  int n;
+  char small[128];
+  va_start(ap, fmt);
+  n = vsnprintf(small, sizeof(small), fmt, ap);
+  va_end(ap);
+  if(n < 0) {
+    b->failed = 1;
+    return -1;
+  }
+  if((size_t)n < sizeof(small))
+    return ddb_buf_add(b, small, (size_t)n);
+  if(buf_grow(b, (size_t)n))
+    return -1;
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+  return 0;
+}
+
+int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  size_t i, run = 0;
+  if(ddb_buf_addc(b, '"'))
+    return -1;
+  for(i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    char esc[7];
+    size_t elen = 0;
+    if(c >= 0x20 && c != '"' && c != '\\')
+      continue;
+    /* flush the plain run before this character */
+    ddb_buf_add(b, s + run, i - run);
+    run = i + 1;
+    esc[0] = '\\';
+    switch(c) {
+    case '"': esc[1] = '"'; elen = 2; break;
+    case '\\': esc[1] = '\\'; elen = 2; break;
+    case '\n': esc[1] = 'n'; elen = 2; break;
+    case '\r': esc[1] = 'r'; elen = 2; break;
+    case '\t': esc[1] = 't'; elen = 2; break;
+    case '\b': esc[1] = 'b'; elen = 2; break;
+    case '\f': esc[1] = 'f'; elen = 2; break;
+    default:
+      esc[1] = 'u';
+      esc[2] = '0';
+      esc[3] = '0';
+      esc[4] = hex[c >> 4];
+      esc[5] = hex[c & 15];
+      elen = 6;
+    }
+    ddb_buf_add(b, esc, elen);
+  }
+  ddb_buf_add(b, s + run, n - run);
+  return ddb_buf_addc(b, '"');
+}
+
+char *ddb_buf_take(ddb_buf *b, size_t *len) {
+  char *p;
+  if(b->failed) {
+    ddb_buf_free(b);
+    return NULL;
+  }
+  if(!b->p && buf_grow(b, 0))
+    return NULL;
+  p = b->p;
+  if(len)
+    *len = b->len;
+  p[b->len] = 0;
+  b->p = NULL;
+  b->len = b->cap = 0;
+  return p;
+}
+
+/* ------------------------------------------------------------------------
+** Base64
+*/
+static const char b64[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+size_t ddb_base64_encode(const unsigned char *in, size_t n, char *out,
+                         size_t cap) {
+  size_t i, o = 0;
+  if(cap < ((n + 2) / 3) * 4 + 1)
+    return (size_t)-1;
+  for(i = 0; i + 2 < n; i += 3) {
+    unsigned v = (unsigned)in[i] << 16 | (unsigned)in[i + 1] << 8 | in[i + 2];
+    out[o++] = b64[v >> 18];
+    out[o++] = b64[(v >> 12) & 63];
+    out[o++] = b64[(v >> 6) & 63];
+    out[o++] = b64[v & 63];
+  }
+  if(i < n) {
+    unsigned v = (unsigned)in[i] << 16;
+    if(i + 1 < n)
+      v |= (unsigned)in[i + 1] << 8;
+    out[o++] = b64[v >> 18];
+    out[o++] = b64[(v >> 12) & 63];
+    out[o++] = (i + 1 < n) ? b64[(v >> 6) & 63] : '=';
+    out[o++] = '=';
+  }
+  out[o] = 0;
+  return o;
+}
+
+static int b64_value(unsigned char c) {
+  if(c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if(c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if(c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if(c == '+')
+    return 62;
+  if(c == '/')
+    return 63;
+  return -1;
+}
+
+size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
+                         size_t cap) {
+  size_t i, o = 0;
+  unsigned v = 0;
+  int bits = 0, pad = 0;
+  for(i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)in[i];
+    int d;
+    if(c == '=') {
+      pad++;
+      continue;
+    }
+    if(pad)
+      return (size_t)-1; /* data after padding */
+    d = b64_value(c);
+    if(d < 0)
+      return (size_t)-1;
+    v = (v << 6) | (unsigned)d;
+    bits += 6;
+    if(bits >= 8) {
+      bits -= 8;
+      if(o >= cap)
+        return (size_t)-1;
+      out[o++] = (unsigned char)((v >> bits) & 0xff);
+    }
+  }
+  if(pad > 2 || (n && (n + 0) % 4 != 0 && pad))
+    return (size_t)-1;
+  return o;
+}

@@ -1,0 +1,329 @@
+/*
+** ddb_client.h -- the DynamoDB HTTP client layer.
+**
+** This is the lowest layer of the project.  It knows DynamoDB's wire
+** protocol (JSON 1.0 over HTTPS, SigV4 signed by libcurl), the AWS way of
+** finding a region, an endpoint and credentials, and DynamoDB's data model
+** (AttributeValues).  It knows nothing of SQLite and nothing of caching:
+** cache/ calls it, ext/ calls cache/; nothing here calls upwards.
+**
+** Data model.  Every item that crosses the wire is decoded once into a
+** ddb_item: one immutable, reference-counted allocation holding a tree of
+** ddb_av nodes.  Numbers stay exact decimal text (DynamoDB allows 38
+** digits, more than a double holds); binary values stay base64 text as
+** DynamoDB sent them, decoded only when asked.  Because an item is
+** immutable once built, it can be shared between threads and between the
+** cache and any number of readers; whoever holds a reference calls
+** ddb_item_unref() exactly once.
+**
+** Errors.  Every call that can fail returns a ddb_result and fills a
+** caller-supplied ddb_error with a one-line message naming what was wrong;
+** for DynamoDB's own errors it also carries the error type (e.g.
+** "ResourceNotFoundException") and the HTTP status.
+**
+** Threads.  A ddb_client may be used by several threads at once: it keeps a
+** small pool of curl handles (each with its own kept-alive connection) and
+** hands one to each call.  The request log is process-wide and locked.
+*/
+#ifndef DDB_CLIENT_H
+#define DDB_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+** Results and errors
+*/
+typedef enum ddb_result {
+  DDB_OK = 0,
+  DDB_ERR_NOMEM,    /* out of memory, or a bounded buffer hit its cap */
+  DDB_ERR_CONFIG,   /* bad option, no region, no credentials, ... */
+  DDB_ERR_NETWORK,  /* connect/send/receive failed after all retries */
+  DDB_ERR_SERVICE,  /* DynamoDB answered with an error (see type) */
+  DDB_ERR_PARSE,    /* the response was not what DynamoDB sends */
+  DDB_ERR_INPUT     /* the caller's value cannot be sent (e.g. bad number) */
+} ddb_result;
+
+typedef struct ddb_error {
+  ddb_result code;
+  int http_status;  /* 0 when no HTTP answer was received */
+  int retries;      /* retries spent on the failing call */
+  char type[96];    /* DynamoDB error type without namespace, or "" */
+  char message[512];
+} ddb_error;
+
+/* Set err (if not NULL) to code and a printf-style message; returns code. */
+ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void ddb_error_clear(ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** Bounded growing buffer.  Every append is checked against `max`; once an
+** append fails the buffer is marked failed and later appends do nothing,
+** so a builder can append freely and check ddb_buf_failed() once.
+*/
+typedef struct ddb_buf {
+  char *p;       /* NUL-terminated when len > 0; free with ddb_buf_free() */
+  size_t len;
+  size_t cap;
+  size_t max;    /* hard cap on len */
+  int failed;
+} ddb_buf;
+
+void ddb_buf_init(ddb_buf *b, size_t max);
+void ddb_buf_free(ddb_buf *b);
+void ddb_buf_reset(ddb_buf *b);
+int ddb_buf_add(ddb_buf *b, const void *p, size_t n);
+int ddb_buf_adds(ddb_buf *b, const char *s);
+int ddb_buf_addc(ddb_buf *b, char c);
+int ddb_buf_addf(ddb_buf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Append s[0..n) as a JSON string literal, quotes included. */
+int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n);
+/* Detach the contents: returns a malloc'ed NUL-terminated string (caller
+** frees with free()) and leaves b empty, or NULL if the buffer failed. */
+char *ddb_buf_take(ddb_buf *b, size_t *len);
+
+/* Base64 (RFC 4648, with padding).  Return the output length, or
+** (size_t)-1 if the input is not valid base64 or out is too small. */
+size_t ddb_base64_encode(const unsigned char *in, size_t n, char *out,
+                         size_t cap);
+size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
+                         size_t cap);
+
+/* ------------------------------------------------------------------------
+** AttributeValues and items
+*/
+typedef enum ddb_type {
+  DDB_NONE = 0,
+  DDB_S,
+  DDB_N,
+  DDB_B,
+  DDB_BOOL,
+  DDB_NULL,
+  DDB_M,
+  DDB_L,
+  DDB_SS,
+  DDB_NS,
+  DDB_BS
+} ddb_type;
+
+typedef struct ddb_av ddb_av;
+struct ddb_av {
+  ddb_type type;
+  uint32_t n;         /* S/N/B: bytes of text; BOOL: 0 or 1;
+                         M/L/SS/NS/BS: number of kids */
+  const char *text;   /* S: UTF-8; N: decimal digits; B: base64 (as sent);
+                         NUL-terminated */
+  ddb_av *kids;       /* M/L/sets: n children */
+  const char *name;   /* set on members of an M (and on top-level
+                         attributes): the attribute name, NUL-terminated */
+  uint32_t name_len;
+};
+
+/* An immutable decoded item.  One allocation; `bytes` is its real size. */
+typedef struct ddb_item {
+  int refs;     /* atomic; use ddb_item_ref/unref */
+  size_t bytes; /* allocated bytes, for cache accounting */
+  ddb_av root;  /* type DDB_M; root.kids are the attributes */
+} ddb_item;
+
+ddb_item *ddb_item_ref(ddb_item *it);
+void ddb_item_unref(ddb_item *it);
+/* The attribute called name, or NULL. */
+const ddb_av *ddb_item_get(const ddb_item *it, const char *name);
+/* Build an item from scalar attributes (for keys): names[i] = vals[i].
+** Returns NULL on out of memory. */
+ddb_item *ddb_item_from_avs(const ddb_av *vals, int n);
+
+/* The text of `t` as DynamoDB spells it ("S", "N", ...). */
+const char *ddb_type_name(ddb_type t);
+
+/* How an N value maps to SQL.  DDB_NUM_INT: *i holds it.  DDB_NUM_REAL:
+** *d holds it and no digit was lost (at most 15 significant digits).
+** DDB_NUM_TEXT: keep the exact text.  DDB_NUM_BAD: not a number. */
+typedef enum { DDB_NUM_BAD = 0, DDB_NUM_INT, DDB_NUM_REAL, DDB_NUM_TEXT } ddb_numkind;
+ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i, double *d);
+
+/* Append av as plain JSON (S->string, N->number with DynamoDB's exact
+** digits, B->base64 string, sets->arrays, M->object, L->array). */
+int ddb_av_to_json(const ddb_av *av, ddb_buf *out);
+/* Append av in DynamoDB's typed JSON ({"S":"..."} ...). */
+int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out);
+/* Append an item as DynamoDB's attribute map ({"a":{"S":"..."},...}),
+** the form of Item, Key and ExclusiveStartKey. */
+int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out);
+
+/* ------------------------------------------------------------------------
+** Configuration: region, endpoint, credentials (see config.c for the
+** resolution order, which follows the AWS SDKs).
+*/
+typedef struct ddb_config {
+  const char *region;   /* NULL: AWS_REGION, AWS_DEFAULT_REGION, config file */
+  const char *endpoint; /* NULL: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
+                           https://dynamodb.<region>.amazonaws.com */
+  const char *profile;  /* NULL: AWS_PROFILE, then "default" */
+  double timeout;       /* seconds for a whole request; 0: default */
+  double connect_timeout; /* seconds; 0: default */
+  int max_retries;      /* < 0: default (10) */
+} ddb_config;
+
+typedef struct ddb_client ddb_client;
+
+/* Resolve cfg and create a client.  On success *out owns the client (free
+** with ddb_client_free).  On error *out is NULL and err says why. */
+ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
+                          ddb_error *err);
+void ddb_client_free(ddb_client *c);
+/* The resolved endpoint URL and region (owned by the client). */
+const char *ddb_client_endpoint(const ddb_client *c);
+const char *ddb_client_region(const ddb_client *c);
+
+/* ------------------------------------------------------------------------
+** Table descriptions (DescribeTable)
+*/
+typedef enum { DDB_PROJ_ALL = 0, DDB_PROJ_KEYS_ONLY, DDB_PROJ_INCLUDE } ddb_projection;
+
+typedef struct ddb_keyattr {
+  char *name;    /* NULL when absent (no sort key) */
+  ddb_type type; /* DDB_S, DDB_N or DDB_B */
+} ddb_keyattr;
+
+typedef struct ddb_index {
+  char *name;    /* NULL for the base table */
+  int is_local;  /* 1 for an LSI */
+  ddb_keyattr pk;
+  ddb_keyattr sk;
+  ddb_projection projection;
+  int n_nonkey;
+  char **nonkey; /* INCLUDE projection's NonKeyAttributes */
+} ddb_index;
+
+typedef struct ddb_table_desc {
+  char *name;
+  long long item_count;
+  long long size_bytes;
+  int n_indexes;      /* 1 + GSIs + LSIs */
+  ddb_index *indexes; /* [0] is the base table, then GSIs, then LSIs */
+} ddb_table_desc;
+
+ddb_result ddb_describe_table(ddb_client *c, const char *table,
+                              ddb_table_desc **out, ddb_error *err);
+void ddb_table_desc_free(ddb_table_desc *d);
+
+/* ------------------------------------------------------------------------
+** Reads
+*/
+
+/* Operators a key condition can use on the sort key. */
+typedef enum ddb_skop {
+  DDB_SK_NONE = 0,
+  DDB_SK_EQ,
+  DDB_SK_LT,
+  DDB_SK_LE,
+  DDB_SK_GT,
+  DDB_SK_GE,
+  DDB_SK_BETWEEN,
+  DDB_SK_BEGINS_WITH
+} ddb_skop;
+
+/* A Query (pk_name set) or a Scan (pk_name NULL).  All strings are owned
+** by the caller and must outlive the call. */
+typedef struct ddb_read {
+  const char *table;
+  const char *index;      /* NULL: the base table */
+  const char *pk_name;    /* Query: partition key attribute */
+  ddb_av pk;              /* Query: its value (S, N or B) */
+  const char *sk_name;    /* sort key attribute when sk_op != NONE */
+  ddb_skop sk_op;
+  ddb_av sk[2];           /* one value, two for BETWEEN */
+  int descending;         /* Query: ScanIndexForward=false */
+  int consistent;         /* ConsistentRead=true */
+  long long limit;        /* Limit; 0: none */
+  int count_only;         /* Select=COUNT */
+  int segment;            /* Scan: Segment (with total_segments > 1) */
+  int total_segments;     /* Scan: TotalSegments; 0/1: not parallel */
+  const ddb_item *start;  /* ExclusiveStartKey, or NULL */
+} ddb_read;
+
+/* One page of a Query or Scan.  Reference-counted and immutable. */
+typedef struct ddb_page {
+  int refs;
+  size_t bytes;         /* allocated bytes, items included */
+  int n_items;
+  ddb_item **items;     /* n_items references */
+  ddb_item *last_key;   /* LastEvaluatedKey, or NULL on the last page */
+  long long count;      /* Count */
+  long long scanned;    /* ScannedCount */
+  double consumed_rcu;
+} ddb_page;
+
+ddb_page *ddb_page_ref(ddb_page *p);
+void ddb_page_unref(ddb_page *p);
+
+/* Serialize a Query/Scan request body (the exact JSON sent, and the cache
+** key of the page).  Returns DDB_OK or an error (bad number, no memory). */
+ddb_result ddb_read_body(const ddb_read *r, ddb_buf *out, ddb_error *err);
+
+/* Run one page of a Query/Scan.  On success *out is a new page reference. */
+ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
+                         ddb_error *err);
+
+/* GetItem.  key holds the key attributes (names set).  On success *out is
+** the item (a new reference) or NULL when there is no such item. */
+ddb_result ddb_get_item(ddb_client *c, const char *table,
+                        const ddb_item *key, int consistent, ddb_item **out,
+                        ddb_error *err);
+
+/* BatchGetItem for any number of keys: sent 100 keys per call, with
+** UnprocessedKeys retried (with backoff) until done.  Results go to
+** found[i] for keys[i] (a new reference, or NULL when missing); found must
+** have room for n.  Duplicate keys are allowed (sent once). */
+ddb_result ddb_batch_get(ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *key_names, int n_key_names,
+                         int consistent, ddb_item **found, ddb_error *err);
+
+/* The primary-key attributes of item, encoded canonically (for hashing and
+** comparing keys): "<name>\x1f<type>\x1f<text>\x1e..." in the order of
+** key_names.  Returns 0, or -1 when the item lacks a key attribute. */
+int ddb_key_encode(const ddb_item *item, const char *const *key_names,
+                   int n_key_names, ddb_buf *out);
+
+/* ------------------------------------------------------------------------
+** The request log: every HTTP request this process sent, newest last, in
+** a bounded ring (DDB_LOG_SIZE entries).
+*/
+#define DDB_LOG_SIZE 4096
+
+typedef struct ddb_log_entry {
+  uint64_t seq;            /* 1, 2, ... */
+  char operation[24];      /* "Query", "GetItem", ... */
+  char table[256];
+  char index[256];         /* "" for the base table */
+  int continuation;        /* 1: a follow-up page (ExclusiveStartKey) */
+  int http_status;         /* last attempt's status, 0 if none */
+  int retries;
+  int items;               /* items returned (Count), -1 if unknown */
+  double ms;               /* wall time including retries */
+} ddb_log_entry;
+
+/* Copy entries with seq > after into out (at most n); returns how many. */
+int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);
+/* The newest seq (0 when nothing was logged). */
+uint64_t ddb_log_last(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DDB_CLIENT_H */

@@ -1,0 +1,952 @@
+/*
+** http.c -- DynamoDB requests over libcurl: signing, retries, responses.
+**
+** One request is one POST of a JSON body to the endpoint with
+**   X-Amz-Target: DynamoDB_20120810.<Operation>
+**   Content-Type: application/x-amz-json-1.0
+** signed by libcurl's CURLOPT_AWS_SIGV4 ("aws:amz:<region>:dynamodb").
+** Two traps, both checked against botocore: the body goes in with
+** CURLOPT_POSTFIELDS (a read callback is signed as an empty body), and
+** X-Amz-Date is never set by hand (curl then sends it twice).
+**
+** Retries follow the AWS SDKs' defaults for DynamoDB: up to max_retries
+** (10) retries of throttling errors, HTTP 500/503 and connection failures,
+** with exponential backoff and full jitter.
+*/
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <uthash.h>
+
+#include "ddb_client_int.h"
+
+/* The largest response body read.  DynamoDB pages are at most 1 MB of
+** items and BatchGetItem at most 16 MB; JSON adds overhead. */
+#define RESPONSE_MAX (64u * 1024 * 1024)
+/* The largest request body built (an item is at most 400 KB; a batch of
+** 25 such, or 100 keys, stays far below). */
+#define REQUEST_MAX (32u * 1024 * 1024)
+/* Idle curl handles kept per client (each holds a kept-alive connection). */
+#define POOL_MAX 32
+/* Backoff: base delays and the cap, in milliseconds. */
+#define BACKOFF_BASE_MS 25
+#define BACKOFF_THROTTLE_BASE_MS 100
+#define BACKOFF_CAP_MS 20000
+#define DEFAULT_MAX_RETRIES 10
+#define DEFAULT_TIMEOUT_S 60.0
+#define DEFAULT_CONNECT_TIMEOUT_S 10.0
+/* Keys per BatchGetItem call (DynamoDB's limit). */
+#define BATCH_GET_MAX 100
+
+struct ddb_client {
+  ddb_settings s;
+  char *sigv4;    /* "aws:amz:<region>:dynamodb" */
+  char *userpwd;  /* "<access key>:<secret key>" */
+  char *token_hdr; /* "x-amz-security-token: ..." or NULL */
+  double timeout, connect_timeout;
+  int max_retries;
+  pthread_mutex_t lock; /* guards pool */
+  CURL *pool[POOL_MAX];
+  int n_pool;
+};
+
+/* ------------------------------------------------------------------------
+** The request log (process-wide ring)
+*/
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static ddb_log_entry log_ring[DDB_LOG_SIZE];
+static uint64_t log_seq;
+
+static void log_add(const ddb_log_entry *e) {
+  pthread_mutex_lock(&log_lock);
+  log_seq++;
+  log_ring[log_seq % DDB_LOG_SIZE] = *e;
+  log_ring[log_seq % DDB_LOG_SIZE].seq = log_seq;
+  pthread_mutex_unlock(&log_lock);
+}
+
+int ddb_log_read(uint64_t after, ddb_log_entry *out, int n) {
+  int k = 0;
+  uint64_t s;
+  pthread_mutex_lock(&log_lock);
+  if(log_seq > DDB_LOG_SIZE && after < log_seq - DDB_LOG_SIZE)
+    after = log_seq - DDB_LOG_SIZE;
+  for(s = after + 1; s <= log_seq && k < n; s++)
+    out[k++] = log_ring[s % DDB_LOG_SIZE];
+  pthread_mutex_unlock(&log_lock);
+  return k;
+}
+
+uint64_t ddb_log_last(void) {
+  uint64_t s;
+  pthread_mutex_lock(&log_lock);
+  s = log_seq;
+  pthread_mutex_unlock(&log_lock);
+  return s;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strlen(src) : 0;
+  if(n >= cap)
+    n = cap - 1;
+  if(n)
+    memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+/* ------------------------------------------------------------------------
+** Client lifecycle
+*/
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) {
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static char *join3(const char *a, const char *b, const char *c) {
+  size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
+  char *p = malloc(na + nb + nc + 1);
+  if(!p)
+    return NULL;
+  memcpy(p, a, na);
+  memcpy(p + na, b, nb);
+  memcpy(p + na + nb, c, nc + 1);
+  return p;
+}
+
+ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
+                          ddb_error *err) {
+  ddb_client *c;
+  ddb_result result;
+
+  *out = NULL;
+  pthread_once(&curl_once, curl_init_once);
+  c = calloc(1, sizeof(*c));
+  if(!c)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  result = ddb_settings_resolve(cfg, &c->s, err);
+  if(result) {
+    free(c);
+    return result;
+  }
+  pthread_mutex_init(&c->lock, NULL);
+  c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
+  c->connect_timeout =
+      cfg->connect_timeout > 0 ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT_S;
+  c->max_retries = cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
+  c->sigv4 = join3("aws:amz:", c->s.region, ":dynamodb");
+  c->userpwd = join3(c->s.access_key, ":", c->s.secret_key);
+  if(c->s.session_token)
+    c->token_hdr = join3("x-amz-security-token: ", c->s.session_token, "");
+  if(!c->sigv4 || !c->userpwd || (c->s.session_token && !c->token_hdr)) {
+    ddb_client_free(c);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  *out = c;
+  return DDB_OK;
+}
+
+static void wipe_free(char *s) {
+  if(s) {
+    memset(s, 0, strlen(s));
+    free(s);
+  }
+}
+
+void ddb_client_free(ddb_client *c) {
+  int i;
+  if(!c)
+    return;
+  for(i = 0; i < c->n_pool; i++)
+    curl_easy_cleanup(c->pool[i]);
+  pthread_mutex_destroy(&c->lock);
+  free(c->sigv4);
+  wipe_free(c->userpwd);
+  wipe_free(c->token_hdr);
+  ddb_settings_free(&c->s);
+  free(c);
+}
+
+const char *ddb_client_endpoint(const ddb_client *c) {
+  return c->s.endpoint;
+}
+
+const char *ddb_client_region(const ddb_client *c) {
+  return c->s.region;
+}
+
+static CURL *handle_get(ddb_client *c) {
+  CURL *h = NULL;
+  pthread_mutex_lock(&c->lock);
+  if(c->n_pool > 0)
+    h = c->pool[--c->n_pool];
+  pthread_mutex_unlock(&c->lock);
+  return h ? h : curl_easy_init();
+}
+
+static void handle_put(ddb_client *c, CURL *h) {
+  pthread_mutex_lock(&c->lock);
+  if(c->n_pool < POOL_MAX) {
+    c->pool[c->n_pool++] = h;
+    h = NULL;
+  }
+  pthread_mutex_unlock(&c->lock);
+  if(h)
+    curl_easy_cleanup(h);
+}
+
+/* ------------------------------------------------------------------------
+** One request with retries
+*/
+static size_t on_body(char *p, size_t size, size_t n, void *ud) {
+  ddb_buf *b = ud;
+  if(ddb_buf_add(b, p, size * n))
+    return 0; /* over the cap: curl stops with CURLE_WRITE_ERROR */
+  return size * n;
+}
+
+static int is_throttle(const char *type) {
+  return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
+         strcmp(type, "ThrottlingException") == 0 ||
+         strcmp(type, "RequestLimitExceeded") == 0 ||
+         strcmp(type, "LimitExceededException") == 0;
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...). */
+static void backoff(int attempt, int throttled) {
+  static __thread unsigned seed;
+  double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
+  double ms;
+  struct timespec ts;
+  int i;
+  if(!seed)
+    seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+  for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)
+    cap *= 2;
+  if(cap > BACKOFF_CAP_MS)
+    cap = BACKOFF_CAP_MS;
+  ms = cap * (rand_r(&seed) / (RAND_MAX + 1.0));
+  ts.tv_sec = (time_t)(ms / 1000);
+  ts.tv_nsec = (long)((ms - ts.tv_sec * 1000.0) * 1e6);
+  nanosleep(&ts, NULL);
+}
+
+/* Fill err from a DynamoDB error response body. */
+static void service_error(const ddb_buf *body, int status, ddb_error *err) {
+  cJSON *j = body->len ? cJSON_ParseWithLength(body->p, body->len) : NULL;
+  const char *type = NULL, *msg = NULL, *hash;
+  if(j) {
+    type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "__type"));
+    msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
+    if(!msg)
+      msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "Message"));
+  }
+  if(type && (hash = strrchr(type, '#')) != NULL)
+    type = hash + 1;
+  ddb_error_set(err, DDB_ERR_SERVICE, "%s: %s", type ? type : "HTTP error",
+                msg ? msg : (status ? "unexpected HTTP status" : "no answer"));
+  if(err) {
+    copy_str(err->type, sizeof(err->type), type ? type : "");
+    err->http_status = status;
+  }
+  cJSON_Delete(j);
+}
+
+typedef struct call_info {
+  const char *operation;
+  const char *table;
+  const char *index;
+  int continuation;
+} call_info;
+
+/* POST body to the endpoint as `operation`, retrying what is retryable.
+** On success *out is the parsed response (free with cJSON_Delete). */
+static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
+                       size_t body_len, cJSON **out, ddb_error *err) {
+  CURL *h = NULL;
+  struct curl_slist *hdrs = NULL;
+  ddb_buf resp;
+  char target[96], url[2048];
+  ddb_result result = DDB_OK;
+  ddb_log_entry le;
+  double t0 = now_ms();
+  int attempt, status = 0;
+
+  *out = NULL;
+  ddb_buf_init(&resp, RESPONSE_MAX);
+  memset(&le, 0, sizeof(le));
+  copy_str(le.operation, sizeof(le.operation), ci->operation);
+  copy_str(le.table, sizeof(le.table), ci->table);
+  copy_str(le.index, sizeof(le.index), ci->index);
+  le.continuation = ci->continuation;
+  le.items = -1;
+
+  snprintf(target, sizeof(target), "X-Amz-Target: DynamoDB_20120810.%s",
+           ci->operation);
+  snprintf(url, sizeof(url), "%s/", c->s.endpoint);
+  hdrs = curl_slist_append(hdrs, "Content-Type: application/x-amz-json-1.0");
+  if(hdrs)
+    hdrs = curl_slist_append(hdrs, target);
+  if(hdrs && c->token_hdr)
+    hdrs = curl_slist_append(hdrs, c->token_hdr);
+  h = handle_get(c);
+  if(!hdrs || !h) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+
+  for(attempt = 0;; attempt++) {
+    CURLcode cc;
+    long code = 0;
+    int retry = 0, throttled = 0;
+
+    ddb_buf_reset(&resp);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+    curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(c->connect_timeout * 1000));
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    cc = curl_easy_perform(h);
+    if(cc == CURLE_OK)
+      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    status = (int)code;
+    if(cc != CURLE_OK) {
+      if(resp.failed) {
+        result = ddb_error_set(err, DDB_ERR_PARSE,
+                               "response to %s larger than %u bytes",
+                               ci->operation, RESPONSE_MAX);
+        goto fail;
+      }
+      result = ddb_error_set(err, DDB_ERR_NETWORK, "%s to %s failed: %s",
+                             ci->operation, c->s.endpoint,
+                             curl_easy_strerror(cc));
+      retry = 1;
+    } else if(code == 200) {
+      *out = cJSON_ParseWithLength(resp.p ? resp.p : "", resp.len);
+      if(*out) {
+        result = DDB_OK;
+        break;
+      }
+      /* a body that does not parse was cut short or damaged: retry */
+      result = ddb_error_set(err, DDB_ERR_PARSE,
+                             "malformed response to %s (%zu bytes)",
+                             ci->operation, resp.len);
+      retry = 1;
+    } else {
+      service_error(&resp, status, err);
+      result = DDB_ERR_SERVICE;
+      throttled = err && is_throttle(err->type);
+      retry = throttled || code >= 500;
+      /* a throttle without an error object still looks like this */
+      if(!err && (code == 400 || code >= 500))
+        retry = code >= 500;
+    }
+    if(!retry || attempt >= c->max_retries)
+      break;
+    backoff(attempt + 1, throttled);
+  }
+  le.retries = attempt;
+  if(err) {
+    err->retries = attempt;
+    if(result && !err->http_status)
+      err->http_status = status;
+  }
+
+fail:
+  le.http_status = status;
+  le.ms = now_ms() - t0;
+  if(*out) {
+    cJSON *cnt = cJSON_GetObjectItemCaseSensitive(*out, "Count");
+    cJSON *item = cJSON_GetObjectItemCaseSensitive(*out, "Item");
+    if(cJSON_IsNumber(cnt))
+      le.items = cnt->valueint;
+    else if(strcmp(ci->operation, "GetItem") == 0)
+      le.items = item ? 1 : 0;
+  }
+  log_add(&le);
+  if(h)
+    handle_put(c, h);
+  curl_slist_free_all(hdrs);
+  ddb_buf_free(&resp);
+  return result;
+}
+
+/* ------------------------------------------------------------------------
+** DescribeTable
+*/
+static char *dup_json_str(const cJSON *j) {
+  const char *s = cJSON_GetStringValue(j);
+  size_t n;
+  char *p;
+  if(!s)
+    return NULL;
+  n = strlen(s);
+  p = malloc(n + 1);
+  if(p)
+    memcpy(p, s, n + 1);
+  return p;
+}
+
+static ddb_type attr_type(const cJSON *defs, const char *name) {
+  const cJSON *d;
+  cJSON_ArrayForEach(d, defs) {
+    const char *n = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(d, "AttributeName"));
+    const char *t = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(d, "AttributeType"));
+    if(n && t && strcmp(n, name) == 0)
+      return strcmp(t, "S") == 0   ? DDB_S
+             : strcmp(t, "N") == 0 ? DDB_N
+             : strcmp(t, "B") == 0 ? DDB_B
+                                   : DDB_NONE;
+  }
+  return DDB_NONE;
+}
+
+/* Fill idx's keys from a KeySchema array.  Returns 0 or -1. */
+static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
+  const cJSON *k;
+  cJSON_ArrayForEach(k, schema) {
+    const char *kt =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "KeyType"));
+    ddb_keyattr *ka;
+    if(!kt)
+      return -1;
+    ka = strcmp(kt, "HASH") == 0 ? &idx->pk : &idx->sk;
+    ka->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
+    if(!ka->name)
+      return -1;
+    ka->type = attr_type(defs, ka->name);
+    if(ka->type == DDB_NONE)
+      return -1;
+  }
+  return idx->pk.name ? 0 : -1;
+}
+
+static int parse_projection(const cJSON *p, ddb_index *idx) {
+  const char *t =
+      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
+  const cJSON *nk = cJSON_GetObjectItemCaseSensitive(p, "NonKeyAttributes"), *a;
+  if(!t || strcmp(t, "ALL") == 0)
+    idx->projection = DDB_PROJ_ALL;
+  else if(strcmp(t, "KEYS_ONLY") == 0)
+    idx->projection = DDB_PROJ_KEYS_ONLY;
+  else
+    idx->projection = DDB_PROJ_INCLUDE;
+  if(cJSON_IsArray(nk) && cJSON_GetArraySize(nk) > 0) {
+    idx->nonkey = calloc((size_t)cJSON_GetArraySize(nk), sizeof(char *));
+    if(!idx->nonkey)
+      return -1;
+    cJSON_ArrayForEach(a, nk) {
+      if(!(idx->nonkey[idx->n_nonkey] = dup_json_str(a)))
+        return -1;
+      idx->n_nonkey++;
+    }
+  }
+  return 0;
+}
+
+void ddb_table_desc_free(ddb_table_desc *d) {
+  int i, j;
+  if(!d)
+    return;
+  for(i = 0; i < d->n_indexes; i++) {
+    ddb_index *x = &d->indexes[i];
+    free(x->name);
+    free(x->pk.name);
+    free(x->sk.name);
+    for(j = 0; j < x->n_nonkey; j++)
+      free(x->nonkey[j]);
+    free(x->nonkey);
+  }
+  free(d->indexes);
+  free(d->name);
+  free(d);
+}
+
+ddb_result ddb_describe_table(ddb_client *c, const char *table,
+                              ddb_table_desc **out, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  const cJSON *t, *defs, *gsis, *lsis, *x;
+  ddb_table_desc *d = NULL;
+  ddb_result result;
+  call_info ci = {"DescribeTable", table, NULL, 0};
+  int n, i = 1, pass;
+
+  *out = NULL;
+  ddb_buf_init(&body, 4096);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_addc(&body, '}');
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
+    goto fail;
+  }
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  t = cJSON_GetObjectItemCaseSensitive(resp, "Table");
+  defs = cJSON_GetObjectItemCaseSensitive(t, "AttributeDefinitions");
+  gsis = cJSON_GetObjectItemCaseSensitive(t, "GlobalSecondaryIndexes");
+  lsis = cJSON_GetObjectItemCaseSensitive(t, "LocalSecondaryIndexes");
+  n = 1 + cJSON_GetArraySize(gsis) + cJSON_GetArraySize(lsis);
+  d = calloc(1, sizeof(*d));
+  if(d)
+    d->indexes = calloc((size_t)n, sizeof(ddb_index));
+  if(!d || !d->indexes) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  d->n_indexes = n;
+  d->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(t, "TableName"));
+  x = cJSON_GetObjectItemCaseSensitive(t, "ItemCount");
+  d->item_count = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
+  x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
+  d->size_bytes = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
+  if(!d->name ||
+     parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"), defs,
+                &d->indexes[0])) {
+    result = ddb_error_set(err, DDB_ERR_PARSE,
+                           "DescribeTable of '%.200s': malformed answer", table);
+    goto fail;
+  }
+  for(pass = 0; pass < 2; pass++) {
+    cJSON_ArrayForEach(x, (pass == 0 ? gsis : lsis)) {
+      ddb_index *idx = &d->indexes[i++];
+      idx->is_local = pass == 1;
+      idx->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(x, "IndexName"));
+      if(!idx->name ||
+         parse_keys(cJSON_GetObjectItemCaseSensitive(x, "KeySchema"), defs,
+                    idx) ||
+         parse_projection(cJSON_GetObjectItemCaseSensitive(x, "Projection"),
+                          idx)) {
+        result = ddb_error_set(err, DDB_ERR_PARSE,
+                               "DescribeTable of '%.200s': malformed index",
+                               table);
+        goto fail;
+      }
+    }
+  }
+  *out = d;
+  d = NULL;
+
+fail:
+  ddb_table_desc_free(d);
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* ------------------------------------------------------------------------
+** Query and Scan
+*/
+static int scalar_ok(const ddb_av *v) {
+  if(v->type == DDB_N)
+    return ddb_number_classify(v->text, v->n, NULL, NULL) != DDB_NUM_BAD;
+  return v->type == DDB_S || v->type == DDB_B;
+}
+
+static const char *skop_text(ddb_skop op) {
+  switch(op) {
+  case DDB_SK_EQ: return " = ";
+  case DDB_SK_LT: return " < ";
+  case DDB_SK_LE: return " <= ";
+  case DDB_SK_GT: return " > ";
+  case DDB_SK_GE: return " >= ";
+  default: return "";
+  }
+}
+
+/* Append a typed scalar ({"S":"..."}) for a request value. */
+static void add_scalar(ddb_buf *b, const ddb_av *v) {
+  ddb_av tmp = *v;
+  tmp.kids = NULL;
+  ddb_av_to_typed_json(&tmp, b);
+}
+
+ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
+  int nvals = 0, i;
+  ddb_buf_adds(b, "{\"TableName\":");
+  ddb_buf_json_str(b, r->table, strlen(r->table));
+  if(r->index) {
+    ddb_buf_adds(b, ",\"IndexName\":");
+    ddb_buf_json_str(b, r->index, strlen(r->index));
+  }
+  if(r->pk_name) {
+    if(!scalar_ok(&r->pk))
+      return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
+                           r->pk_name);
+    ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
+    nvals = 1;
+    switch(r->sk_op) {
+    case DDB_SK_NONE:
+      break;
+    case DDB_SK_BETWEEN:
+      ddb_buf_adds(b, " AND #k1 BETWEEN :v1 AND :v2");
+      nvals = 3;
+      break;
+    case DDB_SK_BEGINS_WITH:
+      ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
+      nvals = 2;
+      break;
+    default:
+      ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op));
+      nvals = 2;
+    }
+    ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{\"#k0\":");
+    ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
+    if(r->sk_op != DDB_SK_NONE) {
+      ddb_buf_adds(b, ",\"#k1\":");
+      ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
+    }
+    ddb_buf_adds(b, "},\"ExpressionAttributeValues\":{\":v0\":");
+    add_scalar(b, &r->pk);
+    for(i = 1; i < nvals; i++) {
+      if(!scalar_ok(&r->sk[i - 1]))
+        return ddb_error_set(err, DDB_ERR_INPUT,
+                             "bad value for key '%.100s'", r->sk_name);
+      ddb_buf_addf(b, ",\":v%d\":", i);
+      add_scalar(b, &r->sk[i - 1]);
+    }
+    ddb_buf_addc(b, '}');
+    if(r->descending)
+      ddb_buf_adds(b, ",\"ScanIndexForward\":false");
+  } else if(r->total_segments > 1) {
+    ddb_buf_addf(b, ",\"Segment\":%d,\"TotalSegments\":%d", r->segment,
+                 r->total_segments);
+  }
+  if(r->consistent)
+    ddb_buf_adds(b, ",\"ConsistentRead\":true");
+  if(r->limit > 0)
+    ddb_buf_addf(b, ",\"Limit\":%lld", r->limit);
+  if(r->count_only)
+    ddb_buf_adds(b, ",\"Select\":\"COUNT\"");
+  if(r->start) {
+    ddb_buf_adds(b, ",\"ExclusiveStartKey\":");
+    ddb_item_to_typed_json(r->start, b);
+  }
+  ddb_buf_adds(b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  if(b->failed)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
+  return DDB_OK;
+}
+
+static double consumed(const cJSON *resp) {
+  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
+  const cJSON *u;
+  double sum = 0;
+  if(cJSON_IsArray(cc)) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cc) {
+      u = cJSON_GetObjectItemCaseSensitive(x, "CapacityUnits");
+      if(cJSON_IsNumber(u))
+        sum += u->valuedouble;
+    }
+    return sum;
+  }
+  u = cJSON_GetObjectItemCaseSensitive(cc, "CapacityUnits");
+  return cJSON_IsNumber(u) ? u->valuedouble : 0;
+}
+
+ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
+                         ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  const cJSON *items, *x;
+  ddb_page *p = NULL;
+  ddb_result result;
+  call_info ci;
+  int n;
+
+  *out = NULL;
+  ci.operation = r->pk_name ? "Query" : "Scan";
+  ci.table = r->table;
+  ci.index = r->index;
+  ci.continuation = r->start != NULL;
+  ddb_buf_init(&body, REQUEST_MAX);
+  result = ddb_read_body(r, &body, err);
+  if(result)
+    goto fail;
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  items = cJSON_GetObjectItemCaseSensitive(resp, "Items");
+  n = cJSON_GetArraySize(items);
+  p = calloc(1, sizeof(*p));
+  if(p && n > 0)
+    p->items = calloc((size_t)n, sizeof(ddb_item *));
+  if(!p || (n > 0 && !p->items)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  p->refs = 1;
+  p->bytes = sizeof(*p) + (size_t)n * sizeof(ddb_item *);
+  cJSON_ArrayForEach(x, items) {
+    result = ddb_item_decode(x, &p->items[p->n_items], err);
+    if(result)
+      goto fail;
+    p->bytes += p->items[p->n_items]->bytes;
+    p->n_items++;
+  }
+  x = cJSON_GetObjectItemCaseSensitive(resp, "LastEvaluatedKey");
+  if(x) {
+    result = ddb_item_decode(x, &p->last_key, err);
+    if(result)
+      goto fail;
+    p->bytes += p->last_key->bytes;
+  }
+  x = cJSON_GetObjectItemCaseSensitive(resp, "Count");
+  p->count = cJSON_IsNumber(x) ? (long long)x->valuedouble : p->n_items;
+  x = cJSON_GetObjectItemCaseSensitive(resp, "ScannedCount");
+  p->scanned = cJSON_IsNumber(x) ? (long long)x->valuedouble : p->count;
+  p->consumed_rcu = consumed(resp);
+  *out = p;
+  p = NULL;
+
+fail:
+  ddb_page_unref(p);
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* ------------------------------------------------------------------------
+** GetItem and BatchGetItem
+*/
+ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                        int consistent, ddb_item **out, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  const cJSON *item;
+  ddb_result result;
+  call_info ci = {"GetItem", table, NULL, 0};
+
+  *out = NULL;
+  ddb_buf_init(&body, REQUEST_MAX);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_adds(&body, ",\"Key\":");
+  ddb_item_to_typed_json(key, &body);
+  if(consistent)
+    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
+  ddb_buf_adds(&body, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
+    goto fail;
+  }
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  item = cJSON_GetObjectItemCaseSensitive(resp, "Item");
+  if(item)
+    result = ddb_item_decode(item, out, err);
+
+fail:
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* A distinct key of a batch, hashed by its canonical encoding. */
+typedef struct batch_key {
+  char *enc;             /* canonical encoding (hash key) */
+  const ddb_item *key;
+  ddb_item *found;       /* the item, or NULL */
+  int done;
+  UT_hash_handle hh;
+} batch_key;
+
+/* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
+** come back unprocessed stay !done. */
+static ddb_result batch_once(ddb_client *c, const char *table,
+                             batch_key **keys, int n, batch_key *map,
+                             const char *const *names, int n_names,
+                             int consistent, int retry, ddb_error *err) {
+  ddb_buf body, enc;
+  cJSON *resp = NULL;
+  const cJSON *got, *x;
+  ddb_result result = DDB_OK;
+  call_info ci = {"BatchGetItem", table, NULL, retry};
+  int i;
+
+  ddb_buf_init(&body, REQUEST_MAX);
+  ddb_buf_init(&enc, 4 * 1024 * 1024);
+  ddb_buf_adds(&body, "{\"RequestItems\":{");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_adds(&body, ":{\"Keys\":[");
+  for(i = 0; i < n; i++) {
+    if(i)
+      ddb_buf_addc(&body, ',');
+    ddb_item_to_typed_json(keys[i]->key, &body);
+  }
+  ddb_buf_addc(&body, ']');
+  if(consistent)
+    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
+  ddb_buf_adds(&body, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
+    goto fail;
+  }
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  got = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(resp, "Responses"), table);
+  cJSON_ArrayForEach(x, got) {
+    ddb_item *it;
+    batch_key *bk;
+    result = ddb_item_decode(x, &it, err);
+    if(result)
+      goto fail;
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(it, names, n_names, &enc)) {
+      ddb_item_unref(it);
+      result = ddb_error_set(err, DDB_ERR_PARSE,
+                             "BatchGetItem returned an item without its key");
+      goto fail;
+    }
+    HASH_FIND(hh, map, enc.p, enc.len, bk);
+    if(bk && !bk->found)
+      bk->found = it;
+    else
+      ddb_item_unref(it);
+  }
+  /* everything sent is done unless listed as unprocessed */
+  for(i = 0; i < n; i++)
+    keys[i]->done = 1;
+  x = cJSON_GetObjectItemCaseSensitive(
+      cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedKeys"), table),
+      "Keys");
+  {
+    const cJSON *u;
+    cJSON_ArrayForEach(u, x) {
+      ddb_item *k;
+      batch_key *bk;
+      result = ddb_item_decode(u, &k, err);
+      if(result)
+        goto fail;
+      ddb_buf_reset(&enc);
+      if(ddb_key_encode(k, names, n_names, &enc) == 0) {
+        HASH_FIND(hh, map, enc.p, enc.len, bk);
+        if(bk)
+          bk->done = 0;
+      }
+      ddb_item_unref(k);
+    }
+  }
+
+fail:
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  ddb_buf_free(&enc);
+  return result;
+}
+
+ddb_result ddb_batch_get(ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *names, int n_names, int consistent,
+                         ddb_item **found, ddb_error *err) {
+  batch_key *map = NULL, *all = NULL, *bk, *tmp;
+  batch_key *send[BATCH_GET_MAX];
+  batch_key **slot = NULL;
+  ddb_buf enc;
+  ddb_result result = DDB_OK;
+  size_t i, n_all = 0, next = 0;
+  int stalls = 0;
+
+  ddb_buf_init(&enc, 4 * 1024 * 1024);
+  for(i = 0; i < n; i++)
+    found[i] = NULL;
+  all = calloc(n ? n : 1, sizeof(batch_key));
+  slot = calloc(n ? n : 1, sizeof(batch_key *));
+  if(!all || !slot) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  /* distinct keys, in first-seen order */
+  for(i = 0; i < n; i++) {
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(keys[i], names, n_names, &enc)) {
+      result = ddb_error_set(err, DDB_ERR_INPUT, "BatchGetItem: key %zu "
+                             "lacks a key attribute", i);
+      goto fail;
+    }
+    HASH_FIND(hh, map, enc.p, enc.len, bk);
+    if(!bk) {
+      bk = &all[n_all++];
+      bk->enc = ddb_buf_take(&enc, NULL);
+      if(!bk->enc) {
+        result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+        goto fail;
+      }
+      bk->key = keys[i];
+      HASH_ADD_KEYPTR(hh, map, bk->enc, strlen(bk->enc), bk);
+    }
+    slot[i] = bk;
+  }
+  /* send in chunks of 100: fresh keys first, then unprocessed ones */
+  for(;;) {
+    int m = 0, retry = 0;
+    size_t j;
+    for(j = 0; j < next && m < BATCH_GET_MAX; j++)
+      if(!all[j].done) {
+        send[m++] = &all[j];
+        retry = 1;
+      }
+    while(m < BATCH_GET_MAX && next < n_all)
+      send[m++] = &all[next++];
+    if(m == 0)
+      break;
+    if(retry) {
+      if(++stalls > c->max_retries + 10) {
+        result = ddb_error_set(err, DDB_ERR_SERVICE,
+                               "BatchGetItem: keys still unprocessed after "
+                               "%d retries", stalls - 1);
+        goto fail;
+      }
+      backoff(stalls, 1);
+    }
+    result = batch_once(c, table, send, m, map, names, n_names, consistent,
+                        retry, err);
+    if(result)
+      goto fail;
+  }
+  for(i = 0; i < n; i++)
+    found[i] = ddb_item_ref(slot[i]->found);
+
+fail:
+  HASH_ITER(hh, map, bk, tmp) {
+    HASH_DEL(map, bk);
+  }
+  for(i = 0; i < n_all; i++) {
+    free(all[i].enc);
+    ddb_item_unref(all[i].found);
+  }
+  if(result)
+    for(i = 0; i < n; i++) {
+      ddb_item_unref(found[i]);
+      found[i] = NULL;
+    }
+  free(all);
+  free(slot);
+  ddb_buf_free(&enc);
+  return result;
+}

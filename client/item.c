@@ -1,0 +1,490 @@
+/*
+** item.c -- DynamoDB AttributeValues: decoding, numbers, JSON rendering.
+**
+** An item is decoded from cJSON in two passes: the first counts nodes and
+** string bytes, the second lays everything out in one allocation:
+**
+**     [ddb_item][ddb_av nodes ...][names and texts, NUL-terminated ...]
+**
+** so an item is freed with one free() and its size is known exactly.
+*/
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_client_int.h"
+
+/* Deepest nesting accepted (DynamoDB itself allows 32 levels). */
+#define ITEM_MAX_DEPTH 64
+
+const char *ddb_type_name(ddb_type t) {
+  switch(t) {
+  case DDB_S: return "S";
+  case DDB_N: return "N";
+  case DDB_B: return "B";
+  case DDB_BOOL: return "BOOL";
+  case DDB_NULL: return "NULL";
+  case DDB_M: return "M";
+  case DDB_L: return "L";
+  case DDB_SS: return "SS";
+  case DDB_NS: return "NS";
+  case DDB_BS: return "BS";
+  default: return "?";
+  }
+}
+
+static ddb_type type_from_name(const char *s) {
+  static const ddb_type all[] = {DDB_S,  DDB_N, DDB_B,  DDB_BOOL, DDB_NULL,
+                                 DDB_M,  DDB_L, DDB_SS, DDB_NS,   DDB_BS};
+  size_t i;
+  for(i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+    if(strcmp(s, ddb_type_name(all[i])) == 0)
+      return all[i];
+  return DDB_NONE;
+}
+
+ddb_item *ddb_item_ref(ddb_item *it) {
+  if(it)
+    __atomic_add_fetch(&it->refs, 1, __ATOMIC_RELAXED);
+  return it;
+}
+
+void ddb_item_unref(ddb_item *it) {
+  if(it && __atomic_sub_fetch(&it->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    free(it);
+}
+
+const ddb_av *ddb_item_get(const ddb_item *it, const char *name) {
+  uint32_t i;
+  if(!it)
+    return NULL;
+  for(i = 0; i < it->root.n; i++)
+    if(strcmp(it->root.kids[i].name, name) == 0)
+      return &it->root.kids[i];
+  return NULL;
+}
+
+/* ------------------------------------------------------------------------
+** Decoding
+*/
+typedef struct layout {
+  size_t nodes;
+  size_t bytes;
+  ddb_av *next_node;
+  char *next_byte;
+} layout;
+
+/* Pass 1 over one AttributeValue object {"T": value}: count.  Returns 0,
+** or -1 when it is not a valid AttributeValue. */
+static int av_count(const cJSON *av, layout *L, int depth) {
+  const cJSON *v, *k;
+  ddb_type t;
+  if(depth > ITEM_MAX_DEPTH || !cJSON_IsObject(av) || !av->child ||
+     av->child->next)
+    return -1;
+  v = av->child;
+  t = type_from_name(v->string);
+  switch(t) {
+  case DDB_S:
+  case DDB_N:
+  case DDB_B:
+    if(!cJSON_IsString(v))
+      return -1;
+    L->bytes += strlen(v->valuestring) + 1;
+    return 0;
+  case DDB_BOOL:
+    return cJSON_IsBool(v) ? 0 : -1;
+  case DDB_NULL:
+    return 0;
+  case DDB_M:
+    if(!cJSON_IsObject(v))
+      return -1;
+    for(k = v->child; k; k = k->next) {
+      L->nodes++;
+      L->bytes += strlen(k->string) + 1;
+      if(av_count(k, L, depth + 1))
+        return -1;
+    }
+    return 0;
+  case DDB_L:
+    if(!cJSON_IsArray(v))
+      return -1;
+    for(k = v->child; k; k = k->next) {
+      L->nodes++;
+      if(av_count(k, L, depth + 1))
+        return -1;
+    }
+    return 0;
+  case DDB_SS:
+  case DDB_NS:
+  case DDB_BS:
+    if(!cJSON_IsArray(v))
+      return -1;
+    for(k = v->child; k; k = k->next) {
+      if(!cJSON_IsString(k))
+        return -1;
+      L->nodes++;
+      L->bytes += strlen(k->valuestring) + 1;
+    }
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+static const char *lay_str(layout *L, const char *s, uint32_t *len) {
+  size_t n = strlen(s);
+  char *p = L->next_byte;
+  memcpy(p, s, n + 1);
+  L->next_byte += n + 1;
+  if(len)
+    *len = (uint32_t)n;
+  return p;
+}
+
+static int json_count(const cJSON *a) {
+  int n = 0;
+  for(a = a->child; a; a = a->next)
+    n++;
+  return n;
+}
+
+/* Pass 2: fill *out from av (already validated by av_count). */
+static void av_fill(const cJSON *av, ddb_av *out, layout *L) {
+  const cJSON *v = av->child, *k;
+  ddb_type t = type_from_name(v->string);
+  uint32_t i = 0;
+  out->type = t;
+  out->kids = NULL;
+  out->text = NULL;
+  switch(t) {
+  case DDB_S:
+  case DDB_N:
+  case DDB_B:
+    out->text = lay_str(L, v->valuestring, &out->n);
+    break;
+  case DDB_BOOL:
+    out->n = cJSON_IsTrue(v) ? 1 : 0;
+    break;
+  case DDB_NULL:
+    out->n = 0;
+    break;
+  case DDB_M:
+  case DDB_L:
+    out->n = (uint32_t)json_count(v);
+    out->kids = L->next_node;
+    L->next_node += out->n;
+    for(k = v->child; k; k = k->next, i++) {
+      ddb_av *kid = &out->kids[i];
+      if(t == DDB_M)
+        kid->name = lay_str(L, k->string, &kid->name_len);
+      else {
+        kid->name = NULL;
+        kid->name_len = 0;
+      }
+      av_fill(k, kid, L);
+    }
+    break;
+  default: /* sets */
+    out->n = (uint32_t)json_count(v);
+    out->kids = L->next_node;
+    L->next_node += out->n;
+    for(k = v->child; k; k = k->next, i++) {
+      ddb_av *kid = &out->kids[i];
+      kid->type = t == DDB_SS ? DDB_S : t == DDB_NS ? DDB_N : DDB_B;
+      kid->name = NULL;
+      kid->name_len = 0;
+      kid->kids = NULL;
+      kid->text = lay_str(L, k->valuestring, &kid->n);
+    }
+  }
+}
+
+ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
+  layout L;
+  const cJSON *k;
+  ddb_item *it;
+  size_t total;
+  uint32_t i = 0;
+
+  *out = NULL;
+  memset(&L, 0, sizeof(L));
+  if(!cJSON_IsObject(obj))
+    return ddb_error_set(err, DDB_ERR_PARSE, "item is not a JSON object");
+  for(k = obj->child; k; k = k->next) {
+    L.nodes++;
+    L.bytes += strlen(k->string) + 1;
+    if(av_count(k, &L, 1))
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "attribute '%.100s' is not a valid AttributeValue",
+                           k->string);
+  }
+  total = sizeof(ddb_item) + L.nodes * sizeof(ddb_av) + L.bytes;
+  it = malloc(total);
+  if(!it)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory decoding an item");
+  it->refs = 1;
+  it->bytes = total;
+  memset(&it->root, 0, sizeof(it->root));
+  it->root.type = DDB_M;
+  it->root.n = (uint32_t)json_count(obj);
+  L.next_node = (ddb_av *)(it + 1);
+  L.next_byte = (char *)(L.next_node + L.nodes);
+  it->root.kids = L.next_node;
+  L.next_node += it->root.n;
+  for(k = obj->child; k; k = k->next, i++) {
+    ddb_av *a = &it->root.kids[i];
+    a->name = lay_str(&L, k->string, &a->name_len);
+    av_fill(k, a, &L);
+  }
+  *out = it;
+  return DDB_OK;
+}
+
+ddb_item *ddb_item_from_avs(const ddb_av *vals, int n) {
+  size_t bytes = 0, total;
+  int i;
+  ddb_item *it;
+  char *p;
+  for(i = 0; i < n; i++)
+    bytes += strlen(vals[i].name) + 1 + vals[i].n + 1;
+  total = sizeof(ddb_item) + (size_t)n * sizeof(ddb_av) + bytes;
+  it = malloc(total);
+  if(!it)
+    return NULL;
+  it->refs = 1;
+  it->bytes = total;
+  memset(&it->root, 0, sizeof(it->root));
+  it->root.type = DDB_M;
+  it->root.n = (uint32_t)n;
+  it->root.kids = (ddb_av *)(it + 1);
+  p = (char *)(it->root.kids + n);
+  for(i = 0; i < n; i++) {
+    ddb_av *a = &it->root.kids[i];
+    size_t nl = strlen(vals[i].name);
+    memset(a, 0, sizeof(*a));
+    a->type = vals[i].type;
+    a->n = vals[i].n;
+    memcpy(p, vals[i].name, nl + 1);
+    a->name = p;
+    a->name_len = (uint32_t)nl;
+    p += nl + 1;
+    memcpy(p, vals[i].text, vals[i].n);
+    p[vals[i].n] = 0;
+    a->text = p;
+    p += vals[i].n + 1;
+  }
+  return it;
+}
+
+/* ------------------------------------------------------------------------
+** Numbers
+**
+** An N maps to SQL INTEGER when it is an integer literal that fits in 64
+** bits; else to REAL when it has at most 15 significant digits (DBL_DIG:
+** any such decimal survives the trip through a double and back); else to
+** TEXT, keeping every digit.
+*/
+ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
+                                double *dval) {
+  size_t i = 0, sig = 0, zeros = 0;
+  int digits = 0, frac = 0, expo = 0, started = 0;
+  char tmp[128];
+  if(i < n && (s[i] == '-' || s[i] == '+'))
+    i++;
+  for(; i < n; i++) {
+    char c = s[i];
+    if(c >= '0' && c <= '9') {
+      digits++;
+      if(c == '0') {
+        if(started)
+          zeros++; /* a zero that counts only if a non-zero follows */
+      } else {
+        started = 1;
+        sig += zeros + 1;
+        zeros = 0;
+      }
+    } else if(c == '.' && !frac && !expo) {
+      frac = 1;
+    } else if((c == 'e' || c == 'E') && digits && !expo) {
+      expo = 1;
+      if(i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+'))
+        i++;
+      if(i + 1 >= n)
+        return DDB_NUM_BAD;
+      for(i++; i < n; i++)
+        if(s[i] < '0' || s[i] > '9')
+          return DDB_NUM_BAD;
+      break;
+    } else {
+      return DDB_NUM_BAD;
+    }
+  }
+  if(!digits || n >= sizeof(tmp))
+    return DDB_NUM_BAD;
+  memcpy(tmp, s, n);
+  tmp[n] = 0;
+  if(!frac && !expo) {
+    char *end;
+    long long v;
+    errno = 0;
+    v = strtoll(tmp, &end, 10);
+    if(errno == 0 && *end == 0) {
+      if(ival)
+        *ival = v;
+      return DDB_NUM_INT;
+    }
+  }
+  if(sig <= 15) {
+    char *end;
+    double d = strtod(tmp, &end);
+    if(*end == 0 && d == d && d - d == 0) {
+      if(dval)
+        *dval = d;
+      return DDB_NUM_REAL;
+    }
+  }
+  return DDB_NUM_TEXT;
+}
+
+/* ------------------------------------------------------------------------
+** JSON rendering
+*/
+int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
+  uint32_t i;
+  switch(av->type) {
+  case DDB_S:
+  case DDB_B:
+    return ddb_buf_json_str(out, av->text, av->n);
+  case DDB_N:
+    /* DynamoDB's digits, verbatim; JSON has no leading '+' */
+    if(av->n && av->text[0] == '+')
+      return ddb_buf_add(out, av->text + 1, av->n - 1);
+    return ddb_buf_add(out, av->text, av->n);
+  case DDB_BOOL:
+    return ddb_buf_adds(out, av->n ? "true" : "false");
+  case DDB_NULL:
+    return ddb_buf_adds(out, "null");
+  case DDB_M:
+    ddb_buf_addc(out, '{');
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        ddb_buf_addc(out, ',');
+      ddb_buf_json_str(out, av->kids[i].name, av->kids[i].name_len);
+      ddb_buf_addc(out, ':');
+      ddb_av_to_json(&av->kids[i], out);
+    }
+    return ddb_buf_addc(out, '}');
+  case DDB_L:
+  case DDB_SS:
+  case DDB_NS:
+  case DDB_BS:
+    ddb_buf_addc(out, '[');
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        ddb_buf_addc(out, ',');
+      ddb_av_to_json(&av->kids[i], out);
+    }
+    return ddb_buf_addc(out, ']');
+  default:
+    return ddb_buf_adds(out, "null");
+  }
+}
+
+int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out) {
+  uint32_t i;
+  ddb_buf_addf(out, "{\"%s\":", ddb_type_name(av->type));
+  switch(av->type) {
+  case DDB_S:
+  case DDB_N:
+  case DDB_B:
+    ddb_buf_json_str(out, av->text, av->n);
+    break;
+  case DDB_BOOL:
+    ddb_buf_adds(out, av->n ? "true" : "false");
+    break;
+  case DDB_NULL:
+    ddb_buf_adds(out, "true");
+    break;
+  case DDB_M:
+    ddb_buf_addc(out, '{');
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        ddb_buf_addc(out, ',');
+      ddb_buf_json_str(out, av->kids[i].name, av->kids[i].name_len);
+      ddb_buf_addc(out, ':');
+      ddb_av_to_typed_json(&av->kids[i], out);
+    }
+    ddb_buf_addc(out, '}');
+    break;
+  case DDB_L:
+    ddb_buf_addc(out, '[');
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        ddb_buf_addc(out, ',');
+      ddb_av_to_typed_json(&av->kids[i], out);
+    }
+    ddb_buf_addc(out, ']');
+    break;
+  default: /* sets: arrays of strings */
+    ddb_buf_addc(out, '[');
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        ddb_buf_addc(out, ',');
+      ddb_buf_json_str(out, av->kids[i].text, av->kids[i].n);
+    }
+    ddb_buf_addc(out, ']');
+  }
+  return ddb_buf_addc(out, '}');
+}
+
+int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out) {
+  uint32_t i;
+  ddb_buf_addc(out, '{');
+  for(i = 0; i < it->root.n; i++) {
+    if(i)
+      ddb_buf_addc(out, ',');
+    ddb_buf_json_str(out, it->root.kids[i].name, it->root.kids[i].name_len);
+    ddb_buf_addc(out, ':');
+    ddb_av_to_typed_json(&it->root.kids[i], out);
+  }
+  return ddb_buf_addc(out, '}');
+}
+
+int ddb_key_encode(const ddb_item *item, const char *const *key_names,
+                   int n_key_names, ddb_buf *out) {
+  int i;
+  for(i = 0; i < n_key_names; i++) {
+    const ddb_av *a = ddb_item_get(item, key_names[i]);
+    if(!a || (a->type != DDB_S && a->type != DDB_N && a->type != DDB_B))
+      return -1;
+    ddb_buf_adds(out, key_names[i]);
+    ddb_buf_addc(out, '\x1f');
+    ddb_buf_adds(out, ddb_type_name(a->type));
+    ddb_buf_addc(out, '\x1f');
+    ddb_buf_add(out, a->text, a->n);
+    ddb_buf_addc(out, '\x1e');
+  }
+  return out->failed ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------------
+** Pages
+*/
+ddb_page *ddb_page_ref(ddb_page *p) {
+  if(p)
+    __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
+  return p;
+}
+
+void ddb_page_unref(ddb_page *p) {
+  int i;
+  if(!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) != 0)
+    return;
+  for(i = 0; i < p->n_items; i++)
+    ddb_item_unref(p->items[i]);
+  ddb_item_unref(p->last_key);
+  free(p->items);
+  free(p);
+}

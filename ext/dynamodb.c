@@ -1,0 +1,1909 @@
+/*
+** dynamodb.c -- a SQLite virtual table over an Amazon DynamoDB table.
+**
+** Usage example (sqlite3 shell):
+**
+**    .load build/dynamodb
+**    CREATE VIRTUAL TABLE shop USING dynamodb(
+**       table=Store,                        -- default: the vtab's own name
+**       region=us-east-1,                   -- default: AWS_REGION, ...
+**       endpoint='http://127.0.0.1:8000'    -- default: AWS_ENDPOINT_URL_DYNAMODB
+**    );
+**    SELECT SK, json_extract(item, '$.email') FROM shop
+**     WHERE PK = 'USER#alice' AND SK >= 'ORDER#';
+**    EXPLAIN QUERY PLAN SELECT * FROM shop WHERE Type = 'ORDER';
+**        -- SCAN shop VIRTUAL TABLE INDEX ...:Query GSI2 (Type = ?)
+**
+** The table's columns come from DescribeTable: one column per key
+** attribute of the table and of every GSI and LSI, named exactly as the
+** attribute, then `item`, the whole item as plain JSON.  Key columns are
+** TEXT for S attributes, NUMERIC for N (INTEGER values when they fit in 64
+** bits, else REAL when no digit is lost, else TEXT with every digit) and
+** BLOB for B.
+**
+** WHERE constraints on key columns become the cheapest correct DynamoDB
+** call (GetItem, BatchGetItem, Query on the table or an index); anything
+** else is a paginated Scan.  SQLite re-checks every constraint (omit=0),
+** so a pushed-down condition only ever needs to select a superset of the
+** rows, never the exact set.  See the plan table above dynamodbBestIndex.
+**
+** Also registered: begins_with(X, P), pushed down to DynamoDB's
+** begins_with() when X is a sort key; dynamodb_calls(), a summary of the
+** DynamoDB calls since the previous dynamodb_calls() (for tests and for
+** seeing what a statement cost).
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT1
+
+#include "../cache/ddb_cache.h"
+
+/* Every error message of the module starts with this. */
+#define DD_PREFIX "dynamodb: "
+/* Estimated rows of a partition with no sort-key condition. */
+#define DD_PARTITION_ROWS 100.0
+/* Cost of a full Scan when DescribeTable gives no item count. */
+#define DD_SCAN_MIN_ROWS 1000.0
+/* Sort-key constraints pushed into one plan at the most. */
+#define DD_MAX_SK 4
+
+/* ------------------------------------------------------------------------
+** Structures
+*/
+
+/* A key column: one attribute that is a key of the table or an index. */
+typedef struct dd_column {
+  char *zName;   /* attribute name; sqlite3_free() */
+  ddb_type type; /* DDB_S, DDB_N or DDB_B */
+} dd_column;
+
+/* An access path: the base table (iPath 0) or an index. */
+typedef struct dd_path {
+  const ddb_index *pIdx; /* owned by dd_vtab.pDesc */
+  int iPk;               /* column number of the partition key */
+  int iSk;               /* column number of the sort key, or -1 */
+  sqlite3_uint64 mCover; /* columns the path's projection holds */
+} dd_path;
+
+typedef struct dd_vtab {
+  sqlite3_vtab base;     /* Base class.  Must be first */
+  ddb_client *pClient;   /* ddb_client_free() */
+  ddb_table_desc *pDesc; /* ddb_table_desc_free() */
+  int nCol;              /* key columns; column nCol is `item` */
+  dd_column *aCol;       /* sqlite3_free() */
+  int nPath;
+  dd_path *aPath;        /* sqlite3_free(); [0] is the base table */
+  const char *azKey[2];  /* the table's key attribute names (in pDesc) */
+  int nKey;              /* 1 or 2 */
+  int bScanDeny;         /* scan=deny */
+  ddbc_policy pol;       /* how reads may be served */
+  sqlite3_int64 iNextRowid;
+} dd_vtab;
+
+/* A value converted from SQL for use in a key condition.  av.text points
+** into zBuf (owned) or into raw bytes kept alongside. */
+typedef struct dd_val {
+  ddb_av av;
+  char *zBuf;           /* sqlite3_free() */
+  const unsigned char *raw; /* bytes for ordering (text, or blob bytes) */
+  int nRaw;
+  double num;           /* N: the value as a double, for ordering */
+} dd_val;
+
+typedef struct dd_cursor {
+  sqlite3_vtab_cursor base; /* Base class.  Must be first */
+  int op;                   /* DD_OP_* of the running plan */
+  dd_path *pPath;
+  /* Query: the partition keys still to run, and the key condition */
+  dd_val *aPk;              /* sqlite3_free(), each zBuf too */
+  int nPk, iPk;
+  ddb_read rd;              /* the request of the current page */
+  dd_val sk[2];             /* sort-key operands used by rd */
+  ddb_item *pStart;         /* ExclusiveStartKey of the next page */
+  int bMore;                /* the current partition has more pages */
+  int bFetch;               /* read each page's rows again by key */
+  ddb_item **aRow;          /* rows of the current batch; sqlite3_free(),
+                               each a reference */
+  int nRow;
+  int iRow;                 /* next row in aRow */
+  ddb_item *pCur;           /* the current row (borrowed) */
+  int bEof;
+  long long nLimit;         /* rows wanted (LIMIT+OFFSET), 0: all */
+  long long nEmitted;
+  sqlite3_int64 iRowid;
+} dd_cursor;
+
+/* ------------------------------------------------------------------------
+** Errors
+*/
+
+/* Set the vtab's error message (freeing the old one) to DD_PREFIX and a
+** printf-style message. */
+static void dd_error(dd_vtab *p, const char *zFmt, ...) {
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  sqlite3_free(p->base.zErrMsg);
+  p->base.zErrMsg = sqlite3_mprintf(DD_PREFIX "%s", z ? z : "out of memory");
+  sqlite3_free(z);
+}
+
+/* The SQLite result code for a client error. */
+static int dd_rc(const ddb_error *e) {
+  switch(e->code) {
+  case DDB_OK: return SQLITE_OK;
+  case DDB_ERR_NOMEM: return SQLITE_NOMEM;
+  default: return SQLITE_ERROR;
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Argument parsing
+**
+** Parameters of CREATE VIRTUAL TABLE ... USING dynamodb(...):
+**
+**   table=NAME          DynamoDB table (default: the virtual table's name)
+**   region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, config file
+**   endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
+**                       https://dynamodb.<region>.amazonaws.com
+**   profile=NAME        profile of the shared credentials/config files
+**   scan=allow|deny     deny: a statement that needs a full Scan fails
+**   consistent_read=BOOL  ConsistentRead on every read (default false)
+**   timeout=SECONDS     a whole request, retries excluded (default 60)
+**   max_retries=N       retries of throttling and 5xx (default 10)
+**
+** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
+** 1/0.  An unknown or repeated parameter is an error.
+*/
+static const char *const azParam[] = {
+    "table", "region", "endpoint", "profile", "scan", "consistent_read",
+    "timeout", "max_retries"};
+#define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
+
+/* Strip leading/trailing white space and one level of quotes.  Returns a
+** new string (sqlite3_free) or NULL on OOM. */
+static char *dd_dequote(const char *z, int n) {
+  char *zOut;
+  int i, j;
+  while(n > 0 && (z[0] == ' ' || z[0] == '\t' || z[0] == '\n')) {
+    z++;
+    n--;
+  }
+  while(n > 0 && (z[n - 1] == ' ' || z[n - 1] == '\t' || z[n - 1] == '\n'))
+    n--;
+  zOut = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if(!zOut)
+    return NULL;
+  if(n >= 2 && (z[0] == '\'' || z[0] == '"') && z[n - 1] == z[0]) {
+    char q = z[0];
+    for(i = 1, j = 0; i < n - 1; i++) {
+      zOut[j++] = z[i];
+      if(z[i] == q && i + 1 < n - 1 && z[i + 1] == q)
+        i++;
+    }
+    zOut[j] = 0;
+  } else {
+    memcpy(zOut, z, (size_t)n);
+    zOut[n] = 0;
+  }
+  return zOut;
+}
+
+/* Parse a boolean: 1 true, 0 false, -1 not a boolean. */
+static int dd_bool(const char *z) {
+  static const char *const azTrue[] = {"1", "yes", "on", "true"};
+  static const char *const azFalse[] = {"0", "no", "off", "false"};
+  int i;
+  for(i = 0; i < 4; i++) {
+    if(sqlite3_stricmp(z, azTrue[i]) == 0)
+      return 1;
+    if(sqlite3_stricmp(z, azFalse[i]) == 0)
+      return 0;
+  }
+  return -1;
+}
+
+/* Parse a non-negative decimal number of seconds (or a count). */
+static int dd_number(const char *z, double *pOut) {
+  char *zEnd;
+  double d;
+  if(!*z)
+    return -1;
+  d = strtod(z, &zEnd);
+  if(*zEnd || !(d >= 0) || isinf(d))
+    return -1;
+  *pOut = d;
+  return 0;
+}
+
+/* Split argv[3..] into azVal[] by parameter.  Returns SQLITE_OK, or an
+** error with *pzErr set. */
+static int dd_parse_args(int argc, const char *const *argv,
+                         char *azVal[DD_NPARAM], char **pzErr) {
+  int i, k;
+  for(i = 3; i < argc; i++) {
+    const char *z = argv[i];
+    const char *zEq = strchr(z, '=');
+    char *zKey;
+    if(!zEq) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad argument '%s': expected "
+                               "key=value", z);
+      return SQLITE_ERROR;
+    }
+    zKey = dd_dequote(z, (int)(zEq - z));
+    if(!zKey)
+      return SQLITE_NOMEM;
+    for(k = 0; k < DD_NPARAM; k++)
+      if(sqlite3_stricmp(zKey, azParam[k]) == 0)
+        break;
+    if(k == DD_NPARAM) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "unknown option '%s'", zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
+    if(azVal[k]) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "option '%s' given twice", zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
+    sqlite3_free(zKey);
+    azVal[k] = dd_dequote(zEq + 1, (int)strlen(zEq + 1));
+    if(!azVal[k])
+      return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** xConnect / xCreate / xDisconnect
+*/
+
+static void dd_vtab_free(dd_vtab *p) {
+  int i;
+  if(!p)
+    return;
+  for(i = 0; i < p->nCol; i++)
+    sqlite3_free(p->aCol[i].zName);
+  sqlite3_free(p->aCol);
+  sqlite3_free(p->aPath);
+  ddb_table_desc_free(p->pDesc);
+  ddb_client_free(p->pClient);
+  sqlite3_free(p->base.zErrMsg);
+  sqlite3_free(p);
+}
+
+/* The column number of attribute zName, adding it if new. */
+static int dd_add_column(dd_vtab *p, const ddb_keyattr *ka) {
+  int i;
+  for(i = 0; i < p->nCol; i++)
+    if(strcmp(p->aCol[i].zName, ka->name) == 0)
+      return i;
+  p->aCol[p->nCol].zName = sqlite3_mprintf("%s", ka->name);
+  p->aCol[p->nCol].type = ka->type;
+  if(!p->aCol[p->nCol].zName)
+    return -1;
+  return p->nCol++;
+}
+
+/* Is attribute zName projected into index x? */
+static int dd_projected(const ddb_index *x, const char *zName) {
+  int i;
+  if(x->projection == DDB_PROJ_ALL)
+    return 1;
+  for(i = 0; i < x->n_nonkey; i++)
+    if(strcmp(x->nonkey[i], zName) == 0)
+      return 1;
+  return 0;
+}
+
+/* Build columns and access paths from p->pDesc. */
+static int dd_build_schema(dd_vtab *p) {
+  const ddb_table_desc *d = p->pDesc;
+  int i, c;
+  p->aCol = sqlite3_malloc64(sizeof(dd_column) * (sqlite3_uint64)d->n_indexes * 2);
+  p->aPath = sqlite3_malloc64(sizeof(dd_path) * (sqlite3_uint64)d->n_indexes);
+  if(!p->aCol || !p->aPath)
+    return SQLITE_NOMEM;
+  memset(p->aCol, 0, sizeof(dd_column) * (size_t)d->n_indexes * 2);
+  p->nPath = d->n_indexes;
+  for(i = 0; i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    dd_path *pp = &p->aPath[i];
+    pp->pIdx = x;
+    pp->iPk = dd_add_column(p, &x->pk);
+    pp->iSk = x->sk.name ? dd_add_column(p, &x->sk) : -1;
+    if(pp->iPk < 0 || (x->sk.name && pp->iSk < 0))
+      return SQLITE_NOMEM;
+  }
+  p->azKey[0] = d->indexes[0].pk.name;
+  p->azKey[1] = d->indexes[0].sk.name;
+  p->nKey = d->indexes[0].sk.name ? 2 : 1;
+  /* What each path's projection covers: the table's keys, its own keys,
+  ** and for ALL/INCLUDE the projected attributes.  `item` is covered only
+  ** by ALL (and by the base table). */
+  for(i = 0; i < p->nPath; i++) {
+    dd_path *pp = &p->aPath[i];
+    sqlite3_uint64 m = 0;
+    for(c = 0; c <= p->nCol && c < 64; c++) {
+      int bCover;
+      if(i == 0 || pp->pIdx->projection == DDB_PROJ_ALL)
+        bCover = 1;
+      else if(c == p->nCol)
+        bCover = 0;
+      else
+        bCover = c == pp->iPk || c == pp->iSk || c == p->aPath[0].iPk ||
+                 c == p->aPath[0].iSk ||
+                 dd_projected(pp->pIdx, p->aCol[c].zName);
+      if(bCover)
+        m |= (sqlite3_uint64)1 << c;
+    }
+    pp->mCover = m;
+  }
+  return SQLITE_OK;
+}
+
+/* The CREATE TABLE statement declaring the columns. */
+static char *dd_schema_sql(dd_vtab *p) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendall(s, "CREATE TABLE x(");
+  for(i = 0; i < p->nCol; i++) {
+    const char *zType = p->aCol[i].type == DDB_S   ? "TEXT"
+                        : p->aCol[i].type == DDB_N ? "NUMERIC"
+                                                   : "BLOB";
+    sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", p->aCol[i].zName,
+                        zType);
+  }
+  sqlite3_str_appendf(s, ", item TEXT)");
+  return sqlite3_str_finish(s);
+}
+
+/*
+** xConnect and xCreate (the same: creating the virtual table creates
+** nothing in DynamoDB; the DynamoDB table must exist).
+*/
+static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
+                           const char *const *argv, sqlite3_vtab **ppVtab,
+                           char **pzErr) {
+  dd_vtab *p = NULL;
+  char *azVal[DD_NPARAM];
+  char *zSchema = NULL;
+  ddb_config cfg;
+  ddb_error err;
+  double d;
+  int rc, i;
+  (void)pAux;
+
+  memset(azVal, 0, sizeof(azVal));
+  memset(&cfg, 0, sizeof(cfg));
+  ddb_error_clear(&err);
+  *ppVtab = NULL;
+  rc = dd_parse_args(argc, argv, azVal, pzErr);
+  if(rc)
+    goto fail;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  memset(p, 0, sizeof(*p));
+  p->pol.consistent = 0;
+  cfg.max_retries = -1;
+  /* azVal[]: 0 table, 1 region, 2 endpoint, 3 profile, 4 scan,
+  **          5 consistent_read, 6 timeout, 7 max_retries */
+  cfg.region = azVal[1];
+  cfg.endpoint = azVal[2];
+  cfg.profile = azVal[3];
+  if(azVal[4]) {
+    if(sqlite3_stricmp(azVal[4], "deny") == 0)
+      p->bScanDeny = 1;
+    else if(sqlite3_stricmp(azVal[4], "allow") != 0) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for scan: '%s' "
+                               "(expected allow or deny)", azVal[4]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+  }
+  if(azVal[5]) {
+    p->pol.consistent = dd_bool(azVal[5]);
+    if(p->pol.consistent < 0) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for consistent_read: "
+                               "'%s' (expected true or false)", azVal[5]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+  }
+  if(azVal[6]) {
+    if(dd_number(azVal[6], &d) || d <= 0) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
+                               "(expected seconds > 0)", azVal[6]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    cfg.timeout = d;
+  }
+  if(azVal[7]) {
+    if(dd_number(azVal[7], &d) || d != floor(d) || d > 100) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for max_retries: '%s' "
+                               "(expected an integer from 0 to 100)", azVal[7]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    cfg.max_retries = (int)d;
+  }
+  if(ddb_client_new(&cfg, &p->pClient, &err) ||
+     ddbc_describe_table(p->pClient, azVal[0] ? azVal[0] : argv[2],
+                         &p->pDesc, &err)) {
+    *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s",
+                             azVal[0] ? azVal[0] : argv[2], err.message);
+    rc = dd_rc(&err);
+    goto fail;
+  }
+  rc = dd_build_schema(p);
+  if(rc)
+    goto fail;
+  zSchema = dd_schema_sql(p);
+  if(!zSchema) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  rc = sqlite3_declare_vtab(db, zSchema);
+  if(rc) {
+    *pzErr = sqlite3_mprintf(DD_PREFIX "cannot declare the schema: %s",
+                             sqlite3_errmsg(db));
+    goto fail;
+  }
+  /* A statement may read (and later write) DynamoDB with the user's
+  ** credentials.  A view or trigger stored in a database file runs
+  ** whenever that file is used, and a file can come from anyone, so the
+  ** table is DIRECTONLY: SQLite refuses it inside the schema's views and
+  ** triggers.  TEMP views and triggers, which only the user's own session
+  ** can create, still work, and they are what reports should use:
+  **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *ppVtab = &p->base;
+  p = NULL;
+
+fail:
+  for(i = 0; i < DD_NPARAM; i++)
+    sqlite3_free(azVal[i]);
+  sqlite3_free(zSchema);
+  dd_vtab_free(p);
+  return rc;
+}
+
+static int dynamodbDisconnect(sqlite3_vtab *pVtab) {
+  dd_vtab_free((dd_vtab *)pVtab);
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** The query plan
+**
+** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
+** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
+**
+**   idxNum bits   meaning
+**   -----------   ------------------------------------------------------
+**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
+**   2-6           access path: 0 the base table, k the k-th index
+**                 (GSIs in DescribeTable order, then LSIs)
+**   7             the partition-key argument is an IN list (all at once)
+**   8             the sort-key EQ argument is an IN list (BatchGetItem)
+**   9             ORDER BY consumed descending (ScanIndexForward=false)
+**   10            a LIMIT argument follows the key arguments
+**   11            an OFFSET argument follows LIMIT
+**   12-27         up to four sort-key constraints, 4 bits each, lowest
+**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
+**                 _BEGINS (begins_with); 0 ends the list
+**   28            the index's projection lacks a column the statement
+**                 uses: each page's rows are read again by table key
+**
+** Arguments reach xFilter in this order: the partition key (GetItem,
+** BatchGetItem, Query), the sort-key constraints in bit order, LIMIT,
+** OFFSET.
+**
+** The choice, cheapest first (estimatedCost):
+**
+**   GetItem       table PK = ? AND table SK = ?                 cost 1
+**   BatchGetItem  the same with IN on either                    cost 5
+**   Query         PK = ? (or IN) on the table or an index,
+**                 sort-key conditions narrowing it further      cost 5..100
+**                 (an index costs a little more than the table, and an
+**                 index whose projection lacks a used column costs
+**                 double: its rows are fetched again by key)
+**   Scan          everything else                               cost rows*10
+**
+** Only constraints with BINARY collation are pushed.  Every constraint
+** is left for SQLite to check again (omit=0): the DynamoDB call selects a
+** superset.  LIKE on a sort key becomes the range it implies in binary
+** order ([upper(prefix), successor(lower(prefix))), a superset of the
+** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
+** begins_with.  LIMIT is pushed only when every WHERE term is a
+** constraint of this plan, and it is used (xFilter) only when the call
+** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
+** refuses to run it, naming the key columns that would avoid it.
+*/
+enum { DD_OP_SCAN = 0, DD_OP_GET, DD_OP_BATCH, DD_OP_QUERY };
+enum {
+  DD_SK_NONE = 0,
+  DD_SK_EQ,
+  DD_SK_GT,
+  DD_SK_GE,
+  DD_SK_LT,
+  DD_SK_LE,
+  DD_SK_LIKE,
+  DD_SK_GLOB,
+  DD_SK_BEGINS
+};
+#define DD_PK_IN (1 << 7)
+#define DD_SK_IN (1 << 8)
+#define DD_DESC (1 << 9)
+#define DD_LIMIT (1 << 10)
+#define DD_OFFSET (1 << 11)
+#define DD_SK_SHIFT 12
+#define DD_FETCH (1 << 28)
+
+/* The function-constraint op xFindFunction assigns to begins_with. */
+#define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
+
+typedef struct dd_plan {
+  int op, iPath;
+  int iPkCons;          /* constraint index of PK = ?, or -1 */
+  int bPkIn, bSkIn;
+  int nSk;
+  int aSkCons[DD_MAX_SK];
+  int aSkKind[DD_MAX_SK];
+  double cost, rows;
+} dd_plan;
+
+/* The DD_SK_ kind of constraint c on a sort key, or DD_SK_NONE. */
+static int dd_sk_kind(const struct sqlite3_index_constraint *c) {
+  switch(c->op) {
+  case SQLITE_INDEX_CONSTRAINT_EQ: return DD_SK_EQ;
+  case SQLITE_INDEX_CONSTRAINT_GT: return DD_SK_GT;
+  case SQLITE_INDEX_CONSTRAINT_GE: return DD_SK_GE;
+  case SQLITE_INDEX_CONSTRAINT_LT: return DD_SK_LT;
+  case SQLITE_INDEX_CONSTRAINT_LE: return DD_SK_LE;
+  case SQLITE_INDEX_CONSTRAINT_LIKE: return DD_SK_LIKE;
+  case SQLITE_INDEX_CONSTRAINT_GLOB: return DD_SK_GLOB;
+  case DD_FUNC_BEGINS_WITH: return DD_SK_BEGINS;
+  default: return DD_SK_NONE;
+  }
+}
+
+/* Is constraint i usable with binary comparison?  LIKE and GLOB carry
+** their own semantics; ranges and EQ must compare in BINARY. */
+static int dd_binary(sqlite3_index_info *pInfo, int i) {
+  const char *zColl;
+  int op = pInfo->aConstraint[i].op;
+  if(op == SQLITE_INDEX_CONSTRAINT_LIKE || op == SQLITE_INDEX_CONSTRAINT_GLOB ||
+     op == DD_FUNC_BEGINS_WITH)
+    return 1;
+  zColl = sqlite3_vtab_collation(pInfo, i);
+  return zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0;
+}
+
+/* Find the partition-key equality on column iCol: a plain EQ if any, else
+** an IN that can be processed all at once.  Returns the constraint index
+** or -1; *pbIn says whether it is an IN. */
+static int dd_find_eq(sqlite3_index_info *pInfo, int iCol, int *pbIn) {
+  int i, iIn = -1;
+  *pbIn = 0;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(!c->usable || c->iColumn != iCol || c->op != SQLITE_INDEX_CONSTRAINT_EQ ||
+       !dd_binary(pInfo, i))
+      continue;
+    if(sqlite3_vtab_in(pInfo, i, -1)) {
+      if(iIn < 0)
+        iIn = i;
+    } else {
+      return i;
+    }
+  }
+  if(iIn >= 0)
+    *pbIn = 1;
+  return iIn;
+}
+
+/* Estimate rows of one partition given the sort-key constraints. */
+static double dd_partition_rows(const dd_plan *pl) {
+  int i, bLo = 0, bHi = 0, bPre = 0;
+  for(i = 0; i < pl->nSk; i++) {
+    switch(pl->aSkKind[i]) {
+    case DD_SK_EQ: return 2;
+    case DD_SK_GT:
+    case DD_SK_GE: bLo = 1; break;
+    case DD_SK_LT:
+    case DD_SK_LE: bHi = 1; break;
+    default: bPre = 1;
+    }
+  }
+  if((bLo && bHi) || (bPre && (bLo || bHi)))
+    return DD_PARTITION_ROWS / 8;
+  if(bPre)
+    return DD_PARTITION_ROWS / 5;
+  if(bLo || bHi)
+    return DD_PARTITION_ROWS / 3;
+  return DD_PARTITION_ROWS;
+}
+
+/* Fill pl with the best Query (or GetItem/BatchGetItem on path 0) on path
+** iPath.  Returns 0 when the path cannot be used. */
+static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
+                        dd_plan *pl) {
+  const dd_path *pp = &p->aPath[iPath];
+  int i, bIn, iSkEq = -1, bSkIn = 0;
+  memset(pl, 0, sizeof(*pl));
+  pl->iPath = iPath;
+  pl->iPkCons = dd_find_eq(pInfo, pp->iPk, &bIn);
+  if(pl->iPkCons < 0)
+    return 0;
+  pl->bPkIn = bIn;
+  if(pp->iSk >= 0)
+    iSkEq = dd_find_eq(pInfo, pp->iSk, &bSkIn);
+  if(iPath == 0 && (pp->iSk < 0 || iSkEq >= 0)) {
+    /* the full primary key: GetItem, or BatchGetItem for IN lists */
+    if(pp->iSk >= 0) {
+      pl->nSk = 1;
+      pl->aSkCons[0] = iSkEq;
+      pl->aSkKind[0] = DD_SK_EQ;
+      pl->bSkIn = bSkIn;
+    }
+    pl->op = (pl->bPkIn || pl->bSkIn) ? DD_OP_BATCH : DD_OP_GET;
+    pl->rows = pl->op == DD_OP_GET ? 1 : 5;
+    pl->cost = pl->rows;
+    return 1;
+  }
+  pl->op = DD_OP_QUERY;
+  if(pp->iSk >= 0 && iSkEq >= 0 && !bSkIn) {
+    pl->nSk = 1;
+    pl->aSkCons[0] = iSkEq;
+    pl->aSkKind[0] = DD_SK_EQ;
+  } else if(pp->iSk >= 0) {
+    for(i = 0; i < pInfo->nConstraint && pl->nSk < DD_MAX_SK; i++) {
+      const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+      int k = dd_sk_kind(c);
+      if(!c->usable || c->iColumn != pp->iSk || k == DD_SK_NONE ||
+         k == DD_SK_EQ || !dd_binary(pInfo, i))
+        continue;
+      if((k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS) &&
+         p->aCol[pp->iSk].type != DDB_S)
+        continue; /* prefixes only make sense for strings */
+      pl->aSkCons[pl->nSk] = i;
+      pl->aSkKind[pl->nSk] = k;
+      pl->nSk++;
+    }
+  }
+  pl->rows = dd_partition_rows(pl) * (pl->bPkIn ? 5 : 1);
+  pl->cost = 5 + pl->rows;
+  if(iPath > 0)
+    pl->cost += 1; /* on a tie, prefer the table: reads are consistent-able */
+  if((pInfo->colUsed & ~pp->mCover) != 0)
+    pl->cost = pl->cost * 2 + 10; /* rows must be fetched again by key */
+  return 1;
+}
+
+/* Is every WHERE term a usable constraint that the plan passes on? */
+static int dd_all_used(sqlite3_index_info *pInfo) {
+  int i;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    int op = pInfo->aConstraint[i].op;
+    if(op == SQLITE_INDEX_CONSTRAINT_LIMIT || op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      continue;
+    if(!pInfo->aConstraint[i].usable || pInfo->aConstraintUsage[i].argvIndex <= 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* Can the plan deliver rows in the ORDER BY's order?  Sets *pbDesc. */
+static int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
+                       const dd_plan *pl, int *pbDesc) {
+  const dd_path *pp = &p->aPath[pl->iPath];
+  int i, dir = -1;
+  *pbDesc = 0;
+  if(pInfo->nOrderBy == 0)
+    return 1;
+  if(pl->op == DD_OP_GET)
+    return 1; /* at most one row */
+  if(pl->op != DD_OP_QUERY || pl->bPkIn)
+    return 0;
+  for(i = 0; i < pInfo->nOrderBy; i++) {
+    const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[i];
+    if(o->iColumn == pp->iPk)
+      continue; /* constant within the partition */
+    if(o->iColumn != pp->iSk || pp->iSk < 0)
+      return 0;
+    if(dir >= 0 && dir != o->desc)
+      return 0;
+    dir = o->desc;
+  }
+  *pbDesc = dir == 1;
+  return 1;
+}
+
+/* Write the plan for people into idxStr. */
+static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, int bDesc,
+                         int bLimit) {
+  const dd_path *pp = &p->aPath[pl->iPath];
+  sqlite3_str *s = sqlite3_str_new(0);
+  const char *zPk = p->aCol[pp->iPk].zName;
+  int i, nLo = 0, nHi = 0, nPre = 0, nEq = 0;
+  static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
+  switch(pl->op) {
+  case DD_OP_SCAN:
+    sqlite3_str_appendall(s, "Scan");
+    return sqlite3_str_finish(s);
+  case DD_OP_GET:
+    sqlite3_str_appendall(s, "GetItem (");
+    break;
+  case DD_OP_BATCH:
+    sqlite3_str_appendall(s, "BatchGetItem (");
+    break;
+  default:
+    sqlite3_str_appendf(s, "Query%s%s (", pp->pIdx->name ? " " : "",
+                        pp->pIdx->name ? pp->pIdx->name : "");
+  }
+  sqlite3_str_appendf(s, "%s %s", zPk, pl->bPkIn ? "IN (...)" : "= ?");
+  for(i = 0; i < pl->nSk; i++) {
+    switch(pl->aSkKind[i]) {
+    case DD_SK_EQ: nEq++; break;
+    case DD_SK_GT:
+    case DD_SK_GE: nLo++; break;
+    case DD_SK_LT:
+    case DD_SK_LE: nHi++; break;
+    default: nPre++;
+    }
+  }
+  if(pl->nSk > 0) {
+    const char *zSk = p->aCol[pp->iSk].zName;
+    if(nEq)
+      sqlite3_str_appendf(s, " AND %s %s", zSk, pl->bSkIn ? "IN (...)" : "= ?");
+    else if(nPre == 1 && nLo + nHi == 0 && pl->aSkKind[0] != DD_SK_LIKE)
+      sqlite3_str_appendf(s, " AND begins_with(%s, ?)", zSk);
+    else if(nPre || (nLo && nHi))
+      sqlite3_str_appendf(s, " AND %s BETWEEN ? AND ?", zSk);
+    else
+      sqlite3_str_appendf(s, " AND %s %s ?", zSk, azOp[pl->aSkKind[0]]);
+  }
+  sqlite3_str_appendall(s, ")");
+  if(bDesc)
+    sqlite3_str_appendall(s, " DESC");
+  if(bLimit)
+    sqlite3_str_appendall(s, " LIMIT ?");
+  return sqlite3_str_finish(s);
+}
+
+static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+  dd_vtab *p = (dd_vtab *)pVtab;
+  dd_plan best, cand;
+  int i, iArg = 0, bDesc = 0, bOrder, iLimit = -1, iOffset = -1;
+  int idxNum;
+  double scanRows;
+
+  /* the Scan fallback */
+  memset(&best, 0, sizeof(best));
+  best.op = DD_OP_SCAN;
+  scanRows = p->pDesc->item_count > DD_SCAN_MIN_ROWS
+                 ? (double)p->pDesc->item_count
+                 : DD_SCAN_MIN_ROWS;
+  best.rows = scanRows;
+  best.cost = p->bScanDeny ? 1e300 : scanRows * 10;
+  for(i = 0; i < p->nPath; i++) {
+    if(dd_plan_path(p, pInfo, i, &cand) && cand.cost < best.cost)
+      best = cand;
+  }
+
+  /* hand the arguments out in the documented order */
+  idxNum = best.op | (best.iPath << 2);
+  if(best.op != DD_OP_SCAN) {
+    pInfo->aConstraintUsage[best.iPkCons].argvIndex = ++iArg;
+    if(best.bPkIn) {
+      sqlite3_vtab_in(pInfo, best.iPkCons, 1);
+      idxNum |= DD_PK_IN;
+    }
+    for(i = 0; i < best.nSk; i++) {
+      pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = ++iArg;
+      idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
+    }
+    if(best.bSkIn) {
+      sqlite3_vtab_in(pInfo, best.aSkCons[0], 1);
+      idxNum |= DD_SK_IN;
+    }
+  }
+  bOrder = dd_order_ok(p, pInfo, &best, &bDesc);
+  if(bOrder && pInfo->nOrderBy > 0) {
+    pInfo->orderByConsumed = 1;
+    if(bDesc)
+      idxNum |= DD_DESC;
+  }
+  /* LIMIT/OFFSET: only when nothing is left unpassed and order is ours */
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    if(!pInfo->aConstraint[i].usable)
+      continue;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LIMIT)
+      iLimit = i;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      iOffset = i;
+  }
+  if(iLimit >= 0 && bOrder && best.op != DD_OP_GET &&
+     (pInfo->colUsed & ~p->aPath[best.iPath].mCover) == 0 &&
+     dd_all_used(pInfo)) {
+    pInfo->aConstraintUsage[iLimit].argvIndex = ++iArg;
+    idxNum |= DD_LIMIT;
+    if(iOffset >= 0) {
+      pInfo->aConstraintUsage[iOffset].argvIndex = ++iArg;
+      idxNum |= DD_OFFSET;
+    }
+  }
+  if(best.op == DD_OP_QUERY &&
+     (pInfo->colUsed & ~p->aPath[best.iPath].mCover) != 0)
+    idxNum |= DD_FETCH;
+  pInfo->idxNum = idxNum;
+  pInfo->idxStr = dd_plan_str(p, &best, bDesc && pInfo->orderByConsumed,
+                              (idxNum & DD_LIMIT) != 0);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = best.cost;
+  pInfo->estimatedRows = (sqlite3_int64)best.rows;
+  if(best.op == DD_OP_GET)
+    pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Values: SQL -> DynamoDB key values
+*/
+static void dd_val_clear(dd_val *v) {
+  sqlite3_free(v->zBuf);
+  memset(v, 0, sizeof(*v));
+}
+
+/* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
+static int dd_utf8_ok(const unsigned char *z, int n) {
+  int i = 0;
+  while(i < n) {
+    unsigned c = z[i];
+    int len;
+    unsigned cp;
+    if(c < 0x80) {
+      i++;
+      continue;
+    }
+    if(c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if(c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if(c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return 0;
+    if(i + len > n)
+      return 0;
+    for(int k = 1; k < len; k++) {
+      if((z[i + k] & 0xc0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (z[i + k] & 0x3f);
+    }
+    if((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+       (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+      return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* Set v to a copy of z[0..n) as a value of type t. */
+static int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
+  v->zBuf = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if(!v->zBuf)
+    return SQLITE_NOMEM;
+  memcpy(v->zBuf, z, (size_t)n);
+  v->zBuf[n] = 0;
+  v->av.type = t;
+  v->av.text = v->zBuf;
+  v->av.n = (uint32_t)n;
+  v->raw = (const unsigned char *)v->zBuf;
+  v->nRaw = n;
+  return SQLITE_OK;
+}
+
+/* Render a double as the shortest decimal that reads back the same. */
+static void dd_fmt_double(double d, char *zBuf, int nBuf) {
+  int prec;
+  for(prec = 15; prec <= 17; prec++) {
+    snprintf(zBuf, (size_t)nBuf, "%.*g", prec, d);
+    if(strtod(zBuf, NULL) == d)
+      return;
+  }
+}
+
+/*
+** Convert SQL value pVal to a value of a key of type t, the way SQLite's
+** comparison with a column of that type's affinity would see it.
+**
+** Returns SQLITE_OK with *pbOk=1 and v filled when the value can be sent;
+** *pbOk=0 when no key value of that type can compare equal to it (NULL, a
+** blob against a string, text that is no number against a number, a
+** number DynamoDB cannot hold, an empty or invalid string).
+*/
+static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
+                           int *pbOk) {
+  int eType = sqlite3_value_type(pVal);
+  int rc = SQLITE_OK;
+  memset(v, 0, sizeof(*v));
+  *pbOk = 0;
+  if(eType == SQLITE_NULL)
+    return SQLITE_OK;
+  if(t == DDB_S) {
+    const unsigned char *z;
+    int n;
+    if(eType == SQLITE_BLOB)
+      return SQLITE_OK; /* TEXT affinity leaves blobs alone: never equal */
+    z = sqlite3_value_text(pVal); /* numbers render as TEXT affinity would */
+    n = sqlite3_value_bytes(pVal);
+    if(!z)
+      return SQLITE_NOMEM;
+    if(n == 0 || !dd_utf8_ok(z, n))
+      return SQLITE_OK; /* no DynamoDB key is empty or invalid UTF-8 */
+    rc = dd_val_text(v, DDB_S, (const char *)z, n);
+    *pbOk = rc == SQLITE_OK;
+    return rc;
+  }
+  if(t == DDB_N) {
+    sqlite3_value *pDup = NULL;
+    char zNum[64];
+    double d;
+    if(eType == SQLITE_TEXT) {
+      /* NUMERIC affinity applies to the other operand: text that looks
+      ** like a number compares as that number, other text never equals */
+      pDup = sqlite3_value_dup(pVal);
+      if(!pDup)
+        return SQLITE_NOMEM;
+      eType = sqlite3_value_numeric_type(pDup);
+      pVal = pDup;
+    }
+    if(eType == SQLITE_INTEGER) {
+      snprintf(zNum, sizeof(zNum), "%lld", (long long)sqlite3_value_int64(pVal));
+      d = (double)sqlite3_value_int64(pVal);
+    } else if(eType == SQLITE_FLOAT) {
+      d = sqlite3_value_double(pVal);
+      dd_fmt_double(d, zNum, sizeof(zNum));
+    } else {
+      sqlite3_value_free(pDup);
+      return SQLITE_OK;
+    }
+    sqlite3_value_free(pDup);
+    /* DynamoDB numbers: magnitude from 1e-130 to below 1e126 */
+    if(isnan(d) || isinf(d) || fabs(d) >= 1e126 || (d != 0 && fabs(d) < 1e-130))
+      return SQLITE_OK;
+    rc = dd_val_text(v, DDB_N, zNum, (int)strlen(zNum));
+    v->num = d;
+    *pbOk = rc == SQLITE_OK;
+    return rc;
+  }
+  /* DDB_B */
+  if(eType == SQLITE_BLOB) {
+    int n = sqlite3_value_bytes(pVal);
+    const void *z = sqlite3_value_blob(pVal);
+    size_t cap = ((size_t)n + 2) / 3 * 4 + 1;
+    if(n == 0)
+      return SQLITE_OK;
+    v->zBuf = sqlite3_malloc64(cap + (size_t)n);
+    if(!v->zBuf)
+      return SQLITE_NOMEM;
+    ddb_base64_encode(z, (size_t)n, v->zBuf, cap);
+    memcpy(v->zBuf + cap, z, (size_t)n); /* raw bytes, for ordering */
+    v->av.type = DDB_B;
+    v->av.text = v->zBuf;
+    v->av.n = (uint32_t)strlen(v->zBuf);
+    v->raw = (const unsigned char *)v->zBuf + cap;
+    v->nRaw = n;
+    *pbOk = 1;
+  }
+  return SQLITE_OK;
+}
+
+/* Compare two key values of the same type in DynamoDB's order. */
+static int dd_val_cmp(const dd_val *a, const dd_val *b) {
+  int n, c;
+  if(a->av.type == DDB_N)
+    return a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
+  n = a->nRaw < b->nRaw ? a->nRaw : b->nRaw;
+  c = n ? memcmp(a->raw, b->raw, (size_t)n) : 0;
+  return c ? c : a->nRaw - b->nRaw;
+}
+
+/* ------------------------------------------------------------------------
+** Sort-key conditions: from the pushed constraints to one key condition.
+**
+** Each constraint narrows an interval [lo, hi] (either end open or
+** closed, or absent).  A prefix constraint (begins_with, GLOB, LIKE)
+** gives [prefix, successor(prefix)), LIKE with the ASCII letters of its
+** prefix upper-cased for lo and lower-cased for hi.  The interval becomes
+** begins_with when it is exactly one prefix, else BETWEEN (closed; SQLite
+** drops what an open end should have excluded) or a single comparison.
+*/
+typedef struct dd_interval {
+  dd_val lo, hi;     /* empty (av.type 0) when absent */
+  int loOpen, hiOpen;
+  dd_val prefix;     /* set while the interval is exactly one prefix */
+  int bPrefixOnly;
+  int bEmpty;        /* no row can match */
+  int bExact;        /* the condition sent selects exactly these rows */
+} dd_interval;
+
+/* The successor of prefix z[0..n) in binary order: the smallest string
+** greater than every string starting with z, computed on code points so
+** that the result is valid UTF-8.  Returns the length, 0 when there is
+** none (the prefix is all U+10FFFF). */
+static int dd_successor(const char *z, int n, char *zOut) {
+  while(n > 0) {
+    int i = n - 1, len;
+    unsigned cp;
+    while(i > 0 && ((unsigned char)z[i] & 0xc0) == 0x80)
+      i--;
+    len = n - i;
+    {
+      unsigned char c = (unsigned char)z[i];
+      cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+      for(int k = 1; k < len; k++)
+        cp = (cp << 6) | ((unsigned char)z[i + k] & 0x3f);
+    }
+    if(cp >= 0x10ffff) {
+      n = i;
+      continue;
+    }
+    cp++;
+    if(cp == 0xd800)
+      cp = 0xe000;
+    memcpy(zOut, z, (size_t)i);
+    if(cp < 0x80) {
+      zOut[i++] = (char)cp;
+    } else if(cp < 0x800) {
+      zOut[i++] = (char)(0xc0 | (cp >> 6));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    } else if(cp < 0x10000) {
+      zOut[i++] = (char)(0xe0 | (cp >> 12));
+      zOut[i++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    } else {
+      zOut[i++] = (char)(0xf0 | (cp >> 18));
+      zOut[i++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+      zOut[i++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    }
+    return i;
+  }
+  return 0;
+}
+
+/* Narrow the lower end to v (moved into the interval) if it is tighter. */
+static void dd_iv_lo(dd_interval *iv, dd_val *v, int bOpen) {
+  int c = iv->lo.av.type ? dd_val_cmp(v, &iv->lo) : 1;
+  if(c > 0 || (c == 0 && bOpen && !iv->loOpen)) {
+    dd_val_clear(&iv->lo);
+    iv->lo = *v;
+    iv->loOpen = bOpen;
+  } else {
+    dd_val_clear(v);
+  }
+  memset(v, 0, sizeof(*v));
+}
+
+static void dd_iv_hi(dd_interval *iv, dd_val *v, int bOpen) {
+  int c = iv->hi.av.type ? dd_val_cmp(v, &iv->hi) : -1;
+  if(c < 0 || (c == 0 && bOpen && !iv->hiOpen)) {
+    dd_val_clear(&iv->hi);
+    iv->hi = *v;
+    iv->hiOpen = bOpen;
+  } else {
+    dd_val_clear(v);
+  }
+  memset(v, 0, sizeof(*v));
+}
+
+/* The literal prefix of a LIKE or GLOB pattern, ASCII-case-mapped for
+** LIKE (bUpper: 1 upper, 0 lower, -1 as is).  Returns its length. */
+static int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
+                             char *zOut) {
+  int i;
+  for(i = 0; i < n; i++) {
+    char c = z[i];
+    if(bGlob ? (c == '*' || c == '?' || c == '[') : (c == '%' || c == '_'))
+      break;
+    if(bUpper == 1 && c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+    else if(bUpper == 0 && c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    zOut[i] = c;
+  }
+  return i;
+}
+
+/* Does the pattern consist of one literal prefix and a final wildcard,
+** matching exactly the strings that start with that prefix? */
+static int dd_pattern_is_prefix(const char *z, int n, int bGlob) {
+  int i = 0;
+  while(i < n && (bGlob ? (z[i] != '*' && z[i] != '?' && z[i] != '[')
+                        : (z[i] != '%' && z[i] != '_')))
+    i++;
+  return i == n - 1 && z[i] == (bGlob ? '*' : '%');
+}
+
+/* Apply one constraint of kind k with value pVal to the interval. */
+static int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
+                       int *pnPrefix) {
+  dd_val v;
+  int ok, rc;
+  if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal), nLo, nHi, nSucc, bCase = 0;
+    char *zLo, *zHi, *zSucc;
+    if(sqlite3_value_type(pVal) == SQLITE_NULL) {
+      iv->bEmpty = 1; /* x LIKE NULL is NULL: no row */
+      return SQLITE_OK;
+    }
+    if(!z)
+      return SQLITE_NOMEM;
+    zLo = sqlite3_malloc64((sqlite3_uint64)n * 3 + 12);
+    if(!zLo)
+      return SQLITE_NOMEM;
+    zHi = zLo + n + 1;
+    zSucc = zHi + n + 1;
+    if(k == DD_SK_BEGINS) {
+      memcpy(zLo, z, (size_t)n);
+      memcpy(zHi, z, (size_t)n);
+      nLo = nHi = n;
+    } else {
+      nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1, zLo);
+      nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1, zHi);
+      bCase = k == DD_SK_LIKE && (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
+      if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
+        iv->bExact = 0;
+    }
+    if(nLo == 0 || !dd_utf8_ok((unsigned char *)zLo, nLo)) {
+      /* no literal prefix: no narrowing */
+      iv->bExact = 0;
+      sqlite3_free(zLo);
+      return SQLITE_OK;
+    }
+    (*pnPrefix)++;
+    rc = dd_val_text(&v, DDB_S, zLo, nLo);
+    if(rc == SQLITE_OK) {
+      if(!bCase && *pnPrefix == 1 && !iv->lo.av.type && !iv->hi.av.type) {
+        dd_val_clear(&iv->prefix);
+        rc = dd_val_text(&iv->prefix, DDB_S, zLo, nLo);
+      }
+      dd_iv_lo(iv, &v, 0);
+    }
+    nSucc = dd_successor(zHi, nHi, zSucc);
+    if(rc == SQLITE_OK && nSucc > 0) {
+      rc = dd_val_text(&v, DDB_S, zSucc, nSucc);
+      if(rc == SQLITE_OK)
+        dd_iv_hi(iv, &v, 1);
+    }
+    sqlite3_free(zLo);
+    return rc;
+  }
+  rc = dd_val_from_sql(pVal, t, &v, &ok);
+  if(rc)
+    return rc;
+  if(!ok) {
+    /* A value no key can equal, or a bound DynamoDB cannot express.
+    ** NULL compares to nothing: the whole WHERE is false.  Otherwise
+    ** drop the bound (a superset) unless it is an equality. */
+    if(sqlite3_value_type(pVal) == SQLITE_NULL || k == DD_SK_EQ)
+      iv->bEmpty = 1;
+    else
+      iv->bExact = 0;
+    return SQLITE_OK;
+  }
+  switch(k) {
+  case DD_SK_EQ: {
+    dd_val w;
+    rc = dd_val_text(&w, v.av.type, v.av.text, (int)v.av.n);
+    if(rc) {
+      dd_val_clear(&v);
+      return rc;
+    }
+    w.num = v.num;
+    if(v.av.type == DDB_B) { /* keep raw bytes for ordering */
+      dd_val_clear(&w);
+      rc = dd_val_from_sql(pVal, t, &w, &ok);
+      if(rc) {
+        dd_val_clear(&v);
+        return rc;
+      }
+    }
+    dd_iv_lo(iv, &v, 0);
+    dd_iv_hi(iv, &w, 0);
+    break;
+  }
+  case DD_SK_GT: dd_iv_lo(iv, &v, 1); break;
+  case DD_SK_GE: dd_iv_lo(iv, &v, 0); break;
+  case DD_SK_LT: dd_iv_hi(iv, &v, 1); break;
+  case DD_SK_LE: dd_iv_hi(iv, &v, 0); break;
+  }
+  return SQLITE_OK;
+}
+
+/* Turn the interval into the request's sort-key condition. */
+static void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther,
+                         ddb_read *rd, dd_val out[2]) {
+  if(iv->bEmpty)
+    return;
+  if(iv->lo.av.type && iv->hi.av.type) {
+    int c = dd_val_cmp(&iv->lo, &iv->hi);
+    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen))) {
+      iv->bEmpty = 1;
+      return;
+    }
+  }
+  if(nPrefix == 1 && nOther == 0 && iv->prefix.av.type) {
+    rd->sk_op = DDB_SK_BEGINS_WITH;
+    out[0] = iv->prefix;
+    memset(&iv->prefix, 0, sizeof(iv->prefix));
+    return;
+  }
+  if(iv->lo.av.type && iv->hi.av.type) {
+    if(dd_val_cmp(&iv->lo, &iv->hi) == 0) {
+      rd->sk_op = DDB_SK_EQ;
+      out[0] = iv->lo;
+      memset(&iv->lo, 0, sizeof(iv->lo));
+      return;
+    }
+    rd->sk_op = DDB_SK_BETWEEN;
+    if(iv->loOpen || iv->hiOpen || nPrefix)
+      iv->bExact = 0;
+    out[0] = iv->lo;
+    out[1] = iv->hi;
+    memset(&iv->lo, 0, sizeof(iv->lo));
+    memset(&iv->hi, 0, sizeof(iv->hi));
+  } else if(iv->lo.av.type) {
+    rd->sk_op = iv->loOpen ? DDB_SK_GT : DDB_SK_GE;
+    out[0] = iv->lo;
+    memset(&iv->lo, 0, sizeof(iv->lo));
+  } else if(iv->hi.av.type) {
+    rd->sk_op = iv->hiOpen ? DDB_SK_LT : DDB_SK_LE;
+    out[0] = iv->hi;
+    memset(&iv->hi, 0, sizeof(iv->hi));
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Cursors
+**
+** Rows are held as item references in aRow: the one GetItem answer, the
+** BatchGetItem answers, or the current page of a Query/Scan (read again
+** by key when the index does not project a used column).  xNext walks
+** aRow and fetches the next page when it runs out.
+*/
+static int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
+  dd_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  (void)pVtab;
+  if(!pCur)
+    return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->bEof = 1;
+  *ppCursor = &pCur->base;
+  return SQLITE_OK;
+}
+
+static void dd_rows_clear(dd_cursor *pCur) {
+  int i;
+  for(i = 0; i < pCur->nRow; i++)
+    ddb_item_unref(pCur->aRow[i]);
+  sqlite3_free(pCur->aRow);
+  pCur->aRow = NULL;
+  pCur->nRow = pCur->iRow = 0;
+  pCur->pCur = NULL;
+}
+
+/* Release everything a previous xFilter left. */
+static void dd_cursor_reset(dd_cursor *pCur) {
+  int i;
+  for(i = 0; i < pCur->nPk; i++)
+    dd_val_clear(&pCur->aPk[i]);
+  sqlite3_free(pCur->aPk);
+  pCur->aPk = NULL;
+  pCur->nPk = pCur->iPk = 0;
+  dd_val_clear(&pCur->sk[0]);
+  dd_val_clear(&pCur->sk[1]);
+  ddb_item_unref(pCur->pStart);
+  pCur->pStart = NULL;
+  pCur->bMore = 0;
+  dd_rows_clear(pCur);
+  pCur->bEof = 1;
+  pCur->nLimit = pCur->nEmitted = 0;
+  memset(&pCur->rd, 0, sizeof(pCur->rd));
+}
+
+static int dynamodbClose(sqlite3_vtab_cursor *cur) {
+  dd_cursor_reset((dd_cursor *)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* Report a client error on the cursor's vtab; returns the SQLite code. */
+static int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
+  dd_error((dd_vtab *)pCur->base.pVtab, "%s", e->message);
+  return dd_rc(e);
+}
+
+/* Read aIn[0..nIn) again by their table keys (the index lacks a used
+** column) into aRow.  Rows whose item vanished meanwhile are dropped. */
+static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **aFound;
+  ddb_error err;
+  int i, j;
+  ddb_error_clear(&err);
+  aFound = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)(nIn ? nIn : 1));
+  if(!aFound)
+    return SQLITE_NOMEM;
+  if(ddbc_batch_get(p->pClient, p->pDesc->name, (const ddb_item *const *)aIn,
+                    (size_t)nIn, p->azKey, p->nKey, &p->pol, aFound, &err)) {
+    sqlite3_free(aFound);
+    return dd_cursor_error(pCur, &err);
+  }
+  for(i = j = 0; i < nIn; i++)
+    if(aFound[i])
+      aFound[j++] = aFound[i];
+  pCur->aRow = aFound;
+  pCur->nRow = j;
+  return SQLITE_OK;
+}
+
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end. */
+static int dd_next_page(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_error err;
+  int i, rc;
+  ddb_error_clear(&err);
+  dd_rows_clear(pCur);
+  for(;;) {
+    ddb_page *pg = NULL;
+    if(!pCur->bMore) {
+      if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
+        pCur->bEof = 1;
+        return SQLITE_OK;
+      }
+      pCur->iPk++;
+      pCur->bMore = 1;
+    }
+    if(pCur->nLimit > 0 && pCur->nEmitted >= pCur->nLimit) {
+      pCur->bEof = 1;
+      return SQLITE_OK;
+    }
+    if(pCur->op == DD_OP_QUERY)
+      pCur->rd.pk = pCur->aPk[pCur->iPk].av;
+    pCur->rd.start = pCur->pStart;
+    if(pCur->nLimit > 0)
+      pCur->rd.limit = pCur->nLimit - pCur->nEmitted;
+    if(ddbc_read_page(p->pClient, &pCur->rd, &p->pol, &pg, &err))
+      return dd_cursor_error(pCur, &err);
+    ddb_item_unref(pCur->pStart);
+    pCur->pStart = ddb_item_ref(pg->last_key);
+    pCur->bMore = pCur->pStart != NULL;
+    if(pg->n_items == 0) {
+      ddb_page_unref(pg);
+      continue;
+    }
+    if(pCur->bFetch) {
+      rc = dd_fetch_full(pCur, pg->items, pg->n_items);
+      ddb_page_unref(pg);
+      if(rc)
+        return rc;
+      if(pCur->nRow == 0)
+        continue;
+      return SQLITE_OK;
+    }
+    pCur->aRow = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
+    if(!pCur->aRow) {
+      ddb_page_unref(pg);
+      return SQLITE_NOMEM;
+    }
+    for(i = 0; i < pg->n_items; i++)
+      pCur->aRow[i] = ddb_item_ref(pg->items[i]);
+    pCur->nRow = pg->n_items;
+    ddb_page_unref(pg);
+    return SQLITE_OK;
+  }
+}
+
+static int dynamodbNext(sqlite3_vtab_cursor *cur) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  int rc;
+  pCur->iRowid++;
+  while(pCur->iRow >= pCur->nRow) {
+    if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
+      pCur->bEof = 1;
+      return SQLITE_OK;
+    }
+    rc = dd_next_page(pCur);
+    if(rc || pCur->bEof)
+      return rc;
+  }
+  pCur->pCur = pCur->aRow[pCur->iRow++];
+  pCur->nEmitted++;
+  return SQLITE_OK;
+}
+
+/* Append v to the cursor's partition keys unless already there. */
+static int dd_add_pk(dd_cursor *pCur, dd_val *v) {
+  int i;
+  dd_val *a;
+  for(i = 0; i < pCur->nPk; i++)
+    if(pCur->aPk[i].av.n == v->av.n &&
+       memcmp(pCur->aPk[i].av.text, v->av.text, v->av.n) == 0) {
+      dd_val_clear(v);
+      return SQLITE_OK;
+    }
+  a = sqlite3_realloc64(pCur->aPk, sizeof(dd_val) * (sqlite3_uint64)(pCur->nPk + 1));
+  if(!a) {
+    dd_val_clear(v);
+    return SQLITE_NOMEM;
+  }
+  pCur->aPk = a;
+  a[pCur->nPk++] = *v;
+  memset(v, 0, sizeof(*v));
+  return SQLITE_OK;
+}
+
+/* Collect the distinct usable values of argument pArg (an IN list when
+** bIn) converted to type t, appended to the cursor's aPk. */
+static int dd_collect(dd_cursor *pCur, sqlite3_value *pArg, int bIn,
+                      ddb_type t) {
+  sqlite3_value *pV;
+  dd_val v;
+  int ok, rc;
+  if(!bIn) {
+    rc = dd_val_from_sql(pArg, t, &v, &ok);
+    if(rc == SQLITE_OK && ok)
+      rc = dd_add_pk(pCur, &v);
+    return rc;
+  }
+  for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
+      rc = sqlite3_vtab_in_next(pArg, &pV)) {
+    /* pV is valid only until the next call: dd_val_from_sql copies it */
+    int rc2 = dd_val_from_sql(pV, t, &v, &ok);
+    if(rc2 == SQLITE_OK && ok)
+      rc2 = dd_add_pk(pCur, &v);
+    if(rc2)
+      return rc2;
+  }
+  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* The error for a Scan refused by scan=deny, naming what would avoid it. */
+static void dd_scan_denied(dd_vtab *p) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  int i;
+  for(i = 0; i < p->nPath; i++) {
+    const dd_path *pp = &p->aPath[i];
+    sqlite3_str_appendf(s, "%s%s", i ? ", " : "", p->aCol[pp->iPk].zName);
+    if(pp->pIdx->name)
+      sqlite3_str_appendf(s, " (%s)", pp->pIdx->name);
+  }
+  z = sqlite3_str_finish(s);
+  dd_error(p, "full scan of table '%s' denied (scan=deny); constrain a "
+           "partition key with = or IN: %s", p->pDesc->name, z ? z : "");
+  sqlite3_free(z);
+}
+
+/* GetItem and BatchGetItem: the keys are aPk (partition) x skv (sort). */
+static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int nKeys = pCur->nPk * (p->nKey == 2 ? nSk : 1);
+  ddb_item **aKey = NULL, **aFound = NULL;
+  ddb_error err;
+  int i, j, k = 0, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  if(nKeys == 0) {
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
+  if(!aKey)
+    return SQLITE_NOMEM;
+  memset(aKey, 0, sizeof(ddb_item *) * (size_t)nKeys * 2);
+  aFound = aKey + nKeys;
+  for(i = 0; i < pCur->nPk; i++) {
+    for(j = 0; j < (p->nKey == 2 ? nSk : 1); j++) {
+      ddb_av kv[2];
+      kv[0] = pCur->aPk[i].av;
+      kv[0].name = p->azKey[0];
+      if(p->nKey == 2) {
+        kv[1] = aSk[j].av;
+        kv[1].name = p->azKey[1];
+      }
+      aKey[k] = ddb_item_from_avs(kv, p->nKey);
+      if(!aKey[k++]) {
+        rc = SQLITE_NOMEM;
+        goto fail;
+      }
+    }
+  }
+  if(pCur->op == DD_OP_GET) {
+    if(ddbc_get_item(p->pClient, p->pDesc->name, aKey[0], p->azKey, p->nKey,
+                     &p->pol, &aFound[0], &err)) {
+      rc = dd_cursor_error(pCur, &err);
+      goto fail;
+    }
+  } else if(ddbc_batch_get(p->pClient, p->pDesc->name,
+                           (const ddb_item *const *)aKey, (size_t)nKeys,
+                           p->azKey, p->nKey, &p->pol, aFound, &err)) {
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
+  }
+  /* keep the found items, in key order; aKey's first half is reused */
+  pCur->aRow = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys);
+  if(!pCur->aRow) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  for(i = 0; i < nKeys; i++)
+    if(aFound[i]) {
+      pCur->aRow[pCur->nRow++] = aFound[i];
+      aFound[i] = NULL;
+    }
+
+fail:
+  for(i = 0; i < nKeys; i++) {
+    ddb_item_unref(aKey[i]);
+    ddb_item_unref(aFound[i]);
+  }
+  sqlite3_free(aKey);
+  return rc;
+}
+
+/*
+** xFilter: run the plan xBestIndex chose (see the table above
+** dynamodbBestIndex for idxNum and the order of argv).
+*/
+static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
+                          const char *idxStr, int argc, sqlite3_value **argv) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  dd_path *pp = &p->aPath[(idxNum >> 2) & 31];
+  dd_interval iv;
+  dd_val aSkEq[1];
+  dd_cursor skc; /* collects sort-key IN values for BatchGetItem */
+  int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
+  (void)idxStr;
+
+  dd_cursor_reset(pCur);
+  memset(&iv, 0, sizeof(iv));
+  memset(&skc, 0, sizeof(skc));
+  memset(aSkEq, 0, sizeof(aSkEq));
+  iv.bExact = 1;
+  pCur->op = idxNum & 3;
+  pCur->pPath = pp;
+  pCur->bEof = 0;
+  pCur->iRowid = 0;
+  pCur->bFetch = (idxNum & DD_FETCH) != 0;
+
+  if(pCur->op == DD_OP_SCAN) {
+    if(p->bScanDeny) {
+      dd_scan_denied(p);
+      return SQLITE_ERROR;
+    }
+    pCur->rd.table = p->pDesc->name;
+  } else {
+    rc = dd_collect(pCur, argv[iArg++], (idxNum & DD_PK_IN) != 0,
+                    p->aCol[pp->iPk].type);
+    if(rc)
+      goto fail;
+    if(pCur->nPk == 0)
+      iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
+    for(i = 0; i < 4; i++) {
+      int k = (idxNum >> (DD_SK_SHIFT + 4 * i)) & 15;
+      if(k == DD_SK_NONE || iArg >= argc)
+        break;
+      if(pCur->op != DD_OP_QUERY) {
+        /* the table's sort key, = or IN: gather its values */
+        skc.base.pVtab = cur->pVtab;
+        rc = dd_collect(&skc, argv[iArg++], (idxNum & DD_SK_IN) != 0,
+                        p->aCol[pp->iSk].type);
+        if(rc)
+          goto fail;
+        nSkEq = skc.nPk;
+        continue;
+      }
+      if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
+        ;
+      else
+        nOther++;
+      rc = dd_iv_apply(&iv, p->aCol[pp->iSk].type, k, argv[iArg++], &nPrefix);
+      if(rc)
+        goto fail;
+    }
+    if(pCur->op != DD_OP_QUERY && p->nKey == 2 && nSkEq == 0)
+      iv.bEmpty = 1;
+  }
+  if(idxNum & DD_LIMIT) {
+    sqlite3_int64 nLim = sqlite3_value_int64(argv[iArg++]);
+    sqlite3_int64 nOff = (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
+    if(nOff < 0)
+      nOff = 0;
+    /* LIMIT only when the call selects exactly the WHERE's rows */
+    if(nLim >= 0 && iv.bExact && !pCur->bFetch)
+      pCur->nLimit = nLim + nOff;
+  }
+  if(iv.bEmpty) {
+    pCur->bEof = 1;
+    goto fail;
+  }
+
+  switch(pCur->op) {
+  case DD_OP_GET:
+  case DD_OP_BATCH:
+    rc = dd_run_keys(pCur, skc.aPk, skc.nPk);
+    if(rc)
+      goto fail;
+    break;
+  case DD_OP_QUERY:
+    pCur->rd.table = p->pDesc->name;
+    pCur->rd.index = pp->pIdx->name;
+    pCur->rd.pk_name = p->aCol[pp->iPk].zName;
+    if(pp->iSk >= 0)
+      pCur->rd.sk_name = p->aCol[pp->iSk].zName;
+    dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
+    if(iv.bEmpty) {
+      pCur->bEof = 1;
+      goto fail;
+    }
+    if(!iv.bExact)
+      pCur->nLimit = 0;
+    pCur->rd.sk[0] = pCur->sk[0].av;
+    pCur->rd.sk[1] = pCur->sk[1].av;
+    pCur->rd.descending = (idxNum & DD_DESC) != 0;
+    pCur->iPk = -1;
+    break;
+  default:
+    pCur->nPk = 0;
+    pCur->iPk = -1;
+    break;
+  }
+  if(pCur->op == DD_OP_QUERY || pCur->op == DD_OP_SCAN) {
+    /* the first page: dd_next_page() starts at the first partition */
+    pCur->bMore = 0;
+    if(pCur->op == DD_OP_SCAN) {
+      pCur->bMore = 1;
+      pCur->iPk = 0;
+    }
+  }
+  rc = dynamodbNext(cur);
+  pCur->iRowid = 1;
+
+fail:
+  dd_val_clear(&iv.lo);
+  dd_val_clear(&iv.hi);
+  dd_val_clear(&iv.prefix);
+  for(i = 0; i < skc.nPk; i++)
+    dd_val_clear(&skc.aPk[i]);
+  sqlite3_free(skc.aPk);
+  if(rc)
+    pCur->bEof = 1;
+  return rc;
+}
+
+static int dynamodbEof(sqlite3_vtab_cursor *cur) {
+  return ((dd_cursor *)cur)->bEof;
+}
+
+/* Set the result to attribute value av as a key column would show it. */
+static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
+  switch(av->type) {
+  case DDB_S:
+    sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    return;
+  case DDB_N: {
+    int64_t i;
+    double d;
+    switch(ddb_number_classify(av->text, av->n, &i, &d)) {
+    case DDB_NUM_INT: sqlite3_result_int64(ctx, i); return;
+    case DDB_NUM_REAL: sqlite3_result_double(ctx, d); return;
+    default: sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    }
+    return;
+  }
+  case DDB_B: {
+    unsigned char *z = sqlite3_malloc64(av->n + 1);
+    size_t n;
+    if(!z) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    n = ddb_base64_decode(av->text, av->n, z, av->n + 1);
+    if(n == (size_t)-1) {
+      sqlite3_free(z);
+      sqlite3_result_error(ctx, DD_PREFIX "malformed base64 in a B value", -1);
+      return;
+    }
+    sqlite3_result_blob64(ctx, z, n, sqlite3_free);
+    return;
+  }
+  default: {
+    ddb_buf b;
+    char *z;
+    size_t n;
+    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_av_to_json(av, &b);
+    z = ddb_buf_take(&b, &n);
+    if(!z) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+  }
+  }
+}
+
+static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                          int i) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  const ddb_av *av;
+  if(!pCur->pCur)
+    return SQLITE_OK;
+  if(i < p->nCol) {
+    av = ddb_item_get(pCur->pCur, p->aCol[i].zName);
+    if(av)
+      dd_result_av(ctx, av);
+    return SQLITE_OK;
+  }
+  /* item: the whole item as JSON */
+  dd_result_av(ctx, &pCur->pCur->root);
+  return SQLITE_OK;
+}
+
+static int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
+  *pRowid = ((dd_cursor *)cur)->iRowid;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** SQL functions
+*/
+
+/* begins_with(X, P): 1 if X starts with P (as text, or as bytes when either
+** is a blob), 0 if not, NULL if either is NULL. */
+static void dd_begins_with_func(sqlite3_context *ctx, int argc,
+                                sqlite3_value **argv) {
+  const unsigned char *zX, *zP;
+  int nX, nP, bBlob;
+  (void)argc;
+  if(sqlite3_value_type(argv[0]) == SQLITE_NULL ||
+     sqlite3_value_type(argv[1]) == SQLITE_NULL)
+    return;
+  bBlob = sqlite3_value_type(argv[0]) == SQLITE_BLOB ||
+          sqlite3_value_type(argv[1]) == SQLITE_BLOB;
+  zX = bBlob ? sqlite3_value_blob(argv[0]) : sqlite3_value_text(argv[0]);
+  nX = sqlite3_value_bytes(argv[0]);
+  zP = bBlob ? sqlite3_value_blob(argv[1]) : sqlite3_value_text(argv[1]);
+  nP = sqlite3_value_bytes(argv[1]);
+  sqlite3_result_int(ctx, nP <= nX && (nP == 0 || memcmp(zX, zP, (size_t)nP) == 0));
+}
+
+static int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg,
+                                const char *zName,
+                                void (**pxFunc)(sqlite3_context *, int,
+                                                sqlite3_value **),
+                                void **ppArg) {
+  (void)pVtab;
+  if(nArg == 2 && sqlite3_stricmp(zName, "begins_with") == 0) {
+    *pxFunc = dd_begins_with_func;
+    *ppArg = NULL;
+    return DD_FUNC_BEGINS_WITH;
+  }
+  return 0;
+}
+
+/* The seq of the last request dynamodb_calls() reported. */
+static uint64_t dd_calls_seen;
+
+/* dynamodb_calls(): the DynamoDB calls made by this process since the
+** previous dynamodb_calls(), e.g. "Query GSI1, GetItem"; follow-up pages
+** and retries of a call are not listed again.  "(none)" if there were
+** none. */
+static void dd_calls_func(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  ddb_log_entry *a;
+  sqlite3_str *s;
+  uint64_t after = __atomic_load_n(&dd_calls_seen, __ATOMIC_RELAXED);
+  int i, n, nOut = 0;
+  (void)argc;
+  (void)argv;
+  a = sqlite3_malloc64(sizeof(ddb_log_entry) * DDB_LOG_SIZE);
+  if(!a) {
+    sqlite3_result_error_nomem(ctx);
+    return;
+  }
+  n = ddb_log_read(after, a, DDB_LOG_SIZE);
+  s = sqlite3_str_new(0);
+  for(i = 0; i < n; i++) {
+    if(a[i].continuation)
+      continue;
+    sqlite3_str_appendf(s, "%s%s%s%s", nOut++ ? ", " : "", a[i].operation,
+                        a[i].index[0] ? " " : "", a[i].index);
+  }
+  if(n > 0)
+    __atomic_store_n(&dd_calls_seen, a[n - 1].seq, __ATOMIC_RELAXED);
+  if(nOut == 0)
+    sqlite3_str_appendall(s, "(none)");
+  sqlite3_free(a);
+  sqlite3_result_text(ctx, sqlite3_str_value(s), -1, SQLITE_TRANSIENT);
+  sqlite3_free(sqlite3_str_finish(s));
+}
+
+/* ------------------------------------------------------------------------
+** The module
+*/
+static sqlite3_module dynamodbModule = {
+    0,                    /* iVersion */
+    dynamodbConnect,      /* xCreate: the DynamoDB table must exist */
+    dynamodbConnect,      /* xConnect */
+    dynamodbBestIndex,    /* xBestIndex */
+    dynamodbDisconnect,   /* xDisconnect */
+    dynamodbDisconnect,   /* xDestroy: never deletes the DynamoDB table */
+    dynamodbOpen,         /* xOpen */
+    dynamodbClose,        /* xClose */
+    dynamodbFilter,       /* xFilter */
+    dynamodbNext,         /* xNext */
+    dynamodbEof,          /* xEof */
+    dynamodbColumn,       /* xColumn */
+    dynamodbRowid,        /* xRowid */
+    0,                    /* xUpdate: read-only for now */
+    0,                    /* xBegin */
+    0,                    /* xSync */
+    0,                    /* xCommit */
+    0,                    /* xRollback */
+    dynamodbFindFunction, /* xFindFunction: begins_with */
+    0,                    /* xRename */
+    0,                    /* xSavepoint */
+    0,                    /* xRelease */
+    0,                    /* xRollbackTo */
+    0                     /* xShadowName */
+};
+
+int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi);
+
+#ifdef _WIN32
+__declspec(dllexport)
+#endif
+int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi) {
+  int rc;
+  SQLITE_EXTENSION_INIT2(pApi);
+  (void)pzErrMsg;
+  rc = sqlite3_create_module(db, "dynamodb", &dynamodbModule, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "begins_with", 2,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+                                     SQLITE_INNOCUOUS,
+                                 0, dd_begins_with_func, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_calls", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 dd_calls_func, 0, 0);
+  return rc;
+}
