@@ -462,6 +462,10 @@ static int parse_projection(const cJSON *p, ddb_index *idx) {
   return 0;
 }
 
+static int index_cmp(const void *a, const void *b) {
+  return strcmp(((const ddb_index *)a)->name, ((const ddb_index *)b)->name);
+}
+
 void ddb_table_desc_free(ddb_table_desc *d) {
   int i, j;
   if(!d)
@@ -544,6 +548,14 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
       }
     }
   }
+  /* DynamoDB lists indexes in no fixed order: sort each kind by name so
+  ** that columns and plans are the same on every connection */
+  if(cJSON_GetArraySize(gsis) > 1)
+    qsort(d->indexes + 1, (size_t)cJSON_GetArraySize(gsis), sizeof(ddb_index),
+          index_cmp);
+  if(cJSON_GetArraySize(lsis) > 1)
+    qsort(d->indexes + 1 + cJSON_GetArraySize(gsis),
+          (size_t)cJSON_GetArraySize(lsis), sizeof(ddb_index), index_cmp);
   *out = d;
   d = NULL;
 

@@ -14,6 +14,8 @@ Usage:
         Use the NAME=VALUE form from a .test file: the sqlite3 shell's .shell
         drops the double quotes inside JSON. Prints the item as DynamoDB
         JSON, sorted keys, one line; "(no item)" (exit 0) if absent.
+    python3 test/fixtures.py load TABLE FILE  # (re)create from {"create": {...}, "items": [...]}
+    python3 test/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
     python3 test/fixtures.py scan TABLE      # every item, one per line like `get`,
                                              # sorted by primary key (bytewise, N numeric)
 
@@ -406,6 +408,20 @@ def put_ddb_items(client, name, items):
         client.put_item(TableName=name, Item=it)
 
 
+def load_file(client, name, path):
+    """(Re)create table `name` from a JSON file {"create": {CreateTable
+    arguments without TableName}, "items": [items in DynamoDB JSON]}."""
+    with open(path) as f:
+        spec = json.load(f)
+    drop_table(client, name)
+    kwargs = dict(spec["create"])
+    kwargs["TableName"] = name
+    kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
+    client.create_table(**kwargs)
+    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+    put_ddb_items(client, name, spec.get("items", []))
+
+
 def seed001(client, name):
     create_table(client, name, "PK", "SK", gsis=SEED001_INDEXES)
     put_ddb_items(client, name, SEED001_ITEMS_DDB)
@@ -459,6 +475,15 @@ def main(argv):
             drop_table(client, args[0])
         elif cmd == "count" and len(args) == 1:
             print(count_items(client, args[0]))
+        elif cmd == "load" and len(args) == 2:
+            load_file(client, args[0], args[1])
+        elif cmd == "put" and len(args) >= 2:
+            try:
+                item = parse_key(args[1:])
+            except ValueError as e:
+                sys.stderr.write("fixtures: bad item: %s\n" % e)
+                return 2
+            client.put_item(TableName=args[0], Item=item)
         elif cmd == "get" and len(args) >= 2:
             try:
                 key = parse_key(args[1:])
