@@ -1351,21 +1351,54 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   ddb_item **aFound;
   ddb_error err;
   int i, j;
+  ddb_item **aKey;
+  int rc = SQLITE_OK;
   ddb_error_clear(&err);
-  aFound = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)(nIn ? nIn : 1));
+  aFound = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)(nIn ? nIn : 1) * 2);
   if(!aFound)
     return SQLITE_NOMEM;
-  if(ddbc_batch_get(p->pClient, p->pDesc->name, (const ddb_item *const *)aIn,
+  memset(aFound, 0, sizeof(ddb_item *) * (size_t)(nIn ? nIn : 1) * 2);
+  aKey = aFound + (nIn ? nIn : 1);
+  /* an index row holds the table's key attributes and its own: keep the
+  ** former, BatchGetItem refuses any other attribute in a key */
+  for(i = 0; i < nIn; i++) {
+    ddb_av kv[2];
+    for(j = 0; j < p->nKey; j++) {
+      const ddb_av *a = ddb_item_get(aIn[i], p->azKey[j]);
+      if(!a) {
+        dd_error(p, "index row without the table key '%s'", p->azKey[j]);
+        rc = SQLITE_ERROR;
+        goto fail;
+      }
+      kv[j] = *a;
+    }
+    aKey[i] = ddb_item_from_avs(kv, p->nKey);
+    if(!aKey[i]) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+  }
+  if(ddbc_batch_get(p->pClient, p->pDesc->name, (const ddb_item *const *)aKey,
                     (size_t)nIn, p->azKey, p->nKey, &p->pol, aFound, &err)) {
-    sqlite3_free(aFound);
-    return dd_cursor_error(pCur, &err);
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
   }
   for(i = j = 0; i < nIn; i++)
     if(aFound[i])
       aFound[j++] = aFound[i];
   pCur->aRow = aFound;
   pCur->nRow = j;
-  return SQLITE_OK;
+  aFound = NULL;
+
+fail:
+  for(i = 0; i < nIn; i++)
+    ddb_item_unref(aKey[i]);
+  if(aFound) {
+    for(i = 0; i < nIn; i++)
+      ddb_item_unref(aFound[i]);
+    sqlite3_free(aFound);
+  }
+  return rc;
 }
 
 /* Load the next non-empty page of the Query/Scan into aRow, moving on to

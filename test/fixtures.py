@@ -419,7 +419,26 @@ def load_file(client, name, path):
     kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
     client.create_table(**kwargs)
     _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
-    put_ddb_items(client, name, spec.get("items", []))
+    put_ddb_items(client, name, [_binary(it) for it in spec.get("items", [])])
+
+
+def _binary(item):
+    """DynamoDB JSON as written in a file carries B/BS as base64 text;
+    boto3 wants the bytes (it encodes them itself)."""
+    import base64
+
+    def av(v):
+        (t, x), = v.items()
+        if t == "B":
+            return {"B": base64.b64decode(x)}
+        if t == "BS":
+            return {"BS": [base64.b64decode(e) for e in x]}
+        if t == "M":
+            return {"M": {k: av(e) for k, e in x.items()}}
+        if t == "L":
+            return {"L": [av(e) for e in x]}
+        return v
+    return {k: av(v) for k, v in item.items()}
 
 
 def seed001(client, name):
