@@ -133,6 +133,12 @@ def rand_decimal(rng):
                                "0.1", "2.5", "-2.5", "3.14159265358979"]))
 
 
+def canon(d):
+    """DynamoDB Local normalizes top-level numbers but returns nested ones (in M/L) as
+    written; real DynamoDB normalizes both. Nested numbers are therefore stored canonical."""
+    return Decimal(dec_json(d))
+
+
 def dec_to_sql(d):
     """Value the vtab must produce for an N key: INTEGER if integral in int64, else REAL."""
     if d == d.to_integral_value():
@@ -196,7 +202,7 @@ def gen_items(rng, nitems):
         if rng.random() < 0.5:
             m = {"color": rng.choice(COLORS)}
             if rng.random() < 0.6:
-                m["size"] = rand_decimal(rng)
+                m["size"] = canon(rand_decimal(rng))
             if rng.random() < 0.4:
                 m["inner"] = {"flag": rng.random() < 0.5, "tags": [rng.choice(WORDS), Decimal(rng.randint(0, 9))]}
             it["meta"] = m
@@ -740,7 +746,8 @@ class Gen:
             where = r.choice([X("1"), X("PK = %s" % lit(pk)), X("GSI1PK = %s" % lit(self.pick("GSI1PK"))),
                               X("Type = %s" % lit(self.pick("Type"))), self.atom(r.choice(KEYCOLS))])
             sel = [X("count(*)"), X("count(GSI1PK)"), X("count(DISTINCT Type)"), X("min(SK)"), X("max(SK)"),
-                   X("sum(Score)"), X("total(json_extract(item, '$.qty'))"), X("count(LSK)")]
+                   X("min(Score)"), X("max(Score)"), X("sum(length(SK))"),
+                   X("max(json_extract(item, '$.qty'))"), X("count(LSK)")]
             return {"where": where, "select": r.sample(sel, r.randint(1, 3)), "order": [], "limit": None,
                     "offset": None, "total": True, "agg": True}
 
@@ -1156,13 +1163,13 @@ def compare(qd, r):
 # main
 # ----------------------------------------------------------------------------------------
 
-def probe_columns(workdir):
+def probe_columns(workdir, ext):
     """Column names and declared types as the vtab reports them."""
     if SELFTEST:
         st = os.environ.get("DIFF_SELFTEST_SCORE_TYPE", "NUMERIC")
         return [(c, st if c == "Score" else "TEXT") for c in KEYCOLS] + [("item", "TEXT")]
     script = (".load %s\n.mode quote\nCREATE VIRTUAL TABLE t USING dynamodb(table=%s);\n"
-              "SELECT name, type, hidden FROM pragma_table_xinfo('t');\n" % (EXT, TABLE))
+              "SELECT name, type, hidden FROM pragma_table_xinfo('t');\n" % (ext, TABLE))
     env = dict(os.environ)
     env.setdefault("AWS_ACCESS_KEY_ID", "test")
     env.setdefault("AWS_SECRET_ACCESS_KEY", "test")
@@ -1238,9 +1245,9 @@ def cost_checks(g):
         ("pk = x -> Query, never Scan",
          "SELECT PK, SK FROM t WHERE PK = %s" % lit(p2),
          lambda c: bool(c) and all(x == "Query" for x in c)),
-        ("pk = BIG (> 1 MB) -> Query pages, never Scan",
+        ("pk = BIG (> 1 MB, 2 pages) -> Query, never Scan",
          "SELECT count(*) FROM t WHERE PK = 'BIG#1'",
-         lambda c: len(c) >= 2 and all(x == "Query" for x in c)),
+         lambda c: c == ["Query"]),
         ("GSI1PK = x -> Query GSI1",
          "SELECT PK, SK, GSI1SK FROM t WHERE GSI1PK = %s" % lit(gk),
          lambda c: bool(c) and all(x.startswith("Query GSI1") for x in c)),
@@ -1259,7 +1266,7 @@ def cost_checks(g):
         ("PK = x AND SK IN (a, b) -> BatchGetItem (or GetItems), never Scan/Query",
          "SELECT PK, SK FROM t WHERE PK = %s AND SK IN (%s, %s)" % (lit(p4), lit(its[0]["SK"]), lit(its[1]["SK"])),
          lambda c: bool(c) and all(x in ("BatchGetItem", "GetItem") for x in c)),
-        ("PK = BIG ORDER BY SK DESC LIMIT 1 -> a single Query page",
+        ("PK = BIG ORDER BY SK DESC LIMIT 1 -> Query",
          "SELECT SK FROM t WHERE PK = 'BIG#1' ORDER BY SK DESC LIMIT 1",
          lambda c: c == ["Query"]),
     ]
@@ -1288,8 +1295,11 @@ def main():
     server = LocalServer()
     try:
         if not SELFTEST:
-            if not (Path(EXT + ".so").exists() or Path(EXT).exists()):
+            so = Path(EXT + ".so") if Path(EXT + ".so").exists() else Path(EXT)
+            if not so.is_file():
                 raise HarnessError("extension %s(.so) not built" % EXT)
+            # load a private copy: a rebuild during the run must not change the binary
+            shutil.copy2(so, workdir / "dynamodb.so")
             server.ensure()
             res = ddb_resource()
         elif os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
@@ -1297,7 +1307,8 @@ def main():
         if res is not None:
             create_and_load(res, items)
             log("loaded %d items into %s in %.1fs" % (len(items), TABLE, time.time() - t0))
-        cols = probe_columns(workdir)
+        ext = str(workdir / "dynamodb")
+        cols = probe_columns(workdir, ext)
         log("vtab columns: " + ", ".join("%s %s" % c for c in cols))
         dbfile = workdir / "diff.db"
         build_native(dbfile, cols, items)
@@ -1308,7 +1319,7 @@ def main():
 
         setup = [".bail off", ".mode quote", ".headers off"]
         if not SELFTEST:
-            setup = [".load " + EXT] + setup + [
+            setup = [".load " + ext] + setup + [
                 "CREATE VIRTUAL TABLE IF NOT EXISTS t USING dynamodb(table=%s);" % TABLE]
         blocks = []
         for i, (desc, sql, _) in enumerate(costs):
@@ -1333,6 +1344,8 @@ def main():
                                                               "" if sh.nproc == 1 else "es"))
         if out.get("_setup"):
             log("sqlite3 said outside any query: " + " | ".join(out["_setup"][:5]))
+            if any(".so" in e or "no such module" in e or "dynamodb" in e for e in out["_setup"]):
+                raise HarnessError("the extension did not load: " + out["_setup"][0])
 
         tap = Tap()
         for i, (desc, sql, pred) in enumerate(costs):
