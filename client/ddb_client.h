@@ -188,6 +188,9 @@ void ddb_client_free(ddb_client *c);
 /* The resolved endpoint URL and region (owned by the client). */
 const char *ddb_client_endpoint(const ddb_client *c);
 const char *ddb_client_region(const ddb_client *c);
+/* Where the credentials came from ("environment", "profile 'x'"); never
+** the credentials themselves. */
+const char *ddb_client_credential_source(const ddb_client *c);
 
 /* ------------------------------------------------------------------------
 ** Table descriptions (DescribeTable)

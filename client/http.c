@@ -177,6 +177,10 @@ const char *ddb_client_region(const ddb_client *c) {
   return c->s.region;
 }
 
+const char *ddb_client_credential_source(const ddb_client *c) {
+  return c->s.cred_source;
+}
+
 static CURL *handle_get(ddb_client *c) {
   CURL *h = NULL;
   pthread_mutex_lock(&c->lock);

@@ -33,6 +33,7 @@
 ** seeing what a statement cost).
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,14 @@ typedef struct dd_vtab {
   int bScanDeny;         /* scan=deny */
   ddbc_policy pol;       /* how reads may be served */
   sqlite3_int64 iNextRowid;
+  sqlite3 *db;           /* the connection, for dynamodb_info() */
+  char *zVtabName;       /* the virtual table's name; sqlite3_free() */
+  struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
 } dd_vtab;
+
+/* Every connected vtab of the process, for dynamodb_info(). */
+static pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static dd_vtab *dd_registry;
 
 /* A value converted from SQL for use in a key condition.  av.text points
 ** into zBuf (owned) or into raw bytes kept alongside. */
@@ -267,8 +275,17 @@ static int dd_parse_args(int argc, const char *const *argv,
 
 static void dd_vtab_free(dd_vtab *p) {
   int i;
+  dd_vtab **pp;
   if(!p)
     return;
+  pthread_mutex_lock(&dd_registry_lock);
+  for(pp = &dd_registry; *pp; pp = &(*pp)->pNextVtab)
+    if(*pp == p) {
+      *pp = p->pNextVtab;
+      break;
+    }
+  pthread_mutex_unlock(&dd_registry_lock);
+  sqlite3_free(p->zVtabName);
   for(i = 0; i < p->nCol; i++)
     sqlite3_free(p->aCol[i].zName);
   sqlite3_free(p->aCol);
@@ -468,6 +485,16 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   ** can create, still work, and they are what reports should use:
   **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  p->db = db;
+  p->zVtabName = sqlite3_mprintf("%s", argv[2]);
+  if(!p->zVtabName) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  pthread_mutex_lock(&dd_registry_lock);
+  p->pNextVtab = dd_registry;
+  dd_registry = p;
+  pthread_mutex_unlock(&dd_registry_lock);
   *ppVtab = &p->base;
   p = NULL;
 
@@ -1405,6 +1432,7 @@ fail:
 ** the next partition key when one is exhausted.  Sets bEof at the end. */
 static int dd_next_page(dd_cursor *pCur) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddbc_policy pol;
   ddb_error err;
   int i, rc;
   ddb_error_clear(&err);
@@ -1425,10 +1453,15 @@ static int dd_next_page(dd_cursor *pCur) {
     }
     if(pCur->op == DD_OP_QUERY)
       pCur->rd.pk = pCur->aPk[pCur->iPk].av;
+    /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
+    ** there, so a GSI Query is eventually consistent whatever the option */
+    pol = p->pol;
+    if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+      pol.consistent = 0;
     pCur->rd.start = pCur->pStart;
     if(pCur->nLimit > 0)
       pCur->rd.limit = pCur->nLimit - pCur->nEmitted;
-    if(ddbc_read_page(p->pClient, &pCur->rd, &p->pol, &pg, &err))
+    if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
       return dd_cursor_error(pCur, &err);
     ddb_item_unref(pCur->pStart);
     pCur->pStart = ddb_item_ref(pg->last_key);
@@ -1850,6 +1883,54 @@ static int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg,
   return 0;
 }
 
+/* dynamodb_info(NAME): how the virtual table NAME of this connection is
+** set up, as JSON: DynamoDB table, endpoint, region, where the credentials
+** came from (never the credentials), scan and consistent_read.  NULL when
+** there is no such virtual table (or it was not used yet since opening
+** the database: SQLite connects a virtual table on first use). */
+static void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  const char *zName = (const char *)sqlite3_value_text(argv[0]);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  const char *azKey[] = {"table", "endpoint", "region", "credentials", "scan"};
+  const char *azVal[5];
+  dd_vtab *p;
+  ddb_buf b;
+  char *z;
+  size_t n;
+  int i;
+  (void)argc;
+  if(!zName)
+    return;
+  ddb_buf_init(&b, 64 * 1024);
+  pthread_mutex_lock(&dd_registry_lock);
+  for(p = dd_registry; p; p = p->pNextVtab)
+    if(p->db == db && sqlite3_stricmp(p->zVtabName, zName) == 0)
+      break;
+  if(p) {
+    azVal[0] = p->pDesc->name;
+    azVal[1] = ddb_client_endpoint(p->pClient);
+    azVal[2] = ddb_client_region(p->pClient);
+    azVal[3] = ddb_client_credential_source(p->pClient);
+    azVal[4] = p->bScanDeny ? "deny" : "allow";
+    for(i = 0; i < 5; i++) {
+      ddb_buf_addc(&b, i ? ',' : '{');
+      ddb_buf_json_str(&b, azKey[i], strlen(azKey[i]));
+      ddb_buf_addc(&b, ':');
+      ddb_buf_json_str(&b, azVal[i], strlen(azVal[i]));
+    }
+    ddb_buf_addf(&b, ",\"consistent_read\":%s}",
+                 p->pol.consistent ? "true" : "false");
+  }
+  pthread_mutex_unlock(&dd_registry_lock);
+  if(!p)
+    return;
+  z = ddb_buf_take(&b, &n);
+  if(!z)
+    sqlite3_result_error_nomem(ctx);
+  else
+    sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+}
+
 /* The seq of the last request dynamodb_calls() reported. */
 static uint64_t dd_calls_seen;
 
@@ -1934,6 +2015,10 @@ int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC |
                                      SQLITE_INNOCUOUS,
                                  0, dd_begins_with_func, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_info", 1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 dd_info_func, 0, 0);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "dynamodb_calls", 0,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,

@@ -24,6 +24,8 @@ Test file format
     -- test: next test
     ...
 
+* "-- env: NAME=VALUE" (anywhere) sets NAME for the whole file's sqlite3
+  process; an empty VALUE unsets it. Placeholders work in VALUE.
 * Lines before the first "-- test: NAME" line are the setup. Their output
   must be empty; otherwise a failed test "<file>: setup" is reported.
 * "-- test: NAME" starts a test. Its SQL / dot-commands run until the line
@@ -230,6 +232,12 @@ def run_file(path, reporter, env):
     for ph, val in (("@DB@", dbfile), ("@TMP@", scratch), ("@EXT@", ext)):
         text = text.replace(ph, val)
 
+    # "-- env: NAME=VALUE" lines set (an empty VALUE: unset) a variable for
+    # this file's sqlite3 process, e.g. AWS_CONFIG_FILE=@TMP@/config
+    file_env = {}
+    for m in re.finditer(r"^-- env: ([A-Za-z_][A-Za-z0-9_]*)=(.*)$", text, re.M):
+        file_env[m.group(1)] = m.group(2)
+
     blocks = parse_test_file(text)
     token = secrets.token_hex(6)
     marker = "###BLOCK-%s " % token
@@ -255,9 +263,13 @@ def run_file(path, reporter, env):
         # errors to stderr: make both unbuffered so that merging them into
         # one pipe keeps the order in which they were written.
         cmd = ["stdbuf", "-o0", "-e0"] + cmd
-    run_env = env
+    run_env = dict(env)
+    for k, v in file_env.items():
+        if v:
+            run_env[k] = v
+        else:
+            run_env.pop(k, None)
     if env.get("SQLITE3_PRELOAD"):
-        run_env = dict(env)
         run_env["LD_PRELOAD"] = " ".join(
             x for x in (env["SQLITE3_PRELOAD"], env.get("LD_PRELOAD")) if x)
     timeout = float(env.get("SQL_TEST_TIMEOUT", "300"))
