@@ -23,7 +23,7 @@ LIBS    := -lcurl -lcjson -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c
 CACHE_SRC  := cache/cache.c
-EXT_SRC    := ext/dynamodb.c
+EXT_SRC    := ext/dynamodb.c ext/log.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)

@@ -43,6 +43,7 @@
 SQLITE_EXTENSION_INIT1
 
 #include "../cache/ddb_cache.h"
+#include "dd_ext.h"
 
 /* Every error message of the module starts with this. */
 #define DD_PREFIX "dynamodb: "
@@ -2015,6 +2016,8 @@ int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC |
                                      SQLITE_INNOCUOUS,
                                  0, dd_begins_with_func, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = dd_register_log(db);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "dynamodb_info", 1,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,

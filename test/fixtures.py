@@ -14,6 +14,7 @@ Usage:
         Use the NAME=VALUE form from a .test file: the sqlite3 shell's .shell
         drops the double quotes inside JSON. Prints the item as DynamoDB
         JSON, sorted keys, one line; "(no item)" (exit 0) if absent.
+    python3 test/fixtures.py bulk TABLE N SIZE  # N items of SIZE bytes in partition P#big
     python3 test/fixtures.py load TABLE FILE  # (re)create from {"create": {...}, "items": [...]}
     python3 test/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
     python3 test/fixtures.py scan TABLE      # every item, one per line like `get`,
@@ -408,6 +409,17 @@ def put_ddb_items(client, name, items):
         client.put_item(TableName=name, Item=it)
 
 
+def bulk(client, name, n, size):
+    """(Re)create table `name` (PK S, SK S; GSI ByGrp on Grp/SK, ALL) with n
+    items of about `size` bytes in partition P#big: SK S#00000.., Grp g<i%3>,
+    num = i."""
+    create_table(client, name, "PK", "SK", gsis=[("ByGrp", "Grp", "SK", "ALL")])
+    pad = "x" * max(0, size - 60)
+    items = [{"PK": "P#big", "SK": "S#%05d" % i, "Grp": "g%d" % (i % 3),
+              "num": i, "pad": pad} for i in range(n)]
+    put_items(client, name, items)
+
+
 def load_file(client, name, path):
     """(Re)create table `name` from a JSON file {"create": {CreateTable
     arguments without TableName}, "items": [items in DynamoDB JSON]}."""
@@ -494,6 +506,8 @@ def main(argv):
             drop_table(client, args[0])
         elif cmd == "count" and len(args) == 1:
             print(count_items(client, args[0]))
+        elif cmd == "bulk" and len(args) == 3:
+            bulk(client, args[0], int(args[1]), int(args[2]))
         elif cmd == "load" and len(args) == 2:
             load_file(client, args[0], args[1])
         elif cmd == "put" and len(args) >= 2:
