@@ -55,7 +55,7 @@ test: $(BUILD)/dynamodb.so $(if $(UNIT_SRC),$(BUILD)/unit-tests)
 	test/run-all.sh
 
 demo:
-	test/demo.sh
+	tools/demo.sh
 
 lint:
 	tools/lint.sh

@@ -19,10 +19,10 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   return ddb_read_page(c, &copy, out, err);
 }
 
-ddb_result ddbc_get_item(ddb_client *c, const char *table,
-                         const ddb_item *key, const char *const *key_names,
-                         int n_key_names, const ddbc_policy *pol,
-                         ddb_item **out, ddb_error *err) {
+ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, ddb_item **out,
+                         ddb_error *err) {
   (void)key_names;
   (void)n_key_names;
   return ddb_get_item(c, table, key, pol->consistent, out, err);

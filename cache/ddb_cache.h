@@ -35,10 +35,10 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
                           ddb_error *err);
 
 /* GetItem: *out is the item or NULL when there is none. */
-ddb_result ddbc_get_item(ddb_client *c, const char *table,
-                         const ddb_item *key, const char *const *key_names,
-                         int n_key_names, const ddbc_policy *pol,
-                         ddb_item **out, ddb_error *err);
+ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, ddb_item **out,
+                         ddb_error *err);
 
 /* BatchGetItem over any number of keys; found[i] answers keys[i]. */
 ddb_result ddbc_batch_get(ddb_client *c, const char *table,

@@ -130,13 +130,34 @@ int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
     run = i + 1;
     esc[0] = '\\';
     switch(c) {
-    case '"': esc[1] = '"'; elen = 2; break;
-    case '\\': esc[1] = '\\'; elen = 2; break;
-    case '\n': esc[1] = 'n'; elen = 2; break;
-    case '\r': esc[1] = 'r'; elen = 2; break;
-    case '\t': esc[1] = 't'; elen = 2; break;
-    case '\b': esc[1] = 'b'; elen = 2; break;
-    case '\f': esc[1] = 'f'; elen = 2; break;
+    case '"':
+      esc[1] = '"';
+      elen = 2;
+      break;
+    case '\\':
+      esc[1] = '\\';
+      elen = 2;
+      break;
+    case '\n':
+      esc[1] = 'n';
+      elen = 2;
+      break;
+    case '\r':
+      esc[1] = 'r';
+      elen = 2;
+      break;
+    case '\t':
+      esc[1] = 't';
+      elen = 2;
+      break;
+    case '\b':
+      esc[1] = 'b';
+      elen = 2;
+      break;
+    case '\f':
+      esc[1] = 'f';
+      elen = 2;
+      break;
     default:
       esc[1] = 'u';
       esc[2] = '0';

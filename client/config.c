@@ -46,8 +46,8 @@ static char *trim(char *s) {
   while(*s == ' ' || *s == '\t')
     s++;
   e = s + strlen(s);
-  while(e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' ||
-                  e[-1] == '\n'))
+  while(e > s &&
+        (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
     *--e = 0;
   return s;
 }
@@ -185,8 +185,7 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
       s->endpoint[n] = 0;
     }
   } else {
-    snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
-             s->region);
+    snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com", s->region);
     s->endpoint = dupstr(buf);
   }
 

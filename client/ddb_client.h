@@ -40,19 +40,19 @@ extern "C" {
 */
 typedef enum ddb_result {
   DDB_OK = 0,
-  DDB_ERR_NOMEM,    /* out of memory, or a bounded buffer hit its cap */
-  DDB_ERR_CONFIG,   /* bad option, no region, no credentials, ... */
-  DDB_ERR_NETWORK,  /* connect/send/receive failed after all retries */
-  DDB_ERR_SERVICE,  /* DynamoDB answered with an error (see type) */
-  DDB_ERR_PARSE,    /* the response was not what DynamoDB sends */
-  DDB_ERR_INPUT     /* the caller's value cannot be sent (e.g. bad number) */
+  DDB_ERR_NOMEM,   /* out of memory, or a bounded buffer hit its cap */
+  DDB_ERR_CONFIG,  /* bad option, no region, no credentials, ... */
+  DDB_ERR_NETWORK, /* connect/send/receive failed after all retries */
+  DDB_ERR_SERVICE, /* DynamoDB answered with an error (see type) */
+  DDB_ERR_PARSE,   /* the response was not what DynamoDB sends */
+  DDB_ERR_INPUT    /* the caller's value cannot be sent (e.g. bad number) */
 } ddb_result;
 
 typedef struct ddb_error {
   ddb_result code;
-  int http_status;  /* 0 when no HTTP answer was received */
-  int retries;      /* retries spent on the failing call */
-  char type[96];    /* DynamoDB error type without namespace, or "" */
+  int http_status; /* 0 when no HTTP answer was received */
+  int retries;     /* retries spent on the failing call */
+  char type[96];   /* DynamoDB error type without namespace, or "" */
   char message[512];
 } ddb_error;
 
@@ -70,10 +70,10 @@ void ddb_error_clear(ddb_error *err);
 ** so a builder can append freely and check ddb_buf_failed() once.
 */
 typedef struct ddb_buf {
-  char *p;       /* NUL-terminated when len > 0; free with ddb_buf_free() */
+  char *p; /* NUL-terminated when len > 0; free with ddb_buf_free() */
   size_t len;
   size_t cap;
-  size_t max;    /* hard cap on len */
+  size_t max; /* hard cap on len */
   int failed;
 } ddb_buf;
 
@@ -121,12 +121,12 @@ typedef enum ddb_type {
 typedef struct ddb_av ddb_av;
 struct ddb_av {
   ddb_type type;
-  uint32_t n;         /* S/N/B: bytes of text; BOOL: 0 or 1;
+  uint32_t n;       /* S/N/B: bytes of text; BOOL: 0 or 1;
                          M/L/SS/NS/BS: number of kids */
-  const char *text;   /* S: UTF-8; N: decimal digits; B: base64 (as sent);
+  const char *text; /* S: UTF-8; N: decimal digits; B: base64 (as sent);
                          NUL-terminated */
-  ddb_av *kids;       /* M/L/sets: n children */
-  const char *name;   /* set on members of an M (and on top-level
+  ddb_av *kids;     /* M/L/sets: n children */
+  const char *name; /* set on members of an M (and on top-level
                          attributes): the attribute name, NUL-terminated */
   uint32_t name_len;
 };
@@ -152,8 +152,14 @@ const char *ddb_type_name(ddb_type t);
 /* How an N value maps to SQL.  DDB_NUM_INT: *i holds it.  DDB_NUM_REAL:
 ** *d holds it and no digit was lost (at most 15 significant digits).
 ** DDB_NUM_TEXT: keep the exact text.  DDB_NUM_BAD: not a number. */
-typedef enum { DDB_NUM_BAD = 0, DDB_NUM_INT, DDB_NUM_REAL, DDB_NUM_TEXT } ddb_numkind;
-ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i, double *d);
+typedef enum {
+  DDB_NUM_BAD = 0,
+  DDB_NUM_INT,
+  DDB_NUM_REAL,
+  DDB_NUM_TEXT
+} ddb_numkind;
+ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i,
+                                double *d);
 
 /* Append av as plain JSON (S->string, N->number with DynamoDB's exact
 ** digits, B->base64 string, sets->arrays, M->object, L->array). */
@@ -175,7 +181,7 @@ typedef struct ddb_config {
   const char *profile;  /* NULL: AWS_PROFILE, then "default" */
   double timeout;       /* seconds for a whole request; 0: default */
   double connect_timeout; /* seconds; 0: default */
-  int max_retries;      /* < 0: default (10) */
+  int max_retries;        /* < 0: default (10) */
 } ddb_config;
 
 typedef struct ddb_client ddb_client;
@@ -195,7 +201,11 @@ const char *ddb_client_credential_source(const ddb_client *c);
 /* ------------------------------------------------------------------------
 ** Table descriptions (DescribeTable)
 */
-typedef enum { DDB_PROJ_ALL = 0, DDB_PROJ_KEYS_ONLY, DDB_PROJ_INCLUDE } ddb_projection;
+typedef enum {
+  DDB_PROJ_ALL = 0,
+  DDB_PROJ_KEYS_ONLY,
+  DDB_PROJ_INCLUDE
+} ddb_projection;
 
 typedef struct ddb_keyattr {
   char *name;    /* NULL when absent (no sort key) */
@@ -203,8 +213,8 @@ typedef struct ddb_keyattr {
 } ddb_keyattr;
 
 typedef struct ddb_index {
-  char *name;    /* NULL for the base table */
-  int is_local;  /* 1 for an LSI */
+  char *name;   /* NULL for the base table */
+  int is_local; /* 1 for an LSI */
   ddb_keyattr pk;
   ddb_keyattr sk;
   ddb_projection projection;
@@ -244,30 +254,30 @@ typedef enum ddb_skop {
 ** by the caller and must outlive the call. */
 typedef struct ddb_read {
   const char *table;
-  const char *index;      /* NULL: the base table */
-  const char *pk_name;    /* Query: partition key attribute */
-  ddb_av pk;              /* Query: its value (S, N or B) */
-  const char *sk_name;    /* sort key attribute when sk_op != NONE */
+  const char *index;   /* NULL: the base table */
+  const char *pk_name; /* Query: partition key attribute */
+  ddb_av pk;           /* Query: its value (S, N or B) */
+  const char *sk_name; /* sort key attribute when sk_op != NONE */
   ddb_skop sk_op;
-  ddb_av sk[2];           /* one value, two for BETWEEN */
-  int descending;         /* Query: ScanIndexForward=false */
-  int consistent;         /* ConsistentRead=true */
-  long long limit;        /* Limit; 0: none */
-  int count_only;         /* Select=COUNT */
-  int segment;            /* Scan: Segment (with total_segments > 1) */
-  int total_segments;     /* Scan: TotalSegments; 0/1: not parallel */
-  const ddb_item *start;  /* ExclusiveStartKey, or NULL */
+  ddb_av sk[2];          /* one value, two for BETWEEN */
+  int descending;        /* Query: ScanIndexForward=false */
+  int consistent;        /* ConsistentRead=true */
+  long long limit;       /* Limit; 0: none */
+  int count_only;        /* Select=COUNT */
+  int segment;           /* Scan: Segment (with total_segments > 1) */
+  int total_segments;    /* Scan: TotalSegments; 0/1: not parallel */
+  const ddb_item *start; /* ExclusiveStartKey, or NULL */
 } ddb_read;
 
 /* One page of a Query or Scan.  Reference-counted and immutable. */
 typedef struct ddb_page {
   int refs;
-  size_t bytes;         /* allocated bytes, items included */
+  size_t bytes; /* allocated bytes, items included */
   int n_items;
-  ddb_item **items;     /* n_items references */
-  ddb_item *last_key;   /* LastEvaluatedKey, or NULL on the last page */
-  long long count;      /* Count */
-  long long scanned;    /* ScannedCount */
+  ddb_item **items;   /* n_items references */
+  ddb_item *last_key; /* LastEvaluatedKey, or NULL on the last page */
+  long long count;    /* Count */
+  long long scanned;  /* ScannedCount */
   double consumed_rcu;
 } ddb_page;
 
@@ -284,9 +294,8 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
 
 /* GetItem.  key holds the key attributes (names set).  On success *out is
 ** the item (a new reference) or NULL when there is no such item. */
-ddb_result ddb_get_item(ddb_client *c, const char *table,
-                        const ddb_item *key, int consistent, ddb_item **out,
-                        ddb_error *err);
+ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                        int consistent, ddb_item **out, ddb_error *err);
 
 /* BatchGetItem for any number of keys: sent 100 keys per call, with
 ** UnprocessedKeys retried (with backoff) until done.  Results go to
@@ -310,15 +319,15 @@ int ddb_key_encode(const ddb_item *item, const char *const *key_names,
 #define DDB_LOG_SIZE 4096
 
 typedef struct ddb_log_entry {
-  uint64_t seq;            /* 1, 2, ... */
-  char operation[24];      /* "Query", "GetItem", ... */
+  uint64_t seq;       /* 1, 2, ... */
+  char operation[24]; /* "Query", "GetItem", ... */
   char table[256];
-  char index[256];         /* "" for the base table */
-  int continuation;        /* 1: a follow-up page (ExclusiveStartKey) */
-  int http_status;         /* last attempt's status, 0 if none */
+  char index[256];  /* "" for the base table */
+  int continuation; /* 1: a follow-up page (ExclusiveStartKey) */
+  int http_status;  /* last attempt's status, 0 if none */
   int retries;
-  int items;               /* items returned (Count), -1 if unknown */
-  double ms;               /* wall time including retries */
+  int items; /* items returned (Count), -1 if unknown */
+  double ms; /* wall time including retries */
 } ddb_log_entry;
 
 /* Copy entries with seq > after into out (at most n); returns how many. */

@@ -16,7 +16,7 @@ ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
 /* Resolved settings of a client (config.c). */
 typedef struct ddb_settings {
   char *region;
-  char *endpoint;     /* without a trailing slash */
+  char *endpoint; /* without a trailing slash */
   char *access_key;
   char *secret_key;
   char *session_token; /* NULL if none */

@@ -32,19 +32,19 @@
 /* Idle curl handles kept per client (each holds a kept-alive connection). */
 #define POOL_MAX 32
 /* Backoff: base delays and the cap, in milliseconds. */
-#define BACKOFF_BASE_MS 25
-#define BACKOFF_THROTTLE_BASE_MS 100
-#define BACKOFF_CAP_MS 20000
-#define DEFAULT_MAX_RETRIES 10
-#define DEFAULT_TIMEOUT_S 60.0
+#define BACKOFF_BASE_MS           25
+#define BACKOFF_THROTTLE_BASE_MS  100
+#define BACKOFF_CAP_MS            20000
+#define DEFAULT_MAX_RETRIES       10
+#define DEFAULT_TIMEOUT_S         60.0
 #define DEFAULT_CONNECT_TIMEOUT_S 10.0
 /* Keys per BatchGetItem call (DynamoDB's limit). */
 #define BATCH_GET_MAX 100
 
 struct ddb_client {
   ddb_settings s;
-  char *sigv4;    /* "aws:amz:<region>:dynamodb" */
-  char *userpwd;  /* "<access key>:<secret key>" */
+  char *sigv4;     /* "aws:amz:<region>:dynamodb" */
+  char *userpwd;   /* "<access key>:<secret key>" */
   char *token_hdr; /* "x-amz-security-token: ..." or NULL */
   double timeout, connect_timeout;
   int max_retries;
@@ -133,9 +133,10 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   }
   pthread_mutex_init(&c->lock, NULL);
   c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
-  c->connect_timeout =
-      cfg->connect_timeout > 0 ? cfg->connect_timeout : DEFAULT_CONNECT_TIMEOUT_S;
-  c->max_retries = cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
+  c->connect_timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout
+                                                : DEFAULT_CONNECT_TIMEOUT_S;
+  c->max_retries =
+      cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
   c->sigv4 = join3("aws:amz:", c->s.region, ":dynamodb");
   c->userpwd = join3(c->s.access_key, ":", c->s.secret_key);
   if(c->s.session_token)
@@ -251,7 +252,8 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
     type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "__type"));
     msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
     if(!msg)
-      msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "Message"));
+      msg =
+          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "Message"));
   }
   if(type && (hash = strrchr(type, '#')) != NULL)
     type = hash + 1;
@@ -337,9 +339,9 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
                                ci->operation, RESPONSE_MAX);
         goto fail;
       }
-      result = ddb_error_set(err, DDB_ERR_NETWORK, "%s to %s failed: %s",
-                             ci->operation, c->s.endpoint,
-                             curl_easy_strerror(cc));
+      result =
+          ddb_error_set(err, DDB_ERR_NETWORK, "%s to %s failed: %s",
+                        ci->operation, c->s.endpoint, curl_easy_strerror(cc));
       retry = 1;
     } else if(code == 200) {
       *out = cJSON_ParseWithLength(resp.p ? resp.p : "", resp.len);
@@ -433,7 +435,8 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
     if(!kt)
       return -1;
     ka = strcmp(kt, "HASH") == 0 ? &idx->pk : &idx->sk;
-    ka->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
+    ka->name =
+        dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
     if(!ka->name)
       return -1;
     ka->type = attr_type(defs, ka->name);
@@ -444,9 +447,10 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
 }
 
 static int parse_projection(const cJSON *p, ddb_index *idx) {
-  const char *t =
-      cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
-  const cJSON *nk = cJSON_GetObjectItemCaseSensitive(p, "NonKeyAttributes"), *a;
+  const char *t = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
+  const cJSON *nk = cJSON_GetObjectItemCaseSensitive(p, "NonKeyAttributes"),
+              *a;
   if(!t || strcmp(t, "ALL") == 0)
     idx->projection = DDB_PROJ_ALL;
   else if(strcmp(t, "KEYS_ONLY") == 0)
@@ -528,26 +532,27 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
   d->item_count = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
   x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
   d->size_bytes = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
-  if(!d->name ||
-     parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"), defs,
-                &d->indexes[0])) {
-    result = ddb_error_set(err, DDB_ERR_PARSE,
-                           "DescribeTable of '%.200s': malformed answer", table);
+  if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
+                            defs, &d->indexes[0])) {
+    result =
+        ddb_error_set(err, DDB_ERR_PARSE,
+                      "DescribeTable of '%.200s': malformed answer", table);
     goto fail;
   }
   for(pass = 0; pass < 2; pass++) {
     cJSON_ArrayForEach(x, (pass == 0 ? gsis : lsis)) {
       ddb_index *idx = &d->indexes[i++];
       idx->is_local = pass == 1;
-      idx->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(x, "IndexName"));
+      idx->name =
+          dup_json_str(cJSON_GetObjectItemCaseSensitive(x, "IndexName"));
       if(!idx->name ||
          parse_keys(cJSON_GetObjectItemCaseSensitive(x, "KeySchema"), defs,
                     idx) ||
          parse_projection(cJSON_GetObjectItemCaseSensitive(x, "Projection"),
                           idx)) {
-        result = ddb_error_set(err, DDB_ERR_PARSE,
-                               "DescribeTable of '%.200s': malformed index",
-                               table);
+        result =
+            ddb_error_set(err, DDB_ERR_PARSE,
+                          "DescribeTable of '%.200s': malformed index", table);
         goto fail;
       }
     }
@@ -612,8 +617,7 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
     ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
     nvals = 1;
     switch(r->sk_op) {
-    case DDB_SK_NONE:
-      break;
+    case DDB_SK_NONE: break;
     case DDB_SK_BETWEEN:
       ddb_buf_adds(b, " AND #k1 BETWEEN :v1 AND :v2");
       nvals = 3;
@@ -622,9 +626,7 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
       ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
       nvals = 2;
       break;
-    default:
-      ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op));
-      nvals = 2;
+    default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
     }
     ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{\"#k0\":");
     ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
@@ -636,8 +638,8 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
     add_scalar(b, &r->pk);
     for(i = 1; i < nvals; i++) {
       if(!scalar_ok(&r->sk[i - 1]))
-        return ddb_error_set(err, DDB_ERR_INPUT,
-                             "bad value for key '%.100s'", r->sk_name);
+        return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
+                             r->sk_name);
       ddb_buf_addf(b, ",\":v%d\":", i);
       add_scalar(b, &r->sk[i - 1]);
     }
@@ -782,9 +784,9 @@ fail:
 
 /* A distinct key of a batch, hashed by its canonical encoding. */
 typedef struct batch_key {
-  char *enc;             /* canonical encoding (hash key) */
+  char *enc; /* canonical encoding (hash key) */
   const ddb_item *key;
-  ddb_item *found;       /* the item, or NULL */
+  ddb_item *found; /* the item, or NULL */
   int done;
   UT_hash_handle hh;
 } batch_key;
@@ -901,8 +903,10 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
   for(i = 0; i < n; i++) {
     ddb_buf_reset(&enc);
     if(ddb_key_encode(keys[i], names, n_names, &enc)) {
-      result = ddb_error_set(err, DDB_ERR_INPUT, "BatchGetItem: key %zu "
-                             "lacks a key attribute", i);
+      result = ddb_error_set(err, DDB_ERR_INPUT,
+                             "BatchGetItem: key %zu "
+                             "lacks a key attribute",
+                             i);
       goto fail;
     }
     HASH_FIND(hh, map, enc.p, enc.len, bk);
@@ -935,7 +939,8 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
       if(++stalls > c->max_retries + 10) {
         result = ddb_error_set(err, DDB_ERR_SERVICE,
                                "BatchGetItem: keys still unprocessed after "
-                               "%d retries", stalls - 1);
+                               "%d retries",
+                               stalls - 1);
         goto fail;
       }
       backoff(stalls, 1);

@@ -35,8 +35,8 @@ const char *ddb_type_name(ddb_type t) {
 }
 
 static ddb_type type_from_name(const char *s) {
-  static const ddb_type all[] = {DDB_S,  DDB_N, DDB_B,  DDB_BOOL, DDB_NULL,
-                                 DDB_M,  DDB_L, DDB_SS, DDB_NS,   DDB_BS};
+  static const ddb_type all[] = {DDB_S, DDB_N, DDB_B,  DDB_BOOL, DDB_NULL,
+                                 DDB_M, DDB_L, DDB_SS, DDB_NS,   DDB_BS};
   size_t i;
   for(i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     if(strcmp(s, ddb_type_name(all[i])) == 0)
@@ -93,10 +93,8 @@ static int av_count(const cJSON *av, layout *L, int depth) {
       return -1;
     L->bytes += strlen(v->valuestring) + 1;
     return 0;
-  case DDB_BOOL:
-    return cJSON_IsBool(v) ? 0 : -1;
-  case DDB_NULL:
-    return 0;
+  case DDB_BOOL: return cJSON_IsBool(v) ? 0 : -1;
+  case DDB_NULL: return 0;
   case DDB_M:
     if(!cJSON_IsObject(v))
       return -1;
@@ -128,8 +126,7 @@ static int av_count(const cJSON *av, layout *L, int depth) {
       L->bytes += strlen(k->valuestring) + 1;
     }
     return 0;
-  default:
-    return -1;
+  default: return -1;
   }
 }
 
@@ -161,15 +158,9 @@ static void av_fill(const cJSON *av, ddb_av *out, layout *L) {
   switch(t) {
   case DDB_S:
   case DDB_N:
-  case DDB_B:
-    out->text = lay_str(L, v->valuestring, &out->n);
-    break;
-  case DDB_BOOL:
-    out->n = cJSON_IsTrue(v) ? 1 : 0;
-    break;
-  case DDB_NULL:
-    out->n = 0;
-    break;
+  case DDB_B: out->text = lay_str(L, v->valuestring, &out->n); break;
+  case DDB_BOOL: out->n = cJSON_IsTrue(v) ? 1 : 0; break;
+  case DDB_NULL: out->n = 0; break;
   case DDB_M:
   case DDB_L:
     out->n = (uint32_t)json_count(v);
@@ -355,17 +346,14 @@ int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
   uint32_t i;
   switch(av->type) {
   case DDB_S:
-  case DDB_B:
-    return ddb_buf_json_str(out, av->text, av->n);
+  case DDB_B: return ddb_buf_json_str(out, av->text, av->n);
   case DDB_N:
     /* DynamoDB's digits, verbatim; JSON has no leading '+' */
     if(av->n && av->text[0] == '+')
       return ddb_buf_add(out, av->text + 1, av->n - 1);
     return ddb_buf_add(out, av->text, av->n);
-  case DDB_BOOL:
-    return ddb_buf_adds(out, av->n ? "true" : "false");
-  case DDB_NULL:
-    return ddb_buf_adds(out, "null");
+  case DDB_BOOL: return ddb_buf_adds(out, av->n ? "true" : "false");
+  case DDB_NULL: return ddb_buf_adds(out, "null");
   case DDB_M:
     ddb_buf_addc(out, '{');
     for(i = 0; i < av->n; i++) {
@@ -387,8 +375,7 @@ int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
       ddb_av_to_json(&av->kids[i], out);
     }
     return ddb_buf_addc(out, ']');
-  default:
-    return ddb_buf_adds(out, "null");
+  default: return ddb_buf_adds(out, "null");
   }
 }
 
@@ -398,15 +385,9 @@ int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out) {
   switch(av->type) {
   case DDB_S:
   case DDB_N:
-  case DDB_B:
-    ddb_buf_json_str(out, av->text, av->n);
-    break;
-  case DDB_BOOL:
-    ddb_buf_adds(out, av->n ? "true" : "false");
-    break;
-  case DDB_NULL:
-    ddb_buf_adds(out, "true");
-    break;
+  case DDB_B: ddb_buf_json_str(out, av->text, av->n); break;
+  case DDB_BOOL: ddb_buf_adds(out, av->n ? "true" : "false"); break;
+  case DDB_NULL: ddb_buf_adds(out, "true"); break;
   case DDB_M:
     ddb_buf_addc(out, '{');
     for(i = 0; i < av->n; i++) {

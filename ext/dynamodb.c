@@ -79,14 +79,14 @@ typedef struct dd_vtab {
   int nCol;              /* key columns; column nCol is `item` */
   dd_column *aCol;       /* sqlite3_free() */
   int nPath;
-  dd_path *aPath;        /* sqlite3_free(); [0] is the base table */
-  const char *azKey[2];  /* the table's key attribute names (in pDesc) */
-  int nKey;              /* 1 or 2 */
-  int bScanDeny;         /* scan=deny */
-  ddbc_policy pol;       /* how reads may be served */
+  dd_path *aPath;       /* sqlite3_free(); [0] is the base table */
+  const char *azKey[2]; /* the table's key attribute names (in pDesc) */
+  int nKey;             /* 1 or 2 */
+  int bScanDeny;        /* scan=deny */
+  ddbc_policy pol;      /* how reads may be served */
   sqlite3_int64 iNextRowid;
-  sqlite3 *db;           /* the connection, for dynamodb_info() */
-  char *zVtabName;       /* the virtual table's name; sqlite3_free() */
+  sqlite3 *db;               /* the connection, for dynamodb_info() */
+  char *zVtabName;           /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
 } dd_vtab;
 
@@ -98,10 +98,10 @@ static dd_vtab *dd_registry;
 ** into zBuf (owned) or into raw bytes kept alongside. */
 typedef struct dd_val {
   ddb_av av;
-  char *zBuf;           /* sqlite3_free() */
+  char *zBuf;               /* sqlite3_free() */
   const unsigned char *raw; /* bytes for ordering (text, or blob bytes) */
   int nRaw;
-  double num;           /* N: the value as a double, for ordering */
+  double num; /* N: the value as a double, for ordering */
 } dd_val;
 
 typedef struct dd_cursor {
@@ -109,20 +109,20 @@ typedef struct dd_cursor {
   int op;                   /* DD_OP_* of the running plan */
   dd_path *pPath;
   /* Query: the partition keys still to run, and the key condition */
-  dd_val *aPk;              /* sqlite3_free(), each zBuf too */
+  dd_val *aPk; /* sqlite3_free(), each zBuf too */
   int nPk, iPk;
-  ddb_read rd;              /* the request of the current page */
-  dd_val sk[2];             /* sort-key operands used by rd */
-  ddb_item *pStart;         /* ExclusiveStartKey of the next page */
-  int bMore;                /* the current partition has more pages */
-  int bFetch;               /* read each page's rows again by key */
-  ddb_item **aRow;          /* rows of the current batch; sqlite3_free(),
+  ddb_read rd;      /* the request of the current page */
+  dd_val sk[2];     /* sort-key operands used by rd */
+  ddb_item *pStart; /* ExclusiveStartKey of the next page */
+  int bMore;        /* the current partition has more pages */
+  int bFetch;       /* read each page's rows again by key */
+  ddb_item **aRow;  /* rows of the current batch; sqlite3_free(),
                                each a reference */
   int nRow;
-  int iRow;                 /* next row in aRow */
-  ddb_item *pCur;           /* the current row (borrowed) */
+  int iRow;       /* next row in aRow */
+  ddb_item *pCur; /* the current row (borrowed) */
   int bEof;
-  long long nLimit;         /* rows wanted (LIMIT+OFFSET), 0: all */
+  long long nLimit; /* rows wanted (LIMIT+OFFSET), 0: all */
   long long nEmitted;
   sqlite3_int64 iRowid;
 } dd_cursor;
@@ -172,8 +172,8 @@ static int dd_rc(const ddb_error *e) {
 ** 1/0.  An unknown or repeated parameter is an error.
 */
 static const char *const azParam[] = {
-    "table", "region", "endpoint", "profile", "scan", "consistent_read",
-    "timeout", "max_retries"};
+    "table", "region",          "endpoint", "profile",
+    "scan",  "consistent_read", "timeout",  "max_retries"};
 #define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
 
 /* Strip leading/trailing white space and one level of quotes.  Returns a
@@ -243,7 +243,8 @@ static int dd_parse_args(int argc, const char *const *argv,
     char *zKey;
     if(!zEq) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad argument '%s': expected "
-                               "key=value", z);
+                                         "key=value",
+                               z);
       return SQLITE_ERROR;
     }
     zKey = dd_dequote(z, (int)(zEq - z));
@@ -325,7 +326,8 @@ static int dd_projected(const ddb_index *x, const char *zName) {
 static int dd_build_schema(dd_vtab *p) {
   const ddb_table_desc *d = p->pDesc;
   int i, c;
-  p->aCol = sqlite3_malloc64(sizeof(dd_column) * (sqlite3_uint64)d->n_indexes * 2);
+  p->aCol =
+      sqlite3_malloc64(sizeof(dd_column) * (sqlite3_uint64)d->n_indexes * 2);
   p->aPath = sqlite3_malloc64(sizeof(dd_path) * (sqlite3_uint64)d->n_indexes);
   if(!p->aCol || !p->aPath)
     return SQLITE_NOMEM;
@@ -424,7 +426,8 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       p->bScanDeny = 1;
     else if(sqlite3_stricmp(azVal[4], "allow") != 0) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for scan: '%s' "
-                               "(expected allow or deny)", azVal[4]);
+                                         "(expected allow or deny)",
+                               azVal[4]);
       rc = SQLITE_ERROR;
       goto fail;
     }
@@ -433,7 +436,8 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
     p->pol.consistent = dd_bool(azVal[5]);
     if(p->pol.consistent < 0) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for consistent_read: "
-                               "'%s' (expected true or false)", azVal[5]);
+                                         "'%s' (expected true or false)",
+                               azVal[5]);
       rc = SQLITE_ERROR;
       goto fail;
     }
@@ -441,7 +445,8 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   if(azVal[6]) {
     if(dd_number(azVal[6], &d) || d <= 0) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
-                               "(expected seconds > 0)", azVal[6]);
+                                         "(expected seconds > 0)",
+                               azVal[6]);
       rc = SQLITE_ERROR;
       goto fail;
     }
@@ -450,15 +455,16 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   if(azVal[7]) {
     if(dd_number(azVal[7], &d) || d != floor(d) || d > 100) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for max_retries: '%s' "
-                               "(expected an integer from 0 to 100)", azVal[7]);
+                                         "(expected an integer from 0 to 100)",
+                               azVal[7]);
       rc = SQLITE_ERROR;
       goto fail;
     }
     cfg.max_retries = (int)d;
   }
   if(ddb_client_new(&cfg, &p->pClient, &err) ||
-     ddbc_describe_table(p->pClient, azVal[0] ? azVal[0] : argv[2],
-                         &p->pDesc, &err)) {
+     ddbc_describe_table(p->pClient, azVal[0] ? azVal[0] : argv[2], &p->pDesc,
+                         &err)) {
     *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s",
                              azVal[0] ? azVal[0] : argv[2], err.message);
     rc = dd_rc(&err);
@@ -571,20 +577,20 @@ enum {
   DD_SK_GLOB,
   DD_SK_BEGINS
 };
-#define DD_PK_IN (1 << 7)
-#define DD_SK_IN (1 << 8)
-#define DD_DESC (1 << 9)
-#define DD_LIMIT (1 << 10)
-#define DD_OFFSET (1 << 11)
+#define DD_PK_IN    (1 << 7)
+#define DD_SK_IN    (1 << 8)
+#define DD_DESC     (1 << 9)
+#define DD_LIMIT    (1 << 10)
+#define DD_OFFSET   (1 << 11)
 #define DD_SK_SHIFT 12
-#define DD_FETCH (1 << 28)
+#define DD_FETCH    (1 << 28)
 
 /* The function-constraint op xFindFunction assigns to begins_with. */
 #define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
 
 typedef struct dd_plan {
   int op, iPath;
-  int iPkCons;          /* constraint index of PK = ?, or -1 */
+  int iPkCons; /* constraint index of PK = ?, or -1 */
   int bPkIn, bSkIn;
   int nSk;
   int aSkCons[DD_MAX_SK];
@@ -612,8 +618,8 @@ static int dd_sk_kind(const struct sqlite3_index_constraint *c) {
 static int dd_binary(sqlite3_index_info *pInfo, int i) {
   const char *zColl;
   int op = pInfo->aConstraint[i].op;
-  if(op == SQLITE_INDEX_CONSTRAINT_LIKE || op == SQLITE_INDEX_CONSTRAINT_GLOB ||
-     op == DD_FUNC_BEGINS_WITH)
+  if(op == SQLITE_INDEX_CONSTRAINT_LIKE ||
+     op == SQLITE_INDEX_CONSTRAINT_GLOB || op == DD_FUNC_BEGINS_WITH)
     return 1;
   zColl = sqlite3_vtab_collation(pInfo, i);
   return zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0;
@@ -627,8 +633,8 @@ static int dd_find_eq(sqlite3_index_info *pInfo, int iCol, int *pbIn) {
   *pbIn = 0;
   for(i = 0; i < pInfo->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
-    if(!c->usable || c->iColumn != iCol || c->op != SQLITE_INDEX_CONSTRAINT_EQ ||
-       !dd_binary(pInfo, i))
+    if(!c->usable || c->iColumn != iCol ||
+       c->op != SQLITE_INDEX_CONSTRAINT_EQ || !dd_binary(pInfo, i))
       continue;
     if(sqlite3_vtab_in(pInfo, i, -1)) {
       if(iIn < 0)
@@ -725,9 +731,11 @@ static int dd_all_used(sqlite3_index_info *pInfo) {
   int i;
   for(i = 0; i < pInfo->nConstraint; i++) {
     int op = pInfo->aConstraint[i].op;
-    if(op == SQLITE_INDEX_CONSTRAINT_LIMIT || op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+    if(op == SQLITE_INDEX_CONSTRAINT_LIMIT ||
+       op == SQLITE_INDEX_CONSTRAINT_OFFSET)
       continue;
-    if(!pInfo->aConstraint[i].usable || pInfo->aConstraintUsage[i].argvIndex <= 0)
+    if(!pInfo->aConstraint[i].usable ||
+       pInfo->aConstraintUsage[i].argvIndex <= 0)
       return 0;
   }
   return 1;
@@ -771,12 +779,8 @@ static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, int bDesc,
   case DD_OP_SCAN:
     sqlite3_str_appendall(s, "Scan");
     return sqlite3_str_finish(s);
-  case DD_OP_GET:
-    sqlite3_str_appendall(s, "GetItem (");
-    break;
-  case DD_OP_BATCH:
-    sqlite3_str_appendall(s, "BatchGetItem (");
-    break;
+  case DD_OP_GET: sqlite3_str_appendall(s, "GetItem ("); break;
+  case DD_OP_BATCH: sqlite3_str_appendall(s, "BatchGetItem ("); break;
   default:
     sqlite3_str_appendf(s, "Query%s%s (", pp->pIdx->name ? " " : "",
                         pp->pIdx->name ? pp->pIdx->name : "");
@@ -795,7 +799,8 @@ static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, int bDesc,
   if(pl->nSk > 0) {
     const char *zSk = p->aCol[pp->iSk].zName;
     if(nEq)
-      sqlite3_str_appendf(s, " AND %s %s", zSk, pl->bSkIn ? "IN (...)" : "= ?");
+      sqlite3_str_appendf(s, " AND %s %s", zSk,
+                          pl->bSkIn ? "IN (...)" : "= ?");
     else if(nPre == 1 && nLo + nHi == 0 && pl->aSkKind[0] != DD_SK_LIKE)
       sqlite3_str_appendf(s, " AND begins_with(%s, ?)", zSk);
     else if(nPre || (nLo && nHi))
@@ -1005,7 +1010,8 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
       pVal = pDup;
     }
     if(eType == SQLITE_INTEGER) {
-      snprintf(zNum, sizeof(zNum), "%lld", (long long)sqlite3_value_int64(pVal));
+      snprintf(zNum, sizeof(zNum), "%lld",
+               (long long)sqlite3_value_int64(pVal));
       d = (double)sqlite3_value_int64(pVal);
     } else if(eType == SQLITE_FLOAT) {
       d = sqlite3_value_double(pVal);
@@ -1016,7 +1022,8 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
     }
     sqlite3_value_free(pDup);
     /* DynamoDB numbers: magnitude from 1e-130 to below 1e126 */
-    if(isnan(d) || isinf(d) || fabs(d) >= 1e126 || (d != 0 && fabs(d) < 1e-130))
+    if(isnan(d) || isinf(d) || fabs(d) >= 1e126 ||
+       (d != 0 && fabs(d) < 1e-130))
       return SQLITE_OK;
     rc = dd_val_text(v, DDB_N, zNum, (int)strlen(zNum));
     v->num = d;
@@ -1066,12 +1073,12 @@ static int dd_val_cmp(const dd_val *a, const dd_val *b) {
 ** drops what an open end should have excluded) or a single comparison.
 */
 typedef struct dd_interval {
-  dd_val lo, hi;     /* empty (av.type 0) when absent */
+  dd_val lo, hi; /* empty (av.type 0) when absent */
   int loOpen, hiOpen;
-  dd_val prefix;     /* set while the interval is exactly one prefix */
+  dd_val prefix; /* set while the interval is exactly one prefix */
   int bPrefixOnly;
-  int bEmpty;        /* no row can match */
-  int bExact;        /* the condition sent selects exactly these rows */
+  int bEmpty; /* no row can match */
+  int bExact; /* the condition sent selects exactly these rows */
 } dd_interval;
 
 /* The successor of prefix z[0..n) in binary order: the smallest string
@@ -1087,7 +1094,10 @@ static int dd_successor(const char *z, int n, char *zOut) {
     len = n - i;
     {
       unsigned char c = (unsigned char)z[i];
-      cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+      cp = len == 1   ? c
+           : len == 2 ? (c & 0x1f)
+           : len == 3 ? (c & 0x0f)
+                      : (c & 0x07);
       for(int k = 1; k < len; k++)
         cp = (cp << 6) | ((unsigned char)z[i + k] & 0x3f);
     }
@@ -1197,9 +1207,12 @@ static int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
       memcpy(zHi, z, (size_t)n);
       nLo = nHi = n;
     } else {
-      nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1, zLo);
-      nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1, zHi);
-      bCase = k == DD_SK_LIKE && (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
+      nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1,
+                              zLo);
+      nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1,
+                              zHi);
+      bCase = k == DD_SK_LIKE &&
+              (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
       if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
         iv->bExact = 0;
     }
@@ -1382,7 +1395,8 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   ddb_item **aKey;
   int rc = SQLITE_OK;
   ddb_error_clear(&err);
-  aFound = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)(nIn ? nIn : 1) * 2);
+  aFound = sqlite3_malloc64(sizeof(ddb_item *) *
+                            (sqlite3_uint64)(nIn ? nIn : 1) * 2);
   if(!aFound)
     return SQLITE_NOMEM;
   memset(aFound, 0, sizeof(ddb_item *) * (size_t)(nIn ? nIn : 1) * 2);
@@ -1480,7 +1494,8 @@ static int dd_next_page(dd_cursor *pCur) {
         continue;
       return SQLITE_OK;
     }
-    pCur->aRow = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
+    pCur->aRow =
+        sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
     if(!pCur->aRow) {
       ddb_page_unref(pg);
       return SQLITE_NOMEM;
@@ -1521,7 +1536,8 @@ static int dd_add_pk(dd_cursor *pCur, dd_val *v) {
       dd_val_clear(v);
       return SQLITE_OK;
     }
-  a = sqlite3_realloc64(pCur->aPk, sizeof(dd_val) * (sqlite3_uint64)(pCur->nPk + 1));
+  a = sqlite3_realloc64(pCur->aPk,
+                        sizeof(dd_val) * (sqlite3_uint64)(pCur->nPk + 1));
   if(!a) {
     dd_val_clear(v);
     return SQLITE_NOMEM;
@@ -1569,8 +1585,10 @@ static void dd_scan_denied(dd_vtab *p) {
       sqlite3_str_appendf(s, " (%s)", pp->pIdx->name);
   }
   z = sqlite3_str_finish(s);
-  dd_error(p, "full scan of table '%s' denied (scan=deny); constrain a "
-           "partition key with = or IN: %s", p->pDesc->name, z ? z : "");
+  dd_error(p,
+           "full scan of table '%s' denied (scan=deny); constrain a "
+           "partition key with = or IN: %s",
+           p->pDesc->name, z ? z : "");
   sqlite3_free(z);
 }
 
@@ -1707,7 +1725,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   }
   if(idxNum & DD_LIMIT) {
     sqlite3_int64 nLim = sqlite3_value_int64(argv[iArg++]);
-    sqlite3_int64 nOff = (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
+    sqlite3_int64 nOff =
+        (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
     if(nOff < 0)
       nOff = 0;
     /* LIMIT only when the call selects exactly the WHERE's rows */
@@ -1867,14 +1886,14 @@ static void dd_begins_with_func(sqlite3_context *ctx, int argc,
   nX = sqlite3_value_bytes(argv[0]);
   zP = bBlob ? sqlite3_value_blob(argv[1]) : sqlite3_value_text(argv[1]);
   nP = sqlite3_value_bytes(argv[1]);
-  sqlite3_result_int(ctx, nP <= nX && (nP == 0 || memcmp(zX, zP, (size_t)nP) == 0));
+  sqlite3_result_int(ctx,
+                     nP <= nX && (nP == 0 || memcmp(zX, zP, (size_t)nP) == 0));
 }
 
-static int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg,
-                                const char *zName,
-                                void (**pxFunc)(sqlite3_context *, int,
-                                                sqlite3_value **),
-                                void **ppArg) {
+static int
+dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                     void (**pxFunc)(sqlite3_context *, int, sqlite3_value **),
+                     void **ppArg) {
   (void)pVtab;
   if(nArg == 2 && sqlite3_stricmp(zName, "begins_with") == 0) {
     *pxFunc = dd_begins_with_func;
@@ -1889,7 +1908,8 @@ static int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg,
 ** came from (never the credentials), scan and consistent_read.  NULL when
 ** there is no such virtual table (or it was not used yet since opening
 ** the database: SQLite connects a virtual table on first use). */
-static void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+static void dd_info_func(sqlite3_context *ctx, int argc,
+                         sqlite3_value **argv) {
   const char *zName = (const char *)sqlite3_value_text(argv[0]);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   const char *azKey[] = {"table", "endpoint", "region", "credentials", "scan"};
@@ -2005,8 +2025,8 @@ int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
-int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
-                          const sqlite3_api_routines *pApi) {
+    int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
+                              const sqlite3_api_routines *pApi) {
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
   (void)pzErrMsg;

@@ -23,7 +23,7 @@ typedef struct log_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
   ddb_log_entry *a;         /* snapshot; sqlite3_free() */
   int n, i;
-  int *aPage;               /* page number of each entry */
+  int *aPage; /* page number of each entry */
 } log_cursor;
 
 static int logConnect(sqlite3 *db, void *pAux, int argc,
@@ -88,7 +88,8 @@ static int logFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   (void)argc;
   (void)argv;
   sqlite3_free(c->a);
-  c->a = sqlite3_malloc64((sizeof(ddb_log_entry) + sizeof(int)) * DDB_LOG_SIZE);
+  c->a =
+      sqlite3_malloc64((sizeof(ddb_log_entry) + sizeof(int)) * DDB_LOG_SIZE);
   if(!c->a)
     return SQLITE_NOMEM;
   c->aPage = (int *)(c->a + DDB_LOG_SIZE);
@@ -164,7 +165,17 @@ static sqlite3_module logModule = {
     logEof,        /* xEof */
     logColumn,     /* xColumn */
     logRowid,      /* xRowid */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 /* xUpdate .. xShadowName: none */
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0 /* xUpdate .. xShadowName: none */
 };
 
 int dd_register_log(sqlite3 *db) {

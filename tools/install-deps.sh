@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Install what the build, the tests and the demo need on a Debian 12
+# machine, only what is missing: Debian packages (apt output goes to a log
+# file shown only on failure), and AWS's DynamoDB Local from the npm
+# package amplify-dynamodb-simulator (pinned in test/ddblocal.sh).
+# Used by .ci/run and by `make demo`.
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT" || exit 1
+export DEBIAN_FRONTEND=noninteractive
+mkdir -p .test-tmp
+APT_LOG="$ROOT/.test-tmp/install-deps.log"
+: >"$APT_LOG"
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo -n"; fi
+fi
+
+step() { echo "install-deps: $*"; }
+die() {
+    echo "install-deps: ERROR: $*" >&2
+    if [ -s "$APT_LOG" ]; then
+        echo "install-deps: --- last lines of $APT_LOG ---" >&2
+        tail -n 60 "$APT_LOG" >&2
+    fi
+    exit 1
+}
+
+APT_UPDATED=0
+apt_update_once() {
+    [ "$APT_UPDATED" = 1 ] && return 0
+    step "apt-get update"
+    $SUDO apt-get update >>"$APT_LOG" 2>&1 || die "apt-get update failed"
+    APT_UPDATED=1
+}
+
+installed() {  # is the Debian package installed?
+    dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+apt_install() {  # install those of the given packages that are missing
+    local missing=() p
+    for p in "$@"; do installed "$p" || missing+=("$p"); done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    apt_update_once
+    step "apt-get install ${missing[*]}"
+    $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" >>"$APT_LOG" 2>&1 \
+        || die "apt-get install ${missing[*]} failed"
+}
+
+# In CI, refresh the package lists on every run.
+[ "${CI:-}" = true ] && apt_update_once
+
+apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
+    libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
+    ca-certificates coreutils procps
+
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm
+fi
+
+if ! python3 -c 'import boto3' >/dev/null 2>&1; then
+    if ! /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1; then
+        apt_install python3-boto3
+    fi
+    # test/lib.sh puts a python3 that can import boto3 first on PATH for the
+    # test runners; check here that there is one.
+    /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1 \
+        || python3 -c 'import boto3' >/dev/null 2>&1 \
+        || die "no python3 can import boto3"
+fi
+
+step "DynamoDB Local"
+test/ddblocal.sh install >>"$APT_LOG" 2>&1 || die "test/ddblocal.sh install failed"
+
+step "versions: $(sqlite3 --version | cut -d' ' -f1), $(java -version 2>&1 | head -n1), $(gcc --version | head -n1)"
