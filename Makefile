@@ -31,7 +31,7 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable test unit demo lint format clean bench
+.PHONY: all loadable deps test unit demo lint format clean bench
 all: loadable
 loadable: $(BUILD)/dynamodb.so
 
@@ -51,10 +51,16 @@ $(BUILD)/unit-tests: $(UNIT_SRC) $(BUILD)/libddb.a $(HEADERS)
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
 
-test: $(BUILD)/dynamodb.so $(if $(UNIT_SRC),$(BUILD)/unit-tests)
+# Debian packages and DynamoDB Local, whatever is missing (quick when
+# nothing is).
+deps:
+	tools/install-deps.sh
+
+test: deps
+	$(MAKE) --no-print-directory loadable $(if $(UNIT_SRC),$(BUILD)/unit-tests)
 	test/run-all.sh
 
-demo:
+demo: deps
 	tools/demo.sh
 
 lint:

@@ -6,7 +6,6 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-tools/install-deps.sh
 make --no-print-directory
 . test/lib.sh
 ensure_boto3_python "$ROOT" || true
