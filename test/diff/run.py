@@ -634,14 +634,77 @@ class Gen:
         ]
         return r.sample(pool, r.randint(1, 3))
 
+    # ---- joins and subqueries: the vtab gets its constraint values from another table ----
+    def join_query(self):
+        r = self.rng
+        pks = [lit(self.pick("PK", self.pks)) for _ in range(r.randint(1, 3))]
+        outer = r.choice([
+            X("a.PK IN (%s)" % ", ".join(pks)),
+            X("a.GSI1PK = %s" % lit(self.pick("GSI1PK"))),
+            X("a.Type = %s AND a.Score > %s" % (lit(self.pick("Type")), lit(self.pick("Score")))),
+            X("a.PK = %s AND a.SK > %s" % (pks[0], lit(self.pick("SK")))),
+            X("a.LSK LIKE %s" % q(self.prefix_of("LSK") + "%")),
+        ])
+        on = r.choice([
+            "b.PK = a.PK AND b.SK = a.SK",
+            "b.PK = a.PK",
+            "b.PK = a.PK AND b.SK > a.SK",
+            "b.PK = a.PK AND b.SK >= a.GSI1SK",
+            "b.GSI1PK = a.GSI1PK AND b.GSI1SK = a.GSI1SK",
+            "b.GSI1PK = a.GSI1PK",
+            "b.Type = a.Type AND b.Score = a.Score",
+            "b.Type = a.Type AND b.Score < a.Score",
+            "b.PK = a.PK AND b.LSK = a.LSK",
+            "b.PK = a.SK",
+            "b.PK = a.PK AND b.SK = a.LSK",
+            "b.PK = a.PK AND b.SK IN (a.SK, a.LSK, a.GSI1SK)",
+            "b.PK = a.PK AND b.SK LIKE a.GSI1SK || '%'",
+            "b.PK = a.PK AND begins_with(b.SK, substr(a.SK, 1, 2))",
+        ])
+        kind = r.choice(["join", "join", "join", "left", "in", "exists", "scalar"])
+        if kind in ("join", "left"):
+            onx = X(on) if "begins_with" not in on else (
+                X("b.PK = a.PK AND ") + begins_with(X("b.SK"), X("substr(a.SK, 1, 2)")))
+            frm = "native a %sJOIN {T} b ON %s" % ("LEFT " if kind == "left" else "", onx.v)
+            frm_n = "native a %sJOIN {T} b ON %s" % ("LEFT " if kind == "left" else "", onx.n)
+            sel = [X(c) for c in ["a.PK", "a.SK", "b.PK", "b.SK", "b.GSI1SK", "b.Score", "b.LSK",
+                                  "json_extract(b.item, '$.name')", "json_extract(b.item, '$.qty')"]]
+            qd = {"where": outer, "select": sel, "order": [], "limit": None, "offset": None,
+                  "total": False, "agg": False, "nkeycols": 0, "from": frm}
+            if frm != frm_n:
+                qd["from_n"] = frm_n
+            if r.random() < 0.2:
+                qd["limit"] = r.choice([1, 3, 10])
+            return qd
+        inner = on.replace("a.", "o.")
+        if "begins_with" in inner:
+            inner = "b.PK = o.PK"
+        if kind == "in":
+            col = r.choice(["PK", "GSI1PK", "SK"])
+            w = X("%s IN (SELECT o.%s FROM native o WHERE %s)" % (col, col, outer.v.replace("a.", "o.")))
+            if col == "PK" and r.random() < 0.5:
+                w = w + " AND " + self.atom("SK")
+            return {"where": w, "select": [X(c) for c in KEYCOLS] + [X("json_extract(item, '$.name')")],
+                    "order": [], "limit": None, "offset": None, "total": False, "agg": False, "nkeycols": 0}
+        if kind == "exists":
+            w = X("EXISTS (SELECT 1 FROM {T} b WHERE %s)" % inner.replace("o.", "a."))
+            return {"where": outer + " AND " + w, "select": [X("a.PK"), X("a.SK"), X("a.GSI1PK")],
+                    "order": [], "limit": None, "offset": None, "total": False, "agg": False, "nkeycols": 0,
+                    "from": "native a"}
+        sub = X("(SELECT count(*) || ':' || ifnull(max(b.SK), '-') FROM {T} b WHERE %s)" % on)
+        return {"where": outer, "select": [X("a.PK"), X("a.SK"), sub], "order": [], "limit": None,
+                "offset": None, "total": False, "agg": False, "nkeycols": 0, "from": "native a"}
+
     # ---- whole queries -----------------------------------------------------------------
     def query(self):
         """Returns dict: where (X), order (list of (col, dir)), limit, offset, total (bool),
         select (list of X), count (bool)."""
         r = self.rng
         shape = r.choices(
-            ["pk", "pk_sk", "pk_in", "gsi", "score", "lsi", "scan", "or", "odd", "agg"],
-            [10, 22, 7, 12, 10, 7, 14, 8, 6, 4])[0]
+            ["pk", "pk_sk", "pk_in", "gsi", "score", "lsi", "scan", "or", "odd", "agg", "join"],
+            [10, 22, 7, 12, 10, 7, 14, 8, 6, 4, 6])[0]
+        if shape == "join":
+            return self.join_query()
         where = None
         order = []
         fixed_pk = False
@@ -889,7 +952,9 @@ def fixed_queries(g):
 def render(qd, table, native):
     sel = ", ".join((s.n if native else s.v) for s in qd["select"])
     w = qd["where"].n if native else qd["where"].v
-    sql = "SELECT %s FROM %s WHERE %s" % (sel, table, w)
+    frm = qd.get("from_n", qd.get("from", "{T}")) if native else qd.get("from", "{T}")
+    sql = "SELECT %s FROM %s WHERE %s" % (sel, frm, w)
+    sql = sql.replace("{T}", table)
     if qd["order"]:
         sql += " ORDER BY " + ", ".join((c + (" " + d if d else "")) for c, d in qd["order"])
     if qd["limit"] is not None:
@@ -914,7 +979,11 @@ def describe(qd):
             s += " OFFSET %d" % qd["offset"]
     if qd.get("agg"):
         s = "[" + ", ".join(x.v for x in qd["select"]) + "] " + s
-    return s
+    if qd.get("from"):
+        s = "[FROM %s] %s" % (qd["from"].replace("{T}", "t"), s)
+        if any("{T}" in x.v for x in qd["select"]):
+            s = "[SELECT %s] %s" % (", ".join(x.v for x in qd["select"] if "{T}" in x.v), s)
+    return s.replace("{T}", "t")
 
 
 # ----------------------------------------------------------------------------------------
