@@ -78,8 +78,10 @@ KEY_PREFIXES = [
     "USER#", "user#", "café#", "Café#", "cafe#", "CAFÉ#", "naïve-", "Ωmega#", "ωmega#",
     "日本#", "日本語#", "中文", "🎉#", "🎉🎉", "émoji😀", "x_y#", "x%y#", "O'Brien#",
     "a b#", "#", "##", "A", "a", "Z", "z", "0", "5", "9", "10", "-1", "~", "ÿ",
+    # U+E000..U+FFFF sort after emoji in UTF-16 but before them in UTF-8 (DynamoDB's order)
+    "Ａ#", "ｦ", "ﬁ", "\ue000", "\uffee",
 ]
-SUFFIX_CHARS = "abcXYZ019#$_%é日🎉 -"
+SUFFIX_CHARS = "abcXYZ019#$_%é日🎉 -Ａ\ue001"
 
 
 def rand_suffix(rng):
