@@ -45,8 +45,14 @@ $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ)
 $(BUILD)/libddb.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/unit-tests: $(UNIT_SRC) $(BUILD)/libddb.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_SRC) $(BUILD)/libddb.a $(LDFLAGS) $(LIBS)
+# tests/unit/test_ext.c #includes ext/dynamodb.c to reach its static
+# helpers; the other ext/ files are compiled in beside it.  All of them with
+# SQLITE_CORE, so that the sqlite3_* calls go to libsqlite3 directly.
+UNIT_EXT := $(filter-out ext/dynamodb.c,$(EXT_SRC))
+$(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(EXT_SRC) \
+                     $(BUILD)/libddb.a $(HEADERS)
+	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -o $@ $(UNIT_SRC) $(UNIT_EXT) \
+	    $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests

@@ -1,0 +1,18 @@
+/*
+** main.c -- runs the unit tests of every module (see tap.h).
+**
+**    build/unit-tests              every test
+**    build/unit-tests succ iv      tests whose name contains "succ" or "iv"
+*/
+#define TAP_MAIN
+#include "tap.h"
+
+#include <sqlite3.h>
+
+int main(int argc, char **argv) {
+  static const tap_test *const tables[] = {tap_client_tests, tap_ext_tests,
+                                           NULL};
+  int rc = tap_main(argc, argv, tables);
+  sqlite3_shutdown();
+  return rc;
+}
