@@ -21,9 +21,10 @@ endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
 LIBS    := -lcurl -lcjson -lm -pthread
 
-CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c
-CACHE_SRC  := cache/cache.c
-EXT_SRC    := ext/dynamodb.c ext/log.c
+CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
+              client/json.c client/write.c
+CACHE_SRC  := cache/cache.c cache/store.c
+EXT_SRC    := ext/dynamodb.c ext/monitor.c ext/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)

@@ -25,7 +25,30 @@ typedef struct ddbc_policy {
   double query_ttl; /* seconds a query-cache entry lives; 0: don't cache */
 } ddbc_policy;
 
-/* DescribeTable.  *out is owned by the caller (ddb_table_desc_free). */
+/* Cache-wide statistics (see dynamodb_stats in the README). */
+typedef struct ddbc_stats {
+  uint64_t item_hits, item_misses;
+  uint64_t query_hits, query_misses;
+  uint64_t evictions;   /* dropped to stay within the byte budget */
+  uint64_t expirations; /* dropped because their TTL ran out */
+  uint64_t stale;       /* pages dropped because a write of this process
+                           changed what they read */
+  uint64_t entries;
+  uint64_t bytes; /* real allocation sizes */
+  uint64_t bytes_max;
+} ddbc_stats;
+
+void ddbc_stats_get(ddbc_stats *out);
+/* Set the process-wide byte budget (default 64 MiB), evicting as needed.
+** Returns the old budget. */
+size_t ddbc_set_budget(size_t bytes);
+/* Drop every cached item and page. */
+void ddbc_clear(void);
+/* The cache's clock: monotonic seconds. */
+double ddbc_now(void);
+
+/* DescribeTable, reused for 60 s.  *out is owned by the caller
+** (ddb_table_desc_free). */
 ddb_result ddbc_describe_table(ddb_client *c, const char *table,
                                ddb_table_desc **out, ddb_error *err);
 
@@ -46,6 +69,16 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
                           const char *const *key_names, int n_key_names,
                           const ddbc_policy *pol, ddb_item **found,
                           ddb_error *err);
+
+/* A write through this process completed.  key: the item's key
+** attributes; old_item: its image before (NULL if there was none), with
+** old_known=0 when the old image is unknown; new_item: after (NULL if
+** deleted).  Replaces the item's cache entry with new_item and makes stale
+** every cached page the change could alter. */
+void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
+                     const ddb_item *old_item, int old_known,
+                     const ddb_item *new_item, const ddb_item *key,
+                     const ddbc_policy *pol);
 
 #ifdef __cplusplus
 }

@@ -260,7 +260,9 @@ size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
       out[o++] = (unsigned char)((v >> bits) & 0xff);
     }
   }
-  if(pad > 2 || (n && (n + 0) % 4 != 0 && pad))
+  /* a lone 6-bit character cannot end a quantum; padding only completes
+  ** a quantum of 2 or 3 characters */
+  if(bits >= 6 || pad > 2 || (pad && (n % 4 != 0 || bits == 0)))
     return (size_t)-1;
   return o;
 }

@@ -146,6 +146,16 @@ const ddb_av *ddb_item_get(const ddb_item *it, const char *name);
 ** Returns NULL on out of memory. */
 ddb_item *ddb_item_from_avs(const ddb_av *vals, int n);
 
+/* A new item whose attributes are deep copies of attrs[0..n) (each with
+** its name set).  Returns NULL on out of memory. */
+ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n);
+/* Are a and b the same value (numbers compared by value, maps and sets
+** regardless of order)? */
+int ddb_av_equal(const ddb_av *a, const ddb_av *b);
+/* The item's size as DynamoDB counts it against its 400 KB limit. */
+size_t ddb_item_size(const ddb_item *it);
+#define DDB_ITEM_MAX_SIZE (400 * 1024)
+
 /* The text of `t` as DynamoDB spells it ("S", "N", ...). */
 const char *ddb_type_name(ddb_type t);
 
@@ -160,6 +170,11 @@ typedef enum {
 } ddb_numkind;
 ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i,
                                 double *d);
+
+/* Append the canonical form of number s[0..n): the same text for every
+** spelling of one value ("1.50", "15E-1", "1.5" -> "15e-1"; "0", "-0.0"
+** -> "0").  Returns 0, or -1 if s is not a number. */
+int ddb_number_canonical(const char *s, size_t n, ddb_buf *out);
 
 /* Append av as plain JSON (S->string, N->number with DynamoDB's exact
 ** digits, B->base64 string, sets->arrays, M->object, L->array). */
@@ -233,6 +248,8 @@ typedef struct ddb_table_desc {
 ddb_result ddb_describe_table(ddb_client *c, const char *table,
                               ddb_table_desc **out, ddb_error *err);
 void ddb_table_desc_free(ddb_table_desc *d);
+/* A deep copy of d (free with ddb_table_desc_free), or NULL on OOM. */
+ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d);
 
 /* ------------------------------------------------------------------------
 ** Reads
@@ -308,9 +325,76 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
 
 /* The primary-key attributes of item, encoded canonically (for hashing and
 ** comparing keys): "<name>\x1f<type>\x1f<text>\x1e..." in the order of
-** key_names.  Returns 0, or -1 when the item lacks a key attribute. */
+** key_names, numbers in canonical form.  Returns 0, or -1 when the item
+** lacks a key attribute. */
 int ddb_key_encode(const ddb_item *item, const char *const *key_names,
                    int n_key_names, ddb_buf *out);
+
+/* ------------------------------------------------------------------------
+** Items from JSON text (json.c)
+*/
+
+/* Plain JSON object -> item: string S, number N (exact digits, checked
+** against DynamoDB's 38 digits and range), true/false BOOL, null NULL,
+** array L, object M.  Where hint (the item as read, or NULL) has a set or
+** a binary at the same place and the new value fits it, the hint's type is
+** kept (SS, NS, BS, B), so a read-modify-write keeps types.  Errors name
+** the attribute path. */
+ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
+                              ddb_item **out, ddb_error *err);
+/* DynamoDB typed JSON ({"a":{"S":"x"}}) -> item. */
+ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
+                                    ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** Writes (write.c)
+*/
+typedef enum ddb_cond {
+  DDB_COND_NONE = 0,
+  DDB_COND_NOT_EXISTS, /* the key must not exist (INSERT) */
+  DDB_COND_EXISTS      /* the key must exist */
+} ddb_cond;
+
+/* PutItem.  With old != NULL, *old is the item it replaced (or NULL).
+** A failed condition is DDB_ERR_SERVICE with type
+** "ConditionalCheckFailedException". */
+ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
+                        const char *const *key_names, int n_key, ddb_cond cond,
+                        ddb_item **old, ddb_error *err);
+/* DeleteItem of the item with key's key attributes. */
+ddb_result ddb_delete_item(ddb_client *c, const char *table,
+                           const ddb_item *key, const char *const *key_names,
+                           int n_key, ddb_cond cond, ddb_item **old,
+                           ddb_error *err);
+/* UpdateItem: SET every attribute of `set`, REMOVE the names in remove,
+** on condition that the item exists; *updated is the item after. */
+ddb_result ddb_update_item(ddb_client *c, const char *table,
+                           const ddb_item *key, const char *const *key_names,
+                           int n_key, const ddb_item *set,
+                           const char *const *remove, int n_remove,
+                           ddb_item **updated, ddb_error *err);
+
+typedef enum { DDB_WRITE_PUT = 1, DDB_WRITE_DELETE } ddb_write_kind;
+
+typedef struct ddb_write {
+  ddb_write_kind kind;
+  const ddb_item *item; /* PUT: the item; DELETE: holds the key */
+  ddb_cond cond;        /* TransactWriteItems only */
+} ddb_write;
+
+/* TransactWriteItems of at most 100 writes, all or nothing, idempotent on
+** retry (ClientRequestToken).  A cancellation names the failing items:
+** "TransactionCanceledException: item 2: ConditionalCheckFailed". */
+ddb_result ddb_transact_write(ddb_client *c, const char *table,
+                              const ddb_write *w, int n,
+                              const char *const *key_names, int n_key,
+                              ddb_error *err);
+/* BatchWriteItem, 25 writes a call, UnprocessedItems resent with backoff.
+** Not atomic: on error, earlier calls' writes stay written. */
+ddb_result ddb_batch_write(ddb_client *c, const char *table,
+                           const ddb_write *w, size_t n,
+                           const char *const *key_names, int n_key,
+                           ddb_error *err);
 
 /* ------------------------------------------------------------------------
 ** The request log: every HTTP request this process sent, newest last, in
@@ -329,6 +413,34 @@ typedef struct ddb_log_entry {
   int items; /* items returned (Count), -1 if unknown */
   double ms; /* wall time including retries */
 } ddb_log_entry;
+
+/* Process-wide request counters, counted where each event happens. */
+typedef enum ddb_op {
+  DDB_OP_GET_ITEM = 0,
+  DDB_OP_BATCH_GET_ITEM,
+  DDB_OP_QUERY,
+  DDB_OP_SCAN,
+  DDB_OP_PUT_ITEM,
+  DDB_OP_UPDATE_ITEM,
+  DDB_OP_DELETE_ITEM,
+  DDB_OP_BATCH_WRITE_ITEM,
+  DDB_OP_TRANSACT_WRITE_ITEMS,
+  DDB_OP_DESCRIBE_TABLE,
+  DDB_OP_COUNT
+} ddb_op;
+
+typedef struct ddb_stats {
+  uint64_t requests; /* HTTP requests sent, retries included */
+  uint64_t op_requests[DDB_OP_COUNT];
+  uint64_t retries;    /* requests that were retries */
+  uint64_t throttles;  /* throttling answers */
+  double consumed_rcu; /* ConsumedCapacity of reads */
+  double consumed_wcu; /* ConsumedCapacity of writes */
+} ddb_stats;
+
+/* The name of op as DynamoDB spells it ("GetItem", ...). */
+const char *ddb_op_name(ddb_op op);
+void ddb_stats_get(ddb_stats *out);
 
 /* Copy entries with seq > after into out (at most n); returns how many. */
 int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);

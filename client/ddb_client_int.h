@@ -13,6 +13,20 @@
 ** *out is a new item with one reference. */
 ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
 
+/* The largest request body built (an item is at most 400 KB; 25 or 100
+** of them stay far below). */
+#define DDB_REQUEST_MAX (32u * 1024 * 1024)
+
+/* POST body as DynamoDB operation `operation` (logged with table, index
+** and continuation), with retries.  On success *out is the parsed
+** response (cJSON_Delete). */
+ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
+                    const char *index, int continuation, const char *body,
+                    size_t body_len, cJSON **out, ddb_error *err);
+int ddb_client_max_retries(const ddb_client *c);
+/* Sleep a full-jitter backoff for retry number attempt (1, 2, ...). */
+void ddb_backoff(int attempt, int throttled);
+
 /* Resolved settings of a client (config.c). */
 typedef struct ddb_settings {
   char *region;

@@ -28,7 +28,6 @@
 #define RESPONSE_MAX (64u * 1024 * 1024)
 /* The largest request body built (an item is at most 400 KB; a batch of
 ** 25 such, or 100 keys, stays far below). */
-#define REQUEST_MAX (32u * 1024 * 1024)
 /* Idle curl handles kept per client (each holds a kept-alive connection). */
 #define POOL_MAX 32
 /* Backoff: base delays and the cap, in milliseconds. */
@@ -86,6 +85,47 @@ uint64_t ddb_log_last(void) {
   s = log_seq;
   pthread_mutex_unlock(&log_lock);
   return s;
+}
+
+/* ------------------------------------------------------------------------
+** Counters (under log_lock too: they change once per request)
+*/
+static ddb_stats stats;
+
+static const char *const op_names[DDB_OP_COUNT] = {
+    "GetItem",      "BatchGetItem",   "Query",
+    "Scan",         "PutItem",        "UpdateItem",
+    "DeleteItem",   "BatchWriteItem", "TransactWriteItems",
+    "DescribeTable"};
+
+const char *ddb_op_name(ddb_op op) {
+  return op < DDB_OP_COUNT ? op_names[op] : "?";
+}
+
+void ddb_stats_get(ddb_stats *out) {
+  pthread_mutex_lock(&log_lock);
+  *out = stats;
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Count one call: attempts requests of which attempts-1 retries. */
+static void stats_add(const char *operation, int attempts, int throttles,
+                      double consumed) {
+  int i;
+  pthread_mutex_lock(&log_lock);
+  stats.requests += (uint64_t)attempts;
+  stats.retries += (uint64_t)(attempts - 1);
+  stats.throttles += (uint64_t)throttles;
+  for(i = 0; i < DDB_OP_COUNT; i++)
+    if(strcmp(op_names[i], operation) == 0) {
+      stats.op_requests[i] += (uint64_t)attempts;
+      if(i >= DDB_OP_PUT_ITEM && i <= DDB_OP_TRANSACT_WRITE_ITEMS)
+        stats.consumed_wcu += consumed;
+      else
+        stats.consumed_rcu += consumed;
+      break;
+    }
+  pthread_mutex_unlock(&log_lock);
 }
 
 static void copy_str(char *dst, size_t cap, const char *src) {
@@ -259,12 +299,34 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
     type = hash + 1;
   ddb_error_set(err, DDB_ERR_SERVICE, "%s: %s", type ? type : "HTTP error",
                 msg ? msg : (status ? "unexpected HTTP status" : "no answer"));
+  /* a cancelled transaction says which item failed, and why */
+  if(err && j) {
+    const cJSON *reasons =
+        cJSON_GetObjectItemCaseSensitive(j, "CancellationReasons");
+    const cJSON *r;
+    int i = 0;
+    ddb_buf b;
+    ddb_buf_init(&b, sizeof(err->message));
+    cJSON_ArrayForEach(r, reasons) {
+      const char *code =
+          cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "Code"));
+      i++;
+      if(code && strcmp(code, "None") != 0)
+        ddb_buf_addf(&b, "%sitem %d: %s", b.len ? "; " : "", i, code);
+    }
+    if(b.len && !b.failed)
+      snprintf(err->message, sizeof(err->message), "%s: %s",
+               type ? type : "TransactionCanceledException", b.p);
+    ddb_buf_free(&b);
+  }
   if(err) {
     copy_str(err->type, sizeof(err->type), type ? type : "");
     err->http_status = status;
   }
   cJSON_Delete(j);
 }
+
+static double consumed(const cJSON *resp);
 
 typedef struct call_info {
   const char *operation;
@@ -276,6 +338,28 @@ typedef struct call_info {
 /* POST body to the endpoint as `operation`, retrying what is retryable.
 ** On success *out is the parsed response (free with cJSON_Delete). */
 static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
+                       size_t body_len, cJSON **out, ddb_error *err);
+
+ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
+                    const char *index, int continuation, const char *body,
+                    size_t body_len, cJSON **out, ddb_error *err) {
+  call_info ci;
+  ci.operation = operation;
+  ci.table = table;
+  ci.index = index;
+  ci.continuation = continuation;
+  return call(c, &ci, body, body_len, out, err);
+}
+
+int ddb_client_max_retries(const ddb_client *c) {
+  return c->max_retries;
+}
+
+void ddb_backoff(int attempt, int throttled) {
+  backoff(attempt, throttled);
+}
+
+static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
                        size_t body_len, cJSON **out, ddb_error *err) {
   CURL *h = NULL;
   struct curl_slist *hdrs = NULL;
@@ -284,7 +368,7 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
   ddb_result result = DDB_OK;
   ddb_log_entry le;
   double t0 = now_ms();
-  int attempt, status = 0;
+  int attempt = 0, status = 0, throttles = 0, sent = 0;
 
   *out = NULL;
   ddb_buf_init(&resp, RESPONSE_MAX);
@@ -328,6 +412,7 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
                      (long)(c->connect_timeout * 1000));
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
+    sent++;
     cc = curl_easy_perform(h);
     if(cc == CURLE_OK)
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -358,6 +443,7 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
       service_error(&resp, status, err);
       result = DDB_ERR_SERVICE;
       throttled = err && is_throttle(err->type);
+      throttles += throttled;
       retry = throttled || code >= 500;
       /* a throttle without an error object still looks like this */
       if(!err && (code == 400 || code >= 500))
@@ -386,6 +472,8 @@ fail:
       le.items = item ? 1 : 0;
   }
   log_add(&le);
+  if(sent)
+    stats_add(ci->operation, sent, throttles, *out ? consumed(*out) : 0);
   if(h)
     handle_put(c, h);
   curl_slist_free_all(hdrs);
@@ -490,6 +578,55 @@ void ddb_table_desc_free(ddb_table_desc *d) {
   free(d->indexes);
   free(d->name);
   free(d);
+}
+
+static int dup_str(char **dst, const char *src) {
+  *dst = NULL;
+  if(!src)
+    return 0;
+  *dst = strdup(src);
+  return *dst ? 0 : -1;
+}
+
+ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
+  ddb_table_desc *c = calloc(1, sizeof(*c));
+  int i, j, bad = 0;
+  if(!c)
+    return NULL;
+  c->item_count = d->item_count;
+  c->size_bytes = d->size_bytes;
+  c->indexes = calloc((size_t)d->n_indexes, sizeof(ddb_index));
+  if(!c->indexes) {
+    free(c);
+    return NULL;
+  }
+  c->n_indexes = d->n_indexes;
+  bad |= dup_str(&c->name, d->name);
+  for(i = 0; i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    ddb_index *y = &c->indexes[i];
+    *y = *x;
+    y->nonkey = NULL;
+    y->n_nonkey = 0;
+    bad |= dup_str(&y->name, x->name);
+    bad |= dup_str(&y->pk.name, x->pk.name);
+    bad |= dup_str(&y->sk.name, x->sk.name);
+    if(x->n_nonkey) {
+      y->nonkey = calloc((size_t)x->n_nonkey, sizeof(char *));
+      if(!y->nonkey) {
+        bad = 1;
+        continue;
+      }
+      y->n_nonkey = x->n_nonkey;
+      for(j = 0; j < x->n_nonkey; j++)
+        bad |= dup_str(&y->nonkey[j], x->nonkey[j]);
+    }
+  }
+  if(bad) {
+    ddb_table_desc_free(c);
+    return NULL;
+  }
+  return c;
 }
 
 ddb_result ddb_describe_table(ddb_client *c, const char *table,
@@ -698,7 +835,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   ci.table = r->table;
   ci.index = r->index;
   ci.continuation = r->start != NULL;
-  ddb_buf_init(&body, REQUEST_MAX);
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
   result = ddb_read_body(r, &body, err);
   if(result)
     goto fail;
@@ -757,7 +894,7 @@ ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
   call_info ci = {"GetItem", table, NULL, 0};
 
   *out = NULL;
-  ddb_buf_init(&body, REQUEST_MAX);
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
   ddb_buf_adds(&body, "{\"TableName\":");
   ddb_buf_json_str(&body, table, strlen(table));
   ddb_buf_adds(&body, ",\"Key\":");
@@ -804,7 +941,7 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   call_info ci = {"BatchGetItem", table, NULL, retry};
   int i;
 
-  ddb_buf_init(&body, REQUEST_MAX);
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
   ddb_buf_init(&enc, 4 * 1024 * 1024);
   ddb_buf_adds(&body, "{\"RequestItems\":{");
   ddb_buf_json_str(&body, table, strlen(table));
@@ -812,7 +949,21 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   for(i = 0; i < n; i++) {
     if(i)
       ddb_buf_addc(&body, ',');
-    ddb_item_to_typed_json(keys[i]->key, &body);
+    /* only the key attributes: DynamoDB refuses any other in a key */
+    {
+      int k;
+      ddb_buf_addc(&body, '{');
+      for(k = 0; k < n_names; k++) {
+        const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
+        if(k)
+          ddb_buf_addc(&body, ',');
+        ddb_buf_json_str(&body, names[k], strlen(names[k]));
+        ddb_buf_addc(&body, ':');
+        if(a)
+          ddb_av_to_typed_json(a, &body);
+      }
+      ddb_buf_addc(&body, '}');
+    }
   }
   ddb_buf_addc(&body, ']');
   if(consistent)

@@ -94,7 +94,7 @@ static int av_count(const cJSON *av, layout *L, int depth) {
     L->bytes += strlen(v->valuestring) + 1;
     return 0;
   case DDB_BOOL: return cJSON_IsBool(v) ? 0 : -1;
-  case DDB_NULL: return 0;
+  case DDB_NULL: return cJSON_IsTrue(v) ? 0 : -1;
   case DDB_M:
     if(!cJSON_IsObject(v))
       return -1;
@@ -270,6 +270,165 @@ ddb_item *ddb_item_from_avs(const ddb_av *vals, int n) {
 }
 
 /* ------------------------------------------------------------------------
+** Building items from attribute trees, comparing, sizing
+*/
+static void tree_count(const ddb_av *a, size_t *nodes, size_t *bytes) {
+  uint32_t i;
+  if(a->name)
+    *bytes += a->name_len + 1;
+  if(a->text)
+    *bytes += a->n + 1;
+  if(a->type == DDB_M || a->type == DDB_L || a->type == DDB_SS ||
+     a->type == DDB_NS || a->type == DDB_BS) {
+    *nodes += a->n;
+    for(i = 0; i < a->n; i++)
+      tree_count(&a->kids[i], nodes, bytes);
+  }
+}
+
+static void tree_copy(const ddb_av *a, ddb_av *out, layout *L) {
+  uint32_t i;
+  *out = *a;
+  if(a->name) {
+    memcpy(L->next_byte, a->name, a->name_len);
+    L->next_byte[a->name_len] = 0;
+    out->name = L->next_byte;
+    L->next_byte += a->name_len + 1;
+  }
+  if(a->text) {
+    memcpy(L->next_byte, a->text, a->n);
+    L->next_byte[a->n] = 0;
+    out->text = L->next_byte;
+    L->next_byte += a->n + 1;
+  }
+  if(a->kids) {
+    out->kids = L->next_node;
+    L->next_node += a->n;
+    for(i = 0; i < a->n; i++)
+      tree_copy(&a->kids[i], &out->kids[i], L);
+  }
+}
+
+ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n) {
+  size_t nodes = (size_t)n, bytes = 0, total;
+  layout L;
+  ddb_item *it;
+  int i;
+  for(i = 0; i < n; i++)
+    tree_count(attrs[i], &nodes, &bytes);
+  total = sizeof(ddb_item) + nodes * sizeof(ddb_av) + bytes;
+  it = malloc(total);
+  if(!it)
+    return NULL;
+  it->refs = 1;
+  it->bytes = total;
+  memset(&it->root, 0, sizeof(it->root));
+  it->root.type = DDB_M;
+  it->root.n = (uint32_t)n;
+  L.next_node = (ddb_av *)(it + 1);
+  L.next_byte = (char *)(L.next_node + nodes);
+  it->root.kids = L.next_node;
+  L.next_node += n;
+  for(i = 0; i < n; i++)
+    tree_copy(attrs[i], &it->root.kids[i], &L);
+  return it;
+}
+
+/* Do sets a and b (same type) hold the same elements? */
+static int set_equal(const ddb_av *a, const ddb_av *b) {
+  uint32_t i, j;
+  if(a->n != b->n)
+    return 0;
+  for(i = 0; i < a->n; i++) {
+    for(j = 0; j < b->n; j++)
+      if(ddb_av_equal(&a->kids[i], &b->kids[j]))
+        break;
+    if(j == b->n)
+      return 0;
+  }
+  return 1;
+}
+
+int ddb_av_equal(const ddb_av *a, const ddb_av *b) {
+  uint32_t i;
+  if(a->type != b->type)
+    return 0;
+  switch(a->type) {
+  case DDB_S:
+  case DDB_B: return a->n == b->n && memcmp(a->text, b->text, a->n) == 0;
+  case DDB_N: {
+    ddb_buf x, y;
+    int eq;
+    ddb_buf_init(&x, 256);
+    ddb_buf_init(&y, 256);
+    eq = ddb_number_canonical(a->text, a->n, &x) == 0 &&
+         ddb_number_canonical(b->text, b->n, &y) == 0 && x.len == y.len &&
+         memcmp(x.p, y.p, x.len) == 0;
+    ddb_buf_free(&x);
+    ddb_buf_free(&y);
+    return eq;
+  }
+  case DDB_BOOL: return a->n == b->n;
+  case DDB_NULL: return 1;
+  case DDB_L:
+    if(a->n != b->n)
+      return 0;
+    for(i = 0; i < a->n; i++)
+      if(!ddb_av_equal(&a->kids[i], &b->kids[i]))
+        return 0;
+    return 1;
+  case DDB_M:
+    if(a->n != b->n)
+      return 0;
+    for(i = 0; i < a->n; i++) {
+      uint32_t j;
+      for(j = 0; j < b->n; j++)
+        if(b->kids[j].name_len == a->kids[i].name_len &&
+           memcmp(b->kids[j].name, a->kids[i].name, a->kids[i].name_len) == 0)
+          break;
+      if(j == b->n || !ddb_av_equal(&a->kids[i], &b->kids[j]))
+        return 0;
+    }
+    return 1;
+  default: return set_equal(a, b);
+  }
+}
+
+/* The size DynamoDB charges for a value (its documented rules: strings
+** and binaries by bytes, numbers about one byte per two digits plus one,
+** 1 for BOOL and NULL, 3 per map or list plus 1 per element). */
+static size_t av_size(const ddb_av *a) {
+  size_t n = 0;
+  uint32_t i;
+  switch(a->type) {
+  case DDB_S: return a->n;
+  case DDB_B: return (size_t)a->n / 4 * 3;
+  case DDB_N: return (size_t)a->n / 2 + 1;
+  case DDB_BOOL:
+  case DDB_NULL: return 1;
+  case DDB_M:
+  case DDB_L:
+    n = 3;
+    for(i = 0; i < a->n; i++)
+      n += 1 + (a->kids[i].name ? a->kids[i].name_len : 0) +
+           av_size(&a->kids[i]);
+    return n;
+  default:
+    for(i = 0; i < a->n; i++)
+      n += av_size(&a->kids[i]);
+    return n;
+  }
+}
+
+size_t ddb_item_size(const ddb_item *it) {
+  size_t n = 0;
+  uint32_t i;
+  for(i = 0; i < it->root.n; i++)
+    n += it->root.kids[i].name_len + av_size(&it->root.kids[i]);
+  return n;
+}
+
+/* ------------------------------------------------------------------------
 ** Numbers
 **
 ** An N maps to SQL INTEGER when it is an integer literal that fits in 64
@@ -330,13 +489,60 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
   if(sig <= 15) {
     char *end;
     double d = strtod(tmp, &end);
-    if(*end == 0 && d == d && d - d == 0) {
+    /* finite, and not a non-zero that underflowed to zero */
+    if(*end == 0 && d == d && d - d == 0 && (d != 0 || !started)) {
       if(dval)
         *dval = d;
       return DDB_NUM_REAL;
     }
   }
   return DDB_NUM_TEXT;
+}
+
+int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
+  char digits[128];
+  size_t i = 0, nd = 0, first;
+  long point = 0, exp10 = 0;
+  int neg = 0, seen_point = 0;
+  if(ddb_number_classify(s, n, NULL, NULL) == DDB_NUM_BAD)
+    return -1;
+  if(s[i] == '-' || s[i] == '+')
+    neg = s[i++] == '-';
+  for(; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
+    if(s[i] == '.') {
+      seen_point = 1;
+      continue;
+    }
+    if(nd < sizeof(digits))
+      digits[nd++] = s[i];
+    else if(!seen_point)
+      point++; /* digits past the buffer only scale the value */
+    if(!seen_point)
+      point++;
+  }
+  if(i < n) {
+    char *end;
+    char tmp[32];
+    size_t m = n - i - 1;
+    if(m >= sizeof(tmp))
+      return -1;
+    memcpy(tmp, s + i + 1, m);
+    tmp[m] = 0;
+    exp10 = strtol(tmp, &end, 10);
+    if(exp10 > 1000000 || exp10 < -1000000)
+      return -1; /* no DynamoDB number; keeps the sums below in range */
+  }
+  /* value = 0.digits x 10^point x 10^exp10 */
+  for(first = 0; first < nd && digits[first] == '0'; first++)
+    point--;
+  while(nd > first && digits[nd - 1] == '0')
+    nd--;
+  if(first == nd)
+    return ddb_buf_addc(out, '0');
+  if(neg)
+    ddb_buf_addc(out, '-');
+  ddb_buf_add(out, digits + first, nd - first);
+  return ddb_buf_addf(out, "e%ld", point + exp10 - (long)(nd - first));
 }
 
 /* ------------------------------------------------------------------------
@@ -444,7 +650,13 @@ int ddb_key_encode(const ddb_item *item, const char *const *key_names,
     ddb_buf_addc(out, '\x1f');
     ddb_buf_adds(out, ddb_type_name(a->type));
     ddb_buf_addc(out, '\x1f');
-    ddb_buf_add(out, a->text, a->n);
+    if(a->type == DDB_N) {
+      /* 1.50, 15E-1 and 1.5 are one key to DynamoDB */
+      if(ddb_number_canonical(a->text, a->n, out))
+        return -1;
+    } else {
+      ddb_buf_add(out, a->text, a->n);
+    }
     ddb_buf_addc(out, '\x1e');
   }
   return out->failed ? -1 : 0;

@@ -7,8 +7,73 @@
 
 #include <sqlite3ext.h>
 
-/* Register the eponymous tables dynamodb_log (and, later, the statistics)
-** on db.  Returns an SQLite result code. */
+#include "../cache/ddb_cache.h"
+
+/* Every error message of the module starts with this. */
+#define DD_PREFIX "dynamodb: "
+
+typedef struct dd_txn dd_txn;
+
+/* A key column: one attribute that is a key of the table or an index. */
+typedef struct dd_column {
+  char *zName;   /* attribute name; sqlite3_free() */
+  ddb_type type; /* DDB_S, DDB_N or DDB_B */
+} dd_column;
+
+/* An access path: the base table (iPath 0) or an index. */
+typedef struct dd_path {
+  const ddb_index *pIdx; /* owned by dd_vtab.pDesc */
+  int iPk;               /* column number of the partition key */
+  int iSk;               /* column number of the sort key, or -1 */
+  sqlite3_uint64 mCover; /* columns the path's projection holds */
+} dd_path;
+
+typedef struct dd_vtab {
+  sqlite3_vtab base;     /* Base class.  Must be first */
+  ddb_client *pClient;   /* ddb_client_free() */
+  ddb_table_desc *pDesc; /* ddb_table_desc_free() */
+  int nCol;              /* key columns; column nCol is `item` */
+  dd_column *aCol;       /* sqlite3_free() */
+  int nPath;
+  dd_path *aPath;       /* sqlite3_free(); [0] is the base table */
+  const char *azKey[2]; /* the table's key attribute names (in pDesc) */
+  int nKey;             /* 1 or 2 */
+  int bScanDeny;        /* scan=deny */
+  ddbc_policy pol;      /* how reads may be served */
+  int bSplit;           /* split_transactions: >100 writes may go as
+                           BatchWriteItem (not atomic) */
+  dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see write.c */
+  sqlite3 *db;          /* the connection, for dynamodb_info() */
+  char *zVtabName;      /* the virtual table's name; sqlite3_free() */
+  struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
+} dd_vtab;
+
+/* Set p's error message (freeing the old one) to DD_PREFIX and a
+** printf-style message (dynamodb.c). */
+void dd_error(dd_vtab *p, const char *zFmt, ...);
+/* The SQLite result code for a client error. */
+int dd_rc(const ddb_error *e);
+/* The stable rowid of an item: a hash of its primary key. */
+sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
+
+/* write.c: xUpdate and the transaction methods. */
+int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+              sqlite3_int64 *pRowid);
+int dd_begin(sqlite3_vtab *pVtab);
+int dd_sync(sqlite3_vtab *pVtab);
+int dd_commit(sqlite3_vtab *pVtab);
+int dd_rollback(sqlite3_vtab *pVtab);
+int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
+int dd_release(sqlite3_vtab *pVtab, int iSavepoint);
+int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
+/* Remember row it under rowid for a later xUpdate (during a write
+** transaction only).  Returns an SQLite code. */
+int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
+/* Free everything write.c keeps for p. */
+void dd_txn_free(dd_vtab *p);
+
+/* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
+** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
 int dd_register_log(sqlite3 *db);
 
 #endif

@@ -45,50 +45,19 @@ SQLITE_EXTENSION_INIT1
 #include "../cache/ddb_cache.h"
 #include "dd_ext.h"
 
-/* Every error message of the module starts with this. */
-#define DD_PREFIX "dynamodb: "
 /* Estimated rows of a partition with no sort-key condition. */
 #define DD_PARTITION_ROWS 100.0
 /* Cost of a full Scan when DescribeTable gives no item count. */
 #define DD_SCAN_MIN_ROWS 1000.0
+/* Cache entry lifetime in seconds, default and largest accepted. */
+#define DD_DEFAULT_TTL 300.0
+#define DD_MAX_TTL     31536000
 /* Sort-key constraints pushed into one plan at the most. */
 #define DD_MAX_SK 4
 
 /* ------------------------------------------------------------------------
 ** Structures
 */
-
-/* A key column: one attribute that is a key of the table or an index. */
-typedef struct dd_column {
-  char *zName;   /* attribute name; sqlite3_free() */
-  ddb_type type; /* DDB_S, DDB_N or DDB_B */
-} dd_column;
-
-/* An access path: the base table (iPath 0) or an index. */
-typedef struct dd_path {
-  const ddb_index *pIdx; /* owned by dd_vtab.pDesc */
-  int iPk;               /* column number of the partition key */
-  int iSk;               /* column number of the sort key, or -1 */
-  sqlite3_uint64 mCover; /* columns the path's projection holds */
-} dd_path;
-
-typedef struct dd_vtab {
-  sqlite3_vtab base;     /* Base class.  Must be first */
-  ddb_client *pClient;   /* ddb_client_free() */
-  ddb_table_desc *pDesc; /* ddb_table_desc_free() */
-  int nCol;              /* key columns; column nCol is `item` */
-  dd_column *aCol;       /* sqlite3_free() */
-  int nPath;
-  dd_path *aPath;       /* sqlite3_free(); [0] is the base table */
-  const char *azKey[2]; /* the table's key attribute names (in pDesc) */
-  int nKey;             /* 1 or 2 */
-  int bScanDeny;        /* scan=deny */
-  ddbc_policy pol;      /* how reads may be served */
-  sqlite3_int64 iNextRowid;
-  sqlite3 *db;               /* the connection, for dynamodb_info() */
-  char *zVtabName;           /* the virtual table's name; sqlite3_free() */
-  struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
-} dd_vtab;
 
 /* Every connected vtab of the process, for dynamodb_info(). */
 static pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -101,7 +70,9 @@ typedef struct dd_val {
   char *zBuf;               /* sqlite3_free() */
   const unsigned char *raw; /* bytes for ordering (text, or blob bytes) */
   int nRaw;
-  double num; /* N: the value as a double, for ordering */
+  double num;        /* N: the value as a double, for ordering */
+  sqlite3_int64 i64; /* N: the value, exactly, when bInt */
+  int bInt;
 } dd_val;
 
 typedef struct dd_cursor {
@@ -122,9 +93,8 @@ typedef struct dd_cursor {
   int iRow;       /* next row in aRow */
   ddb_item *pCur; /* the current row (borrowed) */
   int bEof;
-  long long nLimit; /* rows wanted (LIMIT+OFFSET), 0: all */
+  long long nLimit; /* Limit of the first request (LIMIT+OFFSET), 0: none */
   long long nEmitted;
-  sqlite3_int64 iRowid;
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -133,7 +103,7 @@ typedef struct dd_cursor {
 
 /* Set the vtab's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message. */
-static void dd_error(dd_vtab *p, const char *zFmt, ...) {
+void dd_error(dd_vtab *p, const char *zFmt, ...) {
   va_list ap;
   char *z;
   va_start(ap, zFmt);
@@ -145,7 +115,7 @@ static void dd_error(dd_vtab *p, const char *zFmt, ...) {
 }
 
 /* The SQLite result code for a client error. */
-static int dd_rc(const ddb_error *e) {
+int dd_rc(const ddb_error *e) {
   switch(e->code) {
   case DDB_OK: return SQLITE_OK;
   case DDB_ERR_NOMEM: return SQLITE_NOMEM;
@@ -167,13 +137,19 @@ static int dd_rc(const ddb_error *e) {
 **   consistent_read=BOOL  ConsistentRead on every read (default false)
 **   timeout=SECONDS     a whole request, retries excluded (default 60)
 **   max_retries=N       retries of throttling and 5xx (default 10)
+**   item_ttl=SECONDS    life of an item-cache entry (default 300; 0: off)
+**   query_ttl=SECONDS   life of a query-cache entry (default 300; 0: off)
+**   split_transactions=BOOL  a COMMIT of more than 100 items goes as
+**                       BatchWriteItem calls, not atomic (default true);
+**                       false: such a COMMIT fails and writes nothing
 **
 ** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
 ** 1/0.  An unknown or repeated parameter is an error.
 */
 static const char *const azParam[] = {
-    "table", "region",          "endpoint", "profile",
-    "scan",  "consistent_read", "timeout",  "max_retries"};
+    "table",    "region",          "endpoint",          "profile",
+    "scan",     "consistent_read", "timeout",           "max_retries",
+    "item_ttl", "query_ttl",       "split_transactions"};
 #define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
 
 /* Strip leading/trailing white space and one level of quotes.  Returns a
@@ -223,7 +199,8 @@ static int dd_bool(const char *z) {
 static int dd_number(const char *z, double *pOut) {
   char *zEnd;
   double d;
-  if(!*z)
+  /* a plain decimal: no sign, leading space, hex, inf or nan */
+  if(!((z[0] >= '0' && z[0] <= '9') || z[0] == '.') || strpbrk(z, "xX"))
     return -1;
   d = strtod(z, &zEnd);
   if(*zEnd || !(d >= 0) || isinf(d))
@@ -287,6 +264,7 @@ static void dd_vtab_free(dd_vtab *p) {
       break;
     }
   pthread_mutex_unlock(&dd_registry_lock);
+  dd_txn_free(p);
   sqlite3_free(p->zVtabName);
   for(i = 0; i < p->nCol; i++)
     sqlite3_free(p->aCol[i].zName);
@@ -351,12 +329,12 @@ static int dd_build_schema(dd_vtab *p) {
   for(i = 0; i < p->nPath; i++) {
     dd_path *pp = &p->aPath[i];
     sqlite3_uint64 m = 0;
-    for(c = 0; c <= p->nCol && c < 64; c++) {
+    for(c = 0; c <= p->nCol + 1 && c < 64; c++) {
       int bCover;
       if(i == 0 || pp->pIdx->projection == DDB_PROJ_ALL)
         bCover = 1;
-      else if(c == p->nCol)
-        bCover = 0;
+      else if(c >= p->nCol)
+        bCover = 0; /* item, item_raw */
       else
         bCover = c == pp->iPk || c == pp->iSk || c == p->aPath[0].iPk ||
                  c == p->aPath[0].iSk ||
@@ -381,7 +359,7 @@ static char *dd_schema_sql(dd_vtab *p) {
     sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", p->aCol[i].zName,
                         zType);
   }
-  sqlite3_str_appendf(s, ", item TEXT)");
+  sqlite3_str_appendf(s, ", item TEXT, item_raw TEXT HIDDEN)");
   return sqlite3_str_finish(s);
 }
 
@@ -461,6 +439,25 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       goto fail;
     }
     cfg.max_retries = (int)d;
+  }
+  for(i = 8; i <= 9; i++) {
+    double *pTtl = i == 8 ? &p->pol.item_ttl : &p->pol.query_ttl;
+    *pTtl = DD_DEFAULT_TTL;
+    if(azVal[i] && (dd_number(azVal[i], pTtl) || *pTtl > DD_MAX_TTL)) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for %s: '%s' (expected "
+                                         "seconds from 0 to %d)",
+                               azParam[i], azVal[i], DD_MAX_TTL);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+  }
+  p->bSplit = 1;
+  if(azVal[10] && (p->bSplit = dd_bool(azVal[10])) < 0) {
+    *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for split_transactions: "
+                                       "'%s' (expected true or false)",
+                             azVal[10]);
+    rc = SQLITE_ERROR;
+    goto fail;
   }
   if(ddb_client_new(&cfg, &p->pClient, &err) ||
      ddbc_describe_table(p->pClient, azVal[0] ? azVal[0] : argv[2], &p->pDesc,
@@ -681,6 +678,13 @@ static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   pl->iPkCons = dd_find_eq(pInfo, pp->iPk, &bIn);
   if(pl->iPkCons < 0)
     return 0;
+  /* an index holds only items that have its sort key: when the WHERE
+  ** asks for items without it, the index has none of them */
+  for(i = 0; i < pInfo->nConstraint && iPath > 0 && pp->iSk >= 0; i++)
+    if(pInfo->aConstraint[i].usable &&
+       pInfo->aConstraint[i].iColumn == pp->iSk &&
+       pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_ISNULL)
+      return 0;
   pl->bPkIn = bIn;
   if(pp->iSk >= 0)
     iSkEq = dd_find_eq(pInfo, pp->iSk, &bSkIn);
@@ -1010,9 +1014,10 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
       pVal = pDup;
     }
     if(eType == SQLITE_INTEGER) {
-      snprintf(zNum, sizeof(zNum), "%lld",
-               (long long)sqlite3_value_int64(pVal));
-      d = (double)sqlite3_value_int64(pVal);
+      v->i64 = sqlite3_value_int64(pVal);
+      v->bInt = 1;
+      snprintf(zNum, sizeof(zNum), "%lld", (long long)v->i64);
+      d = (double)v->i64;
     } else if(eType == SQLITE_FLOAT) {
       d = sqlite3_value_double(pVal);
       dd_fmt_double(d, zNum, sizeof(zNum));
@@ -1055,8 +1060,14 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
 /* Compare two key values of the same type in DynamoDB's order. */
 static int dd_val_cmp(const dd_val *a, const dd_val *b) {
   int n, c;
-  if(a->av.type == DDB_N)
-    return a->num < b->num ? -1 : a->num > b->num ? 1 : 0;
+  if(a->av.type == DDB_N) {
+    /* exact for 64-bit integers (a double holds only 53 bits) */
+    long double x = a->bInt ? (long double)a->i64 : (long double)a->num;
+    long double y = b->bInt ? (long double)b->i64 : (long double)b->num;
+    if(a->bInt && b->bInt)
+      return a->i64 < b->i64 ? -1 : a->i64 > b->i64 ? 1 : 0;
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
   n = a->nRaw < b->nRaw ? a->nRaw : b->nRaw;
   c = n ? memcmp(a->raw, b->raw, (size_t)n) : 0;
   return c ? c : a->nRaw - b->nRaw;
@@ -1262,6 +1273,8 @@ static int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
       return rc;
     }
     w.num = v.num;
+    w.i64 = v.i64;
+    w.bInt = v.bInt;
     if(v.av.type == DDB_B) { /* keep raw bytes for ordering */
       dd_val_clear(&w);
       rc = dd_val_from_sql(pVal, t, &w, &ok);
@@ -1462,10 +1475,6 @@ static int dd_next_page(dd_cursor *pCur) {
       pCur->iPk++;
       pCur->bMore = 1;
     }
-    if(pCur->nLimit > 0 && pCur->nEmitted >= pCur->nLimit) {
-      pCur->bEof = 1;
-      return SQLITE_OK;
-    }
     if(pCur->op == DD_OP_QUERY)
       pCur->rd.pk = pCur->aPk[pCur->iPk].av;
     /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
@@ -1474,8 +1483,10 @@ static int dd_next_page(dd_cursor *pCur) {
     if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
       pol.consistent = 0;
     pCur->rd.start = pCur->pStart;
-    if(pCur->nLimit > 0)
-      pCur->rd.limit = pCur->nLimit - pCur->nEmitted;
+    /* LIMIT only sizes the first request: SQLite can hand over a LIMIT
+    ** while it still filters with a term it never showed us (GSI1SK > SK),
+    ** so when it asks for more rows the next pages come unlimited */
+    pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
     if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
       return dd_cursor_error(pCur, &err);
     ddb_item_unref(pCur->pStart);
@@ -1511,7 +1522,6 @@ static int dd_next_page(dd_cursor *pCur) {
 static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   int rc;
-  pCur->iRowid++;
   while(pCur->iRow >= pCur->nRow) {
     if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
       pCur->bEof = 1;
@@ -1682,7 +1692,6 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   pCur->op = idxNum & 3;
   pCur->pPath = pp;
   pCur->bEof = 0;
-  pCur->iRowid = 0;
   pCur->bFetch = (idxNum & DD_FETCH) != 0;
 
   if(pCur->op == DD_OP_SCAN) {
@@ -1777,7 +1786,6 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     }
   }
   rc = dynamodbNext(cur);
-  pCur->iRowid = 1;
 
 fail:
   dd_val_clear(&iv.lo);
@@ -1856,14 +1864,54 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
       dd_result_av(ctx, av);
     return SQLITE_OK;
   }
-  /* item: the whole item as JSON */
-  dd_result_av(ctx, &pCur->pCur->root);
+  /* an UPDATE that does not change item: do not render it */
+  if(sqlite3_vtab_nochange(ctx))
+    return SQLITE_OK;
+  if(i == p->nCol) {
+    /* item: the whole item as plain JSON */
+    dd_result_av(ctx, &pCur->pCur->root);
+  } else {
+    /* item_raw: DynamoDB's typed JSON */
+    ddb_buf b;
+    char *z;
+    size_t n;
+    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_item_to_typed_json(pCur->pCur, &b);
+    z = ddb_buf_take(&b, &n);
+    if(!z)
+      return SQLITE_NOMEM;
+    sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+  }
   return SQLITE_OK;
 }
 
+/*
+** The rowid of a row is a 64-bit hash (FNV-1a) of its primary key in
+** canonical form: the same item has the same rowid in every scan, which
+** SQLite relies on when it merges the rows of an OR of indexable terms.
+** (Two keys collide with odds of 2^-64 a pair.)
+*/
+sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
+  ddb_buf b;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i;
+  ddb_buf_init(&b, 4u * 1024 * 1024);
+  if(ddb_key_encode(it, p->azKey, p->nKey, &b) == 0)
+    for(i = 0; i < b.len; i++) {
+      h ^= (unsigned char)b.p[i];
+      h *= 0x100000001b3ULL;
+    }
+  ddb_buf_free(&b);
+  return (sqlite3_int64)(h >> 1);
+}
+
 static int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
-  *pRowid = ((dd_cursor *)cur)->iRowid;
-  return SQLITE_OK;
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  *pRowid = pCur->pCur ? dd_key_rowid(p, pCur->pCur) : 0;
+  /* in a write transaction, an UPDATE or DELETE will name this row by its
+  ** rowid: remember the item */
+  return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur) : SQLITE_OK;
 }
 
 /* ------------------------------------------------------------------------
@@ -1993,7 +2041,7 @@ static void dd_calls_func(sqlite3_context *ctx, int argc,
 ** The module
 */
 static sqlite3_module dynamodbModule = {
-    0,                    /* iVersion */
+    2,                    /* iVersion: savepoints */
     dynamodbConnect,      /* xCreate: the DynamoDB table must exist */
     dynamodbConnect,      /* xConnect */
     dynamodbBestIndex,    /* xBestIndex */
@@ -2006,16 +2054,16 @@ static sqlite3_module dynamodbModule = {
     dynamodbEof,          /* xEof */
     dynamodbColumn,       /* xColumn */
     dynamodbRowid,        /* xRowid */
-    0,                    /* xUpdate: read-only for now */
-    0,                    /* xBegin */
-    0,                    /* xSync */
-    0,                    /* xCommit */
-    0,                    /* xRollback */
+    dd_update,            /* xUpdate: write.c */
+    dd_begin,             /* xBegin */
+    dd_sync,              /* xSync: COMMIT sends buffered writes */
+    dd_commit,            /* xCommit */
+    dd_rollback,          /* xRollback */
     dynamodbFindFunction, /* xFindFunction: begins_with */
     0,                    /* xRename */
-    0,                    /* xSavepoint */
-    0,                    /* xRelease */
-    0,                    /* xRollbackTo */
+    dd_savepoint,         /* xSavepoint */
+    dd_release,           /* xRelease */
+    dd_rollback_to,       /* xRollbackTo */
     0                     /* xShadowName */
 };
 

@@ -1,6 +1,14 @@
 /*
-** log.c -- dynamodb_log, an eponymous virtual table over the process's
-** request log: one row per HTTP request sent to DynamoDB, oldest first,
+** monitor.c -- what the process did: dynamodb_stats and dynamodb_log
+** (eponymous virtual tables), dynamodb_cache_size() and
+** dynamodb_cache_clear().
+**
+** dynamodb_stats(name, value): the cache's and the client's counters,
+** process-wide:
+**
+**    SELECT value FROM dynamodb_stats WHERE name = 'item_hits';
+**
+** dynamodb_log: the process's request log: one row per HTTP request sent to DynamoDB, oldest first,
 ** the last DDB_LOG_SIZE (4096) kept.
 **
 **    SELECT operation, index_name, page, items FROM dynamodb_log
@@ -16,7 +24,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "../client/ddb_client.h"
+#include "../cache/ddb_cache.h"
 #include "dd_ext.h"
 
 typedef struct log_cursor {
@@ -178,6 +186,205 @@ static sqlite3_module logModule = {
     0 /* xUpdate .. xShadowName: none */
 };
 
+/* ------------------------------------------------------------------------
+** dynamodb_stats
+*/
+#define STATS_MAX (16 + DDB_OP_COUNT)
+
+typedef struct stats_cursor {
+  sqlite3_vtab_cursor base; /* Base class.  Must be first */
+  int n, i;
+  char azName[STATS_MAX][40];
+  double aValue[STATS_MAX];
+  int aIsInt[STATS_MAX];
+} stats_cursor;
+
+static int statsConnect(sqlite3 *db, void *pAux, int argc,
+                        const char *const *argv, sqlite3_vtab **ppVtab,
+                        char **pzErr) {
+  sqlite3_vtab *p;
+  int rc;
+  (void)pAux;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, value)");
+  if(rc)
+    return rc;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p)
+    return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  *ppVtab = p;
+  return SQLITE_OK;
+}
+
+static int statsOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
+  stats_cursor *c = sqlite3_malloc(sizeof(*c));
+  (void)p;
+  if(!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *ppCur = &c->base;
+  return SQLITE_OK;
+}
+
+static int statsClose(sqlite3_vtab_cursor *cur) {
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+static void stats_add(stats_cursor *c, const char *zName, double v, int bInt) {
+  if(c->n >= STATS_MAX)
+    return;
+  sqlite3_snprintf(sizeof(c->azName[0]), c->azName[c->n], "%s", zName);
+  c->aValue[c->n] = v;
+  c->aIsInt[c->n] = bInt;
+  c->n++;
+}
+
+/* Snapshot every counter, in a fixed order. */
+static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
+                       const char *idxStr, int argc, sqlite3_value **argv) {
+  stats_cursor *c = (stats_cursor *)cur;
+  ddbc_stats cs;
+  ddb_stats rs;
+  char zName[40];
+  int i;
+  (void)idxNum;
+  (void)idxStr;
+  (void)argc;
+  (void)argv;
+  ddbc_stats_get(&cs);
+  ddb_stats_get(&rs);
+  c->n = c->i = 0;
+  stats_add(c, "item_hits", (double)cs.item_hits, 1);
+  stats_add(c, "item_misses", (double)cs.item_misses, 1);
+  stats_add(c, "query_hits", (double)cs.query_hits, 1);
+  stats_add(c, "query_misses", (double)cs.query_misses, 1);
+  stats_add(c, "evictions", (double)cs.evictions, 1);
+  stats_add(c, "expirations", (double)cs.expirations, 1);
+  stats_add(c, "stale", (double)cs.stale, 1);
+  stats_add(c, "entries", (double)cs.entries, 1);
+  stats_add(c, "bytes", (double)cs.bytes, 1);
+  stats_add(c, "bytes_max", (double)cs.bytes_max, 1);
+  stats_add(c, "requests", (double)rs.requests, 1);
+  for(i = 0; i < DDB_OP_COUNT; i++) {
+    sqlite3_snprintf(sizeof(zName), zName, "requests_%s",
+                     ddb_op_name((ddb_op)i));
+    stats_add(c, zName, (double)rs.op_requests[i], 1);
+  }
+  stats_add(c, "retries", (double)rs.retries, 1);
+  stats_add(c, "throttles", (double)rs.throttles, 1);
+  stats_add(c, "consumed_rcu", rs.consumed_rcu, 0);
+  stats_add(c, "consumed_wcu", rs.consumed_wcu, 0);
+  return SQLITE_OK;
+}
+
+static int statsNext(sqlite3_vtab_cursor *cur) {
+  ((stats_cursor *)cur)->i++;
+  return SQLITE_OK;
+}
+
+static int statsEof(sqlite3_vtab_cursor *cur) {
+  stats_cursor *c = (stats_cursor *)cur;
+  return c->i >= c->n;
+}
+
+static int statsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                       int col) {
+  stats_cursor *c = (stats_cursor *)cur;
+  if(col == 0)
+    sqlite3_result_text(ctx, c->azName[c->i], -1, SQLITE_TRANSIENT);
+  else if(c->aIsInt[c->i])
+    sqlite3_result_int64(ctx, (sqlite3_int64)c->aValue[c->i]);
+  else
+    sqlite3_result_double(ctx, c->aValue[c->i]);
+  return SQLITE_OK;
+}
+
+static int statsRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
+  *pRowid = ((stats_cursor *)cur)->i;
+  return SQLITE_OK;
+}
+
+static sqlite3_module statsModule = {
+    0,             /* iVersion */
+    0,             /* xCreate: eponymous only */
+    statsConnect,  /* xConnect */
+    logBestIndex,  /* xBestIndex: always a full scan of a few rows */
+    logDisconnect, /* xDisconnect */
+    0,             /* xDestroy */
+    statsOpen,     /* xOpen */
+    statsClose,    /* xClose */
+    statsFilter,   /* xFilter */
+    statsNext,     /* xNext */
+    statsEof,      /* xEof */
+    statsColumn,   /* xColumn */
+    statsRowid,    /* xRowid */
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0 /* xUpdate .. xShadowName: none */
+};
+
+/* dynamodb_cache_size(N): set the process-wide cache budget to N bytes and
+** return the old budget; with no argument, return the budget. */
+static void cacheSizeFunc(sqlite3_context *ctx, int argc,
+                          sqlite3_value **argv) {
+  ddbc_stats cs;
+  sqlite3_int64 n;
+  if(argc == 0) {
+    ddbc_stats_get(&cs);
+    sqlite3_result_int64(ctx, (sqlite3_int64)cs.bytes_max);
+    return;
+  }
+  if(sqlite3_value_numeric_type(argv[0]) != SQLITE_INTEGER ||
+     (n = sqlite3_value_int64(argv[0])) < 0) {
+    sqlite3_result_error(ctx,
+                         "dynamodb: dynamodb_cache_size() takes a "
+                         "number of bytes >= 0",
+                         -1);
+    return;
+  }
+  sqlite3_result_int64(ctx, (sqlite3_int64)ddbc_set_budget((size_t)n));
+}
+
+/* dynamodb_cache_clear(): drop every cached item and page; returns the
+** number of entries dropped. */
+static void cacheClearFunc(sqlite3_context *ctx, int argc,
+                           sqlite3_value **argv) {
+  ddbc_stats cs;
+  (void)argc;
+  (void)argv;
+  ddbc_stats_get(&cs);
+  ddbc_clear();
+  sqlite3_result_int64(ctx, (sqlite3_int64)cs.entries);
+}
+
 int dd_register_log(sqlite3 *db) {
-  return sqlite3_create_module(db, "dynamodb_log", &logModule, 0);
+  int rc = sqlite3_create_module(db, "dynamodb_log", &logModule, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_module(db, "dynamodb_stats", &statsModule, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_cache_size", 1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 cacheSizeFunc, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_cache_size", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 cacheSizeFunc, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_cache_clear", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 cacheClearFunc, 0, 0);
+  return rc;
 }

@@ -661,6 +661,84 @@ static void test_key_encode(void) {
   ddb_item_unref(it);
 }
 
+/* Canonical text of a number, or "ERR". */
+static void canon(const char *s, char *out, size_t cap) {
+  ddb_buf b;
+  ddb_buf_init(&b, 256);
+  if(ddb_number_canonical(s, strlen(s), &b) || b.failed || !b.p)
+    snprintf(out, cap, "ERR");
+  else
+    snprintf(out, cap, "%s", b.p);
+  ddb_buf_free(&b);
+}
+
+static void test_number_canonical(void) {
+  static const struct {
+    const char *in, *want;
+  } v[] = {
+      {"1.5", "15e-1"},
+      {"1.50", "15e-1"},
+      {"15E-1", "15e-1"},
+      {"0.15e1", "15e-1"},
+      {"+1.5", "15e-1"},
+      {"-1.5", "-15e-1"},
+      {"7", "7e0"},
+      {"007", "7e0"},
+      {"7.000", "7e0"},
+      {"100", "1e2"},
+      {"1E+2", "1e2"},
+      {"0.001", "1e-3"},
+      {".5", "5e-1"},
+      {"5.", "5e0"},
+      {"0", "0"},
+      {"-0.0", "0"},
+      {"0e5", "0"},
+      {"1E-130", "1e-130"},
+      {"12345678901234567890123456789012345678",
+       "12345678901234567890123456789012345678e0"},
+      {"abc", "ERR"},
+      {"", "ERR"},
+      {"1e", "ERR"},
+  };
+  size_t i;
+  char out[128];
+  for(i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    canon(v[i].in, out, sizeof(out));
+    if(!CHECK_STR(out, v[i].want))
+      tap_diag("  ddb_number_canonical(\"%s\")", v[i].in);
+  }
+}
+
+/* N keys: every spelling of one value is one key. */
+static void test_key_encode_numbers(void) {
+  static const char *const k[] = {"n"};
+  static const char *const same[] = {"{\"n\":{\"N\":\"1.5\"}}",
+                                     "{\"n\":{\"N\":\"1.50\"}}",
+                                     "{\"n\":{\"N\":\"15E-1\"}}"};
+  ddb_buf b[3];
+  size_t i;
+  ddb_item *it;
+  for(i = 0; i < 3; i++) {
+    ddb_buf_init(&b[i], 256);
+    it = decode(same[i], NULL);
+    CHECK(it && ddb_key_encode(it, k, 1, &b[i]) == 0);
+    ddb_item_unref(it);
+  }
+  CHECK_MEM(b[0].p, b[0].len,
+            "n\x1fN\x1f"
+            "15e-1\x1e",
+            10);
+  CHECK_MEM(b[1].p, b[1].len, b[0].p, b[0].len);
+  CHECK_MEM(b[2].p, b[2].len, b[0].p, b[0].len);
+  ddb_buf_reset(&b[1]);
+  it = decode("{\"n\":{\"N\":\"1.51\"}}", NULL);
+  CHECK(it && ddb_key_encode(it, k, 1, &b[1]) == 0);
+  CHECK(b[1].len != b[0].len || memcmp(b[1].p, b[0].p, b[0].len) != 0);
+  ddb_item_unref(it);
+  for(i = 0; i < 3; i++)
+    ddb_buf_free(&b[i]);
+}
+
 static void test_item_from_avs(void) {
   ddb_av v[2];
   ddb_item *it;
@@ -1400,6 +1478,9 @@ const tap_test tap_client_tests[] = {
     {"client: ddb_av_to_json", test_av_to_json},
     {"client: typed JSON round trip", test_typed_json},
     {"client: ddb_key_encode", test_key_encode},
+    {"client: ddb_number_canonical", test_number_canonical},
+    {"client: ddb_key_encode, numbers in canonical form",
+     test_key_encode_numbers},
     {"client: ddb_item_from_avs", test_item_from_avs},
     {"client: item and page reference counts", test_refcount},
     {"client: read body, Query sort-key operators", test_read_body_query_ops},

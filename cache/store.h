@@ -1,0 +1,90 @@
+/*
+** store.h -- the cache engine: a byte-bounded, segmented-LRU, TTL store of
+** items and pages, with generation tags for invalidation.  Internal to
+** cache/ (cache.c wraps one process-wide store; tests make their own).
+**
+** Every function takes the time `now` (seconds, any monotonic origin) from
+** its caller, so tests control time instead of sleeping.  Functions named
+** do_* expect the store's lock held; the others take it.
+*/
+#ifndef DDBC_STORE_H
+#define DDBC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../client/ddb_client.h"
+
+typedef struct ddbc_store ddbc_store;
+
+/* A generation tag: any bytes. */
+typedef struct ddbc_tag {
+  const char *p;
+  size_t len;
+} ddbc_tag;
+
+typedef struct ddbc_store_stats {
+  uint64_t item_hits, item_misses;
+  uint64_t query_hits, query_misses;
+  uint64_t evictions;   /* entries dropped to stay within the budget */
+  uint64_t expirations; /* entries dropped because their TTL ran out */
+  uint64_t stale;       /* query entries dropped because a write changed
+                           their partition (or an item fill refused) */
+  uint64_t entries;
+  uint64_t bytes;
+  uint64_t bytes_max;
+} ddbc_store_stats;
+
+/* Create a store holding at most bytes_max bytes.  Returns NULL on OOM. */
+ddbc_store *ddbc_store_create(size_t bytes_max);
+/* Free the store and drop every entry (their references are released). */
+void ddbc_store_release(ddbc_store *s);
+/* Drop every entry; statistics other than entries/bytes are kept. */
+void ddbc_store_empty(ddbc_store *s);
+/* Set the byte budget, evicting as needed.  Returns the old budget. */
+size_t ddbc_store_set_budget(ddbc_store *s, size_t bytes_max);
+void ddbc_store_stats_get(ddbc_store *s, ddbc_store_stats *out);
+
+/* The current generation of tag.  Capture it before sending a request
+** whose answer will be stored under that tag. */
+uint64_t ddbc_store_gen(ddbc_store *s, const char *tag, size_t tag_len);
+/* Invalidate tag: every page stored under it becomes stale, and fills that
+** captured an older generation are refused.  Returns the new generation. */
+uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
+
+/*
+** Items.  Key and tag are the same string: the item's canonical key.
+**
+** ddbc_store_get_item: 1 on a hit (*out is a new reference, or NULL for a
+** cached "no such item"), 0 on a miss (an expired entry is dropped).
+** ddbc_store_fill_item: store what a read returned (item may be NULL),
+** unless the key's generation moved since `gen` was captured (a write
+** completed meanwhile).  Takes its own reference.
+** ddbc_store_write_item: a write through this process completed with
+** this result (NULL: deleted): bump the key's generation and store it.
+*/
+int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
+                        double now, ddb_item **out);
+void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
+                          ddb_item *item, uint64_t gen, double now,
+                          double ttl);
+void ddbc_store_write_item(ddbc_store *s, const char *key, size_t key_len,
+                           ddb_item *item, double now, double ttl);
+
+/*
+** Pages of Query/Scan results, keyed by the canonical request and tagged
+** with two tags (what the page read: its partition, or the table's scans;
+** and the whole table).  A page is a hit only while both tags keep the
+** generations captured before its request.  A value larger than
+** 1/DDBC_MAX_SHARE of the budget is not stored.
+*/
+int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
+                        double now, ddb_page **out);
+void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
+                          const ddbc_tag tags[2], const uint64_t gens[2],
+                          ddb_page *page, double now, double ttl);
+
+/* The largest value stored, as a fraction of the budget. */
+#define DDBC_MAX_SHARE 8
+
+#endif

@@ -1,0 +1,392 @@
+/*
+** json.c -- items from JSON text: plain JSON (as the `item` column shows
+** it) and DynamoDB's typed JSON.
+**
+** Plain JSON maps to AttributeValues as
+**   string -> S, number -> N (the exact digits given), true/false -> BOOL,
+**   null -> NULL, array -> L, object -> M
+** except where a hint (the item as it was read) holds a set or a binary at
+** the same place: there an array of distinct strings stays SS (or BS when
+** every string is base64), an array of distinct numbers stays NS, and a
+** base64 string stays B.  So reading an item and writing it back, changed
+** or not, keeps its types.
+**
+** cJSON would turn numbers into doubles, so the plain JSON is read by the
+** small parser below, which writes typed JSON text; that text is then
+** decoded with cJSON (where N values are strings) into the item.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_client_int.h"
+
+/* Deepest nesting accepted (DynamoDB's own limit is 32). */
+#define JSON_MAX_DEPTH 32
+/* Most significant digits an N may have (DynamoDB's limit). */
+#define N_MAX_DIGITS 38
+
+typedef struct jparse {
+  const char *p, *end;
+  ddb_buf *out;
+  ddb_error *err;
+  char path[256]; /* where we are, for messages */
+} jparse;
+
+static void skip_ws(jparse *j) {
+  while(j->p < j->end &&
+        (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
+    j->p++;
+}
+
+static ddb_result jerr(jparse *j, const char *what) {
+  return ddb_error_set(j->err, DDB_ERR_INPUT, "%s%s%s", j->path,
+                       j->path[0] ? ": " : "", what);
+}
+
+/* Scan a JSON string at j->p; sets [*s, *e) to its span, quotes
+** included.  Returns 0 or -1. */
+static int scan_string(jparse *j, const char **s, const char **e) {
+  const char *p = j->p;
+  if(p >= j->end || *p != '"')
+    return -1;
+  for(p++; p < j->end; p++) {
+    unsigned char c = (unsigned char)*p;
+    if(c == '"') {
+      *s = j->p;
+      *e = p + 1;
+      j->p = p + 1;
+      return 0;
+    }
+    if(c < 0x20)
+      return -1;
+    if(c == '\\') {
+      p++;
+      if(p >= j->end)
+        return -1;
+      if(*p == 'u') {
+        int k;
+        for(k = 1; k <= 4; k++)
+          if(p + k >= j->end || !strchr("0123456789abcdefABCDEF", p[k]))
+            return -1;
+        p += 4;
+      } else if(!strchr("\"\\/bfnrt", *p)) {
+        return -1;
+      }
+    }
+  }
+  return -1;
+}
+
+/* Scan a JSON number; sets [*s, *e). */
+static int scan_number(jparse *j, const char **s, const char **e) {
+  const char *p = j->p;
+  if(p < j->end && *p == '-')
+    p++;
+  if(p >= j->end || *p < '0' || *p > '9')
+    return -1;
+  while(p < j->end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' ||
+                       *p == 'E' || *p == '+' || *p == '-'))
+    p++;
+  *s = j->p;
+  *e = p;
+  j->p = p;
+  return 0;
+}
+
+/* Does the N text fit DynamoDB: a number, at most 38 significant digits,
+** magnitude from 1e-130 to below 1e126 (or zero)? */
+static int n_fits(const char *s, size_t n) {
+  ddb_buf b;
+  int ok = 0;
+  ddb_buf_init(&b, 256);
+  if(ddb_number_canonical(s, n, &b) == 0) {
+    /* canonical: [-]DIGITSe<exp>; value = DIGITS x 10^exp */
+    const char *d = b.p + (b.p[0] == '-');
+    const char *ex = strchr(d, 'e');
+    if(!ex) {
+      ok = 1; /* zero */
+    } else {
+      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
+      long mag = digits + exp10; /* value < 10^mag, >= 10^(mag-1) */
+      ok = digits <= N_MAX_DIGITS && mag <= 126 && mag - 1 >= -130;
+    }
+  }
+  ddb_buf_free(&b);
+  return ok;
+}
+
+/* Is the JSON string span [s, e) (quotes included) valid base64 with no
+** escapes? */
+static int is_base64_span(const char *s, const char *e) {
+  size_t n = (size_t)(e - s) - 2, r;
+  unsigned char *buf;
+  if(n == 0 || n % 4 != 0 || memchr(s + 1, '\\', n))
+    return 0;
+  buf = malloc(n); /* only validity matters */
+  if(!buf)
+    return 0;
+  r = ddb_base64_decode(s + 1, n, buf, n);
+  free(buf);
+  return r != (size_t)-1;
+}
+
+static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth);
+
+/* The kid of hint M named [s, e) (a JSON string span), or NULL. */
+static const ddb_av *hint_member(const ddb_av *hint, const char *s,
+                                 const char *e) {
+  uint32_t i;
+  size_t n = (size_t)(e - s) - 2;
+  if(!hint || hint->type != DDB_M || memchr(s + 1, '\\', n))
+    return NULL;
+  for(i = 0; i < hint->n; i++)
+    if(hint->kids[i].name_len == n &&
+       memcmp(hint->kids[i].name, s + 1, n) == 0)
+      return &hint->kids[i];
+  return NULL;
+}
+
+/* An array: L, or a set when the hint says so and the elements allow. */
+static ddb_result parse_array(jparse *j, const ddb_av *hint, int depth) {
+  const char *start = j->p;
+  ddb_type want = hint ? hint->type : DDB_NONE;
+  int n = 0, all_str = 1, all_num = 1, all_b64 = 1;
+  ddb_result r;
+
+  /* first pass: can it be the hinted set? */
+  if(want == DDB_SS || want == DDB_NS || want == DDB_BS) {
+    j->p++;
+    skip_ws(j);
+    while(j->p < j->end && *j->p != ']') {
+      const char *s, *e;
+      if(*j->p == '"') {
+        if(scan_string(j, &s, &e))
+          break;
+        all_num = 0;
+        if(!is_base64_span(s, e))
+          all_b64 = 0;
+      } else if(*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
+        if(scan_number(j, &s, &e))
+          break;
+        all_str = all_b64 = 0;
+      } else {
+        all_str = all_num = all_b64 = 0;
+        break;
+      }
+      n++;
+      skip_ws(j);
+      if(j->p < j->end && *j->p == ',') {
+        j->p++;
+        skip_ws(j);
+      }
+    }
+    j->p = start;
+    if(n == 0 || (want == DDB_SS && !all_str) ||
+       (want == DDB_NS && !all_num) || (want == DDB_BS && !all_b64))
+      want = DDB_NONE;
+  } else {
+    want = DDB_NONE;
+  }
+
+  j->p++; /* [ */
+  if(want != DDB_NONE)
+    ddb_buf_addf(j->out, "{\"%s\":[", ddb_type_name(want));
+  else
+    ddb_buf_adds(j->out, "{\"L\":[");
+  skip_ws(j);
+  n = 0;
+  while(j->p < j->end && *j->p != ']') {
+    size_t plen = strlen(j->path);
+    if(n)
+      ddb_buf_addc(j->out, ',');
+    snprintf(j->path + plen, sizeof(j->path) - plen, "[%d]", n);
+    if(want == DDB_NS) {
+      const char *s, *e;
+      scan_number(j, &s, &e);
+      if(!n_fits(s, (size_t)(e - s)))
+        return jerr(j, "number out of DynamoDB's range or precision");
+      ddb_buf_addc(j->out, '"');
+      ddb_buf_add(j->out, s, (size_t)(e - s));
+      ddb_buf_addc(j->out, '"');
+    } else if(want != DDB_NONE) {
+      const char *s, *e;
+      scan_string(j, &s, &e);
+      ddb_buf_add(j->out, s, (size_t)(e - s));
+    } else {
+      const ddb_av *kh = (hint && hint->type == DDB_L && (uint32_t)n < hint->n)
+                             ? &hint->kids[n]
+                             : NULL;
+      r = parse_value(j, kh, depth + 1);
+      if(r)
+        return r;
+    }
+    j->path[plen] = 0;
+    n++;
+    skip_ws(j);
+    if(j->p < j->end && *j->p == ',') {
+      j->p++;
+      skip_ws(j);
+      if(j->p < j->end && *j->p == ']')
+        return jerr(j, "trailing comma in array");
+    } else if(j->p < j->end && *j->p != ']') {
+      return jerr(j, "expected ',' or ']' in array");
+    }
+  }
+  if(j->p >= j->end)
+    return jerr(j, "unterminated array");
+  j->p++;
+  ddb_buf_adds(j->out, "]}");
+  return DDB_OK;
+}
+
+/* An object's members as a typed attribute map {"name":{...},...}. */
+static ddb_result parse_members(jparse *j, const ddb_av *hint, int depth) {
+  int n = 0;
+  ddb_result r;
+  j->p++; /* { */
+  ddb_buf_addc(j->out, '{');
+  skip_ws(j);
+  while(j->p < j->end && *j->p != '}') {
+    const char *s, *e;
+    size_t plen = strlen(j->path);
+    if(scan_string(j, &s, &e))
+      return jerr(j, "expected a member name in double quotes");
+    if(e - s == 2)
+      return jerr(j, "empty attribute name");
+    if(n)
+      ddb_buf_addc(j->out, ',');
+    ddb_buf_add(j->out, s, (size_t)(e - s));
+    ddb_buf_addc(j->out, ':');
+    snprintf(j->path + plen, sizeof(j->path) - plen, "%s%.*s", plen ? "." : "",
+             (int)(e - s - 2), s + 1);
+    skip_ws(j);
+    if(j->p >= j->end || *j->p != ':')
+      return jerr(j, "expected ':'");
+    j->p++;
+    skip_ws(j);
+    r = parse_value(j, hint_member(hint, s, e), depth + 1);
+    if(r)
+      return r;
+    j->path[plen] = 0;
+    n++;
+    skip_ws(j);
+    if(j->p < j->end && *j->p == ',') {
+      j->p++;
+      skip_ws(j);
+      if(j->p < j->end && *j->p == '}')
+        return jerr(j, "trailing comma in object");
+    } else if(j->p < j->end && *j->p != '}') {
+      return jerr(j, "expected ',' or '}' in object");
+    }
+  }
+  if(j->p >= j->end)
+    return jerr(j, "unterminated object");
+  j->p++;
+  ddb_buf_addc(j->out, '}');
+  return DDB_OK;
+}
+
+static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth) {
+  const char *s, *e;
+  ddb_result r;
+  if(depth > JSON_MAX_DEPTH)
+    return jerr(j, "nested too deeply");
+  skip_ws(j);
+  if(j->p >= j->end)
+    return jerr(j, "unexpected end of JSON");
+  switch(*j->p) {
+  case '{':
+    ddb_buf_adds(j->out, "{\"M\":");
+    r = parse_members(j, hint, depth);
+    ddb_buf_addc(j->out, '}');
+    return r;
+  case '[': return parse_array(j, hint, depth);
+  case '"':
+    if(scan_string(j, &s, &e))
+      return jerr(j, "bad string");
+    if(hint && hint->type == DDB_B && is_base64_span(s, e))
+      ddb_buf_adds(j->out, "{\"B\":");
+    else
+      ddb_buf_adds(j->out, "{\"S\":");
+    ddb_buf_add(j->out, s, (size_t)(e - s));
+    return ddb_buf_addc(j->out, '}') ? DDB_ERR_NOMEM : DDB_OK;
+  case 't':
+  case 'f':
+  case 'n': {
+    static const char *const lit[] = {"true", "false", "null"};
+    static const char *const typed[] = {"{\"BOOL\":true}", "{\"BOOL\":false}",
+                                        "{\"NULL\":true}"};
+    int k;
+    for(k = 0; k < 3; k++) {
+      size_t l = strlen(lit[k]);
+      if((size_t)(j->end - j->p) >= l && memcmp(j->p, lit[k], l) == 0) {
+        j->p += l;
+        ddb_buf_adds(j->out, typed[k]);
+        return DDB_OK;
+      }
+    }
+    return jerr(j, "bad literal");
+  }
+  default:
+    if(scan_number(j, &s, &e) ||
+       ddb_number_classify(s, (size_t)(e - s), NULL, NULL) == DDB_NUM_BAD)
+      return jerr(j, "not valid JSON");
+    if(!n_fits(s, (size_t)(e - s)))
+      return jerr(j, "number out of DynamoDB's range or precision "
+                     "(38 digits, 1E-130 to 9.99E+125)");
+    ddb_buf_adds(j->out, "{\"N\":\"");
+    ddb_buf_add(j->out, s, (size_t)(e - s));
+    ddb_buf_adds(j->out, "\"}");
+    return DDB_OK;
+  }
+}
+
+ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
+                              ddb_item **out, ddb_error *err) {
+  jparse j;
+  ddb_buf typed;
+  ddb_result r;
+  *out = NULL;
+  memset(&j, 0, sizeof(j));
+  j.p = text;
+  j.end = text + n;
+  j.err = err;
+  ddb_buf_init(&typed, n * 4 + 1024);
+  j.out = &typed;
+  skip_ws(&j);
+  if(j.p >= j.end || *j.p != '{') {
+    ddb_buf_free(&typed);
+    return ddb_error_set(err, DDB_ERR_INPUT, "item is not a JSON object");
+  }
+  r = parse_members(&j, hint ? &hint->root : NULL, 0);
+  if(r == DDB_OK) {
+    skip_ws(&j);
+    if(j.p != j.end)
+      r = jerr(&j, "text after the JSON object");
+  }
+  if(r == DDB_OK && typed.failed)
+    r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory converting an item");
+  if(r == DDB_OK)
+    r = ddb_item_from_typed_json(typed.p, typed.len, out, err);
+  ddb_buf_free(&typed);
+  return r;
+}
+
+ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
+                                    ddb_error *err) {
+  cJSON *j = cJSON_ParseWithLength(text, n);
+  ddb_result r;
+  *out = NULL;
+  if(!j)
+    return ddb_error_set(err, DDB_ERR_INPUT, "not valid JSON");
+  if(!cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    return ddb_error_set(err, DDB_ERR_INPUT, "item is not a JSON object");
+  }
+  r = ddb_item_decode(j, out, err);
+  if(r == DDB_ERR_PARSE && err)
+    err->code = r = DDB_ERR_INPUT;
+  cJSON_Delete(j);
+  return r;
+}

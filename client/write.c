@@ -1,0 +1,331 @@
+/*
+** write.c -- PutItem, UpdateItem, DeleteItem, TransactWriteItems and
+** BatchWriteItem.
+**
+** Conditions and updates name every attribute through
+** ExpressionAttributeNames (#a0, #a1, ...) and every value through
+** ExpressionAttributeValues (:v0, ...), so reserved words and odd names
+** are safe.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ddb_client_int.h"
+
+/* Writes per BatchWriteItem and per TransactWriteItems (DynamoDB's
+** limits). */
+#define BATCH_WRITE_MAX 25
+#define TRANSACT_MAX    100
+
+/* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...} for
+** cond over the key attribute names. */
+static void add_condition(ddb_buf *b, ddb_cond cond,
+                          const char *const *key_names, int n_key) {
+  int i;
+  if(cond == DDB_COND_NONE)
+    return;
+  ddb_buf_adds(b, ",\"ConditionExpression\":\"");
+  for(i = 0; i < n_key; i++)
+    ddb_buf_addf(b, "%s%s(#k%d)", i ? " AND " : "",
+                 cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
+                                             : "attribute_exists",
+                 i);
+  ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
+  for(i = 0; i < n_key; i++) {
+    ddb_buf_addf(b, "%s\"#k%d\":", i ? "," : "", i);
+    ddb_buf_json_str(b, key_names[i], strlen(key_names[i]));
+  }
+  ddb_buf_addc(b, '}');
+}
+
+/* Append the key attributes of item as a Key map. */
+static int add_key(ddb_buf *b, const ddb_item *item,
+                   const char *const *key_names, int n_key) {
+  int i;
+  ddb_buf_addc(b, '{');
+  for(i = 0; i < n_key; i++) {
+    const ddb_av *a = ddb_item_get(item, key_names[i]);
+    if(!a)
+      return -1;
+    if(i)
+      ddb_buf_addc(b, ',');
+    ddb_buf_json_str(b, key_names[i], strlen(key_names[i]));
+    ddb_buf_addc(b, ':');
+    ddb_av_to_typed_json(a, b);
+  }
+  return ddb_buf_addc(b, '}');
+}
+
+/* Decode the attribute map `name` of resp into *out (NULL if absent). */
+static ddb_result take_item(const cJSON *resp, const char *name,
+                            ddb_item **out, ddb_error *err) {
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(resp, name);
+  *out = NULL;
+  if(!x || (cJSON_IsObject(x) && !x->child))
+    return DDB_OK;
+  return ddb_item_decode(x, out, err);
+}
+
+static ddb_result send_write(ddb_client *c, const char *op, const char *table,
+                             ddb_buf *body, cJSON **resp, ddb_error *err) {
+  if(body->failed)
+    return ddb_error_set(err, DDB_ERR_INPUT, "%s request too large", op);
+  return ddb_call(c, op, table, NULL, 0, body->p, body->len, resp, err);
+}
+
+ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
+                        const char *const *key_names, int n_key, ddb_cond cond,
+                        ddb_item **old, ddb_error *err) {
+  ddb_buf b;
+  cJSON *resp = NULL;
+  ddb_result result;
+  if(old)
+    *old = NULL;
+  ddb_buf_init(&b, DDB_REQUEST_MAX);
+  ddb_buf_adds(&b, "{\"TableName\":");
+  ddb_buf_json_str(&b, table, strlen(table));
+  ddb_buf_adds(&b, ",\"Item\":");
+  ddb_item_to_typed_json(item, &b);
+  add_condition(&b, cond, key_names, n_key);
+  if(old)
+    ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
+  ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  result = send_write(c, "PutItem", table, &b, &resp, err);
+  if(result == DDB_OK && old)
+    result = take_item(resp, "Attributes", old, err);
+  cJSON_Delete(resp);
+  ddb_buf_free(&b);
+  return result;
+}
+
+ddb_result ddb_delete_item(ddb_client *c, const char *table,
+                           const ddb_item *key, const char *const *key_names,
+                           int n_key, ddb_cond cond, ddb_item **old,
+                           ddb_error *err) {
+  ddb_buf b;
+  cJSON *resp = NULL;
+  ddb_result result;
+  if(old)
+    *old = NULL;
+  ddb_buf_init(&b, DDB_REQUEST_MAX);
+  ddb_buf_adds(&b, "{\"TableName\":");
+  ddb_buf_json_str(&b, table, strlen(table));
+  ddb_buf_adds(&b, ",\"Key\":");
+  if(add_key(&b, key, key_names, n_key)) {
+    ddb_buf_free(&b);
+    return ddb_error_set(err, DDB_ERR_INPUT, "DeleteItem: key incomplete");
+  }
+  add_condition(&b, cond, key_names, n_key);
+  if(old)
+    ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
+  ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  result = send_write(c, "DeleteItem", table, &b, &resp, err);
+  if(result == DDB_OK && old)
+    result = take_item(resp, "Attributes", old, err);
+  cJSON_Delete(resp);
+  ddb_buf_free(&b);
+  return result;
+}
+
+ddb_result ddb_update_item(ddb_client *c, const char *table,
+                           const ddb_item *key, const char *const *key_names,
+                           int n_key, const ddb_item *set,
+                           const char *const *remove, int n_remove,
+                           ddb_item **updated, ddb_error *err) {
+  ddb_buf b;
+  cJSON *resp = NULL;
+  ddb_result result;
+  uint32_t i;
+  int k, n_set = set ? (int)set->root.n : 0;
+  if(updated)
+    *updated = NULL;
+  ddb_buf_init(&b, DDB_REQUEST_MAX);
+  ddb_buf_adds(&b, "{\"TableName\":");
+  ddb_buf_json_str(&b, table, strlen(table));
+  ddb_buf_adds(&b, ",\"Key\":");
+  if(add_key(&b, key, key_names, n_key)) {
+    ddb_buf_free(&b);
+    return ddb_error_set(err, DDB_ERR_INPUT, "UpdateItem: key incomplete");
+  }
+  ddb_buf_adds(&b, ",\"UpdateExpression\":\"");
+  if(n_set) {
+    ddb_buf_adds(&b, "SET ");
+    for(k = 0; k < n_set; k++)
+      ddb_buf_addf(&b, "%s#a%d = :v%d", k ? ", " : "", k, k);
+  }
+  if(n_remove) {
+    ddb_buf_adds(&b, n_set ? " REMOVE " : "REMOVE ");
+    for(k = 0; k < n_remove; k++)
+      ddb_buf_addf(&b, "%s#a%d", k ? ", " : "", n_set + k);
+  }
+  /* the item must exist: an UPDATE changes rows, it never creates one */
+  ddb_buf_adds(&b, "\",\"ConditionExpression\":\"");
+  for(k = 0; k < n_key; k++)
+    ddb_buf_addf(&b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
+  ddb_buf_adds(&b, "\",\"ExpressionAttributeNames\":{");
+  for(k = 0; k < n_key; k++) {
+    ddb_buf_addf(&b, "%s\"#k%d\":", k ? "," : "", k);
+    ddb_buf_json_str(&b, key_names[k], strlen(key_names[k]));
+  }
+  for(i = 0; i < (uint32_t)n_set; i++) {
+    ddb_buf_addf(&b, ",\"#a%u\":", i);
+    ddb_buf_json_str(&b, set->root.kids[i].name, set->root.kids[i].name_len);
+  }
+  for(k = 0; k < n_remove; k++) {
+    ddb_buf_addf(&b, ",\"#a%d\":", n_set + k);
+    ddb_buf_json_str(&b, remove[k], strlen(remove[k]));
+  }
+  ddb_buf_addc(&b, '}');
+  if(n_set) {
+    ddb_buf_adds(&b, ",\"ExpressionAttributeValues\":{");
+    for(i = 0; i < (uint32_t)n_set; i++) {
+      ddb_buf_addf(&b, "%s\":v%u\":", i ? "," : "", i);
+      ddb_av_to_typed_json(&set->root.kids[i], &b);
+    }
+    ddb_buf_addc(&b, '}');
+  }
+  ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_NEW\","
+                   "\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  result = send_write(c, "UpdateItem", table, &b, &resp, err);
+  if(result == DDB_OK && updated)
+    result = take_item(resp, "Attributes", updated, err);
+  cJSON_Delete(resp);
+  ddb_buf_free(&b);
+  return result;
+}
+
+ddb_result ddb_transact_write(ddb_client *c, const char *table,
+                              const ddb_write *w, int n,
+                              const char *const *key_names, int n_key,
+                              ddb_error *err) {
+  ddb_buf b;
+  cJSON *resp = NULL;
+  ddb_result result;
+  int i;
+  char token[40];
+  static __thread unsigned seed;
+  if(n > TRANSACT_MAX)
+    return ddb_error_set(err, DDB_ERR_INPUT,
+                         "TransactWriteItems takes at most %d items, got %d",
+                         TRANSACT_MAX, n);
+  /* the token makes a retry of this exact request idempotent (DynamoDB
+  ** remembers it for 10 minutes), so a lost answer never writes twice */
+  if(!seed)
+    seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+  snprintf(token, sizeof(token), "sqlite-ddb-%08x%08x%08x",
+           (unsigned)rand_r(&seed), (unsigned)rand_r(&seed),
+           (unsigned)time(NULL));
+  ddb_buf_init(&b, DDB_REQUEST_MAX);
+  ddb_buf_adds(&b, "{\"TransactItems\":[");
+  for(i = 0; i < n; i++) {
+    if(i)
+      ddb_buf_addc(&b, ',');
+    ddb_buf_adds(&b,
+                 w[i].kind == DDB_WRITE_PUT ? "{\"Put\":{" : "{\"Delete\":{");
+    ddb_buf_adds(&b, "\"TableName\":");
+    ddb_buf_json_str(&b, table, strlen(table));
+    if(w[i].kind == DDB_WRITE_PUT) {
+      ddb_buf_adds(&b, ",\"Item\":");
+      ddb_item_to_typed_json(w[i].item, &b);
+    } else {
+      ddb_buf_adds(&b, ",\"Key\":");
+      if(add_key(&b, w[i].item, key_names, n_key)) {
+        ddb_buf_free(&b);
+        return ddb_error_set(err, DDB_ERR_INPUT, "item %d: key incomplete",
+                             i + 1);
+      }
+    }
+    add_condition(&b, w[i].cond, key_names, n_key);
+    ddb_buf_adds(&b, "}}");
+  }
+  ddb_buf_adds(&b, "],\"ClientRequestToken\":");
+  ddb_buf_json_str(&b, token, strlen(token));
+  ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  result = send_write(c, "TransactWriteItems", table, &b, &resp, err);
+  cJSON_Delete(resp);
+  ddb_buf_free(&b);
+  return result;
+}
+
+ddb_result ddb_batch_write(ddb_client *c, const char *table,
+                           const ddb_write *w, size_t n,
+                           const char *const *key_names, int n_key,
+                           ddb_error *err) {
+  size_t i = 0;
+  ddb_result result = DDB_OK;
+  ddb_buf b;
+  ddb_buf_init(&b, DDB_REQUEST_MAX);
+  while(i < n) {
+    size_t m = n - i < BATCH_WRITE_MAX ? n - i : BATCH_WRITE_MAX, k;
+    cJSON *resp = NULL;
+    const cJSON *un;
+    int round = 0;
+    ddb_buf_reset(&b);
+    ddb_buf_adds(&b, "{\"RequestItems\":{");
+    ddb_buf_json_str(&b, table, strlen(table));
+    ddb_buf_adds(&b, ":[");
+    for(k = 0; k < m; k++) {
+      const ddb_write *x = &w[i + k];
+      if(k)
+        ddb_buf_addc(&b, ',');
+      if(x->kind == DDB_WRITE_PUT) {
+        ddb_buf_adds(&b, "{\"PutRequest\":{\"Item\":");
+        ddb_item_to_typed_json(x->item, &b);
+      } else {
+        ddb_buf_adds(&b, "{\"DeleteRequest\":{\"Key\":");
+        if(add_key(&b, x->item, key_names, n_key)) {
+          result = ddb_error_set(err, DDB_ERR_INPUT,
+                                 "item %zu: key "
+                                 "incomplete",
+                                 i + k + 1);
+          goto fail;
+        }
+      }
+      ddb_buf_adds(&b, "}}");
+    }
+    ddb_buf_adds(&b, "]},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+    /* send, then resend what comes back unprocessed, with backoff */
+    for(;;) {
+      char *body;
+      size_t len;
+      result = send_write(c, "BatchWriteItem", table, &b, &resp, err);
+      if(result)
+        goto fail;
+      un = cJSON_GetObjectItemCaseSensitive(
+          cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems"), table);
+      if(!un || cJSON_GetArraySize(un) == 0)
+        break;
+      if(++round > ddb_client_max_retries(c) + 10) {
+        result = ddb_error_set(err, DDB_ERR_SERVICE,
+                               "BatchWriteItem: items still unprocessed "
+                               "after %d retries",
+                               round - 1);
+        goto fail;
+      }
+      body = cJSON_PrintUnformatted(un);
+      ddb_buf_reset(&b);
+      ddb_buf_adds(&b, "{\"RequestItems\":{");
+      ddb_buf_json_str(&b, table, strlen(table));
+      ddb_buf_addc(&b, ':');
+      if(body) {
+        len = strlen(body);
+        ddb_buf_add(&b, body, len);
+        free(body);
+      }
+      ddb_buf_adds(&b, "},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+      cJSON_Delete(resp);
+      resp = NULL;
+      ddb_backoff(round, 1);
+    }
+    cJSON_Delete(resp);
+    i += m;
+    continue;
+  fail:
+    cJSON_Delete(resp);
+    break;
+  }
+  ddb_buf_free(&b);
+  return result;
+}
