@@ -32,7 +32,7 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test unit demo lint format clean bench
+.PHONY: all loadable deps test unit demo lint format clean
 all: loadable
 loadable: $(BUILD)/dynamodb.so
 
@@ -78,3 +78,8 @@ format:
 
 clean:
 	rm -rf $(BUILD) .test-tmp
+
+# Further targets, one file each: mk/bench.mk (make bench), mk/fuzz.mk
+# (make fuzz), mk/install.mk (make install / uninstall, the libraries),
+# mk/tsan.mk (the ThreadSanitizer build of the cache test).
+-include $(wildcard mk/*.mk)
