@@ -489,6 +489,10 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   ** can create, still work, and they are what reports should use:
   **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  /* an INSERT that finds its key returns SQLITE_CONSTRAINT and SQLite
+  ** applies the statement's ON CONFLICT (IGNORE skips the row; REPLACE is
+  ** done by xUpdate itself, as an unconditional PutItem) */
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   p->db = db;
   p->zVtabName = sqlite3_mprintf("%s", argv[2]);
   if(!p->zVtabName) {

@@ -310,7 +310,8 @@ static int dd_validate(dd_vtab *p, const ddb_item *it) {
   }
   sz = ddb_item_size(it);
   if(sz > DDB_ITEM_MAX_SIZE) {
-    dd_error(p, "item of %zu bytes is over DynamoDB's 400 KB limit", sz);
+    dd_error(p, "item of %lld bytes is over DynamoDB's 400 KB limit",
+             (long long)sz);
     return SQLITE_TOOBIG;
   }
   return SQLITE_OK;
@@ -478,9 +479,8 @@ static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
   if(ddb_put_item(p->pClient, p->pDesc->name, it, p->azKey, p->nKey, cond,
                   &old, &err)) {
     char *zKey;
-    if(onConflict == SQLITE_IGNORE &&
-       strcmp(err.type, "ConditionalCheckFailedException") == 0)
-      return SQLITE_OK;
+    /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
+    ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
     zKey = dd_key_text(p, it);
     {
       char *zWhat = sqlite3_mprintf("INSERT: an item with key %s already "
@@ -742,8 +742,8 @@ static void dd_name_failed_item(dd_vtab *p, const ddb_error *e, dd_op *a,
     dd_error(p, "COMMIT: nothing written: the item with key %s %s", zKey,
              a[k - 1].bInsert ? "already exists" : "does not exist any more");
   else if(zKey)
-    dd_error(p, "COMMIT: nothing written: %s (item %ld is %s)", e->message, k,
-             zKey);
+    dd_error(p, "COMMIT: nothing written: %s (item %lld is %s)", e->message,
+             (long long)k, zKey);
   else
     dd_error(p, "COMMIT: nothing written: %s", e->message);
   sqlite3_free(zKey);
