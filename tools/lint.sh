@@ -17,6 +17,12 @@ if grep -nE "$BANNED" $SRC | grep -v '^\S*:\s*\*\|/\*.*\*/' ; then
   echo "lint: banned function used (see above)"; rc=1
 fi
 
+# SQLite's printf has no %z: it would read the argument as a string.
+echo "lint: SQLite printf formats"
+if grep -nE '(sqlite3_mprintf|sqlite3_str_appendf|sqlite3_snprintf|dd_error)\(.*%z' $SRC; then
+  echo "lint: %z in an SQLite printf (use %lld and a cast)"; rc=1
+fi
+
 echo "lint: cppcheck"
 if command -v cppcheck >/dev/null; then
   cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
