@@ -267,6 +267,15 @@ typedef enum ddb_skop {
   DDB_SK_BEGINS_WITH
 } ddb_skop;
 
+/* One condition of a FilterExpression: name op value(s), or
+** begins_with(name, value).  DynamoDB applies filters after reading, so
+** they cut the bytes sent, not the capacity consumed. */
+typedef struct ddb_filter {
+  const char *name;
+  ddb_skop op; /* EQ, LT, LE, GT, GE, BETWEEN, BEGINS_WITH */
+  ddb_av v[2];
+} ddb_filter;
+
 /* A Query (pk_name set) or a Scan (pk_name NULL).  All strings are owned
 ** by the caller and must outlive the call. */
 typedef struct ddb_read {
@@ -284,6 +293,10 @@ typedef struct ddb_read {
   int segment;           /* Scan: Segment (with total_segments > 1) */
   int total_segments;    /* Scan: TotalSegments; 0/1: not parallel */
   const ddb_item *start; /* ExclusiveStartKey, or NULL */
+  const char *const *proj;   /* ProjectionExpression: these attributes */
+  int n_proj;                /* 0: whole items */
+  const ddb_filter *filters; /* FilterExpression: all of these */
+  int n_filters;
 } ddb_read;
 
 /* One page of a Query or Scan.  Reference-counted and immutable. */

@@ -739,8 +739,30 @@ static void add_scalar(ddb_buf *b, const ddb_av *v) {
   ddb_av_to_typed_json(&tmp, b);
 }
 
+/* Append the FilterExpression text: #fI op :vN ..., values numbered from
+** first_val (the names and values go in the maps built after). */
+static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
+  int i, v = first_val;
+  for(i = 0; i < r->n_filters; i++) {
+    const ddb_filter *f = &r->filters[i];
+    if(i)
+      ddb_buf_adds(b, " AND ");
+    switch(f->op) {
+    case DDB_SK_BETWEEN:
+      ddb_buf_addf(b, "#f%d BETWEEN :v%d AND :v%d", i, v, v + 1);
+      v += 2;
+      break;
+    case DDB_SK_BEGINS_WITH:
+      ddb_buf_addf(b, "begins_with(#f%d, :v%d)", i, v++);
+      break;
+    default:
+      ddb_buf_addf(b, "#f%d%s:v%d", i, skop_text(f->op), v++);
+    }
+  }
+}
+
 ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
-  int nvals = 0, i;
+  int nvals = 0, i, v;
   ddb_buf_adds(b, "{\"TableName\":");
   ddb_buf_json_str(b, r->table, strlen(r->table));
   if(r->index) {
@@ -763,16 +785,53 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
       ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
       nvals = 2;
       break;
-    default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
+    default:
+      ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op));
+      nvals = 2;
     }
-    ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{\"#k0\":");
-    ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
-    if(r->sk_op != DDB_SK_NONE) {
-      ddb_buf_adds(b, ",\"#k1\":");
-      ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
+    ddb_buf_addc(b, '"');
+  }
+  if(r->n_filters) {
+    ddb_buf_adds(b, ",\"FilterExpression\":\"");
+    add_filter_expr(b, r, nvals);
+    ddb_buf_addc(b, '"');
+  }
+  if(r->n_proj) {
+    ddb_buf_adds(b, ",\"ProjectionExpression\":\"");
+    for(i = 0; i < r->n_proj; i++)
+      ddb_buf_addf(b, "%s#p%d", i ? ", " : "", i);
+    ddb_buf_addc(b, '"');
+  }
+  /* every name goes through ExpressionAttributeNames */
+  if(r->pk_name || r->n_filters || r->n_proj) {
+    int n = 0;
+    ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
+    if(r->pk_name) {
+      ddb_buf_adds(b, "\"#k0\":");
+      ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
+      n++;
+      if(r->sk_op != DDB_SK_NONE) {
+        ddb_buf_adds(b, ",\"#k1\":");
+        ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
+      }
     }
-    ddb_buf_adds(b, "},\"ExpressionAttributeValues\":{\":v0\":");
-    add_scalar(b, &r->pk);
+    for(i = 0; i < r->n_filters; i++, n++) {
+      ddb_buf_addf(b, "%s\"#f%d\":", n ? "," : "", i);
+      ddb_buf_json_str(b, r->filters[i].name, strlen(r->filters[i].name));
+    }
+    for(i = 0; i < r->n_proj; i++, n++) {
+      ddb_buf_addf(b, "%s\"#p%d\":", n ? "," : "", i);
+      ddb_buf_json_str(b, r->proj[i], strlen(r->proj[i]));
+    }
+    ddb_buf_addc(b, '}');
+  }
+  /* and every value through ExpressionAttributeValues */
+  if(nvals || r->n_filters) {
+    ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
+    if(nvals) {
+      ddb_buf_adds(b, "\":v0\":");
+      add_scalar(b, &r->pk);
+    }
     for(i = 1; i < nvals; i++) {
       if(!scalar_ok(&r->sk[i - 1]))
         return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
@@ -780,13 +839,25 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
       ddb_buf_addf(b, ",\":v%d\":", i);
       add_scalar(b, &r->sk[i - 1]);
     }
+    v = nvals;
+    for(i = 0; i < r->n_filters; i++) {
+      const ddb_filter *f = &r->filters[i];
+      int k, nv = f->op == DDB_SK_BETWEEN ? 2 : 1;
+      for(k = 0; k < nv; k++, v++) {
+        if(!scalar_ok(&f->v[k]))
+          return ddb_error_set(err, DDB_ERR_INPUT,
+                               "bad value for attribute '%.100s'", f->name);
+        ddb_buf_addf(b, "%s\":v%d\":", v ? "," : "", v);
+        add_scalar(b, &f->v[k]);
+      }
+    }
     ddb_buf_addc(b, '}');
-    if(r->descending)
-      ddb_buf_adds(b, ",\"ScanIndexForward\":false");
-  } else if(r->total_segments > 1) {
+  }
+  if(r->pk_name && r->descending)
+    ddb_buf_adds(b, ",\"ScanIndexForward\":false");
+  if(!r->pk_name && r->total_segments > 1)
     ddb_buf_addf(b, ",\"Segment\":%d,\"TotalSegments\":%d", r->segment,
                  r->total_segments);
-  }
   if(r->consistent)
     ddb_buf_adds(b, ",\"ConsistentRead\":true");
   if(r->limit > 0)
