@@ -41,12 +41,6 @@
 
 #include "store.h"
 
-/* Fraction (in percent) of the budget the protected segment may hold. */
-#define DDBC_PROTECTED_SHARE 80
-/* Entries examined at each list tail for expiry on every fill. */
-#define DDBC_SWEEP 4
-/* Tags remembered before the table is reset with a new epoch. */
-#define DDBC_MAX_TAGS 65536
 /* What malloc adds to each block, for accounting. */
 #define DDBC_MALLOC_OVERHEAD 16
 
@@ -88,6 +82,7 @@ struct ddbc_store {
   size_t n_tags;
   uint64_t counter; /* last generation handed out */
   uint64_t epoch;   /* generation of tags not in the table */
+  int plain_lru;    /* ddbc_store_set_segmented(s, 0): one list only */
   ddbc_store_stats st;
 };
 
@@ -175,12 +170,15 @@ static void do_sweep(ddbc_store *s, double now) {
 /* ------------------------------------------------------------------------
 ** Tags (lock held)
 */
+/* The generation of tag: its last bump, or the epoch if not remembered. */
 static uint64_t do_gen(ddbc_store *s, const char *tag, size_t len) {
   tag_entry *t;
   HASH_FIND(hh, s->tags, tag, len, t);
   return t ? t->gen : s->epoch;
 }
 
+/* Move tag to a new generation (remembering it, resetting the table with
+** a new epoch when full) and return that generation. */
 static uint64_t do_bump(ddbc_store *s, const char *tag, size_t len) {
   tag_entry *t, *tmp;
   HASH_FIND(hh, s->tags, tag, len, t);
@@ -223,6 +221,7 @@ ddbc_store *ddbc_store_create(size_t bytes_max) {
   return s;
 }
 
+/* Free every entry (lock held or store private). */
 static void do_empty(ddbc_store *s) {
   entry *e, *tmp;
   HASH_ITER(hh, s->map, e, tmp) {
@@ -304,9 +303,11 @@ static entry *do_lookup(ddbc_store *s, const char *key, size_t len,
   return e;
 }
 
+/* A hit on e: move it to the head of protected (of probation when the
+** store is a plain LRU), demoting protected's tail past its share. */
 static void do_touch(ddbc_store *s, entry *e) {
   do_list_unlink(s, e);
-  do_list_push(s, e, SEG_PROTECTED);
+  do_list_push(s, e, s->plain_lru ? SEG_PROBATION : SEG_PROTECTED);
   if(s->seg_bytes[SEG_PROTECTED] > s->bytes_max / 100 * DDBC_PROTECTED_SHARE)
     do_enforce_budget(s);
 }
@@ -447,5 +448,77 @@ void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
       do_enforce_budget(s);
     }
   }
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------------
+** Hooks for tests and bench/ (see store.h)
+*/
+
+/* Walk segment seg from head to tail checking the links; adds the
+** entries' charges to *bytes and their number to *n.  Returns NULL or what
+** is wrong. */
+static const char *do_check_list(ddbc_store *s, int seg, size_t *bytes,
+                                 size_t *n) {
+  entry *e, *prev = NULL, *found;
+  size_t sum = 0;
+  for(e = s->head[seg]; e; prev = e, e = e->next) {
+    if(e->prev != prev)
+      return "a prev link is wrong";
+    if(e->seg != seg)
+      return "an entry is on the list of another segment";
+    HASH_FIND(hh, s->map, e->key, e->key_len, found);
+    if(found != e)
+      return "a listed entry is not in the hash";
+    sum += e->bytes;
+    (*n)++;
+    if(*n > HASH_COUNT(s->map))
+      return "a list is longer than the hash (cycle?)";
+  }
+  if(s->tail[seg] != prev)
+    return "a tail is not the list's last entry";
+  if(sum != s->seg_bytes[seg])
+    return "a segment's bytes are not the sum of its entries";
+  *bytes += sum;
+  return NULL;
+}
+
+const char *ddbc_store_check(ddbc_store *s) {
+  const char *why = NULL;
+  size_t bytes = 0, n = 0;
+  pthread_mutex_lock(&s->lock);
+  why = do_check_list(s, SEG_PROBATION, &bytes, &n);
+  if(!why)
+    why = do_check_list(s, SEG_PROTECTED, &bytes, &n);
+  if(!why && n != HASH_COUNT(s->map))
+    why = "the lists do not hold every entry of the hash";
+  if(!why && n != s->st.entries)
+    why = "entries is not the number of entries";
+  if(!why && bytes != s->bytes)
+    why = "bytes is not the sum of the entries' charges";
+  if(!why && s->bytes > s->bytes_max)
+    why = "bytes is above bytes_max";
+  if(!why && s->plain_lru && s->head[SEG_PROTECTED])
+    why = "a plain LRU store has protected entries";
+  pthread_mutex_unlock(&s->lock);
+  return why;
+}
+
+size_t ddbc_store_order(ddbc_store *s, int seg,
+                        void (*fn)(const char *key, size_t key_len,
+                                   size_t charge, void *ctx),
+                        void *ctx) {
+  entry *e;
+  size_t n = 0;
+  pthread_mutex_lock(&s->lock);
+  for(e = s->head[seg & 1]; e; e = e->next, n++)
+    fn(e->key, e->key_len, e->bytes, ctx);
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
+void ddbc_store_set_segmented(ddbc_store *s, int on) {
+  pthread_mutex_lock(&s->lock);
+  s->plain_lru = !on;
   pthread_mutex_unlock(&s->lock);
 }

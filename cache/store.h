@@ -86,5 +86,33 @@ void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
 
 /* The largest value stored, as a fraction of the budget. */
 #define DDBC_MAX_SHARE 8
+/* Fraction (in percent) of the budget the protected segment may hold. */
+#define DDBC_PROTECTED_SHARE 80
+/* Entries examined at each list tail for expiry on every fill. */
+#define DDBC_SWEEP 4
+/* Tags remembered before the table is reset with a new epoch. */
+#define DDBC_MAX_TAGS 65536
+
+/*
+** Hooks for tests and bench/ (not used by cache.c).
+**
+** ddbc_store_check: verify the store's invariants (both lists well linked
+** and holding every entry of the hash exactly once, each segment's byte
+** count the sum of its entries' charges, bytes the sum of both, entries
+** the count, bytes <= bytes_max).  Returns NULL when they hold, else a
+** static string naming the first that does not.
+** ddbc_store_order: call fn(key, key_len, charge, ctx) for each entry of
+** segment seg (0 probation, 1 protected), from the head (most recently
+** used) to the tail; returns how many.
+** ddbc_store_set_segmented: 1 (the default) segmented LRU; 0 plain LRU (a
+** hit moves the entry to the head of the probation list, which is then
+** the only list), to measure what the segments buy.
+*/
+const char *ddbc_store_check(ddbc_store *s);
+size_t ddbc_store_order(ddbc_store *s, int seg,
+                        void (*fn)(const char *key, size_t key_len,
+                                   size_t charge, void *ctx),
+                        void *ctx);
+void ddbc_store_set_segmented(ddbc_store *s, int on);
 
 #endif

@@ -11,7 +11,7 @@
 
 int main(int argc, char **argv) {
   static const tap_test *const tables[] = {tap_client_tests, tap_ext_tests,
-                                           NULL};
+                                           tap_cache_tests, NULL};
   int rc = tap_main(argc, argv, tables);
   sqlite3_shutdown();
   return rc;

@@ -64,6 +64,7 @@ void tap_diag(const char *fmt, ...)
 /* The tables of the test files. */
 extern const tap_test tap_client_tests[];
 extern const tap_test tap_ext_tests[];
+extern const tap_test tap_cache_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>

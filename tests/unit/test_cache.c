@@ -1,0 +1,871 @@
+/*
+** test_cache.c -- unit tests of the cache engine (cache/store.c): LRU order
+** and segments, TTL with an injected clock, byte accounting against the
+** budget, the size cap, negative entries, generations and their table, and
+** freeing.  Every store is private to its test; time is the `now` argument,
+** never a sleep.  No network.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../cache/store.h"
+#include "tap.h"
+
+/* ------------------------------------------------------------------------
+** Helpers
+*/
+
+/* A new item (one reference) whose allocation is exactly `bytes` long, so
+** that the charge of its entry is known.  bytes >= sizeof(ddb_item). */
+static ddb_item *mkitem(size_t bytes) {
+  ddb_item *it = malloc(bytes);
+  if(!it)
+    abort();
+  memset(it, 0, bytes);
+  it->refs = 1;
+  it->bytes = bytes;
+  it->root.type = DDB_M;
+  return it;
+}
+
+/* A new empty page (one reference) claiming `bytes` allocated bytes. */
+static ddb_page *mkpage(size_t bytes) {
+  ddb_page *p = calloc(1, sizeof(*p));
+  if(!p)
+    abort();
+  p->refs = 1;
+  p->bytes = bytes;
+  return p;
+}
+
+/* The reference count of an item or a page (read without the store's
+** lock: the tests are single-threaded). */
+static int refs_of_item(const ddb_item *it) {
+  return __atomic_load_n(&it->refs, __ATOMIC_RELAXED);
+}
+static int refs_of_page(const ddb_page *p) {
+  return __atomic_load_n(&p->refs, __ATOMIC_RELAXED);
+}
+
+/* Fill item key (a C string) at time now, with the key's current
+** generation (no write in between). */
+static void fill(ddbc_store *s, const char *key, ddb_item *it, double now,
+                 double ttl) {
+  uint64_t g = ddbc_store_gen(s, key, strlen(key));
+  ddbc_store_fill_item(s, key, strlen(key), it, g, now, ttl);
+}
+
+/* Is key cached (as an item) at time now?  A hit promotes the entry, like
+** any get. */
+static int has(ddbc_store *s, const char *key, double now) {
+  ddb_item *out = NULL;
+  int hit = ddbc_store_get_item(s, key, strlen(key), now, &out);
+  ddb_item_unref(out);
+  return hit;
+}
+
+/* Is the page under key cached at time now? */
+static int has_page(ddbc_store *s, const char *key, double now) {
+  ddb_page *out = NULL;
+  int hit = ddbc_store_get_page(s, key, strlen(key), now, &out);
+  ddb_page_unref(out);
+  return hit;
+}
+
+/* The tags of a page. */
+static void tags2(ddbc_tag t[2], const char *a, const char *b) {
+  t[0].p = a;
+  t[0].len = strlen(a);
+  t[1].p = b;
+  t[1].len = strlen(b);
+}
+
+/* Fill page key under tags (a, b) with their current generations. */
+static void fill_page(ddbc_store *s, const char *key, const char *a,
+                      const char *b, ddb_page *pg, double now, double ttl) {
+  ddbc_tag t[2];
+  uint64_t g[2];
+  tags2(t, a, b);
+  g[0] = ddbc_store_gen(s, a, strlen(a));
+  g[1] = ddbc_store_gen(s, b, strlen(b));
+  ddbc_store_fill_page(s, key, strlen(key), t, g, pg, now, ttl);
+}
+
+static ddbc_store_stats stats(ddbc_store *s) {
+  ddbc_store_stats st;
+  ddbc_store_stats_get(s, &st);
+  return st;
+}
+
+/* The charge of an item entry with a key of key_len bytes and a value of
+** value_bytes (0: a negative entry), measured on a scratch store. */
+static size_t charge_of(size_t key_len, size_t value_bytes) {
+  ddbc_store *s = ddbc_store_create(1u << 30);
+  char key[256];
+  ddb_item *it = value_bytes ? mkitem(value_bytes) : NULL;
+  size_t bytes;
+  memset(key, 'k', key_len);
+  key[key_len] = 0;
+  fill(s, key, it, 0, 10);
+  bytes = (size_t)stats(s).bytes;
+  ddb_item_unref(it);
+  ddbc_store_release(s);
+  return bytes;
+}
+
+typedef struct order_buf {
+  char text[4096];
+  size_t len;
+} order_buf;
+
+/* ddbc_store_order callback: append "key," to the order_buf ctx. */
+static void order_cb(const char *key, size_t key_len, size_t charge,
+                     void *ctx) {
+  order_buf *o = ctx;
+  (void)charge;
+  if(o->len + key_len + 2 > sizeof(o->text))
+    return;
+  memcpy(o->text + o->len, key, key_len);
+  o->len += key_len;
+  o->text[o->len++] = ',';
+  o->text[o->len] = 0;
+}
+
+/* The keys of segment seg, head (most recent) first, comma-separated (in a
+** static buffer, valid until the next call). */
+static const char *order(ddbc_store *s, int seg) {
+  static order_buf o;
+  o.len = 0;
+  o.text[0] = 0;
+  ddbc_store_order(s, seg, order_cb, &o);
+  if(o.len)
+    o.text[--o.len] = 0;
+  return o.text;
+}
+
+#define PROBATION 0
+#define PROTECTED 1
+#define CHECK_INVARIANTS(s)                                                   \
+  do {                                                                        \
+    const char *why_ = ddbc_store_check(s);                                   \
+    CHECK_MSG(why_ == NULL, "store invariant: %s", why_ ? why_ : "");         \
+  } while(0)
+
+/* Item size used where all entries must cost the same. */
+#define ISZ 1000
+
+/* ------------------------------------------------------------------------
+** LRU order and segments
+*/
+
+static void test_lru_probation_order(void) {
+  size_t c = charge_of(1, ISZ);
+  ddbc_store *s = ddbc_store_create(8 * c); /* 8 entries, each at the cap */
+  ddb_item *it = mkitem(ISZ);
+  const char *keys[] = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  int i;
+  for(i = 0; i < 8; i++)
+    fill(s, keys[i], it, 0, 100);
+  CHECK_STR(order(s, PROBATION), "h,g,f,e,d,c,b,a");
+  CHECK_STR(order(s, PROTECTED), "");
+  fill(s, "b", it, 1, 100); /* a fill renews: b to the head */
+  CHECK_STR(order(s, PROBATION), "b,h,g,f,e,d,c,a");
+  CHECK_INT(stats(s).evictions, 0);
+  fill(s, "i", it, 2, 100); /* over budget: the tail goes */
+  CHECK_STR(order(s, PROBATION), "i,b,h,g,f,e,d,c");
+  CHECK_INT(stats(s).evictions, 1);
+  fill(s, "j", it, 3, 100);
+  CHECK_STR(order(s, PROBATION), "j,i,b,h,g,f,e,d");
+  CHECK_INT(stats(s).evictions, 2);
+  CHECK(!has(s, "a", 4));
+  CHECK(!has(s, "c", 4));
+  CHECK_INT(stats(s).entries, 8);
+  CHECK_INT(stats(s).bytes, 8 * c);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  ddb_item_unref(it);
+}
+
+static void test_lru_hit_promotes(void) {
+  size_t c = charge_of(1, ISZ);
+  ddbc_store *s = ddbc_store_create(10 * c);
+  ddb_item *it = mkitem(ISZ);
+  fill(s, "a", it, 0, 100);
+  fill(s, "b", it, 0, 100);
+  fill(s, "c", it, 0, 100);
+  CHECK(has(s, "a", 1));
+  CHECK_STR(order(s, PROBATION), "c,b");
+  CHECK_STR(order(s, PROTECTED), "a");
+  CHECK(has(s, "c", 1));
+  CHECK(has(s, "a", 1)); /* a hit in protected moves to its head */
+  CHECK_STR(order(s, PROTECTED), "a,c");
+  CHECK_STR(order(s, PROBATION), "b");
+  CHECK_INT(stats(s).item_hits, 3);
+  CHECK_INT(stats(s).item_misses, 0);
+  CHECK(!has(s, "z", 1));
+  CHECK_INT(stats(s).item_misses, 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+}
+
+/* Protected is capped at DDBC_PROTECTED_SHARE of the budget: past it, its
+** tail is demoted to the head of probation (not evicted). */
+static void test_lru_protected_share(void) {
+  size_t c = charge_of(1, ISZ);
+  ddbc_store *s = ddbc_store_create(10 * c + 100); /* 80%: 8 entries */
+  ddb_item *it = mkitem(ISZ);
+  const char *keys[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j"};
+  int i;
+  for(i = 0; i < 10; i++)
+    fill(s, keys[i], it, 0, 100);
+  for(i = 0; i < 10; i++)
+    CHECK(has(s, keys[i], 1));
+  /* 80% of 10 entries: 8 stay protected; a then b were demoted */
+  CHECK_STR(order(s, PROTECTED), "j,i,h,g,f,e,d,c");
+  CHECK_STR(order(s, PROBATION), "b,a");
+  CHECK_INT(stats(s).evictions, 0);
+  CHECK_INT(stats(s).entries, 10);
+  /* a new entry now evicts from probation's tail: a */
+  fill(s, "k", it, 2, 100);
+  CHECK_STR(order(s, PROBATION), "k,b");
+  CHECK_INT(stats(s).evictions, 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+}
+
+/* Shrinking the budget demotes protected's tail past its new share, then
+** evicts probation's tail first, protected's only when probation is
+** empty. */
+static void test_lru_shrink_order(void) {
+  size_t c = charge_of(2, ISZ);
+  ddbc_store *s = ddbc_store_create(10 * c);
+  ddb_item *it = mkitem(ISZ);
+  char key[8];
+  int i;
+  fill(s, "ha", it, 0, 100);
+  fill(s, "hb", it, 0, 100);
+  fill(s, "hc", it, 0, 100);
+  fill(s, "hd", it, 0, 100);
+  fill(s, "he", it, 0, 100);
+  CHECK(has(s, "ha", 1));
+  CHECK(has(s, "hb", 1));
+  CHECK(has(s, "hc", 1));
+  CHECK(has(s, "hd", 1));
+  CHECK(has(s, "he", 1));
+  CHECK(has(s, "ha", 1));
+  CHECK_STR(order(s, PROTECTED), "ha,he,hd,hc,hb");
+  for(i = 1; i <= 6; i++) {
+    snprintf(key, sizeof(key), "x%d", i);
+    fill(s, key, it, 2, 100);
+  }
+  /* 11 entries for 10: x1, probation's tail, went */
+  CHECK_STR(order(s, PROBATION), "x6,x5,x4,x3,x2");
+  CHECK_INT(stats(s).evictions, 1);
+  CHECK_INT(ddbc_store_set_budget(s, 3 * c), 10 * c);
+  /* protected may hold 2.4 entries: hb, hc, hd demoted (in that order, to
+  ** probation's head); then 7 evicted from probation's tail */
+  CHECK_STR(order(s, PROTECTED), "ha,he");
+  CHECK_STR(order(s, PROBATION), "hd");
+  CHECK_INT(stats(s).evictions, 8);
+  CHECK_INT(stats(s).bytes, 3 * c);
+  /* now probation empties before protected is touched */
+  CHECK_INT(ddbc_store_set_budget(s, 2 * c), 3 * c);
+  CHECK_STR(order(s, PROTECTED), "ha");
+  CHECK_STR(order(s, PROBATION), "he");
+  CHECK_INT(ddbc_store_set_budget(s, c), 2 * c);
+  CHECK_STR(order(s, PROTECTED), "");
+  CHECK_STR(order(s, PROBATION), "ha");
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+}
+
+/* Run the scan-resistance workload on a store; returns how many of the 5
+** hot keys survive a one-pass stream of 500 new entries. */
+static int hot_survivors(int segmented, uint64_t *evictions) {
+  size_t c = charge_of(4, ISZ);
+  ddbc_store *s = ddbc_store_create(20 * c);
+  ddb_item *it = mkitem(ISZ);
+  char key[8];
+  int i, n = 0;
+  ddbc_store_set_segmented(s, segmented);
+  for(i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "h%03d", i);
+    fill(s, key, it, 0, 100);
+    CHECK(has(s, key, 0));
+    CHECK(has(s, key, 0));
+  }
+  for(i = 0; i < 500; i++) {
+    snprintf(key, sizeof(key), "s%03d", i);
+    fill(s, key, it, 1, 100);
+  }
+  CHECK_INVARIANTS(s);
+  CHECK_INT(stats(s).entries, 20);
+  *evictions = stats(s).evictions;
+  for(i = 0; i < 5; i++) {
+    snprintf(key, sizeof(key), "h%03d", i);
+    n += has(s, key, 2);
+  }
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+  return n;
+}
+
+static void test_segmented_scan_resistance(void) {
+  uint64_t ev = 0;
+  CHECK_INT(hot_survivors(1, &ev), 5);
+  CHECK_INT(ev, 505 - 20);
+  /* the same stream flushes a plain LRU: what the segments buy */
+  CHECK_INT(hot_survivors(0, &ev), 0);
+  CHECK_INT(ev, 505 - 20);
+}
+
+/* ------------------------------------------------------------------------
+** TTL
+*/
+
+static void test_ttl_lazy_on_get(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ);
+  ddb_page *pg = mkpage(2000);
+  fill(s, "a", it, 100, 2.5);
+  fill(s, "b", it, 100, 1000);
+  fill_page(s, "q", "P", "T", pg, 100, 0.25);
+  CHECK(has(s, "a", 102.49));
+  CHECK(has_page(s, "q", 100.24));
+  CHECK_INT(stats(s).entries, 3);
+  CHECK_INT(stats(s).expirations, 0);
+  /* a hit does not extend the life */
+  CHECK(!has(s, "a", 102.5));
+  CHECK_INT(stats(s).expirations, 1);
+  CHECK_INT(stats(s).entries, 2);
+  CHECK_INT(stats(s).item_misses, 1);
+  CHECK(!has_page(s, "q", 100.25));
+  CHECK_INT(stats(s).expirations, 2);
+  CHECK_INT(stats(s).query_misses, 1);
+  CHECK_INT(stats(s).entries, 1);
+  CHECK_INT(stats(s).bytes, charge_of(1, ISZ));
+  CHECK(has(s, "b", 500));
+  CHECK_INT(refs_of_page(pg), 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  ddb_item_unref(it);
+  ddb_page_unref(pg);
+}
+
+static void test_ttl_sweep(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ);
+  char key[8];
+  int i;
+  /* tail to head: x (long-lived), e0..e9 (1 s) */
+  fill(s, "x", it, 0, 1000);
+  for(i = 0; i < 10; i++) {
+    snprintf(key, sizeof(key), "e%d", i);
+    fill(s, key, it, 0, 1);
+  }
+  /* promote e8 and e9 and y: protected's tail is e8 */
+  fill(s, "y", it, 0, 1000);
+  CHECK(has(s, "e8", 0.5));
+  CHECK(has(s, "e9", 0.5));
+  CHECK(has(s, "y", 0.5));
+  CHECK_STR(order(s, PROTECTED), "y,e9,e8");
+  CHECK_INT(stats(s).entries, 12);
+  /* one fill at t=5 looks at DDBC_SWEEP entries from each tail: x (alive),
+  ** e0, e1, e2 in probation; e8, e9, y in protected */
+  fill(s, "z", it, 5, 1000);
+  CHECK_INT(stats(s).expirations, (DDBC_SWEEP - 1) + 2);
+  CHECK_STR(order(s, PROTECTED), "y");
+  CHECK_STR(order(s, PROBATION), "z,e7,e6,e5,e4,e3,x");
+  /* the sweep is bounded: the rest waits for the next fills or a get */
+  fill(s, "w", it, 5, 1000);
+  CHECK_INT(stats(s).expirations, 5 + DDBC_SWEEP - 1);
+  CHECK_STR(order(s, PROBATION), "w,z,e7,e6,x");
+  CHECK_INT(stats(s).item_misses, 0);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  ddb_item_unref(it);
+}
+
+/* ttl <= 0 is "don't cache": nothing is stored, and an older entry of the
+** key goes (a newer value that is not kept must not leave an older one). */
+static void test_ttl_zero(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ), *it2 = mkitem(ISZ);
+  ddb_page *pg = mkpage(500);
+  fill(s, "a", it, 0, 0);
+  fill_page(s, "q", "P", "T", pg, 0, 0);
+  CHECK_INT(stats(s).entries, 0);
+  fill(s, "b", it, 0, 10);
+  fill(s, "b", it2, 1, 0);
+  CHECK(!has(s, "b", 1));
+  ddbc_store_write_item(s, "c", 1, it, 0, 10);
+  ddbc_store_write_item(s, "c", 1, it2, 1, -1);
+  CHECK(!has(s, "c", 1));
+  CHECK_INT(stats(s).entries, 0);
+  CHECK_INT(stats(s).bytes, 0);
+  CHECK_INT(refs_of_item(it), 1);
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+  ddb_item_unref(it2);
+  ddb_page_unref(pg);
+}
+
+/* ------------------------------------------------------------------------
+** Bytes
+*/
+
+static void test_bytes_sum_of_charges(void) {
+  ddbc_store *s = ddbc_store_create(1 << 24);
+  size_t base = charge_of(1, ISZ) - 1 - ISZ; /* per-entry overhead */
+  ddb_item *small = mkitem(200), *big = mkitem(50000);
+  ddb_page *pg = mkpage(30000);
+  size_t want;
+  CHECK(base >= 64 && base <= 512); /* entry struct + malloc overhead */
+  CHECK_INT(charge_of(7, ISZ), base + 7 + ISZ);
+  CHECK_INT(charge_of(1, 20000), base + 1 + 20000);
+  CHECK_INT(charge_of(5, 0), base + 5);
+  fill(s, "k1", small, 0, 10);
+  fill(s, "key2", big, 0, 10);
+  fill(s, "neg", NULL, 0, 10);
+  fill_page(s, "page", "P#x", "T#t", pg, 0, 10);
+  want = (base + 2 + 200) + (base + 4 + 50000) + (base + 3) +
+         (base + 4 + 3 + 3 + 30000);
+  CHECK_INT(stats(s).bytes, want);
+  CHECK_INT(stats(s).entries, 4);
+  CHECK_INVARIANTS(s);
+  /* replacing a value changes the sum by the difference */
+  fill(s, "k1", big, 1, 10);
+  want += 50000 - 200;
+  CHECK_INT(stats(s).bytes, want);
+  ddbc_store_write_item(s, "key2", 4, NULL, 1, 10);
+  want -= 50000;
+  CHECK_INT(stats(s).bytes, want);
+  CHECK_INT(stats(s).entries, 4);
+  CHECK(!has(s, "k1", 11)); /* expired: its charge goes */
+  want -= base + 2 + 50000;
+  CHECK_INT(stats(s).bytes, want);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(small);
+  ddb_item_unref(big);
+  ddb_page_unref(pg);
+}
+
+/* A small deterministic generator (xorshift64*). */
+static uint64_t rng_next(uint64_t *x) {
+  *x ^= *x >> 12;
+  *x ^= *x << 25;
+  *x ^= *x >> 27;
+  return *x * 2685821657736338717ULL;
+}
+
+static void test_bytes_within_budget_always(void) {
+  ddbc_store *s = ddbc_store_create(64 * 1024);
+  ddb_item *items[4];
+  ddb_page *pages[2];
+  uint64_t x = 42;
+  char key[16];
+  int i, bad = 0, bad_check = 0;
+  const char *why = NULL;
+  items[0] = mkitem(sizeof(ddb_item));
+  items[1] = mkitem(900);
+  items[2] = mkitem(4000);
+  items[3] = mkitem(7800); /* near the 1/8 cap of 64 KB */
+  pages[0] = mkpage(3000);
+  pages[1] = mkpage(9000); /* over the cap: never stored */
+  for(i = 0; i < 20000; i++) {
+    uint64_t r = rng_next(&x);
+    double now = i * 0.001;
+    int k = (int)(r % 300);
+    snprintf(key, sizeof(key), "%c%d", "IQ"[k & 1], k);
+    switch((r >> 16) % 10) {
+    case 0:
+    case 1: has(s, key, now); break;
+    case 2: has_page(s, key, now); break;
+    case 3:
+    case 4:
+      fill(s, key, items[(r >> 24) % 4], now, 0.5 + (r >> 32) % 5);
+      break;
+    case 5: fill(s, key, NULL, now, 2); break;
+    case 6:
+      fill_page(s, key, k & 2 ? "P1" : "P2", "T", pages[(r >> 24) % 2], now,
+                3);
+      break;
+    case 7:
+      ddbc_store_write_item(s, key, strlen(key), items[1], now, 4);
+      break;
+    case 8: ddbc_store_bump(s, k & 4 ? "P1" : "T", k & 4 ? 2 : 1); break;
+    case 9:
+      if(((r >> 24) & 15) == 0)
+        ddbc_store_set_budget(s, 16 * 1024 + (r >> 32) % (96 * 1024));
+      break;
+    }
+    if(stats(s).bytes > stats(s).bytes_max)
+      bad++;
+    if(!why && (why = ddbc_store_check(s)) != NULL)
+      bad_check = i;
+  }
+  CHECK_INT(bad, 0);
+  CHECK_MSG(why == NULL, "op %d: %s", bad_check, why ? why : "");
+  CHECK(stats(s).evictions > 0);
+  CHECK(stats(s).expirations > 0);
+  CHECK(stats(s).stale > 0);
+  ddbc_store_release(s);
+  for(i = 0; i < 4; i++) {
+    CHECK_INT(refs_of_item(items[i]), 1);
+    ddb_item_unref(items[i]);
+  }
+  for(i = 0; i < 2; i++) {
+    CHECK_INT(refs_of_page(pages[i]), 1);
+    ddb_page_unref(pages[i]);
+  }
+}
+
+static void test_bytes_set_budget_shrinks(void) {
+  size_t c = charge_of(3, ISZ);
+  ddbc_store *s = ddbc_store_create(20 * c);
+  ddb_item *it = mkitem(ISZ);
+  char key[8];
+  int i;
+  for(i = 0; i < 20; i++) {
+    snprintf(key, sizeof(key), "k%02d", i);
+    fill(s, key, it, 0, 100);
+  }
+  CHECK_INT(stats(s).entries, 20);
+  CHECK_INT(stats(s).bytes, 20 * c);
+  CHECK_INT(ddbc_store_set_budget(s, 5 * c + c / 2), 20 * c);
+  CHECK_INT(stats(s).entries, 5);
+  CHECK_INT(stats(s).evictions, 15);
+  CHECK_INT(stats(s).bytes_max, 5 * c + c / 2);
+  CHECK_STR(order(s, PROBATION), "k19,k18,k17,k16,k15");
+  CHECK(!has(s, "k14", 0));
+  CHECK_INT(ddbc_store_set_budget(s, 0), 5 * c + c / 2);
+  CHECK_INT(stats(s).entries, 0);
+  CHECK_INT(stats(s).bytes, 0);
+  fill(s, "k00", it, 1, 100); /* nothing fits a zero budget */
+  CHECK_INT(stats(s).entries, 0);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  ddb_item_unref(it);
+}
+
+static void test_bytes_share_cap(void) {
+  size_t base = charge_of(1, ISZ) - 1 - ISZ;
+  size_t budget = 8 * 10000;
+  ddbc_store *s = ddbc_store_create(budget);
+  /* key "a": charge = base + 1 + value; the cap is budget/8 = 10000 */
+  ddb_item *fits = mkitem(10000 - base - 1);
+  ddb_item *over = mkitem(10000 - base);
+  ddb_page *pfits = mkpage(10000 - base - 1 - 2);
+  ddb_page *pover = mkpage(10000 - base - 1 - 1);
+  fill(s, "a", fits, 0, 10);
+  CHECK(has(s, "a", 0));
+  CHECK_INT(stats(s).bytes, 10000);
+  fill(s, "a", over, 1, 10); /* not stored, and the old value goes too */
+  CHECK(!has(s, "a", 1));
+  CHECK_INT(stats(s).entries, 0);
+  ddbc_store_write_item(s, "b", 1, over, 1, 10);
+  CHECK(!has(s, "b", 1));
+  fill_page(s, "q", "P", "T", pfits, 1, 10); /* tags count: 1 + 1 */
+  CHECK(has_page(s, "q", 1));
+  fill_page(s, "q", "P", "T", pover, 1, 10);
+  CHECK(!has_page(s, "q", 1));
+  CHECK_INT(stats(s).entries, 0);
+  CHECK_INT(stats(s).bytes, 0);
+  CHECK_INT(refs_of_item(over), 1);
+  CHECK_INT(refs_of_page(pover), 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(fits);
+  ddb_item_unref(over);
+  ddb_page_unref(pfits);
+  ddb_page_unref(pover);
+}
+
+/* ------------------------------------------------------------------------
+** Negative entries, generations
+*/
+
+static void test_negative_entries(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ), *out = it;
+  fill(s, "gone", NULL, 0, 10);
+  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 1, &out), 1);
+  CHECK(out == NULL);
+  CHECK_INT(stats(s).item_hits, 1);
+  CHECK_INT(stats(s).item_misses, 0);
+  CHECK_INT(stats(s).bytes, charge_of(4, 0));
+  /* a delete through this process caches "no such item" */
+  ddbc_store_write_item(s, "item", 4, it, 0, 10);
+  out = NULL;
+  CHECK_INT(ddbc_store_get_item(s, "item", 4, 1, &out), 1);
+  CHECK(out == it);
+  ddb_item_unref(out);
+  ddbc_store_write_item(s, "item", 4, NULL, 2, 10);
+  out = it;
+  CHECK_INT(ddbc_store_get_item(s, "item", 4, 3, &out), 1);
+  CHECK(out == NULL);
+  CHECK_INT(refs_of_item(it), 1);
+  /* negative entries expire like the others */
+  out = it;
+  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 10, &out), 0);
+  CHECK_INT(stats(s).expirations, 1);
+  CHECK_INT(stats(s).item_hits, 3);
+  CHECK_INT(stats(s).item_misses, 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(it);
+}
+
+static void test_gen_fill_refused_after_bump(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ);
+  uint64_t g0 = ddbc_store_gen(s, "k", 1), g1, g2;
+  CHECK_INT(ddbc_store_gen(s, "other", 5), g0); /* both at the epoch */
+  g1 = ddbc_store_bump(s, "k", 1);
+  CHECK(g1 > g0);
+  CHECK_INT(ddbc_store_gen(s, "k", 1), g1);
+  CHECK_INT(ddbc_store_gen(s, "other", 5), g0);
+  ddbc_store_fill_item(s, "k", 1, it, g0, 0, 10);
+  CHECK(!has(s, "k", 0));
+  CHECK_INT(stats(s).stale, 1);
+  CHECK_INT(stats(s).entries, 0);
+  ddbc_store_fill_item(s, "k", 1, it, g1, 0, 10);
+  CHECK(has(s, "k", 0));
+  /* a read that raced with a write never overwrites the write's result */
+  g2 = ddbc_store_gen(s, "k", 1);
+  ddbc_store_write_item(s, "k", 1, NULL, 1, 10);
+  ddbc_store_fill_item(s, "k", 1, it, g2, 1, 10);
+  CHECK_INT(stats(s).stale, 2);
+  {
+    ddb_item *out = it;
+    CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, &out), 1);
+    CHECK(out == NULL);
+  }
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  ddb_item_unref(it);
+}
+
+static void test_gen_page_stale(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_page *p1 = mkpage(100), *p2 = mkpage(100), *p3 = mkpage(100);
+  ddb_page *out = NULL;
+  ddbc_tag t[2];
+  uint64_t g[2];
+  fill_page(s, "q1", "P#a", "T#t", p1, 0, 10);
+  fill_page(s, "q2", "P#b", "T#t", p2, 0, 10);
+  fill_page(s, "q3", "S#t", "T#u", p3, 0, 10);
+  CHECK_INT(ddbc_store_get_page(s, "q1", 2, 0, &out), 1);
+  CHECK(out == p1);
+  ddb_page_unref(out);
+  ddbc_store_bump(s, "P#zzz", 5); /* an unrelated tag */
+  CHECK(has_page(s, "q1", 0));
+  ddbc_store_bump(s, "P#a", 3); /* the first tag of q1 */
+  CHECK(!has_page(s, "q1", 0));
+  CHECK_INT(stats(s).stale, 1);
+  CHECK_INT(stats(s).entries, 2); /* dropped, not only missed */
+  CHECK(has_page(s, "q2", 0));
+  CHECK(has_page(s, "q3", 0));
+  ddbc_store_bump(s, "T#t", 3); /* the second tag of q2 */
+  CHECK(!has_page(s, "q2", 0));
+  CHECK(has_page(s, "q3", 0));
+  CHECK_INT(stats(s).stale, 2);
+  CHECK_INT(stats(s).query_misses, 2);
+  CHECK_INT(refs_of_page(p1), 1);
+  CHECK_INT(refs_of_page(p2), 1);
+  /* a fill whose generations moved meanwhile is refused, either tag */
+  tags2(t, "P#a", "T#t");
+  g[0] = ddbc_store_gen(s, "P#a", 3);
+  g[1] = ddbc_store_gen(s, "T#t", 3);
+  ddbc_store_bump(s, "P#a", 3);
+  ddbc_store_fill_page(s, "q1", 2, t, g, p1, 1, 10);
+  CHECK_INT(stats(s).entries, 1); /* refused, not stored to go stale */
+  CHECK_INT(stats(s).stale, 3);
+  CHECK(!has_page(s, "q1", 1));
+  g[0] = ddbc_store_gen(s, "P#a", 3);
+  ddbc_store_bump(s, "T#t", 3);
+  ddbc_store_fill_page(s, "q1", 2, t, g, p1, 1, 10);
+  CHECK_INT(stats(s).entries, 1);
+  CHECK(!has_page(s, "q1", 1));
+  CHECK_INT(stats(s).stale, 4);
+  g[1] = ddbc_store_gen(s, "T#t", 3);
+  ddbc_store_fill_page(s, "q1", 2, t, g, p1, 1, 10);
+  CHECK(has_page(s, "q1", 1));
+  /* items and pages do not answer for each other */
+  CHECK(!has(s, "q1", 1));
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_page(p1), 1);
+  ddb_page_unref(p1);
+  ddb_page_unref(p2);
+  ddb_page_unref(p3);
+}
+
+static void test_gen_write_item_replaces(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *v1 = mkitem(ISZ), *v2 = mkitem(ISZ + 10), *out = NULL;
+  uint64_t g;
+  fill(s, "k", v1, 0, 10);
+  CHECK(has(s, "k", 0)); /* protected now */
+  g = ddbc_store_gen(s, "k", 1);
+  ddbc_store_write_item(s, "k", 1, v2, 1, 10);
+  CHECK(ddbc_store_gen(s, "k", 1) > g);
+  CHECK_INT(refs_of_item(v1), 1); /* the old value was released */
+  CHECK_INT(refs_of_item(v2), 2);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, &out), 1);
+  CHECK(out == v2);
+  ddb_item_unref(out);
+  CHECK_INT(stats(s).entries, 1);
+  CHECK_INT(stats(s).bytes, charge_of(1, ISZ + 10));
+  /* a write stores even where no read filled before */
+  ddbc_store_write_item(s, "new", 3, v1, 2, 10);
+  out = NULL;
+  CHECK_INT(ddbc_store_get_item(s, "new", 3, 2, &out), 1);
+  CHECK(out == v1);
+  ddb_item_unref(out);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(v1), 1);
+  CHECK_INT(refs_of_item(v2), 1);
+  ddb_item_unref(v1);
+  ddb_item_unref(v2);
+}
+
+static void test_gen_tag_table_reset(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_page *p1 = mkpage(100), *p2 = mkpage(100);
+  ddb_item *it = mkitem(ISZ);
+  char tag[32];
+  uint64_t gi, gy;
+  int i;
+  ddbc_store_bump(s, "Y", 1);
+  fill_page(s, "q1", "X", "T", p1, 0, 10); /* X, T never bumped */
+  fill_page(s, "q2", "Y", "T", p2, 0, 10); /* Y bumped before */
+  gi = ddbc_store_gen(s, "item", 4);
+  gy = ddbc_store_gen(s, "Y", 1);
+  /* fill the table: Y plus DDBC_MAX_TAGS - 1 others */
+  for(i = 1; i < DDBC_MAX_TAGS; i++) {
+    int n = snprintf(tag, sizeof(tag), "tag%d", i);
+    ddbc_store_bump(s, tag, (size_t)n);
+  }
+  CHECK(has_page(s, "q1", 1));
+  CHECK(has_page(s, "q2", 1));
+  CHECK_INT(ddbc_store_gen(s, "Y", 1), gy);
+  /* a tag the full table already holds moves alone */
+  ddbc_store_bump(s, "tag1", 4);
+  CHECK(has_page(s, "q1", 1));
+  CHECK(has_page(s, "q2", 1));
+  CHECK_INT(ddbc_store_gen(s, "Y", 1), gy);
+  /* a new one resets the table: every generation moves */
+  ddbc_store_bump(s, "one more", 8);
+  CHECK(ddbc_store_gen(s, "Y", 1) != gy);
+  CHECK(ddbc_store_gen(s, "item", 4) != gi);
+  CHECK(!has_page(s, "q1", 1));
+  CHECK(!has_page(s, "q2", 1));
+  CHECK_INT(stats(s).stale, 2);
+  ddbc_store_fill_item(s, "item", 4, it, gi, 1, 10);
+  CHECK(!has(s, "item", 1));
+  CHECK_INT(stats(s).stale, 3);
+  /* and the store goes on working */
+  fill_page(s, "q1", "X", "T", p1, 2, 10);
+  CHECK(has_page(s, "q1", 2));
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_page(p1), 1);
+  ddb_page_unref(p1);
+  ddb_page_unref(p2);
+  ddb_item_unref(it);
+}
+
+/* ------------------------------------------------------------------------
+** Freeing
+*/
+
+static void test_empty_and_release(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *it = mkitem(ISZ);
+  ddb_page *pg = mkpage(5000);
+  char key[16];
+  int i;
+  for(i = 0; i < 50; i++) {
+    snprintf(key, sizeof(key), "i%d", i);
+    fill(s, key, i % 5 ? it : NULL, 0, 10);
+    snprintf(key, sizeof(key), "p%d", i);
+    fill_page(s, key, "P", "T", pg, 0, 10);
+    ddbc_store_bump(s, key, strlen(key)); /* tags to free too */
+  }
+  CHECK(has(s, "i1", 0));
+  CHECK(has_page(s, "p1", 0));
+  CHECK_INT(refs_of_item(it), 1 + 40);
+  CHECK_INT(refs_of_page(pg), 1 + 50);
+  CHECK_INT(stats(s).entries, 100);
+  ddbc_store_empty(s);
+  CHECK_INT(stats(s).entries, 0);
+  CHECK_INT(stats(s).bytes, 0);
+  CHECK_INT(stats(s).item_hits, 1); /* counters are kept */
+  CHECK_INT(stats(s).query_hits, 1);
+  CHECK_INT(refs_of_item(it), 1);
+  CHECK_INT(refs_of_page(pg), 1);
+  CHECK_STR(order(s, PROBATION), "");
+  CHECK_STR(order(s, PROTECTED), "");
+  CHECK(!has(s, "i1", 0));
+  CHECK_INVARIANTS(s);
+  /* filled again, then released with entries in both segments */
+  fill(s, "a", it, 0, 10);
+  fill(s, "b", it, 0, 10);
+  CHECK(has(s, "a", 0));
+  fill_page(s, "p", "P", "T", pg, 0, 10);
+  CHECK_INT(refs_of_item(it), 3);
+  ddbc_store_release(s);
+  CHECK_INT(refs_of_item(it), 1);
+  CHECK_INT(refs_of_page(pg), 1);
+  ddbc_store_release(NULL);
+  ddb_item_unref(it);
+  ddb_page_unref(pg);
+}
+
+const tap_test tap_cache_tests[] = {
+    {"cache: LRU order within probation, tail evicted first",
+     test_lru_probation_order},
+    {"cache: a hit promotes to protected, LRU order there",
+     test_lru_hit_promotes},
+    {"cache: protected holds at most DDBC_PROTECTED_SHARE, demotes its tail",
+     test_lru_protected_share},
+    {"cache: shrinking demotes, evicts probation before protected",
+     test_lru_shrink_order},
+    {"cache: a one-pass stream leaves hot entries (segmented, not plain LRU)",
+     test_segmented_scan_resistance},
+    {"cache: TTL expiry is lazy on get (items and pages)",
+     test_ttl_lazy_on_get},
+    {"cache: TTL sweep on fill, bounded by DDBC_SWEEP per segment",
+     test_ttl_sweep},
+    {"cache: ttl <= 0 stores nothing and drops the older entry",
+     test_ttl_zero},
+    {"cache: bytes is the sum of the charged sizes",
+     test_bytes_sum_of_charges},
+    {"cache: bytes never above the budget after any operation",
+     test_bytes_within_budget_always},
+    {"cache: set_budget shrinking evicts and returns the old budget",
+     test_bytes_set_budget_shrinks},
+    {"cache: a value over 1/DDBC_MAX_SHARE of the budget is not stored",
+     test_bytes_share_cap},
+    {"cache: negative item entries", test_negative_entries},
+    {"cache: an item fill is refused after a bump of its key",
+     test_gen_fill_refused_after_bump},
+    {"cache: a page is stale after a bump of either tag", test_gen_page_stale},
+    {"cache: write_item replaces the cached item",
+     test_gen_write_item_replaces},
+    {"cache: the tag table reset (DDBC_MAX_TAGS) makes every page stale",
+     test_gen_tag_table_reset},
+    {"cache: empty and release free every entry", test_empty_and_release},
+    {NULL, NULL}};
