@@ -69,6 +69,9 @@ int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
 /* Remember row it under rowid for a later xUpdate (during a write
 ** transaction only).  Returns an SQLite code. */
 int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
+/* Is a write transaction open on p (between xBegin and its end)?  Then
+** the rows read must be whole items: UPDATE and DELETE use them. */
+int dd_in_write(dd_vtab *p);
 /* Free everything write.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
 

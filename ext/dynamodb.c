@@ -52,6 +52,10 @@ SQLITE_EXTENSION_INIT1
 /* Cache entry lifetime in seconds, default and largest accepted. */
 #define DD_DEFAULT_TTL 300.0
 #define DD_MAX_TTL     31536000
+/* Filter conditions pushed into one Query or Scan at the most. */
+#define DD_MAX_FILTER 8
+/* The colUsed bits of columns nCol and beyond (item, item_raw). */
+#define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
 /* Sort-key constraints pushed into one plan at the most. */
 #define DD_MAX_SK 4
 
@@ -95,6 +99,15 @@ typedef struct dd_cursor {
   int bEof;
   long long nLimit; /* Limit of the first request (LIMIT+OFFSET), 0: none */
   long long nEmitted;
+  /* FILTER, PROJECT and COUNT of the plan (see dd_extra) */
+  int nFilter;
+  ddb_filter aFilter[DD_MAX_FILTER];
+  dd_val aFv[DD_MAX_FILTER]; /* their values */
+  int aFilterCol[DD_MAX_FILTER];
+  int nProj;
+  const char *azProj[64]; /* attribute names (owned by the vtab) */
+  int bCount;             /* rows are counted, not fetched: only columns
+                             with a known value (= in the call) are used */
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -776,47 +789,119 @@ static int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
 }
 
 /* Write the plan for people into idxStr. */
-static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, int bDesc,
-                         int bLimit) {
+/* What a Query or Scan does besides its key condition (the tail of the
+** plan, written into idxStr and read back by xFilter). */
+typedef struct dd_extra {
+  int nFilter;
+  int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
+  int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
+  sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
+  int bCount;                     /* Select=COUNT */
+} dd_extra;
+
+/* Append attribute name z to s as the plan writes names: bare when it is
+** an identifier, else in double quotes with quotes doubled. */
+static void dd_name(sqlite3_str *s, const char *z) {
+  int i, bBare = z[0] != 0 && !(z[0] >= '0' && z[0] <= '9');
+  for(i = 0; z[i] && bBare; i++)
+    bBare = (z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
+            (z[i] >= '0' && z[i] <= '9') || z[i] == '_';
+  if(bBare) {
+    sqlite3_str_appendall(s, z);
+    return;
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+  for(i = 0; z[i]; i++) {
+    if(z[i] == '"')
+      sqlite3_str_appendchar(s, 1, '"');
+    sqlite3_str_appendchar(s, 1, z[i]);
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+}
+
+static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
+
+/* Write the plan for people into idxStr (see the grammar above
+** dynamodbBestIndex). */
+static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x,
+                         int bDesc, int bLimit) {
   const dd_path *pp = &p->aPath[pl->iPath];
   sqlite3_str *s = sqlite3_str_new(0);
-  const char *zPk = p->aCol[pp->iPk].zName;
   int i, nLo = 0, nHi = 0, nPre = 0, nEq = 0;
-  static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
   switch(pl->op) {
-  case DD_OP_SCAN:
-    sqlite3_str_appendall(s, "Scan");
-    return sqlite3_str_finish(s);
+  case DD_OP_SCAN: sqlite3_str_appendall(s, "Scan"); break;
   case DD_OP_GET: sqlite3_str_appendall(s, "GetItem ("); break;
   case DD_OP_BATCH: sqlite3_str_appendall(s, "BatchGetItem ("); break;
   default:
-    sqlite3_str_appendf(s, "Query%s%s (", pp->pIdx->name ? " " : "",
-                        pp->pIdx->name ? pp->pIdx->name : "");
-  }
-  sqlite3_str_appendf(s, "%s %s", zPk, pl->bPkIn ? "IN (...)" : "= ?");
-  for(i = 0; i < pl->nSk; i++) {
-    switch(pl->aSkKind[i]) {
-    case DD_SK_EQ: nEq++; break;
-    case DD_SK_GT:
-    case DD_SK_GE: nLo++; break;
-    case DD_SK_LT:
-    case DD_SK_LE: nHi++; break;
-    default: nPre++;
+    sqlite3_str_appendall(s, "Query");
+    if(pp->pIdx->name) {
+      sqlite3_str_appendchar(s, 1, ' ');
+      dd_name(s, pp->pIdx->name);
     }
+    sqlite3_str_appendall(s, " (");
   }
-  if(pl->nSk > 0) {
-    const char *zSk = p->aCol[pp->iSk].zName;
-    if(nEq)
-      sqlite3_str_appendf(s, " AND %s %s", zSk,
-                          pl->bSkIn ? "IN (...)" : "= ?");
-    else if(nPre == 1 && nLo + nHi == 0 && pl->aSkKind[0] != DD_SK_LIKE)
-      sqlite3_str_appendf(s, " AND begins_with(%s, ?)", zSk);
-    else if(nPre || (nLo && nHi))
-      sqlite3_str_appendf(s, " AND %s BETWEEN ? AND ?", zSk);
-    else
-      sqlite3_str_appendf(s, " AND %s %s ?", zSk, azOp[pl->aSkKind[0]]);
+  if(pl->op != DD_OP_SCAN) {
+    dd_name(s, p->aCol[pp->iPk].zName);
+    sqlite3_str_appendall(s, pl->bPkIn ? " IN (...)" : " = ?");
+    for(i = 0; i < pl->nSk; i++) {
+      switch(pl->aSkKind[i]) {
+      case DD_SK_EQ: nEq++; break;
+      case DD_SK_GT:
+      case DD_SK_GE: nLo++; break;
+      case DD_SK_LT:
+      case DD_SK_LE: nHi++; break;
+      default: nPre++;
+      }
+    }
+    if(pl->nSk > 0) {
+      const char *zSk = p->aCol[pp->iSk].zName;
+      sqlite3_str_appendall(s, " AND ");
+      if(nEq) {
+        dd_name(s, zSk);
+        sqlite3_str_appendall(s, pl->bSkIn ? " IN (...)" : " = ?");
+      } else if(nPre == 1 && nLo + nHi == 0 && pl->aSkKind[0] != DD_SK_LIKE) {
+        sqlite3_str_appendall(s, "begins_with(");
+        dd_name(s, zSk);
+        sqlite3_str_appendall(s, ", ?)");
+      } else {
+        dd_name(s, zSk);
+        if(nPre || (nLo && nHi))
+          sqlite3_str_appendall(s, " BETWEEN ? AND ?");
+        else
+          sqlite3_str_appendf(s, " %s ?", azOp[pl->aSkKind[0]]);
+      }
+    }
+    sqlite3_str_appendall(s, ")");
   }
-  sqlite3_str_appendall(s, ")");
+  if(x->nFilter) {
+    sqlite3_str_appendall(s, " FILTER (");
+    for(i = 0; i < x->nFilter; i++) {
+      if(i)
+        sqlite3_str_appendall(s, " AND ");
+      if(x->aFilterKind[i] == DD_SK_BEGINS) {
+        sqlite3_str_appendall(s, "begins_with(");
+        dd_name(s, p->aCol[x->aFilterCol[i]].zName);
+        sqlite3_str_appendall(s, ", ?)");
+      } else {
+        dd_name(s, p->aCol[x->aFilterCol[i]].zName);
+        sqlite3_str_appendf(s, " %s ?", azOp[x->aFilterKind[i]]);
+      }
+    }
+    sqlite3_str_appendall(s, ")");
+  }
+  if(x->mProj && !x->bCount) {
+    int n = 0;
+    sqlite3_str_appendall(s, " PROJECT (");
+    for(i = 0; i < p->nCol && i < 64; i++)
+      if(x->mProj & ((sqlite3_uint64)1 << i)) {
+        if(n++)
+          sqlite3_str_appendall(s, ", ");
+        dd_name(s, p->aCol[i].zName);
+      }
+    sqlite3_str_appendall(s, ")");
+  }
+  if(x->bCount)
+    sqlite3_str_appendall(s, " COUNT");
   if(bDesc)
     sqlite3_str_appendall(s, " DESC");
   if(bLimit)
@@ -824,10 +909,114 @@ static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, int bDesc,
   return sqlite3_str_finish(s);
 }
 
+/* Read an attribute name written by dd_name at z; returns its column
+** number (or -1) and advances *pz past it. */
+static int dd_parse_name(dd_vtab *p, const char **pz) {
+  const char *z = *pz;
+  char zName[512];
+  int n = 0, c;
+  if(*z == '"') {
+    for(z++; *z; z++) {
+      if(*z == '"') {
+        if(z[1] != '"')
+          break;
+        z++;
+      }
+      if(n < (int)sizeof(zName) - 1)
+        zName[n++] = *z;
+    }
+    if(*z == '"')
+      z++;
+  } else {
+    while((*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
+          (*z >= '0' && *z <= '9') || *z == '_') {
+      if(n < (int)sizeof(zName) - 1)
+        zName[n++] = *z;
+      z++;
+    }
+  }
+  zName[n] = 0;
+  *pz = z;
+  for(c = 0; c < p->nCol; c++)
+    if(strcmp(p->aCol[c].zName, zName) == 0)
+      return c;
+  return -1;
+}
+
+/* Read the FILTER / PROJECT / COUNT tail of idxStr into x.  Names in
+** double quotes are skipped over whole, so no name can fake a marker.
+** Returns 0, or -1 if the plan text is not one dd_plan_str wrote. */
+static int dd_parse_extra(dd_vtab *p, const char *z, dd_extra *x) {
+  memset(x, 0, sizeof(*x));
+  while(z && *z) {
+    if(*z == '"') {
+      for(z++; *z && !(*z == '"' && z[1] != '"'); z++)
+        if(*z == '"')
+          z++;
+      if(*z)
+        z++;
+    } else if(strncmp(z, " FILTER (", 9) == 0) {
+      z += 9;
+      while(*z && *z != ')') {
+        int bBegins = strncmp(z, "begins_with(", 12) == 0, k;
+        if(bBegins)
+          z += 12;
+        if(x->nFilter >= DD_MAX_FILTER)
+          return -1;
+        x->aFilterCol[x->nFilter] = dd_parse_name(p, &z);
+        if(x->aFilterCol[x->nFilter] < 0)
+          return -1;
+        if(bBegins) {
+          if(strncmp(z, ", ?)", 4) != 0)
+            return -1;
+          z += 4;
+          x->aFilterKind[x->nFilter++] = DD_SK_BEGINS;
+        } else {
+          for(k = 5; k >= 1; k--) {
+            size_t n = strlen(azOp[k]);
+            if(*z == ' ' && strncmp(z + 1, azOp[k], n) == 0 &&
+               strncmp(z + 1 + n, " ?", 2) == 0)
+              break;
+          }
+          if(k < 1)
+            return -1;
+          z += 1 + strlen(azOp[k]) + 2;
+          x->aFilterKind[x->nFilter++] = k;
+        }
+        if(strncmp(z, " AND ", 5) == 0)
+          z += 5;
+      }
+      if(*z == ')')
+        z++;
+    } else if(strncmp(z, " PROJECT (", 10) == 0) {
+      z += 10;
+      while(*z && *z != ')') {
+        int c = dd_parse_name(p, &z);
+        if(c < 0 || c >= 64)
+          return -1;
+        x->mProj |= (sqlite3_uint64)1 << c;
+        if(strncmp(z, ", ", 2) == 0)
+          z += 2;
+        else if(*z != ')')
+          return -1;
+      }
+      if(*z == ')')
+        z++;
+    } else if(strncmp(z, " COUNT", 6) == 0 && (z[6] == 0 || z[6] == ' ')) {
+      x->bCount = 1;
+      z += 6;
+    } else {
+      z++;
+    }
+  }
+  return 0;
+}
+
 static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_plan best, cand;
-  int i, iArg = 0, bDesc = 0, bOrder, iLimit = -1, iOffset = -1;
+  dd_extra extra;
+  int i, iArg = 0, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
   int idxNum;
   double scanRows;
 
@@ -861,6 +1050,51 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       idxNum |= DD_SK_IN;
     }
   }
+  /* FILTER: constraints on key columns the key condition does not use */
+  memset(&extra, 0, sizeof(extra));
+  bFetch = best.op == DD_OP_QUERY &&
+           (pInfo->colUsed & ~p->aPath[best.iPath].mCover) != 0;
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch) {
+    const dd_path *pp = &p->aPath[best.iPath];
+    for(i = 0; i < pInfo->nConstraint && extra.nFilter < DD_MAX_FILTER; i++) {
+      const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+      int k = dd_sk_kind(c);
+      if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
+         pInfo->aConstraintUsage[i].argvIndex > 0 ||
+         (best.op == DD_OP_QUERY &&
+          (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
+        continue;
+      if(k == DD_SK_NONE || k == DD_SK_LIKE || k == DD_SK_GLOB ||
+         !dd_binary(pInfo, i) ||
+         (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
+         (k == DD_SK_BEGINS && p->aCol[c->iColumn].type != DDB_S))
+        continue;
+      pInfo->aConstraintUsage[i].argvIndex = ++iArg;
+      extra.aFilterCol[extra.nFilter] = c->iColumn;
+      extra.aFilterKind[extra.nFilter] = k;
+      extra.nFilter++;
+    }
+  }
+  /* PROJECT: only the columns used (and the table's keys, for rowids)
+  ** when neither item nor item_raw is; COUNT: when every column used has
+  ** one value known from an equality the call enforces */
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch &&
+     (pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) == 0) {
+    const dd_path *pp = &p->aPath[best.iPath];
+    sqlite3_uint64 mKnown = 0;
+    extra.mProj = pInfo->colUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
+    if(p->aPath[0].iSk >= 0)
+      extra.mProj |= (sqlite3_uint64)1 << p->aPath[0].iSk;
+    if(best.op == DD_OP_QUERY) {
+      mKnown |= (sqlite3_uint64)1 << pp->iPk;
+      if(best.nSk == 1 && best.aSkKind[0] == DD_SK_EQ)
+        mKnown |= (sqlite3_uint64)1 << pp->iSk;
+    }
+    for(i = 0; i < extra.nFilter; i++)
+      if(extra.aFilterKind[i] == DD_SK_EQ)
+        mKnown |= (sqlite3_uint64)1 << extra.aFilterCol[i];
+    extra.bCount = (pInfo->colUsed & ~mKnown) == 0;
+  }
   bOrder = dd_order_ok(p, pInfo, &best, &bDesc);
   if(bOrder && pInfo->nOrderBy > 0) {
     pInfo->orderByConsumed = 1;
@@ -886,12 +1120,12 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       idxNum |= DD_OFFSET;
     }
   }
-  if(best.op == DD_OP_QUERY &&
-     (pInfo->colUsed & ~p->aPath[best.iPath].mCover) != 0)
+  if(bFetch)
     idxNum |= DD_FETCH;
   pInfo->idxNum = idxNum;
-  pInfo->idxStr = dd_plan_str(p, &best, bDesc && pInfo->orderByConsumed,
-                              (idxNum & DD_LIMIT) != 0);
+  pInfo->idxStr =
+      dd_plan_str(p, &best, &extra, bDesc && pInfo->orderByConsumed,
+                  (idxNum & DD_LIMIT) != 0);
   pInfo->needToFreeIdxStr = 1;
   if(!pInfo->idxStr)
     return SQLITE_NOMEM;
@@ -1363,7 +1597,7 @@ static int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
 
 static void dd_rows_clear(dd_cursor *pCur) {
   int i;
-  for(i = 0; i < pCur->nRow; i++)
+  for(i = 0; pCur->aRow && i < pCur->nRow; i++)
     ddb_item_unref(pCur->aRow[i]);
   sqlite3_free(pCur->aRow);
   pCur->aRow = NULL;
@@ -1381,6 +1615,9 @@ static void dd_cursor_reset(dd_cursor *pCur) {
   pCur->nPk = pCur->iPk = 0;
   dd_val_clear(&pCur->sk[0]);
   dd_val_clear(&pCur->sk[1]);
+  for(i = 0; i < pCur->nFilter; i++)
+    dd_val_clear(&pCur->aFv[i]);
+  pCur->nFilter = pCur->nProj = pCur->bCount = 0;
   ddb_item_unref(pCur->pStart);
   pCur->pStart = NULL;
   pCur->bMore = 0;
@@ -1496,6 +1733,15 @@ static int dd_next_page(dd_cursor *pCur) {
     ddb_item_unref(pCur->pStart);
     pCur->pStart = ddb_item_ref(pg->last_key);
     pCur->bMore = pCur->pStart != NULL;
+    if(pCur->bCount) {
+      /* Select=COUNT: Count rows, no items */
+      pCur->nRow = (int)pg->count;
+      pCur->iRow = 0;
+      ddb_page_unref(pg);
+      if(pCur->nRow == 0)
+        continue;
+      return SQLITE_OK;
+    }
     if(pg->n_items == 0) {
       ddb_page_unref(pg);
       continue;
@@ -1535,7 +1781,8 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
     if(rc || pCur->bEof)
       return rc;
   }
-  pCur->pCur = pCur->aRow[pCur->iRow++];
+  pCur->pCur = pCur->aRow ? pCur->aRow[pCur->iRow] : NULL;
+  pCur->iRow++;
   pCur->nEmitted++;
   return SQLITE_OK;
 }
@@ -1685,8 +1932,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   dd_interval iv;
   dd_val aSkEq[1];
   dd_cursor skc; /* collects sort-key IN values for BatchGetItem */
+  dd_extra x;
   int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
-  (void)idxStr;
 
   dd_cursor_reset(pCur);
   memset(&iv, 0, sizeof(iv));
@@ -1697,6 +1944,16 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   pCur->pPath = pp;
   pCur->bEof = 0;
   pCur->bFetch = (idxNum & DD_FETCH) != 0;
+  if(dd_parse_extra(p, idxStr, &x)) {
+    dd_error(p, "cannot read the plan '%s'", idxStr ? idxStr : "");
+    return SQLITE_ERROR;
+  }
+  if(dd_in_write(p)) {
+    /* an UPDATE or DELETE (or a read in a write transaction): rows must
+    ** be whole items with their keys, never counted or projected */
+    x.bCount = 0;
+    x.mProj = 0;
+  }
 
   if(pCur->op == DD_OP_SCAN) {
     if(p->bScanDeny) {
@@ -1736,6 +1993,56 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     if(pCur->op != DD_OP_QUERY && p->nKey == 2 && nSkEq == 0)
       iv.bEmpty = 1;
   }
+  /* FILTER values, in plan order */
+  for(i = 0; i < x.nFilter && iArg < argc; i++) {
+    int c = x.aFilterCol[i], k = x.aFilterKind[i], ok = 0;
+    dd_val *v = &pCur->aFv[pCur->nFilter];
+    ddb_filter *f = &pCur->aFilter[pCur->nFilter];
+    sqlite3_value *pArg = argv[iArg++];
+    if(k == DD_SK_BEGINS) {
+      const char *z = (const char *)sqlite3_value_text(pArg);
+      int n = sqlite3_value_bytes(pArg);
+      if(sqlite3_value_type(pArg) == SQLITE_NULL) {
+        iv.bEmpty = 1;
+        continue;
+      }
+      if(!z || n == 0 || !dd_utf8_ok((const unsigned char *)z, n))
+        continue; /* no narrowing: SQLite checks */
+      rc = dd_val_text(v, DDB_S, z, n);
+      ok = rc == SQLITE_OK;
+    } else {
+      rc = dd_val_from_sql(pArg, p->aCol[c].type, v, &ok);
+    }
+    if(rc)
+      goto fail;
+    if(!ok) {
+      /* NULL or a value no attribute of that type equals: no row for =;
+      ** for a bound, leave it to SQLite */
+      if(k == DD_SK_EQ || sqlite3_value_type(pArg) == SQLITE_NULL)
+        iv.bEmpty = 1;
+      dd_val_clear(v);
+      continue;
+    }
+    memset(f, 0, sizeof(*f));
+    f->name = p->aCol[c].zName;
+    f->op = k == DD_SK_BEGINS ? DDB_SK_BEGINS_WITH
+            : k == DD_SK_EQ   ? DDB_SK_EQ
+            : k == DD_SK_GT   ? DDB_SK_GT
+            : k == DD_SK_GE   ? DDB_SK_GE
+            : k == DD_SK_LT   ? DDB_SK_LT
+                              : DDB_SK_LE;
+    f->v[0] = v->av;
+    pCur->aFilterCol[pCur->nFilter] = c;
+    pCur->nFilter++;
+  }
+  pCur->rd.filters = pCur->aFilter;
+  pCur->rd.n_filters = pCur->nFilter;
+  for(i = 0; i < p->nCol && i < 64; i++)
+    if(x.mProj & ((sqlite3_uint64)1 << i))
+      pCur->azProj[pCur->nProj++] = p->aCol[i].zName;
+  pCur->rd.proj = pCur->azProj;
+  pCur->rd.n_proj = x.bCount ? 0 : pCur->nProj;
+  pCur->bCount = pCur->rd.count_only = x.bCount;
   if(idxNum & DD_LIMIT) {
     sqlite3_int64 nLim = sqlite3_value_int64(argv[iArg++]);
     sqlite3_int64 nOff =
@@ -1743,7 +2050,7 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     if(nOff < 0)
       nOff = 0;
     /* LIMIT only when the call selects exactly the WHERE's rows */
-    if(nLim >= 0 && iv.bExact && !pCur->bFetch)
+    if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
       pCur->nLimit = nLim + nOff;
   }
   if(iv.bEmpty) {
@@ -1855,11 +2162,33 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
   }
 }
 
+/* In a counted row, the value of column i if an = in the call fixes it
+** (the partition key, an = sort key, an = filter), else NULL. */
+static const dd_val *dd_known(dd_cursor *pCur, int i) {
+  int k;
+  if(pCur->op == DD_OP_QUERY && pCur->nPk && i == pCur->pPath->iPk)
+    return &pCur->aPk[pCur->iPk];
+  if(pCur->op == DD_OP_QUERY && i == pCur->pPath->iSk &&
+     pCur->rd.sk_op == DDB_SK_EQ)
+    return &pCur->sk[0];
+  for(k = 0; k < pCur->nFilter; k++)
+    if(pCur->aFilterCol[k] == i && pCur->aFilter[k].op == DDB_SK_EQ)
+      return &pCur->aFv[k];
+  return NULL;
+}
+
 static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                           int i) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
   const ddb_av *av;
+  if(pCur->bCount) {
+    /* a counted row: only columns with a value known from an = */
+    const dd_val *v = dd_known(pCur, i);
+    if(v)
+      dd_result_av(ctx, &v->av);
+    return SQLITE_OK;
+  }
   if(!pCur->pCur)
     return SQLITE_OK;
   if(i < p->nCol) {
@@ -1912,6 +2241,18 @@ sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
 static int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
+  if(pCur->bCount) {
+    /* counted rows have no key: hash the partition and the row's place,
+    ** the same in every run of the same plan */
+    const dd_val *v = pCur->nPk ? &pCur->aPk[pCur->iPk] : NULL;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    uint32_t k;
+    for(k = 0; v && k < v->av.n; k++)
+      h = (h ^ (unsigned char)v->av.text[k]) * 0x100000001b3ULL;
+    h = (h ^ (uint64_t)pCur->nEmitted) * 0x100000001b3ULL;
+    *pRowid = (sqlite3_int64)(h >> 1);
+    return SQLITE_OK;
+  }
   *pRowid = pCur->pCur ? dd_key_rowid(p, pCur->pCur) : 0;
   /* in a write transaction, an UPDATE or DELETE will name this row by its
   ** rowid: remember the item */

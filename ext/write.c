@@ -114,6 +114,10 @@ void dd_txn_free(dd_vtab *p) {
   p->pTxn = NULL;
 }
 
+int dd_in_write(dd_vtab *p) {
+  return p->pTxn && p->pTxn->bActive;
+}
+
 int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it) {
   dd_row *r;
   if(!p->pTxn || !p->pTxn->bActive)
