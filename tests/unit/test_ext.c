@@ -776,6 +776,7 @@ static void test_begins_with_func(void) {
 ** Plans
 */
 static void test_plan_str(void) {
+  dd_extra noextra;
   static char zPk[] = "PK", zSk[] = "SK", zGpk[] = "GSI1PK";
   ddb_index idx[2];
   dd_column cols[3];
@@ -818,62 +819,91 @@ static void test_plan_str(void) {
         pl.aSkKind[pl.nSk++] = kinds_[q_];                                    \
   } while(0)
 
+  memset(&noextra, 0, sizeof(noextra));
   PLAN(DD_OP_SCAN, 0, 0, 0, 0);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Scan");
   sqlite3_free(z);
   PLAN(DD_OP_GET, 0, 0, 0, DD_SK_EQ);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "GetItem (PK = ? AND SK = ?)");
   sqlite3_free(z);
   PLAN(DD_OP_BATCH, 0, 1, 0, DD_SK_EQ);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "BatchGetItem (PK IN (...) AND SK = ?)");
   sqlite3_free(z);
   PLAN(DD_OP_BATCH, 0, 0, 1, DD_SK_EQ);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "BatchGetItem (PK = ? AND SK IN (...))");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, 0);
-  z = dd_plan_str(&vt, &pl, 1, 1);
+  z = dd_plan_str(&vt, &pl, &noextra, 1, 1);
   CHECK_STR(z, "Query (PK = ?) DESC LIMIT ?");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 1, 1, 0, 0);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query GSI1 (GSI1PK IN (...))");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_GT);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND SK > ?)");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_LE);
-  z = dd_plan_str(&vt, &pl, 0, 1);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 1);
   CHECK_STR(z, "Query (PK = ? AND SK <= ?) LIMIT ?");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 1, 0, 0, DD_SK_GE, DD_SK_LT);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query GSI1 (GSI1PK = ? AND SK BETWEEN ? AND ?)");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_BEGINS);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND begins_with(SK, ?))");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_GLOB);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND begins_with(SK, ?))");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_LIKE);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND SK BETWEEN ? AND ?)");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_BEGINS, DD_SK_GT);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND SK BETWEEN ? AND ?)");
   sqlite3_free(z);
   PLAN(DD_OP_QUERY, 0, 0, 0, DD_SK_EQ);
-  z = dd_plan_str(&vt, &pl, 0, 0);
+  z = dd_plan_str(&vt, &pl, &noextra, 0, 0);
   CHECK_STR(z, "Query (PK = ? AND SK = ?)");
   sqlite3_free(z);
+
+  /* the FILTER / PROJECT / COUNT tail, and reading it back */
+  {
+    dd_extra x, y;
+    memset(&x, 0, sizeof(x));
+    x.nFilter = 2;
+    x.aFilterCol[0] = 2;
+    x.aFilterKind[0] = DD_SK_GE;
+    x.aFilterCol[1] = 1;
+    x.aFilterKind[1] = DD_SK_BEGINS;
+    x.mProj = 7;
+    PLAN(DD_OP_QUERY, 0, 0, 0, 0);
+    z = dd_plan_str(&vt, &pl, &x, 1, 1);
+    CHECK_STR(z, "Query (PK = ?) FILTER (GSI1PK >= ? AND begins_with(SK, ?)) "
+                 "PROJECT (PK, SK, GSI1PK) DESC LIMIT ?");
+    CHECK(dd_parse_extra(&vt, z, &y) == 0);
+    CHECK(y.nFilter == 2 && y.aFilterCol[0] == 2 &&
+          y.aFilterKind[0] == DD_SK_GE && y.aFilterCol[1] == 1 &&
+          y.aFilterKind[1] == DD_SK_BEGINS && y.mProj == 7 && !y.bCount);
+    sqlite3_free(z);
+    x.bCount = 1;
+    z = dd_plan_str(&vt, &pl, &x, 0, 0);
+    CHECK_STR(z, "Query (PK = ?) FILTER (GSI1PK >= ? AND begins_with(SK, ?)) "
+                 "COUNT");
+    CHECK(dd_parse_extra(&vt, z, &y) == 0 && y.bCount && y.nFilter == 2);
+    sqlite3_free(z);
+    CHECK(dd_parse_extra(&vt, "Scan FILTER (nosuch = ?)", &y) != 0);
+  }
 #undef PLAN
 
   /* row estimates follow the documented ranking */
