@@ -40,6 +40,9 @@ typedef struct dd_vtab {
   int nKey;             /* 1 or 2 */
   int bScanDeny;        /* scan=deny */
   ddbc_policy pol;      /* how reads may be served */
+  int nSegments;        /* parallel Scan segments (segments=) */
+  int iSlice, nSlice;   /* segment=I/N; nSlice 0: the whole table */
+  int bProgress;        /* progress= */
   int bSplit;           /* split_transactions: >100 writes may go as
                            BatchWriteItem (not atomic) */
   dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see write.c */

@@ -33,6 +33,7 @@
 ** seeing what a statement cost).
 */
 #include <math.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,6 +53,8 @@ SQLITE_EXTENSION_INIT1
 /* Cache entry lifetime in seconds, default and largest accepted. */
 #define DD_DEFAULT_TTL 300.0
 #define DD_MAX_TTL     31536000
+/* Table bytes per Scan segment when segments=auto. */
+#define DD_SEGMENT_BYTES (64LL * 1024 * 1024)
 /* Filter conditions pushed into one Query or Scan at the most. */
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, item_raw). */
@@ -108,6 +111,12 @@ typedef struct dd_cursor {
   const char *azProj[64]; /* attribute names (owned by the vtab) */
   int bCount;             /* rows are counted, not fetched: only columns
                              with a known value (= in the call) are used */
+  struct dd_pscan *pScan; /* a parallel Scan's workers, or NULL */
+  int nSegDone;           /* segments finished (progress) */
+  double tStart;          /* when xFilter ran (progress) */
+  long long nItemsSeen, nPagesSeen;
+  double rcuSeen;
+  int bProgressShown;
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -152,6 +161,13 @@ int dd_rc(const ddb_error *e) {
 **   max_retries=N       retries of throttling and 5xx (default 10)
 **   item_ttl=SECONDS    life of an item-cache entry (default 300; 0: off)
 **   query_ttl=SECONDS   life of a query-cache entry (default 300; 0: off)
+**   segments=N|auto     a full Scan runs as N parallel segments (1..64;
+**                       auto, the default: one per 64 MiB of the table's
+**                       size as DescribeTable reports it, at most 16)
+**   segment=I/N         scan only slice I (0-based) of N: for splitting
+**                       one table's Scan over processes or machines
+**   progress=BOOL       a progress line on stderr for statements that run
+**                       over 2 s, when stderr is a terminal (default on)
 **   split_transactions=BOOL  a COMMIT of more than 100 items goes as
 **                       BatchWriteItem calls, not atomic (default true);
 **                       false: such a COMMIT fails and writes nothing
@@ -160,9 +176,21 @@ int dd_rc(const ddb_error *e) {
 ** 1/0.  An unknown or repeated parameter is an error.
 */
 static const char *const azParam[] = {
-    "table",    "region",          "endpoint",          "profile",
-    "scan",     "consistent_read", "timeout",           "max_retries",
-    "item_ttl", "query_ttl",       "split_transactions"};
+    "table",              /* 0 */
+    "region",             /* 1 */
+    "endpoint",           /* 2 */
+    "profile",            /* 3 */
+    "scan",               /* 4 */
+    "consistent_read",    /* 5 */
+    "timeout",            /* 6 */
+    "max_retries",        /* 7 */
+    "item_ttl",           /* 8 */
+    "query_ttl",          /* 9 */
+    "split_transactions", /* 10 */
+    "segments",           /* 11 */
+    "segment",            /* 12 */
+    "progress",           /* 13 */
+};
 #define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
 
 /* Strip leading/trailing white space and one level of quotes.  Returns a
@@ -464,6 +492,46 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       goto fail;
     }
   }
+  p->bProgress = 1;
+  if(azVal[13] && (p->bProgress = dd_bool(azVal[13])) < 0) {
+    *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for progress: '%s' "
+                                       "(expected on or off)",
+                             azVal[13]);
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  if(azVal[11] && sqlite3_stricmp(azVal[11], "auto") != 0) {
+    if(dd_number(azVal[11], &d) || d != floor(d) || d < 1 || d > 64) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segments: '%s' "
+                                         "(expected auto or 1 to 64)",
+                               azVal[11]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    p->nSegments = (int)d;
+  }
+  if(azVal[12]) {
+    char *zEnd;
+    long i1 = strtol(azVal[12], &zEnd, 10), n1 = -1;
+    if(zEnd != azVal[12] && *zEnd == '/')
+      n1 = strtol(zEnd + 1, &zEnd, 10);
+    if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 ||
+       azVal[12][0] < '0' || azVal[12][0] > '9') {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segment: '%s' "
+                                         "(expected I/N with 0 <= I < N)",
+                               azVal[12]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    if(azVal[11]) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "segment= and segments= exclude "
+                                         "each other");
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    p->iSlice = (int)i1;
+    p->nSlice = (int)n1;
+  }
   p->bSplit = 1;
   if(azVal[10] && (p->bSplit = dd_bool(azVal[10])) < 0) {
     *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for split_transactions: "
@@ -483,6 +551,11 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   rc = dd_build_schema(p);
   if(rc)
     goto fail;
+  if(p->nSegments == 0) {
+    /* auto: one segment per DD_SEGMENT_BYTES of the table, at most 16 */
+    long long n = p->pDesc->size_bytes / DD_SEGMENT_BYTES + 1;
+    p->nSegments = n > 16 ? 16 : (int)n;
+  }
   zSchema = dd_schema_sql(p);
   if(!zSchema) {
     rc = SQLITE_NOMEM;
@@ -1606,8 +1679,16 @@ static void dd_rows_clear(dd_cursor *pCur) {
 }
 
 /* Release everything a previous xFilter left. */
+static void dd_pscan_free(struct dd_pscan *s);
+static void dd_progress(dd_cursor *pCur, int bEnd);
+
 static void dd_cursor_reset(dd_cursor *pCur) {
   int i;
+  dd_pscan_free(pCur->pScan); /* workers read the strings freed below */
+  pCur->pScan = NULL;
+  dd_progress(pCur, 1);
+  pCur->nItemsSeen = pCur->nPagesSeen = 0;
+  pCur->rcuSeen = 0;
   for(i = 0; i < pCur->nPk; i++)
     dd_val_clear(&pCur->aPk[i]);
   sqlite3_free(pCur->aPk);
@@ -1697,6 +1778,211 @@ fail:
   return rc;
 }
 
+/* ------------------------------------------------------------------------
+** Parallel Scan
+**
+** With segments=N (N > 1), a Scan runs as N workers, one thread per
+** segment (TotalSegments=N), each reading its segment page by page
+** through the cache, each with its own kept-alive connection from the
+** client's pool.  Pages go through a bounded queue (DD_QUEUE_PER_SEGMENT
+** pages per segment) to xNext, so memory stays O(segments x page) and rows
+** stream to SQLite as pages arrive.  The first error stops every worker
+** and fails the statement; closing the cursor early stops them too.
+*/
+#define DD_QUEUE_PER_SEGMENT 2
+
+typedef struct dd_worker {
+  struct dd_pscan *s;
+  int iSeg;
+  int bStarted;
+  pthread_t tid;
+} dd_worker;
+
+typedef struct dd_pscan {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* signalled on every queue or state change */
+  ddb_page **aQ;     /* ring of pages, each a reference */
+  int nQCap, iHead, nQ;
+  int nWorker, nRunning; /* workers started, and still producing */
+  int bStop;             /* the consumer is gone or an error happened */
+  int bFailed;
+  ddb_error err; /* the first error */
+  ddb_client *pClient;
+  ddb_read rd; /* template: workers copy it (borrowed strings) */
+  ddbc_policy pol;
+  dd_worker *aW;
+} dd_pscan;
+
+/* A worker: read segment w->iSeg to its end, queueing each page. */
+static void *dd_worker_main(void *pArg) {
+  dd_worker *w = pArg;
+  dd_pscan *s = w->s;
+  ddb_read rd = s->rd;
+  ddb_item *pStart = NULL;
+  ddb_error err;
+  ddb_error_clear(&err);
+  rd.segment = w->iSeg;
+  rd.total_segments = s->nWorker;
+  for(;;) {
+    ddb_page *pg = NULL;
+    rd.start = pStart;
+    if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
+      pthread_mutex_lock(&s->mu);
+      if(!s->bFailed) {
+        s->bFailed = 1;
+        s->err = err;
+      }
+      s->bStop = 1;
+      pthread_cond_broadcast(&s->cv);
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
+    ddb_item_unref(pStart);
+    pStart = ddb_item_ref(pg->last_key);
+    pthread_mutex_lock(&s->mu);
+    while(s->nQ == s->nQCap && !s->bStop)
+      pthread_cond_wait(&s->cv, &s->mu);
+    if(s->bStop) {
+      pthread_mutex_unlock(&s->mu);
+      ddb_page_unref(pg);
+      break;
+    }
+    s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
+    s->nQ++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if(!pStart)
+      break; /* the segment is done */
+  }
+  ddb_item_unref(pStart);
+  pthread_mutex_lock(&s->mu);
+  s->nRunning--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* Stop the workers, wait for them, and free s (NULL is fine). */
+static void dd_pscan_free(dd_pscan *s) {
+  int i;
+  if(!s)
+    return;
+  pthread_mutex_lock(&s->mu);
+  s->bStop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  for(i = 0; s->aW && i < s->nWorker; i++)
+    if(s->aW[i].bStarted)
+      pthread_join(s->aW[i].tid, NULL);
+  while(s->nQ > 0) {
+    ddb_page_unref(s->aQ[s->iHead]);
+    s->iHead = (s->iHead + 1) % s->nQCap;
+    s->nQ--;
+  }
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  sqlite3_free(s->aW);
+  sqlite3_free(s->aQ);
+  sqlite3_free(s);
+}
+
+/* Start nSeg workers on the cursor's Scan (its rd is the template).
+** Returns an SQLite code; on error the cursor's pScan is freed by
+** dd_cursor_reset as usual. */
+static int dd_pscan_start(dd_cursor *pCur, int nSeg) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  dd_pscan *s = sqlite3_malloc(sizeof(*s));
+  int i;
+  if(!s)
+    return SQLITE_NOMEM;
+  memset(s, 0, sizeof(*s));
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->nQCap = nSeg * DD_QUEUE_PER_SEGMENT;
+  s->aQ = sqlite3_malloc64(sizeof(ddb_page *) * (sqlite3_uint64)s->nQCap);
+  s->aW = sqlite3_malloc64(sizeof(dd_worker) * (sqlite3_uint64)nSeg);
+  s->nWorker = nSeg;
+  s->pClient = p->pClient;
+  s->rd = pCur->rd;
+  s->pol = p->pol;
+  pCur->pScan = s;
+  if(!s->aQ || !s->aW)
+    return SQLITE_NOMEM;
+  memset(s->aW, 0, sizeof(dd_worker) * (size_t)nSeg);
+  for(i = 0; i < nSeg; i++) {
+    s->aW[i].s = s;
+    s->aW[i].iSeg = i;
+    pthread_mutex_lock(&s->mu);
+    s->nRunning++;
+    pthread_mutex_unlock(&s->mu);
+    if(pthread_create(&s->aW[i].tid, NULL, dd_worker_main, &s->aW[i])) {
+      pthread_mutex_lock(&s->mu);
+      s->nRunning--;
+      s->bStop = 1;
+      pthread_mutex_unlock(&s->mu);
+      dd_error(p, "cannot start scan worker %d of %d", i + 1, nSeg);
+      return SQLITE_ERROR;
+    }
+    s->aW[i].bStarted = 1;
+  }
+  return SQLITE_OK;
+}
+
+/* The next page from the workers (a reference), or *ppg NULL when every
+** segment is done.  Returns SQLITE_OK or the first worker's error. */
+static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
+  dd_pscan *s = pCur->pScan;
+  *ppg = NULL;
+  pthread_mutex_lock(&s->mu);
+  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed)
+    pthread_cond_wait(&s->cv, &s->mu);
+  if(s->bFailed) {
+    ddb_error e = s->err;
+    pthread_mutex_unlock(&s->mu);
+    return dd_cursor_error(pCur, &e);
+  }
+  if(s->nQ > 0) {
+    *ppg = s->aQ[s->iHead];
+    s->iHead = (s->iHead + 1) % s->nQCap;
+    s->nQ--;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pCur->nSegDone = s->nWorker - s->nRunning;
+  pthread_mutex_unlock(&s->mu);
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** Progress: in an interactive shell (stderr a terminal), a statement that
+** has run for DD_PROGRESS_AFTER seconds shows one line on stderr, updated
+** as pages arrive, and cleared at the end (bEnd).
+*/
+#define DD_PROGRESS_AFTER 2.0
+
+static void dd_progress(dd_cursor *pCur, int bEnd) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  double t;
+  if(!p->bProgress)
+    return;
+  if(bEnd) {
+    if(pCur->bProgressShown)
+      fputs("\r\033[K", stderr);
+    pCur->bProgressShown = 0;
+    return;
+  }
+  t = ddbc_now() - pCur->tStart;
+  if(t < DD_PROGRESS_AFTER || !isatty(2))
+    return;
+  fprintf(stderr, "\r\033[K%s: %lld items, %lld pages, %.1f RCU, %.1f s",
+          p->zVtabName ? p->zVtabName : "dynamodb", pCur->nItemsSeen,
+          pCur->nPagesSeen, pCur->rcuSeen, t);
+  if(pCur->pScan)
+    fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
+            pCur->pScan->nWorker);
+  fflush(stderr);
+  pCur->bProgressShown = 1;
+}
+
 /* Load the next non-empty page of the Query/Scan into aRow, moving on to
 ** the next partition key when one is exhausted.  Sets bEof at the end. */
 static int dd_next_page(dd_cursor *pCur) {
@@ -1708,9 +1994,21 @@ static int dd_next_page(dd_cursor *pCur) {
   dd_rows_clear(pCur);
   for(;;) {
     ddb_page *pg = NULL;
+    if(pCur->pScan) {
+      rc = dd_pscan_next(pCur, &pg);
+      if(rc)
+        return rc;
+      if(!pg) {
+        pCur->bEof = 1;
+        dd_progress(pCur, 1);
+        return SQLITE_OK;
+      }
+      goto got_page;
+    }
     if(!pCur->bMore) {
       if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
         pCur->bEof = 1;
+        dd_progress(pCur, 1);
         return SQLITE_OK;
       }
       pCur->iPk++;
@@ -1733,6 +2031,11 @@ static int dd_next_page(dd_cursor *pCur) {
     ddb_item_unref(pCur->pStart);
     pCur->pStart = ddb_item_ref(pg->last_key);
     pCur->bMore = pCur->pStart != NULL;
+  got_page:
+    pCur->nPagesSeen++;
+    pCur->nItemsSeen += pg->count;
+    pCur->rcuSeen += pg->consumed_rcu;
+    dd_progress(pCur, 0);
     if(pCur->bCount) {
       /* Select=COUNT: Count rows, no items */
       pCur->nRow = (int)pg->count;
@@ -2086,14 +2389,24 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   default:
     pCur->nPk = 0;
     pCur->iPk = -1;
+    if(p->nSlice > 0) {
+      pCur->rd.segment = p->iSlice;
+      pCur->rd.total_segments = p->nSlice;
+    }
     break;
   }
+  pCur->tStart = ddbc_now();
   if(pCur->op == DD_OP_QUERY || pCur->op == DD_OP_SCAN) {
     /* the first page: dd_next_page() starts at the first partition */
     pCur->bMore = 0;
     if(pCur->op == DD_OP_SCAN) {
       pCur->bMore = 1;
       pCur->iPk = 0;
+      if(p->nSegments > 1 && p->nSlice == 0) {
+        rc = dd_pscan_start(pCur, p->nSegments);
+        if(rc)
+          goto fail;
+      }
     }
   }
   rc = dynamodbNext(cur);
