@@ -1,29 +1,45 @@
 /*
-** config.c -- finding the region, the endpoint and the credentials the way
-** the AWS SDKs do.
+** config.c -- finding the region, the endpoint, the CA bundle and the
+** credentials the way the AWS SDKs do.
 **
 **   region:      option, AWS_REGION, AWS_DEFAULT_REGION, `region` in the
 **                profile's section of the config file.
-**   endpoint:    option, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
-**                https://dynamodb.<region>.amazonaws.com
+**   endpoint:    option, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, the
+**                `dynamodb` entry of the profile's `services` section,
+**                `endpoint_url` of the profile,
+**                https://dynamodb.<region>.amazonaws.com.  The environment
+**                and the config file are ignored when
+**                AWS_IGNORE_CONFIGURED_ENDPOINT_URLS=true (or the profile's
+**                ignore_configured_endpoint_urls = true).
+**   ca_bundle:   option, AWS_CA_BUNDLE, `ca_bundle` of the profile; none:
+**                the system's CAs.  HTTPS always verifies certificates.
 **   profile:     option, AWS_PROFILE, "default".
-**   credentials: when a profile is named by the option, that profile of
-**                the shared files; otherwise AWS_ACCESS_KEY_ID /
-**                AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, then the
-**                profile in the credentials file, then in the config file.
+**   credentials: the chain of creds.c (environment, shared files,
+**                credential_process, container, instance metadata).
 **   files:       AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and
 **                AWS_CONFIG_FILE (~/.aws/config); in the config file a
 **                profile's section is [profile NAME], except [default].
+**
+** The config file's services section looks like this:
+**
+**   [profile dev]
+**   services = local
+**   [services local]
+**   dynamodb =
+**     endpoint_url = http://localhost:8000
 */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "ddb_client_int.h"
 
 /* Longest line read from an AWS config or credentials file. */
 #define INI_MAX_LINE 4096
 
+/* A malloc'ed copy of s, or NULL (also when s is NULL). */
 static char *dupstr(const char *s) {
   size_t n;
   char *p;
@@ -36,11 +52,14 @@ static char *dupstr(const char *s) {
   return p;
 }
 
+/* The value of environment variable name, or NULL when unset or empty. */
 static const char *env(const char *name) {
   const char *v = getenv(name);
   return (v && *v) ? v : NULL;
 }
 
+/* Strip blanks and line ends from both ends of s, in place; returns the
+** first non-blank character. */
 static char *trim(char *s) {
   char *e;
   while(*s == ' ' || *s == '\t')
@@ -52,10 +71,16 @@ static char *trim(char *s) {
   return s;
 }
 
-char *ddb_ini_get(const char *path, const char *section, const char *key) {
+/* Look up key in [section] of the INI file at path; with sub set, look up
+** the sub-property sub of key (the indented lines after a "key =" with an
+** empty value).  An indented line under such a key is never a key of the
+** section itself.  The first match wins.  Returns a malloc'ed value, or
+** NULL when not found, the file cannot be read, or out of memory. */
+static char *ini_lookup(const char *path, const char *section, const char *key,
+                        const char *sub) {
   FILE *f;
   char line[INI_MAX_LINE];
-  int in_section = 0;
+  int in_section = 0, in_nested = 0, in_wanted = 0;
   char *result = NULL;
   if(!path)
     return NULL;
@@ -63,25 +88,36 @@ char *ddb_ini_get(const char *path, const char *section, const char *key) {
   if(!f)
     return NULL;
   while(fgets(line, sizeof(line), f)) {
-    char *s = trim(line), *eq;
+    int indented = line[0] == ' ' || line[0] == '\t';
+    char *s = trim(line), *eq, *k, *v;
     if(*s == '#' || *s == ';' || *s == 0)
       continue;
     if(*s == '[') {
       char *end = strchr(s, ']');
+      in_nested = in_wanted = 0;
       if(!end)
         continue;
       *end = 0;
       in_section = strcmp(trim(s + 1), section) == 0;
       continue;
     }
-    if(!in_section)
-      continue;
     eq = strchr(s, '=');
-    if(!eq)
+    if(!in_section || !eq)
       continue;
     *eq = 0;
-    if(strcmp(trim(s), key) == 0) {
-      result = dupstr(trim(eq + 1));
+    k = trim(s);
+    v = trim(eq + 1);
+    if(indented && in_nested) {
+      if(sub && in_wanted && strcmp(k, sub) == 0) {
+        result = dupstr(v);
+        break;
+      }
+      continue;
+    }
+    in_nested = *v == 0;
+    in_wanted = in_nested && strcmp(k, key) == 0;
+    if(!sub && strcmp(k, key) == 0) {
+      result = dupstr(v);
       break;
     }
   }
@@ -89,8 +125,16 @@ char *ddb_ini_get(const char *path, const char *section, const char *key) {
   return result;
 }
 
-/* Path of an AWS file: the variable's value, else ~/.aws/<name>. */
-static char *aws_file(const char *var, const char *name) {
+char *ddb_ini_get(const char *path, const char *section, const char *key) {
+  return ini_lookup(path, section, key, NULL);
+}
+
+char *ddb_ini_get_sub(const char *path, const char *section, const char *key,
+                      const char *sub) {
+  return ini_lookup(path, section, key, sub);
+}
+
+char *ddb_aws_file(const char *var, const char *name) {
   const char *v = env(var), *home;
   char buf[1024];
   if(v)
@@ -98,42 +142,205 @@ static char *aws_file(const char *var, const char *name) {
   home = env("HOME");
   if(!home)
     return NULL;
-  snprintf(buf, sizeof(buf), "%s/.aws/%s", home, name);
+  if(snprintf(buf, sizeof(buf), "%s/.aws/%s", home, name) >= (int)sizeof(buf))
+    return NULL;
   return dupstr(buf);
 }
 
-/* key from the profile's section: credentials file first (when creds is
-** set), then the config file. */
-static char *profile_get(const char *profile, const char *key, int creds) {
+/* The config file's section name of profile into buf: "default" or
+** "profile NAME" (second == 1 gives "profile default" for the default
+** profile, which botocore accepts too; NULL otherwise). */
+static const char *config_section(const char *profile, int second, char *buf,
+                                  size_t cap) {
+  int is_default = strcmp(profile, "default") == 0;
+  if(second && !is_default)
+    return NULL;
+  if(is_default && !second)
+    return "default";
+  if(snprintf(buf, cap, "profile %s", profile) >= (int)cap)
+    return NULL;
+  return buf;
+}
+
+char *ddb_profile_get(const char *profile, const char *key, int creds) {
   char *v = NULL, *path, section[300];
+  const char *sec;
+  int i;
   if(creds) {
-    path = aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
+    path = ddb_aws_file("AWS_SHARED_CREDENTIALS_FILE", "credentials");
     v = ddb_ini_get(path, profile, key);
     free(path);
     if(v)
       return v;
   }
-  path = aws_file("AWS_CONFIG_FILE", "config");
-  if(strcmp(profile, "default") == 0)
-    snprintf(section, sizeof(section), "default");
-  else
-    snprintf(section, sizeof(section), "profile %s", profile);
-  v = ddb_ini_get(path, section, key);
+  path = ddb_aws_file("AWS_CONFIG_FILE", "config");
+  for(i = 0; i < 2 && !v; i++) {
+    sec = config_section(profile, i, section, sizeof(section));
+    if(sec)
+      v = ddb_ini_get(path, sec, key);
+  }
   free(path);
   return v;
+}
+
+/* Is the text a true boolean as the SDKs spell it ("true", any case)? */
+static int is_true(const char *v) {
+  return v && strcasecmp(v, "true") == 0;
+}
+
+/* The endpoint the profile configures for DynamoDB: the dynamodb entry of
+** its services section, else its endpoint_url; NULL when none. */
+static char *config_endpoint(const char *profile) {
+  char *services = ddb_profile_get(profile, "services", 0), *v = NULL;
+  if(services && *services) {
+    char *path = ddb_aws_file("AWS_CONFIG_FILE", "config");
+    char section[300];
+    if(snprintf(section, sizeof(section), "services %s", services) <
+       (int)sizeof(section))
+      v = ddb_ini_get_sub(path, section, "dynamodb", "endpoint_url");
+    free(path);
+  }
+  free(services);
+  if(v && !*v) {
+    free(v);
+    v = NULL;
+  }
+  if(!v) {
+    v = ddb_profile_get(profile, "endpoint_url", 0);
+    if(v && !*v) {
+      free(v);
+      v = NULL;
+    }
+  }
+  return v;
+}
+
+/* Check endpoint text v and store it without trailing slashes in s; what
+** names where it came from.  Returns DDB_OK or a config error. */
+static ddb_result set_endpoint(ddb_settings *s, const char *v,
+                               const char *what, ddb_error *err) {
+  size_t n = strlen(v), skip;
+  const char *host, *at, *slash;
+  if(strncmp(v, "http://", 7) == 0)
+    skip = 7;
+  else if(strncmp(v, "https://", 8) == 0)
+    skip = 8;
+  else
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad endpoint '%.200s'%s: must start with "
+                         "http:// or https://",
+                         v, what);
+  host = v + skip;
+  slash = strchr(host, '/');
+  at = strchr(host, '@');
+  if(at && (!slash || at < slash))
+    /* user:password@ would put a secret in messages and dynamodb_info */
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad endpoint%s: a user name or password in the URL "
+                         "is not allowed",
+                         what);
+  if(!*host || *host == '/')
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad endpoint '%.200s'%s: no host", v, what);
+  while(n > skip && v[n - 1] == '/')
+    n--;
+  s->endpoint = malloc(n + 1);
+  if(!s->endpoint)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  memcpy(s->endpoint, v, n);
+  s->endpoint[n] = 0;
+  return DDB_OK;
+}
+
+/* Resolve the endpoint into s (see the top of the file). */
+static ddb_result resolve_endpoint(const ddb_config *cfg, const char *profile,
+                                   ddb_settings *s, ddb_error *err) {
+  const char *v = NULL, *what = "";
+  char *conf = NULL, *ignore, buf[1024];
+  ddb_result result;
+  int ignore_configured = is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"));
+  if(!ignore_configured) {
+    ignore = ddb_profile_get(profile, "ignore_configured_endpoint_urls", 0);
+    ignore_configured = is_true(ignore);
+    free(ignore);
+  }
+  if(cfg->endpoint)
+    v = cfg->endpoint;
+  else if(!ignore_configured) {
+    if((v = env("AWS_ENDPOINT_URL_DYNAMODB")) != NULL)
+      what = " (AWS_ENDPOINT_URL_DYNAMODB)";
+    else if((v = env("AWS_ENDPOINT_URL")) != NULL)
+      what = " (AWS_ENDPOINT_URL)";
+    else if((conf = config_endpoint(profile)) != NULL) {
+      v = conf;
+      what = " (config file)";
+    }
+  }
+  if(v) {
+    result = set_endpoint(s, v, what, err);
+    free(conf);
+    return result;
+  }
+  if(snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
+              s->region) >= (int)sizeof(buf))
+    return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
+  s->endpoint = dupstr(buf);
+  if(!s->endpoint)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
+/* Resolve the CA bundle into s: option, AWS_CA_BUNDLE, the profile's
+** ca_bundle; the file must be readable. */
+static ddb_result resolve_ca_bundle(const ddb_config *cfg, const char *profile,
+                                    ddb_settings *s, ddb_error *err) {
+  const char *v = cfg->ca_bundle, *what = "ca_bundle";
+  char *conf = NULL;
+  FILE *f;
+  if(!v && (v = env("AWS_CA_BUNDLE")) != NULL)
+    what = "AWS_CA_BUNDLE";
+  if(!v && (conf = ddb_profile_get(profile, "ca_bundle", 0)) != NULL &&
+     *conf) {
+    v = conf;
+    what = "ca_bundle of the config file";
+  }
+  if(!v || !*v) {
+    free(conf);
+    return DDB_OK;
+  }
+  f = fopen(v, "r");
+  if(!f) {
+    int e = errno;
+    ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': cannot read: %s", what, v,
+                  strerror(e));
+    free(conf);
+    return DDB_ERR_CONFIG;
+  }
+  fclose(f);
+  s->ca_bundle = dupstr(v);
+  free(conf);
+  if(!s->ca_bundle)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
+/* Free a string after overwriting it with zeros (for secrets). */
+static void wipe_free(char *p) {
+  if(p) {
+    memset(p, 0, strlen(p));
+    free(p);
+  }
 }
 
 void ddb_settings_free(ddb_settings *s) {
   free(s->region);
   free(s->endpoint);
+  free(s->ca_bundle);
   free(s->access_key);
-  if(s->secret_key)
-    memset(s->secret_key, 0, strlen(s->secret_key));
-  free(s->secret_key);
-  if(s->session_token)
-    memset(s->session_token, 0, strlen(s->session_token));
-  free(s->session_token);
+  wipe_free(s->secret_key);
+  wipe_free(s->session_token);
   free(s->cred_source);
+  ddb_cred_source_free(&s->src);
   memset(s, 0, sizeof(*s));
 }
 
@@ -141,10 +348,11 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
                                 ddb_error *err) {
   const char *profile = cfg->profile ? cfg->profile : env("AWS_PROFILE");
   const char *v;
-  char buf[1024];
+  ddb_creds creds;
   ddb_result result = DDB_OK;
 
   memset(s, 0, sizeof(*s));
+  memset(&creds, 0, sizeof(creds));
   if(!profile)
     profile = "default";
 
@@ -154,7 +362,7 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
   else if((v = env("AWS_REGION")) || (v = env("AWS_DEFAULT_REGION")))
     s->region = dupstr(v);
   else
-    s->region = profile_get(profile, "region", 0);
+    s->region = ddb_profile_get(profile, "region", 0);
   if(!s->region || !*s->region) {
     result = ddb_error_set(err, DDB_ERR_CONFIG,
                            "no region: set the region= option, AWS_REGION, "
@@ -163,62 +371,26 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
     goto fail;
   }
 
-  /* endpoint */
-  if(cfg->endpoint)
-    v = cfg->endpoint;
-  else if(!(v = env("AWS_ENDPOINT_URL_DYNAMODB")))
-    v = env("AWS_ENDPOINT_URL");
-  if(v) {
-    size_t n = strlen(v);
-    if(strncmp(v, "http://", 7) != 0 && strncmp(v, "https://", 8) != 0) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG,
-                             "bad endpoint '%.200s': must start with "
-                             "http:// or https://",
-                             v);
-      goto fail;
-    }
-    while(n > 0 && v[n - 1] == '/')
-      n--;
-    s->endpoint = malloc(n + 1);
-    if(s->endpoint) {
-      memcpy(s->endpoint, v, n);
-      s->endpoint[n] = 0;
-    }
-  } else {
-    snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com", s->region);
-    s->endpoint = dupstr(buf);
-  }
+  result = resolve_endpoint(cfg, profile, s, err);
+  if(result)
+    goto fail;
+  result = resolve_ca_bundle(cfg, profile, s, err);
+  if(result)
+    goto fail;
 
   /* credentials */
-  if(!cfg->profile && env("AWS_ACCESS_KEY_ID") &&
-     env("AWS_SECRET_ACCESS_KEY")) {
-    s->access_key = dupstr(env("AWS_ACCESS_KEY_ID"));
-    s->secret_key = dupstr(env("AWS_SECRET_ACCESS_KEY"));
-    s->session_token = dupstr(env("AWS_SESSION_TOKEN"));
-    s->cred_source = dupstr("environment");
-  } else {
-    s->access_key = profile_get(profile, "aws_access_key_id", 1);
-    s->secret_key = profile_get(profile, "aws_secret_access_key", 1);
-    s->session_token = profile_get(profile, "aws_session_token", 1);
-    snprintf(buf, sizeof(buf), "profile '%s'", profile);
-    s->cred_source = dupstr(buf);
-    if(!s->access_key || !s->secret_key) {
-      result = ddb_error_set(
-          err, DDB_ERR_CONFIG,
-          "no credentials: tried %sthe shared credentials and config files "
-          "(profile '%s')",
-          cfg->profile ? "" : "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, ",
-          profile);
-      goto fail;
-    }
-  }
-  if(!s->endpoint || !s->access_key || !s->secret_key || !s->cred_source) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  result = ddb_creds_chain(profile, cfg->profile != NULL, &s->src, &creds,
+                           &s->cred_source, err);
+  if(result)
     goto fail;
-  }
+  s->access_key = creds.access_key;
+  s->secret_key = creds.secret_key;
+  s->session_token = creds.session_token;
+  s->expires = creds.expires;
   return DDB_OK;
 
 fail:
+  ddb_creds_clear(&creds);
   ddb_settings_free(s);
   return result;
 }

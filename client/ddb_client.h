@@ -192,10 +192,12 @@ int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out);
 typedef struct ddb_config {
   const char *region;   /* NULL: AWS_REGION, AWS_DEFAULT_REGION, config file */
   const char *endpoint; /* NULL: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
+                           the config file's services section,
                            https://dynamodb.<region>.amazonaws.com */
   const char *profile;  /* NULL: AWS_PROFILE, then "default" */
-  double timeout;       /* seconds for a whole request; 0: default */
-  double connect_timeout; /* seconds; 0: default */
+  const char *ca_bundle;  /* NULL: AWS_CA_BUNDLE, config file, system CAs */
+  double timeout;         /* seconds for a whole request; 0: default (60) */
+  double connect_timeout; /* seconds; 0: default (10, at most timeout) */
   int max_retries;        /* < 0: default (10) */
 } ddb_config;
 

@@ -27,14 +27,76 @@ int ddb_client_max_retries(const ddb_client *c);
 /* Sleep a full-jitter backoff for retry number attempt (1, 2, ...). */
 void ddb_backoff(int attempt, int throttled);
 
-/* Resolved settings of a client (config.c). */
+/* ------------------------------------------------------------------------
+** Credentials (creds.c)
+*/
+typedef enum ddb_cred_kind {
+  DDB_CRED_STATIC = 0, /* environment or shared files: never refreshed */
+  DDB_CRED_PROCESS,    /* credential_process */
+  DDB_CRED_CONTAINER,  /* ECS/EKS container credentials endpoint */
+  DDB_CRED_IMDS        /* EC2 instance metadata, IMDSv2 */
+} ddb_cred_kind;
+
+/* Where temporary credentials come from: enough to fetch them again. */
+typedef struct ddb_cred_source {
+  ddb_cred_kind kind;
+  char *what;      /* for messages, e.g. "credential_process of profile 'x'" */
+  char *command;   /* PROCESS: the command line */
+  char *url;       /* CONTAINER: the full URL; IMDS: the endpoint */
+  char *auth;      /* CONTAINER: Authorization header value, or NULL */
+  char *auth_file; /* CONTAINER: file to read it from on every fetch */
+} ddb_cred_source;
+
+/* One set of credentials; every string malloc'ed, secrets wiped on
+** ddb_creds_clear(). */
+typedef struct ddb_creds {
+  char *access_key;
+  char *secret_key;
+  char *session_token; /* NULL if none */
+  int64_t expires;     /* Unix time they expire; 0: never */
+} ddb_creds;
+
+/* Walk the chain for profile (given: named by the profile= option, which
+** skips the environment).  On success *out holds the credentials, *src how
+** to refresh them and *what (malloc'ed) where they came from ("environment",
+** "profile 'x'", ...).  On failure a DDB_ERR_CONFIG that lists what was
+** tried, or the error of a configured source that failed. */
+ddb_result ddb_creds_chain(const char *profile, int given,
+                           ddb_cred_source *src, ddb_creds *out, char **what,
+                           ddb_error *err);
+/* Fetch fresh credentials from src (PROCESS, CONTAINER or IMDS) into *out
+** (cleared first).  Errors name the source, never a secret. */
+ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
+                           ddb_error *err);
+/* Parse the JSON of a credential_process (process=1: Version 1,
+** SessionToken) or of a container/IMDS endpoint (process=0: Token, Code)
+** into *out; what names the source in errors. */
+ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
+                               const char *what, ddb_creds *out,
+                               ddb_error *err);
+/* Parse an ISO 8601 UTC time (2026-01-02T03:04:05[.fff](Z|+hh:mm)) into
+** Unix seconds.  Returns 0, or -1 when s[0..n) is not one. */
+int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
+void ddb_creds_clear(ddb_creds *c);
+void ddb_cred_source_free(ddb_cred_source *s);
+
+/* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
+** start) (crc32.c). */
+uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);
+
+/* ------------------------------------------------------------------------
+** Resolved settings of a client (config.c)
+*/
 typedef struct ddb_settings {
   char *region;
-  char *endpoint; /* without a trailing slash */
+  char *endpoint;  /* without a trailing slash */
+  char *ca_bundle; /* CA file to trust instead of the system's, or NULL */
   char *access_key;
   char *secret_key;
   char *session_token; /* NULL if none */
   char *cred_source;   /* where the credentials came from, for messages */
+  int64_t expires;     /* when they expire (Unix time); 0: never */
+  ddb_cred_source src; /* how to fetch them again */
 } ddb_settings;
 
 ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
@@ -44,5 +106,14 @@ void ddb_settings_free(ddb_settings *s);
 /* Read key from [section] of an INI file (AWS config/credentials style).
 ** Returns a malloc'ed value or NULL. */
 char *ddb_ini_get(const char *path, const char *section, const char *key);
+/* Read the sub-property sub of key (key's indented lines) in [section]. */
+char *ddb_ini_get_sub(const char *path, const char *section, const char *key,
+                      const char *sub);
+/* Path of an AWS file: the variable's value, else ~/.aws/<name> (malloc'ed;
+** NULL without HOME). */
+char *ddb_aws_file(const char *var, const char *name);
+/* key of the profile: from the credentials file's [profile] first (creds
+** set), then the config file's [profile NAME] ([default]).  Malloc'ed. */
+char *ddb_profile_get(const char *profile, const char *key, int creds);
 
 #endif

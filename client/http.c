@@ -7,14 +7,48 @@
 ** signed by libcurl's CURLOPT_AWS_SIGV4 ("aws:amz:<region>:dynamodb").
 ** Two traps, both checked against botocore: the body goes in with
 ** CURLOPT_POSTFIELDS (a read callback is signed as an empty body), and
-** X-Amz-Date is never set by hand (curl then sends it twice).
+** X-Amz-Date is never set by hand (curl then sends it twice).  The
+** Authorization header is compared byte for byte with botocore's in
+** test/suites/22-sigv4.sh, and with AWS's published vectors in
+** tests/unit/test_sigv4.c.
+**
+** Credentials.  The signing credentials are a reference-counted `signer`
+** that a request takes under cred_lock and keeps for one attempt.
+** Temporary credentials (credential_process, container, instance
+** metadata) are fetched again REFRESH_AHEAD_S before they expire, by one
+** thread at a time (refresh_lock); the others keep signing with the old
+** ones while those are still good for GRACE_S.  A failed refresh is tried
+** again after REFRESH_RETRY_S; once the old credentials are within GRACE_S
+** of expiring, the failure is the request's error.
 **
 ** Retries follow the AWS SDKs' defaults for DynamoDB: up to max_retries
-** (10) retries of throttling errors, HTTP 500/503 and connection failures,
-** with exponential backoff and full jitter.
+** (10) retries of the throttling family, HTTP 500/502/503/504, connection
+** failures and timeouts, truncated bodies, bodies that do not parse and
+** bodies whose x-amz-crc32 header does not match (checked on every
+** response that has one), with exponential backoff and full jitter (25 ms
+** base, 500 ms for throttling, 20 s cap).  Everything else (a
+** ValidationException, a ConditionalCheckFailedException, an
+** AccessDeniedException, a bad certificate, ...) fails at once with
+** DynamoDB's (or curl's) message.  The whole request is bounded by the
+** timeout (default 60 s), connecting by min(10 s, timeout), so one call
+** ends within (max_retries + 1) * timeout plus the backoff.
+**
+** Responses are not compressed (no Accept-Encoding): x-amz-crc32 is the
+** CRC of the bytes DynamoDB sends, and curl hands over decoded bytes.
+**
+** Lost answers.  A retry may follow an attempt that DynamoDB executed but
+** whose answer never arrived (a reset, a timeout, a truncated or damaged
+** body, a 5xx).  Reads and unconditional writes are idempotent;
+** TransactWriteItems carries a ClientRequestToken; UpdateItem sets
+** absolute values.  A conditional PutItem (INSERT) would fail its own
+** condition on the retry: write.c asks for
+** ReturnValuesOnConditionCheckFailure=ALL_OLD, and when such a retry finds
+** exactly the item it wrote, the write is reported done.
 */
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
@@ -26,30 +60,46 @@
 /* The largest response body read.  DynamoDB pages are at most 1 MB of
 ** items and BatchGetItem at most 16 MB; JSON adds overhead. */
 #define RESPONSE_MAX (64u * 1024 * 1024)
-/* The largest request body built (an item is at most 400 KB; a batch of
-** 25 such, or 100 keys, stays far below). */
 /* Idle curl handles kept per client (each holds a kept-alive connection). */
 #define POOL_MAX 32
 /* Backoff: base delays and the cap, in milliseconds. */
 #define BACKOFF_BASE_MS           25
-#define BACKOFF_THROTTLE_BASE_MS  100
+#define BACKOFF_THROTTLE_BASE_MS  500
 #define BACKOFF_CAP_MS            20000
 #define DEFAULT_MAX_RETRIES       10
 #define DEFAULT_TIMEOUT_S         60.0
 #define DEFAULT_CONNECT_TIMEOUT_S 10.0
+/* Temporary credentials: refresh this long before they expire; keep the
+** old ones for requests until this close to expiring; after a failed
+** refresh, wait this long before the next try. */
+#define REFRESH_AHEAD_S 300
+#define GRACE_S         60
+#define REFRESH_RETRY_S 10
 /* Keys per BatchGetItem call (DynamoDB's limit). */
 #define BATCH_GET_MAX 100
 
+/* One set of signing credentials, shared by the requests using it. */
+typedef struct signer {
+  int refs;        /* under cred_lock */
+  char *user;      /* access key id */
+  char *password;  /* secret access key */
+  char *token_hdr; /* "x-amz-security-token: ..." or NULL */
+  int64_t expires; /* Unix time; 0: never */
+} signer;
+
 struct ddb_client {
   ddb_settings s;
-  char *sigv4;     /* "aws:amz:<region>:dynamodb" */
-  char *userpwd;   /* "<access key>:<secret key>" */
-  char *token_hdr; /* "x-amz-security-token: ..." or NULL */
+  char *sigv4; /* "aws:amz:<region>:dynamodb" */
   double timeout, connect_timeout;
   int max_retries;
   pthread_mutex_t lock; /* guards pool */
   CURL *pool[POOL_MAX];
   int n_pool;
+  pthread_mutex_t cred_lock;    /* guards sig, next_refresh, force_refresh */
+  pthread_mutex_t refresh_lock; /* one refresh at a time */
+  signer *sig;
+  int64_t next_refresh; /* no refresh try before this (Unix time) */
+  int force_refresh;    /* DynamoDB said the token expired */
 };
 
 /* ------------------------------------------------------------------------
@@ -141,10 +191,12 @@ static void copy_str(char *dst, size_t cap, const char *src) {
 ** Client lifecycle
 */
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+/* curl_global_init, once per process. */
 static void curl_init_once(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
+/* A malloc'ed a+b+c, or NULL on out of memory. */
 static char *join3(const char *a, const char *b, const char *c) {
   size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
   char *p = malloc(na + nb + nc + 1);
@@ -154,6 +206,156 @@ static char *join3(const char *a, const char *b, const char *c) {
   memcpy(p + na, b, nb);
   memcpy(p + na + nb, c, nc + 1);
   return p;
+}
+
+/* Free a string after overwriting it with zeros (for secrets). */
+static void wipe_free(char *s) {
+  if(s) {
+    memset(s, 0, strlen(s));
+    free(s);
+  }
+}
+
+/* Free a signer (its secrets wiped); NULL is fine. */
+static void signer_free(signer *g) {
+  if(!g)
+    return;
+  free(g->user);
+  wipe_free(g->password);
+  wipe_free(g->token_hdr);
+  free(g);
+}
+
+/* A new signer (one reference) for the given credentials, or NULL on out
+** of memory. */
+static signer *signer_new(const char *ak, const char *sk, const char *token,
+                          int64_t expires) {
+  signer *g = calloc(1, sizeof(*g));
+  if(!g)
+    return NULL;
+  g->refs = 1;
+  g->expires = expires;
+  g->user = join3(ak, "", "");
+  g->password = join3(sk, "", "");
+  if(token)
+    g->token_hdr = join3("x-amz-security-token: ", token, "");
+  if(!g->user || !g->password || (token && !g->token_hdr)) {
+    signer_free(g);
+    return NULL;
+  }
+  return g;
+}
+
+/* Drop a reference taken by signer_acquire(). */
+static void signer_release(ddb_client *c, signer *g) {
+  int last;
+  if(!g)
+    return;
+  pthread_mutex_lock(&c->cred_lock);
+  last = --g->refs == 0;
+  pthread_mutex_unlock(&c->cred_lock);
+  if(last)
+    signer_free(g);
+}
+
+/* Seconds since the epoch. */
+static int64_t wall_now(void) {
+  return (int64_t)time(NULL);
+}
+
+/* Should credentials expiring at `expires` be fetched again now? */
+static int needs_refresh(const ddb_client *c, int64_t expires, int64_t now) {
+  if(c->s.src.kind == DDB_CRED_STATIC)
+    return 0;
+  if(c->force_refresh)
+    return 1;
+  return expires && now + REFRESH_AHEAD_S >= expires && now >= c->next_refresh;
+}
+
+/* Fetch fresh credentials and swap them in (the caller holds
+** refresh_lock).  On failure the old ones stay; next_refresh is pushed
+** back.  Returns DDB_OK or the fetch's error. */
+static ddb_result refresh(ddb_client *c, ddb_error *err) {
+  ddb_creds fresh;
+  signer *g = NULL, *old;
+  ddb_result result = ddb_creds_fetch(&c->s.src, &fresh, err);
+  if(result == DDB_OK) {
+    g = signer_new(fresh.access_key, fresh.secret_key, fresh.session_token,
+                   fresh.expires);
+    if(!g)
+      result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  ddb_creds_clear(&fresh);
+  pthread_mutex_lock(&c->cred_lock);
+  if(g) {
+    old = c->sig;
+    c->sig = g;
+    c->force_refresh = 0;
+    c->next_refresh = 0;
+  } else {
+    old = NULL;
+    c->next_refresh = wall_now() + REFRESH_RETRY_S;
+  }
+  pthread_mutex_unlock(&c->cred_lock);
+  signer_release(c, old);
+  return result;
+}
+
+/* Take a reference to the current signing credentials, refreshing them
+** first when they are about to expire.  Returns DDB_OK with *out set, or
+** the refresh's error when the old credentials cannot be used any more. */
+static ddb_result signer_acquire(ddb_client *c, signer **out, ddb_error *err) {
+  int64_t now = wall_now();
+  signer *g;
+  int want, usable;
+  ddb_result result = DDB_OK;
+  ddb_error e;
+
+  *out = NULL;
+  pthread_mutex_lock(&c->cred_lock);
+  g = c->sig;
+  want = needs_refresh(c, g->expires, now);
+  usable = !c->force_refresh && (!g->expires || now + GRACE_S < g->expires);
+  pthread_mutex_unlock(&c->cred_lock);
+  if(want) {
+    /* one thread refreshes; the others go on with good old credentials */
+    if(usable) {
+      if(pthread_mutex_trylock(&c->refresh_lock) == 0) {
+        ddb_error_clear(&e);
+        pthread_mutex_lock(&c->cred_lock);
+        want = needs_refresh(c, c->sig->expires, now);
+        pthread_mutex_unlock(&c->cred_lock);
+        if(want)
+          refresh(c, &e); /* a failure keeps the old ones */
+        pthread_mutex_unlock(&c->refresh_lock);
+      }
+    } else {
+      pthread_mutex_lock(&c->refresh_lock);
+      pthread_mutex_lock(&c->cred_lock);
+      g = c->sig;
+      usable =
+          !c->force_refresh && (!g->expires || now + GRACE_S < g->expires);
+      pthread_mutex_unlock(&c->cred_lock);
+      if(!usable) {
+        ddb_error_clear(&e);
+        result = refresh(c, &e);
+        if(result)
+          ddb_error_set(err, result,
+                        "the credentials from %s expired and could not be "
+                        "refreshed: %s",
+                        c->s.cred_source, e.message);
+      }
+      pthread_mutex_unlock(&c->refresh_lock);
+      if(result)
+        return result;
+    }
+  }
+  pthread_mutex_lock(&c->cred_lock);
+  g = c->sig;
+  g->refs++;
+  pthread_mutex_unlock(&c->cred_lock);
+  *out = g;
+  return DDB_OK;
 }
 
 ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
@@ -172,28 +374,24 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     return result;
   }
   pthread_mutex_init(&c->lock, NULL);
+  pthread_mutex_init(&c->cred_lock, NULL);
+  pthread_mutex_init(&c->refresh_lock, NULL);
   c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
   c->connect_timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout
                                                 : DEFAULT_CONNECT_TIMEOUT_S;
+  if(c->connect_timeout > c->timeout)
+    c->connect_timeout = c->timeout;
   c->max_retries =
       cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
   c->sigv4 = join3("aws:amz:", c->s.region, ":dynamodb");
-  c->userpwd = join3(c->s.access_key, ":", c->s.secret_key);
-  if(c->s.session_token)
-    c->token_hdr = join3("x-amz-security-token: ", c->s.session_token, "");
-  if(!c->sigv4 || !c->userpwd || (c->s.session_token && !c->token_hdr)) {
+  c->sig = signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
+                      c->s.expires);
+  if(!c->sigv4 || !c->sig) {
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
   *out = c;
   return DDB_OK;
-}
-
-static void wipe_free(char *s) {
-  if(s) {
-    memset(s, 0, strlen(s));
-    free(s);
-  }
 }
 
 void ddb_client_free(ddb_client *c) {
@@ -203,9 +401,10 @@ void ddb_client_free(ddb_client *c) {
   for(i = 0; i < c->n_pool; i++)
     curl_easy_cleanup(c->pool[i]);
   pthread_mutex_destroy(&c->lock);
+  pthread_mutex_destroy(&c->cred_lock);
+  pthread_mutex_destroy(&c->refresh_lock);
   free(c->sigv4);
-  wipe_free(c->userpwd);
-  wipe_free(c->token_hdr);
+  signer_free(c->sig);
   ddb_settings_free(&c->s);
   free(c);
 }
@@ -245,13 +444,17 @@ static void handle_put(ddb_client *c, CURL *h) {
 /* ------------------------------------------------------------------------
 ** One request with retries
 */
+
+/* curl write callback: append to the ddb_buf ud; past its cap, stop (curl
+** then fails with CURLE_WRITE_ERROR). */
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   ddb_buf *b = ud;
   if(ddb_buf_add(b, p, size * n))
-    return 0; /* over the cap: curl stops with CURLE_WRITE_ERROR */
+    return 0;
   return size * n;
 }
 
+/* Is the DynamoDB error type one of the throttling family? */
 static int is_throttle(const char *type) {
   return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
          strcmp(type, "ThrottlingException") == 0 ||
@@ -259,13 +462,34 @@ static int is_throttle(const char *type) {
          strcmp(type, "LimitExceededException") == 0;
 }
 
+/* Is the curl failure cc worth another attempt (the network, not us)? */
+static int curl_retryable(CURLcode cc) {
+  switch(cc) {
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_CONNECT:
+  case CURLE_OPERATION_TIMEDOUT:
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_WEIRD_SERVER_REPLY:
+  case CURLE_HTTP2:
+  case CURLE_HTTP2_STREAM:
+  case CURLE_BAD_CONTENT_ENCODING: return 1;
+  default: return 0;
+  }
+}
+
+/* Milliseconds on the monotonic clock. */
 static double now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...). */
+/* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...):
+** uniform in [0, min(cap, base * 2^(attempt-1))). */
 static void backoff(int attempt, int throttled) {
   static __thread unsigned seed;
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
@@ -284,7 +508,7 @@ static void backoff(int attempt, int throttled) {
   nanosleep(&ts, NULL);
 }
 
-/* Fill err from a DynamoDB error response body. */
+/* Fill err from a DynamoDB error response body (err must not be NULL). */
 static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   cJSON *j = body->len ? cJSON_ParseWithLength(body->p, body->len) : NULL;
   const char *type = NULL, *msg = NULL, *hash;
@@ -297,10 +521,14 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   }
   if(type && (hash = strrchr(type, '#')) != NULL)
     type = hash + 1;
-  ddb_error_set(err, DDB_ERR_SERVICE, "%s: %s", type ? type : "HTTP error",
-                msg ? msg : (status ? "unexpected HTTP status" : "no answer"));
+  if(type)
+    ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %.400s", type,
+                  msg ? msg : "(no message)");
+  else
+    ddb_error_set(err, DDB_ERR_SERVICE, "HTTP %d: %.400s", status,
+                  msg ? msg : "unexpected answer");
   /* a cancelled transaction says which item failed, and why */
-  if(err && j) {
+  if(j) {
     const cJSON *reasons =
         cJSON_GetObjectItemCaseSensitive(j, "CancellationReasons");
     const cJSON *r;
@@ -312,18 +540,74 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "Code"));
       i++;
       if(code && strcmp(code, "None") != 0)
-        ddb_buf_addf(&b, "%sitem %d: %s", b.len ? "; " : "", i, code);
+        ddb_buf_addf(&b, "%sitem %d: %.60s", b.len ? "; " : "", i, code);
     }
     if(b.len && !b.failed)
-      snprintf(err->message, sizeof(err->message), "%s: %s",
+      snprintf(err->message, sizeof(err->message), "%.90s: %s",
                type ? type : "TransactionCanceledException", b.p);
     ddb_buf_free(&b);
   }
-  if(err) {
-    copy_str(err->type, sizeof(err->type), type ? type : "");
-    err->http_status = status;
-  }
+  copy_str(err->type, sizeof(err->type), type ? type : "");
+  err->http_status = status;
   cJSON_Delete(j);
+}
+
+/* Append printf-style text to err's message, as far as it fits. */
+static void error_append(ddb_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void error_append(ddb_error *err, const char *fmt, ...) {
+  size_t n = strlen(err->message);
+  va_list ap;
+  if(n + 1 >= sizeof(err->message))
+    return;
+  va_start(ap, fmt);
+  vsnprintf(err->message + n, sizeof(err->message) - n, fmt, ap);
+  va_end(ap);
+}
+
+/* Does the x-amz-crc32 header of the last response on h (if any) match
+** body?  Returns 1 when it matches or is absent, 0 when not; *want and
+** *got hold the two values when it is there. */
+static int crc_ok(CURL *h, const ddb_buf *body, unsigned long *want,
+                  unsigned long *got) {
+  struct curl_header *hh = NULL;
+  char *end;
+  if(curl_easy_header(h, "x-amz-crc32", 0, CURLH_HEADER, -1, &hh) !=
+         CURLHE_OK ||
+     !hh || !hh->value)
+    return 1;
+  *got = ddb_crc32(0, body->p, body->len);
+  if(hh->value[0] < '0' || hh->value[0] > '9')
+    return 0;
+  *want = strtoul(hh->value, &end, 10);
+  while(*end == ' ' || *end == '\t')
+    end++;
+  return *end == 0 && *want == *got;
+}
+
+/* Did a conditional PutItem, retried after an attempt whose answer was
+** lost, fail its condition only because that attempt wrote the item?
+** True when the request's Item equals the Item DynamoDB returned with the
+** failure (ReturnValuesOnConditionCheckFailure=ALL_OLD). */
+static int put_already_done(const char *body, size_t body_len,
+                            const ddb_buf *resp) {
+  cJSON *req = cJSON_ParseWithLength(body, body_len);
+  cJSON *ans = resp->len ? cJSON_ParseWithLength(resp->p, resp->len) : NULL;
+  const cJSON *ri = cJSON_GetObjectItemCaseSensitive(req, "Item");
+  const cJSON *ai = cJSON_GetObjectItemCaseSensitive(ans, "Item");
+  ddb_item *a = NULL, *b = NULL;
+  int same = 0;
+  if(ri && ai && ddb_item_decode(ri, &a, NULL) == DDB_OK &&
+     ddb_item_decode(ai, &b, NULL) == DDB_OK)
+    same = ddb_av_equal(&a->root, &b->root);
+  ddb_item_unref(a);
+  ddb_item_unref(b);
+  cJSON_Delete(req);
+  cJSON_Delete(ans);
+  return same;
 }
 
 static double consumed(const cJSON *resp);
@@ -359,18 +643,148 @@ void ddb_backoff(int attempt, int throttled) {
   backoff(attempt, throttled);
 }
 
+/* The verdict on one attempt. */
+typedef enum { ATTEMPT_DONE, ATTEMPT_FAIL, ATTEMPT_RETRY } attempt_verdict;
+
+/* Send one attempt on h, signed with g; fill resp, *status, *out (on
+** success) and e (on failure).  *throttled, *ambiguous (the request may
+** have been executed) and *expired (the token expired) describe a
+** failure. */
+static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
+                                    const call_info *ci, const char *url,
+                                    const char *body, size_t body_len,
+                                    ddb_buf *resp, int *status, cJSON **out,
+                                    int *throttled, int *ambiguous,
+                                    int *expired, ddb_error *e) {
+  struct curl_slist *hdrs = NULL, *x;
+  char target[96];
+  CURLcode cc;
+  long code = 0;
+  unsigned long want = 0, got = 0;
+  attempt_verdict v;
+
+  *status = 0;
+  snprintf(target, sizeof(target), "X-Amz-Target: DynamoDB_20120810.%.60s",
+           ci->operation);
+  x = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
+  if(x && (hdrs = x, x = curl_slist_append(hdrs, target)) != NULL &&
+     g->token_hdr)
+    x = curl_slist_append(hdrs, g->token_hdr);
+  if(!x) {
+    curl_slist_free_all(hdrs);
+    ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+    return ATTEMPT_FAIL;
+  }
+  ddb_buf_reset(resp);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
+  curl_easy_setopt(h, CURLOPT_USERNAME, g->user);
+  curl_easy_setopt(h, CURLOPT_PASSWORD, g->password);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)(c->connect_timeout * 1000));
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  /* identity: x-amz-crc32 covers the bytes as sent */
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RESPONSE_MAX);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+  if(c->s.ca_bundle)
+    curl_easy_setopt(h, CURLOPT_CAINFO, c->s.ca_bundle);
+  cc = curl_easy_perform(h);
+  curl_slist_free_all(hdrs);
+  if(cc == CURLE_OK)
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+  *status = (int)code;
+
+  if(cc == CURLE_FILESIZE_EXCEEDED ||
+     (cc == CURLE_WRITE_ERROR && resp->failed)) {
+    ddb_error_set(e, DDB_ERR_PARSE,
+                  "the response to %s is larger than %u bytes", ci->operation,
+                  RESPONSE_MAX);
+    return ATTEMPT_FAIL;
+  }
+  if(cc != CURLE_OK) {
+    ddb_error_set(e, DDB_ERR_NETWORK, "%s to %s failed: %s", ci->operation,
+                  c->s.endpoint, curl_easy_strerror(cc));
+    if(cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+      error_append(e, " (to trust another CA, set ca_bundle= or "
+                      "AWS_CA_BUNDLE)");
+    *ambiguous |= cc != CURLE_COULDNT_CONNECT &&
+                  cc != CURLE_COULDNT_RESOLVE_HOST &&
+                  cc != CURLE_SSL_CONNECT_ERROR;
+    return curl_retryable(cc) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
+  }
+  if(!crc_ok(h, resp, &want, &got)) {
+    /* damaged on the way: the answer is lost, the request may be done */
+    ddb_error_set(e, DDB_ERR_NETWORK,
+                  "the response to %s failed its x-amz-crc32 check "
+                  "(header %lu, body %lu)",
+                  ci->operation, want, got);
+    e->http_status = *status;
+    *ambiguous = 1;
+    return ATTEMPT_RETRY;
+  }
+  if(code == 200) {
+    *out = cJSON_ParseWithLength(resp->p ? resp->p : "", resp->len);
+    if(cJSON_IsObject(*out))
+      return ATTEMPT_DONE;
+    cJSON_Delete(*out);
+    *out = NULL;
+    /* a body that does not parse was cut short or damaged: retry */
+    ddb_error_set(e, DDB_ERR_PARSE, "malformed response to %s (%zu bytes)",
+                  ci->operation, resp->len);
+    *ambiguous = 1;
+    return ATTEMPT_RETRY;
+  }
+  service_error(resp, *status, e);
+  *throttled = is_throttle(e->type) || code == 429;
+  if(*throttled)
+    return ATTEMPT_RETRY;
+  if(code >= 500) {
+    *ambiguous = 1;
+    return ATTEMPT_RETRY;
+  }
+  if(strcmp(e->type, "TransactionInProgressException") == 0)
+    return ATTEMPT_RETRY;
+  if(strcmp(e->type, "ExpiredTokenException") == 0 &&
+     c->s.src.kind != DDB_CRED_STATIC && !*expired) {
+    *expired = 1;
+    return ATTEMPT_RETRY;
+  }
+  v = ATTEMPT_FAIL;
+  if(*ambiguous && strcmp(e->type, "ConditionalCheckFailedException") == 0 &&
+     strcmp(ci->operation, "PutItem") == 0 &&
+     put_already_done(body, body_len, resp)) {
+    *out = cJSON_CreateObject();
+    v = *out ? ATTEMPT_DONE : ATTEMPT_FAIL;
+  }
+  return v;
+}
+
 static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
                        size_t body_len, cJSON **out, ddb_error *err) {
   CURL *h = NULL;
-  struct curl_slist *hdrs = NULL;
   ddb_buf resp;
-  char target[96], url[2048];
+  char url[2048];
   ddb_result result = DDB_OK;
   ddb_log_entry le;
+  ddb_error local, *e = err;
+  signer *g = NULL;
   double t0 = now_ms();
-  int attempt = 0, status = 0, throttles = 0, sent = 0;
+  int attempt = 0, status = 0, throttles = 0, sent = 0, ambiguous = 0;
+  int expired = 0;
 
   *out = NULL;
+  memset(&local, 0, sizeof(local));
+  if(!e)
+    e = &local;
   ddb_buf_init(&resp, RESPONSE_MAX);
   memset(&le, 0, sizeof(le));
   copy_str(le.operation, sizeof(le.operation), ci->operation);
@@ -379,85 +793,58 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
   le.continuation = ci->continuation;
   le.items = -1;
 
-  snprintf(target, sizeof(target), "X-Amz-Target: DynamoDB_20120810.%s",
-           ci->operation);
-  snprintf(url, sizeof(url), "%s/", c->s.endpoint);
-  hdrs = curl_slist_append(hdrs, "Content-Type: application/x-amz-json-1.0");
-  if(hdrs)
-    hdrs = curl_slist_append(hdrs, target);
-  if(hdrs && c->token_hdr)
-    hdrs = curl_slist_append(hdrs, c->token_hdr);
+  if(snprintf(url, sizeof(url), "%s/", c->s.endpoint) >= (int)sizeof(url)) {
+    result = ddb_error_set(e, DDB_ERR_CONFIG, "endpoint too long");
+    goto fail;
+  }
   h = handle_get(c);
-  if(!hdrs || !h) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  if(!h) {
+    result = ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
     goto fail;
   }
 
   for(attempt = 0;; attempt++) {
-    CURLcode cc;
-    long code = 0;
-    int retry = 0, throttled = 0;
-
-    ddb_buf_reset(&resp);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-    curl_easy_setopt(h, CURLOPT_USERPWD, c->userpwd);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                     (long)(c->connect_timeout * 1000));
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
-    sent++;
-    cc = curl_easy_perform(h);
-    if(cc == CURLE_OK)
-      curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    status = (int)code;
-    if(cc != CURLE_OK) {
-      if(resp.failed) {
-        result = ddb_error_set(err, DDB_ERR_PARSE,
-                               "response to %s larger than %u bytes",
-                               ci->operation, RESPONSE_MAX);
-        goto fail;
-      }
-      result =
-          ddb_error_set(err, DDB_ERR_NETWORK, "%s to %s failed: %s",
-                        ci->operation, c->s.endpoint, curl_easy_strerror(cc));
-      retry = 1;
-    } else if(code == 200) {
-      *out = cJSON_ParseWithLength(resp.p ? resp.p : "", resp.len);
-      if(*out) {
-        result = DDB_OK;
-        break;
-      }
-      /* a body that does not parse was cut short or damaged: retry */
-      result = ddb_error_set(err, DDB_ERR_PARSE,
-                             "malformed response to %s (%zu bytes)",
-                             ci->operation, resp.len);
-      retry = 1;
-    } else {
-      service_error(&resp, status, err);
-      result = DDB_ERR_SERVICE;
-      throttled = err && is_throttle(err->type);
-      throttles += throttled;
-      retry = throttled || code >= 500;
-      /* a throttle without an error object still looks like this */
-      if(!err && (code == 400 || code >= 500))
-        retry = code >= 500;
-    }
-    if(!retry || attempt >= c->max_retries)
+    int throttled = 0, was_expired = expired;
+    attempt_verdict v;
+    ddb_error_clear(e);
+    result = signer_acquire(c, &g, e);
+    if(result)
       break;
+    sent++;
+    v = attempt_once(c, h, g, ci, url, body, body_len, &resp, &status, out,
+                     &throttled, &ambiguous, &expired, e);
+    signer_release(c, g);
+    g = NULL;
+    throttles += throttled;
+    if(v == ATTEMPT_DONE) {
+      result = DDB_OK;
+      break;
+    }
+    result = e->code ? e->code : DDB_ERR_SERVICE;
+    if(v == ATTEMPT_FAIL || attempt >= c->max_retries)
+      break;
+    if(expired && !was_expired) {
+      /* the token ran out under us: fetch new credentials, go again */
+      pthread_mutex_lock(&c->cred_lock);
+      c->force_refresh = 1;
+      pthread_mutex_unlock(&c->cred_lock);
+      continue;
+    }
     backoff(attempt + 1, throttled);
   }
   le.retries = attempt;
-  if(err) {
-    err->retries = attempt;
-    if(result && !err->http_status)
-      err->http_status = status;
+  e->retries = attempt;
+  if(result) {
+    if(!e->http_status)
+      e->http_status = status;
+    if(attempt > 0)
+      error_append(e, " (after %d retr%s)", attempt,
+                   attempt == 1 ? "y" : "ies");
+    if(ambiguous && (strstr(ci->operation, "Write") ||
+                     strcmp(ci->operation, "PutItem") == 0 ||
+                     strcmp(ci->operation, "UpdateItem") == 0 ||
+                     strcmp(ci->operation, "DeleteItem") == 0))
+      error_append(e, "; the write may have been applied");
   }
 
 fail:
@@ -476,7 +863,6 @@ fail:
     stats_add(ci->operation, sent, throttles, *out ? consumed(*out) : 0);
   if(h)
     handle_put(c, h);
-  curl_slist_free_all(hdrs);
   ddb_buf_free(&resp);
   return result;
 }

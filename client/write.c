@@ -91,6 +91,9 @@ ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
   add_condition(&b, cond, key_names, n_key);
   if(old)
     ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
+  /* a retry after a lost answer finds our own item: http.c compares */
+  if(cond == DDB_COND_NOT_EXISTS)
+    ddb_buf_adds(&b, ",\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"");
   ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
   result = send_write(c, "PutItem", table, &b, &resp, err);
   if(result == DDB_OK && old)

@@ -1152,17 +1152,25 @@ static void test_ini_get(void) {
   tmpdir_remove(&t);
 }
 
-static const char *const env_vars[] = {"AWS_REGION",
-                                       "AWS_DEFAULT_REGION",
-                                       "AWS_ENDPOINT_URL_DYNAMODB",
-                                       "AWS_ENDPOINT_URL",
-                                       "AWS_PROFILE",
-                                       "AWS_ACCESS_KEY_ID",
-                                       "AWS_SECRET_ACCESS_KEY",
-                                       "AWS_SESSION_TOKEN",
-                                       "AWS_SHARED_CREDENTIALS_FILE",
-                                       "AWS_CONFIG_FILE",
-                                       "HOME"};
+static const char *const env_vars[] = {
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL_DYNAMODB",
+    "AWS_ENDPOINT_URL",
+    "AWS_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CA_BUNDLE",
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+    "HOME"};
 #define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
 
 /* Save and clear every variable the settings read. */
@@ -1385,6 +1393,7 @@ static void test_settings_credentials(void) {
   setenv("AWS_CONFIG_FILE", t.config, 1);
   setenv("AWS_SHARED_CREDENTIALS_FILE", t.creds, 1);
   setenv("HOME", t.dir, 1);
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
   memset(&cfg, 0, sizeof(cfg));
 
   /* environment first when no profile option is given */
@@ -1442,17 +1451,23 @@ static void test_settings_credentials(void) {
   cfg.profile = NULL;
   setenv("AWS_PROFILE", "nocreds", 1);
   CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
-  CHECK_STR(err.message, "no credentials: tried AWS_ACCESS_KEY_ID/"
-                         "AWS_SECRET_ACCESS_KEY, the shared credentials and "
-                         "config files (profile 'nocreds')");
+  CHECK_STR(err.message,
+            "no credentials: tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; "
+            "the shared credentials and config files (profile 'nocreds'); "
+            "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/"
+            "FULL_URI not set); instance metadata "
+            "(AWS_EC2_METADATA_DISABLED=true)");
   CHECK(s.region == NULL && s.access_key == NULL && s.cred_source == NULL);
   unsetenv("AWS_PROFILE");
   cfg.profile = "nocreds";
   setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
   CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
-  CHECK_STR(err.message, "no credentials: tried the shared credentials and "
-                         "config files (profile 'nocreds')");
+  CHECK_STR(err.message,
+            "no credentials: tried the shared credentials and config files "
+            "(profile 'nocreds'); container credentials "
+            "(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI not set); "
+            "instance metadata (AWS_EC2_METADATA_DISABLED=true)");
 
   env_clear();
   env_restore(saved);
