@@ -231,7 +231,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   tags[1].len = tag2.len;
 
   if(!tag1.failed && !tag2.failed &&
-     ddbc_store_get_page(s, key.p, key.len, ddbc_now(), out)) {
+     ddbc_store_get_page(s, key.p, key.len, ddbc_now(), pol->query_ttl, out)) {
     result = DDB_OK;
     goto done;
   }
@@ -265,7 +265,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_buf_free(&k);
     return ddb_get_item(c, table, key, 0, out, err);
   }
-  if(ddbc_store_get_item(s, k.p, k.len, ddbc_now(), out)) {
+  if(ddbc_store_get_item(s, k.p, k.len, ddbc_now(), pol->item_ttl, out)) {
     ddb_buf_free(&k);
     return DDB_OK;
   }
@@ -311,7 +311,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     found[i] = NULL;
     ddb_buf_init(&k, DDBC_KEY_MAX);
     if(item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
-       ddbc_store_get_item(s, k.p, k.len, now, &found[i])) {
+       ddbc_store_get_item(s, k.p, k.len, now, pol->item_ttl, &found[i])) {
       ddb_buf_free(&k);
       continue;
     }

@@ -57,8 +57,9 @@ typedef struct entry {
   char *tag; /* pages: two tags, after the key */
   size_t tag_len[2];
   uint64_t gen[2]; /* pages: the tags' generations at fill */
-  double expires;
-  size_t bytes; /* charged to the budget */
+  double filled;   /* when it was stored */
+  double expires;  /* filled + the filler's ttl */
+  size_t bytes;    /* charged to the budget */
   union {
     ddb_item *item; /* may be NULL: "no such item" */
     ddb_page *page;
@@ -287,10 +288,11 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len) {
 ** Lookups and fills
 */
 
-/* Find key; drop it (and miss) when expired.  On a hit, move it to the
-** head of protected. */
-static entry *do_lookup(ddbc_store *s, const char *key, size_t len,
-                        double now) {
+/* Find key; drop it (and miss) when expired.  An entry older than
+** max_age (the reader's own TTL; readers with different TTLs share
+** entries) is a miss for this reader but stays: its fill replaces it. */
+static entry *do_lookup(ddbc_store *s, const char *key, size_t len, double now,
+                        double max_age) {
   entry *e;
   HASH_FIND(hh, s->map, key, len, e);
   if(!e)
@@ -300,6 +302,8 @@ static entry *do_lookup(ddbc_store *s, const char *key, size_t len,
     s->st.expirations++;
     return NULL;
   }
+  if(now - e->filled >= max_age)
+    return NULL;
   return e;
 }
 
@@ -340,6 +344,7 @@ static entry *do_insert(ddbc_store *s, const char *key, size_t key_len,
     e->tag_len[0] = tags[0].len;
     e->tag_len[1] = tags[1].len;
   }
+  e->filled = now;
   e->expires = now + ttl;
   e->bytes = bytes;
   HASH_ADD_KEYPTR(hh, s->map, e->key, key_len, e);
@@ -350,11 +355,11 @@ static entry *do_insert(ddbc_store *s, const char *key, size_t key_len,
 }
 
 int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
-                        double now, ddb_item **out) {
+                        double now, double max_age, ddb_item **out) {
   entry *e;
   int hit = 0;
   pthread_mutex_lock(&s->lock);
-  e = do_lookup(s, key, key_len, now);
+  e = do_lookup(s, key, key_len, now, max_age);
   if(e && e->kind == KIND_ITEM) {
     *out = ddb_item_ref(e->v.item);
     do_touch(s, e);
@@ -407,11 +412,11 @@ static int do_page_stale(ddbc_store *s, const entry *e) {
 }
 
 int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
-                        double now, ddb_page **out) {
+                        double now, double max_age, ddb_page **out) {
   entry *e;
   int hit = 0;
   pthread_mutex_lock(&s->lock);
-  e = do_lookup(s, key, key_len, now);
+  e = do_lookup(s, key, key_len, now, max_age);
   if(e && e->kind == KIND_PAGE && do_page_stale(s, e)) {
     do_entry_free(s, e); /* a write changed what it read */
     s->st.stale++;

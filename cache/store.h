@@ -56,7 +56,10 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
 ** Items.  Key and tag are the same string: the item's canonical key.
 **
 ** ddbc_store_get_item: 1 on a hit (*out is a new reference, or NULL for a
-** cached "no such item"), 0 on a miss (an expired entry is dropped).
+** cached "no such item"), 0 on a miss (an expired entry is dropped).  An
+** entry stored max_age seconds ago or earlier is a miss too (the reader's
+** own TTL: a reader with a short TTL must not take what a reader with a
+** long one stored long ago); it stays for other readers.
 ** ddbc_store_fill_item: store what a read returned (item may be NULL),
 ** unless the key's generation moved since `gen` was captured (a write
 ** completed meanwhile).  Takes its own reference.
@@ -64,7 +67,7 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
 ** this result (NULL: deleted): bump the key's generation and store it.
 */
 int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
-                        double now, ddb_item **out);
+                        double now, double max_age, ddb_item **out);
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           ddb_item *item, uint64_t gen, double now,
                           double ttl);
@@ -75,11 +78,12 @@ void ddbc_store_write_item(ddbc_store *s, const char *key, size_t key_len,
 ** Pages of Query/Scan results, keyed by the canonical request and tagged
 ** with two tags (what the page read: its partition, or the table's scans;
 ** and the whole table).  A page is a hit only while both tags keep the
-** generations captured before its request.  A value larger than
+** generations captured before its request, and (as for items) younger
+** than max_age.  A value larger than
 ** 1/DDBC_MAX_SHARE of the budget is not stored.
 */
 int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
-                        double now, ddb_page **out);
+                        double now, double max_age, ddb_page **out);
 void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
                           const ddbc_tag tags[2], const uint64_t gens[2],
                           ddb_page *page, double now, double ttl);

@@ -165,7 +165,7 @@ static void op_get(worker *w, int k, double now) {
   size_t n = item_key(key, sizeof(key), k);
   ddb_item *out = NULL;
   w->item_gets++;
-  if(ddbc_store_get_item(store, key, n, now, &out)) {
+  if(ddbc_store_get_item(store, key, n, now, 1e9, &out)) {
     if(k % NTHREADS == w->id && w->wrote[k]) {
       uint64_t got = out ? (((vitem *)out)->version << 1 | 1) : 0;
       uint64_t want = w->wrote[k] & 1 ? w->wrote[k] : 0;
@@ -179,6 +179,7 @@ static void op_get(worker *w, int k, double now) {
 
 /* A read of item k from the database, filled into the cache. */
 static void op_fill(worker *w, int k, double now, unsigned pad) {
+  (void)w;
   char key[16];
   size_t n = item_key(key, sizeof(key), k);
   uint64_t gen = ddbc_store_gen(store, key, n);
@@ -235,7 +236,7 @@ static void op_get_page(worker *w, int pn, double now) {
   size_t n = page_key(key, sizeof(key), pn);
   ddb_page *out = NULL;
   w->page_gets++;
-  if(ddbc_store_get_page(store, key, n, now, &out)) {
+  if(ddbc_store_get_page(store, key, n, now, 1e9, &out)) {
     int p = pn % NPARTS;
     w->page_hits_checked++;
     if((uint64_t)out->count < w->advanced[p])

@@ -16,6 +16,9 @@
 ** Helpers
 */
 
+/* max_age for readers that take entries of any age (within their TTL). */
+#define ANY_AGE 1e9
+
 /* A new item (one reference) whose allocation is exactly `bytes` long, so
 ** that the charge of its entry is known.  bytes >= sizeof(ddb_item). */
 static ddb_item *mkitem(size_t bytes) {
@@ -60,7 +63,7 @@ static void fill(ddbc_store *s, const char *key, ddb_item *it, double now,
 ** any get. */
 static int has(ddbc_store *s, const char *key, double now) {
   ddb_item *out = NULL;
-  int hit = ddbc_store_get_item(s, key, strlen(key), now, &out);
+  int hit = ddbc_store_get_item(s, key, strlen(key), now, ANY_AGE, &out);
   ddb_item_unref(out);
   return hit;
 }
@@ -68,7 +71,7 @@ static int has(ddbc_store *s, const char *key, double now) {
 /* Is the page under key cached at time now? */
 static int has_page(ddbc_store *s, const char *key, double now) {
   ddb_page *out = NULL;
-  int hit = ddbc_store_get_page(s, key, strlen(key), now, &out);
+  int hit = ddbc_store_get_page(s, key, strlen(key), now, ANY_AGE, &out);
   ddb_page_unref(out);
   return hit;
 }
@@ -393,6 +396,48 @@ static void test_ttl_sweep(void) {
   ddb_item_unref(it);
 }
 
+/* Readers with different TTLs share entries: an entry older than the
+** reader's own TTL (max_age) is a miss for it but stays for the others,
+** until the reader's fill replaces it. */
+static void test_ttl_reader_max_age(void) {
+  ddbc_store *s = ddbc_store_create(1 << 20);
+  ddb_item *v1 = mkitem(ISZ), *v2 = mkitem(ISZ), *out = NULL;
+  ddb_page *pg = mkpage(500);
+  fill(s, "k", v1, 0, 300);
+  fill_page(s, "q", "P", "T", pg, 0, 300);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 0.49, 0.5, &out), 1);
+  ddb_item_unref(out);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 0.5, 0.5, &out), 0);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 10, 0.5, &out), 0);
+  CHECK_INT(stats(s).item_misses, 2);
+  CHECK_INT(stats(s).expirations, 0);
+  CHECK_INT(stats(s).entries, 2);
+  {
+    ddb_page *po = NULL;
+    CHECK_INT(ddbc_store_get_page(s, "q", 1, 10, 0.5, &po), 0);
+    CHECK_INT(ddbc_store_get_page(s, "q", 1, 10, 300, &po), 1);
+    CHECK(po == pg);
+    ddb_page_unref(po);
+  }
+  out = NULL;
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 10, 300, &out), 1);
+  CHECK(out == v1);
+  ddb_item_unref(out);
+  /* the short reader's fill replaces it, for everyone */
+  fill(s, "k", v2, 10, 0.5);
+  out = NULL;
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 10.2, 300, &out), 1);
+  CHECK(out == v2);
+  ddb_item_unref(out);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 10.5, 300, &out), 0);
+  CHECK_INT(stats(s).expirations, 1);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  ddb_item_unref(v1);
+  ddb_item_unref(v2);
+  ddb_page_unref(pg);
+}
+
 /* ttl <= 0 is "don't cache": nothing is stored, and an older entry of the
 ** key goes (a newer value that is not kept must not leave an older one). */
 static void test_ttl_zero(void) {
@@ -598,7 +643,7 @@ static void test_negative_entries(void) {
   ddbc_store *s = ddbc_store_create(1 << 20);
   ddb_item *it = mkitem(ISZ), *out = it;
   fill(s, "gone", NULL, 0, 10);
-  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 1, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 1, ANY_AGE, &out), 1);
   CHECK(out == NULL);
   CHECK_INT(stats(s).item_hits, 1);
   CHECK_INT(stats(s).item_misses, 0);
@@ -606,17 +651,17 @@ static void test_negative_entries(void) {
   /* a delete through this process caches "no such item" */
   ddbc_store_write_item(s, "item", 4, it, 0, 10);
   out = NULL;
-  CHECK_INT(ddbc_store_get_item(s, "item", 4, 1, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "item", 4, 1, ANY_AGE, &out), 1);
   CHECK(out == it);
   ddb_item_unref(out);
   ddbc_store_write_item(s, "item", 4, NULL, 2, 10);
   out = it;
-  CHECK_INT(ddbc_store_get_item(s, "item", 4, 3, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "item", 4, 3, ANY_AGE, &out), 1);
   CHECK(out == NULL);
   CHECK_INT(refs_of_item(it), 1);
   /* negative entries expire like the others */
   out = it;
-  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 10, &out), 0);
+  CHECK_INT(ddbc_store_get_item(s, "gone", 4, 10, ANY_AGE, &out), 0);
   CHECK_INT(stats(s).expirations, 1);
   CHECK_INT(stats(s).item_hits, 3);
   CHECK_INT(stats(s).item_misses, 1);
@@ -647,7 +692,7 @@ static void test_gen_fill_refused_after_bump(void) {
   CHECK_INT(stats(s).stale, 2);
   {
     ddb_item *out = it;
-    CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, &out), 1);
+    CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, ANY_AGE, &out), 1);
     CHECK(out == NULL);
   }
   CHECK_INVARIANTS(s);
@@ -665,7 +710,7 @@ static void test_gen_page_stale(void) {
   fill_page(s, "q1", "P#a", "T#t", p1, 0, 10);
   fill_page(s, "q2", "P#b", "T#t", p2, 0, 10);
   fill_page(s, "q3", "S#t", "T#u", p3, 0, 10);
-  CHECK_INT(ddbc_store_get_page(s, "q1", 2, 0, &out), 1);
+  CHECK_INT(ddbc_store_get_page(s, "q1", 2, 0, ANY_AGE, &out), 1);
   CHECK(out == p1);
   ddb_page_unref(out);
   ddbc_store_bump(s, "P#zzz", 5); /* an unrelated tag */
@@ -722,7 +767,7 @@ static void test_gen_write_item_replaces(void) {
   CHECK(ddbc_store_gen(s, "k", 1) > g);
   CHECK_INT(refs_of_item(v1), 1); /* the old value was released */
   CHECK_INT(refs_of_item(v2), 2);
-  CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 2, ANY_AGE, &out), 1);
   CHECK(out == v2);
   ddb_item_unref(out);
   CHECK_INT(stats(s).entries, 1);
@@ -730,7 +775,7 @@ static void test_gen_write_item_replaces(void) {
   /* a write stores even where no read filled before */
   ddbc_store_write_item(s, "new", 3, v1, 2, 10);
   out = NULL;
-  CHECK_INT(ddbc_store_get_item(s, "new", 3, 2, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "new", 3, 2, ANY_AGE, &out), 1);
   CHECK(out == v1);
   ddb_item_unref(out);
   CHECK_INVARIANTS(s);
@@ -849,6 +894,8 @@ const tap_test tap_cache_tests[] = {
      test_ttl_lazy_on_get},
     {"cache: TTL sweep on fill, bounded by DDBC_SWEEP per segment",
      test_ttl_sweep},
+    {"cache: an entry older than the reader's TTL is a miss for that reader",
+     test_ttl_reader_max_age},
     {"cache: ttl <= 0 stores nothing and drops the older entry",
      test_ttl_zero},
     {"cache: bytes is the sum of the charged sizes",
