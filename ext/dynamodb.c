@@ -1722,6 +1722,9 @@ static int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
 
 /* Read aIn[0..nIn) again by their table keys (the index lacks a used
 ** column) into aRow.  Rows whose item vanished meanwhile are dropped. */
+static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                        ddb_item **aFound, ddb_error *err);
+
 static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_item **aFound;
@@ -1755,8 +1758,7 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
       goto fail;
     }
   }
-  if(ddbc_batch_get(p->pClient, p->pDesc->name, (const ddb_item *const *)aKey,
-                    (size_t)nIn, p->azKey, p->nKey, &p->pol, aFound, &err)) {
+  if(dd_batch_get_parallel(p, aKey, nIn, aFound, &err)) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
@@ -1788,7 +1790,12 @@ fail:
 ** pages per segment) to xNext, so memory stays O(segments x page) and rows
 ** stream to SQLite as pages arrive.  The first error stops every worker
 ** and fails the statement; closing the cursor early stops them too.
+**
+** The same machinery runs the Queries of a partition-key IN list
+** concurrently: there each unit of work is one partition, and up to
+** DD_MAX_IN_WORKERS workers take the partitions in turn.
 */
+#define DD_MAX_IN_WORKERS    8
 #define DD_QUEUE_PER_SEGMENT 2
 
 typedef struct dd_worker {
@@ -1802,8 +1809,11 @@ typedef struct dd_pscan {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* signalled on every queue or state change */
   ddb_page **aQ;     /* ring of pages, each a reference */
+  int *aQUnit;       /* the unit each queued page belongs to */
   int nQCap, iHead, nQ;
   int nWorker, nRunning; /* workers started, and still producing */
+  int nUnit;             /* Scan segments, or Query partitions */
+  const dd_val *aPk;     /* Query: the partition keys (the cursor's) */
   int bStop;             /* the consumer is gone or an error happened */
   int bFailed;
   ddb_error err; /* the first error */
@@ -1820,11 +1830,16 @@ static void *dd_worker_main(void *pArg) {
   ddb_read rd = s->rd;
   ddb_item *pStart = NULL;
   ddb_error err;
+  int iUnit = w->iSeg, bStop = 0;
   ddb_error_clear(&err);
-  rd.segment = w->iSeg;
-  rd.total_segments = s->nWorker;
-  for(;;) {
+  while(iUnit < s->nUnit && !bStop) {
     ddb_page *pg = NULL;
+    if(rd.pk_name)
+      rd.pk = s->aPk[iUnit].av; /* one partition of the IN list */
+    else {
+      rd.segment = iUnit; /* one segment of the Scan */
+      rd.total_segments = s->nUnit;
+    }
     rd.start = pStart;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
       pthread_mutex_lock(&s->mu);
@@ -1842,17 +1857,18 @@ static void *dd_worker_main(void *pArg) {
     pthread_mutex_lock(&s->mu);
     while(s->nQ == s->nQCap && !s->bStop)
       pthread_cond_wait(&s->cv, &s->mu);
-    if(s->bStop) {
-      pthread_mutex_unlock(&s->mu);
-      ddb_page_unref(pg);
-      break;
+    bStop = s->bStop;
+    if(!bStop) {
+      s->aQUnit[(s->iHead + s->nQ) % s->nQCap] = iUnit;
+      s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
+      s->nQ++;
+      pg = NULL;
+      pthread_cond_broadcast(&s->cv);
     }
-    s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
-    s->nQ++;
-    pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+    ddb_page_unref(pg);
     if(!pStart)
-      break; /* the segment is done */
+      iUnit += s->nWorker; /* this unit is done: the next one */
   }
   ddb_item_unref(pStart);
   pthread_mutex_lock(&s->mu);
@@ -1883,13 +1899,15 @@ static void dd_pscan_free(dd_pscan *s) {
   pthread_mutex_destroy(&s->mu);
   sqlite3_free(s->aW);
   sqlite3_free(s->aQ);
+  sqlite3_free(s->aQUnit);
   sqlite3_free(s);
 }
 
-/* Start nSeg workers on the cursor's Scan (its rd is the template).
+/* Start nSeg workers on nUnit units of the cursor's read (its rd is the
+** template): Scan segments, or the partitions of a Query's IN list.
 ** Returns an SQLite code; on error the cursor's pScan is freed by
 ** dd_cursor_reset as usual. */
-static int dd_pscan_start(dd_cursor *pCur, int nSeg) {
+static int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   dd_pscan *s = sqlite3_malloc(sizeof(*s));
   int i;
@@ -1900,13 +1918,18 @@ static int dd_pscan_start(dd_cursor *pCur, int nSeg) {
   pthread_cond_init(&s->cv, NULL);
   s->nQCap = nSeg * DD_QUEUE_PER_SEGMENT;
   s->aQ = sqlite3_malloc64(sizeof(ddb_page *) * (sqlite3_uint64)s->nQCap);
+  s->aQUnit = sqlite3_malloc64(sizeof(int) * (sqlite3_uint64)s->nQCap);
   s->aW = sqlite3_malloc64(sizeof(dd_worker) * (sqlite3_uint64)nSeg);
   s->nWorker = nSeg;
+  s->nUnit = nUnit;
+  s->aPk = pCur->aPk;
   s->pClient = p->pClient;
   s->rd = pCur->rd;
   s->pol = p->pol;
+  if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+    s->pol.consistent = 0; /* a GSI: see dd_next_page */
   pCur->pScan = s;
-  if(!s->aQ || !s->aW)
+  if(!s->aQ || !s->aQUnit || !s->aW)
     return SQLITE_NOMEM;
   memset(s->aW, 0, sizeof(dd_worker) * (size_t)nSeg);
   for(i = 0; i < nSeg; i++) {
@@ -1943,6 +1966,8 @@ static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
   }
   if(s->nQ > 0) {
     *ppg = s->aQ[s->iHead];
+    if(s->rd.pk_name)
+      pCur->iPk = s->aQUnit[s->iHead]; /* the partition of this page */
     s->iHead = (s->iHead + 1) % s->nQCap;
     s->nQ--;
     pthread_cond_broadcast(&s->cv);
@@ -2156,6 +2181,83 @@ static void dd_scan_denied(dd_vtab *p) {
   sqlite3_free(z);
 }
 
+/* BatchGetItem of many keys with several calls in flight: the keys are
+** cut into chunks of DD_BATCH_CHUNK (one call each, through the cache)
+** and up to DD_BATCH_THREADS threads take the chunks in turn. */
+#define DD_BATCH_CHUNK   100
+#define DD_BATCH_THREADS 4
+
+typedef struct dd_batch_job {
+  dd_vtab *p;
+  ddb_item **aKey;
+  ddb_item **aFound;
+  int nKeys, iFirst, nStride; /* this thread's chunks: iFirst, +nStride.. */
+  ddb_error err;
+  int bFailed;
+} dd_batch_job;
+
+static void *dd_batch_main(void *pArg) {
+  dd_batch_job *j = pArg;
+  int c;
+  for(c = j->iFirst; c * DD_BATCH_CHUNK < j->nKeys; c += j->nStride) {
+    int i0 = c * DD_BATCH_CHUNK;
+    int n = j->nKeys - i0 < DD_BATCH_CHUNK ? j->nKeys - i0 : DD_BATCH_CHUNK;
+    if(ddbc_batch_get(j->p->pClient, j->p->pDesc->name,
+                      (const ddb_item *const *)j->aKey + i0, (size_t)n,
+                      j->p->azKey, j->p->nKey, &j->p->pol, j->aFound + i0,
+                      &j->err)) {
+      j->bFailed = 1;
+      break;
+    }
+  }
+  return NULL;
+}
+
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL).  Returns
+** DDB_OK, or the first error (then aFound holds nothing). */
+static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                        ddb_item **aFound, ddb_error *err) {
+  dd_batch_job aJob[DD_BATCH_THREADS];
+  pthread_t aTid[DD_BATCH_THREADS];
+  int nChunk = (nKeys + DD_BATCH_CHUNK - 1) / DD_BATCH_CHUNK, nThread, i;
+  int aStarted[DD_BATCH_THREADS];
+  ddb_result result = DDB_OK;
+  nThread = nChunk < DD_BATCH_THREADS ? nChunk : DD_BATCH_THREADS;
+  if(nThread <= 1)
+    return ddbc_batch_get(p->pClient, p->pDesc->name,
+                          (const ddb_item *const *)aKey, (size_t)nKeys,
+                          p->azKey, p->nKey, &p->pol, aFound, err);
+  for(i = 0; i < nThread; i++) {
+    memset(&aJob[i], 0, sizeof(aJob[i]));
+    aJob[i].p = p;
+    aJob[i].aKey = aKey;
+    aJob[i].aFound = aFound;
+    aJob[i].nKeys = nKeys;
+    aJob[i].iFirst = i;
+    aJob[i].nStride = nThread;
+    aStarted[i] =
+        i > 0 && pthread_create(&aTid[i], NULL, dd_batch_main, &aJob[i]) == 0;
+  }
+  /* this thread takes job 0, and any job whose thread did not start */
+  for(i = 0; i < nThread; i++)
+    if(i == 0 || !aStarted[i])
+      dd_batch_main(&aJob[i]);
+  for(i = 1; i < nThread; i++)
+    if(aStarted[i])
+      pthread_join(aTid[i], NULL);
+  for(i = 0; i < nThread; i++)
+    if(aJob[i].bFailed && result == DDB_OK) {
+      *err = aJob[i].err;
+      result = err->code ? err->code : DDB_ERR_SERVICE;
+    }
+  if(result)
+    for(i = 0; i < nKeys; i++) {
+      ddb_item_unref(aFound[i]);
+      aFound[i] = NULL;
+    }
+  return result;
+}
+
 /* GetItem and BatchGetItem: the keys are aPk (partition) x skv (sort). */
 static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
@@ -2196,9 +2298,7 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
       rc = dd_cursor_error(pCur, &err);
       goto fail;
     }
-  } else if(ddbc_batch_get(p->pClient, p->pDesc->name,
-                           (const ddb_item *const *)aKey, (size_t)nKeys,
-                           p->azKey, p->nKey, &p->pol, aFound, &err)) {
+  } else if(dd_batch_get_parallel(p, aKey, nKeys, aFound, &err)) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
@@ -2385,6 +2485,14 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     pCur->rd.sk[1] = pCur->sk[1].av;
     pCur->rd.descending = (idxNum & DD_DESC) != 0;
     pCur->iPk = -1;
+    if(pCur->nPk > 1 && !pCur->bFetch && pCur->nLimit == 0) {
+      /* several partitions (IN): their Queries run concurrently */
+      rc = dd_pscan_start(
+          pCur, pCur->nPk < DD_MAX_IN_WORKERS ? pCur->nPk : DD_MAX_IN_WORKERS,
+          pCur->nPk);
+      if(rc)
+        goto fail;
+    }
     break;
   default:
     pCur->nPk = 0;
@@ -2403,7 +2511,7 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
       pCur->bMore = 1;
       pCur->iPk = 0;
       if(p->nSegments > 1 && p->nSlice == 0) {
-        rc = dd_pscan_start(pCur, p->nSegments);
+        rc = dd_pscan_start(pCur, p->nSegments, p->nSegments);
         if(rc)
           goto fail;
       }
