@@ -168,6 +168,9 @@ int dd_rc(const ddb_error *e) {
 **                       one table's Scan over processes or machines
 **   progress=BOOL       a progress line on stderr for statements that run
 **                       over 2 s, when stderr is a terminal (default on)
+**   ca_bundle=FILE      PEM file of the CAs to trust for https (default:
+**                       AWS_CA_BUNDLE, ca_bundle of the profile, the
+**                       system's); certificates are always verified
 **   split_transactions=BOOL  a COMMIT of more than 100 items goes as
 **                       BatchWriteItem calls, not atomic (default true);
 **                       false: such a COMMIT fails and writes nothing
@@ -190,6 +193,7 @@ static const char *const azParam[] = {
     "segments",           /* 11 */
     "segment",            /* 12 */
     "progress",           /* 13 */
+    "ca_bundle",          /* 14 */
 };
 #define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
 
@@ -250,6 +254,28 @@ static int dd_number(const char *z, double *pOut) {
   return 0;
 }
 
+/* Does option name zKey look like it holds a secret (a secret key, a
+** session token, a password)?  Such an option is refused: SQLite keeps
+** the arguments of CREATE VIRTUAL TABLE in plain text in the database
+** file.  The value is never looked at, and never echoed. */
+static int dd_secret_option(const char *zKey) {
+  static const char *const azWord[] = {"secret",     "token",      "password",
+                                       "passwd",     "access_key", "accesskey",
+                                       "access-key", "credential", "session"};
+  char zLow[64];
+  size_t i, n = strlen(zKey);
+  if(n >= sizeof(zLow))
+    n = sizeof(zLow) - 1;
+  for(i = 0; i < n; i++)
+    zLow[i] =
+        (char)((zKey[i] >= 'A' && zKey[i] <= 'Z') ? zKey[i] + 32 : zKey[i]);
+  zLow[n] = 0;
+  for(i = 0; i < sizeof(azWord) / sizeof(azWord[0]); i++)
+    if(strstr(zLow, azWord[i]))
+      return 1;
+  return 0;
+}
+
 /* Split argv[3..] into azVal[] by parameter.  Returns SQLITE_OK, or an
 ** error with *pzErr set. */
 static int dd_parse_args(int argc, const char *const *argv,
@@ -271,6 +297,16 @@ static int dd_parse_args(int argc, const char *const *argv,
     for(k = 0; k < DD_NPARAM; k++)
       if(sqlite3_stricmp(zKey, azParam[k]) == 0)
         break;
+    if(k == DD_NPARAM && dd_secret_option(zKey)) {
+      *pzErr = sqlite3_mprintf(
+          DD_PREFIX "option '%s' refused: CREATE VIRTUAL TABLE arguments are "
+                    "stored in plain text in the database file; credentials "
+                    "come from the environment, the shared files (profile=), "
+                    "credential_process, container or instance metadata",
+          zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
     if(k == DD_NPARAM) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "unknown option '%s'", zKey);
       sqlite3_free(zKey);
@@ -440,6 +476,7 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   cfg.region = azVal[1];
   cfg.endpoint = azVal[2];
   cfg.profile = azVal[3];
+  cfg.ca_bundle = azVal[14];
   if(azVal[4]) {
     if(sqlite3_stricmp(azVal[4], "deny") == 0)
       p->bScanDeny = 1;
