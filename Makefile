@@ -25,10 +25,12 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
               client/json.c client/write.c client/creds.c client/crc32.c
 CACHE_SRC  := cache/cache.c cache/store.c
 EXT_SRC    := ext/dynamodb.c ext/monitor.c ext/write.c
+API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)
-HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h)
+API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o)
+HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
@@ -51,9 +53,9 @@ $(BUILD)/libddb.a: $(LIB_OBJ)
 # SQLITE_CORE, so that the sqlite3_* calls go to libsqlite3 directly.
 UNIT_EXT := $(filter-out ext/dynamodb.c,$(EXT_SRC))
 $(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(EXT_SRC) \
-                     $(BUILD)/libddb.a $(HEADERS)
+                     $(API_OBJ) $(BUILD)/libddb.a $(HEADERS)
 	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -o $@ $(UNIT_SRC) $(UNIT_EXT) \
-	    $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
+	    $(API_OBJ) $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
@@ -74,7 +76,8 @@ lint:
 	tools/lint.sh
 
 format:
-	clang-format -i $(CLIENT_SRC) $(CACHE_SRC) $(EXT_SRC) $(HEADERS) $(UNIT_SRC)
+	clang-format -i $(CLIENT_SRC) $(CACHE_SRC) $(EXT_SRC) $(API_SRC) $(HEADERS) \
+	    $(UNIT_SRC)
 
 clean:
 	rm -rf $(BUILD) .test-tmp

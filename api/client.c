@@ -1,0 +1,357 @@
+/*
+** client.c -- dyn_client (options, table schemas), errors, statistics.
+*/
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api_int.h"
+
+const char *dyn_version(void) {
+  return DYN_VERSION;
+}
+
+const char *dyn_code_name(dyn_code code) {
+  switch(code) {
+  case DYN_OK: return "DYN_OK";
+  case DYN_ENOMEM: return "DYN_ENOMEM";
+  case DYN_ECONFIG: return "DYN_ECONFIG";
+  case DYN_ENETWORK: return "DYN_ENETWORK";
+  case DYN_ESERVICE: return "DYN_ESERVICE";
+  case DYN_EPARSE: return "DYN_EPARSE";
+  case DYN_EINPUT: return "DYN_EINPUT";
+  case DYN_ECONDITION: return "DYN_ECONDITION";
+  case DYN_ETYPE: return "DYN_ETYPE";
+  case DYN_EMISUSE: return "DYN_EMISUSE";
+  }
+  return "DYN_E?";
+}
+
+void dyn_free(void *p) {
+  free(p);
+}
+
+/* ------------------------------------------------------------------------
+** Errors
+*/
+static void copy_str(char *dst, size_t cap, const char *src) {
+  size_t n = strlen(src);
+  if(n >= cap)
+    n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
+dyn_code dyni_error(dyn_error *err, const ddb_error *e) {
+  dyn_code code;
+  switch(e->code) {
+  case DDB_OK: code = DYN_OK; break;
+  case DDB_ERR_NOMEM: code = DYN_ENOMEM; break;
+  case DDB_ERR_CONFIG: code = DYN_ECONFIG; break;
+  case DDB_ERR_NETWORK: code = DYN_ENETWORK; break;
+  case DDB_ERR_SERVICE: code = DYN_ESERVICE; break;
+  case DDB_ERR_PARSE: code = DYN_EPARSE; break;
+  case DDB_ERR_INPUT: code = DYN_EINPUT; break;
+  default: code = DYN_ESERVICE; break;
+  }
+  /* a failed condition is the caller's business, not DynamoDB's trouble */
+  if(code == DYN_ESERVICE &&
+     (strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
+      (strcmp(e->type, "TransactionCanceledException") == 0 &&
+       strstr(e->message, "ConditionalCheckFailed"))))
+    code = DYN_ECONDITION;
+  if(err) {
+    err->code = code;
+    err->http_status = e->http_status;
+    err->retries = e->retries;
+    copy_str(err->type, sizeof(err->type), e->type);
+    copy_str(err->message, sizeof(err->message),
+             e->message[0] ? e->message : dyn_code_name(code));
+  }
+  return code;
+}
+
+dyn_code dyni_fail(dyn_error *err, dyn_code code, const char *fmt, ...) {
+  va_list ap;
+  if(!err)
+    return code;
+  memset(err, 0, sizeof(*err));
+  err->code = code;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  va_end(ap);
+  return code;
+}
+
+/* ------------------------------------------------------------------------
+** The client
+*/
+static dyn_code ttl_option(double v, const char *name, double *out,
+                           dyn_error *err) {
+  if(v == 0) {
+    *out = DYN_DEFAULT_TTL;
+    return DYN_OK;
+  }
+  if(v == DYN_OFF) {
+    *out = 0;
+    return DYN_OK;
+  }
+  if(!(v > 0 && v <= DYN_MAX_TTL))
+    return dyni_fail(err, DYN_EINPUT,
+                     "%s: %g is out of range (seconds from 0 to %.0f, or "
+                     "DYN_OFF)",
+                     name, v, DYN_MAX_TTL);
+  *out = v;
+  return DYN_OK;
+}
+
+dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
+                        dyn_error *err) {
+  static const dyn_options none;
+  dyn_client *c = NULL;
+  ddb_config cfg;
+  ddb_error e;
+  dyn_code result;
+
+  if(err)
+    memset(err, 0, sizeof(*err));
+  if(!out)
+    return dyni_fail(err, DYN_EMISUSE, "dyn_client_new: out is NULL");
+  *out = NULL;
+  if(!opt)
+    opt = &none;
+  if(opt->timeout < 0 || opt->connect_timeout < 0)
+    return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
+  if(opt->max_retries < DYN_OFF || opt->max_retries > 100)
+    return dyni_fail(err, DYN_EINPUT,
+                     "max_retries: %d is out of range (0 to 100, or "
+                     "DYN_OFF)",
+                     opt->max_retries);
+  c = calloc(1, sizeof(*c));
+  if(!c)
+    return dyni_fail(err, DYN_ENOMEM, "out of memory");
+  pthread_mutex_init(&c->lock, NULL);
+  result = ttl_option(opt->item_ttl, "item_ttl", &c->pol.item_ttl, err);
+  if(result)
+    goto fail;
+  result = ttl_option(opt->query_ttl, "query_ttl", &c->pol.query_ttl, err);
+  if(result)
+    goto fail;
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.region = opt->region;
+  cfg.endpoint = opt->endpoint;
+  cfg.profile = opt->profile;
+  cfg.ca_bundle = opt->ca_bundle;
+  cfg.timeout = opt->timeout;
+  cfg.connect_timeout = opt->connect_timeout;
+  cfg.max_retries = opt->max_retries == 0         ? -1
+                    : opt->max_retries == DYN_OFF ? 0
+                                                  : opt->max_retries;
+  ddb_error_clear(&e);
+  if(ddb_client_new(&cfg, &c->ddb, &e)) {
+    result = dyni_error(err, &e);
+    goto fail;
+  }
+  *out = c;
+  return DYN_OK;
+
+fail:
+  dyn_client_free(c);
+  return result;
+}
+
+void dyn_client_free(dyn_client *c) {
+  dyn_table *t, *next;
+  if(!c)
+    return;
+  for(t = c->tables; t; t = next) {
+    next = t->next;
+    dyni_table_unref(t);
+  }
+  ddb_client_free(c->ddb);
+  pthread_mutex_destroy(&c->lock);
+  free(c);
+}
+
+const char *dyn_client_endpoint(const dyn_client *c) {
+  return c && c->ddb ? ddb_client_endpoint(c->ddb) : NULL;
+}
+
+const char *dyn_client_region(const dyn_client *c) {
+  return c && c->ddb ? ddb_client_region(c->ddb) : NULL;
+}
+
+const char *dyn_client_credential_source(const dyn_client *c) {
+  return c && c->ddb ? ddb_client_credential_source(c->ddb) : NULL;
+}
+
+ddbc_policy dyni_policy(const dyn_client *c, int flags) {
+  ddbc_policy p = c->pol;
+  p.consistent = (flags & DYN_CONSISTENT) != 0;
+  return p;
+}
+
+/* ------------------------------------------------------------------------
+** Tables: the key schema of every table a client touched, refreshed every
+** DYN_TABLE_TTL seconds (DescribeTable answers are also shared by every
+** client for as long by cache/).
+*/
+void dyni_table_unref(dyn_table *t) {
+  if(t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    ddb_table_desc_free(t->desc);
+    free(t);
+  }
+}
+
+dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,
+                        dyn_error *err) {
+  dyn_table *t, **pp;
+  ddb_table_desc *desc = NULL;
+  ddb_error e;
+  double now = ddbc_now();
+
+  *out = NULL;
+  if(!table || !*table)
+    return dyni_fail(err, DYN_EMISUSE, "no table name");
+  pthread_mutex_lock(&c->lock);
+  for(t = c->tables; t; t = t->next)
+    if(t->expires > now && strcmp(t->desc->name, table) == 0) {
+      __atomic_add_fetch(&t->refs, 1, __ATOMIC_RELAXED);
+      *out = t;
+      break;
+    }
+  pthread_mutex_unlock(&c->lock);
+  if(*out)
+    return DYN_OK;
+
+  ddb_error_clear(&e);
+  if(ddbc_describe_table(c->ddb, table, &desc, &e))
+    return dyni_error(err, &e);
+  if(!desc->indexes || desc->n_indexes < 1 || !desc->indexes[0].pk.name) {
+    ddb_table_desc_free(desc);
+    return dyni_fail(err, DYN_EPARSE, "table '%s': no key schema", table);
+  }
+  t = calloc(1, sizeof(*t));
+  if(!t) {
+    ddb_table_desc_free(desc);
+    return dyni_fail(err, DYN_ENOMEM, "out of memory");
+  }
+  t->desc = desc;
+  t->key_names[0] = desc->indexes[0].pk.name;
+  t->key_names[1] = desc->indexes[0].sk.name;
+  t->n_key = t->key_names[1] ? 2 : 1;
+  t->expires = now + DYN_TABLE_TTL;
+  t->refs = 2; /* the list's and the caller's */
+  pthread_mutex_lock(&c->lock);
+  /* drop the entries of this table (expired, or a concurrent refresh) */
+  for(pp = &c->tables; *pp;) {
+    dyn_table *x = *pp;
+    if(strcmp(x->desc->name, desc->name) == 0) {
+      *pp = x->next;
+      dyni_table_unref(x);
+      continue;
+    }
+    pp = &x->next;
+  }
+  t->next = c->tables;
+  c->tables = t;
+  pthread_mutex_unlock(&c->lock);
+  *out = t;
+  return DYN_OK;
+}
+
+dyn_code dyni_key(const dyn_table *t, const ddb_item *src, const char *what,
+                  ddb_item **key, dyn_error *err) {
+  const ddb_av *attrs[2];
+  const ddb_keyattr *ka[2];
+  int i;
+
+  if(key)
+    *key = NULL;
+  if(!src)
+    return dyni_fail(err, DYN_EMISUSE, "%s is NULL", what);
+  ka[0] = &t->desc->indexes[0].pk;
+  ka[1] = &t->desc->indexes[0].sk;
+  for(i = 0; i < t->n_key; i++) {
+    const ddb_av *a = ddb_item_get(src, ka[i]->name);
+    if(!a)
+      return dyni_fail(err, DYN_EINPUT,
+                       "%s: missing key attribute '%s' of table '%s'", what,
+                       ka[i]->name, t->desc->name);
+    if(a->type != ka[i]->type)
+      return dyni_fail(
+          err, DYN_EINPUT, "%s: key attribute '%s' must be %s, not %s", what,
+          ka[i]->name, ddb_type_name(ka[i]->type), ddb_type_name(a->type));
+    if(a->n == 0)
+      return dyni_fail(err, DYN_EINPUT, "%s: key attribute '%s' is empty",
+                       what, ka[i]->name);
+    if(a->type == DDB_N && !dyni_number_ok(a->text, a->n))
+      return dyni_fail(err, DYN_EINPUT,
+                       "%s: key attribute '%s' is not a DynamoDB number", what,
+                       ka[i]->name);
+    if(a->type == DDB_B && !dyni_base64_ok(a->text, a->n))
+      return dyni_fail(err, DYN_EINPUT, "%s: key attribute '%s' is not base64",
+                       what, ka[i]->name);
+    attrs[i] = a;
+  }
+  if(!key)
+    return DYN_OK;
+  if(src->root.n == (uint32_t)t->n_key) {
+    *key = ddb_item_ref((ddb_item *)src);
+    return DYN_OK;
+  }
+  *key = ddb_item_from_attrs(attrs, t->n_key);
+  return *key ? DYN_OK : dyni_fail(err, DYN_ENOMEM, "out of memory");
+}
+
+/* ------------------------------------------------------------------------
+** Cache and statistics
+*/
+static const ddb_op op_map[DYN_OP_COUNT] = {
+    DDB_OP_GET_ITEM,      DDB_OP_BATCH_GET_ITEM,   DDB_OP_QUERY,
+    DDB_OP_SCAN,          DDB_OP_PUT_ITEM,         DDB_OP_UPDATE_ITEM,
+    DDB_OP_DELETE_ITEM,   DDB_OP_BATCH_WRITE_ITEM, DDB_OP_TRANSACT_WRITE_ITEMS,
+    DDB_OP_DESCRIBE_TABLE};
+
+void dyn_stats_get(dyn_stats *out) {
+  ddbc_stats cs;
+  ddb_stats rs;
+  int i;
+  if(!out)
+    return;
+  memset(out, 0, sizeof(*out));
+  ddbc_stats_get(&cs);
+  ddb_stats_get(&rs);
+  out->item_hits = cs.item_hits;
+  out->item_misses = cs.item_misses;
+  out->query_hits = cs.query_hits;
+  out->query_misses = cs.query_misses;
+  out->evictions = cs.evictions;
+  out->expirations = cs.expirations;
+  out->stale = cs.stale;
+  out->entries = cs.entries;
+  out->bytes = cs.bytes;
+  out->bytes_max = cs.bytes_max;
+  out->requests = rs.requests;
+  for(i = 0; i < DYN_OP_COUNT; i++)
+    out->op_requests[i] = rs.op_requests[op_map[i]];
+  out->retries = rs.retries;
+  out->throttles = rs.throttles;
+  out->consumed_rcu = rs.consumed_rcu;
+  out->consumed_wcu = rs.consumed_wcu;
+}
+
+const char *dyn_op_name(dyn_op op) {
+  if((int)op < 0 || op >= DYN_OP_COUNT)
+    return "";
+  return ddb_op_name(op_map[op]);
+}
+
+size_t dyn_cache_set_budget(size_t bytes) {
+  return ddbc_set_budget(bytes);
+}
+
+void dyn_cache_clear(void) {
+  ddbc_clear();
+}
