@@ -65,6 +65,7 @@ void tap_diag(const char *fmt, ...)
 extern const tap_test tap_client_tests[];
 extern const tap_test tap_ext_tests[];
 extern const tap_test tap_cache_tests[];
+extern const tap_test tap_api_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>
