@@ -39,6 +39,14 @@
 #include <string.h>
 #include <uthash.h>
 
+/* uthash doubles its buckets when one chain reaches this length.  Its
+** default (10) leaves about 3 entries per bucket: at 20,000 entries a hit
+** walks 2.2 entries on average, each one a cache miss.  At 6 the table
+** keeps 1.6 to 2.6 buckets per entry (16 bytes each) and a hit walks
+** 1.2 to 1.3 entries. */
+#undef HASH_BKT_CAPACITY_THRESH
+#define HASH_BKT_CAPACITY_THRESH 6U
+
 #include "store.h"
 
 /* What malloc adds to each block, for accounting. */

@@ -1,0 +1,21 @@
+# make bench: the cache benchmark (bench/).  Starts its own DynamoDB Local
+# (2 GiB heap), loads the tables, prints (a) cached point lookups through
+# SQL against a native table, (b) the C-level hit path in ns/op, (c) Zipf
+# hit ratios with full Scans in between, segmented against plain LRU.
+# Only prints; nothing is asserted.  See bench/README.md.
+#
+#   make bench                          everything
+#   make bench BENCH_ARGS="--only c"    some parts (a, b, c)
+#   BENCH_KEYS=N BENCH_LOOKUPS=N        sizes of (a) (default 20000, 100000)
+
+BENCH_BIN := $(BUILD)/bench-cache
+
+.PHONY: bench
+$(BENCH_BIN): bench/bench.c $(BUILD)/libddb.a $(HEADERS) mk/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/bench.c $(BUILD)/libddb.a $(LDFLAGS) \
+	    -lsqlite3 $(LIBS)
+
+bench: deps
+	$(MAKE) --no-print-directory loadable $(BENCH_BIN)
+	bench/run.sh $(BENCH_ARGS)
