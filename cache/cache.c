@@ -248,19 +248,38 @@ done:
   return result;
 }
 
+int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
+                     int n_key, const ddbc_policy *pol, ddb_item **out) {
+  ddbc_store *s = the_store();
+  char stack[256]; /* most keys fit: no malloc */
+  ddb_buf k;
+  int hit = 0;
+  *out = NULL;
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return 0;
+  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
+  key_head(&k, 'I', c, table);
+  ddb_buf_addc(&k, '\x1f');
+  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed)
+    hit = ddbc_store_peek_item(s, k.p, k.len, ddbc_now(), pol->item_ttl, out);
+  ddb_buf_free(&k);
+  return hit;
+}
+
 ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
                          const char *const *key_names, int n_key_names,
                          const ddbc_policy *pol, ddb_item **out,
                          ddb_error *err) {
   ddbc_store *s = the_store();
   ddb_buf k;
+  char stack[256]; /* most keys fit: no malloc on a hit */
   uint64_t gen;
   ddb_result result;
 
   *out = NULL;
   if(pol->consistent || pol->item_ttl <= 0 || !s)
     return ddb_get_item(c, table, key, pol->consistent, out, err);
-  ddb_buf_init(&k, DDBC_KEY_MAX);
+  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   if(item_key(&k, c, table, key, key_names, n_key_names)) {
     ddb_buf_free(&k);
     return ddb_get_item(c, table, key, 0, out, err);

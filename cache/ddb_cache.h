@@ -63,6 +63,14 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
                          const ddbc_policy *pol, ddb_item **out,
                          ddb_error *err);
 
+/* The item cache's answer for the key whose attribute values are key[0..n)
+** (names set, in the table's key order), without building an item: 1 on
+** a hit (*out is a new reference, or NULL for "no such item"), 0 on a
+** miss or when pol says not to use the cache (then call ddbc_get_item).
+** This is the hot path of a join that drives lookups. */
+int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
+                     int n_key, const ddbc_policy *pol, ddb_item **out);
+
 /* BatchGetItem over any number of keys; found[i] answers keys[i]. */
 ddb_result ddbc_batch_get(ddb_client *c, const char *table,
                           const ddb_item *const *keys, size_t n,

@@ -362,8 +362,9 @@ static entry *do_insert(ddbc_store *s, const char *key, size_t key_len,
   return e;
 }
 
-int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
-                        double now, double max_age, ddb_item **out) {
+/* Look up an item; count a miss only when count_miss is set. */
+static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
+                    double max_age, ddb_item **out, int count_miss) {
   entry *e;
   int hit = 0;
   pthread_mutex_lock(&s->lock);
@@ -373,11 +374,21 @@ int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
     do_touch(s, e);
     s->st.item_hits++;
     hit = 1;
-  } else {
+  } else if(count_miss) {
     s->st.item_misses++;
   }
   pthread_mutex_unlock(&s->lock);
   return hit;
+}
+
+int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
+                        double now, double max_age, ddb_item **out) {
+  return get_item(s, key, key_len, now, max_age, out, 1);
+}
+
+int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
+                         double now, double max_age, ddb_item **out) {
+  return get_item(s, key, key_len, now, max_age, out, 0);
 }
 
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,

@@ -68,6 +68,10 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
 */
 int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
                         double now, double max_age, ddb_item **out);
+/* As ddbc_store_get_item, but a miss is not counted (the caller goes on
+** to a lookup that counts it). */
+int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
+                         double now, double max_age, ddb_item **out);
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           ddb_item *item, uint64_t gen, double now,
                           double ttl);

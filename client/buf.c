@@ -21,8 +21,14 @@ ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
 }
 
 void ddb_error_clear(ddb_error *err) {
-  if(err)
-    memset(err, 0, sizeof(*err));
+  /* not a memset of the whole struct: this runs on every cached read */
+  if(err) {
+    err->code = DDB_OK;
+    err->http_status = 0;
+    err->retries = 0;
+    err->type[0] = 0;
+    err->message[0] = 0;
+  }
 }
 
 /* ------------------------------------------------------------------------
@@ -33,8 +39,20 @@ void ddb_buf_init(ddb_buf *b, size_t max) {
   b->max = max;
 }
 
+void ddb_buf_init_with(ddb_buf *b, char *storage, size_t cap, size_t max) {
+  memset(b, 0, sizeof(*b));
+  b->max = max;
+  b->p = storage;
+  b->cap = cap;
+  b->borrowed = 1;
+  if(cap)
+    storage[0] = 0;
+}
+
 void ddb_buf_free(ddb_buf *b) {
-  free(b->p);
+  if(!b->borrowed)
+    free(b->p);
+  b->borrowed = 0;
   b->p = NULL;
   b->len = b->cap = 0;
   b->failed = 0;
@@ -64,17 +82,32 @@ static int buf_grow(ddb_buf *b, size_t n) {
   cap = b->cap ? b->cap : 256;
   while(cap < need)
     cap *= 2;
-  p = realloc(b->p, cap);
+  if(b->borrowed) {
+    /* outgrew the caller's storage: move to the heap */
+    p = malloc(cap);
+    if(p && b->len)
+      memcpy(p, b->p, b->len);
+  } else {
+    p = realloc(b->p, cap);
+  }
   if(!p) {
     b->failed = 1;
     return -1;
   }
+  b->borrowed = 0;
   b->p = p;
   b->cap = cap;
   return 0;
 }
 
 int ddb_buf_add(ddb_buf *b, const void *p, size_t n) {
+  /* room already (the common case): no call to buf_grow */
+  if(!b->failed && b->p && n < b->cap - b->len && b->len + n <= b->max) {
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+  }
   if(buf_grow(b, n))
     return -1;
   if(n)
@@ -177,6 +210,18 @@ char *ddb_buf_take(ddb_buf *b, size_t *len) {
   if(b->failed) {
     ddb_buf_free(b);
     return NULL;
+  }
+  if(b->borrowed) {
+    /* the caller's storage cannot be handed out: copy it */
+    p = malloc(b->len + 1);
+    if(!p)
+      return NULL;
+    memcpy(p, b->p, b->len);
+    p[b->len] = 0;
+    if(len)
+      *len = b->len;
+    ddb_buf_free(b);
+    return p;
   }
   if(!b->p && buf_grow(b, 0))
     return NULL;

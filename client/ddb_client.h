@@ -75,9 +75,13 @@ typedef struct ddb_buf {
   size_t cap;
   size_t max; /* hard cap on len */
   int failed;
+  int borrowed; /* p is the caller's storage (ddb_buf_init_with) */
 } ddb_buf;
 
 void ddb_buf_init(ddb_buf *b, size_t max);
+/* Start in the caller's storage[0..cap) (e.g. on the stack), moving to
+** the heap only if it outgrows it; ddb_buf_free() is still required. */
+void ddb_buf_init_with(ddb_buf *b, char *storage, size_t cap, size_t max);
 void ddb_buf_free(ddb_buf *b);
 void ddb_buf_reset(ddb_buf *b);
 int ddb_buf_add(ddb_buf *b, const void *p, size_t n);
@@ -344,6 +348,9 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
 ** lacks a key attribute. */
 int ddb_key_encode(const ddb_item *item, const char *const *key_names,
                    int n_key_names, ddb_buf *out);
+/* The same encoding from the key's values (each with its name set), in
+** the order of the table's key. */
+int ddb_key_encode_avs(const ddb_av *vals, int n, ddb_buf *out);
 
 /* ------------------------------------------------------------------------
 ** Items from JSON text (json.c)

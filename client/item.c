@@ -639,26 +639,41 @@ int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out) {
   return ddb_buf_addc(out, '}');
 }
 
+/* Append one key attribute: name US type US text RS (numbers in canonical
+** form: 1.50, 15E-1 and 1.5 are one key to DynamoDB).  Returns 0 or -1. */
+static int key_av(const ddb_av *a, ddb_buf *out) {
+  char hdr[3];
+  if(!a || !a->name ||
+     (a->type != DDB_S && a->type != DDB_N && a->type != DDB_B))
+    return -1;
+  hdr[0] = '\x1f';
+  hdr[1] = ddb_type_name(a->type)[0]; /* S, N and B are one letter */
+  hdr[2] = '\x1f';
+  ddb_buf_add(out, a->name, a->name_len ? a->name_len : strlen(a->name));
+  ddb_buf_add(out, hdr, 3);
+  if(a->type == DDB_N) {
+    if(ddb_number_canonical(a->text, a->n, out))
+      return -1;
+  } else {
+    ddb_buf_add(out, a->text, a->n);
+  }
+  return ddb_buf_addc(out, '\x1e');
+}
+
 int ddb_key_encode(const ddb_item *item, const char *const *key_names,
                    int n_key_names, ddb_buf *out) {
   int i;
-  for(i = 0; i < n_key_names; i++) {
-    const ddb_av *a = ddb_item_get(item, key_names[i]);
-    if(!a || (a->type != DDB_S && a->type != DDB_N && a->type != DDB_B))
+  for(i = 0; i < n_key_names; i++)
+    if(key_av(ddb_item_get(item, key_names[i]), out))
       return -1;
-    ddb_buf_adds(out, key_names[i]);
-    ddb_buf_addc(out, '\x1f');
-    ddb_buf_adds(out, ddb_type_name(a->type));
-    ddb_buf_addc(out, '\x1f');
-    if(a->type == DDB_N) {
-      /* 1.50, 15E-1 and 1.5 are one key to DynamoDB */
-      if(ddb_number_canonical(a->text, a->n, out))
-        return -1;
-    } else {
-      ddb_buf_add(out, a->text, a->n);
-    }
-    ddb_buf_addc(out, '\x1e');
-  }
+  return out->failed ? -1 : 0;
+}
+
+int ddb_key_encode_avs(const ddb_av *vals, int n, ddb_buf *out) {
+  int i;
+  for(i = 0; i < n; i++)
+    if(key_av(&vals[i], out))
+      return -1;
   return out->failed ? -1 : 0;
 }
 

@@ -82,6 +82,16 @@ typedef struct dd_val {
   int bInt;
 } dd_val;
 
+/* What a Query or Scan does besides its key condition (the tail of the
+** plan, written into idxStr and read back by xFilter). */
+typedef struct dd_extra {
+  int nFilter;
+  int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
+  int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
+  sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
+  int bCount;                     /* Select=COUNT */
+} dd_extra;
+
 typedef struct dd_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
   int op;                   /* DD_OP_* of the running plan */
@@ -111,9 +121,12 @@ typedef struct dd_cursor {
   const char *azProj[64]; /* attribute names (owned by the vtab) */
   int bCount;             /* rows are counted, not fetched: only columns
                              with a known value (= in the call) are used */
+  ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
   struct dd_pscan *pScan; /* a parallel Scan's workers, or NULL */
-  int nSegDone;           /* segments finished (progress) */
-  double tStart;          /* when xFilter ran (progress) */
+  const char *zPlanSeen;  /* idxStr whose tail planSeen holds */
+  dd_extra planSeen;
+  int nSegDone;  /* segments finished (progress) */
+  double tStart; /* when xFilter ran (progress) */
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
@@ -899,15 +912,6 @@ static int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
 }
 
 /* Write the plan for people into idxStr. */
-/* What a Query or Scan does besides its key condition (the tail of the
-** plan, written into idxStr and read back by xFilter). */
-typedef struct dd_extra {
-  int nFilter;
-  int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
-  int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
-  sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
-  int bCount;                     /* Select=COUNT */
-} dd_extra;
 
 /* Append attribute name z to s as the plan writes names: bare when it is
 ** an identifier, else in double quotes with quotes doubled. */
@@ -1127,6 +1131,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_plan best, cand;
   dd_extra extra;
   int i, iArg = 0, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
+  int bReuse;
   int idxNum;
   double scanRows;
 
@@ -1147,12 +1152,18 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   idxNum = best.op | (best.iPath << 2);
   if(best.op != DD_OP_SCAN) {
     pInfo->aConstraintUsage[best.iPkCons].argvIndex = ++iArg;
+    /* PK = ? is enforced exactly by every keyed call (values convert as
+    ** the column's affinity would), so SQLite need not check it again */
+    pInfo->aConstraintUsage[best.iPkCons].omit = !best.bPkIn;
     if(best.bPkIn) {
       sqlite3_vtab_in(pInfo, best.iPkCons, 1);
       idxNum |= DD_PK_IN;
     }
     for(i = 0; i < best.nSk; i++) {
       pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = ++iArg;
+      /* likewise SK = ? */
+      pInfo->aConstraintUsage[best.aSkCons[i]].omit =
+          best.aSkKind[i] == DD_SK_EQ && !best.bSkIn;
       idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
     }
     if(best.bSkIn) {
@@ -1164,7 +1175,13 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   memset(&extra, 0, sizeof(extra));
   bFetch = best.op == DD_OP_QUERY &&
            (pInfo->colUsed & ~p->aPath[best.iPath].mCover) != 0;
-  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch) {
+  /* A Query answered from the query cache serves later statements on the
+  ** same key condition only when it asked for whole items: with the query
+  ** cache on, a Query pushes no FILTER, PROJECT or COUNT (a Scan always
+  ** does: a full table is what the cache must not be flushed with) */
+  bReuse =
+      best.op == DD_OP_QUERY && p->pol.query_ttl > 0 && !p->pol.consistent;
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse) {
     const dd_path *pp = &p->aPath[best.iPath];
     for(i = 0; i < pInfo->nConstraint && extra.nFilter < DD_MAX_FILTER; i++) {
       const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
@@ -1188,7 +1205,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   /* PROJECT: only the columns used (and the table's keys, for rowids)
   ** when neither item nor item_raw is; COUNT: when every column used has
   ** one value known from an equality the call enforces */
-  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch &&
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse &&
      (pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) == 0) {
     const dd_path *pp = &p->aPath[best.iPath];
     sqlite3_uint64 mKnown = 0;
@@ -1250,7 +1267,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
 ** Values: SQL -> DynamoDB key values
 */
 static void dd_val_clear(dd_val *v) {
-  sqlite3_free(v->zBuf);
+  free(v->zBuf); /* libc: hot path, and never handed to SQLite */
   memset(v, 0, sizeof(*v));
 }
 
@@ -1293,7 +1310,7 @@ static int dd_utf8_ok(const unsigned char *z, int n) {
 
 /* Set v to a copy of z[0..n) as a value of type t. */
 static int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
-  v->zBuf = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  v->zBuf = malloc((size_t)n + 1);
   if(!v->zBuf)
     return SQLITE_NOMEM;
   memcpy(v->zBuf, z, (size_t)n);
@@ -1390,7 +1407,7 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
     size_t cap = ((size_t)n + 2) / 3 * 4 + 1;
     if(n == 0)
       return SQLITE_OK;
-    v->zBuf = sqlite3_malloc64(cap + (size_t)n);
+    v->zBuf = malloc(cap + (size_t)n);
     if(!v->zBuf)
       return SQLITE_NOMEM;
     ddb_base64_encode(z, (size_t)n, v->zBuf, cap);
@@ -1709,7 +1726,8 @@ static void dd_rows_clear(dd_cursor *pCur) {
   int i;
   for(i = 0; pCur->aRow && i < pCur->nRow; i++)
     ddb_item_unref(pCur->aRow[i]);
-  sqlite3_free(pCur->aRow);
+  if(pCur->aRow != pCur->aRowOne)
+    sqlite3_free(pCur->aRow);
   pCur->aRow = NULL;
   pCur->nRow = pCur->iRow = 0;
   pCur->pCur = NULL;
@@ -2152,31 +2170,30 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Append v to the cursor's partition keys unless already there. */
-static int dd_add_pk(dd_cursor *pCur, dd_val *v) {
+/* Append v (moved) to the list *pa of *pn values unless already there. */
+static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
   int i;
   dd_val *a;
-  for(i = 0; i < pCur->nPk; i++)
-    if(pCur->aPk[i].av.n == v->av.n &&
-       memcmp(pCur->aPk[i].av.text, v->av.text, v->av.n) == 0) {
+  for(i = 0; i < *pn; i++)
+    if((*pa)[i].av.n == v->av.n &&
+       memcmp((*pa)[i].av.text, v->av.text, v->av.n) == 0) {
       dd_val_clear(v);
       return SQLITE_OK;
     }
-  a = sqlite3_realloc64(pCur->aPk,
-                        sizeof(dd_val) * (sqlite3_uint64)(pCur->nPk + 1));
+  a = sqlite3_realloc64(*pa, sizeof(dd_val) * (sqlite3_uint64)(*pn + 1));
   if(!a) {
     dd_val_clear(v);
     return SQLITE_NOMEM;
   }
-  pCur->aPk = a;
-  a[pCur->nPk++] = *v;
+  *pa = a;
+  a[(*pn)++] = *v;
   memset(v, 0, sizeof(*v));
   return SQLITE_OK;
 }
 
 /* Collect the distinct usable values of argument pArg (an IN list when
-** bIn) converted to type t, appended to the cursor's aPk. */
-static int dd_collect(dd_cursor *pCur, sqlite3_value *pArg, int bIn,
+** bIn) converted to type t, appended to the list *pa of *pn values. */
+static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
                       ddb_type t) {
   sqlite3_value *pV;
   dd_val v;
@@ -2184,7 +2201,7 @@ static int dd_collect(dd_cursor *pCur, sqlite3_value *pArg, int bIn,
   if(!bIn) {
     rc = dd_val_from_sql(pArg, t, &v, &ok);
     if(rc == SQLITE_OK && ok)
-      rc = dd_add_pk(pCur, &v);
+      rc = dd_add_val(pa, pn, &v);
     return rc;
   }
   for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
@@ -2192,7 +2209,7 @@ static int dd_collect(dd_cursor *pCur, sqlite3_value *pArg, int bIn,
     /* pV is valid only until the next call: dd_val_from_sql copies it */
     int rc2 = dd_val_from_sql(pV, t, &v, &ok);
     if(rc2 == SQLITE_OK && ok)
-      rc2 = dd_add_pk(pCur, &v);
+      rc2 = dd_add_val(pa, pn, &v);
     if(rc2)
       return rc2;
   }
@@ -2308,6 +2325,27 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     pCur->bEof = 1;
     return SQLITE_OK;
   }
+  if(pCur->op == DD_OP_GET) {
+    /* the hot path of a join: ask the item cache with the key's values,
+    ** without building a key item or any array */
+    ddb_av kv[2];
+    ddb_item *it = NULL;
+    kv[0] = pCur->aPk[0].av;
+    kv[0].name = p->azKey[0];
+    kv[0].name_len = 0;
+    if(p->nKey == 2) {
+      kv[1] = aSk[0].av;
+      kv[1].name = p->azKey[1];
+      kv[1].name_len = 0;
+    }
+    if(ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol,
+                        &it)) {
+      pCur->aRow = pCur->aRowOne;
+      pCur->aRowOne[0] = it;
+      pCur->nRow = it ? 1 : 0;
+      return SQLITE_OK;
+    }
+  }
   aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
   if(!aKey)
     return SQLITE_NOMEM;
@@ -2371,23 +2409,28 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   dd_path *pp = &p->aPath[(idxNum >> 2) & 31];
   dd_interval iv;
   dd_val aSkEq[1];
-  dd_cursor skc; /* collects sort-key IN values for BatchGetItem */
+  dd_val *aSkv = NULL; /* sort-key values (=, IN) for Get/BatchGetItem */
+  int nSkv = 0;
   dd_extra x;
   int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
 
   dd_cursor_reset(pCur);
   memset(&iv, 0, sizeof(iv));
-  memset(&skc, 0, sizeof(skc));
   memset(aSkEq, 0, sizeof(aSkEq));
   iv.bExact = 1;
   pCur->op = idxNum & 3;
   pCur->pPath = pp;
   pCur->bEof = 0;
   pCur->bFetch = (idxNum & DD_FETCH) != 0;
-  if(dd_parse_extra(p, idxStr, &x)) {
-    dd_error(p, "cannot read the plan '%s'", idxStr ? idxStr : "");
-    return SQLITE_ERROR;
+  /* the plan's tail is read once per prepared plan, not per xFilter */
+  if(idxStr != pCur->zPlanSeen || !idxStr) {
+    if(dd_parse_extra(p, idxStr, &pCur->planSeen)) {
+      dd_error(p, "cannot read the plan '%s'", idxStr ? idxStr : "");
+      return SQLITE_ERROR;
+    }
+    pCur->zPlanSeen = idxStr;
   }
+  x = pCur->planSeen;
   if(dd_in_write(p)) {
     /* an UPDATE or DELETE (or a read in a write transaction): rows must
     ** be whole items with their keys, never counted or projected */
@@ -2402,8 +2445,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     }
     pCur->rd.table = p->pDesc->name;
   } else {
-    rc = dd_collect(pCur, argv[iArg++], (idxNum & DD_PK_IN) != 0,
-                    p->aCol[pp->iPk].type);
+    rc = dd_collect(&pCur->aPk, &pCur->nPk, argv[iArg++],
+                    (idxNum & DD_PK_IN) != 0, p->aCol[pp->iPk].type);
     if(rc)
       goto fail;
     if(pCur->nPk == 0)
@@ -2414,12 +2457,11 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
         break;
       if(pCur->op != DD_OP_QUERY) {
         /* the table's sort key, = or IN: gather its values */
-        skc.base.pVtab = cur->pVtab;
-        rc = dd_collect(&skc, argv[iArg++], (idxNum & DD_SK_IN) != 0,
+        rc = dd_collect(&aSkv, &nSkv, argv[iArg++], (idxNum & DD_SK_IN) != 0,
                         p->aCol[pp->iSk].type);
         if(rc)
           goto fail;
-        nSkEq = skc.nPk;
+        nSkEq = nSkv;
         continue;
       }
       if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
@@ -2501,7 +2543,7 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   switch(pCur->op) {
   case DD_OP_GET:
   case DD_OP_BATCH:
-    rc = dd_run_keys(pCur, skc.aPk, skc.nPk);
+    rc = dd_run_keys(pCur, aSkv, nSkv);
     if(rc)
       goto fail;
     break;
@@ -2560,9 +2602,9 @@ fail:
   dd_val_clear(&iv.lo);
   dd_val_clear(&iv.hi);
   dd_val_clear(&iv.prefix);
-  for(i = 0; i < skc.nPk; i++)
-    dd_val_clear(&skc.aPk[i]);
-  sqlite3_free(skc.aPk);
+  for(i = 0; i < nSkv; i++)
+    dd_val_clear(&aSkv[i]);
+  sqlite3_free(aSkv);
   if(rc)
     pCur->bEof = 1;
   return rc;
