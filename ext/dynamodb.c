@@ -2034,10 +2034,23 @@ static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
 
 /* ------------------------------------------------------------------------
 ** Progress: in an interactive shell (stderr a terminal), a statement that
-** has run for DD_PROGRESS_AFTER seconds shows one line on stderr, updated
+** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER)
+** shows one line on stderr, updated
 ** as pages arrive, and cleared at the end (bEnd).
 */
 #define DD_PROGRESS_AFTER 2.0
+
+/* Seconds before the line appears: DD_PROGRESS_AFTER, or the environment
+** variable DYNAMODB_PROGRESS_AFTER (read once). */
+static double dd_progress_after(void) {
+  static double after = -1;
+  if(after < 0) {
+    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
+    double d;
+    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
+  }
+  return after;
+}
 
 static void dd_progress(dd_cursor *pCur, int bEnd) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
@@ -2051,7 +2064,7 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
     return;
   }
   t = ddbc_now() - pCur->tStart;
-  if(t < DD_PROGRESS_AFTER || !isatty(2))
+  if(t < dd_progress_after() || !isatty(2))
     return;
   fprintf(stderr, "\r\033[K%s: %lld items, %lld pages, %.1f RCU, %.1f s",
           p->zVtabName ? p->zVtabName : "dynamodb", pCur->nItemsSeen,
