@@ -588,6 +588,21 @@ static int crc_ok(CURL *h, const ddb_buf *body, unsigned long *want,
   return *end == 0 && *want == *got;
 }
 
+/* curl's debug callback, to see what curl does on its own: on a kept-alive
+** connection that dies before any answer, curl sends the request again on
+** a fresh connection ("Connection died, retrying a fresh connect").  That
+** resend is a retry too (counted, and the request may have been executed
+** twice), so *(int *)ud counts them. */
+static int on_debug(CURL *h, curl_infotype type, char *data, size_t size,
+                    void *ud) {
+  static const char died[] = "Connection died, retrying";
+  (void)h;
+  if(ud && type == CURLINFO_TEXT && size >= sizeof(died) - 1 &&
+     memcmp(data, died, sizeof(died) - 1) == 0)
+    (*(int *)ud)++;
+  return 0;
+}
+
 /* Did a conditional PutItem, retried after an attempt whose answer was
 ** lost, fail its condition only because that attempt wrote the item?
 ** True when the request's Item equals the Item DynamoDB returned with the
@@ -649,21 +664,22 @@ typedef enum { ATTEMPT_DONE, ATTEMPT_FAIL, ATTEMPT_RETRY } attempt_verdict;
 /* Send one attempt on h, signed with g; fill resp, *status, *out (on
 ** success) and e (on failure).  *throttled, *ambiguous (the request may
 ** have been executed) and *expired (the token expired) describe a
-** failure. */
+** failure; *resent counts the times curl sent it again by itself. */
 static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
                                     const call_info *ci, const char *url,
                                     const char *body, size_t body_len,
                                     ddb_buf *resp, int *status, cJSON **out,
                                     int *throttled, int *ambiguous,
-                                    int *expired, ddb_error *e) {
+                                    int *expired, int *resent, ddb_error *e) {
   struct curl_slist *hdrs = NULL, *x;
-  char target[96];
+  char target[96], errbuf[CURL_ERROR_SIZE];
   CURLcode cc;
   long code = 0;
   unsigned long want = 0, got = 0;
   attempt_verdict v;
 
   *status = 0;
+  errbuf[0] = 0;
   snprintf(target, sizeof(target), "X-Amz-Target: DynamoDB_20120810.%.60s",
            ci->operation);
   x = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
@@ -697,8 +713,17 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   if(c->s.ca_bundle)
     curl_easy_setopt(h, CURLOPT_CAINFO, c->s.ca_bundle);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
+  curl_easy_setopt(h, CURLOPT_DEBUGDATA, resent);
+  curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
   cc = curl_easy_perform(h);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
+  curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
+  curl_easy_setopt(h, CURLOPT_DEBUGDATA, NULL);
   curl_slist_free_all(hdrs);
+  if(*resent)
+    *ambiguous = 1;
   if(cc == CURLE_OK)
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   *status = (int)code;
@@ -713,6 +738,10 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   if(cc != CURLE_OK) {
     ddb_error_set(e, DDB_ERR_NETWORK, "%s to %s failed: %s", ci->operation,
                   c->s.endpoint, curl_easy_strerror(cc));
+    /* curl's details, e.g. "Recv failure: Connection reset by peer" */
+    if(errbuf[0] && cc != CURLE_COULDNT_CONNECT &&
+       strcmp(errbuf, curl_easy_strerror(cc)) != 0)
+      error_append(e, " (%.200s)", errbuf);
     if(cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
       error_append(e, " (to trust another CA, set ca_bundle= or "
                       "AWS_CA_BUNDLE)");
@@ -804,17 +833,17 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
   }
 
   for(attempt = 0;; attempt++) {
-    int throttled = 0, was_expired = expired;
+    int throttled = 0, was_expired = expired, resent = 0;
     attempt_verdict v;
     ddb_error_clear(e);
     result = signer_acquire(c, &g, e);
     if(result)
       break;
-    sent++;
     v = attempt_once(c, h, g, ci, url, body, body_len, &resp, &status, out,
-                     &throttled, &ambiguous, &expired, e);
+                     &throttled, &ambiguous, &expired, &resent, e);
     signer_release(c, g);
     g = NULL;
+    sent += 1 + resent;
     throttles += throttled;
     if(v == ATTEMPT_DONE) {
       result = DDB_OK;
@@ -832,14 +861,14 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
     }
     backoff(attempt + 1, throttled);
   }
-  le.retries = attempt;
-  e->retries = attempt;
+  le.retries = sent > 0 ? sent - 1 : 0;
+  e->retries = le.retries;
   if(result) {
     if(!e->http_status)
       e->http_status = status;
-    if(attempt > 0)
-      error_append(e, " (after %d retr%s)", attempt,
-                   attempt == 1 ? "y" : "ies");
+    if(le.retries > 0)
+      error_append(e, " (after %d retr%s)", le.retries,
+                   le.retries == 1 ? "y" : "ies");
     if(ambiguous && (strstr(ci->operation, "Write") ||
                      strcmp(ci->operation, "PutItem") == 0 ||
                      strcmp(ci->operation, "UpdateItem") == 0 ||
@@ -1141,8 +1170,7 @@ static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
     case DDB_SK_BEGINS_WITH:
       ddb_buf_addf(b, "begins_with(#f%d, :v%d)", i, v++);
       break;
-    default:
-      ddb_buf_addf(b, "#f%d%s:v%d", i, skop_text(f->op), v++);
+    default: ddb_buf_addf(b, "#f%d%s:v%d", i, skop_text(f->op), v++);
     }
   }
 }
@@ -1171,9 +1199,7 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
       ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
       nvals = 2;
       break;
-    default:
-      ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op));
-      nvals = 2;
+    default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
     }
     ddb_buf_addc(b, '"');
   }
