@@ -18,6 +18,7 @@ typedef struct dd_txn dd_txn;
 typedef struct dd_column {
   char *zName;   /* attribute name; sqlite3_free() */
   ddb_type type; /* DDB_S, DDB_N or DDB_B */
+  int bAttr;     /* declared by columns=, not a key of any index */
 } dd_column;
 
 /* An access path: the base table (iPath 0) or an index. */
@@ -45,9 +46,12 @@ typedef struct dd_vtab {
   int bProgress;        /* progress= */
   int bSplit;           /* split_transactions: >100 writes may go as
                            BatchWriteItem (not atomic) */
-  dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see write.c */
-  sqlite3 *db;          /* the connection, for dynamodb_info() */
-  char *zVtabName;      /* the virtual table's name; sqlite3_free() */
+  dd_txn *pTxn;
+  const char *zColumns; /* columns= while connecting (borrowed) */
+  char *zSchemaErr;
+      /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
+  sqlite3 *db;               /* the connection, for dynamodb_info() */
+  char *zVtabName;           /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
 } dd_vtab;
 

@@ -184,6 +184,9 @@ int dd_rc(const ddb_error *e) {
 **   ca_bundle=FILE      PEM file of the CAs to trust for https (default:
 **                       AWS_CA_BUNDLE, ca_bundle of the profile, the
 **                       system's); certificates are always verified
+**   columns='a, b N, c B'  more columns, one per named attribute, of type
+**                       S (TEXT, the default), N (NUMERIC) or B (BLOB); an
+**                       item whose attribute has another type shows NULL
 **   split_transactions=BOOL  a COMMIT of more than 100 items goes as
 **                       BatchWriteItem calls, not atomic (default true);
 **                       false: such a COMMIT fails and writes nothing
@@ -207,6 +210,7 @@ static const char *const azParam[] = {
     "segment",            /* 12 */
     "progress",           /* 13 */
     "ca_bundle",          /* 14 */
+    "columns",            /* 15 */
 };
 #define DD_NPARAM (int)(sizeof(azParam) / sizeof(azParam[0]))
 
@@ -391,15 +395,70 @@ static int dd_projected(const ddb_index *x, const char *zName) {
 }
 
 /* Build columns and access paths from p->pDesc. */
+/* Add the columns declared by columns='name [S|N|B], ...' (after the key
+** columns).  Returns SQLITE_OK, or an error with *pzErr set. */
+static int dd_declare_columns(dd_vtab *p, const char *z, char **pzErr) {
+  while(z && *z) {
+    const char *zEnd = strchr(z, ',');
+    int n = zEnd ? (int)(zEnd - z) : (int)strlen(z), i;
+    ddb_type t = DDB_S;
+    char *zEntry = dd_dequote(z, n), *zType, *zName;
+    if(!zEntry)
+      return SQLITE_NOMEM;
+    zType = strrchr(zEntry, ' ');
+    if(zType) {
+      static const char *const azT[] = {"S",       "TEXT", "N",
+                                        "NUMERIC", "B",    "BLOB"};
+      static const ddb_type aT[] = {DDB_S, DDB_S, DDB_N, DDB_N, DDB_B, DDB_B};
+      for(i = 0; i < 6; i++)
+        if(sqlite3_stricmp(zType + 1, azT[i]) == 0)
+          break;
+      if(i == 6) {
+        *pzErr = sqlite3_mprintf(DD_PREFIX "bad type in columns: '%s' "
+                                           "(expected S, N or B)",
+                                 zType + 1);
+        sqlite3_free(zEntry);
+        return SQLITE_ERROR;
+      }
+      t = aT[i];
+      *zType = 0;
+    }
+    zName = dd_dequote(zEntry, (int)strlen(zEntry));
+    sqlite3_free(zEntry);
+    if(!zName)
+      return SQLITE_NOMEM;
+    for(i = 0; i < p->nCol; i++)
+      if(strcmp(p->aCol[i].zName, zName) == 0)
+        break;
+    if(i < p->nCol || !*zName || sqlite3_stricmp(zName, "item") == 0 ||
+       sqlite3_stricmp(zName, "item_raw") == 0 || p->nCol >= 62) {
+      *pzErr =
+          sqlite3_mprintf(DD_PREFIX "bad column in columns: '%s' (%s)", zName,
+                          !*zName         ? "empty"
+                          : i < p->nCol   ? "already a column"
+                          : p->nCol >= 62 ? "too many columns"
+                                          : "a reserved name");
+      sqlite3_free(zName);
+      return SQLITE_ERROR;
+    }
+    p->aCol[p->nCol].zName = zName;
+    p->aCol[p->nCol].type = t;
+    p->aCol[p->nCol].bAttr = 1;
+    p->nCol++;
+    z = zEnd ? zEnd + 1 : NULL;
+  }
+  return SQLITE_OK;
+}
+
 static int dd_build_schema(dd_vtab *p) {
   const ddb_table_desc *d = p->pDesc;
   int i, c;
-  p->aCol =
-      sqlite3_malloc64(sizeof(dd_column) * (sqlite3_uint64)d->n_indexes * 2);
+  p->aCol = sqlite3_malloc64(sizeof(dd_column) *
+                             ((sqlite3_uint64)d->n_indexes * 2 + 64));
   p->aPath = sqlite3_malloc64(sizeof(dd_path) * (sqlite3_uint64)d->n_indexes);
   if(!p->aCol || !p->aPath)
     return SQLITE_NOMEM;
-  memset(p->aCol, 0, sizeof(dd_column) * (size_t)d->n_indexes * 2);
+  memset(p->aCol, 0, sizeof(dd_column) * ((size_t)d->n_indexes * 2 + 64));
   p->nPath = d->n_indexes;
   for(i = 0; i < d->n_indexes; i++) {
     const ddb_index *x = &d->indexes[i];
@@ -413,6 +472,11 @@ static int dd_build_schema(dd_vtab *p) {
   p->azKey[0] = d->indexes[0].pk.name;
   p->azKey[1] = d->indexes[0].sk.name;
   p->nKey = d->indexes[0].sk.name ? 2 : 1;
+  if(p->zColumns) {
+    int rc = dd_declare_columns(p, p->zColumns, &p->zSchemaErr);
+    if(rc)
+      return rc;
+  }
   /* What each path's projection covers: the table's keys, its own keys,
   ** and for ALL/INCLUDE the projected attributes.  `item` is covered only
   ** by ALL (and by the base table). */
@@ -598,9 +662,16 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
     rc = dd_rc(&err);
     goto fail;
   }
+  p->zColumns = azVal[15];
   rc = dd_build_schema(p);
-  if(rc)
+  p->zColumns = NULL;
+  if(rc) {
+    if(p->zSchemaErr) {
+      *pzErr = p->zSchemaErr;
+      p->zSchemaErr = NULL;
+    }
     goto fail;
+  }
   if(p->nSegments == 0) {
     /* auto: one segment per DD_SEGMENT_BYTES of the table, at most 16 */
     long long n = p->pDesc->size_bytes / DD_SEGMENT_BYTES + 1;
@@ -2706,7 +2777,9 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     return SQLITE_OK;
   if(i < p->nCol) {
     av = ddb_item_get(pCur->pCur, p->aCol[i].zName);
-    if(av)
+    /* a declared column shows its attribute only in the declared type, so
+    ** that SQLite and a FilterExpression agree on every comparison */
+    if(av && (!p->aCol[i].bAttr || av->type == p->aCol[i].type))
       dd_result_av(ctx, av);
     return SQLITE_OK;
   }

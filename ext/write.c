@@ -295,8 +295,8 @@ static int dd_validate(dd_vtab *p, const ddb_item *it) {
     }
   for(c = 0; c < p->nCol; c++) {
     const ddb_av *a = ddb_item_get(it, p->aCol[c].zName);
-    if(!a)
-      continue;
+    if(!a || p->aCol[c].bAttr)
+      continue; /* a declared column may hold any type in the item */
     if(a->type != p->aCol[c].type) {
       dd_error(p, "key attribute '%s' must be %s, got %s", p->aCol[c].zName,
                ddb_type_name(p->aCol[c].type), ddb_type_name(a->type));
