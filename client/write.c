@@ -75,12 +75,26 @@ static ddb_result send_write(ddb_client *c, const char *op, const char *table,
   return ddb_call(c, op, table, NULL, 0, body->p, body->len, resp, err);
 }
 
+/* Close body b, send it as op, and give the answer's Attributes to *item
+** (when item is not NULL).  Frees b. */
+static ddb_result send_and_take(ddb_client *c, const char *op,
+                                const char *table, ddb_buf *b, ddb_item **item,
+                                ddb_error *err) {
+  cJSON *resp = NULL;
+  ddb_result result;
+  ddb_buf_adds(b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  result = send_write(c, op, table, b, &resp, err);
+  if(result == DDB_OK && item)
+    result = take_item(resp, "Attributes", item, err);
+  cJSON_Delete(resp);
+  ddb_buf_free(b);
+  return result;
+}
+
 ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
                         const char *const *key_names, int n_key, ddb_cond cond,
                         ddb_item **old, ddb_error *err) {
   ddb_buf b;
-  cJSON *resp = NULL;
-  ddb_result result;
   if(old)
     *old = NULL;
   ddb_buf_init(&b, DDB_REQUEST_MAX);
@@ -94,13 +108,7 @@ ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
   /* a retry after a lost answer finds our own item: http.c compares */
   if(cond == DDB_COND_NOT_EXISTS)
     ddb_buf_adds(&b, ",\"ReturnValuesOnConditionCheckFailure\":\"ALL_OLD\"");
-  ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
-  result = send_write(c, "PutItem", table, &b, &resp, err);
-  if(result == DDB_OK && old)
-    result = take_item(resp, "Attributes", old, err);
-  cJSON_Delete(resp);
-  ddb_buf_free(&b);
-  return result;
+  return send_and_take(c, "PutItem", table, &b, old, err);
 }
 
 ddb_result ddb_delete_item(ddb_client *c, const char *table,
@@ -108,8 +116,6 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
                            int n_key, ddb_cond cond, ddb_item **old,
                            ddb_error *err) {
   ddb_buf b;
-  cJSON *resp = NULL;
-  ddb_result result;
   if(old)
     *old = NULL;
   ddb_buf_init(&b, DDB_REQUEST_MAX);
@@ -123,13 +129,7 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
   add_condition(&b, cond, key_names, n_key);
   if(old)
     ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
-  ddb_buf_adds(&b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
-  result = send_write(c, "DeleteItem", table, &b, &resp, err);
-  if(result == DDB_OK && old)
-    result = take_item(resp, "Attributes", old, err);
-  cJSON_Delete(resp);
-  ddb_buf_free(&b);
-  return result;
+  return send_and_take(c, "DeleteItem", table, &b, old, err);
 }
 
 ddb_result ddb_update_item(ddb_client *c, const char *table,
