@@ -66,6 +66,8 @@ extern const tap_test tap_client_tests[];
 extern const tap_test tap_ext_tests[];
 extern const tap_test tap_cache_tests[];
 extern const tap_test tap_api_tests[];
+extern const tap_test tap_sigv4_tests[];
+extern const tap_test tap_creds_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>
