@@ -50,9 +50,16 @@ static ddbc_store *the_store(void) {
   return store;
 }
 
+/* Every lookup reads the clock, so the coarse one where there is one: it
+** ticks every few milliseconds (plenty for TTLs in seconds) and costs 5 ns
+** where CLOCK_MONOTONIC costs 35 (bench/README.md). */
 double ddbc_now(void) {
   struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
   clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

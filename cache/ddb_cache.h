@@ -44,7 +44,8 @@ void ddbc_stats_get(ddbc_stats *out);
 size_t ddbc_set_budget(size_t bytes);
 /* Drop every cached item and page. */
 void ddbc_clear(void);
-/* The cache's clock: monotonic seconds. */
+/* The cache's clock: monotonic seconds, in steps of a few milliseconds
+** (CLOCK_MONOTONIC_COARSE where there is one). */
 double ddbc_now(void);
 
 /* DescribeTable, reused for 60 s.  *out is owned by the caller
