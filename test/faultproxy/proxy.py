@@ -17,6 +17,11 @@ the requests it is told to, injects one fault:
     badcrc     forwarded, answered with an x-amz-crc32 that does not match
     delay      forwarded, the answer held back `delay` seconds (beyond the
                client's timeout)
+    garbage    200 with a body that is not JSON, not forwarded
+    badshape   200 with JSON that is not what DynamoDB sends (an item whose
+               AttributeValue is malformed), not forwarded
+    huge       200 announcing a 100 MB body (over the client's cap), then
+               the connection closed, not forwarded
 
 Which requests: those whose X-Amz-Target operation is in `ops`; with mode
 "first" only the first time a given body is seen (so every request fails on
@@ -248,6 +253,20 @@ class Handler(BaseHTTPRequestHandler):
                              "ServiceUnavailableException",
                    "message": "Service unavailable (injected)"}
             self.reply(503, "Service Unavailable", json.dumps(msg).encode())
+            return
+
+        if fault == "garbage":
+            self.reply(200, "OK", b"<html>502 Bad Gateway</html>")
+            return
+        if fault == "badshape":
+            self.reply(200, "OK", b'{"Item":{"PK":{"S":7}},"Items":[{"x":'
+                                  b'{"Q":"1"}}],"Count":1}')
+            return
+        if fault == "huge":
+            self.send_raw(200, "OK",
+                          [("Content-Type", "application/x-amz-json-1.0"),
+                           ("Content-Length", str(100 * 1024 * 1024))],
+                          b"{", cut=1)
             return
 
         fwd_body, back = split_body(op, body) if split else (body, None)
