@@ -24,6 +24,17 @@ ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
                     const char *index, int continuation, const char *body,
                     size_t body_len, cJSON **out, ddb_error *err);
 int ddb_client_max_retries(const ddb_client *c);
+
+/* The parsers of http.c's answers, on their own (for tests and fuzzing):
+** a Query/Scan page (operation names it in errors; count_only: Select=
+** COUNT, no Items), a DescribeTable answer, and an error body with its
+** HTTP status (fills err: message, type, http_status). */
+ddb_result ddb_page_from_json(const cJSON *resp, const char *operation,
+                              int count_only, ddb_page **out, ddb_error *err);
+ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
+                                    ddb_table_desc **out, ddb_error *err);
+void ddb_error_from_response(const char *body, size_t len, int status,
+                             ddb_error *err);
 /* Sleep a full-jitter backoff for retry number attempt (1, 2, ...). */
 void ddb_backoff(int attempt, int throttled);
 

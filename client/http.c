@@ -552,6 +552,15 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   cJSON_Delete(j);
 }
 
+void ddb_error_from_response(const char *body, size_t len, int status,
+                             ddb_error *err) {
+  ddb_buf b;
+  memset(&b, 0, sizeof(b));
+  b.p = (char *)body;
+  b.len = len;
+  service_error(&b, status, err);
+}
+
 /* Append printf-style text to err's message, as far as it fits. */
 static void error_append(ddb_error *err, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -1044,28 +1053,23 @@ ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
   return c;
 }
 
-ddb_result ddb_describe_table(ddb_client *c, const char *table,
-                              ddb_table_desc **out, ddb_error *err) {
-  ddb_buf body;
-  cJSON *resp = NULL;
+/* A count from JSON: x's value when it is a number in [0, 2^53], else
+** dflt (a huge or negative number in a damaged answer is no count). */
+static long long json_count(const cJSON *x, long long dflt) {
+  if(!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
+     x->valuedouble > 9007199254740992.0)
+    return dflt;
+  return (long long)x->valuedouble;
+}
+
+ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
+                                    ddb_table_desc **out, ddb_error *err) {
   const cJSON *t, *defs, *gsis, *lsis, *x;
   ddb_table_desc *d = NULL;
-  ddb_result result;
-  call_info ci = {"DescribeTable", table, NULL, 0};
+  ddb_result result = DDB_OK;
   int n, i = 1, pass;
 
   *out = NULL;
-  ddb_buf_init(&body, 4096);
-  ddb_buf_adds(&body, "{\"TableName\":");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_addc(&body, '}');
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
-    goto fail;
-  }
-  result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
   t = cJSON_GetObjectItemCaseSensitive(resp, "Table");
   defs = cJSON_GetObjectItemCaseSensitive(t, "AttributeDefinitions");
   gsis = cJSON_GetObjectItemCaseSensitive(t, "GlobalSecondaryIndexes");
@@ -1081,9 +1085,9 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
   d->n_indexes = n;
   d->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(t, "TableName"));
   x = cJSON_GetObjectItemCaseSensitive(t, "ItemCount");
-  d->item_count = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
+  d->item_count = json_count(x, -1);
   x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
-  d->size_bytes = cJSON_IsNumber(x) ? (long long)x->valuedouble : -1;
+  d->size_bytes = json_count(x, -1);
   if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
                             defs, &d->indexes[0])) {
     result =
@@ -1122,6 +1126,31 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
 
 fail:
   ddb_table_desc_free(d);
+  return result;
+}
+
+ddb_result ddb_describe_table(ddb_client *c, const char *table,
+                              ddb_table_desc **out, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  ddb_result result;
+  call_info ci = {"DescribeTable", table, NULL, 0};
+
+  *out = NULL;
+  ddb_buf_init(&body, 4096);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_addc(&body, '}');
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
+    goto fail;
+  }
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  result = ddb_table_desc_from_json(resp, table, out, err);
+
+fail:
   cJSON_Delete(resp);
   ddb_buf_free(&body);
   return result;
@@ -1303,29 +1332,25 @@ static double consumed(const cJSON *resp) {
   return cJSON_IsNumber(u) ? u->valuedouble : 0;
 }
 
-ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
-                         ddb_error *err) {
-  ddb_buf body;
-  cJSON *resp = NULL;
+ddb_result ddb_page_from_json(const cJSON *resp, const char *operation,
+                              int count_only, ddb_page **out, ddb_error *err) {
   const cJSON *items, *x;
   ddb_page *p = NULL;
-  ddb_result result;
-  call_info ci;
+  ddb_result result = DDB_OK;
   int n;
 
   *out = NULL;
-  ci.operation = r->pk_name ? "Query" : "Scan";
-  ci.table = r->table;
-  ci.index = r->index;
-  ci.continuation = r->start != NULL;
-  ddb_buf_init(&body, DDB_REQUEST_MAX);
-  result = ddb_read_body(r, &body, err);
-  if(result)
-    goto fail;
-  result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
   items = cJSON_GetObjectItemCaseSensitive(resp, "Items");
+  x = cJSON_GetObjectItemCaseSensitive(resp, "Count");
+  /* a page without its Items (or its Count) would read as a shorter
+  ** answer: it is an error */
+  if((!count_only && !cJSON_IsArray(items)) ||
+     (items && !cJSON_IsArray(items)) || !cJSON_IsNumber(x)) {
+    result =
+        ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s: no %s",
+                      operation, cJSON_IsNumber(x) ? "Items array" : "Count");
+    goto fail;
+  }
   n = cJSON_GetArraySize(items);
   p = calloc(1, sizeof(*p));
   if(p && n > 0)
@@ -1351,15 +1376,40 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
     p->bytes += p->last_key->bytes;
   }
   x = cJSON_GetObjectItemCaseSensitive(resp, "Count");
-  p->count = cJSON_IsNumber(x) ? (long long)x->valuedouble : p->n_items;
+  p->count = json_count(x, p->n_items);
   x = cJSON_GetObjectItemCaseSensitive(resp, "ScannedCount");
-  p->scanned = cJSON_IsNumber(x) ? (long long)x->valuedouble : p->count;
+  p->scanned = json_count(x, p->count);
   p->consumed_rcu = consumed(resp);
   *out = p;
   p = NULL;
 
 fail:
   ddb_page_unref(p);
+  return result;
+}
+
+ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
+                         ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  ddb_result result;
+  call_info ci;
+
+  *out = NULL;
+  ci.operation = r->pk_name ? "Query" : "Scan";
+  ci.table = r->table;
+  ci.index = r->index;
+  ci.continuation = r->start != NULL;
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
+  result = ddb_read_body(r, &body, err);
+  if(result)
+    goto fail;
+  result = call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  result = ddb_page_from_json(resp, ci.operation, r->count_only, out, err);
+
+fail:
   cJSON_Delete(resp);
   ddb_buf_free(&body);
   return result;
