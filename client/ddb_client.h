@@ -291,14 +291,14 @@ typedef struct ddb_read {
   ddb_av pk;           /* Query: its value (S, N or B) */
   const char *sk_name; /* sort key attribute when sk_op != NONE */
   ddb_skop sk_op;
-  ddb_av sk[2];          /* one value, two for BETWEEN */
-  int descending;        /* Query: ScanIndexForward=false */
-  int consistent;        /* ConsistentRead=true */
-  long long limit;       /* Limit; 0: none */
-  int count_only;        /* Select=COUNT */
-  int segment;           /* Scan: Segment (with total_segments > 1) */
-  int total_segments;    /* Scan: TotalSegments; 0/1: not parallel */
-  const ddb_item *start; /* ExclusiveStartKey, or NULL */
+  ddb_av sk[2];              /* one value, two for BETWEEN */
+  int descending;            /* Query: ScanIndexForward=false */
+  int consistent;            /* ConsistentRead=true */
+  long long limit;           /* Limit; 0: none */
+  int count_only;            /* Select=COUNT */
+  int segment;               /* Scan: Segment (with total_segments > 1) */
+  int total_segments;        /* Scan: TotalSegments; 0/1: not parallel */
+  const ddb_item *start;     /* ExclusiveStartKey, or NULL */
   const char *const *proj;   /* ProjectionExpression: these attributes */
   int n_proj;                /* 0: whole items */
   const ddb_filter *filters; /* FilterExpression: all of these */

@@ -49,7 +49,7 @@ typedef struct dd_vtab {
   dd_txn *pTxn;
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
-      /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
+  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
   sqlite3 *db;               /* the connection, for dynamodb_info() */
   char *zVtabName;           /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */

@@ -2254,17 +2254,17 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Append v (moved) to the list *pa of *pn values unless already there. */
+/* Append v (moved) to the list *pa of *pn values. */
 static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
-  int i;
   dd_val *a;
-  for(i = 0; i < *pn; i++)
-    if((*pa)[i].av.n == v->av.n &&
-       memcmp((*pa)[i].av.text, v->av.text, v->av.n) == 0) {
-      dd_val_clear(v);
-      return SQLITE_OK;
-    }
-  a = sqlite3_realloc64(*pa, sizeof(dd_val) * (sqlite3_uint64)(*pn + 1));
+  /* grow by doubling: capacity is the next power of two >= *pn */
+  if(*pn > 0 && (*pn & (*pn - 1)) != 0) {
+    (*pa)[(*pn)++] = *v;
+    memset(v, 0, sizeof(*v));
+    return SQLITE_OK;
+  }
+  a = sqlite3_realloc64(*pa,
+                        sizeof(dd_val) * (sqlite3_uint64)(*pn ? *pn * 2 : 1));
   if(!a) {
     dd_val_clear(v);
     return SQLITE_NOMEM;
@@ -2273,6 +2273,30 @@ static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
   a[(*pn)++] = *v;
   memset(v, 0, sizeof(*v));
   return SQLITE_OK;
+}
+
+/* Order of values for dd_dedupe: by length, then bytes. */
+static int dd_val_order(const void *pa, const void *pb) {
+  const dd_val *a = pa, *b = pb;
+  if(a->av.n != b->av.n)
+    return a->av.n < b->av.n ? -1 : 1;
+  return memcmp(a->av.text, b->av.text, a->av.n);
+}
+
+/* Drop repeated values from a[0..*pn): sorts, then keeps one of each
+** (O(n log n); an IN list may hold thousands of keys). */
+static void dd_dedupe(dd_val *a, int *pn) {
+  int i, j;
+  if(*pn < 2)
+    return;
+  qsort(a, (size_t)*pn, sizeof(dd_val), dd_val_order);
+  for(i = 1, j = 0; i < *pn; i++) {
+    if(dd_val_order(&a[i], &a[j]) == 0)
+      dd_val_clear(&a[i]);
+    else
+      a[++j] = a[i];
+  }
+  *pn = j + 1;
 }
 
 /* Collect the distinct usable values of argument pArg (an IN list when
@@ -2297,7 +2321,11 @@ static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
     if(rc2)
       return rc2;
   }
-  return rc == SQLITE_DONE ? SQLITE_OK : rc;
+  if(rc == SQLITE_DONE) {
+    dd_dedupe(*pa, pn);
+    rc = SQLITE_OK;
+  }
+  return rc;
 }
 
 /* The error for a Scan refused by scan=deny, naming what would avoid it. */
@@ -2482,6 +2510,51 @@ fail:
   return rc;
 }
 
+/* A text key value read in place from v (valid during xFilter only), as
+** dd_val_from_sql would convert it for an S key; 0 if v is not such a
+** value (then the general path decides). */
+static int dd_text_key(sqlite3_value *v, ddb_av *out, const char *zName) {
+  int e = sqlite3_value_type(v), n;
+  const unsigned char *z;
+  if(e != SQLITE_TEXT)
+    return 0;
+  z = sqlite3_value_text(v);
+  n = sqlite3_value_bytes(v);
+  if(!z || n == 0 || !dd_utf8_ok(z, n))
+    return 0;
+  memset(out, 0, sizeof(*out));
+  out->type = DDB_S;
+  out->text = (const char *)z;
+  out->n = (uint32_t)n;
+  out->name = zName;
+  return 1;
+}
+
+/* The hot path of a join: a GetItem on S keys answered by the item cache,
+** the key's values read in place, nothing copied or allocated.  Returns 1
+** when the row (or its absence) came from the cache; 0 to run the plan. */
+static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_av kv[2];
+  ddb_item *it = NULL;
+  if(argc < p->nKey || p->aCol[p->aPath[0].iPk].type != DDB_S ||
+     !dd_text_key(argv[0], &kv[0], p->azKey[0]))
+    return 0;
+  if(p->nKey == 2 && (p->aCol[p->aPath[0].iSk].type != DDB_S ||
+                      !dd_text_key(argv[1], &kv[1], p->azKey[1])))
+    return 0;
+  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
+    return 0;
+  pCur->op = DD_OP_GET;
+  pCur->pPath = &p->aPath[0];
+  pCur->aRow = pCur->aRowOne;
+  pCur->aRowOne[0] = it;
+  pCur->nRow = it ? 1 : 0;
+  pCur->iRow = 0;
+  pCur->bEof = 0;
+  return 1;
+}
+
 /*
 ** xFilter: run the plan xBestIndex chose (see the table above
 ** dynamodbBestIndex for idxNum and the order of argv).
@@ -2502,6 +2575,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
   iv.bExact = 1;
+  if((idxNum & 3) == DD_OP_GET && dd_get_cached(pCur, argc, argv))
+    return dynamodbNext(cur);
   pCur->op = idxNum & 3;
   pCur->pPath = pp;
   pCur->bEof = 0;
