@@ -946,7 +946,14 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
     ddb_keyattr *ka;
     if(!kt)
       return -1;
-    ka = strcmp(kt, "HASH") == 0 ? &idx->pk : &idx->sk;
+    if(strcmp(kt, "HASH") == 0)
+      ka = &idx->pk;
+    else if(strcmp(kt, "RANGE") == 0)
+      ka = &idx->sk;
+    else
+      return -1;
+    if(ka->name)
+      return -1; /* two of a kind */
     ka->name =
         dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
     if(!ka->name)

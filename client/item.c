@@ -73,6 +73,7 @@ typedef struct layout {
   size_t bytes;
   ddb_av *next_node;
   char *next_byte;
+  const char *bad_number; /* an N that is not a number, for the message */
 } layout;
 
 /* Pass 1 over one AttributeValue object {"T": value}: count.  Returns 0,
@@ -91,6 +92,13 @@ static int av_count(const cJSON *av, layout *L, int depth) {
   case DDB_B:
     if(!cJSON_IsString(v))
       return -1;
+    /* a number goes out as JSON text as it is: it must be one */
+    if(t == DDB_N &&
+       ddb_number_classify(v->valuestring, strlen(v->valuestring), NULL,
+                           NULL) == DDB_NUM_BAD) {
+      L->bad_number = v->valuestring;
+      return -1;
+    }
     L->bytes += strlen(v->valuestring) + 1;
     return 0;
   case DDB_BOOL: return cJSON_IsBool(v) ? 0 : -1;
@@ -122,6 +130,12 @@ static int av_count(const cJSON *av, layout *L, int depth) {
     for(k = v->child; k; k = k->next) {
       if(!cJSON_IsString(k))
         return -1;
+      if(t == DDB_NS &&
+         ddb_number_classify(k->valuestring, strlen(k->valuestring), NULL,
+                             NULL) == DDB_NUM_BAD) {
+        L->bad_number = k->valuestring;
+        return -1;
+      }
       L->nodes++;
       L->bytes += strlen(k->valuestring) + 1;
     }
@@ -206,10 +220,16 @@ ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
   for(k = obj->child; k; k = k->next) {
     L.nodes++;
     L.bytes += strlen(k->string) + 1;
-    if(av_count(k, &L, 1))
+    if(av_count(k, &L, 1)) {
+      if(L.bad_number)
+        return ddb_error_set(err, DDB_ERR_PARSE,
+                             "attribute '%.100s': '%.60s' is not a DynamoDB "
+                             "number",
+                             k->string, L.bad_number);
       return ddb_error_set(err, DDB_ERR_PARSE,
                            "attribute '%.100s' is not a valid AttributeValue",
                            k->string);
+    }
   }
   total = sizeof(ddb_item) + L.nodes * sizeof(ddb_av) + L.bytes;
   it = malloc(total);
@@ -458,14 +478,19 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
     } else if(c == '.' && !frac && !expo) {
       frac = 1;
     } else if((c == 'e' || c == 'E') && digits && !expo) {
+      long e10 = 0;
       expo = 1;
       if(i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+'))
         i++;
       if(i + 1 >= n)
         return DDB_NUM_BAD;
-      for(i++; i < n; i++)
+      for(i++; i < n; i++) {
         if(s[i] < '0' || s[i] > '9')
           return DDB_NUM_BAD;
+        /* far past DynamoDB's range (and ddb_number_canonical's) */
+        if((e10 = e10 * 10 + (s[i] - '0')) > 1000000)
+          return DDB_NUM_BAD;
+      }
       break;
     } else {
       return DDB_NUM_BAD;
@@ -521,16 +546,16 @@ int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
       point++;
   }
   if(i < n) {
-    char *end;
-    char tmp[32];
-    size_t m = n - i - 1;
-    if(m >= sizeof(tmp))
-      return -1;
-    memcpy(tmp, s + i + 1, m);
-    tmp[m] = 0;
-    exp10 = strtol(tmp, &end, 10);
-    if(exp10 > 1000000 || exp10 < -1000000)
-      return -1; /* no DynamoDB number; keeps the sums below in range */
+    /* classify checked the form and that |exponent| <= 10^6 (no DynamoDB
+    ** number is near; it keeps the sums below in range) */
+    int eneg = 0;
+    i++;
+    if(s[i] == '-' || s[i] == '+')
+      eneg = s[i++] == '-';
+    for(; i < n; i++)
+      exp10 = exp10 * 10 + (s[i] - '0');
+    if(eneg)
+      exp10 = -exp10;
   }
   /* value = 0.digits x 10^point x 10^exp10 */
   for(first = 0; first < nd && digits[first] == '0'; first++)
