@@ -37,6 +37,8 @@ void ddb_error_from_response(const char *body, size_t len, int status,
                              ddb_error *err);
 /* Sleep a full-jitter backoff for retry number attempt (1, 2, ...). */
 void ddb_backoff(int attempt, int throttled);
+/* Fill p[0..n) with random bytes from the kernel (getrandom). */
+void ddb_random_bytes(void *p, size_t n);
 
 /* ------------------------------------------------------------------------
 ** Credentials (creds.c)

@@ -46,13 +46,16 @@
 ** exactly the item it wrote, the write is reported done.
 */
 #include <curl/curl.h>
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 #include <uthash.h>
 
 #include "ddb_client_int.h"
@@ -488,6 +491,29 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+void ddb_random_bytes(void *p, size_t n) {
+  unsigned char *b = p;
+  size_t got = 0;
+  while(got < n) {
+    ssize_t r = getrandom(b + got, n - got, 0);
+    if(r > 0)
+      got += (size_t)r;
+    else if(r < 0 && errno != EINTR)
+      break;
+  }
+  if(got < n) {
+    /* no getrandom(): the clocks and the stack, which at least differ
+    ** between processes and calls */
+    struct timespec ts;
+    size_t i;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    for(i = got; i < n; i++)
+      b[i] = (unsigned char)((uintptr_t)ts.tv_nsec >> (i % 4 * 8) ^
+                             (uintptr_t)time(NULL) ^ (uintptr_t)&ts ^
+                             (uintptr_t)getpid() ^ i * 131);
+  }
+}
+
 /* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...):
 ** uniform in [0, min(cap, base * 2^(attempt-1))). */
 static void backoff(int attempt, int throttled) {
@@ -496,8 +522,10 @@ static void backoff(int attempt, int throttled) {
   double ms;
   struct timespec ts;
   int i;
-  if(!seed)
-    seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
+  /* seeded from the kernel: clients that fail together must not retry
+  ** together (the point of the jitter) */
+  while(!seed)
+    ddb_random_bytes(&seed, sizeof(seed));
   for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)
     cap *= 2;
   if(cap > BACKOFF_CAP_MS)

@@ -208,18 +208,23 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
   ddb_result result;
   int i;
   char token[40];
-  static __thread unsigned seed;
+  unsigned char rnd[14];
   if(n > TRANSACT_MAX)
     return ddb_error_set(err, DDB_ERR_INPUT,
                          "TransactWriteItems takes at most %d items, got %d",
                          TRANSACT_MAX, n);
   /* the token makes a retry of this exact request idempotent (DynamoDB
-  ** remembers it for 10 minutes), so a lost answer never writes twice */
-  if(!seed)
-    seed = (unsigned)time(NULL) ^ (unsigned)(uintptr_t)&seed;
-  snprintf(token, sizeof(token), "sqlite-ddb-%08x%08x%08x",
-           (unsigned)rand_r(&seed), (unsigned)rand_r(&seed),
-           (unsigned)time(NULL));
+  ** remembers it for 10 minutes), so a lost answer never writes twice; it
+  ** must be unique across clients too (the same token on another
+  ** transaction fails it, or on an identical one skips it): 112 random
+  ** bits from the kernel */
+  ddb_random_bytes(rnd, sizeof(rnd));
+  memcpy(token, "sqlite-", 7);
+  for(i = 0; i < (int)sizeof(rnd); i++) {
+    token[7 + 2 * i] = "0123456789abcdef"[rnd[i] >> 4];
+    token[8 + 2 * i] = "0123456789abcdef"[rnd[i] & 15];
+  }
+  token[7 + 2 * sizeof(rnd)] = 0;
   ddb_buf_init(&b, DDB_REQUEST_MAX);
   ddb_buf_adds(&b, "{\"TransactItems\":[");
   for(i = 0; i < n; i++) {

@@ -14,7 +14,7 @@ notok() { n=$((n + 1)); echo "not ok $n - progress: $1"; shift; for l in "$@"; d
 python3 test/fixtures.py bulk Prog040 600 1000 >/dev/null || { echo "not ok 1 - progress: fixtures"; exit 0; }
 EXT="${DDB_EXT:-build/dynamodb}"
 run_tty() { # $1: vtab options; output of sqlite3 under a terminal, with escapes visible
-  DYNAMODB_PROGRESS_AFTER=0 script -qec "sqlite3 :memory: '.load $EXT' \
+  DYNAMODB_PROGRESS_AFTER=0 script -qec "${SQLITE3:-sqlite3} :memory: '.load $EXT' \
     'CREATE VIRTUAL TABLE t USING dynamodb(table=Prog040, query_ttl=0$1)' \
     'SELECT count(*) FROM t'" /dev/null 2>&1 | cat -v
 }
@@ -33,7 +33,7 @@ else
   ok "progress=off shows nothing"
 fi
 
-out=$(DYNAMODB_PROGRESS_AFTER=0 sqlite3 :memory: ".load $EXT" \
+out=$(DYNAMODB_PROGRESS_AFTER=0 "${SQLITE3:-sqlite3}" :memory: ".load $EXT" \
   "CREATE VIRTUAL TABLE t USING dynamodb(table=Prog040, query_ttl=0)" \
   "SELECT count(*) FROM t" 2>&1)
 if [ "$out" = "600" ]; then
