@@ -57,6 +57,10 @@ apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
     libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
     ca-certificates coreutils procps
 
+# libFuzzer (test/suites/23-fuzz.sh, make fuzz) and a self-signed
+# certificate for the TLS tests (test/suites/21-creds.sh)
+apt_install clang libclang-rt-14-dev openssl
+
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
     apt_install nodejs npm
 fi
