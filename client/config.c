@@ -297,6 +297,9 @@ static ddb_result resolve_ca_bundle(const ddb_config *cfg, const char *profile,
   const char *v = cfg->ca_bundle, *what = "ca_bundle";
   char *conf = NULL;
   FILE *f;
+  if(v && !*v)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad value for ca_bundle: '' (expected a PEM file)");
   if(!v && (v = env("AWS_CA_BUNDLE")) != NULL)
     what = "AWS_CA_BUNDLE";
   if(!v && (conf = ddb_profile_get(profile, "ca_bundle", 0)) != NULL &&
