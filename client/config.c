@@ -125,15 +125,19 @@ static char *ini_lookup(const char *path, const char *section, const char *key,
   return result;
 }
 
+/* key of [section] in the INI file path (malloc'ed), or NULL. */
 char *ddb_ini_get(const char *path, const char *section, const char *key) {
   return ini_lookup(path, section, key, NULL);
 }
 
+/* Sub-property sub of key in [section] of path (malloc'ed), or NULL. */
 char *ddb_ini_get_sub(const char *path, const char *section, const char *key,
                       const char *sub) {
   return ini_lookup(path, section, key, sub);
 }
 
+/* The path in variable var, else ~/.aws/name (malloc'ed); NULL without
+** HOME or on out of memory. */
 char *ddb_aws_file(const char *var, const char *name) {
   const char *v = env(var), *home;
   char buf[1024];
@@ -162,6 +166,8 @@ static const char *config_section(const char *profile, int second, char *buf,
   return buf;
 }
 
+/* key of the profile: the credentials file's [profile] first (when
+** creds), then the config file's [profile NAME] (or [default]). */
 char *ddb_profile_get(const char *profile, const char *key, int creds) {
   char *v = NULL, *path, section[300];
   const char *sec;
@@ -335,6 +341,7 @@ static void wipe_free(char *p) {
   }
 }
 
+/* Free everything s holds (secrets wiped) and zero it. */
 void ddb_settings_free(ddb_settings *s) {
   free(s->region);
   free(s->endpoint);
@@ -347,6 +354,8 @@ void ddb_settings_free(ddb_settings *s) {
   memset(s, 0, sizeof(*s));
 }
 
+/* Resolve region, endpoint, CA bundle and credentials (see the top of
+** the file) into s.  On error s is empty and err says why. */
 ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
                                 ddb_error *err) {
   const char *profile = cfg->profile ? cfg->profile : env("AWS_PROFILE");

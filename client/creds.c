@@ -97,6 +97,7 @@ static void wipe_free(char *p) {
   }
 }
 
+/* Free c's strings (the secrets wiped first) and zero it. */
 void ddb_creds_clear(ddb_creds *c) {
   free(c->access_key);
   wipe_free(c->secret_key);
@@ -104,6 +105,7 @@ void ddb_creds_clear(ddb_creds *c) {
   memset(c, 0, sizeof(*c));
 }
 
+/* Free s's strings (the authorization token wiped) and zero it. */
 void ddb_cred_source_free(ddb_cred_source *s) {
   free(s->what);
   free(s->command);
@@ -140,6 +142,7 @@ static int64_t days_from_civil(int64_t y, int m, int d) {
   return era * 146097 + doe - 719468;
 }
 
+/* See ddb_client_int.h: s[0..n) as ISO 8601 UTC into *out; 0 or -1. */
 int ddb_parse_iso8601(const char *s, size_t n, int64_t *out) {
   int y, mo, d, h, mi, sec, oh = 0, om = 0, sign = 0;
   size_t i = 19;
@@ -189,6 +192,7 @@ static const char *json_str(const cJSON *obj, const char *name) {
   return (v && *v) ? v : NULL;
 }
 
+/* See ddb_client_int.h: the credentials JSON text[0..n) into *out. */
 ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
                                const char *what, ddb_creds *out,
                                ddb_error *err) {
@@ -654,6 +658,7 @@ fail:
   return result;
 }
 
+/* See ddb_client_int.h: fresh credentials from src into *out. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
                            ddb_error *err) {
   memset(out, 0, sizeof(*out));
@@ -886,6 +891,8 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
   return 0;
 }
 
+/* See ddb_client_int.h: walk the chain; on failure the error lists what
+** was tried, or names the configured source that failed. */
 ddb_result ddb_creds_chain(const char *profile, int given,
                            ddb_cred_source *src, ddb_creds *out, char **what,
                            ddb_error *err) {

@@ -120,6 +120,7 @@ static void log_add(const ddb_log_entry *e) {
   pthread_mutex_unlock(&log_lock);
 }
 
+/* Copy at most n log entries with seq > after into out; returns how many. */
 int ddb_log_read(uint64_t after, ddb_log_entry *out, int n) {
   int k = 0;
   uint64_t s;
@@ -155,6 +156,7 @@ const char *ddb_op_name(ddb_op op) {
   return op < DDB_OP_COUNT ? op_names[op] : "?";
 }
 
+/* A consistent copy of the process-wide counters. */
 void ddb_stats_get(ddb_stats *out) {
   pthread_mutex_lock(&log_lock);
   *out = stats;
@@ -181,6 +183,7 @@ static void stats_add(const char *operation, int attempts, int throttles,
   pthread_mutex_unlock(&log_lock);
 }
 
+/* Copy src (NULL: "") into dst of cap bytes, cut to fit, NUL-terminated. */
 static void copy_str(char *dst, size_t cap, const char *src) {
   size_t n = src ? strlen(src) : 0;
   if(n >= cap)
@@ -361,6 +364,7 @@ static ddb_result signer_acquire(ddb_client *c, signer **out, ddb_error *err) {
   return DDB_OK;
 }
 
+/* Resolve cfg and create a client (see ddb_client.h). */
 ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
                           ddb_error *err) {
   ddb_client *c;
@@ -397,6 +401,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   return DDB_OK;
 }
 
+/* Free c, its pooled handles and its credentials (wiped); NULL is fine. */
 void ddb_client_free(ddb_client *c) {
   int i;
   if(!c)
@@ -412,18 +417,23 @@ void ddb_client_free(ddb_client *c) {
   free(c);
 }
 
+/* The resolved endpoint URL (owned by c). */
 const char *ddb_client_endpoint(const ddb_client *c) {
   return c->s.endpoint;
 }
 
+/* The resolved region (owned by c). */
 const char *ddb_client_region(const ddb_client *c) {
   return c->s.region;
 }
 
+/* Where the credentials came from (owned by c), never a secret. */
 const char *ddb_client_credential_source(const ddb_client *c) {
   return c->s.cred_source;
 }
 
+/* A curl handle from c's pool (with its kept-alive connection), or a
+** new one; NULL on out of memory. */
 static CURL *handle_get(ddb_client *c) {
   CURL *h = NULL;
   pthread_mutex_lock(&c->lock);
@@ -433,6 +443,7 @@ static CURL *handle_get(ddb_client *c) {
   return h ? h : curl_easy_init();
 }
 
+/* Give h back to c's pool, or clean it up when the pool is full. */
 static void handle_put(ddb_client *c, CURL *h) {
   pthread_mutex_lock(&c->lock);
   if(c->n_pool < POOL_MAX) {
@@ -491,6 +502,8 @@ static double now_ms(void) {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+/* Fill p[0..n) from getrandom(); a clock-and-address mix if the kernel
+** has none. */
 void ddb_random_bytes(void *p, size_t n) {
   unsigned char *b = p;
   size_t got = 0;
@@ -580,6 +593,7 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   cJSON_Delete(j);
 }
 
+/* Fill err from the error body body[0..len) of an HTTP status answer. */
 void ddb_error_from_response(const char *body, size_t len, int status,
                              ddb_error *err) {
   ddb_buf b;
@@ -687,10 +701,12 @@ ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
   return call(c, &ci, body, body_len, out, err);
 }
 
+/* The client's max_retries. */
 int ddb_client_max_retries(const ddb_client *c) {
   return c->max_retries;
 }
 
+/* Sleep the full-jitter backoff of retry number attempt (1, 2, ...). */
 void ddb_backoff(int attempt, int throttled) {
   backoff(attempt, throttled);
 }
@@ -834,6 +850,8 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   return v;
 }
 
+/* See the declaration above: one call with its retries, logged and
+** counted. */
 static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
                        size_t body_len, cJSON **out, ddb_error *err) {
   CURL *h = NULL;
@@ -949,6 +967,7 @@ static char *dup_json_str(const cJSON *j) {
   return p;
 }
 
+/* The type of attribute name in AttributeDefinitions defs, or DDB_NONE. */
 static ddb_type attr_type(const cJSON *defs, const char *name) {
   const cJSON *d;
   cJSON_ArrayForEach(d, defs) {
@@ -993,6 +1012,7 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
   return idx->pk.name ? 0 : -1;
 }
 
+/* Fill idx's projection from a Projection object.  Returns 0 or -1. */
 static int parse_projection(const cJSON *p, ddb_index *idx) {
   const char *t = cJSON_GetStringValue(
       cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
@@ -1017,10 +1037,12 @@ static int parse_projection(const cJSON *p, ddb_index *idx) {
   return 0;
 }
 
+/* qsort order of indexes: by name. */
 static int index_cmp(const void *a, const void *b) {
   return strcmp(((const ddb_index *)a)->name, ((const ddb_index *)b)->name);
 }
 
+/* Free d and everything in it; NULL is fine. */
 void ddb_table_desc_free(ddb_table_desc *d) {
   int i, j;
   if(!d)
@@ -1039,6 +1061,7 @@ void ddb_table_desc_free(ddb_table_desc *d) {
   free(d);
 }
 
+/* *dst = a copy of src (NULL stays NULL).  Returns 0, or -1 on OOM. */
 static int dup_str(char **dst, const char *src) {
   *dst = NULL;
   if(!src)
@@ -1047,6 +1070,7 @@ static int dup_str(char **dst, const char *src) {
   return *dst ? 0 : -1;
 }
 
+/* A deep copy of d, or NULL on out of memory. */
 ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
   ddb_table_desc *c = calloc(1, sizeof(*c));
   int i, j, bad = 0;
@@ -1097,6 +1121,7 @@ static long long json_count(const cJSON *x, long long dflt) {
   return (long long)x->valuedouble;
 }
 
+/* Parse a DescribeTable answer into *out (see ddb_client_int.h). */
 ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err) {
   const cJSON *t, *defs, *gsis, *lsis, *x;
@@ -1164,6 +1189,7 @@ fail:
   return result;
 }
 
+/* DescribeTable of table into *out (see ddb_client.h). */
 ddb_result ddb_describe_table(ddb_client *c, const char *table,
                               ddb_table_desc **out, ddb_error *err) {
   ddb_buf body;
@@ -1200,6 +1226,7 @@ static int scalar_ok(const ddb_av *v) {
   return v->type == DDB_S || v->type == DDB_B;
 }
 
+/* The operator of a comparison, with spaces (" < "), or "". */
 static const char *skop_text(ddb_skop op) {
   switch(op) {
   case DDB_SK_EQ: return " = ";
@@ -1239,6 +1266,7 @@ static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
   }
 }
 
+/* The JSON body of the Query/Scan r into b (see ddb_client.h). */
 ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
   int nvals = 0, i, v;
   ddb_buf_adds(b, "{\"TableName\":");
@@ -1350,6 +1378,7 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
   return DDB_OK;
 }
 
+/* The capacity units an answer says it consumed (summed over tables). */
 static double consumed(const cJSON *resp) {
   const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
   const cJSON *u;
@@ -1367,6 +1396,7 @@ static double consumed(const cJSON *resp) {
   return cJSON_IsNumber(u) ? u->valuedouble : 0;
 }
 
+/* Parse a Query/Scan answer into a page (see ddb_client_int.h). */
 ddb_result ddb_page_from_json(const cJSON *resp, const char *operation,
                               int count_only, ddb_page **out, ddb_error *err) {
   const cJSON *items, *x;
@@ -1423,6 +1453,7 @@ fail:
   return result;
 }
 
+/* One page of the Query/Scan r (see ddb_client.h). */
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err) {
   ddb_buf body;
@@ -1597,6 +1628,7 @@ fail:
   return result;
 }
 
+/* BatchGetItem of any number of keys (see ddb_client.h). */
 ddb_result ddb_batch_get(ddb_client *c, const char *table,
                          const ddb_item *const *keys, size_t n,
                          const char *const *names, int n_names, int consistent,

@@ -41,6 +41,7 @@ static int plain_of(const ddb_item *it, ddb_buf *out) {
   return ddb_av_to_json(&it->root, out) || out->failed ? -1 : 0;
 }
 
+/* Plain JSON s[0..n) -> item -> plain JSON -> an equal item. */
 static void check_plain(const char *s, size_t n, const ddb_item *hint) {
   ddb_item *a = NULL, *b = NULL;
   ddb_error e;
@@ -59,6 +60,7 @@ static void check_plain(const char *s, size_t n, const ddb_item *hint) {
   ddb_item_unref(a);
 }
 
+/* Typed JSON s[0..n) -> item -> typed JSON -> an equal item. */
 static void check_typed(const char *s, size_t n) {
   ddb_item *a = NULL, *b = NULL;
   ddb_error e;
@@ -83,6 +85,7 @@ static void check_typed(const char *s, size_t n) {
   ddb_item_unref(a);
 }
 
+/* The canonical form of number s[0..n) is stable and a number. */
 static void check_number(const char *s, size_t n) {
   ddb_buf c1, c2;
   int64_t i1, i2;

@@ -92,6 +92,7 @@ static int sandbox_open(sandbox *s) {
   return 0;
 }
 
+/* Remove the scratch files and restore the saved environment. */
 static void sandbox_close(sandbox *s) {
   size_t i;
   unlink(s->config);
@@ -228,6 +229,7 @@ static void *fake_main(void *arg) {
   return NULL;
 }
 
+/* Start the fake metadata server on a free port.  Returns 0 or -1. */
 static int fake_start(fake_http *f, const char *role_json) {
   struct sockaddr_in a;
   socklen_t len = sizeof(a);
@@ -247,6 +249,7 @@ static int fake_start(fake_http *f, const char *role_json) {
   return 0;
 }
 
+/* Stop the fake server's thread and close its socket. */
 static void fake_stop(fake_http *f) {
   pthread_mutex_lock(&f->lock);
   f->stop = 1;
@@ -271,6 +274,7 @@ static ddb_result chain(const char *profile, int given, chain_out *o) {
                          &o->err);
 }
 
+/* Free what chain() returned in o. */
 static void chain_free(chain_out *o) {
   ddb_creds_clear(&o->creds);
   ddb_cred_source_free(&o->src);
@@ -320,6 +324,7 @@ static void test_iso8601(void) {
   }
 }
 
+/* The JSON of a credential_process and of the metadata endpoints. */
 static void test_creds_json(void) {
   ddb_creds c;
   ddb_error e;
@@ -372,6 +377,7 @@ static void test_creds_json(void) {
   CHECK(c.access_key == NULL && c.secret_key == NULL);
 }
 
+/* Links 1 and 2 of the chain: the environment, the shared files. */
 static void test_chain_env_and_files(void) {
   sandbox s;
   chain_out o;
@@ -410,6 +416,7 @@ static void test_chain_env_and_files(void) {
   sandbox_close(&s);
 }
 
+/* Link 3: credential_process, its failures and AssumeRole profiles. */
 static void test_chain_process(void) {
   sandbox s;
   chain_out o;
@@ -456,6 +463,7 @@ static void test_chain_process(void) {
   sandbox_close(&s);
 }
 
+/* Link 4: container credentials, tokens, refresh, bad settings. */
 static void test_chain_container(void) {
   sandbox s;
   chain_out o;
@@ -507,6 +515,7 @@ static void test_chain_container(void) {
   sandbox_close(&s);
 }
 
+/* Link 5: IMDSv2 on the fake server; disabled; not answering. */
 static void test_chain_imds(void) {
   sandbox s;
   chain_out o;
@@ -557,6 +566,7 @@ static void test_chain_imds(void) {
   sandbox_close(&s);
 }
 
+/* The endpoint from the services section and its precedence. */
 static void test_services_endpoint(void) {
   sandbox s;
   ddb_config cfg;
@@ -626,6 +636,7 @@ static void test_services_endpoint(void) {
   sandbox_close(&s);
 }
 
+/* ca_bundle from the config file, AWS_CA_BUNDLE and the option. */
 static void test_ca_bundle(void) {
   sandbox s;
   ddb_config cfg;

@@ -120,6 +120,7 @@ static int listener_start(listener *l) {
   return 0;
 }
 
+/* Wait for the listener thread and close its socket. */
 static void listener_stop(listener *l) {
   pthread_join(l->tid, NULL);
   close(l->fd);
