@@ -100,14 +100,7 @@ static int buf_grow(ddb_buf *b, size_t n) {
   return 0;
 }
 
-int ddb_buf_add(ddb_buf *b, const void *p, size_t n) {
-  /* room already (the common case): no call to buf_grow */
-  if(!b->failed && b->p && n < b->cap - b->len && b->len + n <= b->max) {
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-    b->p[b->len] = 0;
-    return 0;
-  }
+int ddb_buf_add_slow(ddb_buf *b, const void *p, size_t n) {
   if(buf_grow(b, n))
     return -1;
   if(n)
@@ -117,12 +110,8 @@ int ddb_buf_add(ddb_buf *b, const void *p, size_t n) {
   return 0;
 }
 
-int ddb_buf_adds(ddb_buf *b, const char *s) {
-  return ddb_buf_add(b, s, strlen(s));
-}
-
-int ddb_buf_addc(ddb_buf *b, char c) {
-  return ddb_buf_add(b, &c, 1);
+int ddb_buf_reserve(ddb_buf *b, size_t n) {
+  return buf_grow(b, n);
 }
 
 int ddb_buf_addf(ddb_buf *b, const char *fmt, ...) {

@@ -30,6 +30,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,9 +85,31 @@ void ddb_buf_init(ddb_buf *b, size_t max);
 void ddb_buf_init_with(ddb_buf *b, char *storage, size_t cap, size_t max);
 void ddb_buf_free(ddb_buf *b);
 void ddb_buf_reset(ddb_buf *b);
-int ddb_buf_add(ddb_buf *b, const void *p, size_t n);
-int ddb_buf_adds(ddb_buf *b, const char *s);
-int ddb_buf_addc(ddb_buf *b, char c);
+/* Append p[0..n).  Returns 0, or -1 once the buffer failed.  The common
+** case (room already there) is inline: rendering JSON appends a lot. */
+int ddb_buf_add_slow(ddb_buf *b, const void *p, size_t n);
+static inline int ddb_buf_add(ddb_buf *b, const void *p, size_t n) {
+  if(!b->failed && b->p && n < b->cap - b->len && b->len + n <= b->max) {
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    b->p[b->len] = 0;
+    return 0;
+  }
+  return ddb_buf_add_slow(b, p, n);
+}
+static inline int ddb_buf_adds(ddb_buf *b, const char *s) {
+  return ddb_buf_add(b, s, strlen(s));
+}
+static inline int ddb_buf_addc(ddb_buf *b, char c) {
+  if(!b->failed && b->p && 1 < b->cap - b->len && b->len < b->max) {
+    b->p[b->len++] = c;
+    b->p[b->len] = 0;
+    return 0;
+  }
+  return ddb_buf_add_slow(b, &c, 1);
+}
+/* Make room for n more bytes now.  Returns 0 or -1 (buffer failed). */
+int ddb_buf_reserve(ddb_buf *b, size_t n);
 int ddb_buf_addf(ddb_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

@@ -1913,7 +1913,7 @@ fail:
 ** segment (TotalSegments=N), each reading its segment page by page
 ** through the cache, each with its own kept-alive connection from the
 ** client's pool.  Pages go through a bounded queue (DD_QUEUE_PER_SEGMENT
-** pages per segment) to xNext, so memory stays O(segments x page) and rows
+** page per segment) to xNext, so memory stays O(segments x page) and rows
 ** stream to SQLite as pages arrive.  The first error stops every worker
 ** and fails the statement; closing the cursor early stops them too.
 **
@@ -1922,7 +1922,7 @@ fail:
 ** DD_MAX_IN_WORKERS workers take the partitions in turn.
 */
 #define DD_MAX_IN_WORKERS    8
-#define DD_QUEUE_PER_SEGMENT 2
+#define DD_QUEUE_PER_SEGMENT 1
 
 typedef struct dd_worker {
   struct dd_pscan *s;
@@ -2810,6 +2810,8 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
     char *z;
     size_t n;
     ddb_buf_init(&b, 64u * 1024 * 1024);
+    /* the item's decoded size bounds its JSON closely: one allocation */
+    ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
     ddb_av_to_json(av, &b);
     z = ddb_buf_take(&b, &n);
     if(!z) {
