@@ -39,6 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
 
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT1
@@ -1993,6 +1996,12 @@ static void *dd_worker_main(void *pArg) {
     }
     pthread_mutex_unlock(&s->mu);
     ddb_page_unref(pg);
+    /* give back what this thread's malloc arena holds from decoding the
+    ** page (the response text, the parse tree): with N workers, glibc
+    ** keeps N arenas, and RSS would grow by several MB per segment */
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
     if(!pStart)
       iUnit += s->nWorker; /* this unit is done: the next one */
   }
