@@ -236,18 +236,6 @@ struct dyn_iter {
   ddb_error seg_err;
 };
 
-static char *dup_str(const char *s) {
-  size_t n;
-  char *p;
-  if(!s)
-    return NULL;
-  n = strlen(s);
-  p = malloc(n + 1);
-  if(p)
-    memcpy(p, s, n + 1);
-  return p;
-}
-
 /* Make v a key value of type type from text (owned by the iterator);
 ** what names it in messages. */
 static dyn_code key_value(ddb_av *v, ddb_type type, const char *text,
@@ -321,7 +309,7 @@ static dyn_code iter_new(dyn_client *c, const char *table, const char *index,
                        what, idx->name);
     goto fail;
   }
-  it->table = dup_str(it->t->desc->name);
+  it->table = ddb_strdup(it->t->desc->name);
   if(!it->table) {
     result = dyni_fail(err, DYN_ENOMEM, "out of memory");
     goto fail;
@@ -355,9 +343,9 @@ dyn_code dyn_query_open(dyn_client *c, const dyn_query *q, int flags,
   if(result)
     return result;
   idx = find_index(it->t, q->index);
-  it->pk = dup_str(q->pk);
-  it->sk = dup_str(q->sk);
-  it->sk_hi = dup_str(q->sk_hi);
+  it->pk = ddb_strdup(q->pk);
+  it->sk = ddb_strdup(q->sk);
+  it->sk_hi = ddb_strdup(q->sk_hi);
   if((q->pk && !it->pk) || (q->sk && !it->sk) || (q->sk_hi && !it->sk_hi)) {
     result = dyni_fail(err, DYN_ENOMEM, "out of memory");
     goto fail;

@@ -31,6 +31,18 @@ void ddb_error_clear(ddb_error *err) {
   }
 }
 
+char *ddb_strdup(const char *s) {
+  size_t n;
+  char *p;
+  if(!s)
+    return NULL;
+  n = strlen(s);
+  p = malloc(n + 1);
+  if(p)
+    memcpy(p, s, n + 1);
+  return p;
+}
+
 /* ------------------------------------------------------------------------
 ** Bounded buffer
 */

@@ -39,19 +39,6 @@
 /* Longest line read from an AWS config or credentials file. */
 #define INI_MAX_LINE 4096
 
-/* A malloc'ed copy of s, or NULL (also when s is NULL). */
-static char *dupstr(const char *s) {
-  size_t n;
-  char *p;
-  if(!s)
-    return NULL;
-  n = strlen(s);
-  p = malloc(n + 1);
-  if(p)
-    memcpy(p, s, n + 1);
-  return p;
-}
-
 /* The value of environment variable name, or NULL when unset or empty. */
 static const char *env(const char *name) {
   const char *v = getenv(name);
@@ -109,7 +96,7 @@ static char *ini_lookup(const char *path, const char *section, const char *key,
     v = trim(eq + 1);
     if(indented && in_nested) {
       if(sub && in_wanted && strcmp(k, sub) == 0) {
-        result = dupstr(v);
+        result = ddb_strdup(v);
         break;
       }
       continue;
@@ -117,7 +104,7 @@ static char *ini_lookup(const char *path, const char *section, const char *key,
     in_nested = *v == 0;
     in_wanted = in_nested && strcmp(k, key) == 0;
     if(!sub && strcmp(k, key) == 0) {
-      result = dupstr(v);
+      result = ddb_strdup(v);
       break;
     }
   }
@@ -142,13 +129,13 @@ char *ddb_aws_file(const char *var, const char *name) {
   const char *v = env(var), *home;
   char buf[1024];
   if(v)
-    return dupstr(v);
+    return ddb_strdup(v);
   home = env("HOME");
   if(!home)
     return NULL;
   if(snprintf(buf, sizeof(buf), "%s/.aws/%s", home, name) >= (int)sizeof(buf))
     return NULL;
-  return dupstr(buf);
+  return ddb_strdup(buf);
 }
 
 /* The config file's section name of profile into buf: "default" or
@@ -290,7 +277,7 @@ static ddb_result resolve_endpoint(const ddb_config *cfg, const char *profile,
   if(snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
               s->region) >= (int)sizeof(buf))
     return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
-  s->endpoint = dupstr(buf);
+  s->endpoint = ddb_strdup(buf);
   if(!s->endpoint)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   return DDB_OK;
@@ -326,7 +313,7 @@ static ddb_result resolve_ca_bundle(const ddb_config *cfg, const char *profile,
     return DDB_ERR_CONFIG;
   }
   fclose(f);
-  s->ca_bundle = dupstr(v);
+  s->ca_bundle = ddb_strdup(v);
   free(conf);
   if(!s->ca_bundle)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -370,9 +357,9 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
 
   /* region */
   if(cfg->region)
-    s->region = dupstr(cfg->region);
+    s->region = ddb_strdup(cfg->region);
   else if((v = env("AWS_REGION")) || (v = env("AWS_DEFAULT_REGION")))
-    s->region = dupstr(v);
+    s->region = ddb_strdup(v);
   else
     s->region = ddb_profile_get(profile, "region", 0);
   if(!s->region || !*s->region) {

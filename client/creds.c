@@ -84,11 +84,6 @@ static char *dupn(const char *s, size_t n) {
   return p;
 }
 
-/* A malloc'ed copy of s, or NULL (also when s is NULL). */
-static char *dupstr(const char *s) {
-  return s ? dupn(s, strlen(s)) : NULL;
-}
-
 /* Free a string after overwriting it with zeros (for secrets). */
 static void wipe_free(char *p) {
   if(p) {
@@ -239,9 +234,9 @@ ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
   }
   if(exp && out->expires <= 0)
     out->expires = 1; /* "long expired", not "never" */
-  out->access_key = dupstr(ak);
-  out->secret_key = dupstr(sk);
-  out->session_token = dupstr(tok);
+  out->access_key = ddb_strdup(ak);
+  out->secret_key = ddb_strdup(sk);
+  out->session_token = ddb_strdup(tok);
   if(!out->access_key || !out->secret_key || (tok && !out->session_token))
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
 
@@ -745,11 +740,11 @@ static int container_source(ddb_cred_source *src, ddb_error *err) {
   }
   src->kind = DDB_CRED_CONTAINER;
   src->url = ddb_buf_take(&u, NULL);
-  src->what = dupstr("container credentials");
+  src->what = ddb_strdup("container credentials");
   if(tok_file)
-    src->auth_file = dupstr(tok_file);
+    src->auth_file = ddb_strdup(tok_file);
   else if(tok)
-    src->auth = dupstr(tok);
+    src->auth = ddb_strdup(tok);
   if(!src->url || !src->what || (tok_file && !src->auth_file) ||
      (!tok_file && tok && !src->auth)) {
     ddb_buf_free(&u);
@@ -778,10 +773,10 @@ static char *imds_endpoint(void) {
 static int step_env(ddb_creds *out, char **what) {
   if(!env("AWS_ACCESS_KEY_ID") || !env("AWS_SECRET_ACCESS_KEY"))
     return 0;
-  out->access_key = dupstr(env("AWS_ACCESS_KEY_ID"));
-  out->secret_key = dupstr(env("AWS_SECRET_ACCESS_KEY"));
-  out->session_token = dupstr(env("AWS_SESSION_TOKEN"));
-  *what = dupstr("environment");
+  out->access_key = ddb_strdup(env("AWS_ACCESS_KEY_ID"));
+  out->secret_key = ddb_strdup(env("AWS_SECRET_ACCESS_KEY"));
+  out->session_token = ddb_strdup(env("AWS_SESSION_TOKEN"));
+  *what = ddb_strdup("environment");
   return 1;
 }
 
@@ -825,7 +820,7 @@ static int step_process(const char *profile, ddb_cred_source *src,
   }
   if(ddb_creds_fetch(src, out, err))
     return -1;
-  *what = dupstr(src->what);
+  *what = ddb_strdup(src->what);
   return 1;
 }
 
@@ -859,7 +854,7 @@ static int step_container(ddb_cred_source *src, ddb_creds *out, char **what,
     return rc;
   if(ddb_creds_fetch(src, out, err))
     return -1;
-  *what = dupstr(src->what);
+  *what = ddb_strdup(src->what);
   return 1;
 }
 
@@ -877,13 +872,13 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
   ddb_error_clear(&e);
   src->kind = DDB_CRED_IMDS;
   src->url = imds_endpoint();
-  src->what = dupstr("instance metadata (IMDSv2)");
+  src->what = ddb_strdup("instance metadata (IMDSv2)");
   if(!src->url || !src->what) {
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     return -1;
   }
   if(ddb_creds_fetch(src, out, &e) == DDB_OK) {
-    *what = dupstr(src->what);
+    *what = ddb_strdup(src->what);
     return 1;
   }
   tried_add(tried, "%s", e.message);

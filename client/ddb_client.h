@@ -64,6 +64,9 @@ ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt, ...)
 #endif
     ;
 void ddb_error_clear(ddb_error *err);
+/* A malloc'ed copy of s (free()), or NULL when s is NULL or memory ran
+** out. */
+char *ddb_strdup(const char *s);
 
 /* ------------------------------------------------------------------------
 ** Bounded growing buffer.  Every append is checked against `max`; once an
