@@ -44,6 +44,18 @@ static void store_init(void) {
   store = ddbc_store_create(DDBC_DEFAULT_BUDGET);
 }
 
+static void descs_free(void);
+
+/* When the library is unloaded (the sqlite3 shell unloads the extension
+** with the last connection that loaded it), free the process-wide store
+** and the DescribeTable answers: a later load starts afresh, and nothing
+** is left behind unreachable. */
+__attribute__((destructor)) static void cache_unload(void) {
+  ddbc_store_release(store);
+  store = NULL;
+  descs_free();
+}
+
 /* The process-wide store, created on first use (NULL only on OOM). */
 static ddbc_store *the_store(void) {
   pthread_once(&store_once, store_init);
@@ -147,6 +159,21 @@ typedef struct desc_entry {
 
 static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
 static desc_entry *descs;
+
+/* Free every DescribeTable answer kept. */
+static void descs_free(void) {
+  desc_entry *e, *next;
+  pthread_mutex_lock(&desc_lock);
+  for(e = descs; e; e = next) {
+    next = e->next;
+    free(e->endpoint);
+    free(e->table);
+    ddb_table_desc_free(e->desc);
+    free(e);
+  }
+  descs = NULL;
+  pthread_mutex_unlock(&desc_lock);
+}
 
 ddb_result ddbc_describe_table(ddb_client *c, const char *table,
                                ddb_table_desc **out, ddb_error *err) {
