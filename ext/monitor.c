@@ -34,29 +34,47 @@ typedef struct log_cursor {
   int *aPage; /* page number of each entry */
 } log_cursor;
 
-static int logConnect(sqlite3 *db, void *pAux, int argc,
-                      const char *const *argv, sqlite3_vtab **ppVtab,
-                      char **pzErr) {
+/* Declare an eponymous, innocuous table of columns zSchema and return it
+** in *ppVtab (shared by both tables here: reading them touches no network
+** and no secret). */
+static int eponymous_connect(sqlite3 *db, const char *zSchema,
+                             sqlite3_vtab **ppVtab) {
   sqlite3_vtab *p;
-  int rc;
-  (void)pAux;
-  (void)argc;
-  (void)argv;
-  (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(seq INTEGER, operation TEXT,"
-                                " table_name TEXT, index_name TEXT, page "
-                                "INTEGER, http_status INTEGER, retries "
-                                "INTEGER, items INTEGER, ms REAL)");
+  int rc = sqlite3_declare_vtab(db, zSchema);
   if(rc)
     return rc;
   p = sqlite3_malloc(sizeof(*p));
   if(!p)
     return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  /* reading the log touches no network and no secret */
   sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
   *ppVtab = p;
   return SQLITE_OK;
+}
+
+/* A zeroed cursor of nByte bytes in *ppCur, or SQLITE_NOMEM. */
+static int eponymous_open(size_t nByte, sqlite3_vtab_cursor **ppCur) {
+  sqlite3_vtab_cursor *c = sqlite3_malloc64(nByte);
+  if(!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, nByte);
+  *ppCur = c;
+  return SQLITE_OK;
+}
+
+static int logConnect(sqlite3 *db, void *pAux, int argc,
+                      const char *const *argv, sqlite3_vtab **ppVtab,
+                      char **pzErr) {
+  (void)pAux;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  return eponymous_connect(db,
+                           "CREATE TABLE x(seq INTEGER, operation TEXT,"
+                           " table_name TEXT, index_name TEXT, page "
+                           "INTEGER, http_status INTEGER, retries "
+                           "INTEGER, items INTEGER, ms REAL)",
+                           ppVtab);
 }
 
 static int logDisconnect(sqlite3_vtab *p) {
@@ -71,13 +89,8 @@ static int logBestIndex(sqlite3_vtab *p, sqlite3_index_info *pInfo) {
 }
 
 static int logOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
-  log_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCur = &c->base;
-  return SQLITE_OK;
+  return eponymous_open(sizeof(log_cursor), ppCur);
 }
 
 static int logClose(sqlite3_vtab_cursor *cur) {
@@ -202,32 +215,16 @@ typedef struct stats_cursor {
 static int statsConnect(sqlite3 *db, void *pAux, int argc,
                         const char *const *argv, sqlite3_vtab **ppVtab,
                         char **pzErr) {
-  sqlite3_vtab *p;
-  int rc;
   (void)pAux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, value)");
-  if(rc)
-    return rc;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p)
-    return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = p;
-  return SQLITE_OK;
+  return eponymous_connect(db, "CREATE TABLE x(name TEXT, value)", ppVtab);
 }
 
 static int statsOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
-  stats_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCur = &c->base;
-  return SQLITE_OK;
+  return eponymous_open(sizeof(stats_cursor), ppCur);
 }
 
 static int statsClose(sqlite3_vtab_cursor *cur) {
