@@ -9,9 +9,74 @@
 
 #include "ddb_client.h"
 
-/* Decode a DynamoDB item object ({"attr": {"S": "..."}, ...}).  On success
-** *out is a new item with one reference. */
+/* Decode a DynamoDB item object ({"attr": {"S": "..."}, ...}) given as a
+** cJSON tree (printed and parsed again: for cold paths).  On success *out
+** is a new item with one reference. */
 ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** JSON tapes (tape.c): one pass over the text, one flat array of tokens
+*/
+enum {
+  DDB_JOBJ = 1,
+  DDB_JARR,
+  DDB_JSTR,
+  DDB_JNUM,
+  DDB_JTRUE,
+  DDB_JFALSE,
+  DDB_JNULL
+};
+
+/* A token: a value, or an object member's name (a DDB_JSTR before its
+** value).  Tokens are in document order; a container's members follow it
+** and `end` is the index just past its last one. */
+typedef struct ddb_jtok {
+  uint32_t off; /* offset in the text (strings: after the quote) */
+  uint32_t len; /* strings: raw bytes between the quotes; numbers and
+                    literals: their bytes */
+  uint32_t n;   /* objects: members; arrays: elements */
+  uint32_t end; /* index of the first token after this value */
+  uint8_t type; /* DDB_J* */
+  uint8_t esc;  /* strings: has backslash escapes */
+} ddb_jtok;
+
+typedef struct ddb_tape {
+  ddb_jtok *tok;
+  uint32_t n, cap;
+} ddb_tape;
+
+int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
+                   const char *end);
+void ddb_tape_free(ddb_tape *t);
+const char *ddb_tape_skip_ws(const char *p, const char *end);
+size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out);
+int ddb_tape_eq(const char *text, const ddb_jtok *k, const char *s);
+long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
+                     const char *name);
+double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i);
+
+/* A reader of a top-level JSON object, member by member, that tokenizes one
+** member value, or one element of a member array, at a time into tape. */
+typedef struct ddb_jreader {
+  const char *text, *p, *end;
+  int first, first_elem;
+  ddb_tape tape;
+} ddb_jreader;
+
+int ddb_jr_open(ddb_jreader *r, const char *text, size_t n);
+int ddb_jr_next(ddb_jreader *r, ddb_jtok *name);
+int ddb_jr_value(ddb_jreader *r);
+int ddb_jr_array(ddb_jreader *r);
+int ddb_jr_element(ddb_jreader *r);
+
+/* Decode the AttributeValue map at token obj of tape t over text (an item
+** object {"attr": {"S": "..."}, ...}).  On success *out is a new item with
+** one reference. */
+ddb_result ddb_item_from_tape(const char *text, const ddb_tape *t,
+                              uint32_t obj, ddb_item **out, ddb_error *err);
+/* The same from the text of one JSON object. */
+ddb_result ddb_item_parse(const char *text, size_t n, ddb_item **out,
+                          ddb_error *err);
 
 /* The largest request body built (an item is at most 400 KB; 25 or 100
 ** of them stay far below). */
@@ -26,11 +91,14 @@ ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
 int ddb_client_max_retries(const ddb_client *c);
 
 /* The parsers of http.c's answers, on their own (for tests and fuzzing):
-** a Query/Scan page (operation names it in errors; count_only: Select=
-** COUNT, no Items), a DescribeTable answer, and an error body with its
-** HTTP status (fills err: message, type, http_status). */
-ddb_result ddb_page_from_json(const cJSON *resp, const char *operation,
-                              int count_only, ddb_page **out, ddb_error *err);
+** a Query/Scan page from its text (operation names it in errors;
+** count_only: Select=COUNT, no Items; *malformed is set when the text is
+** no JSON at all, i.e. cut short or damaged), a DescribeTable answer, and
+** an error body with its HTTP status (fills err: message, type,
+** http_status). */
+ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
+                          int count_only, ddb_page **out, int *malformed,
+                          ddb_error *err);
 ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err);
 void ddb_error_from_response(const char *body, size_t len, int status,

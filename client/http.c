@@ -678,22 +678,36 @@ static int put_already_done(const char *body, size_t body_len,
 
 static double consumed(const cJSON *resp);
 
-typedef struct call_info {
+typedef struct call_info call_info;
+struct call_info {
   const char *operation;
   const char *table;
   const char *index;
   int continuation;
-} call_info;
+  /* How a 200 answer is taken.  NULL: parsed into a cJSON tree (*out of
+  ** call()).  Else take() reads the body itself and returns DDB_OK, or an
+  ** error with *malformed set when the body is no JSON text (cut short or
+  ** damaged: retried), or not set (a well-formed answer that is wrong:
+  ** not retried).  It sets items (-1: unknown) and consumed, for the log
+  ** and the counters, and must keep nothing of a failed attempt. */
+  ddb_result (*take)(call_info *ci, const char *body, size_t len,
+                     int *malformed, ddb_error *e);
+  void *ud;
+  long long items;
+  double consumed;
+};
 
 /* POST body to the endpoint as `operation`, retrying what is retryable.
-** On success *out is the parsed response (free with cJSON_Delete). */
-static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
+** On success *out is the parsed response (free with cJSON_Delete), or,
+** with ci->take, NULL (the answer went to take). */
+static ddb_result call(ddb_client *c, call_info *ci, const char *body,
                        size_t body_len, cJSON **out, ddb_error *err);
 
 ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
                     const char *index, int continuation, const char *body,
                     size_t body_len, cJSON **out, ddb_error *err) {
   call_info ci;
+  memset(&ci, 0, sizeof(ci));
   ci.operation = operation;
   ci.table = table;
   ci.index = index;
@@ -719,7 +733,7 @@ typedef enum { ATTEMPT_DONE, ATTEMPT_FAIL, ATTEMPT_RETRY } attempt_verdict;
 ** have been executed) and *expired (the token expired) describe a
 ** failure; *resent counts the times curl sent it again by itself. */
 static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
-                                    const call_info *ci, const char *url,
+                                    call_info *ci, const char *url,
                                     const char *body, size_t body_len,
                                     ddb_buf *resp, int *status, cJSON **out,
                                     int *throttled, int *ambiguous,
@@ -813,6 +827,19 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
     *ambiguous = 1;
     return ATTEMPT_RETRY;
   }
+  if(code == 200 && ci->take) {
+    int malformed = 0;
+    if(ci->take(ci, resp->p ? resp->p : "", resp->len, &malformed, e) ==
+       DDB_OK)
+      return ATTEMPT_DONE;
+    if(!malformed)
+      return ATTEMPT_FAIL;
+    /* a body that does not parse was cut short or damaged: retry */
+    ddb_error_set(e, DDB_ERR_PARSE, "malformed response to %s (%zu bytes)",
+                  ci->operation, resp->len);
+    *ambiguous = 1;
+    return ATTEMPT_RETRY;
+  }
   if(code == 200) {
     *out = cJSON_ParseWithLength(resp->p ? resp->p : "", resp->len);
     if(cJSON_IsObject(*out))
@@ -852,7 +879,7 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
 
 /* See the declaration above: one call with its retries, logged and
 ** counted. */
-static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
+static ddb_result call(ddb_client *c, call_info *ci, const char *body,
                        size_t body_len, cJSON **out, ddb_error *err) {
   CURL *h = NULL;
   ddb_buf resp;
@@ -934,7 +961,9 @@ static ddb_result call(ddb_client *c, const call_info *ci, const char *body,
 fail:
   le.http_status = status;
   le.ms = now_ms() - t0;
-  if(*out) {
+  if(ci->take && result == DDB_OK) {
+    le.items = ci->items;
+  } else if(*out) {
     cJSON *cnt = cJSON_GetObjectItemCaseSensitive(*out, "Count");
     cJSON *item = cJSON_GetObjectItemCaseSensitive(*out, "Item");
     if(cJSON_IsNumber(cnt))
@@ -944,7 +973,10 @@ fail:
   }
   log_add(&le);
   if(sent)
-    stats_add(ci->operation, sent, throttles, *out ? consumed(*out) : 0);
+    stats_add(ci->operation, sent, throttles,
+              ci->take ? (result == DDB_OK ? ci->consumed : 0)
+              : *out   ? consumed(*out)
+                       : 0);
   if(h)
     handle_put(c, h);
   ddb_buf_free(&resp);
@@ -1195,7 +1227,7 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
   ddb_buf body;
   cJSON *resp = NULL;
   ddb_result result;
-  call_info ci = {"DescribeTable", table, NULL, 0};
+  call_info ci = {.operation = "DescribeTable", .table = table};
 
   *out = NULL;
   ddb_buf_init(&body, 4096);
@@ -1396,61 +1428,157 @@ static double consumed(const cJSON *resp) {
   return cJSON_IsNumber(u) ? u->valuedouble : 0;
 }
 
+/* The capacity units of a ConsumedCapacity value at token 0 of the tape
+** (an object, or an array of them: summed). */
+static double tape_consumed(const ddb_tape *t, const char *text) {
+  uint32_t j, k;
+  long u;
+  double sum = 0;
+  if(t->tok[0].type == DDB_JARR) {
+    for(j = 0, k = 1; j < t->tok[0].n; j++, k = t->tok[k].end)
+      if((u = ddb_tape_member(t, text, k, "CapacityUnits")) > 0)
+        sum += ddb_tape_num(t, text, (uint32_t)u);
+    return sum;
+  }
+  u = ddb_tape_member(t, text, 0, "CapacityUnits");
+  return u > 0 ? ddb_tape_num(t, text, (uint32_t)u) : 0;
+}
+
+/* A count at token 0 of the tape: its value when it is a number in
+** [0, 2^53], else dflt (a huge or negative number in a damaged answer is
+** no count). */
+static long long tape_count(const ddb_tape *t, const char *text,
+                            long long dflt) {
+  double d;
+  if(t->tok[0].type != DDB_JNUM)
+    return dflt;
+  d = ddb_tape_num(t, text, 0);
+  if(!(d >= 0) || d > 9007199254740992.0)
+    return dflt;
+  return (long long)d;
+}
+
+/* Append it to the page's items (taking its reference); 0, or -1 on out
+** of memory (it is then released). */
+static int page_push(ddb_page *p, int *cap, ddb_item *it) {
+  if(p->n_items == *cap) {
+    int ncap = *cap ? *cap * 2 : 64;
+    ddb_item **x = realloc(p->items, (size_t)ncap * sizeof(*x));
+    if(!x) {
+      ddb_item_unref(it);
+      return -1;
+    }
+    p->items = x;
+    p->bytes += (size_t)(ncap - *cap) * sizeof(*x);
+    *cap = ncap;
+  }
+  p->items[p->n_items++] = it;
+  p->bytes += it->bytes;
+  return 0;
+}
+
 /* Parse a Query/Scan answer into a page (see ddb_client_int.h). */
-ddb_result ddb_page_from_json(const cJSON *resp, const char *operation,
-                              int count_only, ddb_page **out, ddb_error *err) {
-  const cJSON *items, *x;
-  ddb_page *p = NULL;
+ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
+                          int count_only, ddb_page **out, int *malformed,
+                          ddb_error *err) {
+  ddb_jreader r;
+  ddb_jtok name;
+  ddb_page *p;
+  ddb_item *it;
   ddb_result result = DDB_OK;
-  int n;
+  int rc, cap = 0, have_items = 0, have_count = 0, have_scanned = 0;
+  long long count = 0, scanned = 0;
 
   *out = NULL;
-  items = cJSON_GetObjectItemCaseSensitive(resp, "Items");
-  x = cJSON_GetObjectItemCaseSensitive(resp, "Count");
+  *malformed = 0;
+  memset(&r, 0, sizeof(r));
+  p = calloc(1, sizeof(*p));
+  if(!p)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  p->refs = 1;
+  p->bytes = sizeof(*p);
+  if(ddb_jr_open(&r, body, len))
+    goto malformed;
+  while((rc = ddb_jr_next(&r, &name)) == 1) {
+    if(!have_items && ddb_tape_eq(body, &name, "Items") &&
+       ddb_jr_array(&r) == 0) {
+      /* the items, one at a time: the tape holds one item */
+      have_items = 1;
+      while((rc = ddb_jr_element(&r)) == 1) {
+        result = ddb_item_from_tape(body, &r.tape, 0, &it, err);
+        if(result)
+          goto fail;
+        if(page_push(p, &cap, it)) {
+          result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+          goto fail;
+        }
+      }
+      if(rc < 0)
+        goto malformed;
+      continue;
+    }
+    if(ddb_jr_value(&r))
+      goto malformed;
+    if(ddb_tape_eq(body, &name, "Items"))
+      have_items = have_items ? have_items : -1; /* not an array */
+    else if(!have_count && ddb_tape_eq(body, &name, "Count")) {
+      have_count = r.tape.tok[0].type == DDB_JNUM ? 1 : -1;
+      count = tape_count(&r.tape, body, -1);
+    } else if(!have_scanned && ddb_tape_eq(body, &name, "ScannedCount")) {
+      have_scanned = 1;
+      scanned = tape_count(&r.tape, body, -1);
+    } else if(!p->last_key && ddb_tape_eq(body, &name, "LastEvaluatedKey")) {
+      result = ddb_item_from_tape(body, &r.tape, 0, &p->last_key, err);
+      if(result)
+        goto fail;
+      p->bytes += p->last_key->bytes;
+    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
+      p->consumed_rcu = tape_consumed(&r.tape, body);
+  }
+  if(rc < 0)
+    goto malformed;
   /* a page without its Items (or its Count) would read as a shorter
   ** answer: it is an error */
-  if((!count_only && !cJSON_IsArray(items)) ||
-     (items && !cJSON_IsArray(items)) || !cJSON_IsNumber(x)) {
+  if((!count_only && have_items != 1) || have_items < 0 || have_count != 1) {
     result =
         ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s: no %s",
-                      operation, cJSON_IsNumber(x) ? "Items array" : "Count");
+                      operation, have_count == 1 ? "Items array" : "Count");
     goto fail;
   }
-  n = cJSON_GetArraySize(items);
-  p = calloc(1, sizeof(*p));
-  if(p && n > 0)
-    p->items = calloc((size_t)n, sizeof(ddb_item *));
-  if(!p || (n > 0 && !p->items)) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  p->refs = 1;
-  p->bytes = sizeof(*p) + (size_t)n * sizeof(ddb_item *);
-  cJSON_ArrayForEach(x, items) {
-    result = ddb_item_decode(x, &p->items[p->n_items], err);
-    if(result)
-      goto fail;
-    p->bytes += p->items[p->n_items]->bytes;
-    p->n_items++;
-  }
-  x = cJSON_GetObjectItemCaseSensitive(resp, "LastEvaluatedKey");
-  if(x) {
-    result = ddb_item_decode(x, &p->last_key, err);
-    if(result)
-      goto fail;
-    p->bytes += p->last_key->bytes;
-  }
-  x = cJSON_GetObjectItemCaseSensitive(resp, "Count");
-  p->count = json_count(x, p->n_items);
-  x = cJSON_GetObjectItemCaseSensitive(resp, "ScannedCount");
-  p->scanned = json_count(x, p->count);
-  p->consumed_rcu = consumed(resp);
+  p->count = count >= 0 ? count : p->n_items;
+  p->scanned = have_scanned && scanned >= 0 ? scanned : p->count;
   *out = p;
   p = NULL;
+  goto fail;
 
+malformed:
+  *malformed = 1;
+  result =
+      ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s (%zu bytes)",
+                    operation, len);
 fail:
   ddb_page_unref(p);
+  ddb_tape_free(&r.tape);
   return result;
+}
+
+/* What call()'s take for a page works with (ci->ud). */
+typedef struct page_take {
+  const ddb_read *r;
+  ddb_page *page; /* out */
+} page_take;
+
+/* call()'s take for a Query/Scan page. */
+static ddb_result take_page(call_info *ci, const char *body, size_t len,
+                            int *malformed, ddb_error *e) {
+  page_take *pt = ci->ud;
+  ddb_result result = ddb_page_parse(
+      body, len, ci->operation, pt->r->count_only, &pt->page, malformed, e);
+  if(result)
+    return result;
+  ci->items = pt->page->count;
+  ci->consumed = pt->page->consumed_rcu;
+  return DDB_OK;
 }
 
 /* One page of the Query/Scan r (see ddb_client.h). */
@@ -1460,12 +1588,18 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   cJSON *resp = NULL;
   ddb_result result;
   call_info ci;
+  page_take pt;
 
   *out = NULL;
+  memset(&ci, 0, sizeof(ci));
   ci.operation = r->pk_name ? "Query" : "Scan";
   ci.table = r->table;
   ci.index = r->index;
   ci.continuation = r->start != NULL;
+  pt.r = r;
+  pt.page = NULL;
+  ci.take = take_page;
+  ci.ud = &pt;
   ddb_buf_init(&body, DDB_REQUEST_MAX);
   result = ddb_read_body(r, &body, err);
   if(result)
@@ -1473,7 +1607,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   result = call(c, &ci, body.p, body.len, &resp, err);
   if(result)
     goto fail;
-  result = ddb_page_from_json(resp, ci.operation, r->count_only, out, err);
+  *out = pt.page;
 
 fail:
   cJSON_Delete(resp);
@@ -1484,15 +1618,58 @@ fail:
 /* ------------------------------------------------------------------------
 ** GetItem and BatchGetItem
 */
+
+/* call()'s take for GetItem: the Item (or none) to *(ddb_item **)ci->ud. */
+static ddb_result take_item(call_info *ci, const char *body, size_t len,
+                            int *malformed, ddb_error *e) {
+  ddb_item **out = ci->ud, *it = NULL;
+  ddb_jreader r;
+  ddb_jtok name;
+  ddb_result result = DDB_OK;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  ci->consumed = 0;
+  if(ddb_jr_open(&r, body, len)) {
+    rc = -1;
+    goto done;
+  }
+  while((rc = ddb_jr_next(&r, &name)) == 1) {
+    if(ddb_jr_value(&r)) {
+      rc = -1;
+      break;
+    }
+    if(!it && ddb_tape_eq(body, &name, "Item")) {
+      result = ddb_item_from_tape(body, &r.tape, 0, &it, e);
+      if(result)
+        goto done;
+    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
+      ci->consumed = tape_consumed(&r.tape, body);
+  }
+done:
+  if(rc < 0 || result) {
+    ddb_item_unref(it);
+    it = NULL;
+    if(rc < 0 && !result) {
+      *malformed = 1;
+      result = DDB_ERR_PARSE;
+    }
+  }
+  ci->items = it ? 1 : 0;
+  *out = it;
+  ddb_tape_free(&r.tape);
+  return result;
+}
+
 ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
                         int consistent, ddb_item **out, ddb_error *err) {
   ddb_buf body;
   cJSON *resp = NULL;
-  const cJSON *item;
   ddb_result result;
-  call_info ci = {"GetItem", table, NULL, 0};
+  call_info ci = {.operation = "GetItem", .table = table, .take = take_item};
 
   *out = NULL;
+  ci.ud = out;
   ddb_buf_init(&body, DDB_REQUEST_MAX);
   ddb_buf_adds(&body, "{\"TableName\":");
   ddb_buf_json_str(&body, table, strlen(table));
@@ -1506,11 +1683,6 @@ ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
     goto fail;
   }
   result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
-  item = cJSON_GetObjectItemCaseSensitive(resp, "Item");
-  if(item)
-    result = ddb_item_decode(item, out, err);
 
 fail:
   cJSON_Delete(resp);
@@ -1537,7 +1709,8 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   cJSON *resp = NULL;
   const cJSON *got, *x;
   ddb_result result = DDB_OK;
-  call_info ci = {"BatchGetItem", table, NULL, retry};
+  call_info ci = {
+      .operation = "BatchGetItem", .table = table, .continuation = retry};
   int i;
 
   ddb_buf_init(&body, DDB_REQUEST_MAX);

@@ -1,8 +1,9 @@
 /*
 ** item.c -- DynamoDB AttributeValues: decoding, numbers, JSON rendering.
 **
-** An item is decoded from cJSON in two passes: the first counts nodes and
-** string bytes, the second lays everything out in one allocation:
+** An item is decoded from a tape of its JSON text (tape.c) in two passes:
+** the first counts nodes and string bytes, the second lays everything out
+** in one allocation:
 **
 **     [ddb_item][ddb_av nodes ...][names and texts, NUL-terminated ...]
 **
@@ -66,169 +67,228 @@ const ddb_av *ddb_item_get(const ddb_item *it, const char *name) {
 }
 
 /* ------------------------------------------------------------------------
-** Decoding
+** Decoding, from a tape of the JSON text (tape.c)
 */
 typedef struct layout {
   size_t nodes;
   size_t bytes;
   ddb_av *next_node;
   char *next_byte;
-  const char *bad_number; /* an N that is not a number, for the message */
+  const ddb_jtok *bad_number; /* an N that is not a number, for the message */
 } layout;
 
-/* Pass 1 over one AttributeValue object {"T": value}: count.  Returns 0,
-** or -1 when it is not a valid AttributeValue. */
-static int av_count(const cJSON *av, layout *L, int depth) {
-  const cJSON *v, *k;
-  ddb_type t;
-  if(depth > ITEM_MAX_DEPTH || !cJSON_IsObject(av) || !av->child ||
-     av->child->next)
+/* The type named by the string token k ("S", "N", ...), or DDB_NONE. */
+static ddb_type type_of(const char *text, const ddb_jtok *k) {
+  const char *s = text + k->off;
+  char buf[8];
+  if(k->esc) {
+    if(k->len >= sizeof(buf))
+      return DDB_NONE;
+    ddb_tape_str(text, k, buf);
+    return type_from_name(buf);
+  }
+  switch(k->len) {
+  case 1:
+    return s[0] == 'S'   ? DDB_S
+           : s[0] == 'N' ? DDB_N
+           : s[0] == 'B' ? DDB_B
+           : s[0] == 'M' ? DDB_M
+           : s[0] == 'L' ? DDB_L
+                         : DDB_NONE;
+  case 2:
+    if(s[1] != 'S')
+      return DDB_NONE;
+    return s[0] == 'S'   ? DDB_SS
+           : s[0] == 'N' ? DDB_NS
+           : s[0] == 'B' ? DDB_BS
+                         : DDB_NONE;
+  case 4:
+    return memcmp(s, "BOOL", 4) == 0   ? DDB_BOOL
+           : memcmp(s, "NULL", 4) == 0 ? DDB_NULL
+                                       : DDB_NONE;
+  default: return DDB_NONE;
+  }
+}
+
+/* Is string token k a DynamoDB number? */
+static int number_ok(const char *text, const ddb_jtok *k) {
+  char buf[128];
+  if(!k->esc)
+    return ddb_number_classify(text + k->off, k->len, NULL, NULL) !=
+           DDB_NUM_BAD;
+  if(k->len >= sizeof(buf))
+    return 0;
+  return ddb_number_classify(buf, ddb_tape_str(text, k, buf), NULL, NULL) !=
+         DDB_NUM_BAD;
+}
+
+/* Pass 1 over the AttributeValue {"T": value} at token i: count nodes and
+** bytes (a string's raw length bounds its unescaped one).  Returns 0, or
+** -1 when it is not a valid AttributeValue. */
+static int av_count(const char *text, const ddb_jtok *t, uint32_t i, layout *L,
+                    int depth) {
+  const ddb_jtok *v;
+  uint32_t j, k;
+  ddb_type ty;
+  if(depth > ITEM_MAX_DEPTH || t[i].type != DDB_JOBJ || t[i].n != 1)
     return -1;
-  v = av->child;
-  t = type_from_name(v->string);
-  switch(t) {
+  ty = type_of(text, &t[i + 1]);
+  v = &t[i + 2];
+  switch(ty) {
   case DDB_S:
   case DDB_N:
   case DDB_B:
-    if(!cJSON_IsString(v))
+    if(v->type != DDB_JSTR)
       return -1;
     /* a number goes out as JSON text as it is: it must be one */
-    if(t == DDB_N &&
-       ddb_number_classify(v->valuestring, strlen(v->valuestring), NULL,
-                           NULL) == DDB_NUM_BAD) {
-      L->bad_number = v->valuestring;
+    if(ty == DDB_N && !number_ok(text, v)) {
+      L->bad_number = v;
       return -1;
     }
-    L->bytes += strlen(v->valuestring) + 1;
+    L->bytes += v->len + 1;
     return 0;
-  case DDB_BOOL: return cJSON_IsBool(v) ? 0 : -1;
-  case DDB_NULL: return cJSON_IsTrue(v) ? 0 : -1;
+  case DDB_BOOL: return v->type == DDB_JTRUE || v->type == DDB_JFALSE ? 0 : -1;
+  case DDB_NULL: return v->type == DDB_JTRUE ? 0 : -1;
   case DDB_M:
-    if(!cJSON_IsObject(v))
+    if(v->type != DDB_JOBJ)
       return -1;
-    for(k = v->child; k; k = k->next) {
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k + 1].end) {
       L->nodes++;
-      L->bytes += strlen(k->string) + 1;
-      if(av_count(k, L, depth + 1))
+      L->bytes += t[k].len + 1;
+      if(av_count(text, t, k + 1, L, depth + 1))
         return -1;
     }
     return 0;
   case DDB_L:
-    if(!cJSON_IsArray(v))
+    if(v->type != DDB_JARR)
       return -1;
-    for(k = v->child; k; k = k->next) {
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k].end) {
       L->nodes++;
-      if(av_count(k, L, depth + 1))
+      if(av_count(text, t, k, L, depth + 1))
         return -1;
     }
     return 0;
   case DDB_SS:
   case DDB_NS:
   case DDB_BS:
-    if(!cJSON_IsArray(v))
+    if(v->type != DDB_JARR)
       return -1;
-    for(k = v->child; k; k = k->next) {
-      if(!cJSON_IsString(k))
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k].end) {
+      if(t[k].type != DDB_JSTR)
         return -1;
-      if(t == DDB_NS &&
-         ddb_number_classify(k->valuestring, strlen(k->valuestring), NULL,
-                             NULL) == DDB_NUM_BAD) {
-        L->bad_number = k->valuestring;
+      if(ty == DDB_NS && !number_ok(text, &t[k])) {
+        L->bad_number = &t[k];
         return -1;
       }
       L->nodes++;
-      L->bytes += strlen(k->valuestring) + 1;
+      L->bytes += t[k].len + 1;
     }
     return 0;
   default: return -1;
   }
 }
 
-static const char *lay_str(layout *L, const char *s, uint32_t *len) {
-  size_t n = strlen(s);
+/* Copy string token k into the layout's bytes; its length goes to *len. */
+static const char *lay_str(layout *L, const char *text, const ddb_jtok *k,
+                           uint32_t *len) {
   char *p = L->next_byte;
-  memcpy(p, s, n + 1);
+  size_t n = ddb_tape_str(text, k, p);
   L->next_byte += n + 1;
-  if(len)
-    *len = (uint32_t)n;
+  *len = (uint32_t)n;
   return p;
 }
 
-static int json_count(const cJSON *a) {
-  int n = 0;
-  for(a = a->child; a; a = a->next)
-    n++;
-  return n;
-}
-
-/* Pass 2: fill *out from av (already validated by av_count). */
-static void av_fill(const cJSON *av, ddb_av *out, layout *L) {
-  const cJSON *v = av->child, *k;
-  ddb_type t = type_from_name(v->string);
-  uint32_t i = 0;
-  out->type = t;
+/* Pass 2: fill *out from the AttributeValue at token i (checked by
+** av_count). */
+static void av_fill(const char *text, const ddb_jtok *t, uint32_t i,
+                    ddb_av *out, layout *L) {
+  const ddb_jtok *v = &t[i + 2];
+  ddb_type ty = type_of(text, &t[i + 1]);
+  uint32_t j, k;
+  out->type = ty;
   out->kids = NULL;
   out->text = NULL;
-  switch(t) {
+  switch(ty) {
   case DDB_S:
   case DDB_N:
-  case DDB_B: out->text = lay_str(L, v->valuestring, &out->n); break;
-  case DDB_BOOL: out->n = cJSON_IsTrue(v) ? 1 : 0; break;
+  case DDB_B: out->text = lay_str(L, text, v, &out->n); break;
+  case DDB_BOOL: out->n = v->type == DDB_JTRUE; break;
   case DDB_NULL: out->n = 0; break;
   case DDB_M:
-  case DDB_L:
-    out->n = (uint32_t)json_count(v);
+    out->n = v->n;
     out->kids = L->next_node;
     L->next_node += out->n;
-    for(k = v->child; k; k = k->next, i++) {
-      ddb_av *kid = &out->kids[i];
-      if(t == DDB_M)
-        kid->name = lay_str(L, k->string, &kid->name_len);
-      else {
-        kid->name = NULL;
-        kid->name_len = 0;
-      }
-      av_fill(k, kid, L);
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k + 1].end) {
+      ddb_av *kid = &out->kids[j];
+      kid->name = lay_str(L, text, &t[k], &kid->name_len);
+      av_fill(text, t, k + 1, kid, L);
+    }
+    break;
+  case DDB_L:
+    out->n = v->n;
+    out->kids = L->next_node;
+    L->next_node += out->n;
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k].end) {
+      ddb_av *kid = &out->kids[j];
+      kid->name = NULL;
+      kid->name_len = 0;
+      av_fill(text, t, k, kid, L);
     }
     break;
   default: /* sets */
-    out->n = (uint32_t)json_count(v);
+    out->n = v->n;
     out->kids = L->next_node;
     L->next_node += out->n;
-    for(k = v->child; k; k = k->next, i++) {
-      ddb_av *kid = &out->kids[i];
-      kid->type = t == DDB_SS ? DDB_S : t == DDB_NS ? DDB_N : DDB_B;
+    for(j = 0, k = i + 3; j < v->n; j++, k = t[k].end) {
+      ddb_av *kid = &out->kids[j];
+      kid->type = ty == DDB_SS ? DDB_S : ty == DDB_NS ? DDB_N : DDB_B;
       kid->name = NULL;
       kid->name_len = 0;
       kid->kids = NULL;
-      kid->text = lay_str(L, k->valuestring, &kid->n);
+      kid->text = lay_str(L, text, &t[k], &kid->n);
     }
   }
 }
 
-ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
+/* At most cap - 1 bytes of string token k, for a message (unescaped
+** when it fits, else its raw start). */
+static const char *excerpt(const char *text, const ddb_jtok *k, char *buf,
+                           size_t cap) {
+  if(k->len < cap) {
+    ddb_tape_str(text, k, buf);
+    return buf;
+  }
+  memcpy(buf, text + k->off, cap - 1);
+  buf[cap - 1] = 0;
+  return buf;
+}
+
+/* Decode the item object at token obj of tape tp (see ddb_client_int.h). */
+ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
+                              uint32_t obj, ddb_item **out, ddb_error *err) {
+  const ddb_jtok *t = tp->tok;
   layout L;
-  const cJSON *k;
   ddb_item *it;
   size_t total;
-  uint32_t i = 0;
+  uint32_t j, k;
+  char name[101], num[61];
 
   *out = NULL;
   memset(&L, 0, sizeof(L));
-  if(!cJSON_IsObject(obj))
+  if(t[obj].type != DDB_JOBJ)
     return ddb_error_set(err, DDB_ERR_PARSE, "item is not a JSON object");
-  for(k = obj->child; k; k = k->next) {
+  for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
     L.nodes++;
-    L.bytes += strlen(k->string) + 1;
-    if(av_count(k, &L, 1)) {
+    L.bytes += t[k].len + 1;
+    if(av_count(text, t, k + 1, &L, 1)) {
       if(L.bad_number)
         return ddb_error_set(err, DDB_ERR_PARSE,
-                             "attribute '%.100s': '%.60s' is not a DynamoDB "
-                             "number",
-                             k->string, L.bad_number);
+                             "attribute '%s': '%s' is not a DynamoDB number",
+                             excerpt(text, &t[k], name, sizeof(name)),
+                             excerpt(text, L.bad_number, num, sizeof(num)));
       return ddb_error_set(err, DDB_ERR_PARSE,
-                           "attribute '%.100s' is not a valid AttributeValue",
-                           k->string);
+                           "attribute '%s' is not a valid AttributeValue",
+                           excerpt(text, &t[k], name, sizeof(name)));
     }
   }
   total = sizeof(ddb_item) + L.nodes * sizeof(ddb_av) + L.bytes;
@@ -239,18 +299,50 @@ ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
   it->bytes = total;
   memset(&it->root, 0, sizeof(it->root));
   it->root.type = DDB_M;
-  it->root.n = (uint32_t)json_count(obj);
+  it->root.n = t[obj].n;
   L.next_node = (ddb_av *)(it + 1);
   L.next_byte = (char *)(L.next_node + L.nodes);
   it->root.kids = L.next_node;
   L.next_node += it->root.n;
-  for(k = obj->child; k; k = k->next, i++) {
-    ddb_av *a = &it->root.kids[i];
-    a->name = lay_str(&L, k->string, &a->name_len);
-    av_fill(k, a, &L);
+  for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
+    ddb_av *a = &it->root.kids[j];
+    a->name = lay_str(&L, text, &t[k], &a->name_len);
+    av_fill(text, t, k + 1, a, &L);
   }
   *out = it;
   return DDB_OK;
+}
+
+/* Decode the item that text[0..n) is (see ddb_client_int.h). */
+ddb_result ddb_item_parse(const char *text, size_t n, ddb_item **out,
+                          ddb_error *err) {
+  ddb_tape t;
+  const char *p = text, *end = text + n;
+  ddb_result result;
+  memset(&t, 0, sizeof(t));
+  *out = NULL;
+  if(ddb_tape_value(&t, text, &p, end) ||
+     (p = ddb_tape_skip_ws(p, end)) != end)
+    result = ddb_error_set(err, DDB_ERR_PARSE, "item is not valid JSON");
+  else
+    result = ddb_item_from_tape(text, &t, 0, out, err);
+  ddb_tape_free(&t);
+  return result;
+}
+
+/* Decode a cJSON item (see ddb_client_int.h). */
+ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
+  char *text;
+  ddb_result result;
+  *out = NULL;
+  if(!cJSON_IsObject(obj))
+    return ddb_error_set(err, DDB_ERR_PARSE, "item is not a JSON object");
+  text = cJSON_PrintUnformatted(obj);
+  if(!text)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory decoding an item");
+  result = ddb_item_parse(text, strlen(text), out, err);
+  cJSON_free(text);
+  return result;
 }
 
 ddb_item *ddb_item_from_avs(const ddb_av *vals, int n) {

@@ -1,7 +1,9 @@
 /*
 ** fuzz_response.c -- libFuzzer harness of the response parsers of client/:
-** a Query/Scan page (ddb_page_from_json, with ddb_item_decode for every
-** item and LastEvaluatedKey), GetItem's Item, a DynamoDB error body
+** a Query/Scan page (ddb_page_parse, over the tape parser of tape.c, with
+** every item and LastEvaluatedKey decoded), an item alone
+** (ddb_item_parse; whatever these take must be JSON to cJSON too), a
+** DynamoDB error body
 ** (ddb_error_from_response), and a DescribeTable answer.  For every item
 ** that decodes, its plain and typed JSON, canonical key and size are
 ** computed, and the typed JSON must decode again to an equal item.
@@ -79,28 +81,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
     return 0;
   }
-  j = cJSON_ParseWithLength((const char *)data, size);
-  if(!j)
-    return 0;
   if(mode == 0 || mode == 1) {
-    if(ddb_page_from_json(j, "Query", mode == 1, &p, &e) == DDB_OK) {
+    int malformed, ok = 0;
+    if(ddb_page_parse((const char *)data, size, "Query", mode == 1, &p,
+                      &malformed, &e) == DDB_OK) {
+      ok = 1;
       for(i = 0; i < p->n_items; i++)
         poke_item(p->items[i]);
       if(p->last_key)
         poke_item(p->last_key);
       ddb_page_unref(p);
     }
-    if(ddb_item_decode(cJSON_GetObjectItemCaseSensitive(j, "Item"), &it, &e) ==
-       DDB_OK) {
+    if(ddb_item_parse((const char *)data, size, &it, &e) == DDB_OK) {
+      ok = 1;
       poke_item(it);
       ddb_item_unref(it);
     }
-  } else {
-    if(ddb_table_desc_from_json(j, "T", &d, &e) == DDB_OK) {
-      ddb_table_desc *c = ddb_table_desc_dup(d);
-      ddb_table_desc_free(c);
-      ddb_table_desc_free(d);
+    /* what the tape parser takes is JSON: cJSON must take it too */
+    if(ok) {
+      j = cJSON_ParseWithLength((const char *)data, size);
+      if(!j)
+        abort();
+      cJSON_Delete(j);
     }
+    return 0;
+  }
+  j = cJSON_ParseWithLength((const char *)data, size);
+  if(!j)
+    return 0;
+  if(ddb_table_desc_from_json(j, "T", &d, &e) == DDB_OK) {
+    ddb_table_desc *c = ddb_table_desc_dup(d);
+    ddb_table_desc_free(c);
+    ddb_table_desc_free(d);
   }
   cJSON_Delete(j);
   return 0;

@@ -68,6 +68,7 @@ extern const tap_test tap_cache_tests[];
 extern const tap_test tap_api_tests[];
 extern const tap_test tap_sigv4_tests[];
 extern const tap_test tap_creds_tests[];
+extern const tap_test tap_tape_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>

@@ -1,0 +1,491 @@
+/*
+** tape.c -- JSON text to a tape of tokens, in one pass, without a tree.
+**
+** The answers of Query, Scan and GetItem are parsed here instead of by
+** cJSON: a cJSON tree costs a malloc and a free per node and a copy of
+** every string, which was more than half the client CPU of a Scan.  A tape
+** is one flat array of tokens in document order (reused from value to
+** value), each token pointing into the text:
+**
+**     {"a":{"S":"x"},"b":[1,2]}
+**     0:OBJ n=2  1:STR a  2:OBJ n=1  3:STR S  4:STR x  5:STR b  6:ARR n=2
+**     7:NUM 1  8:NUM 2                      (end of 0 = 9, of 2 = 5, ...)
+**
+** so a value's members are walked by `end` without recursion, and strings
+** are copied (and unescaped) once, straight into the decoded item
+** (item.c:ddb_item_from_tape).  The parser is strict RFC 8259 JSON: a body
+** cut short or damaged in any way is an error, never a shorter answer.
+**
+** A page is not tokenized whole: the reader (ddb_jr_*) walks the top-level
+** object itself and tokenizes one member value, or one element of a
+** member array (an item of Items), at a time, so the tape stays the size
+** of one item.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_client_int.h"
+
+/* Deepest nesting of arrays and objects accepted (an AttributeValue of
+** DynamoDB's 32 levels is 64 JSON levels). */
+#define TAPE_MAX_DEPTH 256
+/* The most tokens one value may have (a 400 KB item has far fewer). */
+#define TAPE_MAX_TOKENS (16u * 1024 * 1024)
+
+/* Make room for one more token; 0, or -1 on out of memory or too many. */
+static int tape_grow(ddb_tape *t) {
+  uint32_t cap;
+  ddb_jtok *p;
+  if(t->n < t->cap)
+    return 0;
+  if(t->cap >= TAPE_MAX_TOKENS)
+    return -1;
+  cap = t->cap ? t->cap * 2 : 256;
+  p = realloc(t->tok, cap * sizeof(*p));
+  if(!p)
+    return -1;
+  t->tok = p;
+  t->cap = cap;
+  return 0;
+}
+
+/* Release the tape's tokens; the tape may be used again. */
+void ddb_tape_free(ddb_tape *t) {
+  free(t->tok);
+  memset(t, 0, sizeof(*t));
+}
+
+static const char *skip_ws(const char *p, const char *end) {
+  while(p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    p++;
+  return p;
+}
+
+/* The first byte at or after p that is not JSON white space (or end). */
+const char *ddb_tape_skip_ws(const char *p, const char *end) {
+  return skip_ws(p, end);
+}
+
+static int hexval(int c) {
+  if(c >= '0' && c <= '9')
+    return c - '0';
+  if(c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if(c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+/* The 4 hex digits at p as a number, or -1. */
+static long hex4_at(const char *p, const char *end) {
+  long u = 0;
+  int i, d;
+  if(end - p < 4)
+    return -1;
+  for(i = 0; i < 4; i++) {
+    if((d = hexval(p[i])) < 0)
+      return -1;
+    u = u << 4 | d;
+  }
+  return u;
+}
+
+/* Scan a string whose opening quote is at p[-1].  Returns the position of
+** the closing quote, or NULL when the string is not valid; *esc tells
+** whether it has escapes. */
+static const char *scan_string(const char *p, const char *end, int *esc) {
+  *esc = 0;
+  for(;;) {
+    /* the common case: a run of plain bytes */
+    while(p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+      p++;
+    if(p >= end || (unsigned char)*p < 0x20)
+      return NULL;
+    if(*p == '"')
+      return p;
+    *esc = 1;
+    if(++p >= end)
+      return NULL;
+    switch(*p) {
+    case '"':
+    case '\\':
+    case '/':
+    case 'b':
+    case 'f':
+    case 'n':
+    case 'r':
+    case 't': p++; break;
+    case 'u': {
+      /* a surrogate must be half of a pair: UTF-8 cannot hold it alone */
+      long u = hex4_at(p + 1, end);
+      if(u < 0 || (u >= 0xDC00 && u <= 0xDFFF))
+        return NULL;
+      p += 5;
+      if(u >= 0xD800 && u <= 0xDBFF) {
+        long lo = end - p >= 2 && p[0] == '\\' && p[1] == 'u'
+                      ? hex4_at(p + 2, end)
+                      : -1;
+        if(lo < 0xDC00 || lo > 0xDFFF)
+          return NULL;
+        p += 6;
+      }
+      break;
+    }
+    default: return NULL;
+    }
+  }
+}
+
+/* Scan a number starting at p (RFC 8259 grammar).  Returns the position
+** after it, or NULL. */
+static const char *scan_number(const char *p, const char *end) {
+  if(p < end && *p == '-')
+    p++;
+  if(p >= end)
+    return NULL;
+  if(*p == '0')
+    p++;
+  else if(*p >= '1' && *p <= '9')
+    while(p < end && *p >= '0' && *p <= '9')
+      p++;
+  else
+    return NULL;
+  if(p < end && *p == '.') {
+    const char *d = ++p;
+    while(p < end && *p >= '0' && *p <= '9')
+      p++;
+    if(p == d)
+      return NULL;
+  }
+  if(p < end && (*p == 'e' || *p == 'E')) {
+    const char *d;
+    p++;
+    if(p < end && (*p == '+' || *p == '-'))
+      p++;
+    d = p;
+    while(p < end && *p >= '0' && *p <= '9')
+      p++;
+    if(p == d)
+      return NULL;
+  }
+  return p;
+}
+
+/* Tokenize the one JSON value at *pp (leading white space allowed) onto the
+** end of t; on success *pp is just past it.  Returns 0, or -1 when the text
+** there is not one valid value (or is nested deeper than TAPE_MAX_DEPTH, or
+** memory runs out). */
+int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
+                   const char *end) {
+  uint32_t stack[TAPE_MAX_DEPTH];
+  int depth = 0;
+  const char *p = skip_ws(*pp, end);
+  ddb_jtok *k;
+
+  for(;;) {
+    /* p is at a value */
+    if(p >= end || tape_grow(t))
+      return -1;
+    k = &t->tok[t->n];
+    k->off = (uint32_t)(p - base);
+    k->len = 0;
+    k->n = 0;
+    k->esc = 0;
+    switch(*p) {
+    case '{':
+    case '[':
+      if(depth == TAPE_MAX_DEPTH)
+        return -1;
+      k->type = *p == '{' ? DDB_JOBJ : DDB_JARR;
+      stack[depth++] = t->n++;
+      p = skip_ws(p + 1, end);
+      if(p < end && *p == (k->type == DDB_JOBJ ? '}' : ']')) {
+        t->tok[stack[--depth]].end = t->n;
+        p++;
+        break;
+      }
+      if(k->type == DDB_JOBJ)
+        goto key;
+      continue;
+    case '"': {
+      int esc;
+      const char *q = scan_string(p + 1, end, &esc);
+      if(!q)
+        return -1;
+      k->type = DDB_JSTR;
+      k->off++;
+      k->len = (uint32_t)(q - p - 1);
+      k->esc = (uint8_t)esc;
+      p = q + 1;
+      k->end = ++t->n;
+      break;
+    }
+    case 't':
+    case 'f':
+    case 'n': {
+      static const char *const lit[] = {"true", "false", "null"};
+      int w = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
+      size_t n = strlen(lit[w]);
+      if((size_t)(end - p) < n || memcmp(p, lit[w], n) != 0)
+        return -1;
+      k->type = (uint8_t)(DDB_JTRUE + w);
+      k->len = (uint32_t)n;
+      p += n;
+      k->end = ++t->n;
+      break;
+    }
+    default: {
+      const char *q = scan_number(p, end);
+      if(!q)
+        return -1;
+      k->type = DDB_JNUM;
+      k->len = (uint32_t)(q - p);
+      p = q;
+      k->end = ++t->n;
+    }
+    }
+    /* after a value: close containers, or go on to the next member */
+    for(;;) {
+      ddb_jtok *c;
+      if(depth == 0) {
+        *pp = p;
+        return 0;
+      }
+      c = &t->tok[stack[depth - 1]];
+      c->n++;
+      p = skip_ws(p, end);
+      if(p >= end)
+        return -1;
+      if(*p == ',') {
+        p = skip_ws(p + 1, end);
+        if(c->type == DDB_JOBJ)
+          goto key;
+        break;
+      }
+      if(*p != (c->type == DDB_JOBJ ? '}' : ']'))
+        return -1;
+      c->end = t->n;
+      depth--;
+      p++;
+    }
+    continue;
+
+  key:
+    /* p is at an object member's name */
+    if(p >= end || *p != '"' || tape_grow(t))
+      return -1;
+    {
+      int esc;
+      const char *q = scan_string(p + 1, end, &esc);
+      if(!q)
+        return -1;
+      k = &t->tok[t->n];
+      k->type = DDB_JSTR;
+      k->off = (uint32_t)(p + 1 - base);
+      k->len = (uint32_t)(q - p - 1);
+      k->n = 0;
+      k->esc = (uint8_t)esc;
+      k->end = ++t->n;
+      p = skip_ws(q + 1, end);
+      if(p >= end || *p != ':')
+        return -1;
+      p = skip_ws(p + 1, end);
+    }
+  }
+}
+
+/* Append the UTF-8 of code point u to out; returns the bytes written. */
+static size_t put_utf8(char *out, unsigned u) {
+  if(u < 0x80) {
+    out[0] = (char)u;
+    return 1;
+  }
+  if(u < 0x800) {
+    out[0] = (char)(0xC0 | (u >> 6));
+    out[1] = (char)(0x80 | (u & 0x3F));
+    return 2;
+  }
+  if(u < 0x10000) {
+    out[0] = (char)(0xE0 | (u >> 12));
+    out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+    out[2] = (char)(0x80 | (u & 0x3F));
+    return 3;
+  }
+  out[0] = (char)(0xF0 | (u >> 18));
+  out[1] = (char)(0x80 | ((u >> 12) & 0x3F));
+  out[2] = (char)(0x80 | ((u >> 6) & 0x3F));
+  out[3] = (char)(0x80 | (u & 0x3F));
+  return 4;
+}
+
+/* Copy the string token k of text into out (room for k->len + 1 bytes:
+** unescaped text is never longer), unescaped and NUL-terminated.  Returns
+** its length. */
+size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out) {
+  const char *p = text + k->off, *end = p + k->len;
+  char *o = out;
+  if(!k->esc) {
+    memcpy(out, p, k->len);
+    out[k->len] = 0;
+    return k->len;
+  }
+  while(p < end) {
+    const char *bs = memchr(p, '\\', (size_t)(end - p));
+    size_t run = bs ? (size_t)(bs - p) : (size_t)(end - p);
+    unsigned u;
+    memcpy(o, p, run);
+    o += run;
+    p += run;
+    if(p >= end)
+      break;
+    p++; /* the backslash; the tokenizer checked what follows */
+    switch(*p++) {
+    case 'b': *o++ = '\b'; break;
+    case 'f': *o++ = '\f'; break;
+    case 'n': *o++ = '\n'; break;
+    case 'r': *o++ = '\r'; break;
+    case 't': *o++ = '\t'; break;
+    case 'u':
+      /* the tokenizer took only whole surrogate pairs */
+      u = (unsigned)hex4_at(p, end);
+      p += 4;
+      if(u >= 0xD800 && u <= 0xDBFF) {
+        u = 0x10000 + ((u - 0xD800) << 10) +
+            ((unsigned)hex4_at(p + 2, end) - 0xDC00);
+        p += 6;
+      }
+      o += put_utf8(o, u);
+      break;
+    default: *o++ = p[-1]; /* " \ / */
+    }
+  }
+  *o = 0;
+  return (size_t)(o - out);
+}
+
+/* Is string token k of text equal to the NUL-terminated s? */
+int ddb_tape_eq(const char *text, const ddb_jtok *k, const char *s) {
+  size_t n = strlen(s);
+  char buf[64];
+  if(k->type != DDB_JSTR)
+    return 0;
+  if(!k->esc)
+    return k->len == n && memcmp(text + k->off, s, n) == 0;
+  if(k->len >= sizeof(buf))
+    return 0; /* an escaped name this long is none of ours */
+  return ddb_tape_str(text, k, buf) == n && memcmp(buf, s, n) == 0;
+}
+
+/* The value of member `name` of the object token at index obj, or -1. */
+long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
+                     const char *name) {
+  uint32_t i, k;
+  if(t->tok[obj].type != DDB_JOBJ)
+    return -1;
+  for(i = 0, k = obj + 1; i < t->tok[obj].n; i++, k = t->tok[k + 1].end)
+    if(ddb_tape_eq(text, &t->tok[k], name))
+      return (long)k + 1;
+  return -1;
+}
+
+/* The number token at index i as a double; 0 if it is not a number. */
+double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i) {
+  char buf[64];
+  const ddb_jtok *k = &t->tok[i];
+  if(k->type != DDB_JNUM || k->len >= sizeof(buf))
+    return 0;
+  memcpy(buf, text + k->off, k->len);
+  buf[k->len] = 0;
+  return strtod(buf, NULL);
+}
+
+/* ------------------------------------------------------------------------
+** The reader: a top-level object walked member by member
+*/
+
+/* Start reading the object that text[0..n) must be.  Returns 0, or -1
+** when it does not start with '{'. */
+int ddb_jr_open(ddb_jreader *r, const char *text, size_t n) {
+  r->text = text;
+  r->p = skip_ws(text, text + n);
+  r->end = text + n;
+  r->first = 1;
+  if(r->p >= r->end || *r->p != '{')
+    return -1;
+  r->p++;
+  return 0;
+}
+
+/* The next member's name: 1 with *name set (a token of r->tape, which is
+** reset first), 0 at the end of the object (and of the text: nothing but
+** white space may follow), -1 on malformed text. */
+int ddb_jr_next(ddb_jreader *r, ddb_jtok *name) {
+  const char *q;
+  int esc;
+  r->p = skip_ws(r->p, r->end);
+  if(r->p >= r->end)
+    return -1;
+  if(*r->p == '}') {
+    r->p = skip_ws(r->p + 1, r->end);
+    return r->p == r->end ? 0 : -1;
+  }
+  if(!r->first) {
+    if(*r->p != ',')
+      return -1;
+    r->p = skip_ws(r->p + 1, r->end);
+  }
+  r->first = 0;
+  if(r->p >= r->end || *r->p != '"' ||
+     !(q = scan_string(r->p + 1, r->end, &esc)))
+    return -1;
+  name->type = DDB_JSTR;
+  name->off = (uint32_t)(r->p + 1 - r->text);
+  name->len = (uint32_t)(q - r->p - 1);
+  name->n = 0;
+  name->end = 0;
+  name->esc = (uint8_t)esc;
+  r->p = skip_ws(q + 1, r->end);
+  if(r->p >= r->end || *r->p != ':')
+    return -1;
+  r->p++;
+  return 1;
+}
+
+/* Tokenize the current member's value onto a reset r->tape (root at 0).
+** Returns 0 or -1. */
+int ddb_jr_value(ddb_jreader *r) {
+  r->tape.n = 0;
+  return ddb_tape_value(&r->tape, r->text, &r->p, r->end);
+}
+
+/* Enter the current member's value, which must be an array.  Returns 0,
+** or -1 when it is not one. */
+int ddb_jr_array(ddb_jreader *r) {
+  r->p = skip_ws(r->p, r->end);
+  if(r->p >= r->end || *r->p != '[')
+    return -1;
+  r->p++;
+  r->first_elem = 1;
+  return 0;
+}
+
+/* The next element of the array entered: 1 with it on a reset r->tape
+** (root at 0), 0 after the last (the array is left), -1 on malformed
+** text. */
+int ddb_jr_element(ddb_jreader *r) {
+  r->p = skip_ws(r->p, r->end);
+  if(r->p >= r->end)
+    return -1;
+  if(*r->p == ']') {
+    r->p++;
+    return 0;
+  }
+  if(!r->first_elem) {
+    if(*r->p != ',')
+      return -1;
+    r->p++;
+  }
+  r->first_elem = 0;
+  r->tape.n = 0;
+  return ddb_tape_value(&r->tape, r->text, &r->p, r->end) ? -1 : 1;
+}

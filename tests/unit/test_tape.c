@@ -1,0 +1,330 @@
+/*
+** test_tape.c -- unit tests of client/tape.c (JSON text to a tape of
+** tokens) and of the parsers built on it: items (ddb_item_parse) and
+** Query/Scan pages (ddb_page_parse).  No network.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../client/ddb_client_int.h"
+#include "tap.h"
+
+/* Does the tape parser take s as one JSON value (and nothing after)? */
+static int valid(const char *s) {
+  ddb_tape t;
+  const char *p = s, *end = s + strlen(s);
+  int ok;
+  memset(&t, 0, sizeof(t));
+  ok = ddb_tape_value(&t, s, &p, end) == 0 && ddb_tape_skip_ws(p, end) == end;
+  ddb_tape_free(&t);
+  return ok;
+}
+
+/* RFC 8259 grammar: what is JSON and what is not. */
+static void test_grammar(void) {
+  static const char *const good[] = {
+      "{}",
+      "[]",
+      " { } ",
+      "0",
+      "-0",
+      "1.5e+10",
+      "-12.25E-3",
+      "true",
+      "false",
+      "null",
+      "\"\"",
+      "\"a\\\"b\\\\c\\/d\\b\\f\\n\\r\\t\"",
+      "\"\\u00e9\\uD83D\\uDE00\"",
+      "[1,[2,[3,{}]],\"x\"]",
+      "{\"a\":{\"b\":[true,false,null]},\"c\":\"d\"}",
+      "\t\r\n[ 1 , 2 ]\n",
+      "\"caf\xc3\xa9\""};
+  static const char *const bad[] = {"",
+                                    " ",
+                                    "{",
+                                    "[",
+                                    "{\"a\"}",
+                                    "{\"a\":}",
+                                    "{\"a\":1,}",
+                                    "[1,]",
+                                    "[,1]",
+                                    "{,}",
+                                    "{a:1}",
+                                    "{'a':1}",
+                                    "01",
+                                    "1.",
+                                    ".5",
+                                    "1e",
+                                    "+1",
+                                    "-",
+                                    "tru",
+                                    "nul",
+                                    "True",
+                                    "\"abc",
+                                    "\"a\\x\"",
+                                    "\"\\u12\"",
+                                    "\"\\u12G4\"",
+                                    "\"tab\there\"",
+                                    "[1 2]",
+                                    "{\"a\":1 \"b\":2}",
+                                    "[1]]",
+                                    "{}}",
+                                    "[] []",
+                                    "NaN",
+                                    "Infinity",
+                                    "[1,2",
+                                    "{\"a\":[1,2}",
+                                    "\"a\nb\"",
+                                    "\"\\uD800\"",
+                                    "\"\\uD800x\"",
+                                    "\"\\uDC00\"",
+                                    "\"\\uD800\\u0041\"",
+                                    "\"\\uD800\\\""};
+  size_t i;
+  for(i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+    CHECK_MSG(valid(good[i]), "valid JSON refused: %s", good[i]);
+  for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    CHECK_MSG(!valid(bad[i]), "invalid JSON taken: %s", bad[i]);
+}
+
+/* Tokens: order, counts, ends, string spans; member lookup. */
+static void test_tokens(void) {
+  const char *s = "{\"a\":{\"S\":\"x\"},\"b\":[1,2],\"c\":{}}";
+  const char *p = s;
+  ddb_tape t;
+  long v;
+  memset(&t, 0, sizeof(t));
+  CHECK_INT(ddb_tape_value(&t, s, &p, s + strlen(s)), 0);
+  CHECK(p == s + strlen(s));
+  CHECK_INT(t.n, 11);
+  CHECK_INT(t.tok[0].type, DDB_JOBJ);
+  CHECK_INT(t.tok[0].n, 3);
+  CHECK_INT(t.tok[0].end, 11);
+  CHECK_INT(t.tok[2].type, DDB_JOBJ);
+  CHECK_INT(t.tok[2].end, 5);
+  CHECK_INT(t.tok[4].type, DDB_JSTR);
+  CHECK_MEM(s + t.tok[4].off, t.tok[4].len, "x", 1);
+  CHECK_INT(t.tok[6].type, DDB_JARR);
+  CHECK_INT(t.tok[6].n, 2);
+  CHECK_INT(t.tok[8].type, DDB_JNUM);
+  CHECK_INT(t.tok[10].type, DDB_JOBJ);
+  CHECK_INT(t.tok[10].n, 0);
+  CHECK_INT(t.tok[10].end, 11);
+  v = ddb_tape_member(&t, s, 0, "b");
+  CHECK_INT(v, 6);
+  CHECK(ddb_tape_num(&t, s, (uint32_t)v + 2) == 2.0);
+  CHECK_INT(ddb_tape_member(&t, s, 0, "zz"), -1);
+  CHECK_INT(ddb_tape_member(&t, s, 6, "a"), -1); /* not an object */
+  ddb_tape_free(&t);
+}
+
+/* Escapes: unescaped exactly, surrogate pairs joined (a lone surrogate is
+** refused, as cJSON refuses it); names with escapes still match. */
+static void test_escapes(void) {
+  const char *s = "[\"a\\\"b\\\\c\\/\\n\\u0041\\u00e9\\u20ac\","
+                  "\"\\uD83D\\uDE00\",\"\\u0000z\",\"\\u0053\"]";
+  const char *p = s;
+  ddb_tape t;
+  char out[64];
+  size_t n;
+  memset(&t, 0, sizeof(t));
+  CHECK_INT(ddb_tape_value(&t, s, &p, s + strlen(s)), 0);
+  CHECK_INT(t.tok[0].n, 4);
+  n = ddb_tape_str(s, &t.tok[1], out);
+  CHECK_MEM(out, n, "a\"b\\c/\nA\xc3\xa9\xe2\x82\xac", 13);
+  n = ddb_tape_str(s, &t.tok[2], out);
+  CHECK_MEM(out, n, "\xf0\x9f\x98\x80", 4);
+  n = ddb_tape_str(s, &t.tok[3], out);
+  CHECK_MEM(out, n, "\0z", 2);
+  CHECK(ddb_tape_eq(s, &t.tok[4], "S"));
+  CHECK(!ddb_tape_eq(s, &t.tok[4], "N"));
+  ddb_tape_free(&t);
+}
+
+/* Nesting: deep enough for DynamoDB's 32 levels, bounded beyond. */
+static void test_depth(void) {
+  char buf[2 * 300 + 1];
+  int i;
+  for(i = 0; i < 200; i++)
+    buf[i] = '[', buf[400 - 1 - i] = ']';
+  buf[400] = 0;
+  CHECK(valid(buf));
+  for(i = 0; i < 300; i++)
+    buf[i] = '[', buf[600 - 1 - i] = ']';
+  buf[600] = 0;
+  CHECK(!valid(buf));
+}
+
+static ddb_result parse_item(const char *s, ddb_item **it, ddb_error *err) {
+  return ddb_item_parse(s, strlen(s), it, err);
+}
+
+/* Items from text: every type, sizes exact, errors named. */
+static void test_items(void) {
+  const char *s =
+      "{\"PK\":{\"S\":\"c#1\"},\"n\":{\"N\":\"-1.5e3\"},\"b\":{\"B\":\"AQI=\"}"
+      ","
+      "\"t\":{\"BOOL\":true},\"f\":{\"BOOL\":false},\"z\":{\"NULL\":true},"
+      "\"m\":{\"M\":{\"k\":{\"L\":[{\"S\":\"v\"},{\"N\":\"2\"}]}}},"
+      "\"ss\":{\"SS\":[\"a\",\"b\"]},\"ns\":{\"NS\":[\"1\",\"2\"]},"
+      "\"bs\":{\"BS\":[\"AA==\"]},\"e\\u0301\":{\"S\":\"\\u00e9\"}}";
+  ddb_item *it = NULL;
+  ddb_error err;
+  const ddb_av *a;
+  ddb_error_clear(&err);
+  CHECK_INT(ddb_item_parse(s, strlen(s), &it, &err), DDB_OK);
+  if(!it)
+    return;
+  CHECK_INT(it->root.n, 11);
+  a = ddb_item_get(it, "n");
+  CHECK(a && a->type == DDB_N && strcmp(a->text, "-1.5e3") == 0);
+  a = ddb_item_get(it, "f");
+  CHECK(a && a->type == DDB_BOOL && a->n == 0);
+  a = ddb_item_get(it, "m");
+  CHECK(a && a->type == DDB_M && a->n == 1 && a->kids[0].type == DDB_L &&
+        a->kids[0].n == 2 && a->kids[0].kids[1].type == DDB_N);
+  a = ddb_item_get(it, "ns");
+  CHECK(a && a->type == DDB_NS && a->n == 2 && a->kids[1].type == DDB_N);
+  a = ddb_item_get(it, "e\xcc\x81");
+  CHECK(a && a->n == 2 && strcmp(a->text, "\xc3\xa9") == 0);
+  ddb_item_unref(it);
+
+  it = NULL;
+  CHECK_INT(parse_item("{\"a\":{\"N\":\"12x\"}}", &it, &err), DDB_ERR_PARSE);
+  CHECK(it == NULL);
+  CHECK_STR(err.message, "attribute 'a': '12x' is not a DynamoDB number");
+  CHECK_INT(parse_item("{\"a\":{\"S\":1}}", &it, &err), DDB_ERR_PARSE);
+  CHECK_STR(err.message, "attribute 'a' is not a valid AttributeValue");
+  CHECK_INT(parse_item("{\"a\":{\"S\":\"x\",\"N\":\"1\"}}", &it, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(parse_item("{\"a\":{\"Q\":\"x\"}}", &it, &err), DDB_ERR_PARSE);
+  CHECK_INT(parse_item("{\"a\":{\"NULL\":false}}", &it, &err), DDB_ERR_PARSE);
+  CHECK_INT(parse_item("[1]", &it, &err), DDB_ERR_PARSE);
+  CHECK_INT(parse_item("{\"a\":{\"S\":\"x\"}", &it, &err), DDB_ERR_PARSE);
+  CHECK_STR(err.message, "item is not valid JSON");
+}
+
+/* Parse a page; returns the result, *malformed, and the page in *out. */
+static ddb_result page(const char *s, int count_only, ddb_page **out,
+                       int *malformed, ddb_error *err) {
+  return ddb_page_parse(s, strlen(s), "Scan", count_only, out, malformed, err);
+}
+
+/* Pages: items streamed, counts, keys, capacity; a body cut anywhere is
+** malformed (retried), a well-formed wrong one is an error (not). */
+static void test_pages(void) {
+  const char *s =
+      "{\"Count\":3,\"Items\":[{\"PK\":{\"S\":\"a\"}},{\"PK\":{\"S\":\"b\"}},"
+      "{\"PK\":{\"S\":\"c\"}}],\"ScannedCount\":7,"
+      "\"LastEvaluatedKey\":{\"PK\":{\"S\":\"c\"}},"
+      "\"ConsumedCapacity\":{\"TableName\":\"T\",\"CapacityUnits\":2.5}}";
+  ddb_page *p = NULL;
+  ddb_error err;
+  int malformed = -1;
+  size_t cut, n = strlen(s);
+  char *copy;
+
+  ddb_error_clear(&err);
+  CHECK_INT(page(s, 0, &p, &malformed, &err), DDB_OK);
+  CHECK_INT(malformed, 0);
+  if(p) {
+    CHECK_INT(p->n_items, 3);
+    CHECK_INT(p->count, 3);
+    CHECK_INT(p->scanned, 7);
+    CHECK(p->consumed_rcu == 2.5);
+    CHECK(p->last_key &&
+          strcmp(ddb_item_get(p->last_key, "PK")->text, "c") == 0);
+    CHECK(strcmp(ddb_item_get(p->items[1], "PK")->text, "b") == 0);
+    ddb_page_unref(p);
+  }
+  /* every strict prefix is malformed: never a shorter page */
+  copy = malloc(n + 1);
+  for(cut = 0; copy && cut < n; cut++) {
+    memcpy(copy, s, cut);
+    p = NULL;
+    malformed = 0;
+    CHECK_MSG(ddb_page_parse(copy, cut, "Scan", 0, &p, &malformed, &err) ==
+                      DDB_ERR_PARSE &&
+                  malformed && !p,
+              "a page cut at %zu bytes was taken", cut);
+  }
+  free(copy);
+  /* well-formed but wrong: an error, not retried */
+  CHECK_INT(page("{\"Count\":0}", 0, &p, &malformed, &err), DDB_ERR_PARSE);
+  CHECK_INT(malformed, 0);
+  CHECK_STR(err.message, "malformed response to Scan: no Items array");
+  CHECK_INT(page("{\"Items\":[]}", 0, &p, &malformed, &err), DDB_ERR_PARSE);
+  CHECK_STR(err.message, "malformed response to Scan: no Count");
+  CHECK_INT(page("{\"Items\":{},\"Count\":0}", 0, &p, &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(page("{\"Count\":\"3\",\"Items\":[]}", 0, &p, &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(page("{\"Count\":1,\"Items\":[{\"a\":{\"S\":5}}]}", 0, &p,
+                 &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(malformed, 0);
+  /* Select=COUNT: no Items needed; capacity summed over a list */
+  CHECK_INT(page("{\"Count\":42,\"ScannedCount\":50,\"ConsumedCapacity\":"
+                 "[{\"CapacityUnits\":1},{\"CapacityUnits\":0.5}]}",
+                 1, &p, &malformed, &err),
+            DDB_OK);
+  if(p) {
+    CHECK_INT(p->n_items, 0);
+    CHECK_INT(p->count, 42);
+    CHECK_INT(p->scanned, 50);
+    CHECK(p->consumed_rcu == 1.5);
+    ddb_page_unref(p);
+  }
+  /* unknown members are skipped, whatever they hold */
+  CHECK_INT(page("{\"X\":[{\"y\":[1,{}]}],\"Items\":[],\"Count\":0,"
+                 "\"Z\":null}",
+                 0, &p, &malformed, &err),
+            DDB_OK);
+  ddb_page_unref(p);
+  /* trailing garbage */
+  CHECK_INT(page("{\"Items\":[],\"Count\":0} x", 0, &p, &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(malformed, 1);
+}
+
+/* Many items: the items array grows, bytes add up. */
+static void test_big_page(void) {
+  ddb_buf b;
+  ddb_page *p = NULL;
+  ddb_error err;
+  int i, malformed;
+  size_t sum = 0;
+  ddb_buf_init(&b, 1 << 24);
+  ddb_buf_adds(&b, "{\"Items\":[");
+  for(i = 0; i < 5000; i++) {
+    char one[96];
+    snprintf(one, sizeof(one),
+             "%s{\"PK\":{\"S\":\"k%d\"},\"n\":{\"N\":\"%d\"}}", i ? "," : "",
+             i, i);
+    ddb_buf_adds(&b, one);
+  }
+  ddb_buf_adds(&b, "],\"Count\":5000}");
+  CHECK_INT(ddb_page_parse(b.p, b.len, "Query", 0, &p, &malformed, &err),
+            DDB_OK);
+  if(p) {
+    CHECK_INT(p->n_items, 5000);
+    CHECK(strcmp(ddb_item_get(p->items[4999], "n")->text, "4999") == 0);
+    for(i = 0; i < p->n_items; i++)
+      sum += p->items[i]->bytes;
+    CHECK(p->bytes > sum);
+    ddb_page_unref(p);
+  }
+  ddb_buf_free(&b);
+}
+
+const tap_test tap_tape_tests[] = {
+    {"tape: JSON grammar (RFC 8259)", test_grammar},
+    {"tape: tokens, ends, member lookup", test_tokens},
+    {"tape: string escapes and surrogates", test_escapes},
+    {"tape: nesting depth", test_depth},
+    {"tape: items from text", test_items},
+    {"tape: Query/Scan pages, cut and wrong bodies", test_pages},
+    {"tape: a page of 5,000 items", test_big_page},
+    {NULL, NULL}};
