@@ -1699,6 +1699,90 @@ typedef struct batch_key {
   UT_hash_handle hh;
 } batch_key;
 
+/* What call()'s take for BatchGetItem collects (ci->ud): the items of
+** Responses[table] and the keys of UnprocessedKeys[table].Keys. */
+typedef struct batch_take {
+  const char *table;
+  ddb_page *got;    /* items */
+  ddb_page *unproc; /* keys, as items */
+} batch_take;
+
+/* Decode the items of the array at token i of tape t into a new page *out
+** (a non-array is an empty list).  Returns DDB_OK or the decode error. */
+static ddb_result tape_items(const char *text, const ddb_tape *t, long i,
+                             ddb_page **out, ddb_error *e) {
+  ddb_page *p = calloc(1, sizeof(*p));
+  ddb_item *it;
+  uint32_t j, k;
+  int cap = 0;
+  ddb_result result;
+  *out = NULL;
+  if(!p)
+    return ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+  p->refs = 1;
+  if(i >= 0 && t->tok[i].type == DDB_JARR)
+    for(j = 0, k = (uint32_t)i + 1; j < t->tok[i].n; j++, k = t->tok[k].end) {
+      result = ddb_item_from_tape(text, t, k, &it, e);
+      if(!result && page_push(p, &cap, it))
+        result = ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+      if(result) {
+        ddb_page_unref(p);
+        return result;
+      }
+    }
+  *out = p;
+  return DDB_OK;
+}
+
+/* call()'s take for BatchGetItem. */
+static ddb_result take_batch(call_info *ci, const char *body, size_t len,
+                             int *malformed, ddb_error *e) {
+  batch_take *bt = ci->ud;
+  ddb_jreader r;
+  ddb_jtok name;
+  ddb_result result = DDB_OK;
+  long x;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  ci->consumed = 0;
+  if(ddb_jr_open(&r, body, len)) {
+    rc = -1;
+    goto done;
+  }
+  while((rc = ddb_jr_next(&r, &name)) == 1) {
+    if(ddb_jr_value(&r)) {
+      rc = -1;
+      break;
+    }
+    if(!bt->got && ddb_tape_eq(body, &name, "Responses")) {
+      x = ddb_tape_member(&r.tape, body, 0, bt->table);
+      result = tape_items(body, &r.tape, x, &bt->got, e);
+    } else if(!bt->unproc && ddb_tape_eq(body, &name, "UnprocessedKeys")) {
+      x = ddb_tape_member(&r.tape, body, 0, bt->table);
+      if(x >= 0)
+        x = ddb_tape_member(&r.tape, body, (uint32_t)x, "Keys");
+      result = tape_items(body, &r.tape, x, &bt->unproc, e);
+    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
+      ci->consumed = tape_consumed(&r.tape, body);
+    if(result)
+      goto done;
+  }
+done:
+  if(rc < 0 || result) {
+    ddb_page_unref(bt->got);
+    ddb_page_unref(bt->unproc);
+    bt->got = bt->unproc = NULL;
+    if(rc < 0 && !result) {
+      *malformed = 1;
+      result = DDB_ERR_PARSE;
+    }
+  }
+  ci->items = bt->got ? bt->got->n_items : 0;
+  ddb_tape_free(&r.tape);
+  return result;
+}
+
 /* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
 ** come back unprocessed stay !done. */
 static ddb_result batch_once(ddb_client *c, const char *table,
@@ -1707,10 +1791,13 @@ static ddb_result batch_once(ddb_client *c, const char *table,
                              int consistent, int retry, ddb_error *err) {
   ddb_buf body, enc;
   cJSON *resp = NULL;
-  const cJSON *got, *x;
   ddb_result result = DDB_OK;
-  call_info ci = {
-      .operation = "BatchGetItem", .table = table, .continuation = retry};
+  batch_take bt = {.table = table};
+  call_info ci = {.operation = "BatchGetItem",
+                  .table = table,
+                  .continuation = retry,
+                  .take = take_batch,
+                  .ud = &bt};
   int i;
 
   ddb_buf_init(&body, DDB_REQUEST_MAX);
@@ -1719,23 +1806,21 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   ddb_buf_json_str(&body, table, strlen(table));
   ddb_buf_adds(&body, ":{\"Keys\":[");
   for(i = 0; i < n; i++) {
+    int k;
     if(i)
       ddb_buf_addc(&body, ',');
     /* only the key attributes: DynamoDB refuses any other in a key */
-    {
-      int k;
-      ddb_buf_addc(&body, '{');
-      for(k = 0; k < n_names; k++) {
-        const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
-        if(k)
-          ddb_buf_addc(&body, ',');
-        ddb_buf_json_str(&body, names[k], strlen(names[k]));
-        ddb_buf_addc(&body, ':');
-        if(a)
-          ddb_av_to_typed_json(a, &body);
-      }
-      ddb_buf_addc(&body, '}');
+    ddb_buf_addc(&body, '{');
+    for(k = 0; k < n_names; k++) {
+      const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
+      if(k)
+        ddb_buf_addc(&body, ',');
+      ddb_buf_json_str(&body, names[k], strlen(names[k]));
+      ddb_buf_addc(&body, ':');
+      if(a)
+        ddb_av_to_typed_json(a, &body);
     }
+    ddb_buf_addc(&body, '}');
   }
   ddb_buf_addc(&body, ']');
   if(consistent)
@@ -1748,53 +1833,35 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   result = call(c, &ci, body.p, body.len, &resp, err);
   if(result)
     goto fail;
-  got = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(resp, "Responses"), table);
-  cJSON_ArrayForEach(x, got) {
-    ddb_item *it;
+  for(i = 0; bt.got && i < bt.got->n_items; i++) {
+    ddb_item *it = bt.got->items[i];
     batch_key *bk;
-    result = ddb_item_decode(x, &it, err);
-    if(result)
-      goto fail;
     ddb_buf_reset(&enc);
     if(ddb_key_encode(it, names, n_names, &enc)) {
-      ddb_item_unref(it);
       result = ddb_error_set(err, DDB_ERR_PARSE,
                              "BatchGetItem returned an item without its key");
       goto fail;
     }
     HASH_FIND(hh, map, enc.p, enc.len, bk);
     if(bk && !bk->found)
-      bk->found = it;
-    else
-      ddb_item_unref(it);
+      bk->found = ddb_item_ref(it);
   }
   /* everything sent is done unless listed as unprocessed */
   for(i = 0; i < n; i++)
     keys[i]->done = 1;
-  x = cJSON_GetObjectItemCaseSensitive(
-      cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedKeys"), table),
-      "Keys");
-  {
-    const cJSON *u;
-    cJSON_ArrayForEach(u, x) {
-      ddb_item *k;
-      batch_key *bk;
-      result = ddb_item_decode(u, &k, err);
-      if(result)
-        goto fail;
-      ddb_buf_reset(&enc);
-      if(ddb_key_encode(k, names, n_names, &enc) == 0) {
-        HASH_FIND(hh, map, enc.p, enc.len, bk);
-        if(bk)
-          bk->done = 0;
-      }
-      ddb_item_unref(k);
+  for(i = 0; bt.unproc && i < bt.unproc->n_items; i++) {
+    batch_key *bk;
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(bt.unproc->items[i], names, n_names, &enc) == 0) {
+      HASH_FIND(hh, map, enc.p, enc.len, bk);
+      if(bk)
+        bk->done = 0;
     }
   }
 
 fail:
+  ddb_page_unref(bt.got);
+  ddb_page_unref(bt.unproc);
   cJSON_Delete(resp);
   ddb_buf_free(&body);
   ddb_buf_free(&enc);

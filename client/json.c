@@ -375,18 +375,11 @@ ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
 
 ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
                                     ddb_error *err) {
-  cJSON *j = cJSON_ParseWithLength(text, n);
-  ddb_result r;
-  *out = NULL;
-  if(!j)
-    return ddb_error_set(err, DDB_ERR_INPUT, "not valid JSON");
-  if(!cJSON_IsObject(j)) {
-    cJSON_Delete(j);
-    return ddb_error_set(err, DDB_ERR_INPUT, "item is not a JSON object");
-  }
-  r = ddb_item_decode(j, out, err);
-  if(r == DDB_ERR_PARSE && err)
+  ddb_result r = ddb_item_parse(text, n, out, err);
+  if(r == DDB_ERR_PARSE && err) {
     err->code = r = DDB_ERR_INPUT;
-  cJSON_Delete(j);
+    if(strcmp(err->message, "item is not valid JSON") == 0)
+      ddb_error_set(err, DDB_ERR_INPUT, "not valid JSON");
+  }
   return r;
 }
