@@ -1619,45 +1619,62 @@ fail:
 ** GetItem and BatchGetItem
 */
 
-/* call()'s take for GetItem: the Item (or none) to *(ddb_item **)ci->ud. */
-static ddb_result take_item(call_info *ci, const char *body, size_t len,
-                            int *malformed, ddb_error *e) {
-  ddb_item **out = ci->ud, *it = NULL;
+/* Read the members of the JSON object body[0..len) (an answer), each value
+** tokenized, through fn(ci, body, name, tape): DDB_OK when all went well,
+** fn's error, or DDB_ERR_PARSE with *malformed set when the text is not
+** one JSON object. */
+static ddb_result each_member(call_info *ci, const char *body, size_t len,
+                              ddb_result (*fn)(call_info *ci, const char *body,
+                                               const ddb_jtok *name,
+                                               const ddb_tape *t,
+                                               ddb_error *e),
+                              int *malformed, ddb_error *e) {
   ddb_jreader r;
   ddb_jtok name;
   ddb_result result = DDB_OK;
   int rc;
 
   memset(&r, 0, sizeof(r));
-  ci->consumed = 0;
-  if(ddb_jr_open(&r, body, len)) {
-    rc = -1;
-    goto done;
-  }
-  while((rc = ddb_jr_next(&r, &name)) == 1) {
-    if(ddb_jr_value(&r)) {
+  rc = ddb_jr_open(&r, body, len) ? -1 : 1;
+  while(rc == 1 && (rc = ddb_jr_next(&r, &name)) == 1) {
+    if(ddb_jr_value(&r))
       rc = -1;
+    else if((result = fn(ci, body, &name, &r.tape, e)) != DDB_OK)
       break;
-    }
-    if(!it && ddb_tape_eq(body, &name, "Item")) {
-      result = ddb_item_from_tape(body, &r.tape, 0, &it, e);
-      if(result)
-        goto done;
-    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
-      ci->consumed = tape_consumed(&r.tape, body);
   }
-done:
-  if(rc < 0 || result) {
-    ddb_item_unref(it);
-    it = NULL;
-    if(rc < 0 && !result) {
-      *malformed = 1;
-      result = DDB_ERR_PARSE;
-    }
+  if(rc < 0) {
+    *malformed = 1;
+    result = DDB_ERR_PARSE;
   }
-  ci->items = it ? 1 : 0;
-  *out = it;
   ddb_tape_free(&r.tape);
+  return result;
+}
+
+/* each_member()'s handler for GetItem: Item to *(ddb_item **)ci->ud. */
+static ddb_result item_member(call_info *ci, const char *body,
+                              const ddb_jtok *name, const ddb_tape *t,
+                              ddb_error *e) {
+  ddb_item **out = ci->ud;
+  if(!*out && ddb_tape_eq(body, name, "Item"))
+    return ddb_item_from_tape(body, t, 0, out, e);
+  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
+    ci->consumed = tape_consumed(t, body);
+  return DDB_OK;
+}
+
+/* call()'s take for GetItem: the Item (or none) to *(ddb_item **)ci->ud. */
+static ddb_result take_item(call_info *ci, const char *body, size_t len,
+                            int *malformed, ddb_error *e) {
+  ddb_item **out = ci->ud;
+  ddb_result result;
+  *out = NULL;
+  ci->consumed = 0;
+  result = each_member(ci, body, len, item_member, malformed, e);
+  if(result) {
+    ddb_item_unref(*out);
+    *out = NULL;
+  }
+  ci->items = *out ? 1 : 0;
   return result;
 }
 
@@ -1734,52 +1751,39 @@ static ddb_result tape_items(const char *text, const ddb_tape *t, long i,
   return DDB_OK;
 }
 
+/* each_member()'s handler for BatchGetItem. */
+static ddb_result batch_member(call_info *ci, const char *body,
+                               const ddb_jtok *name, const ddb_tape *t,
+                               ddb_error *e) {
+  batch_take *bt = ci->ud;
+  long x;
+  if(!bt->got && ddb_tape_eq(body, name, "Responses"))
+    return tape_items(body, t, ddb_tape_member(t, body, 0, bt->table),
+                      &bt->got, e);
+  if(!bt->unproc && ddb_tape_eq(body, name, "UnprocessedKeys")) {
+    x = ddb_tape_member(t, body, 0, bt->table);
+    if(x >= 0)
+      x = ddb_tape_member(t, body, (uint32_t)x, "Keys");
+    return tape_items(body, t, x, &bt->unproc, e);
+  }
+  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
+    ci->consumed = tape_consumed(t, body);
+  return DDB_OK;
+}
+
 /* call()'s take for BatchGetItem. */
 static ddb_result take_batch(call_info *ci, const char *body, size_t len,
                              int *malformed, ddb_error *e) {
   batch_take *bt = ci->ud;
-  ddb_jreader r;
-  ddb_jtok name;
-  ddb_result result = DDB_OK;
-  long x;
-  int rc;
-
-  memset(&r, 0, sizeof(r));
+  ddb_result result;
   ci->consumed = 0;
-  if(ddb_jr_open(&r, body, len)) {
-    rc = -1;
-    goto done;
-  }
-  while((rc = ddb_jr_next(&r, &name)) == 1) {
-    if(ddb_jr_value(&r)) {
-      rc = -1;
-      break;
-    }
-    if(!bt->got && ddb_tape_eq(body, &name, "Responses")) {
-      x = ddb_tape_member(&r.tape, body, 0, bt->table);
-      result = tape_items(body, &r.tape, x, &bt->got, e);
-    } else if(!bt->unproc && ddb_tape_eq(body, &name, "UnprocessedKeys")) {
-      x = ddb_tape_member(&r.tape, body, 0, bt->table);
-      if(x >= 0)
-        x = ddb_tape_member(&r.tape, body, (uint32_t)x, "Keys");
-      result = tape_items(body, &r.tape, x, &bt->unproc, e);
-    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
-      ci->consumed = tape_consumed(&r.tape, body);
-    if(result)
-      goto done;
-  }
-done:
-  if(rc < 0 || result) {
+  result = each_member(ci, body, len, batch_member, malformed, e);
+  if(result) {
     ddb_page_unref(bt->got);
     ddb_page_unref(bt->unproc);
     bt->got = bt->unproc = NULL;
-    if(rc < 0 && !result) {
-      *malformed = 1;
-      result = DDB_ERR_PARSE;
-    }
   }
   ci->items = bt->got ? bt->got->n_items : 0;
-  ddb_tape_free(&r.tape);
   return result;
 }
 
