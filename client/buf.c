@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ddb_client.h"
+#include "ddb_client_int.h"
 
 ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
                          ...) {
@@ -148,50 +148,45 @@ int ddb_buf_addf(ddb_buf *b, const char *fmt, ...) {
   return 0;
 }
 
+#define P8  1, 1, 1, 1, 1, 1, 1, 1
+#define P32 P8, P8, P8, P8
+const unsigned char ddb_json_plain_byte[256] = {
+    /* 0x00-0x1f: control characters */
+    [0x20] = 1, 1,   0 /* '"' */, 1,  1, 1, 1, 1,
+    1,          1,   1,           1,  1, 1, 1, 1, /* 0x2f */
+    P8,         P8,                               /* 0x30-0x3f */
+    P8,         P8,  P8,          1,  1, 1, 1, 0 /* '\\' */,
+    1,          1,   1, /* 0x40-0x5f */
+    P32,                /* 0x60-0x7f */
+    P32,        P32, P32,         P32 /* 0x80-0xff: UTF-8 bytes */};
+#undef P8
+#undef P32
+
 int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  size_t i, run = 0;
+  size_t i = 0, run;
   if(ddb_buf_addc(b, '"'))
     return -1;
-  for(i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
+  for(;;) {
+    unsigned char c;
     char esc[7];
-    size_t elen = 0;
-    if(c >= 0x20 && c != '"' && c != '\\')
-      continue;
-    /* flush the plain run before this character */
-    ddb_buf_add(b, s + run, i - run);
-    run = i + 1;
+    size_t elen = 2;
+    /* the plain run up to the next character that needs an escape */
+    run = ddb_json_plain(s + i, n - i);
+    ddb_buf_add(b, s + i, run);
+    i += run;
+    if(i >= n)
+      break;
+    c = (unsigned char)s[i++];
     esc[0] = '\\';
     switch(c) {
-    case '"':
-      esc[1] = '"';
-      elen = 2;
-      break;
-    case '\\':
-      esc[1] = '\\';
-      elen = 2;
-      break;
-    case '\n':
-      esc[1] = 'n';
-      elen = 2;
-      break;
-    case '\r':
-      esc[1] = 'r';
-      elen = 2;
-      break;
-    case '\t':
-      esc[1] = 't';
-      elen = 2;
-      break;
-    case '\b':
-      esc[1] = 'b';
-      elen = 2;
-      break;
-    case '\f':
-      esc[1] = 'f';
-      elen = 2;
-      break;
+    case '"': esc[1] = '"'; break;
+    case '\\': esc[1] = '\\'; break;
+    case '\n': esc[1] = 'n'; break;
+    case '\r': esc[1] = 'r'; break;
+    case '\t': esc[1] = 't'; break;
+    case '\b': esc[1] = 'b'; break;
+    case '\f': esc[1] = 'f'; break;
     default:
       esc[1] = 'u';
       esc[2] = '0';
@@ -202,7 +197,6 @@ int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
     }
     ddb_buf_add(b, esc, elen);
   }
-  ddb_buf_add(b, s + run, n - run);
   return ddb_buf_addc(b, '"');
 }
 

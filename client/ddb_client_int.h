@@ -6,6 +6,7 @@
 #define DDB_CLIENT_INT_H
 
 #include <cjson/cJSON.h>
+#include <string.h>
 
 #include "ddb_client.h"
 
@@ -13,6 +14,25 @@
 ** cJSON tree (printed and parsed again: for cold paths).  On success *out
 ** is a new item with one reference. */
 ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
+
+/* 1 for the bytes a JSON string holds as they are: not '"', not a
+** backslash, not a control character (below 0x20) (buf.c). */
+extern const unsigned char ddb_json_plain_byte[256];
+
+/* The length of the longest prefix of s[0..n) that a JSON string holds as
+** it is.  A table lookup per byte: most strings of an item are short (type
+** tags, names), where word-at-a-time tricks cost more than they save. */
+static inline size_t ddb_json_plain(const char *s, size_t n) {
+  size_t i = 0;
+  while(i + 4 <= n && ddb_json_plain_byte[(unsigned char)s[i]] &&
+        ddb_json_plain_byte[(unsigned char)s[i + 1]] &&
+        ddb_json_plain_byte[(unsigned char)s[i + 2]] &&
+        ddb_json_plain_byte[(unsigned char)s[i + 3]])
+    i += 4;
+  while(i < n && ddb_json_plain_byte[(unsigned char)s[i]])
+    i++;
+  return i;
+}
 
 /* ------------------------------------------------------------------------
 ** JSON tapes (tape.c): one pass over the text, one flat array of tokens

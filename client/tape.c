@@ -97,8 +97,7 @@ static const char *scan_string(const char *p, const char *end, int *esc) {
   *esc = 0;
   for(;;) {
     /* the common case: a run of plain bytes */
-    while(p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-      p++;
+    p += ddb_json_plain(p, (size_t)(end - p));
     if(p >= end || (unsigned char)*p < 0x20)
       return NULL;
     if(*p == '"')

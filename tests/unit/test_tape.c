@@ -319,7 +319,27 @@ static void test_big_page(void) {
   ddb_buf_free(&b);
 }
 
+/* ddb_json_plain against the byte-at-a-time rule: every byte value at
+** every position of buffers of every length up to 20. */
+static void test_plain_run(void) {
+  char buf[20];
+  int c, pos, len, bad = 0;
+  for(len = 0; len <= 20; len++)
+    for(pos = 0; pos < len; pos++)
+      for(c = 0; c < 256; c++) {
+        size_t want;
+        memset(buf, 'a' + len % 26, sizeof(buf));
+        buf[pos] = (char)c;
+        want = (c == '"' || c == '\\' || c < 0x20) ? (size_t)pos : (size_t)len;
+        if(ddb_json_plain(buf, (size_t)len) != want)
+          bad++;
+      }
+  CHECK_INT(bad, 0);
+  CHECK_INT(ddb_json_plain("\xc3\xa9\x7f\xff abcdefgh\x1f", 14), 13);
+}
+
 const tap_test tap_tape_tests[] = {
+    {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
     {"tape: JSON grammar (RFC 8259)", test_grammar},
     {"tape: tokens, ends, member lookup", test_tokens},
     {"tape: string escapes and surrogates", test_escapes},
