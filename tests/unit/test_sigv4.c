@@ -1,7 +1,12 @@
 /*
 ** test_sigv4.c -- SigV4 as libcurl signs it (CURLOPT_AWS_SIGV4, what
-** client/http.c uses), against AWS's published test vectors, and the
-** CRC-32 of x-amz-crc32.
+** client/http.c uses), against AWS's published test vectors, the SHA-256
+** and HMAC-SHA256 of client/sha256.c, and the CRC-32 of x-amz-crc32.
+**
+** SHA-256: FIPS 180-2's examples ("abc", the 448-bit two-block message, a
+** million 'a') and the empty string, in one piece and streamed in pieces
+** of every size.  HMAC-SHA256: RFC 4231's test cases 1-4, 6 and 7 (5 is a
+** truncated MAC).
 **
 ** The vectors come from AWS's SigV4 test suite (the copy in
 ** awslabs/aws-c-auth, tests/aws-signing-test-suite/v4/): credentials
@@ -29,6 +34,7 @@
 #include <unistd.h>
 
 #include "../../client/ddb_client_int.h"
+#include "../../client/sigv4.h"
 #include "tap.h"
 
 #define VEC_AK    "AKIDEXAMPLE"
@@ -45,6 +51,139 @@
   "kMcGdQrmGdeehM4IC1NtBmUpp2wUE8phUZampKsburEDy0KPkyQDYwT7WZ0wq5VSXDvp75YU9" \
   "HFvlRd8Tx6q6fE8YQcHNVXAkiY9q6d+xo0rKwT38xVqr7ZD0u0iPPkUL64lIZbqBAz+"       \
   "scqKmlzm8FDrypNC9Yjc8fPOLn9FX9KSYvKTr4rvx3iSIlTJabIQwj2ICCR/oLxBA=="
+
+/* hex of a digest, for comparisons */
+static void hex32(const unsigned char d[DDB_SHA256_LEN], char out[65]) {
+  ddb_hex(d, DDB_SHA256_LEN, out);
+}
+
+/* ------------------------------------------------------------------------
+** SHA-256 and HMAC-SHA256
+*/
+
+/* FIPS 180-2's examples and the empty string, in one call and streamed in
+** pieces of every size from 1 to 130 bytes. */
+static void test_sha256(void) {
+  static const struct {
+    const char *msg;
+    const char *hex;
+  } kat[] = {
+      {"abc",
+       "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+  };
+  unsigned char d[DDB_SHA256_LEN];
+  char hex[65];
+  size_t i, piece, off, n;
+  ddb_sha256_ctx s;
+  char *a;
+
+  for(i = 0; i < sizeof(kat) / sizeof(kat[0]); i++) {
+    ddb_sha256(kat[i].msg, strlen(kat[i].msg), d);
+    hex32(d, hex);
+    CHECK_STR(hex, kat[i].hex);
+  }
+
+  /* one million 'a': in one piece, and in pieces of 1..130 bytes */
+  n = 1000000;
+  a = malloc(n);
+  if(!CHECK(a != NULL))
+    return;
+  memset(a, 'a', n);
+  ddb_sha256(a, n, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  for(piece = 1; piece <= 130; piece++) {
+    ddb_sha256_init(&s);
+    for(off = 0; off < n; off += piece)
+      ddb_sha256_update(&s, a + off, off + piece <= n ? piece : n - off);
+    ddb_sha256_final(&s, d);
+    hex32(d, hex);
+    if(!CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d3"
+                       "9ccc7112cd0"))
+      tap_diag("pieces of %zu bytes", piece);
+  }
+  free(a);
+
+  /* the padding boundaries: 55, 56, 63, 64 and 65 bytes, one call against
+  ** byte by byte */
+  {
+    static const size_t lens[] = {55, 56, 63, 64, 65, 119, 120, 128};
+    unsigned char e[DDB_SHA256_LEN];
+    char buf[128];
+    memset(buf, 'q', sizeof(buf));
+    for(i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+      ddb_sha256(buf, lens[i], d);
+      ddb_sha256_init(&s);
+      for(off = 0; off < lens[i]; off++)
+        ddb_sha256_update(&s, buf + off, 1);
+      ddb_sha256_final(&s, e);
+      CHECK_MEM(d, sizeof(d), e, sizeof(e));
+    }
+  }
+}
+
+/* RFC 4231, test cases 1-4, 6 and 7, in one call and through a prepared
+** context copied for two messages. */
+static void test_hmac_sha256(void) {
+  static const char case6[] =
+      "Test Using Larger Than Block-Size Key - Hash Key First";
+  static const char case7[] =
+      "This is a test using a larger than block-size key and a larger than "
+      "block-size data. The key needs to be hashed before being used by the "
+      "HMAC algorithm.";
+  unsigned char key[131], data[50], d[DDB_SHA256_LEN];
+  char hex[65];
+  ddb_hmac_sha256_ctx m, copy;
+  int i;
+
+  /* 1: 20 x 0x0b, "Hi There" */
+  memset(key, 0x0b, 20);
+  ddb_hmac_sha256(key, 20, "Hi There", 8, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  /* 2: "Jefe" */
+  ddb_hmac_sha256("Jefe", 4, "what do ya want for nothing?", 28, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  /* 3: 20 x 0xaa, 50 x 0xdd */
+  memset(key, 0xaa, 20);
+  memset(data, 0xdd, 50);
+  ddb_hmac_sha256(key, 20, data, 50, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
+  /* 4: 0x01..0x19, 50 x 0xcd */
+  for(i = 0; i < 25; i++)
+    key[i] = (unsigned char)(i + 1);
+  memset(data, 0xcd, 50);
+  ddb_hmac_sha256(key, 25, data, 50, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b");
+  /* 6 and 7: a 131-byte key (hashed first), with one prepared context */
+  memset(key, 0xaa, 131);
+  ddb_hmac_sha256_init(&m, key, 131);
+  copy = m;
+  ddb_hmac_sha256_update(&copy, case6, sizeof(case6) - 1);
+  ddb_hmac_sha256_final(&copy, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  copy = m;
+  ddb_hmac_sha256_update(&copy, case7, 50);
+  ddb_hmac_sha256_update(&copy, case7 + 50, sizeof(case7) - 1 - 50);
+  ddb_hmac_sha256_final(&copy, d);
+  hex32(d, hex);
+  CHECK_STR(
+      hex, "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
+  ddb_wipe(&m, sizeof(m));
+}
 
 /* The listener: one connection, one request. */
 typedef struct listener {
@@ -285,6 +424,8 @@ static void test_crc32(void) {
 }
 
 const tap_test tap_sigv4_tests[] = {
+    {"sigv4: SHA-256, FIPS 180-2 examples, streamed", test_sha256},
+    {"sigv4: HMAC-SHA256, RFC 4231 cases 1-4, 6, 7", test_hmac_sha256},
     {"sigv4: AWS's published vectors, signed by curl", test_vectors},
     {"sigv4: CRC-32 of x-amz-crc32", test_crc32},
     {NULL, NULL}};

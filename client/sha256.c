@@ -1,0 +1,231 @@
+/*
+** sha256.c -- SHA-256 (FIPS 180-4) and HMAC-SHA256 (RFC 2104), for SigV4
+** (sigv4.c).  No dependency.
+**
+** Streaming: ddb_sha256_update() may be called any number of times, on
+** pieces of any size; whole 64-byte blocks are compressed straight from
+** the caller's bytes, only a partial block is copied.  An HMAC context
+** holds the inner and outer hashes after their key block, so that a key
+** prepared once (ddb_hmac_sha256_init) signs any number of messages with
+** two compressions fewer each: copy the context, update, final.
+**
+** Checked in tests/unit/test_sigv4.c against FIPS 180-2's examples ("abc",
+** the 448-bit two-block message, a million 'a') and RFC 4231's HMAC cases.
+*/
+#include <string.h>
+
+#include "sigv4.h"
+
+/* The round constants: the first 32 bits of the fractional parts of the
+** cube roots of the first 64 primes (FIPS 180-4, 4.2.2). */
+static const uint32_t K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1,
+    0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3,
+    0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147,
+    0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+    0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208,
+    0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROTR(x, n)   (((x) >> (n)) | ((x) << (32 - (n))))
+#define CH(x, y, z)  ((z) ^ ((x) & ((y) ^ (z))))
+#define MAJ(x, y, z) (((x) & (y)) | ((z) & ((x) | (y))))
+#define BSIG0(x)     (ROTR(x, 2) ^ ROTR(x, 13) ^ ROTR(x, 22))
+#define BSIG1(x)     (ROTR(x, 6) ^ ROTR(x, 11) ^ ROTR(x, 25))
+#define SSIG0(x)     (ROTR(x, 7) ^ ROTR(x, 18) ^ ((x) >> 3))
+#define SSIG1(x)     (ROTR(x, 17) ^ ROTR(x, 19) ^ ((x) >> 10))
+#define LOAD32(p)                                                             \
+  ((uint32_t)(p)[0] << 24 | (uint32_t)(p)[1] << 16 | (uint32_t)(p)[2] << 8 |  \
+   (uint32_t)(p)[3])
+/* One round, the eight working variables named in their order for round
+** i: instead of moving them along, the next round names them shifted. */
+#define ROUND(a, b, c, d, e, f, g, h, i)                                      \
+  do {                                                                        \
+    uint32_t t_ = (h) + BSIG1(e) + CH(e, f, g) + K[i] + w[i];                 \
+    (d) += t_;                                                                \
+    (h) = t_ + BSIG0(a) + MAJ(a, b, c);                                       \
+  } while(0)
+
+/* Compress n whole 64-byte blocks at p into the state h (FIPS 180-4,
+** 6.2.2), eight rounds a loop step. */
+static void compress(uint32_t h[8], const unsigned char *p, size_t n) {
+  uint32_t w[64], a, b, c, d, e, f, g, x;
+  int i;
+  while(n--) {
+    for(i = 0; i < 16; i++, p += 4)
+      w[i] = LOAD32(p);
+    for(i = 16; i < 64; i++)
+      w[i] = SSIG1(w[i - 2]) + w[i - 7] + SSIG0(w[i - 15]) + w[i - 16];
+    a = h[0];
+    b = h[1];
+    c = h[2];
+    d = h[3];
+    e = h[4];
+    f = h[5];
+    g = h[6];
+    x = h[7];
+    for(i = 0; i < 64; i += 8) {
+      ROUND(a, b, c, d, e, f, g, x, i);
+      ROUND(x, a, b, c, d, e, f, g, i + 1);
+      ROUND(g, x, a, b, c, d, e, f, i + 2);
+      ROUND(f, g, x, a, b, c, d, e, i + 3);
+      ROUND(e, f, g, x, a, b, c, d, i + 4);
+      ROUND(d, e, f, g, x, a, b, c, i + 5);
+      ROUND(c, d, e, f, g, x, a, b, i + 6);
+      ROUND(b, c, d, e, f, g, x, a, i + 7);
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += x;
+  }
+}
+
+/* Overwrite n bytes at p with zeros, in a way the compiler keeps (a
+** memset just before free or return may be removed as a dead store). */
+void ddb_wipe(void *p, size_t n) {
+  static void *(*volatile do_memset)(void *, int, size_t) = memset;
+  if(p && n)
+    do_memset(p, 0, n);
+}
+
+/* Start a hash: s holds the initial state (FIPS 180-4, 5.3.3). */
+void ddb_sha256_init(ddb_sha256_ctx *s) {
+  static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372,
+                                 0xa54ff53a, 0x510e527f, 0x9b05688c,
+                                 0x1f83d9ab, 0x5be0cd19};
+  memcpy(s->h, iv, sizeof(iv));
+  s->bytes = 0;
+  s->used = 0;
+}
+
+/* Hash n more bytes at p (p may be NULL when n is 0).  Whole blocks are
+** compressed from p in place; at most 63 bytes are kept in s->block. */
+void ddb_sha256_update(ddb_sha256_ctx *s, const void *p, size_t n) {
+  const unsigned char *in = p;
+  size_t take;
+  if(!n)
+    return;
+  s->bytes += n;
+  if(s->used) {
+    take = 64 - s->used;
+    if(take > n)
+      take = n;
+    memcpy(s->block + s->used, in, take);
+    s->used += take;
+    in += take;
+    n -= take;
+    if(s->used < 64)
+      return;
+    compress(s->h, s->block, 1);
+    s->used = 0;
+  }
+  if(n >= 64) {
+    compress(s->h, in, n / 64);
+    in += n / 64 * 64;
+    n %= 64;
+  }
+  if(n) {
+    memcpy(s->block, in, n);
+    s->used = n;
+  }
+}
+
+/* Finish: pad (a 1 bit, zeros, the length in bits, big-endian), write the
+** 32-byte digest to out and wipe s (use ddb_sha256_init to start again). */
+void ddb_sha256_final(ddb_sha256_ctx *s, unsigned char out[DDB_SHA256_LEN]) {
+  uint64_t bits = s->bytes * 8;
+  int i;
+  s->block[s->used++] = 0x80;
+  if(s->used > 56) {
+    memset(s->block + s->used, 0, 64 - s->used);
+    compress(s->h, s->block, 1);
+    s->used = 0;
+  }
+  memset(s->block + s->used, 0, 56 - s->used);
+  for(i = 0; i < 8; i++)
+    s->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
+  compress(s->h, s->block, 1);
+  for(i = 0; i < 8; i++) {
+    out[4 * i] = (unsigned char)(s->h[i] >> 24);
+    out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
+    out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
+    out[4 * i + 3] = (unsigned char)s->h[i];
+  }
+  ddb_wipe(s, sizeof(*s));
+}
+
+/* The SHA-256 of p[0..n) in out, in one call. */
+void ddb_sha256(const void *p, size_t n, unsigned char out[DDB_SHA256_LEN]) {
+  ddb_sha256_ctx s;
+  ddb_sha256_init(&s);
+  ddb_sha256_update(&s, p, n);
+  ddb_sha256_final(&s, out);
+}
+
+/* Prepare m for HMAC-SHA256 with key[0..klen): the inner and outer hashes
+** after their key block (a key longer than a block is hashed first, RFC
+** 2104).  The key bytes are not kept; m is secret (wipe it). */
+void ddb_hmac_sha256_init(ddb_hmac_sha256_ctx *m, const void *key,
+                          size_t klen) {
+  unsigned char k[64], pad[64];
+  int i;
+  memset(k, 0, sizeof(k));
+  if(klen > sizeof(k))
+    ddb_sha256(key, klen, k);
+  else if(klen)
+    memcpy(k, key, klen);
+  for(i = 0; i < 64; i++)
+    pad[i] = k[i] ^ 0x36;
+  ddb_sha256_init(&m->inner);
+  ddb_sha256_update(&m->inner, pad, sizeof(pad));
+  for(i = 0; i < 64; i++)
+    pad[i] = k[i] ^ 0x5c;
+  ddb_sha256_init(&m->outer);
+  ddb_sha256_update(&m->outer, pad, sizeof(pad));
+  ddb_wipe(k, sizeof(k));
+  ddb_wipe(pad, sizeof(pad));
+}
+
+/* Add n bytes at p to the message of m. */
+void ddb_hmac_sha256_update(ddb_hmac_sha256_ctx *m, const void *p, size_t n) {
+  ddb_sha256_update(&m->inner, p, n);
+}
+
+/* Finish: the 32-byte MAC in out; m is wiped. */
+void ddb_hmac_sha256_final(ddb_hmac_sha256_ctx *m,
+                           unsigned char out[DDB_SHA256_LEN]) {
+  unsigned char ih[DDB_SHA256_LEN];
+  ddb_sha256_final(&m->inner, ih);
+  ddb_sha256_update(&m->outer, ih, sizeof(ih));
+  ddb_sha256_final(&m->outer, out);
+  ddb_wipe(ih, sizeof(ih));
+}
+
+/* HMAC-SHA256 of p[0..n) with key[0..klen), in one call. */
+void ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
+                     unsigned char out[DDB_SHA256_LEN]) {
+  ddb_hmac_sha256_ctx m;
+  ddb_hmac_sha256_init(&m, key, klen);
+  ddb_hmac_sha256_update(&m, p, n);
+  ddb_hmac_sha256_final(&m, out);
+}
+
+/* Lower-case hex of p[0..n) in out (2n characters and a NUL), by table. */
+void ddb_hex(const unsigned char *p, size_t n, char *out) {
+  static const char digits[] = "0123456789abcdef";
+  size_t i;
+  for(i = 0; i < n; i++) {
+    out[2 * i] = digits[p[i] >> 4];
+    out[2 * i + 1] = digits[p[i] & 15];
+  }
+  out[2 * n] = 0;
+}
