@@ -1,0 +1,570 @@
+/*
+** sigv4.c -- AWS Signature Version 4 (AWS4-HMAC-SHA256) for the requests
+** of http.c.
+**
+**   canonical request = METHOD \n PATH \n QUERY \n
+**                       name:value \n ... (sorted by lower-case name) \n
+**                       name;name;... \n hex(SHA-256(body))
+**   string to sign    = AWS4-HMAC-SHA256 \n YYYYMMDDTHHMMSSZ \n
+**                       YYYYMMDD/region/service/aws4_request \n
+**                       hex(SHA-256(canonical request))
+**   signing key       = HMAC(HMAC(HMAC(HMAC("AWS4" secret, YYYYMMDD),
+**                       region), service), "aws4_request")
+**   Authorization     = AWS4-HMAC-SHA256 Credential=AKID/scope,
+**                       SignedHeaders=name;name;..., Signature=hex(HMAC(
+**                       signing key, string to sign))
+**
+** Cost.  The signing key changes once a day: a ddb_sigv4 keeps it, as an
+** HMAC context already past its key block, for the scope (date, region,
+** service) it was derived for, and derives it again only when the scope
+** changes.  A DynamoDB request then costs the SHA-256 of its body, of a
+** canonical request of a few hundred bytes and one HMAC of the string to
+** sign; nothing is formatted with printf and the canonical request is
+** hashed as it is written, never built.
+**
+** Threads.  A ddb_sigv4 is shared by the requests of a client (http.c's
+** reference-counted signer).  The cached key is read and replaced under
+** the ddb_sigv4's own mutex, held for a copy of the key (or, once a day,
+** the four HMACs of a derivation); hashing happens outside it.
+**
+** Checked against AWS's published SigV4 vectors and against the
+** specialised DynamoDB form in tests/unit/test_sigv4.c, and against
+** botocore on every request the extension sends in
+** test/suites/22-sigv4.sh.
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sigv4.h"
+
+/* "YYYYMMDD/region/service": the cache's key and most of the scope. */
+#define SCOPE_MAX 160
+/* SignedHeaders of ddb_sigv4_sign(). */
+#define SIGNED_MAX 1024
+
+#define ALGORITHM  "AWS4-HMAC-SHA256"
+#define TERMINATOR "aws4_request"
+/* The signed headers of ddb_sigv4_sign_json, in order. */
+#define JSON_SIGNED "content-type;host;x-amz-date;x-amz-target"
+#define JSON_SIGNED_TOKEN                                                     \
+  "content-type;host;x-amz-date;x-amz-security-token;x-amz-target"
+
+struct ddb_sigv4 {
+  char *access_key;      /* malloc'ed */
+  unsigned char *secret; /* "AWS4" + secret key, malloc'ed, wiped */
+  size_t secret_len;
+  char *token;             /* folded session token or NULL; malloc'ed, wiped */
+  pthread_mutex_t lock;    /* guards scope, key, have_key, derivations */
+  char scope[SCOPE_MAX];   /* what key was derived for */
+  ddb_hmac_sha256_ctx key; /* keyed with the signing key of scope */
+  int have_key;
+  unsigned long derivations;
+};
+
+/* Feed the string literal lit to the hash h. */
+#define HASH_LIT(h, lit) ddb_sha256_update((h), (lit), sizeof(lit) - 1)
+#define HMAC_LIT(m, lit) ddb_hmac_sha256_update((m), (lit), sizeof(lit) - 1)
+
+/* ------------------------------------------------------------------------
+** Small helpers
+*/
+
+/* A bounded string being written: p[0..cap), always NUL-terminated;
+** failed once something did not fit. */
+typedef struct sbuf {
+  char *p;
+  size_t cap, len;
+  int failed;
+} sbuf;
+
+/* Start writing to p[0..cap) (cap at least 1). */
+static void sbuf_init(sbuf *b, char *p, size_t cap) {
+  b->p = p;
+  b->cap = cap;
+  b->len = 0;
+  b->failed = 0;
+  p[0] = 0;
+}
+
+/* Append s[0..n); on overflow nothing is added and b is failed. */
+static void sbuf_add(sbuf *b, const char *s, size_t n) {
+  if(b->failed || n >= b->cap - b->len) {
+    b->failed = 1;
+    return;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = 0;
+}
+
+/* Append the string s. */
+static void sbuf_str(sbuf *b, const char *s) {
+  sbuf_add(b, s, strlen(s));
+}
+
+/* Is c a blank for SigV4's folding of header values (botocore's
+** str.split(): space, tab, line ends, vertical tab, form feed)? */
+static int is_blank(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+         c == '\f';
+}
+
+/* ASCII lower case of c. */
+static unsigned char lower(unsigned char c) {
+  return c >= 'A' && c <= 'Z' ? (unsigned char)(c + 32) : c;
+}
+
+/* Compare header names a and b as their lower-case forms, bytewise:
+** <0, 0 or >0. */
+static int name_cmp(const char *a, const char *b) {
+  const unsigned char *x = (const unsigned char *)a;
+  const unsigned char *y = (const unsigned char *)b;
+  while(*x && lower(*x) == lower(*y)) {
+    x++;
+    y++;
+  }
+  return (int)lower(*x) - (int)lower(*y);
+}
+
+/* Is d an X-Amz-Date, YYYYMMDDTHHMMSSZ (only the shape is checked)? */
+static int is_amz_date(const char *d) {
+  int i;
+  for(i = 0; i < 16; i++) {
+    char c = d[i];
+    if(i == 8 ? c != 'T' : i == 15 ? c != 'Z' : (c < '0' || c > '9'))
+      return 0;
+  }
+  return d[16] == 0;
+}
+
+/* Write n digits of v (zero-padded) at p. */
+static void put_digits(char *p, int n, int v) {
+  while(n-- > 0) {
+    p[n] = (char)('0' + v % 10);
+    v /= 10;
+  }
+}
+
+/* ------------------------------------------------------------------------
+** Credentials and the signing-key cache
+*/
+
+/* A malloc'ed copy of s with blanks trimmed at both ends and every run of
+** them folded to one space; NULL on out of memory. */
+static char *fold_dup(const char *s) {
+  size_t n = strlen(s), k = 0;
+  char *p = malloc(n + 1);
+  int blank = 0;
+  if(!p)
+    return NULL;
+  for(; *s; s++) {
+    if(is_blank((unsigned char)*s)) {
+      blank = 1;
+      continue;
+    }
+    if(blank && k)
+      p[k++] = ' ';
+    blank = 0;
+    p[k++] = *s;
+  }
+  p[k] = 0;
+  return p;
+}
+
+/* See sigv4.h. */
+ddb_sigv4 *ddb_sigv4_new(const char *access_key, const char *secret_key,
+                         const char *token) {
+  ddb_sigv4 *s = calloc(1, sizeof(*s));
+  size_t n = strlen(secret_key), k;
+  if(!s)
+    return NULL;
+  pthread_mutex_init(&s->lock, NULL);
+  k = strlen(access_key);
+  s->access_key = malloc(k + 1);
+  s->secret = malloc(4 + n + 1);
+  if(!s->access_key || !s->secret)
+    goto fail;
+  memcpy(s->access_key, access_key, k + 1);
+  memcpy(s->secret, "AWS4", 4);
+  memcpy(s->secret + 4, secret_key, n + 1);
+  s->secret_len = 4 + n;
+  if(token) {
+    s->token = fold_dup(token);
+    if(!s->token)
+      goto fail;
+    if(!s->token[0]) {
+      /* an empty token is none */
+      free(s->token);
+      s->token = NULL;
+    }
+  }
+  return s;
+
+fail:
+  ddb_sigv4_free(s);
+  return NULL;
+}
+
+/* See sigv4.h. */
+void ddb_sigv4_free(ddb_sigv4 *s) {
+  if(!s)
+    return;
+  pthread_mutex_destroy(&s->lock);
+  free(s->access_key);
+  if(s->secret) {
+    ddb_wipe(s->secret, s->secret_len);
+    free(s->secret);
+  }
+  if(s->token) {
+    ddb_wipe(s->token, strlen(s->token));
+    free(s->token);
+  }
+  ddb_wipe(s, sizeof(*s)); /* the derived key */
+  free(s);
+}
+
+/* See sigv4.h. */
+const char *ddb_sigv4_token(const ddb_sigv4 *s) {
+  return s->token;
+}
+
+/* See sigv4.h. */
+unsigned long ddb_sigv4_derivations(ddb_sigv4 *s) {
+  unsigned long n;
+  pthread_mutex_lock(&s->lock);
+  n = s->derivations;
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
+/* Derive the signing key of s for date (8 characters), region and
+** service into out, as an HMAC context keyed with it.  The intermediate
+** keys are wiped. */
+static void derive(const ddb_sigv4 *s, const char *date, const char *region,
+                   const char *service, ddb_hmac_sha256_ctx *out) {
+  unsigned char a[DDB_SHA256_LEN], b[DDB_SHA256_LEN];
+  ddb_hmac_sha256(s->secret, s->secret_len, date, 8, a);      /* kDate */
+  ddb_hmac_sha256(a, sizeof(a), region, strlen(region), b);   /* kRegion */
+  ddb_hmac_sha256(b, sizeof(b), service, strlen(service), a); /* kService */
+  ddb_hmac_sha256(a, sizeof(a), TERMINATOR, sizeof(TERMINATOR) - 1,
+                  b); /* kSigning */
+  ddb_hmac_sha256_init(out, b, sizeof(b));
+  ddb_wipe(a, sizeof(a));
+  ddb_wipe(b, sizeof(b));
+}
+
+/* Copy into *out the HMAC context of the signing key for scope
+** ("YYYYMMDD/region/service", shorter than SCOPE_MAX), derived again only
+** when the cached one is for another scope.  Takes s->lock. */
+static void signing_key(ddb_sigv4 *s, const char *scope, const char *region,
+                        const char *service, ddb_hmac_sha256_ctx *out) {
+  pthread_mutex_lock(&s->lock);
+  if(!s->have_key || strcmp(s->scope, scope) != 0) {
+    derive(s, scope, region, service, &s->key);
+    memcpy(s->scope, scope, strlen(scope) + 1);
+    s->have_key = 1;
+    s->derivations++;
+  }
+  *out = s->key;
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* ------------------------------------------------------------------------
+** Signing
+*/
+
+/* See sigv4.h. */
+int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]) {
+  struct tm tm;
+  if(!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900)
+    return -1;
+  put_digits(out, 4, tm.tm_year + 1900);
+  put_digits(out + 4, 2, tm.tm_mon + 1);
+  put_digits(out + 6, 2, tm.tm_mday);
+  out[8] = 'T';
+  put_digits(out + 9, 2, tm.tm_hour);
+  put_digits(out + 11, 2, tm.tm_min);
+  put_digits(out + 13, 2, tm.tm_sec);
+  out[15] = 'Z';
+  out[16] = 0;
+  return 0;
+}
+
+/* The second half of every signature: from the SHA-256 of the canonical
+** request creq, the string to sign, its HMAC with the (cached) signing
+** key, and the Authorization value in auth[0..cap).  amz_date has been
+** checked.  Returns 0, or -1 when something does not fit. */
+static int finish(ddb_sigv4 *s, const char *region, const char *service,
+                  const char *amz_date,
+                  const unsigned char creq[DDB_SHA256_LEN],
+                  const char *signed_headers, char *auth, size_t cap) {
+  char scope[SCOPE_MAX], hex[2 * DDB_SHA256_LEN + 1];
+  unsigned char sig[DDB_SHA256_LEN];
+  ddb_hmac_sha256_ctx m;
+  sbuf b;
+
+  /* the scope without its terminator: YYYYMMDD/region/service */
+  sbuf_init(&b, scope, sizeof(scope));
+  sbuf_add(&b, amz_date, 8);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, region);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, service);
+  if(b.failed || !cap)
+    return -1;
+
+  signing_key(s, scope, region, service, &m);
+  HMAC_LIT(&m, ALGORITHM "\n");
+  ddb_hmac_sha256_update(&m, amz_date, 16);
+  HMAC_LIT(&m, "\n");
+  ddb_hmac_sha256_update(&m, scope, b.len);
+  HMAC_LIT(&m, "/" TERMINATOR "\n");
+  ddb_hex(creq, DDB_SHA256_LEN, hex);
+  ddb_hmac_sha256_update(&m, hex, 2 * DDB_SHA256_LEN);
+  ddb_hmac_sha256_final(&m, sig); /* wipes m */
+  ddb_hex(sig, sizeof(sig), hex);
+
+  sbuf_init(&b, auth, cap);
+  sbuf_str(&b, ALGORITHM " Credential=");
+  sbuf_str(&b, s->access_key);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, scope);
+  sbuf_str(&b, "/" TERMINATOR ", SignedHeaders=");
+  sbuf_str(&b, signed_headers);
+  sbuf_str(&b, ", Signature=");
+  sbuf_add(&b, hex, 2 * DDB_SHA256_LEN);
+  return b.failed ? -1 : 0;
+}
+
+/* The hex SHA-256 of body[0..n) (the payload hash) in hex. */
+static void payload_hash(const void *body, size_t n,
+                         char hex[2 * DDB_SHA256_LEN + 1]) {
+  unsigned char d[DDB_SHA256_LEN];
+  ddb_sha256(body, n, d);
+  ddb_hex(d, sizeof(d), hex);
+}
+
+/* See sigv4.h. */
+int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
+                        const char *amz_date, const char *path,
+                        const char *content_type, const char *host,
+                        const char *target, const void *body, size_t n,
+                        char *auth, size_t cap) {
+  const char *signed_headers = s->token ? JSON_SIGNED_TOKEN : JSON_SIGNED;
+  char hex[2 * DDB_SHA256_LEN + 1];
+  unsigned char creq[DDB_SHA256_LEN];
+  ddb_sha256_ctx h;
+
+  if(!is_amz_date(amz_date))
+    return -1;
+  payload_hash(body, n, hex);
+  /* the canonical request, hashed as it is written */
+  ddb_sha256_init(&h);
+  HASH_LIT(&h, "POST\n");
+  ddb_sha256_update(&h, path, strlen(path));
+  HASH_LIT(&h, "\n\ncontent-type:");
+  ddb_sha256_update(&h, content_type, strlen(content_type));
+  HASH_LIT(&h, "\nhost:");
+  ddb_sha256_update(&h, host, strlen(host));
+  HASH_LIT(&h, "\nx-amz-date:");
+  ddb_sha256_update(&h, amz_date, 16);
+  if(s->token) {
+    HASH_LIT(&h, "\nx-amz-security-token:");
+    ddb_sha256_update(&h, s->token, strlen(s->token));
+  }
+  HASH_LIT(&h, "\nx-amz-target:");
+  ddb_sha256_update(&h, target, strlen(target));
+  HASH_LIT(&h, "\n\n");
+  ddb_sha256_update(&h, signed_headers, strlen(signed_headers));
+  HASH_LIT(&h, "\n");
+  ddb_sha256_update(&h, hex, 2 * DDB_SHA256_LEN);
+  ddb_sha256_final(&h, creq);
+  return finish(s, region, service, amz_date, creq, signed_headers, auth, cap);
+}
+
+/* A hash fed a byte at a time, through a small buffer. */
+typedef struct hash_writer {
+  ddb_sha256_ctx h;
+  unsigned char buf[256];
+  size_t n;
+} hash_writer;
+
+/* Add byte c. */
+static void hw_byte(hash_writer *w, unsigned char c) {
+  if(w->n == sizeof(w->buf)) {
+    ddb_sha256_update(&w->h, w->buf, w->n);
+    w->n = 0;
+  }
+  w->buf[w->n++] = c;
+}
+
+/* Add the string s. */
+static void hw_str(hash_writer *w, const char *s) {
+  while(*s)
+    hw_byte(w, (unsigned char)*s++);
+}
+
+/* Add value as SigV4 canonicalises it: no blanks at either end, each run
+** of them one space. */
+static void hw_folded(hash_writer *w, const char *value) {
+  const unsigned char *v = (const unsigned char *)value;
+  int blank = 0, any = 0;
+  for(; *v; v++) {
+    if(is_blank(*v)) {
+      blank = 1;
+      continue;
+    }
+    if(blank && any)
+      hw_byte(w, ' ');
+    blank = 0;
+    any = 1;
+    hw_byte(w, *v);
+  }
+}
+
+/* See sigv4.h. */
+int ddb_sigv4_sign(ddb_sigv4 *s, const char *region, const char *service,
+                   const char *amz_date, const char *method, const char *path,
+                   const char *query, const ddb_sigv4_header *hdrs, size_t nh,
+                   const void *body, size_t n, char *auth, size_t cap) {
+  size_t order[DDB_SIGV4_HEADERS_MAX], i, j, t;
+  char signed_headers[SIGNED_MAX], hex[2 * DDB_SHA256_LEN + 1];
+  unsigned char creq[DDB_SHA256_LEN];
+  hash_writer w;
+  sbuf sh;
+  const char *c;
+
+  if(nh > DDB_SIGV4_HEADERS_MAX || !is_amz_date(amz_date))
+    return -1;
+  /* sort by lower-case name; insertion sort is stable, which keeps the
+  ** values of a repeated name in their order */
+  for(i = 0; i < nh; i++) {
+    t = i;
+    for(j = i; j > 0 && name_cmp(hdrs[order[j - 1]].name, hdrs[t].name) > 0;
+        j--)
+      order[j] = order[j - 1];
+    order[j] = t;
+  }
+
+  ddb_sha256_init(&w.h);
+  w.n = 0;
+  hw_str(&w, method);
+  hw_byte(&w, '\n');
+  hw_str(&w, path);
+  hw_byte(&w, '\n');
+  hw_str(&w, query);
+  hw_byte(&w, '\n');
+  sbuf_init(&sh, signed_headers, sizeof(signed_headers));
+  for(i = 0; i < nh; i++) {
+    const ddb_sigv4_header *hd = &hdrs[order[i]];
+    if(i > 0 && name_cmp(hdrs[order[i - 1]].name, hd->name) == 0)
+      hw_byte(&w, ','); /* a repeated name: one line, values joined */
+    else {
+      if(i > 0) {
+        hw_byte(&w, '\n');
+        sbuf_add(&sh, ";", 1);
+      }
+      for(c = hd->name; *c; c++) {
+        unsigned char l = lower((unsigned char)*c);
+        hw_byte(&w, l);
+        sbuf_add(&sh, (const char *)&l, 1);
+      }
+      hw_byte(&w, ':');
+    }
+    hw_folded(&w, hd->value);
+  }
+  if(sh.failed)
+    return -1;
+  hw_str(&w, nh ? "\n\n" : "\n");
+  hw_str(&w, signed_headers);
+  hw_byte(&w, '\n');
+  payload_hash(body, n, hex);
+  hw_str(&w, hex);
+  ddb_sha256_update(&w.h, w.buf, w.n);
+  ddb_sha256_final(&w.h, creq);
+  return finish(s, region, service, amz_date, creq, signed_headers, auth, cap);
+}
+
+/* ------------------------------------------------------------------------
+** The endpoint
+*/
+
+/* Is c one of RFC 3986's unreserved characters (kept as they are in a
+** canonical path)? */
+static int is_unreserved(unsigned char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+         (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+         c == '~';
+}
+
+/* See sigv4.h. */
+int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
+                       char *path, size_t path_cap) {
+  static const char hexd[] = "0123456789ABCDEF";
+  const char *h, *end, *port = NULL, *p, *deflt;
+  sbuf hb, pb;
+  char pct[3];
+
+  if(strncmp(endpoint, "http://", 7) == 0) {
+    h = endpoint + 7;
+    deflt = "80";
+  } else if(strncmp(endpoint, "https://", 8) == 0) {
+    h = endpoint + 8;
+    deflt = "443";
+  } else
+    return -1;
+  if(strpbrk(endpoint, "?#"))
+    return -1;
+  end = h + strcspn(h, "/");
+  if(end == h || !host_cap || !path_cap)
+    return -1;
+  for(p = h; p < end; p++) {
+    unsigned char ch = (unsigned char)*p;
+    if(ch <= ' ' || ch >= 0x7f || ch == '@')
+      return -1;
+  }
+  /* the port: after an IPv6 literal's ']', or after the one ':' */
+  if(*h == '[') {
+    const char *close = memchr(h, ']', (size_t)(end - h));
+    if(!close || (close + 1 < end && close[1] != ':'))
+      return -1;
+    if(close + 1 < end)
+      port = close + 1;
+  } else {
+    port = memchr(h, ':', (size_t)(end - h));
+    if(port && memchr(port + 1, ':', (size_t)(end - port - 1)))
+      return -1;
+  }
+  sbuf_init(&hb, host, host_cap);
+  for(p = h; p < (port ? port : end); p++) {
+    char l = (char)lower((unsigned char)*p);
+    sbuf_add(&hb, &l, 1);
+  }
+  if(port) {
+    size_t plen = (size_t)(end - port - 1);
+    for(p = port + 1; p < end; p++)
+      if(*p < '0' || *p > '9')
+        return -1;
+    if(plen && !(plen == strlen(deflt) && memcmp(port + 1, deflt, plen) == 0))
+      sbuf_add(&hb, port, (size_t)(end - port));
+  }
+  if(hb.failed || !hb.len)
+    return -1;
+
+  /* the path, then the "/" that http.c puts after the endpoint */
+  sbuf_init(&pb, path, path_cap);
+  for(p = end; *p; p++) {
+    unsigned char ch = (unsigned char)*p;
+    if(ch == '/' || is_unreserved(ch))
+      sbuf_add(&pb, p, 1);
+    else {
+      pct[0] = '%';
+      pct[1] = hexd[ch >> 4];
+      pct[2] = hexd[ch & 15];
+      sbuf_add(&pb, pct, 3);
+    }
+  }
+  sbuf_add(&pb, "/", 1);
+  return pb.failed ? -1 : 0;
+}
