@@ -2,7 +2,7 @@
 ** ddb_client.h -- the DynamoDB HTTP client layer.
 **
 ** This is the lowest layer of the project.  It knows DynamoDB's wire
-** protocol (JSON 1.0 over HTTPS, SigV4 signed by libcurl), the AWS way of
+** protocol (JSON 1.0 over HTTPS, SigV4 signed in sigv4.c), the AWS way of
 ** finding a region, an endpoint and credentials, and DynamoDB's data model
 ** (AttributeValues).  It knows nothing of SQLite and nothing of caching:
 ** cache/ calls it, ext/ calls cache/; nothing here calls upwards.

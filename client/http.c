@@ -4,13 +4,15 @@
 ** One request is one POST of a JSON body to the endpoint with
 **   X-Amz-Target: DynamoDB_20120810.<Operation>
 **   Content-Type: application/x-amz-json-1.0
-** signed by libcurl's CURLOPT_AWS_SIGV4 ("aws:amz:<region>:dynamodb").
-** Two traps, both checked against botocore: the body goes in with
-** CURLOPT_POSTFIELDS (a read callback is signed as an empty body), and
-** X-Amz-Date is never set by hand (curl then sends it twice).  The
-** Authorization header is compared byte for byte with botocore's in
-** test/suites/22-sigv4.sh, and with AWS's published vectors in
-** tests/unit/test_sigv4.c.
+** signed here (sigv4.c, AWS4-HMAC-SHA256 for service "dynamodb"): the
+** Host (as the endpoint gives it, lower-case), X-Amz-Date (the clock at
+** each attempt), X-Amz-Security-Token and Authorization headers are set
+** in the request's header list, not by curl.  The signed headers are
+** content-type, host, x-amz-date, x-amz-security-token (with a session
+** token) and x-amz-target; the payload hash is the SHA-256 of the body.
+** The Authorization header is compared byte for byte with botocore's in
+** test/suites/22-sigv4.sh; the signer is checked with AWS's published
+** vectors in tests/unit/test_sigv4.c.
 **
 ** Credentials.  The signing credentials are a reference-counted `signer`
 ** that a request takes under cred_lock and keeps for one attempt.
@@ -59,6 +61,7 @@
 #include <uthash.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 /* The largest response body read.  DynamoDB pages are at most 1 MB of
 ** items and BatchGetItem at most 16 MB; JSON adds overhead. */
@@ -81,18 +84,30 @@
 /* Keys per BatchGetItem call (DynamoDB's limit). */
 #define BATCH_GET_MAX 100
 
+/* The headers attempt_once() signs and sets, and the lengths of their
+** names (the values follow). */
+#define CONTENT_TYPE   "application/x-amz-json-1.0"
+#define HOST_HDR       "Host: "
+#define HOST_HDR_LEN   (sizeof(HOST_HDR) - 1)
+#define DATE_HDR       "X-Amz-Date: "
+#define DATE_HDR_LEN   (sizeof(DATE_HDR) - 1)
+#define TARGET_HDR     "X-Amz-Target: "
+#define TARGET_HDR_LEN (sizeof(TARGET_HDR) - 1)
+#define AUTH_HDR       "Authorization: "
+#define AUTH_HDR_LEN   (sizeof(AUTH_HDR) - 1)
+
 /* One set of signing credentials, shared by the requests using it. */
 typedef struct signer {
   int refs;        /* under cred_lock */
-  char *user;      /* access key id */
-  char *password;  /* secret access key */
-  char *token_hdr; /* "x-amz-security-token: ..." or NULL */
+  ddb_sigv4 *keys; /* the credentials and their cached signing key */
+  char *token_hdr; /* "X-Amz-Security-Token: ..." or NULL */
   int64_t expires; /* Unix time; 0: never */
 } signer;
 
 struct ddb_client {
   ddb_settings s;
-  char *sigv4; /* "aws:amz:<region>:dynamodb" */
+  char *host_hdr;  /* "Host: <host[:port]>", as signed */
+  char *sign_path; /* the canonical URI of the endpoint + "/" */
   double timeout, connect_timeout;
   int max_retries;
   pthread_mutex_t lock; /* guards pool */
@@ -222,12 +237,11 @@ static void wipe_free(char *s) {
   }
 }
 
-/* Free a signer (its secrets wiped); NULL is fine. */
+/* Free a signer (its secrets and derived keys wiped); NULL is fine. */
 static void signer_free(signer *g) {
   if(!g)
     return;
-  free(g->user);
-  wipe_free(g->password);
+  ddb_sigv4_free(g->keys);
   wipe_free(g->token_hdr);
   free(g);
 }
@@ -237,17 +251,24 @@ static void signer_free(signer *g) {
 static signer *signer_new(const char *ak, const char *sk, const char *token,
                           int64_t expires) {
   signer *g = calloc(1, sizeof(*g));
+  const char *tok;
   if(!g)
     return NULL;
   g->refs = 1;
   g->expires = expires;
-  g->user = join3(ak, "", "");
-  g->password = join3(sk, "", "");
-  if(token)
-    g->token_hdr = join3("x-amz-security-token: ", token, "");
-  if(!g->user || !g->password || (token && !g->token_hdr)) {
+  g->keys = ddb_sigv4_new(ak, sk, token);
+  if(!g->keys) {
     signer_free(g);
     return NULL;
+  }
+  /* the token as signed: trimmed, blank runs folded */
+  tok = ddb_sigv4_token(g->keys);
+  if(tok) {
+    g->token_hdr = join3("X-Amz-Security-Token: ", tok, "");
+    if(!g->token_hdr) {
+      signer_free(g);
+      return NULL;
+    }
   }
   return g;
 }
@@ -369,6 +390,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
                           ddb_error *err) {
   ddb_client *c;
   ddb_result result;
+  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
 
   *out = NULL;
   pthread_once(&curl_once, curl_init_once);
@@ -390,10 +412,22 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     c->connect_timeout = c->timeout;
   c->max_retries =
       cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
-  c->sigv4 = join3("aws:amz:", c->s.region, ":dynamodb");
+  /* what the signature covers: Host and path, as curl will send them */
+  if(ddb_sigv4_endpoint(c->s.endpoint, host, sizeof(host), path,
+                        sizeof(path))) {
+    result = ddb_error_set(err, DDB_ERR_CONFIG,
+                           "bad endpoint '%.200s': must be "
+                           "http[s]://host[:port][/path], without a query or "
+                           "fragment",
+                           c->s.endpoint);
+    ddb_client_free(c);
+    return result;
+  }
+  c->host_hdr = join3(HOST_HDR, host, "");
+  c->sign_path = join3(path, "", "");
   c->sig = signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
                       c->s.expires);
-  if(!c->sigv4 || !c->sig) {
+  if(!c->host_hdr || !c->sign_path || !c->sig) {
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
@@ -411,7 +445,8 @@ void ddb_client_free(ddb_client *c) {
   pthread_mutex_destroy(&c->lock);
   pthread_mutex_destroy(&c->cred_lock);
   pthread_mutex_destroy(&c->refresh_lock);
-  free(c->sigv4);
+  free(c->host_hdr);
+  free(c->sign_path);
   signer_free(c->sig);
   ddb_settings_free(&c->s);
   free(c);
@@ -740,6 +775,10 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
                                     int *expired, int *resent, ddb_error *e) {
   struct curl_slist *hdrs = NULL, *x;
   char target[96], errbuf[CURL_ERROR_SIZE];
+  char date[DATE_HDR_LEN + DDB_SIGV4_DATE_LEN] = DATE_HDR;
+  char auth[AUTH_HDR_LEN + DDB_SIGV4_AUTH_MAX] = AUTH_HDR;
+  const char *lines[6];
+  int i;
   CURLcode cc;
   long code = 0;
   unsigned long want = 0, got = 0;
@@ -747,13 +786,33 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
 
   *status = 0;
   errbuf[0] = 0;
-  snprintf(target, sizeof(target), "X-Amz-Target: DynamoDB_20120810.%.60s",
+  snprintf(target, sizeof(target), TARGET_HDR "DynamoDB_20120810.%.60s",
            ci->operation);
-  x = curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
-  if(x && (hdrs = x, x = curl_slist_append(hdrs, target)) != NULL &&
-     g->token_hdr)
-    x = curl_slist_append(hdrs, g->token_hdr);
-  if(!x) {
+  /* signed with the clock of this attempt (a retry is signed again) */
+  if(ddb_sigv4_amz_date(time(NULL), date + DATE_HDR_LEN) ||
+     ddb_sigv4_sign_json(
+         g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, c->sign_path,
+         CONTENT_TYPE, c->host_hdr + HOST_HDR_LEN, target + TARGET_HDR_LEN,
+         body, body_len, auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN)) {
+    ddb_error_set(e, DDB_ERR_CONFIG,
+                  "cannot sign %s: the clock, the region or the access key "
+                  "id is out of range",
+                  ci->operation);
+    return ATTEMPT_FAIL;
+  }
+  lines[0] = "Content-Type: " CONTENT_TYPE;
+  lines[1] = c->host_hdr;
+  lines[2] = date;
+  lines[3] = target;
+  lines[4] = auth;
+  lines[5] = g->token_hdr; /* NULL without a token */
+  for(i = 0; i < 6 && lines[i]; i++) {
+    x = curl_slist_append(hdrs, lines[i]);
+    if(!x)
+      break;
+    hdrs = x;
+  }
+  if(i < 6 && lines[i]) {
     curl_slist_free_all(hdrs);
     ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
     return ATTEMPT_FAIL;
@@ -764,9 +823,6 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
-  curl_easy_setopt(h, CURLOPT_AWS_SIGV4, c->sigv4);
-  curl_easy_setopt(h, CURLOPT_USERNAME, g->user);
-  curl_easy_setopt(h, CURLOPT_PASSWORD, g->password);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));

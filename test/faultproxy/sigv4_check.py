@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """SigV4: our Authorization header against botocore's, byte for byte.
 
-The extension signs with libcurl's CURLOPT_AWS_SIGV4, at the time curl
-picks.  To compare with botocore at a fixed clock, every request the
-extension sends goes through test/faultproxy/proxy.py, which records it
+The extension signs with its own signer (client/sigv4.c), with the clock
+of each attempt.  To compare with botocore at a fixed clock, every request
+the extension sends goes through test/faultproxy/proxy.py, which records it
 (method, path, headers in order, body bytes) on its way to DynamoDB Local.
 For each recorded request, botocore's SigV4Auth signs the same method, URL
 (127.0.0.1 on the proxy's non-default port), body bytes and headers, with
-its clock fixed to the X-Amz-Date that curl chose; the two Authorization
-headers must be identical.
+its clock fixed to the X-Amz-Date that the extension sent; the two
+Authorization headers must be identical.
 
 Covered: a session token (x-amz-security-token signed and sent), bodies
 with non-ASCII UTF-8 (keys, names and values in several scripts and an
@@ -36,7 +36,7 @@ import botocore.auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
 from botocore.credentials import Credentials  # noqa: E402
 
-# headers curl adds on its own after signing, or that botocore sets itself
+# headers curl adds on its own (not signed), or that botocore sets itself
 TRANSPORT = {"host", "content-length", "accept", "user-agent", "expect",
              "accept-encoding", "connection", "authorization", "x-amz-date",
              "x-amz-security-token"}
