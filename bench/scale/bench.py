@@ -207,6 +207,47 @@ class Bench:
                             pcpu, rss)
 
     # -- the latency run -------------------------------------------------
+    # -- floors -------------------------------------------------------
+    def floors(self, reps=3):
+        """What the parts below the extension cost on their own, in this
+        run: a bare libcurl request loop (curl_floor.c: the same GetItem,
+        no signing, parsing, cache or SQL), and SQLite counting 100,000 rows
+        of a virtual table that does nothing (generate_series) in the same
+        sqlite3 shell.  Medians of reps runs into self.floor."""
+        self.floor = {}
+        exe = os.path.join(self.work, "curl_floor")
+        try:
+            subprocess.run(["cc", "-O2", "-o", exe,
+                            os.path.join(self.root, "bench/scale/curl_floor.c"),
+                            "-lcurl"], check=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as e:
+            self.skipped.append("floors: cannot build curl_floor: %s" % e)
+            return
+        us, rows = [], []
+        for _ in range(reps):
+            out, _, _, _ = self.timed([exe, self.url + "/", "2000"])
+            m = re.search(r"status (\d+) cpu_us ([\d.]+) bytes (\d+)", out)
+            if m:
+                us.append(float(m.group(2)))
+                self.floor["curl_status"] = int(m.group(1))
+                self.floor["curl_bytes"] = int(m.group(3))
+            script = os.path.join(self.work, "floor.sql")
+            with open(script, "w") as f:
+                f.write(".timer on\nSELECT count(*) FROM "
+                        "generate_series(1, 100000);\n")
+            out, _, _, _ = self.timed(["sqlite3", ":memory:"],
+                                      stdin_path=script)
+            m = re.search(r"Run Time: real [\d.]+ user ([\d.]+) sys ([\d.]+)",
+                          out)
+            if m:
+                rows.append(float(m.group(1)) + float(m.group(2)))
+        if us:
+            self.floor["curl_us"] = statistics.median(us)
+        if rows:
+            self.floor["rows_s"] = statistics.median(rows)
+        print("bench-scale: floors %s" % json.dumps(self.floor),
+              file=sys.stderr, flush=True)
+
     def latency(self, delay_ms):
         port = self.url.rsplit(":", 1)[1]
         portfile = os.path.join(self.work, "proxy.port")
@@ -475,6 +516,42 @@ def report(b, mach, load_info):
                                  / 1048576, (m["cache_max"] or 0) / 1048576,
                                  limit, "met" if m["rss"] < limit
                                  else "NOT met"))
+    fl = getattr(b, "floor", {})
+    if fl.get("curl_us") is not None and fl.get("rows_s") is not None:
+        get = med.get(("boto3 client", "get_cold"))
+        cnt = med.get(("boto3 client", "count"))
+        ecnt = med.get(("ext", "count"))
+        eget = med.get(("ext", "get_cold"))
+        w("")
+        w("### Floors: what the layers under the extension cost alone, "
+          "in this run")
+        w("")
+        w("* a bare libcurl loop of the same GetItem on a kept-alive "
+          "connection (`bench/scale/curl_floor.c`: no signing, JSON parsing, "
+          "cache or SQL; HTTP %s, %d bytes an answer): **%.1f µs CPU a "
+          "request**, user+sys, median of 3 runs of 2,000" %
+          (fl.get("curl_status"), fl.get("curl_bytes", 0), fl["curl_us"]))
+        w("* SQLite counting 100,000 rows of a virtual table that does "
+          "nothing (`SELECT count(*) FROM generate_series(1, 100000)` in "
+          "the same shell): **%.1f ms CPU**" % (1e3 * fl["rows_s"]))
+        if get and eget:
+            w("* cold GetItem: 1/20 of boto3's CPU is %.1f µs a call; "
+              "libcurl alone costs %.1f µs (%s); the extension %.1f µs, of "
+              "which %.1f µs are its own (signing, parsing, cache, the SQL "
+              "join, the JSON)" % (
+                  1e6 * get["cpu"] / get["items"] / 20, fl["curl_us"],
+                  "the goal is below it" if 1e6 * get["cpu"] / get["items"]
+                  / 20 < fl["curl_us"] else "the goal is above it",
+                  1e6 * eget["cpu"] / eget["items"],
+                  1e6 * eget["cpu"] / eget["items"] - fl["curl_us"]))
+        if cnt and ecnt:
+            least = fl["rows_s"] + ecnt["calls"] * fl["curl_us"] / 1e6
+            w("* Select=COUNT Scan: 1/20 of boto3's CPU is %.2f ms; SQLite's "
+              "row loop plus %d bare libcurl calls is %.2f ms (%s); the "
+              "extension %.2f ms" % (
+                  1e3 * cnt["cpu"] / 20, ecnt["calls"], 1e3 * least,
+                  "the goal is below it" if cnt["cpu"] / 20 < least
+                  else "the goal is above it", 1e3 * ecnt["cpu"]))
     w("")
     if b.plans:
         w("Plans: " + "; ".join("%s %s: `%s`" % (c, k, p)
@@ -536,6 +613,7 @@ def main(argv):
             runs += [lambda p=p: b.peer(p, wk, rep) for p in PEERS]
             for run in (runs if rep % 2 else runs[::-1]):
                 run()
+    b.floors()
     b.latency(float(os.environ.get("BENCH_DELAY_MS", "20")))
     for p in PEERS:
         b.peer(p, "count_items", 1)
