@@ -56,8 +56,11 @@ SQLITE_EXTENSION_INIT1
 /* Cache entry lifetime in seconds, default and largest accepted. */
 #define DD_DEFAULT_TTL 300.0
 #define DD_MAX_TTL     31536000
-/* Table bytes per Scan segment when segments=auto. */
-#define DD_SEGMENT_BYTES (64LL * 1024 * 1024)
+/* segments=auto: one Scan segment per DD_SEGMENT_BYTES of the table, so
+** that each segment reads about 8 pages of 1 MB (enough round trips to
+** pay for its thread and connection), at most DD_AUTO_SEGMENTS. */
+#define DD_SEGMENT_BYTES (8LL * 1024 * 1024)
+#define DD_AUTO_SEGMENTS 16
 /* Filter conditions pushed into one Query or Scan at the most. */
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, item_raw). */
@@ -178,7 +181,7 @@ int dd_rc(const ddb_error *e) {
 **   item_ttl=SECONDS    life of an item-cache entry (default 300; 0: off)
 **   query_ttl=SECONDS   life of a query-cache entry (default 300; 0: off)
 **   segments=N|auto     a full Scan runs as N parallel segments (1..64;
-**                       auto, the default: one per 64 MiB of the table's
+**                       auto, the default: one per 8 MiB of the table's
 **                       size as DescribeTable reports it, at most 16)
 **   segment=I/N         scan only slice I (0-based) of N: for splitting
 **                       one table's Scan over processes or machines
@@ -520,6 +523,13 @@ static char *dd_schema_sql(dd_vtab *p) {
   return sqlite3_str_finish(s);
 }
 
+/* The Scan segments of segments=auto for a table of nBytes (DescribeTable's
+** TableSizeBytes; unknown or 0: 1). */
+static int dd_auto_segments(long long nBytes) {
+  long long n = nBytes > 0 ? nBytes / DD_SEGMENT_BYTES + 1 : 1;
+  return n > DD_AUTO_SEGMENTS ? DD_AUTO_SEGMENTS : (int)n;
+}
+
 /*
 ** xConnect and xCreate (the same: creating the virtual table creates
 ** nothing in DynamoDB; the DynamoDB table must exist).
@@ -675,11 +685,8 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
     }
     goto fail;
   }
-  if(p->nSegments == 0) {
-    /* auto: one segment per DD_SEGMENT_BYTES of the table, at most 16 */
-    long long n = p->pDesc->size_bytes / DD_SEGMENT_BYTES + 1;
-    p->nSegments = n > 16 ? 16 : (int)n;
-  }
+  if(p->nSegments == 0)
+    p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
   zSchema = dd_schema_sql(p);
   if(!zSchema) {
     rc = SQLITE_NOMEM;
@@ -3004,8 +3011,12 @@ static void dd_info_func(sqlite3_context *ctx, int argc,
       ddb_buf_addc(&b, ':');
       ddb_buf_json_str(&b, azVal[i], strlen(azVal[i]));
     }
-    ddb_buf_addf(&b, ",\"consistent_read\":%s}",
-                 p->pol.consistent ? "true" : "false");
+    ddb_buf_addf(&b,
+                 ",\"consistent_read\":%s,\"segments\":%d,"
+                 "\"table_bytes\":%lld}",
+                 p->pol.consistent ? "true" : "false",
+                 p->nSlice ? 1 : p->nSegments,
+                 (long long)p->pDesc->size_bytes);
   }
   pthread_mutex_unlock(&dd_registry_lock);
   if(!p)

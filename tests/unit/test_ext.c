@@ -988,8 +988,21 @@ static void test_order_ok(void) {
   CHECK_INT(dd_order_ok(&vt, &info, &pl, &bDesc), 1);
 }
 
+/* segments=auto: one per 8 MiB, at least 1, at most 16. */
+static void test_auto_segments(void) {
+  const long long MiB = 1024 * 1024;
+  CHECK_INT(dd_auto_segments(-1), 1);
+  CHECK_INT(dd_auto_segments(0), 1);
+  CHECK_INT(dd_auto_segments(8 * MiB - 1), 1);
+  CHECK_INT(dd_auto_segments(8 * MiB), 2);
+  CHECK_INT(dd_auto_segments(25 * MiB), 4);
+  CHECK_INT(dd_auto_segments(120 * MiB), 16);
+  CHECK_INT(dd_auto_segments(1000000 * MiB), 16);
+}
+
 const tap_test tap_ext_tests[] = {
     {"ext: dd_dequote", test_dequote},
+    {"ext: segments=auto", test_auto_segments},
     {"ext: dd_bool and dd_number", test_bool_number},
     {"ext: dd_parse_args", test_parse_args},
     {"ext: CREATE VIRTUAL TABLE option errors", test_create_errors},
