@@ -5,7 +5,9 @@
 ** SHA-256: FIPS 180-2's examples ("abc", the 448-bit two-block message, a
 ** million 'a') and the empty string, in one piece and streamed in pieces
 ** of every size.  HMAC-SHA256: RFC 4231's test cases 1-4, 6 and 7 (5 is a
-** truncated MAC).
+** truncated MAC).  Both with the block function chosen for the CPU (SHA-NI
+** where it has it: the test says which) and with the portable one forced,
+** then the two against each other on 2,000 random messages.
 **
 ** SigV4: AWS's published vectors (the copy in awslabs/aws-c-auth,
 ** tests/aws-signing-test-suite/v4/): credentials AKIDEXAMPLE /
@@ -57,8 +59,9 @@ static void hex32(const unsigned char d[DDB_SHA256_LEN], char out[65]) {
 */
 
 /* FIPS 180-2's examples and the empty string, in one call and streamed in
-** pieces of every size from 1 to 130 bytes. */
-static void test_sha256(void) {
+** pieces of every size from 1 to 130 bytes, with the block function that
+** runs now. */
+static void sha256_kats(void) {
   static const struct {
     const char *msg;
     const char *hex;
@@ -122,8 +125,9 @@ static void test_sha256(void) {
 }
 
 /* RFC 4231, test cases 1-4, 6 and 7, in one call and through a prepared
-** context copied for two messages. */
-static void test_hmac_sha256(void) {
+** context copied for two messages, with the block function that runs
+** now. */
+static void hmac_kats(void) {
   static const char case6[] =
       "Test Using Larger Than Block-Size Key - Hash Key First";
   static const char case7[] =
@@ -178,6 +182,82 @@ static void test_hmac_sha256(void) {
   CHECK_STR(
       hex, "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2");
   ddb_wipe(&m, sizeof(m));
+}
+
+/* The known answers with the block function chosen for this CPU (SHA-NI
+** on x86-64 when it has the SHA extensions), saying which one that is. */
+static void test_sha256_cpu(void) {
+  if(ddb_sha256_force_portable(0))
+    tap_diag("SHA-256: this CPU has SHA-NI: the SHA-NI block function runs");
+  else
+    tap_diag("SHA-256: no SHA-NI here (or not x86-64, or under valgrind): "
+             "the portable block function runs");
+  sha256_kats();
+  hmac_kats();
+}
+
+/* The same with the portable block function forced. */
+static void test_sha256_portable(void) {
+  ddb_sha256_force_portable(1);
+  sha256_kats();
+  hmac_kats();
+  ddb_sha256_force_portable(0);
+}
+
+/* xorshift64*: the random numbers of the differential test (fixed seed) */
+static uint64_t next_random(uint64_t *s) {
+  *s ^= *s >> 12;
+  *s ^= *s << 25;
+  *s ^= *s >> 27;
+  return *s * 0x2545f4914f6cdd1dULL;
+}
+
+/* The SHA-256 of p[0..n) fed in random pieces of 0..130 bytes. */
+static void sha256_pieces(const unsigned char *p, size_t n, uint64_t *rs,
+                          unsigned char d[DDB_SHA256_LEN]) {
+  ddb_sha256_ctx s;
+  size_t off = 0, piece;
+  ddb_sha256_init(&s);
+  while(off < n) {
+    piece = (size_t)(next_random(rs) % 131);
+    if(piece > n - off)
+      piece = n - off;
+    ddb_sha256_update(&s, p + off, piece);
+    off += piece;
+  }
+  ddb_sha256_final(&s, d);
+}
+
+/* 2,000 random messages of random lengths 0..1000 (a fixed seed): the
+** CPU's block function and the portable one give the same digest, in one
+** call and in random pieces.  Only a test of SHA-NI where the CPU has it
+** (test_sha256_cpu says). */
+static void test_sha256_differential(void) {
+  unsigned char msg[1000], d_cpu[DDB_SHA256_LEN], d_cpu2[DDB_SHA256_LEN],
+      d_port[DDB_SHA256_LEN], d_port2[DDB_SHA256_LEN];
+  uint64_t rs = 0x9e3779b97f4a7c15ULL;
+  int k, bad = 0, ni;
+  size_t n, i;
+  for(k = 0; k < 2000; k++) {
+    n = (size_t)(next_random(&rs) % 1001);
+    for(i = 0; i < n; i++)
+      msg[i] = (unsigned char)(next_random(&rs) >> 56);
+    ni = ddb_sha256_force_portable(0);
+    ddb_sha256(msg, n, d_cpu);
+    sha256_pieces(msg, n, &rs, d_cpu2);
+    ddb_sha256_force_portable(1);
+    ddb_sha256(msg, n, d_port);
+    sha256_pieces(msg, n, &rs, d_port2);
+    if(memcmp(d_cpu, d_port, sizeof(d_cpu)) ||
+       memcmp(d_cpu2, d_port, sizeof(d_cpu)) ||
+       memcmp(d_port2, d_port, sizeof(d_cpu))) {
+      if(bad++ < 5)
+        tap_diag("message %d, %zu bytes: digests differ (SHA-NI: %d)", k, n,
+                 ni);
+    }
+  }
+  ddb_sha256_force_portable(0);
+  CHECK_INT(bad, 0);
 }
 
 /* ------------------------------------------------------------------------
@@ -701,8 +781,14 @@ static void test_crc32(void) {
 }
 
 const tap_test tap_sigv4_tests[] = {
-    {"sigv4: SHA-256, FIPS 180-2 examples, streamed", test_sha256},
-    {"sigv4: HMAC-SHA256, RFC 4231 cases 1-4, 6, 7", test_hmac_sha256},
+    {"sigv4: SHA-256 (FIPS 180-2, streamed) and HMAC-SHA256 (RFC 4231), "
+     "the CPU's block function",
+     test_sha256_cpu},
+    {"sigv4: SHA-256 and HMAC-SHA256 as above, the portable block function",
+     test_sha256_portable},
+    {"sigv4: SHA-256, the CPU's block function against the portable one, "
+     "2,000 random messages, whole and in random pieces",
+     test_sha256_differential},
     {"sigv4: AWS's published vectors", test_vectors},
     {"sigv4: DynamoDB form against botocore and the general form", test_json},
     {"sigv4: X-Amz-Date", test_amz_date},
