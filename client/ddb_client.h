@@ -200,6 +200,9 @@ typedef enum {
 } ddb_numkind;
 ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i,
                                 double *d);
+/* Is s[0..n) a number (what ddb_number_classify does not call
+** DDB_NUM_BAD)?  The syntax alone: no conversion. */
+int ddb_number_ok(const char *s, size_t n);
 
 /* Append the canonical form of number s[0..n): the same text for every
 ** spelling of one value ("1.50", "15E-1", "1.5" -> "15e-1"; "0", "-0.0"

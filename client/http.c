@@ -1327,7 +1327,7 @@ fail:
 */
 static int scalar_ok(const ddb_av *v) {
   if(v->type == DDB_N)
-    return ddb_number_classify(v->text, v->n, NULL, NULL) != DDB_NUM_BAD;
+    return ddb_number_ok(v->text, v->n);
   return v->type == DDB_S || v->type == DDB_B;
 }
 

@@ -114,12 +114,10 @@ static ddb_type type_of(const char *text, const ddb_jtok *k) {
 static int number_ok(const char *text, const ddb_jtok *k) {
   char buf[128];
   if(!k->esc)
-    return ddb_number_classify(text + k->off, k->len, NULL, NULL) !=
-           DDB_NUM_BAD;
+    return ddb_number_ok(text + k->off, k->len);
   if(k->len >= sizeof(buf))
     return 0;
-  return ddb_number_classify(buf, ddb_tape_str(text, k, buf), NULL, NULL) !=
-         DDB_NUM_BAD;
+  return ddb_number_ok(buf, ddb_tape_str(text, k, buf));
 }
 
 /* Pass 1 over the AttributeValue {"T": value} at token i: count nodes and
@@ -548,11 +546,24 @@ size_t ddb_item_size(const ddb_item *it) {
 ** any such decimal survives the trip through a double and back); else to
 ** TEXT, keeping every digit.
 */
-ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
-                                double *dval) {
-  size_t i = 0, sig = 0, zeros = 0;
-  int digits = 0, frac = 0, expo = 0, started = 0;
-  char tmp[128];
+/* The longest number text accepted (DynamoDB's 38 digits, a sign, a
+** point and an exponent fit many times over). */
+#define NUMBER_MAX 127
+
+/* The shape of a number, from number_scan(). */
+typedef struct number_shape {
+  size_t sig;  /* significant digits */
+  int frac;    /* has a point */
+  int expo;    /* has an exponent */
+  int started; /* has a non-zero digit */
+} number_shape;
+
+/* Scan s[0..n) as a number: -1 when it is not one (the only test of
+** ddb_number_ok), else 0 with *sh filled. */
+static int number_scan(const char *s, size_t n, number_shape *sh) {
+  size_t i = 0, zeros = 0;
+  int digits = 0;
+  memset(sh, 0, sizeof(*sh));
   if(i < n && (s[i] == '-' || s[i] == '+'))
     i++;
   for(; i < n; i++) {
@@ -560,39 +571,53 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
     if(c >= '0' && c <= '9') {
       digits++;
       if(c == '0') {
-        if(started)
+        if(sh->started)
           zeros++; /* a zero that counts only if a non-zero follows */
       } else {
-        started = 1;
-        sig += zeros + 1;
+        sh->started = 1;
+        sh->sig += zeros + 1;
         zeros = 0;
       }
-    } else if(c == '.' && !frac && !expo) {
-      frac = 1;
-    } else if((c == 'e' || c == 'E') && digits && !expo) {
+    } else if(c == '.' && !sh->frac && !sh->expo) {
+      sh->frac = 1;
+    } else if((c == 'e' || c == 'E') && digits && !sh->expo) {
       long e10 = 0;
-      expo = 1;
+      sh->expo = 1;
       if(i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+'))
         i++;
       if(i + 1 >= n)
-        return DDB_NUM_BAD;
+        return -1;
       for(i++; i < n; i++) {
         if(s[i] < '0' || s[i] > '9')
-          return DDB_NUM_BAD;
+          return -1;
         /* far past DynamoDB's range (and ddb_number_canonical's) */
         if((e10 = e10 * 10 + (s[i] - '0')) > 1000000)
-          return DDB_NUM_BAD;
+          return -1;
       }
       break;
     } else {
-      return DDB_NUM_BAD;
+      return -1;
     }
   }
-  if(!digits || n >= sizeof(tmp))
+  return digits && n <= NUMBER_MAX ? 0 : -1;
+}
+
+/* Is s[0..n) a number this layer takes (see ddb_client.h)? */
+int ddb_number_ok(const char *s, size_t n) {
+  number_shape sh;
+  return number_scan(s, n, &sh) == 0;
+}
+
+/* Classify the number s[0..n) (see ddb_client.h). */
+ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
+                                double *dval) {
+  number_shape sh;
+  char tmp[NUMBER_MAX + 1];
+  if(number_scan(s, n, &sh))
     return DDB_NUM_BAD;
   memcpy(tmp, s, n);
   tmp[n] = 0;
-  if(!frac && !expo) {
+  if(!sh.frac && !sh.expo) {
     char *end;
     long long v;
     errno = 0;
@@ -603,11 +628,11 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
       return DDB_NUM_INT;
     }
   }
-  if(sig <= 15) {
+  if(sh.sig <= 15) {
     char *end;
     double d = strtod(tmp, &end);
     /* finite, and not a non-zero that underflowed to zero */
-    if(*end == 0 && d == d && d - d == 0 && (d != 0 || !started)) {
+    if(*end == 0 && d == d && d - d == 0 && (d != 0 || !sh.started)) {
       if(dval)
         *dval = d;
       return DDB_NUM_REAL;
@@ -621,7 +646,7 @@ int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
   size_t i = 0, nd = 0, first;
   long point = 0, exp10 = 0;
   int neg = 0, seen_point = 0;
-  if(ddb_number_classify(s, n, NULL, NULL) == DDB_NUM_BAD)
+  if(!ddb_number_ok(s, n))
     return -1;
   if(s[i] == '-' || s[i] == '+')
     neg = s[i++] == '-';

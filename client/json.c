@@ -329,8 +329,7 @@ static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth) {
     return jerr(j, "bad literal");
   }
   default:
-    if(scan_number(j, &s, &e) ||
-       ddb_number_classify(s, (size_t)(e - s), NULL, NULL) == DDB_NUM_BAD)
+    if(scan_number(j, &s, &e) || !ddb_number_ok(s, (size_t)(e - s)))
       return jerr(j, "not valid JSON");
     if(!n_fits(s, (size_t)(e - s)))
       return jerr(j, "number out of DynamoDB's range or precision "

@@ -306,8 +306,7 @@ static int dd_validate(dd_vtab *p, const ddb_item *it) {
       dd_error(p, "key attribute '%s' is empty", p->aCol[c].zName);
       return SQLITE_CONSTRAINT;
     }
-    if(a->type == DDB_N &&
-       ddb_number_classify(a->text, a->n, NULL, NULL) == DDB_NUM_BAD) {
+    if(a->type == DDB_N && !ddb_number_ok(a->text, a->n)) {
       dd_error(p, "key attribute '%s' is not a number", p->aCol[c].zName);
       return SQLITE_MISMATCH;
     }

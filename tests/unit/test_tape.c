@@ -338,7 +338,57 @@ static void test_plain_run(void) {
   CHECK_INT(ddb_json_plain("\xc3\xa9\x7f\xff abcdefgh\x1f", 14), 13);
 }
 
+/* ddb_number_ok is ddb_number_classify's "not DDB_NUM_BAD", without the
+** conversions. */
+static void test_number_ok(void) {
+  static const char *const all[] = {"0",
+                                    "-0",
+                                    "+1",
+                                    "12",
+                                    "1.5",
+                                    ".5",
+                                    "5.",
+                                    "-1e10",
+                                    "1E-130",
+                                    "1e+5",
+                                    "123456789012345678901234567890123456789",
+                                    "9223372036854775808",
+                                    "",
+                                    "-",
+                                    "+",
+                                    ".",
+                                    "e5",
+                                    "1e",
+                                    "1e+",
+                                    "1.2.3",
+                                    "1e5e5",
+                                    "1x",
+                                    " 1",
+                                    "1 ",
+                                    "--1",
+                                    "1e1000001",
+                                    "0x10",
+                                    "NaN",
+                                    "inf",
+                                    "1,5"};
+  char longest[129];
+  size_t i;
+  for(i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+    CHECK_MSG(ddb_number_ok(all[i], strlen(all[i])) ==
+                  (ddb_number_classify(all[i], strlen(all[i]), NULL, NULL) !=
+                   DDB_NUM_BAD),
+              "ddb_number_ok and ddb_number_classify disagree on '%s'",
+              all[i]);
+  CHECK(ddb_number_ok("1.5", 3));
+  CHECK(!ddb_number_ok("1.5.", 4));
+  memset(longest, '7', sizeof(longest));
+  CHECK(ddb_number_ok(longest, 127));
+  CHECK(!ddb_number_ok(longest, 128));
+  CHECK_INT(ddb_number_classify(longest, 128, NULL, NULL), DDB_NUM_BAD);
+}
+
 const tap_test tap_tape_tests[] = {
+    {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
     {"tape: JSON grammar (RFC 8259)", test_grammar},
     {"tape: tokens, ends, member lookup", test_tokens},
