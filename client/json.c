@@ -12,8 +12,8 @@
 ** or not, keeps its types.
 **
 ** cJSON would turn numbers into doubles, so the plain JSON is read by the
-** small parser below, which writes typed JSON text; that text is then
-** decoded with cJSON (where N values are strings) into the item.
+** small parser below (strings scanned by tape.c's rules), which writes
+** typed JSON text; that text is then decoded by tape.c into the item.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,38 +44,18 @@ static ddb_result jerr(jparse *j, const char *what) {
                        j->path[0] ? ": " : "", what);
 }
 
-/* Scan a JSON string at j->p; sets [*s, *e) to its span, quotes
-** included.  Returns 0 or -1. */
+/* Scan a JSON string at j->p (tape.c's rules); sets [*s, *e) to its span,
+** quotes included.  Returns 0 or -1. */
 static int scan_string(jparse *j, const char **s, const char **e) {
-  const char *p = j->p;
-  if(p >= j->end || *p != '"')
+  const char *q;
+  int esc;
+  if(j->p >= j->end || *j->p != '"' ||
+     !(q = ddb_json_string_end(j->p + 1, j->end, &esc)))
     return -1;
-  for(p++; p < j->end; p++) {
-    unsigned char c = (unsigned char)*p;
-    if(c == '"') {
-      *s = j->p;
-      *e = p + 1;
-      j->p = p + 1;
-      return 0;
-    }
-    if(c < 0x20)
-      return -1;
-    if(c == '\\') {
-      p++;
-      if(p >= j->end)
-        return -1;
-      if(*p == 'u') {
-        int k;
-        for(k = 1; k <= 4; k++)
-          if(p + k >= j->end || !strchr("0123456789abcdefABCDEF", p[k]))
-            return -1;
-        p += 4;
-      } else if(!strchr("\"\\/bfnrt", *p)) {
-        return -1;
-      }
-    }
-  }
-  return -1;
+  *s = j->p;
+  *e = q + 1;
+  j->p = q + 1;
+  return 0;
 }
 
 /* Scan a JSON number; sets [*s, *e). */

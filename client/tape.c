@@ -135,6 +135,12 @@ static const char *scan_string(const char *p, const char *end, int *esc) {
   }
 }
 
+/* The closing quote of the JSON string whose opening quote is at p[-1]
+** (see ddb_client_int.h). */
+const char *ddb_json_string_end(const char *p, const char *end, int *esc) {
+  return scan_string(p, end, esc);
+}
+
 /* Scan a number starting at p (RFC 8259 grammar).  Returns the position
 ** after it, or NULL. */
 static const char *scan_number(const char *p, const char *end) {

@@ -249,6 +249,10 @@ static void test_json_errors(void) {
   CHECK_BAD_JSON("[1,2]", 0, DYN_EINPUT, "object");
   CHECK_BAD_JSON("{\"a\":1", 0, DYN_EINPUT, NULL);
   CHECK_BAD_JSON("{\"a\":1} x", 0, DYN_EINPUT, NULL);
+  /* strings by the answer parser's rules (tape.c), the path named */
+  CHECK_BAD_JSON("{\"a\":\"\\uD800\"}", 0, DYN_EINPUT, "a: bad string");
+  CHECK_BAD_JSON("{\"a\":\"\\x\"}", 0, DYN_EINPUT, "a: bad string");
+  CHECK_BAD_JSON("{\"a\":\"tab\there\"}", 0, DYN_EINPUT, "a: bad string");
   CHECK_BAD_JSON("{\"a\":{\"Q\":\"1\"}}", DYN_JSON_TYPED, DYN_EINPUT, "a");
   CHECK_BAD_JSON("{\"a\":1}", 0x100, DYN_EMISUSE, "flags");
   CHECK_INT(dyn_item_from_json(NULL, 0, &it, NULL), DYN_EMISUSE);
