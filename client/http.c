@@ -1059,17 +1059,9 @@ fail:
 /* ------------------------------------------------------------------------
 ** DescribeTable
 */
+/* A malloc'ed copy of j's string value, or NULL (none, or no memory). */
 static char *dup_json_str(const cJSON *j) {
-  const char *s = cJSON_GetStringValue(j);
-  size_t n;
-  char *p;
-  if(!s)
-    return NULL;
-  n = strlen(s);
-  p = malloc(n + 1);
-  if(p)
-    memcpy(p, s, n + 1);
-  return p;
+  return ddb_strdup(cJSON_GetStringValue(j));
 }
 
 /* The type of attribute name in AttributeDefinitions defs, or DDB_NONE. */
