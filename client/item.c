@@ -77,6 +77,27 @@ typedef struct layout {
   const ddb_jtok *bad_number; /* an N that is not a number, for the message */
 } layout;
 
+/* A new item (one reference) laid out for n attributes among nodes
+** ddb_avs and bytes of text, its root an M of those n kids; *L points
+** past the root's kids and at the text, for the caller to fill.  NULL on
+** out of memory. */
+static ddb_item *item_alloc(size_t nodes, size_t bytes, uint32_t n,
+                            layout *L) {
+  size_t total = sizeof(ddb_item) + nodes * sizeof(ddb_av) + bytes;
+  ddb_item *it = malloc(total);
+  if(!it)
+    return NULL;
+  it->refs = 1;
+  it->bytes = total;
+  memset(&it->root, 0, sizeof(it->root));
+  it->root.type = DDB_M;
+  it->root.n = n;
+  it->root.kids = (ddb_av *)(it + 1);
+  L->next_node = it->root.kids + n;
+  L->next_byte = (char *)(it->root.kids + nodes);
+  return it;
+}
+
 /* The type named by the string token k ("S", "N", ...), or DDB_NONE. */
 static ddb_type type_of(const char *text, const ddb_jtok *k) {
   const char *s = text + k->off;
@@ -289,19 +310,9 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
                            excerpt(text, &t[k], name, sizeof(name)));
     }
   }
-  total = sizeof(ddb_item) + L.nodes * sizeof(ddb_av) + L.bytes;
-  it = malloc(total);
+  it = item_alloc(L.nodes, L.bytes, t[obj].n, &L);
   if(!it)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory decoding an item");
-  it->refs = 1;
-  it->bytes = total;
-  memset(&it->root, 0, sizeof(it->root));
-  it->root.type = DDB_M;
-  it->root.n = t[obj].n;
-  L.next_node = (ddb_av *)(it + 1);
-  L.next_byte = (char *)(L.next_node + L.nodes);
-  it->root.kids = L.next_node;
-  L.next_node += it->root.n;
   for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
     ddb_av *a = &it->root.kids[j];
     a->name = lay_str(&L, text, &t[k], &a->name_len);
@@ -344,23 +355,17 @@ ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err) {
 }
 
 ddb_item *ddb_item_from_avs(const ddb_av *vals, int n) {
-  size_t bytes = 0, total;
+  size_t bytes = 0;
   int i;
   ddb_item *it;
+  layout L;
   char *p;
   for(i = 0; i < n; i++)
     bytes += strlen(vals[i].name) + 1 + vals[i].n + 1;
-  total = sizeof(ddb_item) + (size_t)n * sizeof(ddb_av) + bytes;
-  it = malloc(total);
+  it = item_alloc((size_t)n, bytes, (uint32_t)n, &L);
   if(!it)
     return NULL;
-  it->refs = 1;
-  it->bytes = total;
-  memset(&it->root, 0, sizeof(it->root));
-  it->root.type = DDB_M;
-  it->root.n = (uint32_t)n;
-  it->root.kids = (ddb_av *)(it + 1);
-  p = (char *)(it->root.kids + n);
+  p = L.next_byte;
   for(i = 0; i < n; i++) {
     ddb_av *a = &it->root.kids[i];
     size_t nl = strlen(vals[i].name);
@@ -420,25 +425,15 @@ static void tree_copy(const ddb_av *a, ddb_av *out, layout *L) {
 }
 
 ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n) {
-  size_t nodes = (size_t)n, bytes = 0, total;
+  size_t nodes = (size_t)n, bytes = 0;
   layout L;
   ddb_item *it;
   int i;
   for(i = 0; i < n; i++)
     tree_count(attrs[i], &nodes, &bytes);
-  total = sizeof(ddb_item) + nodes * sizeof(ddb_av) + bytes;
-  it = malloc(total);
+  it = item_alloc(nodes, bytes, (uint32_t)n, &L);
   if(!it)
     return NULL;
-  it->refs = 1;
-  it->bytes = total;
-  memset(&it->root, 0, sizeof(it->root));
-  it->root.type = DDB_M;
-  it->root.n = (uint32_t)n;
-  L.next_node = (ddb_av *)(it + 1);
-  L.next_byte = (char *)(L.next_node + nodes);
-  it->root.kids = L.next_node;
-  L.next_node += n;
   for(i = 0; i < n; i++)
     tree_copy(attrs[i], &it->root.kids[i], &L);
   return it;
