@@ -391,36 +391,37 @@ int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
   return get_item(s, key, key_len, now, max_age, out, 0);
 }
 
+/* Store item (NULL: a negative entry) under key, with the lock held; a
+** value that does not fit is not stored. */
+static void do_put_item(ddbc_store *s, const char *key, size_t key_len,
+                        ddb_item *item, double now, double ttl) {
+  entry *e =
+      do_insert(s, key, key_len, NULL, item ? item->bytes : 0, now, ttl);
+  if(e) {
+    e->kind = KIND_ITEM;
+    e->v.item = ddb_item_ref(item);
+    do_enforce_budget(s);
+  }
+}
+
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           ddb_item *item, uint64_t gen, double now,
                           double ttl) {
-  entry *e;
   pthread_mutex_lock(&s->lock);
   if(do_gen(s, key, key_len) != gen) {
     s->st.stale++; /* a write completed while this read was in flight */
   } else {
     do_sweep(s, now);
-    e = do_insert(s, key, key_len, NULL, item ? item->bytes : 0, now, ttl);
-    if(e) {
-      e->kind = KIND_ITEM;
-      e->v.item = ddb_item_ref(item);
-      do_enforce_budget(s);
-    }
+    do_put_item(s, key, key_len, item, now, ttl);
   }
   pthread_mutex_unlock(&s->lock);
 }
 
 void ddbc_store_write_item(ddbc_store *s, const char *key, size_t key_len,
                            ddb_item *item, double now, double ttl) {
-  entry *e;
   pthread_mutex_lock(&s->lock);
   do_bump(s, key, key_len);
-  e = do_insert(s, key, key_len, NULL, item ? item->bytes : 0, now, ttl);
-  if(e) {
-    e->kind = KIND_ITEM;
-    e->v.item = ddb_item_ref(item);
-    do_enforce_budget(s);
-  }
+  do_put_item(s, key, key_len, item, now, ttl);
   pthread_mutex_unlock(&s->lock);
 }
 
