@@ -58,6 +58,24 @@ static int add_key(ddb_buf *b, const ddb_item *item,
   return ddb_buf_addc(b, '}');
 }
 
+/* Start the body of the single-item operation op on table's item key:
+** {"TableName":...,"Key":{...}.  Returns DDB_OK, or a DDB_ERR_INPUT naming
+** op when key lacks a key attribute (b is then freed). */
+static ddb_result start_keyed(ddb_buf *b, const char *op, const char *table,
+                              const ddb_item *key,
+                              const char *const *key_names, int n_key,
+                              ddb_error *err) {
+  ddb_buf_init(b, DDB_REQUEST_MAX);
+  ddb_buf_adds(b, "{\"TableName\":");
+  ddb_buf_json_str(b, table, strlen(table));
+  ddb_buf_adds(b, ",\"Key\":");
+  if(add_key(b, key, key_names, n_key)) {
+    ddb_buf_free(b);
+    return ddb_error_set(err, DDB_ERR_INPUT, "%s: key incomplete", op);
+  }
+  return DDB_OK;
+}
+
 /* Decode the attribute map `name` of resp into *out (NULL if absent). */
 static ddb_result take_item(const cJSON *resp, const char *name,
                             ddb_item **out, ddb_error *err) {
@@ -118,14 +136,8 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
   ddb_buf b;
   if(old)
     *old = NULL;
-  ddb_buf_init(&b, DDB_REQUEST_MAX);
-  ddb_buf_adds(&b, "{\"TableName\":");
-  ddb_buf_json_str(&b, table, strlen(table));
-  ddb_buf_adds(&b, ",\"Key\":");
-  if(add_key(&b, key, key_names, n_key)) {
-    ddb_buf_free(&b);
-    return ddb_error_set(err, DDB_ERR_INPUT, "DeleteItem: key incomplete");
-  }
+  if(start_keyed(&b, "DeleteItem", table, key, key_names, n_key, err))
+    return DDB_ERR_INPUT;
   add_condition(&b, cond, key_names, n_key);
   if(old)
     ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
@@ -144,14 +156,8 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
   int k, n_set = set ? (int)set->root.n : 0;
   if(updated)
     *updated = NULL;
-  ddb_buf_init(&b, DDB_REQUEST_MAX);
-  ddb_buf_adds(&b, "{\"TableName\":");
-  ddb_buf_json_str(&b, table, strlen(table));
-  ddb_buf_adds(&b, ",\"Key\":");
-  if(add_key(&b, key, key_names, n_key)) {
-    ddb_buf_free(&b);
-    return ddb_error_set(err, DDB_ERR_INPUT, "UpdateItem: key incomplete");
-  }
+  if(start_keyed(&b, "UpdateItem", table, key, key_names, n_key, err))
+    return DDB_ERR_INPUT;
   ddb_buf_adds(&b, ",\"UpdateExpression\":\"");
   if(n_set) {
     ddb_buf_adds(&b, "SET ");
