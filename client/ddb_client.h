@@ -204,6 +204,16 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i,
 ** DDB_NUM_BAD)?  The syntax alone: no conversion. */
 int ddb_number_ok(const char *s, size_t n);
 
+/* Does the number s[0..n) fit DynamoDB: at most 38 significant digits,
+** magnitude from 1E-130 to below 1E+126, or zero?  0 when not, or when
+** s is not a number.  The one home of DynamoDB's number rule. */
+int ddb_number_fits(const char *s, size_t n);
+/* Write into buf[0..cap) (cap >= 32) the shortest decimal text that reads
+** back as d (0.3 -> "0.3", not "0.29999999999999999"; integral values
+** below 1e15 without exponent).  Returns 0, or -1 when d is not finite or
+** out of DynamoDB's range (then buf holds the text, for a message). */
+int ddb_number_from_double(double d, char *buf, size_t cap);
+
 /* Append the canonical form of number s[0..n): the same text for every
 ** spelling of one value ("1.50", "15E-1", "1.5" -> "15e-1"; "0", "-0.0"
 ** -> "0").  Returns 0, or -1 if s is not a number. */

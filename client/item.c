@@ -11,6 +11,8 @@
 */
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -288,7 +290,6 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
   const ddb_jtok *t = tp->tok;
   layout L;
   ddb_item *it;
-  size_t total;
   uint32_t j, k;
   char name[101], num[61];
 
@@ -541,9 +542,18 @@ size_t ddb_item_size(const ddb_item *it) {
 ** any such decimal survives the trip through a double and back); else to
 ** TEXT, keeping every digit.
 */
-/* The longest number text accepted (DynamoDB's 38 digits, a sign, a
-** point and an exponent fit many times over). */
-#define NUMBER_MAX 127
+/* The longest number text accepted.  DynamoDB writes some numbers out in
+** full: -1.2345678901234567890123456789012345678E-92 comes back as a sign,
+** "0.", 91 zeros and 38 digits, and the smallest magnitudes (1E-130) take
+** about 170 characters; 1024 leaves room for leading zeros a person may
+** type, and keeps the conversion buffer of ddb_number_classify on the
+** stack. */
+#define NUMBER_MAX 1024
+/* DynamoDB's numbers: at most 38 significant digits, magnitude from 1E-130
+** to 9.9999999999999999999999999999999999999E+125 (and zero). */
+#define NUMBER_DIGITS  38
+#define NUMBER_MAX_MAG 126  /* |value| < 10^126 */
+#define NUMBER_MIN_MAG -130 /* |value| >= 10^-130 */
 
 /* The shape of a number, from number_scan(). */
 typedef struct number_shape {
@@ -601,6 +611,46 @@ static int number_scan(const char *s, size_t n, number_shape *sh) {
 int ddb_number_ok(const char *s, size_t n) {
   number_shape sh;
   return number_scan(s, n, &sh) == 0;
+}
+
+/* Does the number s[0..n) fit DynamoDB (see ddb_client.h)? */
+int ddb_number_fits(const char *s, size_t n) {
+  char tmp[160];
+  ddb_buf b;
+  int ok = 0;
+  ddb_buf_init_with(&b, tmp, sizeof(tmp), 256);
+  if(ddb_number_canonical(s, n, &b) == 0 && !b.failed) {
+    /* canonical: "0" or [-]DIGITSe<exp>; value = DIGITS x 10^exp */
+    const char *d = b.p + (b.p[0] == '-');
+    const char *ex = strchr(d, 'e');
+    if(!ex) {
+      ok = 1; /* zero */
+    } else {
+      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
+      long mag = digits + exp10; /* 10^(mag-1) <= |value| < 10^mag */
+      ok = digits <= NUMBER_DIGITS && mag <= NUMBER_MAX_MAG &&
+           mag - 1 >= NUMBER_MIN_MAG;
+    }
+  }
+  ddb_buf_free(&b);
+  return ok;
+}
+
+/* The shortest decimal text of d that reads back as d (see ddb_client.h). */
+int ddb_number_from_double(double d, char *buf, size_t cap) {
+  int prec;
+  if(cap < 32 || !isfinite(d))
+    return -1;
+  if(d == floor(d) && fabs(d) < 1e15) {
+    snprintf(buf, cap, "%.0f", d == 0 ? 0.0 : d); /* no "-0", no "1e+02" */
+    return 0;
+  }
+  for(prec = 1; prec <= 17; prec++) {
+    snprintf(buf, cap, "%.*g", prec, d);
+    if(strtod(buf, NULL) == d)
+      break;
+  }
+  return ddb_number_fits(buf, strlen(buf)) ? 0 : -1;
 }
 
 /* Classify the number s[0..n) (see ddb_client.h). */

@@ -23,8 +23,6 @@
 
 /* Deepest nesting accepted (DynamoDB's own limit is 32). */
 #define JSON_MAX_DEPTH 32
-/* Most significant digits an N may have (DynamoDB's limit). */
-#define N_MAX_DIGITS 38
 
 typedef struct jparse {
   const char *p, *end;
@@ -72,28 +70,6 @@ static int scan_number(jparse *j, const char **s, const char **e) {
   *e = p;
   j->p = p;
   return 0;
-}
-
-/* Does the N text fit DynamoDB: a number, at most 38 significant digits,
-** magnitude from 1e-130 to below 1e126 (or zero)? */
-static int n_fits(const char *s, size_t n) {
-  ddb_buf b;
-  int ok = 0;
-  ddb_buf_init(&b, 256);
-  if(ddb_number_canonical(s, n, &b) == 0) {
-    /* canonical: [-]DIGITSe<exp>; value = DIGITS x 10^exp */
-    const char *d = b.p + (b.p[0] == '-');
-    const char *ex = strchr(d, 'e');
-    if(!ex) {
-      ok = 1; /* zero */
-    } else {
-      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
-      long mag = digits + exp10; /* value < 10^mag, >= 10^(mag-1) */
-      ok = digits <= N_MAX_DIGITS && mag <= 126 && mag - 1 >= -130;
-    }
-  }
-  ddb_buf_free(&b);
-  return ok;
 }
 
 /* Is the JSON string span [s, e) (quotes included) valid base64 with no
@@ -183,15 +159,15 @@ static ddb_result parse_array(jparse *j, const ddb_av *hint, int depth) {
     snprintf(j->path + plen, sizeof(j->path) - plen, "[%d]", n);
     if(want == DDB_NS) {
       const char *s, *e;
-      scan_number(j, &s, &e);
-      if(!n_fits(s, (size_t)(e - s)))
+      if(scan_number(j, &s, &e) || !ddb_number_fits(s, (size_t)(e - s)))
         return jerr(j, "number out of DynamoDB's range or precision");
       ddb_buf_addc(j->out, '"');
       ddb_buf_add(j->out, s, (size_t)(e - s));
       ddb_buf_addc(j->out, '"');
     } else if(want != DDB_NONE) {
       const char *s, *e;
-      scan_string(j, &s, &e);
+      if(scan_string(j, &s, &e))
+        return jerr(j, "bad string");
       ddb_buf_add(j->out, s, (size_t)(e - s));
     } else {
       const ddb_av *kh = (hint && hint->type == DDB_L && (uint32_t)n < hint->n)
@@ -311,7 +287,7 @@ static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth) {
   default:
     if(scan_number(j, &s, &e) || !ddb_number_ok(s, (size_t)(e - s)))
       return jerr(j, "not valid JSON");
-    if(!n_fits(s, (size_t)(e - s)))
+    if(!ddb_number_fits(s, (size_t)(e - s)))
       return jerr(j, "number out of DynamoDB's range or precision "
                      "(38 digits, 1E-130 to 9.99E+125)");
     ddb_buf_adds(j->out, "{\"N\":\"");

@@ -320,6 +320,52 @@ static void test_number_int(void) {
   CHECK_INT(classify("1.5", NULL, NULL), DDB_NUM_REAL);
 }
 
+/* The range rule (ddb_number_fits) and the shortest text of a double
+** (ddb_number_from_double) at DynamoDB's edges. */
+static void test_number_edges(void) {
+  char tiny[200], full[200], buf[64];
+  int64_t i = 0;
+  double d = 0;
+  /* 1E-130 as DynamoDB writes it out: 132 characters */
+  snprintf(tiny, sizeof(tiny), "0.%0129d1", 0);
+  CHECK_INT((int)strlen(tiny), 132);
+  CHECK(ddb_number_ok(tiny, strlen(tiny)));
+  CHECK(ddb_number_fits(tiny, strlen(tiny)));
+  CHECK_INT(classify(tiny, &i, &d), DDB_NUM_REAL);
+  CHECK(d == 1e-130);
+  /* -1.2345678901234567890123456789012345678E-92 written out: 133 chars */
+  snprintf(full, sizeof(full),
+           "-0.%091d12345678901234567890123456789012345678", 0);
+  CHECK_INT((int)strlen(full), 132);
+  CHECK(ddb_number_fits(full, strlen(full)));
+  CHECK_INT(classify(full, &i, &d), DDB_NUM_TEXT);
+  CHECK(ddb_number_fits("1E-130", 6));
+  CHECK(ddb_number_fits("-1E-130", 7));
+  CHECK(!ddb_number_fits("9E-131", 6));
+  CHECK(ddb_number_fits("9.9999999999999999999999999999999999999E+125", 44));
+  CHECK(!ddb_number_fits("1E+126", 6));
+  CHECK(!ddb_number_fits("1e126", 5));
+  CHECK(ddb_number_fits("12345678901234567890123456789012345678", 38));
+  CHECK(!ddb_number_fits("123456789012345678901234567890123456789", 39));
+  CHECK(ddb_number_fits("0", 1));
+  CHECK(!ddb_number_fits("1x", 2));
+  CHECK_INT(ddb_number_from_double(0.3, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "0.3");
+  CHECK_INT(ddb_number_from_double(0.1, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "0.1");
+  CHECK_INT(ddb_number_from_double(100.0, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "100");
+  CHECK_INT(ddb_number_from_double(-0.0, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "0");
+  CHECK_INT(ddb_number_from_double(1.0 / 3, buf, sizeof(buf)), 0);
+  CHECK(strtod(buf, NULL) == 1.0 / 3);
+  CHECK_INT(ddb_number_from_double(1e-130, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "1e-130");
+  CHECK_INT(ddb_number_from_double(1e126, buf, sizeof(buf)), -1);
+  CHECK_INT(ddb_number_from_double(1e-131, buf, sizeof(buf)), -1);
+  CHECK_INT(ddb_number_from_double(1.0 / 0.0, buf, sizeof(buf)), -1);
+}
+
 static void test_number_real_text(void) {
   int64_t i = 0;
   double d = 0;
@@ -1485,6 +1531,8 @@ const tap_test tap_client_tests[] = {
     {"client: number classify INT and bounds", test_number_int},
     {"client: number classify REAL/TEXT and significant digits",
      test_number_real_text},
+    {"client: numbers at DynamoDB's edges (fits, shortest double)",
+     test_number_edges},
     {"client: number classify BAD", test_number_bad},
     {"client: item decode, every type", test_item_decode_types},
     {"client: item decode rejects malformed AttributeValues",

@@ -371,7 +371,7 @@ static void test_number_ok(void) {
                                     "NaN",
                                     "inf",
                                     "1,5"};
-  char longest[129];
+  char longest[1025];
   size_t i;
   for(i = 0; i < sizeof(all) / sizeof(all[0]); i++)
     CHECK_MSG(ddb_number_ok(all[i], strlen(all[i])) ==
@@ -382,9 +382,11 @@ static void test_number_ok(void) {
   CHECK(ddb_number_ok("1.5", 3));
   CHECK(!ddb_number_ok("1.5.", 4));
   memset(longest, '7', sizeof(longest));
-  CHECK(ddb_number_ok(longest, 127));
-  CHECK(!ddb_number_ok(longest, 128));
-  CHECK_INT(ddb_number_classify(longest, 128, NULL, NULL), DDB_NUM_BAD);
+  /* past DynamoDB's 38 digits written out in full (about 170 chars) */
+  CHECK(ddb_number_ok(longest, 1024));
+  CHECK(!ddb_number_ok(longest, 1025));
+  CHECK_INT(ddb_number_classify(longest, 1024, NULL, NULL), DDB_NUM_TEXT);
+  CHECK_INT(ddb_number_classify(longest, 1025, NULL, NULL), DDB_NUM_BAD);
 }
 
 const tap_test tap_tape_tests[] = {
