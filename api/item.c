@@ -14,10 +14,6 @@
 
 #include "api_int.h"
 
-/* Most significant digits and magnitude of a DynamoDB number. */
-#define N_MAX_DIGITS 38
-#define N_MAX_MAG    126
-#define N_MIN_MAG    (-129)
 /* Deepest nesting of a built item (DynamoDB's own limit is 32). */
 #define BUILD_MAX_DEPTH 32
 /* Largest JSON text made for one item or value. */
@@ -27,23 +23,7 @@
 ** Value checks
 */
 int dyni_number_ok(const char *s, size_t n) {
-  ddb_buf b;
-  int ok = 0;
-  ddb_buf_init(&b, 256);
-  if(ddb_number_canonical(s, n, &b) == 0 && b.p) {
-    /* canonical: "0" or [-]DIGITSe<exp>; value = DIGITS x 10^exp */
-    const char *d = b.p + (b.p[0] == '-');
-    const char *ex = strchr(d, 'e');
-    if(!ex) {
-      ok = 1;
-    } else {
-      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
-      long mag = digits + exp10; /* 10^(mag-1) <= |value| < 10^mag */
-      ok = digits <= N_MAX_DIGITS && mag <= N_MAX_MAG && mag - 1 >= N_MIN_MAG;
-    }
-  }
-  ddb_buf_free(&b);
-  return ok;
+  return ddb_number_fits(s, n);
 }
 
 int dyni_base64_ok(const char *s, size_t n) {
@@ -505,17 +485,11 @@ dyn_code dyn_builder_int64(dyn_builder *b, const char *name, int64_t v) {
 }
 
 dyn_code dyn_builder_double(dyn_builder *b, const char *name, double v) {
-  char s[40];
-  int prec;
+  char s[40] = "";
   if(b && !b->failed && !isfinite(v))
     return bfail(b, DYN_EINPUT, "%s: not a finite number", name);
-  /* the shortest text that reads back as v */
-  for(prec = 15; prec <= 17; prec++) {
-    snprintf(s, sizeof(s), "%.*g", prec, v);
-    if(strtod(s, NULL) == v)
-      break;
-  }
-  if(b && !b->failed && !dyni_number_ok(s, strlen(s)))
+  /* the shortest text that reads back as v, within DynamoDB's range */
+  if(ddb_number_from_double(v, s, sizeof(s)) && b && !b->failed)
     return bfail(b, DYN_EINPUT, "'%s' is out of DynamoDB's range", s);
   return add_text(b, name, DDB_N, s, strlen(s));
 }

@@ -369,6 +369,29 @@ static void test_builder(void) {
   dyn_item_unref(it);
 }
 
+/* DynamoDB's smallest magnitudes build, and the largest are refused. */
+static void test_builder_number_edges(void) {
+  dyn_builder *b = dyn_builder_new();
+  dyn_item *it = NULL;
+  dyn_error err;
+  if(!CHECK(b != NULL))
+    return;
+  CHECK_INT(dyn_builder_n(b, "tiny", "1E-130"), DYN_OK);
+  CHECK_INT(dyn_builder_double(b, "ntiny", -1e-130), DYN_OK);
+  CHECK_INT(dyn_builder_double(b, "third", 0.3), DYN_OK);
+  CHECK_INT(dyn_builder_finish(b, &it, &err), DYN_OK);
+  if(CHECK(it != NULL))
+    CHECK_ITEM_JSON(it, DYN_JSON_TYPED,
+                    "{\"tiny\":{\"N\":\"1E-130\"},\"ntiny\":{\"N\":"
+                    "\"-1e-130\"},\"third\":{\"N\":\"0.3\"}}");
+  dyn_item_unref(it);
+  b = dyn_builder_new();
+  if(!CHECK(b != NULL))
+    return;
+  CHECK_INT(dyn_builder_double(b, "big", 1e126), DYN_EINPUT);
+  dyn_builder_free(b);
+}
+
 static void test_builder_value(void) {
   dyn_item *src = parse("{\"m\":{\"x\":[1,{\"y\":\"z\"}]},\"s\":\"t\"}", 0);
   dyn_builder *b = dyn_builder_new();
@@ -722,6 +745,7 @@ const tap_test tap_api_tests[] = {
     {"api: NULL is safe everywhere", test_null_safety},
     {"api: references", test_refcount},
     {"api: builder, every type and nesting", test_builder},
+    {"api: builder, numbers at DynamoDB's edges", test_builder_number_edges},
     {"api: builder copies values", test_builder_value},
     {"api: builder mistakes are sticky", test_builder_errors},
     {"api: codes, names, error mapping", test_codes},
