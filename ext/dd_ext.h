@@ -60,6 +60,11 @@ typedef struct dd_vtab {
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
+/* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
+** which documents it). */
+enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
+int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
+                   const char **pz, int *pn, double *pd);
 /* The stable rowid of an item: a hash of its primary key. */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 

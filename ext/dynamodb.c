@@ -1404,14 +1404,68 @@ static int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
   return SQLITE_OK;
 }
 
-/* Render a double as the shortest decimal that reads back the same. */
-static void dd_fmt_double(double d, char *zBuf, int nBuf) {
-  int prec;
-  for(prec = 15; prec <= 17; prec++) {
-    snprintf(zBuf, (size_t)nBuf, "%.*g", prec, d);
-    if(strtod(zBuf, NULL) == d)
-      return;
+/*
+** The DynamoDB number that SQL value pVal stands for as a key of type N,
+** the way NUMERIC affinity sees it.  An INTEGER is its digits; a REAL the
+** shortest text that reads back as the same double (0.1 -> "0.1"); TEXT
+** that is a number with more digits than a double holds is kept digit for
+** digit (a 38-digit key given as text is matched exactly, not rounded);
+** other TEXT that looks like a number (' 1 ', '1.5') is converted as
+** SQLite would.  zBuf (at least 64 bytes) holds the text when it is not
+** pVal's own.
+**
+** Returns DD_NUM_OK with (*pz, *pn) the text (valid while pVal and zBuf are)
+** and *pd its value as a double; DD_NUM_NONE when pVal is no number
+** (NULL, a blob, other text); DD_NUM_RANGE when it is a number DynamoDB
+** cannot hold (over 38 significant digits, magnitude 1E126 or more, or
+** below 1E-130), with (*pz, *pn) its text for a message.
+*/
+int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
+                   const char **pz, int *pn, double *pd) {
+  int eType = sqlite3_value_type(pVal);
+  int rc = DD_NUM_OK;
+  sqlite3_value *pDup = NULL;
+  *pz = "";
+  *pn = 0;
+  *pd = 0;
+  if(eType == SQLITE_TEXT) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal);
+    if(z && ddb_number_classify(z, (size_t)n, NULL, NULL) == DDB_NUM_TEXT) {
+      if(*z == '+') {
+        z++;
+        n--;
+      }
+      *pz = z;
+      *pn = n;
+      *pd = strtod(z, NULL);
+      return ddb_number_fits(z, (size_t)n) ? DD_NUM_OK : DD_NUM_RANGE;
+    }
+    /* NUMERIC affinity applies to the other operand: text that looks
+    ** like a number compares as that number, other text never equals */
+    pDup = sqlite3_value_dup(pVal);
+    if(!pDup)
+      return DD_NUM_NONE;
+    eType = sqlite3_value_numeric_type(pDup);
+    pVal = pDup;
   }
+  if(eType == SQLITE_INTEGER) {
+    sqlite3_int64 i = sqlite3_value_int64(pVal);
+    snprintf(zBuf, nBuf, "%lld", (long long)i);
+    *pd = (double)i;
+  } else if(eType == SQLITE_FLOAT) {
+    *pd = sqlite3_value_double(pVal);
+    if(ddb_number_from_double(*pd, zBuf, nBuf))
+      rc = DD_NUM_RANGE;
+  } else {
+    rc = DD_NUM_NONE;
+  }
+  sqlite3_value_free(pDup);
+  if(rc != DD_NUM_NONE) {
+    *pz = zBuf;
+    *pn = (int)strlen(zBuf);
+  }
+  return rc;
 }
 
 /*
@@ -1447,37 +1501,21 @@ static int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v,
     return rc;
   }
   if(t == DDB_N) {
-    sqlite3_value *pDup = NULL;
     char zNum[64];
+    const char *z;
+    int n;
     double d;
-    if(eType == SQLITE_TEXT) {
-      /* NUMERIC affinity applies to the other operand: text that looks
-      ** like a number compares as that number, other text never equals */
-      pDup = sqlite3_value_dup(pVal);
-      if(!pDup)
-        return SQLITE_NOMEM;
-      eType = sqlite3_value_numeric_type(pDup);
-      pVal = pDup;
+    if(dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d) != DD_NUM_OK)
+      return SQLITE_OK; /* no number, or none DynamoDB can hold */
+    rc = dd_val_text(v, DDB_N, z, n);
+    if(rc == SQLITE_OK) {
+      int64_t i;
+      v->num = d;
+      if(ddb_number_classify(z, (size_t)n, &i, NULL) == DDB_NUM_INT) {
+        v->i64 = i;
+        v->bInt = 1;
+      }
     }
-    if(eType == SQLITE_INTEGER) {
-      v->i64 = sqlite3_value_int64(pVal);
-      v->bInt = 1;
-      snprintf(zNum, sizeof(zNum), "%lld", (long long)v->i64);
-      d = (double)v->i64;
-    } else if(eType == SQLITE_FLOAT) {
-      d = sqlite3_value_double(pVal);
-      dd_fmt_double(d, zNum, sizeof(zNum));
-    } else {
-      sqlite3_value_free(pDup);
-      return SQLITE_OK;
-    }
-    sqlite3_value_free(pDup);
-    /* DynamoDB numbers: magnitude from 1e-130 to below 1e126 */
-    if(isnan(d) || isinf(d) || fabs(d) >= 1e126 ||
-       (d != 0 && fabs(d) < 1e-130))
-      return SQLITE_OK;
-    rc = dd_val_text(v, DDB_N, zNum, (int)strlen(zNum));
-    v->num = d;
     *pbOk = rc == SQLITE_OK;
     return rc;
   }

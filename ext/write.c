@@ -251,19 +251,25 @@ static int dd_key_value(dd_vtab *p, int c, sqlite3_value *v, ddb_av *out,
     }
     *pzBuf = sqlite3_mprintf("%s", sqlite3_value_text(v));
   } else if(col->type == DDB_N) {
-    sqlite3_value *pDup = sqlite3_value_dup(v);
-    int t = pDup ? sqlite3_value_numeric_type(pDup) : SQLITE_NULL;
-    if(t == SQLITE_INTEGER)
-      *pzBuf = sqlite3_mprintf("%lld", sqlite3_value_int64(pDup));
-    else if(t == SQLITE_FLOAT)
-      *pzBuf = sqlite3_mprintf("%!.17g", sqlite3_value_double(pDup));
-    sqlite3_value_free(pDup);
-    if(t != SQLITE_INTEGER && t != SQLITE_FLOAT) {
+    char zNum[64];
+    const char *z;
+    int n, r;
+    double d;
+    r = dd_number_text(v, zNum, sizeof(zNum), &z, &n, &d);
+    if(r == DD_NUM_NONE) {
       dd_error(p, "column %s is N (a number); got %s '%s'", col->zName,
                e == SQLITE_BLOB ? "a blob" : "text",
                e == SQLITE_BLOB ? "" : (const char *)sqlite3_value_text(v));
       return SQLITE_MISMATCH;
     }
+    if(r == DD_NUM_RANGE) {
+      dd_error(p,
+               "column %s: %.*s is not a DynamoDB number (at most 38 "
+               "significant digits, magnitude 1E-130 to 9.99E+125)",
+               col->zName, n > 80 ? 80 : n, z);
+      return SQLITE_RANGE;
+    }
+    *pzBuf = sqlite3_mprintf("%.*s", n, z);
   } else {
     int n = sqlite3_value_bytes(v);
     size_t cap = ((size_t)n + 2) / 3 * 4 + 1;
