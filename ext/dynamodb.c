@@ -88,8 +88,9 @@ typedef struct dd_val {
   int bInt;
 } dd_val;
 
-/* What a Query or Scan does besides its key condition (the tail of the
-** plan, written into idxStr and read back by xFilter). */
+/* What a Query or Scan does besides its key condition: the part of the
+** plan xFilter reads from the machine half of idxStr (see "The plan as
+** xFilter reads it" above dd_plan_encode). */
 typedef struct dd_extra {
   int nFilter;
   int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
@@ -129,10 +130,8 @@ typedef struct dd_cursor {
                              with a known value (= in the call) are used */
   ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
   struct dd_pscan *pScan; /* a parallel Scan's workers, or NULL */
-  const char *zPlanSeen;  /* idxStr whose tail planSeen holds */
-  dd_extra planSeen;
-  int nSegDone;  /* segments finished (progress) */
-  double tStart; /* when xFilter ran (progress) */
+  int nSegDone;           /* segments finished (progress) */
+  double tStart;          /* when xFilter ran (progress) */
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
@@ -402,35 +401,60 @@ static int dd_projected(const ddb_index *x, const char *zName) {
 
 /* Build columns and access paths from p->pDesc. */
 /* Add the columns declared by columns='name [S|N|B], ...' (after the key
-** columns).  Returns SQLITE_OK, or an error with *pzErr set. */
+** columns).  A name is bare (up to a space or comma) or quoted with " or
+** ' (the quote doubled inside): then it may hold spaces, commas, any
+** length.  Returns SQLITE_OK, or an error with *pzErr set. */
 static int dd_declare_columns(dd_vtab *p, const char *z, char **pzErr) {
+  static const char *const azT[] = {"S", "TEXT", "N", "NUMERIC", "B", "BLOB"};
+  static const ddb_type aT[] = {DDB_S, DDB_S, DDB_N, DDB_N, DDB_B, DDB_B};
   while(z && *z) {
-    const char *zEnd = strchr(z, ',');
-    int n = zEnd ? (int)(zEnd - z) : (int)strlen(z), i;
+    const char *zN, *zT;
+    int nN, nT, i;
     ddb_type t = DDB_S;
-    char *zEntry = dd_dequote(z, n), *zType, *zName;
-    if(!zEntry)
-      return SQLITE_NOMEM;
-    zType = strrchr(zEntry, ' ');
-    if(zType) {
-      static const char *const azT[] = {"S",       "TEXT", "N",
-                                        "NUMERIC", "B",    "BLOB"};
-      static const ddb_type aT[] = {DDB_S, DDB_S, DDB_N, DDB_N, DDB_B, DDB_B};
+    char *zName;
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    zN = z;
+    if(*z == '"' || *z == '\'') {
+      for(z++; *z && !(*z == *zN && z[1] != *zN); z++)
+        if(*z == *zN)
+          z++; /* a doubled quote */
+      if(*z)
+        z++;
+    } else {
+      while(*z && *z != ',' && *z != ' ' && *z != '\t' && *z != '\n')
+        z++;
+    }
+    nN = (int)(z - zN);
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    zT = z;
+    while(*z && *z != ',' && *z != ' ' && *z != '\t' && *z != '\n')
+      z++;
+    nT = (int)(z - zT);
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    if(*z && *z != ',') {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad column in columns at '%.60s' "
+                                         "(expected name [S|N|B], ...)",
+                               zN);
+      return SQLITE_ERROR;
+    }
+    if(*z == ',')
+      z++;
+    if(nT > 0) {
       for(i = 0; i < 6; i++)
-        if(sqlite3_stricmp(zType + 1, azT[i]) == 0)
+        if(sqlite3_strnicmp(zT, azT[i], nT) == 0 && azT[i][nT] == 0)
           break;
       if(i == 6) {
-        *pzErr = sqlite3_mprintf(DD_PREFIX "bad type in columns: '%s' "
+        *pzErr = sqlite3_mprintf(DD_PREFIX "bad type in columns: '%.*s' "
                                            "(expected S, N or B)",
-                                 zType + 1);
-        sqlite3_free(zEntry);
+                                 nT, zT);
         return SQLITE_ERROR;
       }
       t = aT[i];
-      *zType = 0;
     }
-    zName = dd_dequote(zEntry, (int)strlen(zEntry));
-    sqlite3_free(zEntry);
+    zName = dd_dequote(zN, nN);
     if(!zName)
       return SQLITE_NOMEM;
     for(i = 0; i < p->nCol; i++)
@@ -451,7 +475,6 @@ static int dd_declare_columns(dd_vtab *p, const char *z, char **pzErr) {
     p->aCol[p->nCol].type = t;
     p->aCol[p->nCol].bAttr = 1;
     p->nCol++;
-    z = zEnd ? zEnd + 1 : NULL;
   }
   return SQLITE_OK;
 }
@@ -1104,105 +1127,98 @@ static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x,
   return sqlite3_str_finish(s);
 }
 
-/* Read an attribute name written by dd_name at z; returns its column
-** number (or -1) and advances *pz past it. */
-static int dd_parse_name(dd_vtab *p, const char **pz) {
-  const char *z = *pz;
-  char zName[512];
-  int n = 0, c;
-  if(*z == '"') {
-    for(z++; *z; z++) {
-      if(*z == '"') {
-        if(z[1] != '"')
-          break;
-        z++;
-      }
-      if(n < (int)sizeof(zName) - 1)
-        zName[n++] = *z;
-    }
-    if(*z == '"')
-      z++;
-  } else {
-    while((*z >= 'a' && *z <= 'z') || (*z >= 'A' && *z <= 'Z') ||
-          (*z >= '0' && *z <= '9') || *z == '_') {
-      if(n < (int)sizeof(zName) - 1)
-        zName[n++] = *z;
-      z++;
-    }
-  }
-  zName[n] = 0;
-  *pz = z;
-  for(c = 0; c < p->nCol; c++)
-    if(strcmp(p->aCol[c].zName, zName) == 0)
-      return c;
-  return -1;
+/*
+** The plan as xFilter reads it
+**
+** idxStr holds two strings one after the other: the plan for people
+** (EXPLAIN QUERY PLAN shows it; nothing ever parses it), its NUL, then
+** the plan for xFilter, a dd_plancode: a header and one fixed block per
+** argument of xFilter, in argv order.  SQLite hands xFilter the very
+** pointer xBestIndex set, so the bytes after the first NUL arrive
+** untouched; xFilter checks the magic and every field before trusting
+** them, and an idxStr without them is an error, never a guess.  Names
+** never enter the machine half: columns travel as numbers, so no
+** attribute or index name (COUNT, PROJECT, "a b", 600 bytes) can be taken
+** for part of the plan.
+**
+**   header   magic "ddplan1" (8 bytes with its NUL), nArg (== argc),
+**            mProj (the columns to project, bit c for column c < 64;
+**            0: whole items), bCount (Select=COUNT)
+**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT or _OFFSET;
+**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER;
+**            col: the column the argument is compared with (-1: none)
+*/
+enum { DD_ARG_PK = 1, DD_ARG_SK, DD_ARG_FILTER, DD_ARG_LIMIT, DD_ARG_OFFSET };
+/* xFilter arguments at the most: PK, the sort-key constraints, the
+** filters, LIMIT and OFFSET. */
+#define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
+#define DD_PLAN_MAGIC "ddplan1"
+
+typedef struct dd_plancode {
+  char zMagic[8];
+  int nArg;
+  int bCount;
+  sqlite3_uint64 mProj;
+  struct {
+    unsigned char role, kind;
+    short col;
+  } aArg[DD_MAX_ARGS];
+} dd_plancode;
+
+/* Add an argument block to pc; returns its argvIndex (1-based). */
+static int dd_plan_arg(dd_plancode *pc, int role, int kind, int col) {
+  pc->aArg[pc->nArg].role = (unsigned char)role;
+  pc->aArg[pc->nArg].kind = (unsigned char)kind;
+  pc->aArg[pc->nArg].col = (short)col;
+  return ++pc->nArg;
 }
 
-/* Read the FILTER / PROJECT / COUNT tail of idxStr into x.  Names in
-** double quotes are skipped over whole, so no name can fake a marker.
-** Returns 0, or -1 if the plan text is not one dd_plan_str wrote. */
-static int dd_parse_extra(dd_vtab *p, const char *z, dd_extra *x) {
+/* Join zText (sqlite3_free()d here) and pc into one idxStr
+** (sqlite3_malloc()ed); NULL when out of memory. */
+static char *dd_plan_encode(char *zText, const dd_plancode *pc) {
+  size_t n;
+  char *z;
+  if(!zText)
+    return NULL;
+  n = strlen(zText) + 1;
+  z = sqlite3_malloc64(n + sizeof(*pc));
+  if(z) {
+    memcpy(z, zText, n);
+    memcpy(z + n, pc, sizeof(*pc));
+  }
+  sqlite3_free(zText);
+  return z;
+}
+
+/* Read the machine half of idxStr into x for argc arguments.  Returns 0,
+** or -1 when it is missing or not one dd_plan_encode wrote for this
+** table. */
+static int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc,
+                          dd_extra *x) {
+  dd_plancode pc;
+  int i;
   memset(x, 0, sizeof(*x));
-  while(z && *z) {
-    if(*z == '"') {
-      for(z++; *z && !(*z == '"' && z[1] != '"'); z++)
-        if(*z == '"')
-          z++;
-      if(*z)
-        z++;
-    } else if(strncmp(z, " FILTER (", 9) == 0) {
-      z += 9;
-      while(*z && *z != ')') {
-        int bBegins = strncmp(z, "begins_with(", 12) == 0, k;
-        if(bBegins)
-          z += 12;
-        if(x->nFilter >= DD_MAX_FILTER)
-          return -1;
-        x->aFilterCol[x->nFilter] = dd_parse_name(p, &z);
-        if(x->aFilterCol[x->nFilter] < 0)
-          return -1;
-        if(bBegins) {
-          if(strncmp(z, ", ?)", 4) != 0)
-            return -1;
-          z += 4;
-          x->aFilterKind[x->nFilter++] = DD_SK_BEGINS;
-        } else {
-          for(k = 5; k >= 1; k--) {
-            size_t n = strlen(azOp[k]);
-            if(*z == ' ' && strncmp(z + 1, azOp[k], n) == 0 &&
-               strncmp(z + 1 + n, " ?", 2) == 0)
-              break;
-          }
-          if(k < 1)
-            return -1;
-          z += 1 + strlen(azOp[k]) + 2;
-          x->aFilterKind[x->nFilter++] = k;
-        }
-        if(strncmp(z, " AND ", 5) == 0)
-          z += 5;
-      }
-      if(*z == ')')
-        z++;
-    } else if(strncmp(z, " PROJECT (", 10) == 0) {
-      z += 10;
-      while(*z && *z != ')') {
-        int c = dd_parse_name(p, &z);
-        if(c < 0 || c >= 64)
-          return -1;
-        x->mProj |= (sqlite3_uint64)1 << c;
-        if(strncmp(z, ", ", 2) == 0)
-          z += 2;
-        else if(*z != ')')
-          return -1;
-      }
-      if(*z == ')')
-        z++;
-    } else if(strncmp(z, " COUNT", 6) == 0 && (z[6] == 0 || z[6] == ' ')) {
-      x->bCount = 1;
-      z += 6;
-    } else {
-      z++;
-    }
+  if(!idxStr)
+    return -1;
+  memcpy(&pc, idxStr + strlen(idxStr) + 1, sizeof(pc));
+  if(memcmp(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic)) != 0 ||
+     pc.nArg != argc || pc.nArg < 0 || pc.nArg > DD_MAX_ARGS)
+    return -1;
+  if(p->nCol < 64 && (pc.mProj >> p->nCol) != 0)
+    return -1;
+  x->mProj = pc.mProj;
+  x->bCount = pc.bCount != 0;
+  for(i = 0; i < pc.nArg; i++) {
+    int role = pc.aArg[i].role, kind = pc.aArg[i].kind, col = pc.aArg[i].col;
+    if(role < DD_ARG_PK || role > DD_ARG_OFFSET || col < -1 || col >= p->nCol)
+      return -1;
+    if(role != DD_ARG_FILTER)
+      continue;
+    if(x->nFilter >= DD_MAX_FILTER || col < 0 ||
+       (kind != DD_SK_BEGINS && (kind < DD_SK_EQ || kind > DD_SK_LE)))
+      return -1;
+    x->aFilterCol[x->nFilter] = col;
+    x->aFilterKind[x->nFilter++] = kind;
   }
   return 0;
 }
@@ -1211,7 +1227,8 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_plan best, cand;
   dd_extra extra;
-  int i, iArg = 0, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
+  dd_plancode pc;
+  int i, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
   int bReuse;
   int idxNum;
   double scanRows;
@@ -1230,9 +1247,12 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   }
 
   /* hand the arguments out in the documented order */
+  memset(&pc, 0, sizeof(pc));
+  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
   idxNum = best.op | (best.iPath << 2);
   if(best.op != DD_OP_SCAN) {
-    pInfo->aConstraintUsage[best.iPkCons].argvIndex = ++iArg;
+    pInfo->aConstraintUsage[best.iPkCons].argvIndex =
+        dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, p->aPath[best.iPath].iPk);
     /* PK = ? is enforced exactly by every keyed call (values convert as
     ** the column's affinity would), so SQLite need not check it again */
     pInfo->aConstraintUsage[best.iPkCons].omit = !best.bPkIn;
@@ -1241,7 +1261,8 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       idxNum |= DD_PK_IN;
     }
     for(i = 0; i < best.nSk; i++) {
-      pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = ++iArg;
+      pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = dd_plan_arg(
+          &pc, DD_ARG_SK, best.aSkKind[i], p->aPath[best.iPath].iSk);
       /* likewise SK = ? */
       pInfo->aConstraintUsage[best.aSkCons[i]].omit =
           best.aSkKind[i] == DD_SK_EQ && !best.bSkIn;
@@ -1277,7 +1298,8 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
          (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
          (k == DD_SK_BEGINS && p->aCol[c->iColumn].type != DDB_S))
         continue;
-      pInfo->aConstraintUsage[i].argvIndex = ++iArg;
+      pInfo->aConstraintUsage[i].argvIndex =
+          dd_plan_arg(&pc, DD_ARG_FILTER, k, c->iColumn);
       extra.aFilterCol[extra.nFilter] = c->iColumn;
       extra.aFilterKind[extra.nFilter] = k;
       extra.nFilter++;
@@ -1321,19 +1343,24 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   if(iLimit >= 0 && bOrder && best.op != DD_OP_GET &&
      (pInfo->colUsed & ~p->aPath[best.iPath].mCover) == 0 &&
      dd_all_used(pInfo)) {
-    pInfo->aConstraintUsage[iLimit].argvIndex = ++iArg;
+    pInfo->aConstraintUsage[iLimit].argvIndex =
+        dd_plan_arg(&pc, DD_ARG_LIMIT, 0, -1);
     idxNum |= DD_LIMIT;
     if(iOffset >= 0) {
-      pInfo->aConstraintUsage[iOffset].argvIndex = ++iArg;
+      pInfo->aConstraintUsage[iOffset].argvIndex =
+          dd_plan_arg(&pc, DD_ARG_OFFSET, 0, -1);
       idxNum |= DD_OFFSET;
     }
   }
   if(bFetch)
     idxNum |= DD_FETCH;
   pInfo->idxNum = idxNum;
-  pInfo->idxStr =
-      dd_plan_str(p, &best, &extra, bDesc && pInfo->orderByConsumed,
-                  (idxNum & DD_LIMIT) != 0);
+  pc.mProj = extra.bCount ? 0 : extra.mProj;
+  pc.bCount = extra.bCount;
+  pInfo->idxStr = dd_plan_encode(dd_plan_str(p, &best, &extra,
+                                             bDesc && pInfo->orderByConsumed,
+                                             (idxNum & DD_LIMIT) != 0),
+                                 &pc);
   pInfo->needToFreeIdxStr = 1;
   if(!pInfo->idxStr)
     return SQLITE_NOMEM;
@@ -2635,15 +2662,11 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   pCur->pPath = pp;
   pCur->bEof = 0;
   pCur->bFetch = (idxNum & DD_FETCH) != 0;
-  /* the plan's tail is read once per prepared plan, not per xFilter */
-  if(idxStr != pCur->zPlanSeen || !idxStr) {
-    if(dd_parse_extra(p, idxStr, &pCur->planSeen)) {
-      dd_error(p, "cannot read the plan '%s'", idxStr ? idxStr : "");
-      return SQLITE_ERROR;
-    }
-    pCur->zPlanSeen = idxStr;
+  if(dd_plan_decode(p, idxStr, argc, &x)) {
+    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
+             idxStr ? idxStr : "");
+    return SQLITE_ERROR;
   }
-  x = pCur->planSeen;
   if(dd_in_write(p)) {
     /* an UPDATE or DELETE (or a read in a write transaction): rows must
     ** be whole items with their keys, never counted or projected */

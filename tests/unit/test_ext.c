@@ -877,9 +877,9 @@ static void test_plan_str(void) {
   CHECK_STR(z, "Query (PK = ? AND SK = ?)");
   sqlite3_free(z);
 
-  /* the FILTER / PROJECT / COUNT tail, and reading it back */
+  /* the FILTER / PROJECT / COUNT tail for people */
   {
-    dd_extra x, y;
+    dd_extra x;
     memset(&x, 0, sizeof(x));
     x.nFilter = 2;
     x.aFilterCol[0] = 2;
@@ -891,18 +891,45 @@ static void test_plan_str(void) {
     z = dd_plan_str(&vt, &pl, &x, 1, 1);
     CHECK_STR(z, "Query (PK = ?) FILTER (GSI1PK >= ? AND begins_with(SK, ?)) "
                  "PROJECT (PK, SK, GSI1PK) DESC LIMIT ?");
-    CHECK(dd_parse_extra(&vt, z, &y) == 0);
-    CHECK(y.nFilter == 2 && y.aFilterCol[0] == 2 &&
-          y.aFilterKind[0] == DD_SK_GE && y.aFilterCol[1] == 1 &&
-          y.aFilterKind[1] == DD_SK_BEGINS && y.mProj == 7 && !y.bCount);
     sqlite3_free(z);
     x.bCount = 1;
     z = dd_plan_str(&vt, &pl, &x, 0, 0);
     CHECK_STR(z, "Query (PK = ?) FILTER (GSI1PK >= ? AND begins_with(SK, ?)) "
                  "COUNT");
-    CHECK(dd_parse_extra(&vt, z, &y) == 0 && y.bCount && y.nFilter == 2);
     sqlite3_free(z);
-    CHECK(dd_parse_extra(&vt, "Scan FILTER (nosuch = ?)", &y) != 0);
+  }
+  /* the machine half: what xFilter reads, never the text */
+  {
+    dd_plancode pc;
+    dd_extra y;
+    char *zIdx;
+    memset(&pc, 0, sizeof(pc));
+    memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
+    CHECK(dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, 0) == 1);
+    CHECK(dd_plan_arg(&pc, DD_ARG_FILTER, DD_SK_GE, 2) == 2);
+    CHECK(dd_plan_arg(&pc, DD_ARG_FILTER, DD_SK_BEGINS, 1) == 3);
+    CHECK(dd_plan_arg(&pc, DD_ARG_LIMIT, 0, -1) == 4);
+    pc.mProj = 7;
+    /* a text that looks like another plan changes nothing */
+    zIdx = dd_plan_encode(sqlite3_mprintf("Query COUNT (PK = ?) PROJECT (x) "
+                                          "FILTER (nosuch = ?) COUNT"),
+                          &pc);
+    CHECK(zIdx != NULL);
+    CHECK(dd_plan_decode(&vt, zIdx, 4, &y) == 0);
+    CHECK(y.nFilter == 2 && y.aFilterCol[0] == 2 &&
+          y.aFilterKind[0] == DD_SK_GE && y.aFilterCol[1] == 1 &&
+          y.aFilterKind[1] == DD_SK_BEGINS && y.mProj == 7 && !y.bCount);
+    CHECK(dd_plan_decode(&vt, zIdx, 3, &y) != 0); /* argc must match */
+    sqlite3_free(zIdx);
+    pc.aArg[1].col = 99; /* no such column */
+    zIdx = dd_plan_encode(sqlite3_mprintf("Scan"), &pc);
+    CHECK(dd_plan_decode(&vt, zIdx, 4, &y) != 0);
+    sqlite3_free(zIdx);
+    pc.aArg[1].col = 2;
+    pc.zMagic[0] = 'x'; /* not ours */
+    zIdx = dd_plan_encode(sqlite3_mprintf("Scan"), &pc);
+    CHECK(dd_plan_decode(&vt, zIdx, 4, &y) != 0);
+    sqlite3_free(zIdx);
   }
 #undef PLAN
 
