@@ -530,6 +530,25 @@ static int dd_build_schema(dd_vtab *p) {
   return SQLITE_OK;
 }
 
+/* The name of a whole-item column: zBase ("item", "item_raw"), or, when
+** a key attribute has that name (SQLite compares column names without
+** case), zBase with '_' appended until no column has it.  Appends it to
+** s, quoted. */
+static void dd_item_col_name(dd_vtab *p, sqlite3_str *s, const char *zBase) {
+  char zName[32];
+  size_t n = strlen(zBase);
+  int i;
+  memcpy(zName, zBase, n + 1);
+  for(i = 0; i < p->nCol && n + 1 < sizeof(zName); i++) {
+    if(sqlite3_stricmp(p->aCol[i].zName, zName) == 0) {
+      zName[n++] = '_';
+      zName[n] = 0;
+      i = -1; /* check the new name against every column again */
+    }
+  }
+  sqlite3_str_appendf(s, "\"%w\"", zName);
+}
+
 /* The CREATE TABLE statement declaring the columns. */
 static char *dd_schema_sql(dd_vtab *p) {
   sqlite3_str *s = sqlite3_str_new(0);
@@ -542,7 +561,11 @@ static char *dd_schema_sql(dd_vtab *p) {
     sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", p->aCol[i].zName,
                         zType);
   }
-  sqlite3_str_appendf(s, ", item TEXT, item_raw TEXT HIDDEN)");
+  sqlite3_str_appendall(s, ", ");
+  dd_item_col_name(p, s, "item");
+  sqlite3_str_appendall(s, " TEXT, ");
+  dd_item_col_name(p, s, "item_raw");
+  sqlite3_str_appendall(s, " TEXT HIDDEN)");
   return sqlite3_str_finish(s);
 }
 
