@@ -65,6 +65,9 @@ SQLITE_EXTENSION_INIT1
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, item_raw). */
 #define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
+/* DynamoDB's longest key values, in bytes (UTF-8 for S, raw for B). */
+#define DD_MAX_PK_BYTES 2048
+#define DD_MAX_SK_BYTES 1024
 /* Sort-key constraints pushed into one plan at the most. */
 #define DD_MAX_SK 4
 
@@ -1402,6 +1405,20 @@ static void dd_val_clear(dd_val *v) {
   memset(v, 0, sizeof(*v));
 }
 
+/* Can v be the value of a key attribute of at most nMax bytes (UTF-8 for
+** S, raw for B; N has no byte limit)?  DynamoDB refuses longer key values
+** in a key condition, and no stored key is longer: such a value matches
+** nothing. */
+static int dd_key_fits(const dd_val *v, int nMax) {
+  return v->av.type == DDB_N || v->nRaw <= nMax;
+}
+
+/* Forget v (a value that matches nothing).  Returns SQLITE_OK. */
+static int dd_drop(dd_val *v) {
+  dd_val_clear(v);
+  return SQLITE_OK;
+}
+
 /* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
 static int dd_utf8_ok(const unsigned char *z, int n) {
   int i = 0;
@@ -1761,6 +1778,12 @@ static int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
       if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
         iv->bExact = 0;
     }
+    if(nLo > DD_MAX_SK_BYTES) {
+      /* every match starts with the prefix: longer than any sort key */
+      iv->bEmpty = 1;
+      sqlite3_free(zLo);
+      return SQLITE_OK;
+    }
     if(nLo == 0 || !dd_utf8_ok((unsigned char *)zLo, nLo)) {
       /* no literal prefix: no narrowing */
       iv->bExact = 0;
@@ -1788,6 +1811,10 @@ static int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
   rc = dd_val_from_sql(pVal, t, &v, &ok);
   if(rc)
     return rc;
+  if(ok && !dd_key_fits(&v, DD_MAX_SK_BYTES)) {
+    dd_val_clear(&v); /* no sort key equals it; as a bound: dropped */
+    ok = 0;
+  }
   if(!ok) {
     /* A value no key can equal, or a bound DynamoDB cannot express.
     ** NULL compares to nothing: the whole WHERE is false.  Otherwise
@@ -2406,14 +2433,14 @@ static void dd_dedupe(dd_val *a, int *pn) {
 /* Collect the distinct usable values of argument pArg (an IN list when
 ** bIn) converted to type t, appended to the list *pa of *pn values. */
 static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
-                      ddb_type t) {
+                      ddb_type t, int nMax) {
   sqlite3_value *pV;
   dd_val v;
   int ok, rc;
   if(!bIn) {
     rc = dd_val_from_sql(pArg, t, &v, &ok);
     if(rc == SQLITE_OK && ok)
-      rc = dd_add_val(pa, pn, &v);
+      rc = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
     return rc;
   }
   for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
@@ -2421,7 +2448,7 @@ static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
     /* pV is valid only until the next call: dd_val_from_sql copies it */
     int rc2 = dd_val_from_sql(pV, t, &v, &ok);
     if(rc2 == SQLITE_OK && ok)
-      rc2 = dd_add_val(pa, pn, &v);
+      rc2 = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
     if(rc2)
       return rc2;
   }
@@ -2705,7 +2732,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     pCur->rd.table = p->pDesc->name;
   } else {
     rc = dd_collect(&pCur->aPk, &pCur->nPk, argv[iArg++],
-                    (idxNum & DD_PK_IN) != 0, p->aCol[pp->iPk].type);
+                    (idxNum & DD_PK_IN) != 0, p->aCol[pp->iPk].type,
+                    DD_MAX_PK_BYTES);
     if(rc)
       goto fail;
     if(pCur->nPk == 0)
@@ -2717,7 +2745,7 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
       if(pCur->op != DD_OP_QUERY) {
         /* the table's sort key, = or IN: gather its values */
         rc = dd_collect(&aSkv, &nSkv, argv[iArg++], (idxNum & DD_SK_IN) != 0,
-                        p->aCol[pp->iSk].type);
+                        p->aCol[pp->iSk].type, DD_MAX_SK_BYTES);
         if(rc)
           goto fail;
         nSkEq = nSkv;
