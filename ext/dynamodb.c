@@ -65,6 +65,8 @@ SQLITE_EXTENSION_INIT1
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, item_raw). */
 #define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
+/* The largest Limit DynamoDB takes (a 32-bit signed integer). */
+#define DD_MAX_LIMIT 2147483647LL
 /* DynamoDB's longest key values, in bytes (UTF-8 for S, raw for B). */
 #define DD_MAX_PK_BYTES 2048
 #define DD_MAX_SK_BYTES 1024
@@ -2818,9 +2820,15 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
         (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
     if(nOff < 0)
       nOff = 0;
-    /* LIMIT only when the call selects exactly the WHERE's rows */
+    if(nLim == 0)
+      iv.bEmpty = 1; /* LIMIT 0: no row, no call */
+    /* LIMIT only when the call selects exactly the WHERE's rows; Limit is
+    ** a 32-bit integer to DynamoDB: n+m beyond it (or overflowing) asks
+    ** for DD_MAX_LIMIT, as good as none */
     if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
-      pCur->nLimit = nLim + nOff;
+      pCur->nLimit = nLim > DD_MAX_LIMIT - nOff || nOff > DD_MAX_LIMIT
+                         ? DD_MAX_LIMIT
+                         : nLim + nOff;
   }
   if(iv.bEmpty) {
     pCur->bEof = 1;
