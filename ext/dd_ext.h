@@ -19,6 +19,10 @@ typedef struct dd_column {
   char *zName;   /* attribute name; sqlite3_free() */
   ddb_type type; /* DDB_S, DDB_N or DDB_B */
   int bAttr;     /* declared by columns=, not a key of any index */
+  /* An index's partition key shows its value only for items in every
+  ** index it is the partition key of: bit c set when the item must also
+  ** have column c's attribute (of its type).  0: always shown. */
+  sqlite3_uint64 mGate;
 } dd_column;
 
 /* An access path: the base table (iPath 0) or an index. */

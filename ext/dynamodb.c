@@ -484,6 +484,11 @@ static int dd_declare_columns(dd_vtab *p, const char *z, char **pzErr) {
   return SQLITE_OK;
 }
 
+/* Is column c an attribute of the table's primary key? */
+static int dd_is_table_key(const dd_vtab *p, int c) {
+  return c == p->aPath[0].iPk || c == p->aPath[0].iSk;
+}
+
 static int dd_build_schema(dd_vtab *p) {
   const ddb_table_desc *d = p->pDesc;
   int i, c;
@@ -510,6 +515,19 @@ static int dd_build_schema(dd_vtab *p) {
     int rc = dd_declare_columns(p, p->zColumns, &p->zSchemaErr);
     if(rc)
       return rc;
+  }
+  /* Index membership: an item is in an index only when it has the
+  ** index's partition and sort key.  A Query on the index cannot see the
+  ** others, so the index's partition-key column shows NULL for them (see
+  ** "Index membership" above dynamodbBestIndex); the gate is the sort key
+  ** of each index the column is the partition key of, unless that sort
+  ** key is a key of the table (every item has it). */
+  for(i = 1; i < p->nPath; i++) {
+    const dd_path *pp = &p->aPath[i];
+    if(pp->iSk < 0 || dd_is_table_key(p, pp->iSk) ||
+       dd_is_table_key(p, pp->iPk))
+      continue;
+    p->aCol[pp->iPk].mGate |= (sqlite3_uint64)1 << pp->iSk;
   }
   /* What each path's projection covers: the table's keys, its own keys,
   ** and for ALL/INCLUDE the projected attributes.  `item` is covered only
@@ -939,10 +957,50 @@ static double dd_partition_rows(const dd_plan *pl) {
   return DD_PARTITION_ROWS;
 }
 
+/* Can a Query on path pp return every row the WHERE may match?  An item
+** is in an index only when it has the index's sort key: the WHERE must
+** exclude the others, by the gate on the partition-key column (see
+** dd_column.mGate) or by a constraint on the sort key that NULL fails.  A
+** sort key that is a key of the table is on every item. */
+static int dd_membership_ok(dd_vtab *p, sqlite3_index_info *pInfo,
+                            const dd_path *pp) {
+  int i;
+  if(pp->iSk < 0 || dd_is_table_key(p, pp->iSk) ||
+     (p->aCol[pp->iPk].mGate & ((sqlite3_uint64)1 << pp->iSk)))
+    return 1;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(c->usable && c->iColumn == pp->iSk &&
+       (dd_sk_kind(c) != DD_SK_NONE ||
+        c->op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL))
+      return 1;
+  }
+  return 0;
+}
+
+/* Does every item a Query on pp returns pass the gate of its partition
+** key column (the gate asks for no more than pp's own sort key)? */
+static int dd_gate_within(const dd_vtab *p, const dd_path *pp) {
+  sqlite3_uint64 mSk = pp->iSk >= 0 ? (sqlite3_uint64)1 << pp->iSk : 0;
+  return (p->aCol[pp->iPk].mGate & ~mSk) == 0;
+}
+
+/* The columns a statement needs read: those it uses (colUsed) and the
+** gates of those (a column's value depends on its gate's attributes). */
+static sqlite3_uint64 dd_cols_needed(const dd_vtab *p, sqlite3_uint64 mUsed) {
+  sqlite3_uint64 m = mUsed;
+  int c;
+  for(c = 0; c < p->nCol && c < 64; c++)
+    if(mUsed & ((sqlite3_uint64)1 << c))
+      m |= p->aCol[c].mGate;
+  return m;
+}
+
 /* Fill pl with the best Query (or GetItem/BatchGetItem on path 0) on path
-** iPath.  Returns 0 when the path cannot be used. */
+** iPath.  mUsed: the columns the statement needs (dd_cols_needed).
+** Returns 0 when the path cannot be used. */
 static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
-                        dd_plan *pl) {
+                        sqlite3_uint64 mUsed, dd_plan *pl) {
   const dd_path *pp = &p->aPath[iPath];
   int i, bIn, iSkEq = -1, bSkIn = 0;
   memset(pl, 0, sizeof(*pl));
@@ -957,6 +1015,8 @@ static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
        pInfo->aConstraint[i].iColumn == pp->iSk &&
        pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_ISNULL)
       return 0;
+  if(!dd_membership_ok(p, pInfo, pp))
+    return 0;
   pl->bPkIn = bIn;
   if(pp->iSk >= 0)
     iSkEq = dd_find_eq(pInfo, pp->iSk, &bSkIn);
@@ -997,7 +1057,7 @@ static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   pl->cost = 5 + pl->rows;
   if(iPath > 0)
     pl->cost += 1; /* on a tie, prefer the table: reads are consistent-able */
-  if((pInfo->colUsed & ~pp->mCover) != 0)
+  if((mUsed & ~pp->mCover) != 0)
     pl->cost = pl->cost * 2 + 10; /* rows must be fetched again by key */
   return 1;
 }
@@ -1260,6 +1320,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bReuse;
   int idxNum;
   double scanRows;
+  sqlite3_uint64 mUsed = dd_cols_needed(p, pInfo->colUsed);
 
   /* the Scan fallback */
   memset(&best, 0, sizeof(best));
@@ -1270,7 +1331,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   best.rows = scanRows;
   best.cost = p->bScanDeny ? 1e300 : scanRows * 10;
   for(i = 0; i < p->nPath; i++) {
-    if(dd_plan_path(p, pInfo, i, &cand) && cand.cost < best.cost)
+    if(dd_plan_path(p, pInfo, i, mUsed, &cand) && cand.cost < best.cost)
       best = cand;
   }
 
@@ -1283,7 +1344,8 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, p->aPath[best.iPath].iPk);
     /* PK = ? is enforced exactly by every keyed call (values convert as
     ** the column's affinity would), so SQLite need not check it again */
-    pInfo->aConstraintUsage[best.iPkCons].omit = !best.bPkIn;
+    pInfo->aConstraintUsage[best.iPkCons].omit =
+        !best.bPkIn && dd_gate_within(p, &p->aPath[best.iPath]);
     if(best.bPkIn) {
       sqlite3_vtab_in(pInfo, best.iPkCons, 1);
       idxNum |= DD_PK_IN;
@@ -1303,8 +1365,8 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   }
   /* FILTER: constraints on key columns the key condition does not use */
   memset(&extra, 0, sizeof(extra));
-  bFetch = best.op == DD_OP_QUERY &&
-           (pInfo->colUsed & ~p->aPath[best.iPath].mCover) != 0;
+  bFetch =
+      best.op == DD_OP_QUERY && (mUsed & ~p->aPath[best.iPath].mCover) != 0;
   /* A Query answered from the query cache serves later statements on the
   ** same key condition only when it asked for whole items: with the query
   ** cache on, a Query pushes no FILTER, PROJECT or COUNT (a Scan always
@@ -1340,16 +1402,22 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
      (pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) == 0) {
     const dd_path *pp = &p->aPath[best.iPath];
     sqlite3_uint64 mKnown = 0;
-    extra.mProj = pInfo->colUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
+    extra.mProj = mUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
     if(p->aPath[0].iSk >= 0)
       extra.mProj |= (sqlite3_uint64)1 << p->aPath[0].iSk;
+    /* a gated column is known only when the call enforces its gate: the
+    ** Query's own partition key, gated by no more than the index's sort
+    ** key (every item of the index has it) */
     if(best.op == DD_OP_QUERY) {
-      mKnown |= (sqlite3_uint64)1 << pp->iPk;
-      if(best.nSk == 1 && best.aSkKind[0] == DD_SK_EQ)
+      if(dd_gate_within(p, pp))
+        mKnown |= (sqlite3_uint64)1 << pp->iPk;
+      if(best.nSk == 1 && best.aSkKind[0] == DD_SK_EQ &&
+         p->aCol[pp->iSk].mGate == 0)
         mKnown |= (sqlite3_uint64)1 << pp->iSk;
     }
     for(i = 0; i < extra.nFilter; i++)
-      if(extra.aFilterKind[i] == DD_SK_EQ)
+      if(extra.aFilterKind[i] == DD_SK_EQ &&
+         p->aCol[extra.aFilterCol[i]].mGate == 0)
         mKnown |= (sqlite3_uint64)1 << extra.aFilterCol[i];
     extra.bCount = (pInfo->colUsed & ~mKnown) == 0;
   }
@@ -1369,8 +1437,7 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
       iOffset = i;
   }
   if(iLimit >= 0 && bOrder && best.op != DD_OP_GET &&
-     (pInfo->colUsed & ~p->aPath[best.iPath].mCover) == 0 &&
-     dd_all_used(pInfo)) {
+     (mUsed & ~p->aPath[best.iPath].mCover) == 0 && dd_all_used(pInfo)) {
     pInfo->aConstraintUsage[iLimit].argvIndex =
         dd_plan_arg(&pc, DD_ARG_LIMIT, 0, -1);
     idxNum |= DD_LIMIT;
@@ -2974,6 +3041,22 @@ static const dd_val *dd_known(dd_cursor *pCur, int i) {
   return NULL;
 }
 
+/* Does item it have the attribute of every column in mGate, each of its
+** column's type (the index membership of dd_column.mGate)? */
+static int dd_gate_ok(const dd_vtab *p, const ddb_item *it,
+                      sqlite3_uint64 mGate) {
+  int c;
+  for(c = 0; c < p->nCol && c < 64; c++) {
+    const ddb_av *av;
+    if(!(mGate & ((sqlite3_uint64)1 << c)))
+      continue;
+    av = ddb_item_get(it, p->aCol[c].zName);
+    if(!av || av->type != p->aCol[c].type)
+      return 0;
+  }
+  return 1;
+}
+
 static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                           int i) {
   dd_cursor *pCur = (dd_cursor *)cur;
@@ -2989,6 +3072,8 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   if(!pCur->pCur)
     return SQLITE_OK;
   if(i < p->nCol) {
+    if(p->aCol[i].mGate && !dd_gate_ok(p, pCur->pCur, p->aCol[i].mGate))
+      return SQLITE_OK; /* not in the index: NULL (in an UPDATE: unchanged) */
     av = ddb_item_get(pCur->pCur, p->aCol[i].zName);
     /* a declared column shows its attribute only in the declared type, so
     ** that SQLite and a FilterExpression agree on every comparison */
