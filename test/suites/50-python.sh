@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Writes keep their meaning from Python: Debian's /usr/bin/python3 with its
+# sqlite3 module's default isolation level (every DML in a transaction),
+# boto3 as the oracle, and writes whose first answer is lost (fault proxy).
+# TAP lines; see test/txn/python_txn.py.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT" || exit 1
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+PY=/usr/bin/python3
+if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
+  echo "ok 1 - python: # SKIP $PY cannot load SQLite extensions"
+  echo "1..1"
+  exit 0
+fi
+exec "$PY" test/txn/python_txn.py "$@"
