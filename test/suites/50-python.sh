@@ -12,4 +12,13 @@ if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension
   echo "1..1"
   exit 0
 fi
+# the C API's part: test/txn/api_retry.c against the library's sources
+mkdir -p .test-tmp/txn
+API_RETRY="$ROOT/.test-tmp/txn/api_retry"
+rm -f "$API_RETRY"
+make -s --no-print-directory build/libddb.a >&2 &&
+  ${CC:-cc} -Wall -Wextra -Iapi -o "$API_RETRY" test/txn/api_retry.c \
+    api/client.c api/item.c api/read.c api/write.c build/libddb.a \
+    -lcurl -lcjson -lm -pthread >&2
+export API_RETRY
 exec "$PY" test/txn/python_txn.py "$@"

@@ -187,6 +187,23 @@ def retried_writes():
             conn.close()
             check("create", TABLE)
             check("fill", TABLE, "P", 3)
+
+        # the C API: dyn_delete_item
+        exe = os.environ.get("API_RETRY", "")
+        check("fill", TABLE, "R", 4)
+        control(port, fault="reset", mode="first", ops=["DeleteItem"])
+        try:
+            out = subprocess.run([exe, url, TABLE], capture_output=True,
+                                 text=True, timeout=120).stdout
+        except OSError as e:
+            out = "cannot run %r: %s" % (exe, e)
+        faults = stats(port)["faults"].get("DeleteItem", 0)
+        control(port, fault="none")
+        expect("C API: a dyn_delete_item whose first answer was lost "
+               "(retried %d time) leaves no cached GSI page showing the item"
+               % faults, (out.split("\n"), faults),
+               (["000 001 002 003 ", "000 001 002 003 ", "deleted",
+                 "000 002 003 ", ""], 1))
     finally:
         proxy.kill()
         proxy.wait()
