@@ -2392,9 +2392,42 @@ static int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
   int n = 0, i, j, rc;
   if(!dd_pending_any(p))
     return SQLITE_OK;
-  rc = dd_pending_images(p, &a, &n);
-  if(rc)
-    return rc;
+  if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
+    /* table keys: look each up, rather than go through every write (a
+    ** join driving lookups inside a large transaction) */
+    int nSk = p->nKey == 2 ? nSkv : 1;
+    a = sqlite3_malloc64(sizeof(*a) * ((size_t)pCur->nPk * (size_t)nSk + 1));
+    if(!a)
+      return SQLITE_NOMEM;
+    for(i = 0; i < pCur->nPk; i++) {
+      for(j = 0; j < nSk; j++) {
+        ddb_av kv[2];
+        ddb_item *key, *img = NULL;
+        kv[0] = pCur->aPk[i].av;
+        kv[0].name = p->azKey[0];
+        kv[0].name_len = 0;
+        if(p->nKey == 2) {
+          kv[1] = aSkv[j].av;
+          kv[1].name = p->azKey[1];
+          kv[1].name_len = 0;
+        }
+        key = ddb_item_from_avs(kv, p->nKey);
+        if(!key) {
+          while(n > 0)
+            ddb_item_unref(a[--n]);
+          sqlite3_free(a);
+          return SQLITE_NOMEM;
+        }
+        if(dd_pending_get(p, key, &img) && img)
+          a[n++] = ddb_item_ref(img);
+        ddb_item_unref(key);
+      }
+    }
+  } else {
+    rc = dd_pending_images(p, &a, &n);
+    if(rc)
+      return rc;
+  }
   for(i = j = 0; i < n; i++) {
     if(dd_pend_match(pCur, a[i], aSkv, nSkv))
       a[j++] = a[i];
