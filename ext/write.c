@@ -21,13 +21,28 @@
 ** declared types and not empty, the item under 400 KB.
 **
 ** Outside BEGIN ... COMMIT each row is written when the statement reaches
-** it.  Inside, writes are buffered and sent by xSync at COMMIT: up to 100
-** distinct items in one TransactWriteItems (all or nothing; a failure
-** names the item), more as BatchWriteItem calls of 25 (not atomic; the
-** INSERTs among them are first checked with a consistent BatchGetItem, so
-** an existing key still fails the COMMIT before anything is written), or,
-** with split_transactions=no, an error.  ROLLBACK sends nothing.  Reads
-** inside the transaction do not see its buffered writes.
+** it.  Inside, writes are buffered (dd_op: the kind, the condition, the new
+** image, and for an UPDATE the image it read) and sent by xSync at COMMIT,
+** merged to one write per item (dd_coalesce).  Each keeps its kind: an
+** UPDATE is sent as the SET and REMOVE of what changed against the image
+** it read, on condition that the item exists, never as a whole-item put.
+** Up to 100 items go in one TransactWriteItems (all or nothing; a failure
+** names the item); more as TransactWriteItems of up to 100 each (atomic
+** each, not together), then the unconditional puts (REPLACE) and deletes
+** as BatchWriteItem, with the INSERTs first checked with a consistent
+** BatchGetItem, so an existing key still fails the COMMIT before anything
+** is written; with split_transactions=no, an error.  ROLLBACK sends
+** nothing; ROLLBACK TO a savepoint drops the writes after it.
+**
+** Reads inside the transaction see its writes: dd_txn.pend maps each
+** written key (canonical, ddb_key_encode) to its newest write, and the
+** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
+** A second INSERT of a key the transaction wrote fails at the statement.
+**
+** The cache is told of every write (ddbc_note_write).  The old image an
+** answer gives is trusted only when the call was not retried; a retried
+** or failed write makes every page of the table stale (dd_note_done,
+** dd_note_unknown).
 **
 ** UPDATE and DELETE find the row by rowid: while a write transaction is
 ** open, xRowid remembers each row it hands out (dd_remember_row).
