@@ -37,7 +37,10 @@
 ** Reads inside the transaction see its writes: dd_txn.pend maps each
 ** written key (canonical, ddb_key_encode) to its newest write, and the
 ** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
-** A second INSERT of a key the transaction wrote fails at the statement.
+** A second INSERT of a key the transaction wrote fails at the statement;
+** an INSERT OR IGNORE of a key it did not write reads the key from
+** DynamoDB at the statement and skips the row when it exists
+** (dd_insert_check).
 **
 ** The cache is told of every write (ddbc_note_write).  The old image an
 ** answer gives is trusted only when the call was not retried; a retried
@@ -847,12 +850,20 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
 
 /* Inside a transaction, may the INSERT of it go ahead?  Not when an earlier
 ** write of this transaction left an item with its key: SQLITE_CONSTRAINT
-** now, at the statement, as an ordinary table does (OR IGNORE skips the
-** row).  An item that exists in DynamoDB is found at COMMIT. */
-static int dd_insert_check(dd_vtab *p, const ddb_item *it) {
-  ddb_item *pend = NULL;
-  if(dd_pending_get(p, it, &pend) && pend) {
-    char *zKey = dd_key_text(p, it);
+** now, at the statement, as an ordinary table does.  An INSERT OR IGNORE
+** (bIgnore) of a key the transaction has not written asks DynamoDB now
+** (a consistent read): SQLITE_CONSTRAINT, which SQLite turns into "skip
+** the row", when the item exists, so changes() and the transaction's reads
+** see what an ordinary table would.  A plain INSERT's existing key is
+** found at COMMIT (its condition). */
+static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore) {
+  ddb_item *pend = NULL, *found = NULL;
+  const ddb_item *aKey[1];
+  ddb_error err;
+  char *zKey;
+  int bPending = dd_pending_get(p, it, &pend);
+  if(bPending && pend) {
+    zKey = dd_key_text(p, it);
     dd_error(p,
              "INSERT: an item with key %s already exists (written earlier "
              "in this transaction; INSERT OR REPLACE overwrites it)",
@@ -860,7 +871,22 @@ static int dd_insert_check(dd_vtab *p, const ddb_item *it) {
     sqlite3_free(zKey);
     return SQLITE_CONSTRAINT;
   }
-  return SQLITE_OK;
+  if(bPending || !bIgnore)
+    return SQLITE_OK; /* deleted earlier in this transaction: free */
+  aKey[0] = it;
+  ddb_error_clear(&err);
+  if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, 1, p->azKey, p->nKey, 1,
+                   &found, &err)) {
+    dd_error(p, "INSERT OR IGNORE: %s", err.message);
+    return dd_rc(&err);
+  }
+  if(!found)
+    return SQLITE_OK;
+  ddb_item_unref(found);
+  zKey = dd_key_text(p, it);
+  dd_error(p, "INSERT: an item with key %s already exists", zKey ? zKey : "?");
+  sqlite3_free(zKey);
+  return SQLITE_CONSTRAINT;
 }
 
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
@@ -901,7 +927,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     *pRowid = dd_key_rowid(p, it);
     if(bBuffer) {
       if(onConflict != SQLITE_REPLACE)
-        rc = dd_insert_check(p, it);
+        rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE);
       if(rc == SQLITE_OK)
         rc = dd_op_add(p, DDB_WRITE_PUT,
                        onConflict == SQLITE_REPLACE ? DDB_COND_NONE
@@ -914,7 +940,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = SQLITE_OK;                     /* UPDATE that changes nothing */
   } else if(!dd_same_key(p, old, it)) { /* UPDATE of the key */
     if(bBuffer) {
-      rc = dd_insert_check(p, it);
+      rc = dd_insert_check(p, it, 0);
       if(rc == SQLITE_OK)
         rc = dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0);
       if(rc == SQLITE_OK)

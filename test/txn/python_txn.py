@@ -113,6 +113,24 @@ def transactions():
             "exists (written earlier in this transaction; INSERT OR REPLACE "
             "overwrites it)", '{"v": 3}'))
 
+    err = None
+    try:
+        with conn:  # the idempotent load: rows that exist are skipped
+            cur = conn.executemany(
+                "INSERT OR IGNORE INTO t(PK, SK, item) VALUES ('P', ?, ?)",
+                [("000", '{"n": 9}'), ("ign", '{"n": 8}')])
+            inserted = cur.rowcount
+            inside = n_of(conn, "000")
+    except sqlite3.Error as e:
+        err = "COMMIT: %s" % e
+        inserted = inside = None
+    expect("INSERT OR IGNORE of an existing and a new key in one `with "
+           "conn:` skips the existing one at the statement and commits",
+           (err, inserted, inside, json.loads(check("get", TABLE, "P", "000")),
+            check("get", TABLE, "P", "ign")),
+           (None, 1, 0, {"Grp": "P", "Num": 0, "a": "x", "b": "y", "n": 0},
+            '{"n": 8}'))
+
     with conn:
         conn.execute("DELETE FROM t WHERE PK = 'P' AND SK = '002'")
         seen = conn.execute("SELECT count(*) FROM t WHERE PK = 'P' "
