@@ -435,16 +435,26 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
                            const char *const *remove, int n_remove,
                            ddb_item **updated, ddb_error *err);
 
-typedef enum { DDB_WRITE_PUT = 1, DDB_WRITE_DELETE } ddb_write_kind;
+typedef enum {
+  DDB_WRITE_PUT = 1,
+  DDB_WRITE_DELETE,
+  DDB_WRITE_UPDATE /* TransactWriteItems only */
+} ddb_write_kind;
 
 typedef struct ddb_write {
   ddb_write_kind kind;
-  const ddb_item *item; /* PUT: the item; DELETE: holds the key */
-  ddb_cond cond;        /* TransactWriteItems only */
+  const ddb_item *item; /* PUT: the item; DELETE, UPDATE: holds the key */
+  ddb_cond cond;        /* TransactWriteItems only; UPDATE: always EXISTS */
+  /* UPDATE: SET every attribute of set (may be NULL), REMOVE remove[] */
+  const ddb_item *set;
+  const char *const *remove;
+  int n_remove;
 } ddb_write;
 
 /* TransactWriteItems of at most 100 writes, all or nothing, idempotent on
-** retry (ClientRequestToken).  A cancellation names the failing items:
+** retry (ClientRequestToken): Put, Delete, or Update (as ddb_update_item:
+** SET and REMOVE of the given attributes, on condition that the item
+** exists).  A cancellation names the failing items:
 ** "TransactionCanceledException: item 2: ConditionalCheckFailed". */
 ddb_result ddb_transact_write(ddb_client *c, const char *table,
                               const ddb_write *w, int n,

@@ -328,13 +328,84 @@ ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
   return r;
 }
 
+/* Order of two attributes by name, for find_duplicate. */
+static int name_order(const void *pa, const void *pb) {
+  const ddb_av *a = *(const ddb_av *const *)pa;
+  const ddb_av *b = *(const ddb_av *const *)pb;
+  size_t n = a->name_len < b->name_len ? a->name_len : b->name_len;
+  int c = memcmp(a->name, b->name, n);
+  return c ? c : (a->name_len < b->name_len ? -1 : a->name_len > b->name_len);
+}
+
+/*
+** Is a name used twice in map m, or in any map inside av (at any depth)?
+** JSON allows it; DynamoDB would keep the last, while a check of the item
+** (its key attributes, say) reads the first, so a duplicate is an error.
+** Names compare as decoded ("P\u004b" is "PK").  Returns DDB_OK, or
+** DDB_ERR_INPUT naming the name and where it is (path, "" at the top), or
+** DDB_ERR_NOMEM.
+*/
+static ddb_result find_duplicate(const ddb_av *av, ddb_buf *path,
+                                 ddb_error *err) {
+  uint32_t i;
+  size_t plen = path->len;
+  ddb_result r;
+  if(av->type != DDB_M && av->type != DDB_L)
+    return DDB_OK;
+  if(av->type == DDB_M && av->n > 1) {
+    const ddb_av **a = malloc(sizeof(*a) * av->n);
+    const ddb_av *dup = NULL;
+    if(!a)
+      return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    for(i = 0; i < av->n; i++)
+      a[i] = &av->kids[i];
+    qsort((void *)a, av->n, sizeof(*a), name_order);
+    for(i = 1; i < av->n && !dup; i++)
+      if(name_order(&a[i - 1], &a[i]) == 0)
+        dup = a[i];
+    free((void *)a);
+    if(dup)
+      return ddb_error_set(
+          err, DDB_ERR_INPUT, "%.*s%sduplicate attribute name '%.*s'",
+          (int)(plen > 200 ? 200 : plen), path->p ? path->p : "",
+          plen ? ": " : "", (int)(dup->name_len > 200 ? 200 : dup->name_len),
+          dup->name);
+  }
+  for(i = 0; i < av->n; i++) {
+    const ddb_av *k = &av->kids[i];
+    if(k->type != DDB_M && k->type != DDB_L)
+      continue;
+    if(av->type == DDB_M)
+      ddb_buf_addf(path, "%s%.*s", plen ? "." : "", (int)k->name_len, k->name);
+    else
+      ddb_buf_addf(path, "[%u]", i);
+    r = find_duplicate(k, path, err);
+    path->len = plen;
+    if(path->p)
+      path->p[plen] = 0;
+    if(r)
+      return r;
+  }
+  return DDB_OK;
+}
+
 ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
                                     ddb_error *err) {
+  ddb_buf path;
   ddb_result r = ddb_item_parse(text, n, out, err);
   if(r == DDB_ERR_PARSE && err) {
     err->code = r = DDB_ERR_INPUT;
     if(strcmp(err->message, "item is not valid JSON") == 0)
       ddb_error_set(err, DDB_ERR_INPUT, "not valid JSON");
+  }
+  if(r)
+    return r;
+  ddb_buf_init(&path, 64u * 1024);
+  r = find_duplicate(&(*out)->root, &path, err);
+  ddb_buf_free(&path);
+  if(r) {
+    ddb_item_unref(*out);
+    *out = NULL;
   }
   return r;
 }

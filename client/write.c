@@ -144,6 +144,54 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
   return send_and_take(c, "DeleteItem", table, &b, old, err);
 }
 
+/* Append ,"UpdateExpression":...,"ConditionExpression":...,
+** "ExpressionAttributeNames":{...},"ExpressionAttributeValues":{...} of an
+** update that SETs every attribute of set (may be NULL) and REMOVEs
+** remove[0..n_remove), on condition that the item exists (an UPDATE changes
+** rows, it never creates one). */
+static void add_update(ddb_buf *b, const char *const *key_names, int n_key,
+                       const ddb_item *set, const char *const *remove,
+                       int n_remove) {
+  uint32_t i;
+  int k, n_set = set ? (int)set->root.n : 0;
+  ddb_buf_adds(b, ",\"UpdateExpression\":\"");
+  if(n_set) {
+    ddb_buf_adds(b, "SET ");
+    for(k = 0; k < n_set; k++)
+      ddb_buf_addf(b, "%s#a%d = :v%d", k ? ", " : "", k, k);
+  }
+  if(n_remove) {
+    ddb_buf_adds(b, n_set ? " REMOVE " : "REMOVE ");
+    for(k = 0; k < n_remove; k++)
+      ddb_buf_addf(b, "%s#a%d", k ? ", " : "", n_set + k);
+  }
+  ddb_buf_adds(b, "\",\"ConditionExpression\":\"");
+  for(k = 0; k < n_key; k++)
+    ddb_buf_addf(b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
+  ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
+  for(k = 0; k < n_key; k++) {
+    ddb_buf_addf(b, "%s\"#k%d\":", k ? "," : "", k);
+    ddb_buf_json_str(b, key_names[k], strlen(key_names[k]));
+  }
+  for(i = 0; i < (uint32_t)n_set; i++) {
+    ddb_buf_addf(b, ",\"#a%u\":", i);
+    ddb_buf_json_str(b, set->root.kids[i].name, set->root.kids[i].name_len);
+  }
+  for(k = 0; k < n_remove; k++) {
+    ddb_buf_addf(b, ",\"#a%d\":", n_set + k);
+    ddb_buf_json_str(b, remove[k], strlen(remove[k]));
+  }
+  ddb_buf_addc(b, '}');
+  if(n_set) {
+    ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
+    for(i = 0; i < (uint32_t)n_set; i++) {
+      ddb_buf_addf(b, "%s\":v%u\":", i ? "," : "", i);
+      ddb_av_to_typed_json(&set->root.kids[i], b);
+    }
+    ddb_buf_addc(b, '}');
+  }
+}
+
 ddb_result ddb_update_item(ddb_client *c, const char *table,
                            const ddb_item *key, const char *const *key_names,
                            int n_key, const ddb_item *set,
@@ -152,49 +200,11 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
   ddb_buf b;
   cJSON *resp = NULL;
   ddb_result result;
-  uint32_t i;
-  int k, n_set = set ? (int)set->root.n : 0;
   if(updated)
     *updated = NULL;
   if(start_keyed(&b, "UpdateItem", table, key, key_names, n_key, err))
     return DDB_ERR_INPUT;
-  ddb_buf_adds(&b, ",\"UpdateExpression\":\"");
-  if(n_set) {
-    ddb_buf_adds(&b, "SET ");
-    for(k = 0; k < n_set; k++)
-      ddb_buf_addf(&b, "%s#a%d = :v%d", k ? ", " : "", k, k);
-  }
-  if(n_remove) {
-    ddb_buf_adds(&b, n_set ? " REMOVE " : "REMOVE ");
-    for(k = 0; k < n_remove; k++)
-      ddb_buf_addf(&b, "%s#a%d", k ? ", " : "", n_set + k);
-  }
-  /* the item must exist: an UPDATE changes rows, it never creates one */
-  ddb_buf_adds(&b, "\",\"ConditionExpression\":\"");
-  for(k = 0; k < n_key; k++)
-    ddb_buf_addf(&b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
-  ddb_buf_adds(&b, "\",\"ExpressionAttributeNames\":{");
-  for(k = 0; k < n_key; k++) {
-    ddb_buf_addf(&b, "%s\"#k%d\":", k ? "," : "", k);
-    ddb_buf_json_str(&b, key_names[k], strlen(key_names[k]));
-  }
-  for(i = 0; i < (uint32_t)n_set; i++) {
-    ddb_buf_addf(&b, ",\"#a%u\":", i);
-    ddb_buf_json_str(&b, set->root.kids[i].name, set->root.kids[i].name_len);
-  }
-  for(k = 0; k < n_remove; k++) {
-    ddb_buf_addf(&b, ",\"#a%d\":", n_set + k);
-    ddb_buf_json_str(&b, remove[k], strlen(remove[k]));
-  }
-  ddb_buf_addc(&b, '}');
-  if(n_set) {
-    ddb_buf_adds(&b, ",\"ExpressionAttributeValues\":{");
-    for(i = 0; i < (uint32_t)n_set; i++) {
-      ddb_buf_addf(&b, "%s\":v%u\":", i ? "," : "", i);
-      ddb_av_to_typed_json(&set->root.kids[i], &b);
-    }
-    ddb_buf_addc(&b, '}');
-  }
+  add_update(&b, key_names, n_key, set, remove, n_remove);
   ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_NEW\","
                    "\"ReturnConsumedCapacity\":\"TOTAL\"}");
   result = send_write(c, "UpdateItem", table, &b, &resp, err);
@@ -236,8 +246,9 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
   for(i = 0; i < n; i++) {
     if(i)
       ddb_buf_addc(&b, ',');
-    ddb_buf_adds(&b,
-                 w[i].kind == DDB_WRITE_PUT ? "{\"Put\":{" : "{\"Delete\":{");
+    ddb_buf_adds(&b, w[i].kind == DDB_WRITE_PUT      ? "{\"Put\":{"
+                     : w[i].kind == DDB_WRITE_UPDATE ? "{\"Update\":{"
+                                                     : "{\"Delete\":{");
     ddb_buf_adds(&b, "\"TableName\":");
     ddb_buf_json_str(&b, table, strlen(table));
     if(w[i].kind == DDB_WRITE_PUT) {
@@ -251,7 +262,10 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
                              i + 1);
       }
     }
-    add_condition(&b, w[i].cond, key_names, n_key);
+    if(w[i].kind == DDB_WRITE_UPDATE)
+      add_update(&b, key_names, n_key, w[i].set, w[i].remove, w[i].n_remove);
+    else
+      add_condition(&b, w[i].cond, key_names, n_key);
     ddb_buf_adds(&b, "}}");
   }
   ddb_buf_adds(&b, "],\"ClientRequestToken\":");

@@ -88,6 +88,16 @@ int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
 /* Is a write transaction open on p (between xBegin and its end)?  Then
 ** the rows read must be whole items: UPDATE and DELETE use them. */
 int dd_in_write(dd_vtab *p);
+/* Read your writes.  The transaction's newest buffered write of the item
+** with it's table key: 0 if there is none; 1 with *pOut the item it leaves
+** (borrowed, valid until the next write) or NULL when it deletes it. */
+int dd_pending_get(dd_vtab *p, const ddb_item *it, ddb_item **pOut);
+/* Does the open transaction have buffered writes? */
+int dd_pending_any(dd_vtab *p);
+/* The items the transaction's buffered writes leave (one a key, deletions
+** left out) in *paOut[0..*pnOut): new references in an array, both freed
+** by the caller (ddb_item_unref, sqlite3_free).  Returns an SQLite code. */
+int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut);
 /* Free everything write.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
 

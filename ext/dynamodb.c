@@ -140,6 +140,16 @@ typedef struct dd_cursor {
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
+  /* read your writes: the items the open transaction's buffered writes
+  ** leave that may match the plan (aPend, references, in the plan's order
+  ** when it has one), merged into the rows DynamoDB returns, whose rows of
+  ** keys the transaction wrote are dropped (see dd_overlay_start) */
+  int bOverlay;
+  ddb_item **aPend; /* sqlite3_free(), each a reference */
+  int nPend, iPend;
+  ddb_item *pPeek; /* the next DynamoDB row (borrowed from aRow) */
+  int bRawEof;     /* DynamoDB's rows are done */
+  int bOrdered;    /* merge aPend by the path's sort key */
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -2026,6 +2036,13 @@ static void dd_cursor_reset(dd_cursor *pCur) {
   pCur->bEof = 1;
   pCur->nLimit = pCur->nEmitted = 0;
   memset(&pCur->rd, 0, sizeof(pCur->rd));
+  for(i = 0; i < pCur->nPend; i++)
+    ddb_item_unref(pCur->aPend[i]);
+  sqlite3_free(pCur->aPend);
+  pCur->aPend = NULL;
+  pCur->nPend = pCur->iPend = 0;
+  pCur->bOverlay = pCur->bRawEof = pCur->bOrdered = 0;
+  pCur->pPeek = NULL;
 }
 
 static int dynamodbClose(sqlite3_vtab_cursor *cur) {
@@ -2436,8 +2453,9 @@ static int dd_next_page(dd_cursor *pCur) {
   }
 }
 
-static int dynamodbNext(sqlite3_vtab_cursor *cur) {
-  dd_cursor *pCur = (dd_cursor *)cur;
+/* The next row DynamoDB (or the cache) returned into pCur->pCur, or
+** bEof. */
+static int dd_next_raw(dd_cursor *pCur) {
   int rc;
   while(pCur->iRow >= pCur->nRow) {
     if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
@@ -2452,6 +2470,212 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   pCur->iRow++;
   pCur->nEmitted++;
   return SQLITE_OK;
+}
+
+/* Compare two key values of type t as SQLite orders the column's values
+** (S and B by their bytes, N by value). */
+static int dd_av_order(const ddb_av *a, const ddb_av *b) {
+  if(a->type == DDB_N && b->type == DDB_N) {
+    int64_t i, j;
+    double x, y;
+    ddb_numkind ka = ddb_number_classify(a->text, a->n, &i, &x);
+    ddb_numkind kb = ddb_number_classify(b->text, b->n, &j, &y);
+    if(ka == DDB_NUM_INT && kb == DDB_NUM_INT)
+      return i < j ? -1 : i > j;
+    if(ka == DDB_NUM_INT)
+      x = (double)i;
+    else if(ka != DDB_NUM_REAL)
+      x = strtod(a->text, NULL);
+    if(kb == DDB_NUM_INT)
+      y = (double)j;
+    else if(kb != DDB_NUM_REAL)
+      y = strtod(b->text, NULL);
+    return x < y ? -1 : x > y;
+  }
+  if(a->type == DDB_B && b->type == DDB_B) {
+    unsigned char *za = sqlite3_malloc64((sqlite3_uint64)a->n + 1);
+    unsigned char *zb = sqlite3_malloc64((sqlite3_uint64)b->n + 1);
+    size_t na = za ? ddb_base64_decode(a->text, a->n, za, a->n + 1) : 0;
+    size_t nb = zb ? ddb_base64_decode(b->text, b->n, zb, b->n + 1) : 0;
+    int c;
+    if(na == (size_t)-1)
+      na = 0;
+    if(nb == (size_t)-1)
+      nb = 0;
+    c = memcmp(za ? (const void *)za : "", zb ? (const void *)zb : "",
+               na < nb ? na : nb);
+    sqlite3_free(za);
+    sqlite3_free(zb);
+    return c ? c : (na < nb ? -1 : na > nb);
+  }
+  {
+    uint32_t n = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->text, b->text, n);
+    return c ? c : (a->n < b->n ? -1 : a->n > b->n);
+  }
+}
+
+/* The cursor's path's sort-key order of items a and b, for the overlay. */
+static int dd_pend_cmp(dd_cursor *pCur, const ddb_item *a, const ddb_item *b) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  const char *zSk = p->aCol[pCur->pPath->iSk].zName;
+  const ddb_av *x = ddb_item_get(a, zSk), *y = ddb_item_get(b, zSk);
+  int c;
+  if(!x || !y)
+    return x ? 1 : y ? -1 : 0;
+  c = dd_av_order(x, y);
+  return pCur->rd.descending ? -c : c;
+}
+
+/* Does item it have the attribute of key column c, in its type? */
+static const ddb_av *dd_key_attr(dd_vtab *p, const ddb_item *it, int c) {
+  const ddb_av *a = ddb_item_get(it, p->aCol[c].zName);
+  return a && a->type == p->aCol[c].type ? a : NULL;
+}
+
+/*
+** May item it (written by the open transaction) be a row of the plan?  A
+** superset is enough, as SQLite checks every constraint again, except
+** those it was told to omit: PK = ? and SK = ? (see xBestIndex), which
+** are checked here exactly: the partition key is one of aPk, the sort key
+** one of aSkv (GetItem, BatchGetItem) or the Query's = value.  An index
+** holds only items with its key attributes.
+*/
+static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
+                         const dd_val *aSkv, int nSkv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  dd_path *pp = pCur->pPath;
+  const ddb_av *pk = dd_key_attr(p, it, pp->iPk);
+  const ddb_av *sk = pp->iSk >= 0 ? dd_key_attr(p, it, pp->iSk) : NULL;
+  int i, ok;
+  if(!pk || (pp->iSk >= 0 && !sk))
+    return 0;
+  if(pCur->op == DD_OP_SCAN)
+    return p->nSlice == 0 || p->iSlice == 0; /* one slice shows them */
+  for(i = 0, ok = 0; i < pCur->nPk && !ok; i++)
+    ok = ddb_av_equal(pk, &pCur->aPk[i].av);
+  if(!ok)
+    return 0;
+  if(pCur->op != DD_OP_QUERY) {
+    if(pp->iSk < 0)
+      return 1;
+    for(i = 0, ok = 0; i < nSkv && !ok; i++)
+      ok = ddb_av_equal(sk, &aSkv[i].av);
+    return ok;
+  }
+  if(pCur->rd.sk_op == DDB_SK_EQ)
+    return sk && ddb_av_equal(sk, &pCur->sk[0].av);
+  return 1;
+}
+
+/* Start the overlay of the open transaction's writes on the plan xFilter
+** just set up (a no-op when nothing is buffered). */
+static int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **a = NULL;
+  int n = 0, i, j, rc;
+  if(!dd_pending_any(p))
+    return SQLITE_OK;
+  if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
+    /* table keys: look each up, rather than go through every write (a
+    ** join driving lookups inside a large transaction) */
+    int nSk = p->nKey == 2 ? nSkv : 1;
+    a = sqlite3_malloc64(sizeof(*a) * ((size_t)pCur->nPk * (size_t)nSk + 1));
+    if(!a)
+      return SQLITE_NOMEM;
+    for(i = 0; i < pCur->nPk; i++) {
+      for(j = 0; j < nSk; j++) {
+        ddb_av kv[2];
+        ddb_item *key, *img = NULL;
+        kv[0] = pCur->aPk[i].av;
+        kv[0].name = p->azKey[0];
+        kv[0].name_len = 0;
+        if(p->nKey == 2) {
+          kv[1] = aSkv[j].av;
+          kv[1].name = p->azKey[1];
+          kv[1].name_len = 0;
+        }
+        key = ddb_item_from_avs(kv, p->nKey);
+        if(!key) {
+          while(n > 0)
+            ddb_item_unref(a[--n]);
+          sqlite3_free(a);
+          return SQLITE_NOMEM;
+        }
+        if(dd_pending_get(p, key, &img) && img)
+          a[n++] = ddb_item_ref(img);
+        ddb_item_unref(key);
+      }
+    }
+  } else {
+    rc = dd_pending_images(p, &a, &n);
+    if(rc)
+      return rc;
+  }
+  for(i = j = 0; i < n; i++) {
+    if(dd_pend_match(pCur, a[i], aSkv, nSkv))
+      a[j++] = a[i];
+    else
+      ddb_item_unref(a[i]);
+  }
+  pCur->aPend = a;
+  pCur->nPend = j;
+  pCur->iPend = 0;
+  pCur->bOverlay = 1;
+  /* a Query returns a partition in sort-key order, which the plan may
+  ** have promised SQLite (orderByConsumed): merge in that order */
+  pCur->bOrdered = pCur->op == DD_OP_QUERY && pCur->pPath->iSk >= 0;
+  if(pCur->bOrdered) {
+    for(i = 1; i < j; i++) { /* insertion sort: few, and stable */
+      ddb_item *x = a[i];
+      int k = i;
+      while(k > 0 && dd_pend_cmp(pCur, a[k - 1], x) > 0) {
+        a[k] = a[k - 1];
+        k--;
+      }
+      a[k] = x;
+    }
+  }
+  return SQLITE_OK;
+}
+
+static int dynamodbNext(sqlite3_vtab_cursor *cur) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  int rc;
+  if(!pCur->bOverlay)
+    return dd_next_raw(pCur);
+  for(;;) {
+    ddb_item *pend = pCur->iPend < pCur->nPend ? pCur->aPend[pCur->iPend] : 0;
+    if(!pCur->pPeek && !pCur->bRawEof) {
+      ddb_item *img;
+      rc = dd_next_raw(pCur);
+      if(rc)
+        return rc;
+      if(pCur->bEof) {
+        pCur->bRawEof = 1;
+      } else if(pCur->pCur && dd_pending_get(p, pCur->pCur, &img)) {
+        continue; /* the transaction wrote this key: aPend has it, or not */
+      } else {
+        pCur->pPeek = pCur->pCur;
+      }
+    }
+    if(!pCur->pPeek && !pend) {
+      pCur->bEof = 1;
+      pCur->pCur = NULL;
+      return SQLITE_OK;
+    }
+    pCur->bEof = 0;
+    if(pend && (!pCur->pPeek || (pCur->bOrdered &&
+                                 dd_pend_cmp(pCur, pend, pCur->pPeek) <= 0))) {
+      pCur->pCur = pend;
+      pCur->iPend++;
+    } else {
+      pCur->pCur = pCur->pPeek;
+      pCur->pPeek = NULL;
+    }
+    return SQLITE_OK;
+  }
 }
 
 /* Append v (moved) to the list *pa of *pn values. */
@@ -2775,7 +2999,8 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
   iv.bExact = 1;
-  if((idxNum & 3) == DD_OP_GET && dd_get_cached(pCur, argc, argv))
+  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
+     dd_get_cached(pCur, argc, argv))
     return dynamodbNext(cur);
   pCur->op = idxNum & 3;
   pCur->pPath = pp;
@@ -2944,6 +3169,9 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     }
     break;
   }
+  rc = dd_overlay_start(pCur, aSkv, nSkv);
+  if(rc)
+    goto fail;
   pCur->tStart = ddbc_now();
   if(pCur->op == DD_OP_QUERY || pCur->op == DD_OP_SCAN) {
     /* the first page: dd_next_page() starts at the first partition */

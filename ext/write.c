@@ -21,13 +21,31 @@
 ** declared types and not empty, the item under 400 KB.
 **
 ** Outside BEGIN ... COMMIT each row is written when the statement reaches
-** it.  Inside, writes are buffered and sent by xSync at COMMIT: up to 100
-** distinct items in one TransactWriteItems (all or nothing; a failure
-** names the item), more as BatchWriteItem calls of 25 (not atomic; the
-** INSERTs among them are first checked with a consistent BatchGetItem, so
-** an existing key still fails the COMMIT before anything is written), or,
-** with split_transactions=no, an error.  ROLLBACK sends nothing.  Reads
-** inside the transaction do not see its buffered writes.
+** it.  Inside, writes are buffered (dd_op: the kind, the condition, the new
+** image, and for an UPDATE the image it read) and sent by xSync at COMMIT,
+** merged to one write per item (dd_coalesce).  Each keeps its kind: an
+** UPDATE is sent as the SET and REMOVE of what changed against the image
+** it read, on condition that the item exists, never as a whole-item put.
+** Up to 100 items go in one TransactWriteItems (all or nothing; a failure
+** names the item); more as TransactWriteItems of up to 100 each (atomic
+** each, not together), then the unconditional puts (REPLACE) and deletes
+** as BatchWriteItem, with the INSERTs first checked with a consistent
+** BatchGetItem, so an existing key still fails the COMMIT before anything
+** is written; with split_transactions=no, an error.  ROLLBACK sends
+** nothing; ROLLBACK TO a savepoint drops the writes after it.
+**
+** Reads inside the transaction see its writes: dd_txn.pend maps each
+** written key (canonical, ddb_key_encode) to its newest write, and the
+** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
+** A second INSERT of a key the transaction wrote fails at the statement;
+** an INSERT OR IGNORE of a key it did not write reads the key from
+** DynamoDB at the statement and skips the row when it exists
+** (dd_insert_check).
+**
+** The cache is told of every write (ddbc_note_write).  The old image an
+** answer gives is trusted only when the call was not retried; a retried
+** or failed write makes every page of the table stale (dd_note_done,
+** dd_note_unknown).
 **
 ** UPDATE and DELETE find the row by rowid: while a write transaction is
 ** open, xRowid remembers each row it hands out (dd_remember_row).
@@ -48,11 +66,23 @@ SQLITE_EXTENSION_INIT3
 #define DD_TRANSACT_MAX 100
 
 typedef struct dd_op {
-  ddb_write_kind kind;
+  ddb_write_kind kind; /* PUT, UPDATE or DELETE */
   ddb_cond cond;
-  ddb_item *item; /* PUT: the new item; DELETE: the old one (its key) */
+  ddb_item *item; /* PUT, UPDATE: the new item; DELETE: the old one (its
+                     key); a reference */
+  ddb_item *old;  /* UPDATE: the item as the statement read it (the diff
+                     against it is what COMMIT sends); a reference */
   int bInsert;    /* from an INSERT: an existing key is an error */
 } dd_op;
+
+/* The newest buffered write of one key: what the transaction's reads see
+** (dd_pending_get).  Keyed by the canonical key (ddb_key_encode). */
+typedef struct dd_pend {
+  int iOp; /* in dd_txn.aOp */
+  UT_hash_handle hh;
+  size_t nKey;
+  char aKey[1]; /* nKey bytes; allocated to size */
+} dd_pend;
 
 typedef struct dd_row {
   sqlite3_int64 rowid;
@@ -66,7 +96,8 @@ struct dd_txn {
   int nOp, nAlloc;
   int aSave[DD_MAX_SAVEPOINTS]; /* nOp at each savepoint */
   int nSave;
-  dd_row *rows; /* rows handed out by xRowid */
+  dd_row *rows;  /* rows handed out by xRowid */
+  dd_pend *pend; /* the newest write of each key in aOp[0..nOp) */
 };
 
 /* ------------------------------------------------------------------------
@@ -81,9 +112,75 @@ static dd_txn *dd_txn_get(dd_vtab *p) {
   return p->pTxn;
 }
 
-static void dd_ops_truncate(dd_txn *t, int n) {
-  while(t->nOp > n)
-    ddb_item_unref(t->aOp[--t->nOp].item);
+static void dd_pend_free(dd_txn *t) {
+  dd_pend *e, *tmp;
+  HASH_ITER(hh, t->pend, e, tmp) {
+    HASH_DEL(t->pend, e);
+    sqlite3_free(e);
+  }
+}
+
+/* Record aOp[iOp] as the newest write of its key.  Returns an SQLite
+** code. */
+static int dd_pend_note(dd_vtab *p, int iOp) {
+  dd_txn *t = p->pTxn;
+  dd_pend *e;
+  ddb_buf b;
+  char aBuf[256];
+  int rc = SQLITE_OK;
+  ddb_buf_init_with(&b, aBuf, sizeof(aBuf), 4u * 1024 * 1024);
+  if(ddb_key_encode(t->aOp[iOp].item, p->azKey, p->nKey, &b) || !b.p) {
+    ddb_buf_free(&b);
+    return SQLITE_NOMEM;
+  }
+  HASH_FIND(hh, t->pend, b.p, b.len, e);
+  if(e) {
+    e->iOp = iOp;
+  } else if((e = sqlite3_malloc64(sizeof(*e) + b.len)) != NULL) {
+    memset(e, 0, sizeof(*e));
+    e->iOp = iOp;
+    e->nKey = b.len;
+    memcpy(e->aKey, b.p, b.len);
+    HASH_ADD(hh, t->pend, aKey[0], e->nKey, e);
+  } else {
+    rc = SQLITE_NOMEM;
+  }
+  ddb_buf_free(&b);
+  return rc;
+}
+
+/* Drop the buffered writes from aOp[n] on (ROLLBACK TO), and point the
+** map of the newest write of each key at what is left: every key left is
+** in the map already, so this allocates nothing but, for a key over 256
+** bytes, its encoding (should that fail, the whole transaction's map is
+** dropped and the error returned). */
+static int dd_ops_truncate(dd_vtab *p, dd_txn *t, int n) {
+  dd_pend *e, *tmp;
+  int i, rc = SQLITE_OK;
+  if(n < 0)
+    n = 0;
+  if(n >= t->nOp)
+    return SQLITE_OK;
+  while(t->nOp > n) {
+    dd_op *o = &t->aOp[--t->nOp];
+    ddb_item_unref(o->item);
+    ddb_item_unref(o->old);
+  }
+  if(!p) {
+    dd_pend_free(t);
+    return SQLITE_OK;
+  }
+  for(e = t->pend; e; e = e->hh.next)
+    e->iOp = -1;
+  for(i = 0; i < t->nOp && rc == SQLITE_OK; i++)
+    rc = dd_pend_note(p, i);
+  HASH_ITER(hh, t->pend, e, tmp) {
+    if(e->iOp < 0 || rc) {
+      HASH_DEL(t->pend, e);
+      sqlite3_free(e);
+    }
+  }
+  return rc;
 }
 
 static void dd_rows_free(dd_txn *t) {
@@ -99,7 +196,8 @@ static void dd_rows_free(dd_txn *t) {
 static void dd_txn_end(dd_txn *t) {
   if(!t)
     return;
-  dd_ops_truncate(t, 0);
+  dd_ops_truncate(NULL, t, 0);
+  dd_pend_free(t);
   dd_rows_free(t);
   t->nSave = 0;
   t->bActive = 0;
@@ -144,9 +242,56 @@ static const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid) {
   return r ? r->item : NULL;
 }
 
-/* Append a buffered write (takes a reference to item). */
+int dd_pending_get(dd_vtab *p, const ddb_item *it, ddb_item **pOut) {
+  dd_txn *t = p->pTxn;
+  dd_pend *e;
+  ddb_buf b;
+  char aBuf[256];
+  *pOut = NULL;
+  if(!t || !t->pend)
+    return 0;
+  ddb_buf_init_with(&b, aBuf, sizeof(aBuf), 4u * 1024 * 1024);
+  if(ddb_key_encode(it, p->azKey, p->nKey, &b) || !b.p) {
+    ddb_buf_free(&b);
+    return 0;
+  }
+  HASH_FIND(hh, t->pend, b.p, b.len, e);
+  ddb_buf_free(&b);
+  if(!e)
+    return 0;
+  if(t->aOp[e->iOp].kind != DDB_WRITE_DELETE)
+    *pOut = t->aOp[e->iOp].item;
+  return 1;
+}
+
+int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut) {
+  dd_txn *t = p->pTxn;
+  dd_pend *e;
+  ddb_item **a;
+  int n = 0;
+  *paOut = NULL;
+  *pnOut = 0;
+  if(!t || !t->pend)
+    return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(*a) * ((size_t)HASH_COUNT(t->pend) + 1));
+  if(!a)
+    return SQLITE_NOMEM;
+  for(e = t->pend; e; e = e->hh.next)
+    if(t->aOp[e->iOp].kind != DDB_WRITE_DELETE)
+      a[n++] = ddb_item_ref(t->aOp[e->iOp].item);
+  *paOut = a;
+  *pnOut = n;
+  return SQLITE_OK;
+}
+
+int dd_pending_any(dd_vtab *p) {
+  return p->pTxn && p->pTxn->bActive && p->pTxn->pend != NULL;
+}
+
+/* Append a buffered write (takes references to item and old) and make it
+** the newest write of its key. */
 static int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
-                     const ddb_item *item, int bInsert) {
+                     const ddb_item *item, const ddb_item *old, int bInsert) {
   dd_txn *t = p->pTxn;
   if(t->nOp == t->nAlloc) {
     int n = t->nAlloc ? t->nAlloc * 2 : 64;
@@ -159,8 +304,13 @@ static int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   t->aOp[t->nOp].kind = kind;
   t->aOp[t->nOp].cond = cond;
   t->aOp[t->nOp].item = ddb_item_ref((ddb_item *)item);
+  t->aOp[t->nOp].old = old ? ddb_item_ref((ddb_item *)old) : NULL;
   t->aOp[t->nOp].bInsert = bInsert;
   t->nOp++;
+  if(dd_pend_note(p, t->nOp - 1)) {
+    dd_ops_truncate(p, t, t->nOp - 1);
+    return SQLITE_NOMEM;
+  }
   return SQLITE_OK;
 }
 
@@ -183,32 +333,61 @@ int dd_rollback(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
+/*
+** Savepoints.  SQLite numbers the savepoints open on the connection 0, 1,
+** ... from the outermost, counting the statement savepoint of each
+** statement; the savepoint (or BEGIN) that opened the transaction is not
+** one of them: ROLLBACK TO it arrives as xRollbackTo(-1), "back to
+** xBegin".  A vtab first written inside nested savepoints gets xBegin and
+** then xSavepoint(level) for the innermost only: the levels below were
+** opened before xBegin, when nothing was buffered, so they stand at 0.
+** aSave[i] is how many writes were buffered when savepoint i was opened.
+*/
 int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
-  if(iSavepoint < 0 || iSavepoint >= DD_MAX_SAVEPOINTS) {
+  if(iSavepoint < 0)
+    return SQLITE_OK;
+  if(iSavepoint >= DD_MAX_SAVEPOINTS) {
     dd_error((dd_vtab *)pVtab, "more than %d nested savepoints",
              DD_MAX_SAVEPOINTS);
     return SQLITE_ERROR;
   }
-  while(t->nSave <= iSavepoint)
-    t->aSave[t->nSave++] = t->nOp;
+  while(t->nSave < iSavepoint)
+    t->aSave[t->nSave++] = 0;
   t->aSave[iSavepoint] = t->nOp;
+  t->nSave = iSavepoint + 1;
   return SQLITE_OK;
 }
 
 int dd_release(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = ((dd_vtab *)pVtab)->pTxn;
   if(t && iSavepoint < t->nSave)
-    t->nSave = iSavepoint;
+    t->nSave = iSavepoint < 0 ? 0 : iSavepoint;
   return SQLITE_OK;
 }
 
+/* Back to savepoint iSavepoint, which stays open (-1: back to xBegin). */
 int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
-  dd_txn *t = ((dd_vtab *)pVtab)->pTxn;
-  if(t && iSavepoint < t->nSave)
-    dd_ops_truncate(t, t->aSave[iSavepoint]);
+  dd_vtab *p = (dd_vtab *)pVtab;
+  dd_txn *t = p->pTxn;
+  int n;
+  if(!t)
+    return SQLITE_OK;
+  if(iSavepoint < 0) {
+    n = 0;
+    t->nSave = 0;
+  } else if(iSavepoint < t->nSave) {
+    n = t->aSave[iSavepoint];
+    t->nSave = iSavepoint + 1;
+  } else {
+    return SQLITE_OK; /* opened after the last write: nothing to undo */
+  }
+  if(dd_ops_truncate(p, t, n)) {
+    dd_error(p, "out of memory rolling back to a savepoint");
+    return SQLITE_NOMEM;
+  }
   return SQLITE_OK;
 }
 
@@ -238,7 +417,7 @@ static char *dd_key_text(dd_vtab *p, const ddb_item *it) {
 static int dd_key_value(dd_vtab *p, int c, sqlite3_value *v, ddb_av *out,
                         char **pzBuf) {
   const dd_column *col = &p->aCol[c];
-  int e = sqlite3_value_type(v);
+  int e = sqlite3_value_type(v), nText = -1;
   memset(out, 0, sizeof(*out));
   out->name = col->zName;
   out->name_len = (uint32_t)strlen(col->zName);
@@ -249,7 +428,17 @@ static int dd_key_value(dd_vtab *p, int c, sqlite3_value *v, ddb_av *out,
       dd_error(p, "column %s is S (text); got a blob", col->zName);
       return SQLITE_MISMATCH;
     }
-    *pzBuf = sqlite3_mprintf("%s", sqlite3_value_text(v));
+    /* every byte, a NUL included: the value's length is its bytes, never
+    ** strlen (a key 'a'||char(0)||'x' is not the key 'a') */
+    const unsigned char *z = sqlite3_value_text(v);
+    int n = sqlite3_value_bytes(v);
+    *pzBuf = sqlite3_malloc64((sqlite3_uint64)n + 1);
+    if(*pzBuf) {
+      if(n > 0)
+        memcpy(*pzBuf, z, (size_t)n);
+      (*pzBuf)[n] = 0;
+    }
+    nText = n;
   } else if(col->type == DDB_N) {
     char zNum[64];
     const char *z;
@@ -285,7 +474,7 @@ static int dd_key_value(dd_vtab *p, int c, sqlite3_value *v, ddb_av *out,
   if(!*pzBuf)
     return SQLITE_NOMEM;
   out->text = *pzBuf;
-  out->n = (uint32_t)strlen(*pzBuf);
+  out->n = (uint32_t)(nText >= 0 ? (size_t)nText : strlen(*pzBuf));
   return SQLITE_OK;
 }
 
@@ -476,6 +665,37 @@ static int dd_write_error(dd_vtab *p, const ddb_error *e, const char *zWhat) {
 }
 
 /* ------------------------------------------------------------------------
+** What the cache is told about a write
+**
+** ddbc_note_write() needs the item's image before the write to know which
+** cached pages the write made stale.  An answer gives it (ALL_OLD), but
+** only the answer of the attempt that did the write: when a write was
+** retried (its first answer lost after DynamoDB applied it), the retry's
+** answer shows the item as the first attempt left it (a DELETE's retry
+** finds nothing), and when a write failed, it may have been applied
+** anyway.  In both cases the old image is unknown: old_known=0 makes every
+** cached page of the table stale.
+*/
+
+/* A write of the item with key's key may or may not have happened, to an
+** unknown image: drop its item entry, make every page of the table stale. */
+static void dd_note_unknown(dd_vtab *p, const ddb_item *key) {
+  ddbc_policy pol = p->pol;
+  pol.item_ttl = 0; /* drops the entry, caches nothing */
+  ddbc_note_write(p->pClient, p->pDesc, NULL, 0, NULL, key, &pol);
+}
+
+/* A write that DynamoDB accepted: old is the ALL_OLD of its answer (NULL:
+** none), trusted only when the call was not retried. */
+static void dd_note_done(dd_vtab *p, const ddb_error *e, const ddb_item *old,
+                         const ddb_item *now, const ddb_item *key) {
+  if(e->retries > 0)
+    ddbc_note_write(p->pClient, p->pDesc, NULL, 0, now, key, &p->pol);
+  else
+    ddbc_note_write(p->pClient, p->pDesc, old, 1, now, key, &p->pol);
+}
+
+/* ------------------------------------------------------------------------
 ** Writes sent at once (outside a transaction)
 */
 static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
@@ -488,6 +708,8 @@ static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
   if(ddb_put_item(p->pClient, p->pDesc->name, it, p->azKey, p->nKey, cond,
                   &old, &err)) {
     char *zKey;
+    if(strcmp(err.type, "ConditionalCheckFailedException") != 0)
+      dd_note_unknown(p, it);
     /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
     ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
     zKey = dd_key_text(p, it);
@@ -501,7 +723,7 @@ static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
     sqlite3_free(zKey);
     return rc;
   }
-  ddbc_note_write(p->pClient, p->pDesc, old, 1, it, it, &p->pol);
+  dd_note_done(p, &err, old, it, it);
   ddb_item_unref(old);
   return SQLITE_OK;
 }
@@ -511,29 +733,29 @@ static int dd_delete_now(dd_vtab *p, const ddb_item *old) {
   ddb_item *was = NULL;
   ddb_error_clear(&err);
   if(ddb_delete_item(p->pClient, p->pDesc->name, old, p->azKey, p->nKey,
-                     DDB_COND_NONE, &was, &err))
+                     DDB_COND_NONE, &was, &err)) {
+    dd_note_unknown(p, old);
     return dd_write_error(p, &err, "DELETE failed");
-  ddbc_note_write(p->pClient, p->pDesc, was, 1, NULL, old, &p->pol);
+  }
+  dd_note_done(p, &err, was, NULL, old);
   ddb_item_unref(was);
   return SQLITE_OK;
 }
 
-/* UPDATE without a key change: UpdateItem of what changed. */
-static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
-  const ddb_av **aSet = NULL;
-  const char **azRemove = NULL;
-  ddb_item *set = NULL, *updated = NULL;
-  ddb_error err;
-  int nSet = 0, nRemove = 0, rc = SQLITE_OK, i;
+/* What an UPDATE from old to it changes: *pSet the attributes to SET (NULL
+** when none), azRemove[0..*pnRemove) the names to REMOVE (borrowed from
+** old; azRemove has room for old's attributes).  Key attributes are never
+** set.  Returns an SQLite code. */
+static int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
+                   ddb_item **pSet, const char **azRemove, int *pnRemove) {
+  const ddb_av **aSet;
+  int nSet = 0, i;
   uint32_t k;
-
-  ddb_error_clear(&err);
+  *pSet = NULL;
+  *pnRemove = 0;
   aSet = sqlite3_malloc64(sizeof(*aSet) * (it->root.n + 1));
-  azRemove = sqlite3_malloc64(sizeof(*azRemove) * (old->root.n + 1));
-  if(!aSet || !azRemove) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
+  if(!aSet)
+    return SQLITE_NOMEM;
   for(k = 0; k < it->root.n; k++) {
     const ddb_av *a = &it->root.kids[k];
     const ddb_av *b = ddb_item_get(old, a->name);
@@ -545,30 +767,50 @@ static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   }
   for(k = 0; k < old->root.n; k++)
     if(!ddb_item_get(it, old->root.kids[k].name))
-      azRemove[nRemove++] = old->root.kids[k].name;
-  if(nSet == 0 && nRemove == 0)
-    goto fail; /* nothing changed: no call */
-  set = ddb_item_from_attrs(aSet, nSet);
-  if(!set) {
-    rc = SQLITE_NOMEM;
-    goto fail;
+      azRemove[(*pnRemove)++] = old->root.kids[k].name;
+  if(nSet > 0) {
+    *pSet = ddb_item_from_attrs(aSet, nSet);
+    if(!*pSet) {
+      sqlite3_free((void *)aSet);
+      return SQLITE_NOMEM;
+    }
   }
+  sqlite3_free((void *)aSet);
+  return SQLITE_OK;
+}
+
+/* UPDATE without a key change: UpdateItem of what changed. */
+static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
+  const char **azRemove = NULL;
+  ddb_item *set = NULL, *updated = NULL;
+  ddb_error err;
+  int nRemove = 0, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  azRemove = sqlite3_malloc64(sizeof(*azRemove) * (old->root.n + 1));
+  if(!azRemove)
+    return SQLITE_NOMEM;
+  rc = dd_diff(p, old, it, &set, azRemove, &nRemove);
+  if(rc || (!set && nRemove == 0))
+    goto fail; /* nothing changed: no call */
   if(ddb_update_item(p->pClient, p->pDesc->name, it, p->azKey, p->nKey, set,
                      azRemove, nRemove, &updated, &err)) {
     char *zKey = dd_key_text(p, it);
     char *zWhat = sqlite3_mprintf("UPDATE: the item with key %s no longer "
                                   "exists",
                                   zKey ? zKey : "?");
+    if(strcmp(err.type, "ConditionalCheckFailedException") != 0)
+      dd_note_unknown(p, it);
     rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item gone");
     sqlite3_free(zWhat);
     sqlite3_free(zKey);
     goto fail;
   }
-  ddbc_note_write(p->pClient, p->pDesc, old, 1, updated ? updated : it, it,
-                  &p->pol);
+  /* old is the item as read, perhaps from the cache and not what DynamoDB
+  ** held: say so when it may differ */
+  dd_note_done(p, &err, old, updated ? updated : it, it);
 
 fail:
-  sqlite3_free((void *)aSet);
   sqlite3_free((void *)azRemove);
   ddb_item_unref(set);
   ddb_item_unref(updated);
@@ -581,6 +823,7 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   ddb_write w[2];
   ddb_error err;
   ddb_error_clear(&err);
+  memset(w, 0, sizeof(w));
   w[0].kind = DDB_WRITE_DELETE;
   w[0].item = old;
   w[0].cond = DDB_COND_EXISTS;
@@ -594,18 +837,64 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
                                   "it exists, or the old item is gone",
                                   zNew ? zNew : "?");
     int rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE failed");
+    if(rc != SQLITE_CONSTRAINT) {
+      dd_note_unknown(p, old);
+      dd_note_unknown(p, it);
+    }
     sqlite3_free(zWhat);
     sqlite3_free(zNew);
     return rc;
   }
-  ddbc_note_write(p->pClient, p->pDesc, old, 1, NULL, old, &p->pol);
-  ddbc_note_write(p->pClient, p->pDesc, NULL, 1, it, it, &p->pol);
+  dd_note_done(p, &err, old, NULL, old);
+  dd_note_done(p, &err, NULL, it, it);
   return SQLITE_OK;
 }
 
 /* ------------------------------------------------------------------------
 ** xUpdate
 */
+
+/* Inside a transaction, may the INSERT of it go ahead?  Not when an earlier
+** write of this transaction left an item with its key: SQLITE_CONSTRAINT
+** now, at the statement, as an ordinary table does.  An INSERT OR IGNORE
+** (bIgnore) of a key the transaction has not written asks DynamoDB now
+** (a consistent read): SQLITE_CONSTRAINT, which SQLite turns into "skip
+** the row", when the item exists, so changes() and the transaction's reads
+** see what an ordinary table would.  A plain INSERT's existing key is
+** found at COMMIT (its condition). */
+static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore) {
+  ddb_item *pend = NULL, *found = NULL;
+  const ddb_item *aKey[1];
+  ddb_error err;
+  char *zKey;
+  int bPending = dd_pending_get(p, it, &pend);
+  if(bPending && pend) {
+    zKey = dd_key_text(p, it);
+    dd_error(p,
+             "INSERT: an item with key %s already exists (written earlier "
+             "in this transaction; INSERT OR REPLACE overwrites it)",
+             zKey ? zKey : "?");
+    sqlite3_free(zKey);
+    return SQLITE_CONSTRAINT;
+  }
+  if(bPending || !bIgnore)
+    return SQLITE_OK; /* deleted earlier in this transaction: free */
+  aKey[0] = it;
+  ddb_error_clear(&err);
+  if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, 1, p->azKey, p->nKey, 1,
+                   &found, &err)) {
+    dd_error(p, "INSERT OR IGNORE: %s", err.message);
+    return dd_rc(&err);
+  }
+  if(!found)
+    return SQLITE_OK;
+  ddb_item_unref(found);
+  zKey = dd_key_text(p, it);
+  dd_error(p, "INSERT: an item with key %s already exists", zKey ? zKey : "?");
+  sqlite3_free(zKey);
+  return SQLITE_CONSTRAINT;
+}
+
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
               sqlite3_int64 *pRowid) {
   dd_vtab *p = (dd_vtab *)pVtab;
@@ -627,7 +916,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 
   if(argc == 1) { /* DELETE */
     if(bBuffer)
-      return dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, 0);
+      return dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL, 0);
     return dd_delete_now(p, old);
   }
 
@@ -642,26 +931,32 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if(!old) { /* INSERT */
     int onConflict = sqlite3_vtab_on_conflict(p->db);
     *pRowid = dd_key_rowid(p, it);
-    if(bBuffer)
-      rc = dd_op_add(p, DDB_WRITE_PUT,
-                     onConflict == SQLITE_REPLACE ? DDB_COND_NONE
-                                                  : DDB_COND_NOT_EXISTS,
-                     it, onConflict != SQLITE_REPLACE);
-    else
+    if(bBuffer) {
+      if(onConflict != SQLITE_REPLACE)
+        rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE);
+      if(rc == SQLITE_OK)
+        rc = dd_op_add(p, DDB_WRITE_PUT,
+                       onConflict == SQLITE_REPLACE ? DDB_COND_NONE
+                                                    : DDB_COND_NOT_EXISTS,
+                       it, NULL, onConflict != SQLITE_REPLACE);
+    } else {
       rc = dd_insert_now(p, it, onConflict);
+    }
   } else if(ddb_av_equal(&old->root, &it->root)) {
     rc = SQLITE_OK;                     /* UPDATE that changes nothing */
   } else if(!dd_same_key(p, old, it)) { /* UPDATE of the key */
     if(bBuffer) {
-      rc = dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, 0);
+      rc = dd_insert_check(p, it, 0);
       if(rc == SQLITE_OK)
-        rc = dd_op_add(p, DDB_WRITE_PUT, DDB_COND_NOT_EXISTS, it, 1);
+        rc = dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0);
+      if(rc == SQLITE_OK)
+        rc = dd_op_add(p, DDB_WRITE_PUT, DDB_COND_NOT_EXISTS, it, NULL, 1);
     } else {
       rc = dd_rekey_now(p, old, it);
     }
   } else { /* UPDATE */
     if(bBuffer)
-      rc = dd_op_add(p, DDB_WRITE_PUT, DDB_COND_EXISTS, it, 0);
+      rc = dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old, 0);
     else
       rc = dd_update_now(p, old, it);
   }
@@ -673,10 +968,21 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
 ** COMMIT: send the buffered writes
 */
 
-/* Merge the buffered writes into one per item, in first-seen order:
-** the last write wins; a PUT after a DELETE of the same key in this
-** transaction needs no condition; an INSERT keeps its "must not exist"
-** through later writes of the same key. */
+/* Merge the buffered writes into one per item, in first-seen order (the
+** dd_op's in *paOut borrow the transaction's references):
+**
+**   first, then        becomes
+**   PUT, PUT           PUT of the newest item; an INSERT's "must not
+**                      exist" stays (a REPLACE of a key an INSERT wrote
+**                      still needs that key to have been free)
+**   PUT, UPDATE        PUT of the newest item, same condition
+**   UPDATE, UPDATE     UPDATE from the first's old image to the newest
+**   UPDATE, PUT        PUT without condition (REPLACE of an existing item)
+**   any, DELETE        DELETE; after an INSERT, a DELETE "must not exist"
+**                      (nothing is written, but the INSERT's check stays)
+**   DELETE, PUT        PUT, unconditional; after an INSERT and a DELETE
+**                      the INSERT's "must not exist" again
+*/
 static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   typedef struct seen {
     char *zKey; /* canonical key; sqlite3_free() */
@@ -693,6 +999,7 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   ddb_buf_init(&b, 4u * 1024 * 1024);
   for(i = 0; i < t->nOp && rc == SQLITE_OK; i++) {
     const dd_op *o = &t->aOp[i];
+    dd_op *x;
     ddb_buf_reset(&b);
     if(ddb_key_encode(o->item, p->azKey, p->nKey, &b) || !b.p) {
       rc = SQLITE_NOMEM;
@@ -701,29 +1008,40 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
     HASH_FIND(hh, map, b.p, b.len, e);
     if(!e) {
       e = sqlite3_malloc(sizeof(*e));
-      if(!e || !(e->zKey = sqlite3_mprintf("%.*s", (int)b.len, b.p))) {
+      if(!e || !(e->zKey = sqlite3_malloc64(b.len + 1))) {
         sqlite3_free(e);
         rc = SQLITE_NOMEM;
         break;
       }
+      memcpy(e->zKey, b.p, b.len);
       e->idx = n;
       HASH_ADD_KEYPTR(hh, map, e->zKey, b.len, e);
       a[n++] = *o;
       continue;
     }
     j = e->idx;
+    x = &a[j];
     if(o->kind == DDB_WRITE_DELETE) {
-      a[j].kind = DDB_WRITE_DELETE;
-      a[j].cond = DDB_COND_NONE;
-      a[j].bInsert = 0;
-      a[j].item = o->item;
-    } else {
-      if(a[j].kind == DDB_WRITE_DELETE) {
-        a[j].cond = DDB_COND_NONE;
-        a[j].bInsert = 0;
+      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+      x->kind = DDB_WRITE_DELETE;
+      x->item = o->item;
+      x->old = NULL;
+    } else if(o->kind == DDB_WRITE_PUT) {
+      if(x->kind == DDB_WRITE_UPDATE) {
+        x->cond = DDB_COND_NONE; /* REPLACE of an item that exists */
+        x->bInsert = 0;
+      } else if(x->kind == DDB_WRITE_DELETE) {
+        x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
       }
-      a[j].kind = DDB_WRITE_PUT;
-      a[j].item = o->item;
+      x->kind = DDB_WRITE_PUT;
+      x->item = o->item;
+      x->old = NULL;
+    } else { /* UPDATE: of an item this transaction put, or updated */
+      x->item = o->item;
+      if(x->kind == DDB_WRITE_DELETE) { /* not reachable: the row is gone */
+        x->kind = DDB_WRITE_PUT;
+        x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+      }
     }
   }
   HASH_ITER(hh, map, e, tmp) {
@@ -741,40 +1059,162 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   return SQLITE_OK;
 }
 
+/* The DynamoDB writes of the merged a[0..n): an UPDATE becomes the SET and
+** REMOVE of what it changed against the image it read (aSet[i] and
+** azRemove hold them; free with dd_writes_free); an UPDATE that changes
+** nothing is left out.  w has room for n; *pnW is how many. */
+typedef struct dd_writes {
+  ddb_write *w;
+  dd_op **aOp;         /* aOp[i]: the merged write of w[i] */
+  ddb_item **aSet;     /* one a write; references */
+  const char **azName; /* the REMOVE names of all writes */
+  int n;
+} dd_writes;
+
+static void dd_writes_free(dd_writes *x) {
+  int i;
+  for(i = 0; x->aSet && i < x->n; i++)
+    ddb_item_unref(x->aSet[i]);
+  sqlite3_free(x->w);
+  sqlite3_free(x->aOp);
+  sqlite3_free(x->aSet);
+  sqlite3_free((void *)x->azName);
+  memset(x, 0, sizeof(*x));
+}
+
+static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
+  size_t nName = 1;
+  int i, used = 0, rc = SQLITE_OK;
+  memset(x, 0, sizeof(*x));
+  for(i = 0; i < n; i++)
+    if(a[i].kind == DDB_WRITE_UPDATE)
+      nName += a[i].old->root.n;
+  x->w = sqlite3_malloc64(sizeof(*x->w) * ((size_t)n + 1));
+  x->aOp = sqlite3_malloc64(sizeof(*x->aOp) * ((size_t)n + 1));
+  x->aSet = sqlite3_malloc64(sizeof(*x->aSet) * ((size_t)n + 1));
+  x->azName = sqlite3_malloc64(sizeof(*x->azName) * nName);
+  if(!x->w || !x->aOp || !x->aSet || !x->azName) {
+    dd_writes_free(x);
+    return SQLITE_NOMEM;
+  }
+  for(i = 0; i < n && rc == SQLITE_OK; i++) {
+    ddb_write *w = &x->w[x->n];
+    memset(w, 0, sizeof(*w));
+    x->aSet[x->n] = NULL;
+    w->kind = a[i].kind;
+    w->item = a[i].item;
+    w->cond = a[i].cond;
+    if(a[i].kind == DDB_WRITE_UPDATE) {
+      int nRemove = 0;
+      rc = dd_diff(p, a[i].old, a[i].item, &x->aSet[x->n], x->azName + used,
+                   &nRemove);
+      if(rc)
+        break;
+      if(!x->aSet[x->n] && nRemove == 0)
+        continue; /* changed and changed back: nothing to send */
+      w->cond = DDB_COND_EXISTS;
+      w->set = x->aSet[x->n];
+      w->remove = x->azName + used;
+      w->n_remove = nRemove;
+      used += nRemove;
+    }
+    x->aOp[x->n++] = &a[i];
+  }
+  if(rc)
+    dd_writes_free(x);
+  return rc;
+}
+
 /* Find "item N" in a transaction's error and name that item's key. */
-static void dd_name_failed_item(dd_vtab *p, const ddb_error *e, dd_op *a,
-                                int n) {
+static void dd_name_failed_item(dd_vtab *p, const ddb_error *e,
+                                dd_op *const *a, int n, const char *zHow) {
   const char *z = strstr(e->message, "item ");
   long k = z ? strtol(z + 5, NULL, 10) : 0;
-  char *zKey = (k >= 1 && k <= n) ? dd_key_text(p, a[k - 1].item) : NULL;
+  char *zKey = (k >= 1 && k <= n) ? dd_key_text(p, a[k - 1]->item) : NULL;
   if(zKey && strstr(e->message, "ConditionalCheckFailed"))
-    dd_error(p, "COMMIT: nothing written: the item with key %s %s", zKey,
-             a[k - 1].bInsert ? "already exists" : "does not exist any more");
+    dd_error(p, "COMMIT: %s: the item with key %s %s", zHow, zKey,
+             a[k - 1]->bInsert ? "already exists" : "does not exist any more");
   else if(zKey)
-    dd_error(p, "COMMIT: nothing written: %s (item %lld is %s)", e->message,
+    dd_error(p, "COMMIT: %s: %s (item %lld is %s)", zHow, e->message,
              (long long)k, zKey);
   else
-    dd_error(p, "COMMIT: nothing written: %s", e->message);
+    dd_error(p, "COMMIT: %s: %s", zHow, e->message);
   sqlite3_free(zKey);
 }
 
-/* More than 100 items: INSERTs must not find their keys (checked with one
-** consistent BatchGetItem per 100), then BatchWriteItem. */
-static int dd_commit_split(dd_vtab *p, dd_op *a, int n) {
-  const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)n + 1));
-  ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)n + 1));
-  ddb_write *w = sqlite3_malloc64(sizeof(*w) * ((size_t)n + 1));
+/* Send w[0..n) (n <= 100) as one TransactWriteItems, or one plain call
+** when n is 1 (atomic too, at half the cost).  Returns an SQLite code with
+** the error set on p (zHow says what was written when it failed). */
+static int dd_send_atomic(dd_vtab *p, const dd_writes *x, int i0, int n,
+                          const char *zHow) {
+  const ddb_write *w = x->w + i0;
+  ddb_item *pNew = NULL, *pOld = NULL;
   ddb_error err;
-  int i, m = 0, rc = SQLITE_OK;
+  int rc = SQLITE_OK, i;
+  ddb_error_clear(&err);
+  if(n == 1 && w[0].kind == DDB_WRITE_PUT && w[0].cond != DDB_COND_EXISTS) {
+    if(ddb_put_item(p->pClient, p->pDesc->name, w[0].item, p->azKey, p->nKey,
+                    w[0].cond, &pOld, &err))
+      rc = SQLITE_ERROR;
+    else
+      dd_note_done(p, &err, pOld, w[0].item, w[0].item);
+  } else if(n == 1 && w[0].kind == DDB_WRITE_UPDATE) {
+    if(ddb_update_item(p->pClient, p->pDesc->name, w[0].item, p->azKey,
+                       p->nKey, w[0].set, w[0].remove, w[0].n_remove, &pNew,
+                       &err))
+      rc = SQLITE_ERROR;
+    else
+      dd_note_done(p, &err, x->aOp[i0]->old, pNew ? pNew : w[0].item,
+                   w[0].item);
+  } else if(ddb_transact_write(p->pClient, p->pDesc->name, w, n, p->azKey,
+                               p->nKey, &err)) {
+    rc = SQLITE_ERROR;
+  } else {
+    /* no answer holds the images: the cache forgets the items (an UPDATE
+    ** leaves attributes it did not set as DynamoDB has them) */
+    for(i = 0; i < n; i++)
+      dd_note_unknown(p, w[i].item);
+  }
+  ddb_item_unref(pNew);
+  ddb_item_unref(pOld);
+  if(rc) {
+    int bCond = strcmp(err.type, "ConditionalCheckFailedException") == 0;
+    if(!bCond && !strstr(err.message, "ConditionalCheckFailed"))
+      for(i = 0; i < n; i++)
+        dd_note_unknown(p, w[i].item); /* it may have been applied */
+    if(bCond)
+      snprintf(err.message, sizeof(err.message),
+               "item 1: ConditionalCheckFailed");
+    dd_name_failed_item(p, &err, x->aOp + i0, n, zHow);
+    rc = strstr(err.message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
+                                                       : dd_rc(&err);
+  }
+  return rc;
+}
+
+/* More than 100 items (split_transactions=yes).  Each write keeps its kind
+** and condition; they go as TransactWriteItems of up to 100 (atomic each,
+** not together), and the unconditional PUTs (REPLACE) and DELETEs as
+** BatchWriteItem calls of 25, last.  The INSERTs are first checked with
+** consistent BatchGetItem calls (100 keys each), so an existing key fails
+** the COMMIT before anything is written. */
+static int dd_commit_split(dd_vtab *p, dd_writes *x) {
+  const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
+  ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
+  ddb_write *wB = sqlite3_malloc64(sizeof(*wB) * ((size_t)x->n + 1));
+  ddb_write *wT = sqlite3_malloc64(sizeof(*wT) * ((size_t)x->n + 1));
+  dd_op **aT = sqlite3_malloc64(sizeof(*aT) * ((size_t)x->n + 1));
+  ddb_error err;
+  int i, m = 0, nB = 0, nT = 0, nDone = 0, rc = SQLITE_OK;
 
   ddb_error_clear(&err);
-  if(!aKey || !aFound || !w) {
+  if(!aKey || !aFound || !wB || !wT || !aT) {
     rc = SQLITE_NOMEM;
     goto fail;
   }
-  for(i = 0; i < n; i++)
-    if(a[i].bInsert)
-      aKey[m++] = a[i].item;
+  for(i = 0; i < x->n; i++)
+    if(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT)
+      aKey[m++] = x->w[i].item;
   if(m > 0) {
     if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, (size_t)m, p->azKey,
                      p->nKey, 1, aFound, &err)) {
@@ -797,85 +1237,91 @@ static int dd_commit_split(dd_vtab *p, dd_op *a, int n) {
     if(rc)
       goto fail;
   }
-  for(i = 0; i < n; i++) {
-    w[i].kind = a[i].kind;
-    w[i].item = a[i].item;
-    w[i].cond = DDB_COND_NONE;
+  for(i = 0; i < x->n; i++) {
+    if(x->w[i].cond == DDB_COND_NONE && x->w[i].kind != DDB_WRITE_UPDATE) {
+      wB[nB++] = x->w[i];
+    } else {
+      aT[nT] = x->aOp[i];
+      wT[nT++] = x->w[i];
+    }
   }
-  if(ddb_batch_write(p->pClient, p->pDesc->name, w, (size_t)n, p->azKey,
-                     p->nKey, &err)) {
-    /* not atomic: say so */
-    dd_error(p,
-             "COMMIT failed part way (BatchWriteItem is not atomic; some "
-             "of the %d writes may be done): %s",
-             n, err.message);
-    rc = dd_rc(&err);
+  for(i = 0; i < nT && rc == SQLITE_OK; i += DD_TRANSACT_MAX) {
+    dd_writes chunk;
+    char zHow[160];
+    int k = nT - i < DD_TRANSACT_MAX ? nT - i : DD_TRANSACT_MAX;
+    memset(&chunk, 0, sizeof(chunk));
+    chunk.w = wT + i;
+    chunk.aOp = aT + i;
+    chunk.n = k;
+    if(nDone == 0)
+      snprintf(zHow, sizeof(zHow), "nothing written");
+    else
+      snprintf(zHow, sizeof(zHow),
+               "failed part way (%d of the %d writes done: a COMMIT of more "
+               "than %d items is not atomic)",
+               nDone, x->n, DD_TRANSACT_MAX);
+    rc = dd_send_atomic(p, &chunk, 0, k, zHow);
+    nDone += k;
+  }
+  if(rc == SQLITE_OK && nB > 0) {
+    if(ddb_batch_write(p->pClient, p->pDesc->name, wB, (size_t)nB, p->azKey,
+                       p->nKey, &err)) {
+      dd_error(p,
+               "COMMIT failed part way (%d of the %d writes done, then "
+               "BatchWriteItem, which is not atomic, failed: some of its %d "
+               "writes may be done): %s",
+               nDone, x->n, nB, err.message);
+      rc = dd_rc(&err);
+    }
+    for(i = 0; i < nB; i++)
+      if(rc)
+        dd_note_unknown(p, wB[i].item);
+      else
+        ddbc_note_write(p->pClient, p->pDesc, NULL, 0,
+                        wB[i].kind == DDB_WRITE_PUT ? wB[i].item : NULL,
+                        wB[i].item, &p->pol);
   }
 
 fail:
   sqlite3_free((void *)aKey);
   sqlite3_free(aFound);
-  sqlite3_free(w);
+  sqlite3_free(wB);
+  sqlite3_free(wT);
+  sqlite3_free(aT);
   return rc;
 }
 
 int dd_sync(sqlite3_vtab *pVtab) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_op *a = NULL;
-  ddb_error err;
-  int n = 0, i, rc;
+  dd_writes x;
+  int n = 0, rc;
 
   if(!p->pTxn || p->pTxn->nOp == 0)
     return SQLITE_OK;
-  ddb_error_clear(&err);
   rc = dd_coalesce(p, &a, &n);
   if(rc)
     return rc;
-  if(n <= DD_TRANSACT_MAX) {
-    ddb_write *w = sqlite3_malloc64(sizeof(*w) * ((size_t)n + 1));
-    if(!w) {
-      sqlite3_free(a);
-      return SQLITE_NOMEM;
-    }
-    for(i = 0; i < n; i++) {
-      w[i].kind = a[i].kind;
-      w[i].item = a[i].item;
-      w[i].cond = a[i].cond;
-    }
-    if(n == 1 && a[0].kind == DDB_WRITE_PUT && a[0].cond != DDB_COND_EXISTS) {
-      /* one item: a plain PutItem is atomic too, at half the cost */
-      if(ddb_put_item(p->pClient, p->pDesc->name, a[0].item, p->azKey, p->nKey,
-                      a[0].cond, NULL, &err))
-        rc = SQLITE_ERROR;
-    } else if(ddb_transact_write(p->pClient, p->pDesc->name, w, n, p->azKey,
-                                 p->nKey, &err)) {
-      rc = SQLITE_ERROR;
-    }
-    sqlite3_free(w);
-    if(rc) {
-      if(strcmp(err.type, "ConditionalCheckFailedException") == 0) {
-        snprintf(err.message, sizeof(err.message),
-                 "item 1: ConditionalCheckFailed");
-      }
-      dd_name_failed_item(p, &err, a, n);
-      rc = strstr(err.message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
-                                                         : dd_rc(&err);
-    }
+  rc = dd_writes_build(p, a, n, &x);
+  if(rc) {
+    sqlite3_free(a);
+    return rc;
+  }
+  if(x.n == 0) {
+    rc = SQLITE_OK;
+  } else if(x.n <= DD_TRANSACT_MAX) {
+    rc = dd_send_atomic(p, &x, 0, x.n, "nothing written");
   } else if(!p->bSplit) {
     dd_error(p,
              "COMMIT: nothing written: %d items in one transaction, over "
              "DynamoDB's limit of %d for an atomic write "
              "(split_transactions=no)",
-             n, DD_TRANSACT_MAX);
+             x.n, DD_TRANSACT_MAX);
     rc = SQLITE_CONSTRAINT;
   } else {
-    rc = dd_commit_split(p, a, n);
+    rc = dd_commit_split(p, &x);
   }
-  if(rc == SQLITE_OK)
-    for(i = 0; i < n; i++)
-      ddbc_note_write(p->pClient, p->pDesc, NULL, 0,
-                      a[i].kind == DDB_WRITE_PUT ? a[i].item : NULL, a[i].item,
-                      &p->pol);
+  dd_writes_free(&x);
   sqlite3_free(a);
   return rc;
 }

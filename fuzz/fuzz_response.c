@@ -18,7 +18,8 @@
 #include "../client/ddb_client_int.h"
 
 /* Does any map in av have two members of one name?  (DynamoDB never sends
-** that; such an item is kept as sent, but equality by name cannot hold.) */
+** that; such an item is kept as sent, but its typed JSON is refused as
+** input, as any item JSON naming an attribute twice is.) */
 static int has_dup_names(const ddb_av *av) {
   uint32_t i, k;
   if(av->type != DDB_M && av->type != DDB_L)
@@ -50,11 +51,17 @@ static void poke_item(const ddb_item *it) {
     (void)ddb_item_get(it, it->root.kids[i].name);
   if(ddb_item_to_typed_json(it, &b) == 0 && !b.failed) {
     ddb_error_clear(&e);
-    if(ddb_item_from_typed_json(b.p, b.len, &again, &e) != DDB_OK)
-      abort(); /* what we print we must read back */
-    if(!has_dup_names(&it->root) && !ddb_av_equal(&it->root, &again->root))
-      abort();
-    ddb_item_unref(again);
+    /* what we print we must read back; but input that names an attribute
+    ** twice is refused (client/json.c), so such an item is not */
+    if(ddb_item_from_typed_json(b.p, b.len, &again, &e) != DDB_OK) {
+      if(!has_dup_names(&it->root) ||
+         !strstr(e.message, "duplicate attribute name"))
+        abort();
+    } else {
+      if(has_dup_names(&it->root) || !ddb_av_equal(&it->root, &again->root))
+        abort();
+      ddb_item_unref(again);
+    }
   }
   ddb_buf_free(&b);
 }

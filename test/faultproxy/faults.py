@@ -161,7 +161,7 @@ def operations(rt, wt):
         Op("BatchWriteItem", wt,
            "BEGIN;\n"
            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
-           "WHERE i < 101) INSERT INTO t(PK, SK, item) "
+           "WHERE i < 101) INSERT OR REPLACE INTO t(PK, SK, item) "
            "SELECT 'P#b', printf('S#%04d', i), json_object('i', i) FROM n;\n"
            "COMMIT;\nSELECT count(*) FROM t WHERE PK = 'P#b';",
            writes=True, check_calls=has_unprocessed("BatchWriteItem")),
