@@ -603,8 +603,13 @@ static int dd_build_row(dd_vtab *p, sqlite3_value **argv, const ddb_item *old,
     rc = dd_key_value(p, c, v, &aKeyAv[c], &azBuf[c]);
     if(rc)
       goto fail;
-    if(pOld && ddb_av_equal(&aKeyAv[c], pOld))
-      continue; /* unchanged */
+    if(pOld && ddb_av_equal(&aKeyAv[c], pOld)) {
+      /* unchanged: laid over a new item that lacks it (UPDATE t SET item =
+      ** '{"name":"x"}' keeps the item's keys) */
+      if(i < 0 && bFromUser)
+        aAttr[nAttr++] = pOld;
+      continue;
+    }
     if(i >= 0 && bFromUser && !ddb_av_equal(aAttr[i], &aKeyAv[c]) &&
        !(pOld && ddb_av_equal(aAttr[i], pOld))) {
       dd_error(p, "column %s and item disagree on attribute '%s'", zName,
