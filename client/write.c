@@ -18,6 +18,8 @@
 ** limits). */
 #define BATCH_WRITE_MAX 25
 #define TRANSACT_MAX    100
+/* DynamoDB's longest UpdateExpression, in bytes. */
+#define UPDATE_EXPRESSION_MAX 4096
 
 /* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...} for
 ** cond over the key attribute names. */
@@ -148,13 +150,16 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
 ** "ExpressionAttributeNames":{...},"ExpressionAttributeValues":{...} of an
 ** update that SETs every attribute of set (may be NULL) and REMOVEs
 ** remove[0..n_remove), on condition that the item exists (an UPDATE changes
-** rows, it never creates one). */
-static void add_update(ddb_buf *b, const char *const *key_names, int n_key,
-                       const ddb_item *set, const char *const *remove,
-                       int n_remove) {
+** rows, it never creates one).  Returns the UpdateExpression's length:
+** DynamoDB refuses one over UPDATE_EXPRESSION_MAX. */
+static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
+                         const ddb_item *set, const char *const *remove,
+                         int n_remove) {
   uint32_t i;
   int k, n_set = set ? (int)set->root.n : 0;
+  size_t start, len;
   ddb_buf_adds(b, ",\"UpdateExpression\":\"");
+  start = b->len;
   if(n_set) {
     ddb_buf_adds(b, "SET ");
     for(k = 0; k < n_set; k++)
@@ -165,6 +170,7 @@ static void add_update(ddb_buf *b, const char *const *key_names, int n_key,
     for(k = 0; k < n_remove; k++)
       ddb_buf_addf(b, "%s#a%d", k ? ", " : "", n_set + k);
   }
+  len = b->len - start;
   ddb_buf_adds(b, "\",\"ConditionExpression\":\"");
   for(k = 0; k < n_key; k++)
     ddb_buf_addf(b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
@@ -190,6 +196,17 @@ static void add_update(ddb_buf *b, const char *const *key_names, int n_key,
     }
     ddb_buf_addc(b, '}');
   }
+  return len;
+}
+
+/* The error for an update whose UpdateExpression has len bytes. */
+static ddb_result update_too_big(ddb_error *err, size_t len, int n_set,
+                                 int n_remove) {
+  return ddb_error_set(err, DDB_ERR_INPUT,
+                       "an update of %d attributes needs an UpdateExpression "
+                       "of %zu bytes, over DynamoDB's %d: write the whole "
+                       "item instead (INSERT OR REPLACE)",
+                       n_set + n_remove, len, UPDATE_EXPRESSION_MAX);
 }
 
 ddb_result ddb_update_item(ddb_client *c, const char *table,
@@ -200,11 +217,16 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
   ddb_buf b;
   cJSON *resp = NULL;
   ddb_result result;
+  size_t len;
   if(updated)
     *updated = NULL;
   if(start_keyed(&b, "UpdateItem", table, key, key_names, n_key, err))
     return DDB_ERR_INPUT;
-  add_update(&b, key_names, n_key, set, remove, n_remove);
+  len = add_update(&b, key_names, n_key, set, remove, n_remove);
+  if(len > UPDATE_EXPRESSION_MAX) {
+    ddb_buf_free(&b);
+    return update_too_big(err, len, set ? (int)set->root.n : 0, n_remove);
+  }
   ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_NEW\","
                    "\"ReturnConsumedCapacity\":\"TOTAL\"}");
   result = send_write(c, "UpdateItem", table, &b, &resp, err);
@@ -262,9 +284,15 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
                              i + 1);
       }
     }
-    if(w[i].kind == DDB_WRITE_UPDATE)
-      add_update(&b, key_names, n_key, w[i].set, w[i].remove, w[i].n_remove);
-    else
+    if(w[i].kind == DDB_WRITE_UPDATE) {
+      size_t len = add_update(&b, key_names, n_key, w[i].set, w[i].remove,
+                              w[i].n_remove);
+      if(len > UPDATE_EXPRESSION_MAX) {
+        ddb_buf_free(&b);
+        return update_too_big(err, len, w[i].set ? (int)w[i].set->root.n : 0,
+                              w[i].n_remove);
+      }
+    } else
       add_condition(&b, w[i].cond, key_names, n_key);
     ddb_buf_adds(&b, "}}");
   }
