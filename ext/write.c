@@ -26,9 +26,9 @@
 ** merged to one write per item (dd_coalesce).  Each keeps its kind: an
 ** UPDATE is sent as the SET and REMOVE of what changed against the image
 ** it read, on condition that the item exists, never as a whole-item put.
-** Up to 100 items go in one TransactWriteItems (all or nothing; a failure
-** names the item); more as TransactWriteItems of up to 100 each (atomic
-** each, not together), then the unconditional puts (REPLACE) and deletes
+** Up to 100 items and 4 MB go in one TransactWriteItems (all or nothing; a
+** failure names the item); more as TransactWriteItems of up to 100 items
+** and 4 MB each (atomic each, not together), then the unconditional puts (REPLACE) and deletes
 ** as BatchWriteItem, with the INSERTs first checked with a consistent
 ** BatchGetItem, so an existing key still fails the COMMIT before anything
 ** is written; with split_transactions=no, an error.  ROLLBACK sends
@@ -64,6 +64,10 @@ SQLITE_EXTENSION_INIT3
 #define DD_MAX_SAVEPOINTS 64
 /* Writes DynamoDB takes in one TransactWriteItems. */
 #define DD_TRANSACT_MAX 100
+/* Bytes of items DynamoDB takes in one TransactWriteItems: its limit is
+** 4 MB of payload; item sizes as DynamoDB counts them, with room for the
+** request around them. */
+#define DD_TRANSACT_BYTES (4000LL * 1000)
 
 typedef struct dd_op {
   ddb_write_kind kind; /* PUT, UPDATE or DELETE */
@@ -1197,7 +1201,28 @@ static int dd_send_atomic(dd_vtab *p, const dd_writes *x, int i0, int n,
   return rc;
 }
 
-/* More than 100 items (split_transactions=yes).  Each write keeps its kind
+/* The bytes write w adds to a TransactWriteItems (see DD_TRANSACT_BYTES). */
+static long long dd_write_bytes(const ddb_write *w) {
+  long long n = (long long)ddb_item_size(w->item) + 100;
+  if(w->kind == DDB_WRITE_UPDATE && w->set)
+    n += (long long)ddb_item_size(w->set);
+  return n;
+}
+
+/* How many of w[0..n) go in the next TransactWriteItems: at most
+** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes (at least one). */
+static int dd_transact_chunk(const ddb_write *w, int n) {
+  long long bytes = 0;
+  int k;
+  for(k = 0; k < n && k < DD_TRANSACT_MAX; k++) {
+    bytes += dd_write_bytes(&w[k]);
+    if(bytes > DD_TRANSACT_BYTES && k > 0)
+      break;
+  }
+  return k;
+}
+
+/* More than 100 items, or 4 MB (split_transactions=yes).  Each write keeps its kind
 ** and condition; they go as TransactWriteItems of up to 100 (atomic each,
 ** not together), and the unconditional PUTs (REPLACE) and DELETEs as
 ** BatchWriteItem calls of 25, last.  The INSERTs are first checked with
@@ -1250,10 +1275,10 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x) {
       wT[nT++] = x->w[i];
     }
   }
-  for(i = 0; i < nT && rc == SQLITE_OK; i += DD_TRANSACT_MAX) {
+  for(i = 0; i < nT && rc == SQLITE_OK;) {
     dd_writes chunk;
     char zHow[160];
-    int k = nT - i < DD_TRANSACT_MAX ? nT - i : DD_TRANSACT_MAX;
+    int k = dd_transact_chunk(wT + i, nT - i);
     memset(&chunk, 0, sizeof(chunk));
     chunk.w = wT + i;
     chunk.aOp = aT + i;
@@ -1263,10 +1288,11 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x) {
     else
       snprintf(zHow, sizeof(zHow),
                "failed part way (%d of the %d writes done: a COMMIT of more "
-               "than %d items is not atomic)",
+               "than %d items or 4 MB is not atomic)",
                nDone, x->n, DD_TRANSACT_MAX);
     rc = dd_send_atomic(p, &chunk, 0, k, zHow);
     nDone += k;
+    i += k;
   }
   if(rc == SQLITE_OK && nB > 0) {
     if(ddb_batch_write(p->pClient, p->pDesc->name, wB, (size_t)nB, p->azKey,
@@ -1314,8 +1340,15 @@ int dd_sync(sqlite3_vtab *pVtab) {
   }
   if(x.n == 0) {
     rc = SQLITE_OK;
-  } else if(x.n <= DD_TRANSACT_MAX) {
+  } else if(dd_transact_chunk(x.w, x.n) == x.n) {
     rc = dd_send_atomic(p, &x, 0, x.n, "nothing written");
+  } else if(!p->bSplit && x.n <= DD_TRANSACT_MAX) {
+    dd_error(p,
+             "COMMIT: nothing written: %d items of over %lld bytes in one "
+             "transaction, over DynamoDB's 4 MB for an atomic write "
+             "(split_transactions=no)",
+             x.n, DD_TRANSACT_BYTES);
+    rc = SQLITE_CONSTRAINT;
   } else if(!p->bSplit) {
     dd_error(p,
              "COMMIT: nothing written: %d items in one transaction, over "
