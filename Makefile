@@ -1,19 +1,25 @@
 # sqlite-dynamodb: a SQLite virtual table and a DAX-like cache over DynamoDB.
 #
 #   make            build/dynamodb.so (the loadable extension)
-#   make test       unit tests + SQL tests + differential test against
-#                   DynamoDB Local (started and stopped by the runner)
+#   make test       unit tests + SQL tests + differential test + suites
+#                   against DynamoDB Local (started and stopped by the runner)
+#   make check      unit tests + SQL tests only (a few minutes)
 #   make demo       install what is missing, build, and run the seed's
 #                   access patterns in the sqlite3 shell
 #   make lint       clang-format check, banned functions, cppcheck
 #   make format     clang-format -i on every source file
 #   SANITIZE=1      build with -fsanitize=address,undefined
+#   WERROR=1        warnings are errors (CI)
 
 CC      ?= cc
 BUILD   := build
 CFLAGS  ?= -O2 -g
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
+# WERROR=1 (as CI builds): any warning stops the build.
+ifeq ($(WERROR),1)
+  WARN += -Werror
+endif
 ifeq ($(SANITIZE),1)
   CFLAGS += -O1 -fsanitize=address,undefined -fno-omit-frame-pointer
   LDFLAGS += -fsanitize=address,undefined
@@ -35,7 +41,7 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test unit demo lint format clean
+.PHONY: all loadable deps test check unit demo lint format clean
 all: loadable
 loadable: $(BUILD)/dynamodb.so
 
@@ -69,6 +75,10 @@ deps:
 test: deps
 	$(MAKE) --no-print-directory loadable $(if $(UNIT_SRC),$(BUILD)/unit-tests)
 	test/run-all.sh
+
+check: deps
+	$(MAKE) --no-print-directory loadable $(BUILD)/unit-tests
+	RUN_ALL_QUICK=1 test/run-all.sh
 
 demo: deps
 	tools/demo.sh

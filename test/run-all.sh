@@ -6,19 +6,21 @@
 #    DDB_ENDPOINT=http://host:port, uses that already running server instead.
 #    Exports AWS_ENDPOINT_URL_DYNAMODB and test credentials (test/test,
 #    us-east-1; AWS_PROFILE unset).
-# 2. Runs, in order, whichever exist:
+# 2. Runs, in order:
 #        build/unit-tests            (C binary, TAP lines)
 #        test/run-sql.sh             (test-sql/*.test)
 #        python3 test/diff/run.py    (differential test)
-#        test/suites/*.sh            (executable ones, sorted)
-#    Arguments given to run-all.sh are passed to test/run-sql.sh only.
+#        test/suites/*.sh            (sorted)
+#    A runner that is missing (or a suite that is not executable) is a
+#    failure, not a skip.  RUN_ALL_QUICK=1 (make check) runs the first two
+#    only.  Arguments given to run-all.sh are passed to test/run-sql.sh only.
 # 3. Counts lines starting with "ok " / "not ok " in their output. A runner
 #    that dies from a signal, times out, or exits non-zero without printing
 #    any "not ok" line counts as one more failure, named after it.
 # 4. Ends with "N passed, N failed"; exit status 1 if anything failed or if no
 #    test ran at all.
 #
-# Environment: SANITIZE (passed through untouched), DDB_ENDPOINT, DDB_HEAP
+# Environment: SANITIZE (passed through untouched), RUN_ALL_QUICK, DDB_ENDPOINT, DDB_HEAP
 # (JVM heap for DynamoDB Local, e.g. 1g), SUITE_TIMEOUT (seconds per runner,
 # default 1800), plus those of test/run-sql.sh (see test/README.md).
 set -uo pipefail
@@ -95,20 +97,33 @@ else
 fi
 
 # --- suites -----------------------------------------------------------------
-if [ -x build/unit-tests ]; then
+# need NAME: a runner that should be here and is not is a failure, not a skip
+# (a renamed or unbuilt runner must not turn the suite green).
+need() {
+    [ -e "$1" ] && return 0
+    fail_line "$1: missing"
+    return 1
+}
+if need build/unit-tests; then
     run_suite build/unit-tests build/unit-tests
 fi
 if [ "$DDB_UP" = 1 ]; then
-    if [ -x test/run-sql.sh ]; then
+    if need test/run-sql.sh; then
         run_suite test/run-sql.sh test/run-sql.sh "$@"
     fi
-    if [ -f test/diff/run.py ]; then
-        run_suite test/diff/run.py python3 test/diff/run.py
+    if [ "${RUN_ALL_QUICK:-}" != 1 ]; then
+        if need test/diff/run.py; then
+            run_suite test/diff/run.py python3 test/diff/run.py
+        fi
+        for s in test/suites/*.sh; do
+            [ -f "$s" ] || continue
+            if [ ! -x "$s" ]; then
+                fail_line "$s: not executable"
+                continue
+            fi
+            run_suite "$s" "$s"
+        done
     fi
-    for s in test/suites/*.sh; do
-        [ -f "$s" ] && [ -x "$s" ] || continue
-        run_suite "$s" "$s"
-    done
 else
     echo "# skipping the suites that need DynamoDB"
 fi

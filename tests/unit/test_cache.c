@@ -247,7 +247,7 @@ static void test_lru_shrink_order(void) {
   size_t c = charge_of(2, ISZ);
   ddbc_store *s = ddbc_store_create(10 * c);
   ddb_item *it = mkitem(ISZ);
-  char key[8];
+  char key[16];
   int i;
   fill(s, "ha", it, 0, 100);
   fill(s, "hb", it, 0, 100);
@@ -293,7 +293,7 @@ static int hot_survivors(int segmented, uint64_t *evictions) {
   size_t c = charge_of(4, ISZ);
   ddbc_store *s = ddbc_store_create(20 * c);
   ddb_item *it = mkitem(ISZ);
-  char key[8];
+  char key[16];
   int i, n = 0;
   ddbc_store_set_segmented(s, segmented);
   for(i = 0; i < 5; i++) {
@@ -364,7 +364,7 @@ static void test_ttl_lazy_on_get(void) {
 static void test_ttl_sweep(void) {
   ddbc_store *s = ddbc_store_create(1 << 20);
   ddb_item *it = mkitem(ISZ);
-  char key[8];
+  char key[16];
   int i;
   /* tail to head: x (long-lived), e0..e9 (1 s) */
   fill(s, "x", it, 0, 1000);
@@ -577,7 +577,7 @@ static void test_bytes_set_budget_shrinks(void) {
   size_t c = charge_of(3, ISZ);
   ddbc_store *s = ddbc_store_create(20 * c);
   ddb_item *it = mkitem(ISZ);
-  char key[8];
+  char key[16];
   int i;
   for(i = 0; i < 20; i++) {
     snprintf(key, sizeof(key), "k%02d", i);
