@@ -150,6 +150,12 @@ typedef struct dd_cursor {
   ddb_item *pPeek; /* the next DynamoDB row (borrowed from aRow) */
   int bRawEof;     /* DynamoDB's rows are done */
   int bOrdered;    /* merge aPend by the path's sort key */
+  /* the current row's item column, rendered at its first use and kept
+  ** until the row changes: SQLite asks for a virtual table's column once
+  ** per reference, and json_extract(item, ...) three times would render
+  ** the JSON three times (see dd_item_json) */
+  char *zItem; /* free(); NULL: not rendered yet */
+  size_t nItem;
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -2012,8 +2018,16 @@ static void dd_rows_clear(dd_cursor *pCur) {
 static void dd_pscan_free(struct dd_pscan *s);
 static void dd_progress(dd_cursor *pCur, int bEnd);
 
+/* Forget the rendered item column of the current row (it changes). */
+static void dd_item_json_drop(dd_cursor *pCur) {
+  free(pCur->zItem);
+  pCur->zItem = NULL;
+  pCur->nItem = 0;
+}
+
 static void dd_cursor_reset(dd_cursor *pCur) {
   int i;
+  dd_item_json_drop(pCur);
   dd_pscan_free(pCur->pScan); /* workers read the strings freed below */
   pCur->pScan = NULL;
   dd_progress(pCur, 1);
@@ -2643,6 +2657,7 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
   int rc;
+  dd_item_json_drop(pCur);
   if(!pCur->bOverlay)
     return dd_next_raw(pCur);
   for(;;) {
@@ -3205,6 +3220,17 @@ static int dynamodbEof(sqlite3_vtab_cursor *cur) {
 }
 
 /* Set the result to attribute value av as a key column would show it. */
+/* A map, list or set as plain JSON text: malloc()ed, NUL-terminated, its
+** length in *pn; NULL when out of memory or over 64 MiB. */
+static char *dd_av_json(const ddb_av *av, size_t *pn) {
+  ddb_buf b;
+  ddb_buf_init(&b, 64u * 1024 * 1024);
+  /* the item's decoded size bounds its JSON closely: one allocation */
+  ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
+  ddb_av_to_json(av, &b);
+  return ddb_buf_take(&b, pn);
+}
+
 static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
   switch(av->type) {
   case DDB_S:
@@ -3237,14 +3263,8 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
     return;
   }
   default: {
-    ddb_buf b;
-    char *z;
     size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
-    /* the item's decoded size bounds its JSON closely: one allocation */
-    ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
-    ddb_av_to_json(av, &b);
-    z = ddb_buf_take(&b, &n);
+    char *z = dd_av_json(av, &n);
     if(!z) {
       sqlite3_result_error_nomem(ctx);
       return;
@@ -3252,6 +3272,14 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
     sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
   }
   }
+}
+
+/* Render the current row's whole item as plain JSON into pCur->zItem
+** (nItem bytes, NUL-terminated), which the cursor keeps until the row
+** changes (dd_item_json_drop).  Returns 0, or 1 when out of memory. */
+static int dd_item_json(dd_cursor *pCur) {
+  pCur->zItem = dd_av_json(&pCur->pCur->root, &pCur->nItem);
+  return pCur->zItem == NULL;
 }
 
 /* In a counted row, the value of column i if an = in the call fixes it
@@ -3313,8 +3341,11 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   if(sqlite3_vtab_nochange(ctx))
     return SQLITE_OK;
   if(i == p->nCol) {
-    /* item: the whole item as plain JSON */
-    dd_result_av(ctx, &pCur->pCur->root);
+    /* item: the whole item as plain JSON, rendered once per row */
+    if(!pCur->zItem && dd_item_json(pCur))
+      return SQLITE_NOMEM;
+    sqlite3_result_text64(ctx, pCur->zItem, pCur->nItem, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
   } else {
     /* item_raw: DynamoDB's typed JSON */
     ddb_buf b;
