@@ -67,6 +67,11 @@ SQLITE_EXTENSION_INIT1
 #define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
 /* The largest Limit DynamoDB takes (a 32-bit signed integer). */
 #define DD_MAX_LIMIT 2147483647LL
+/* A Scan whose LIMIT (+OFFSET) is at most this many rows runs as one
+** segment with Limit, whatever segments= says: a Scan page holds up to
+** 1 MB, about 1,000 items of 1 KB, so one request reads what is needed,
+** where N segments would read N pages (see dynamodbFilter). */
+#define DD_SCAN_SERIAL_LIMIT 1000
 /* DynamoDB's longest key values, in bytes (UTF-8 for S, raw for B). */
 #define DD_MAX_PK_BYTES 2048
 #define DD_MAX_SK_BYTES 1024
@@ -2169,7 +2174,8 @@ typedef struct dd_pscan {
   int bFailed;
   ddb_error err; /* the first error */
   ddb_client *pClient;
-  ddb_read rd; /* template: workers copy it (borrowed strings) */
+  ddb_read rd; /* template: workers copy it (borrowed strings); its limit
+               ** sizes each unit's first request only (LIMIT+OFFSET) */
   ddbc_policy pol;
   dd_worker *aW;
 } dd_pscan;
@@ -2192,6 +2198,7 @@ static void *dd_worker_main(void *pArg) {
       rd.total_segments = s->nUnit;
     }
     rd.start = pStart;
+    rd.limit = pStart ? 0 : s->rd.limit;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
       pthread_mutex_lock(&s->mu);
       if(!s->bFailed) {
@@ -2282,6 +2289,7 @@ static int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit) {
   s->aPk = pCur->aPk;
   s->pClient = p->pClient;
   s->rd = pCur->rd;
+  s->rd.limit = pCur->nLimit;
   s->pol = p->pol;
   if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
     s->pol.consistent = 0; /* a GSI: see dd_next_page */
@@ -3194,7 +3202,10 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     if(pCur->op == DD_OP_SCAN) {
       pCur->bMore = 1;
       pCur->iPk = 0;
-      if(p->nSegments > 1 && p->nSlice == 0) {
+      /* a LIMIT of at most DD_SCAN_SERIAL_LIMIT rows is one request with
+      ** Limit (about a page): segments would each read a page */
+      if(p->nSegments > 1 && p->nSlice == 0 &&
+         (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
         rc = dd_pscan_start(pCur, p->nSegments, p->nSegments);
         if(rc)
           goto fail;
@@ -3219,7 +3230,6 @@ static int dynamodbEof(sqlite3_vtab_cursor *cur) {
   return ((dd_cursor *)cur)->bEof;
 }
 
-/* Set the result to attribute value av as a key column would show it. */
 /* A map, list or set as plain JSON text: malloc()ed, NUL-terminated, its
 ** length in *pn; NULL when out of memory or over 64 MiB. */
 static char *dd_av_json(const ddb_av *av, size_t *pn) {
@@ -3231,6 +3241,7 @@ static char *dd_av_json(const ddb_av *av, size_t *pn) {
   return ddb_buf_take(&b, pn);
 }
 
+/* Set the result to attribute value av as a key column would show it. */
 static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
   switch(av->type) {
   case DDB_S:
