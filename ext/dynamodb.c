@@ -67,6 +67,11 @@ SQLITE_EXTENSION_INIT1
 #define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
 /* The largest Limit DynamoDB takes (a 32-bit signed integer). */
 #define DD_MAX_LIMIT 2147483647LL
+/* A Scan whose LIMIT (+OFFSET) is at most this many rows runs as one
+** segment with Limit, whatever segments= says: a Scan page holds up to
+** 1 MB, about 1,000 items of 1 KB, so one request reads what is needed,
+** where N segments would read N pages (see dynamodbFilter). */
+#define DD_SCAN_SERIAL_LIMIT 1000
 /* DynamoDB's longest key values, in bytes (UTF-8 for S, raw for B). */
 #define DD_MAX_PK_BYTES 2048
 #define DD_MAX_SK_BYTES 1024
@@ -150,6 +155,12 @@ typedef struct dd_cursor {
   ddb_item *pPeek; /* the next DynamoDB row (borrowed from aRow) */
   int bRawEof;     /* DynamoDB's rows are done */
   int bOrdered;    /* merge aPend by the path's sort key */
+  /* the current row's item column, rendered at its first use and kept
+  ** until the row changes: SQLite asks for a virtual table's column once
+  ** per reference, and json_extract(item, ...) three times would render
+  ** the JSON three times (see dd_item_json) */
+  char *zItem; /* free(); NULL: not rendered yet */
+  size_t nItem;
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -2012,8 +2023,16 @@ static void dd_rows_clear(dd_cursor *pCur) {
 static void dd_pscan_free(struct dd_pscan *s);
 static void dd_progress(dd_cursor *pCur, int bEnd);
 
+/* Forget the rendered item column of the current row (it changes). */
+static void dd_item_json_drop(dd_cursor *pCur) {
+  free(pCur->zItem);
+  pCur->zItem = NULL;
+  pCur->nItem = 0;
+}
+
 static void dd_cursor_reset(dd_cursor *pCur) {
   int i;
+  dd_item_json_drop(pCur);
   dd_pscan_free(pCur->pScan); /* workers read the strings freed below */
   pCur->pScan = NULL;
   dd_progress(pCur, 1);
@@ -2155,7 +2174,8 @@ typedef struct dd_pscan {
   int bFailed;
   ddb_error err; /* the first error */
   ddb_client *pClient;
-  ddb_read rd; /* template: workers copy it (borrowed strings) */
+  ddb_read rd; /* template: workers copy it (borrowed strings); its limit
+               ** sizes each unit's first request only (LIMIT+OFFSET) */
   ddbc_policy pol;
   dd_worker *aW;
 } dd_pscan;
@@ -2178,6 +2198,7 @@ static void *dd_worker_main(void *pArg) {
       rd.total_segments = s->nUnit;
     }
     rd.start = pStart;
+    rd.limit = pStart ? 0 : s->rd.limit;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
       pthread_mutex_lock(&s->mu);
       if(!s->bFailed) {
@@ -2268,6 +2289,7 @@ static int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit) {
   s->aPk = pCur->aPk;
   s->pClient = p->pClient;
   s->rd = pCur->rd;
+  s->rd.limit = pCur->nLimit;
   s->pol = p->pol;
   if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
     s->pol.consistent = 0; /* a GSI: see dd_next_page */
@@ -2643,6 +2665,7 @@ static int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
   int rc;
+  dd_item_json_drop(pCur);
   if(!pCur->bOverlay)
     return dd_next_raw(pCur);
   for(;;) {
@@ -3179,7 +3202,10 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     if(pCur->op == DD_OP_SCAN) {
       pCur->bMore = 1;
       pCur->iPk = 0;
-      if(p->nSegments > 1 && p->nSlice == 0) {
+      /* a LIMIT of at most DD_SCAN_SERIAL_LIMIT rows is one request with
+      ** Limit (about a page): segments would each read a page */
+      if(p->nSegments > 1 && p->nSlice == 0 &&
+         (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
         rc = dd_pscan_start(pCur, p->nSegments, p->nSegments);
         if(rc)
           goto fail;
@@ -3202,6 +3228,17 @@ fail:
 
 static int dynamodbEof(sqlite3_vtab_cursor *cur) {
   return ((dd_cursor *)cur)->bEof;
+}
+
+/* A map, list or set as plain JSON text: malloc()ed, NUL-terminated, its
+** length in *pn; NULL when out of memory or over 64 MiB. */
+static char *dd_av_json(const ddb_av *av, size_t *pn) {
+  ddb_buf b;
+  ddb_buf_init(&b, 64u * 1024 * 1024);
+  /* the item's decoded size bounds its JSON closely: one allocation */
+  ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
+  ddb_av_to_json(av, &b);
+  return ddb_buf_take(&b, pn);
 }
 
 /* Set the result to attribute value av as a key column would show it. */
@@ -3237,14 +3274,8 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
     return;
   }
   default: {
-    ddb_buf b;
-    char *z;
     size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
-    /* the item's decoded size bounds its JSON closely: one allocation */
-    ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
-    ddb_av_to_json(av, &b);
-    z = ddb_buf_take(&b, &n);
+    char *z = dd_av_json(av, &n);
     if(!z) {
       sqlite3_result_error_nomem(ctx);
       return;
@@ -3252,6 +3283,14 @@ static void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
     sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
   }
   }
+}
+
+/* Render the current row's whole item as plain JSON into pCur->zItem
+** (nItem bytes, NUL-terminated), which the cursor keeps until the row
+** changes (dd_item_json_drop).  Returns 0, or 1 when out of memory. */
+static int dd_item_json(dd_cursor *pCur) {
+  pCur->zItem = dd_av_json(&pCur->pCur->root, &pCur->nItem);
+  return pCur->zItem == NULL;
 }
 
 /* In a counted row, the value of column i if an = in the call fixes it
@@ -3313,8 +3352,11 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   if(sqlite3_vtab_nochange(ctx))
     return SQLITE_OK;
   if(i == p->nCol) {
-    /* item: the whole item as plain JSON */
-    dd_result_av(ctx, &pCur->pCur->root);
+    /* item: the whole item as plain JSON, rendered once per row */
+    if(!pCur->zItem && dd_item_json(pCur))
+      return SQLITE_NOMEM;
+    sqlite3_result_text64(ctx, pCur->zItem, pCur->nItem, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
   } else {
     /* item_raw: DynamoDB's typed JSON */
     ddb_buf b;
