@@ -726,8 +726,8 @@ static int dd_desc_store(sqlite3 *db, const char *zDb, const char *zName,
     }
     sqlite3_bind_int64(pStmt, 10, i ? 0 : d->item_count);
     sqlite3_bind_int64(pStmt, 11, i ? 0 : d->size_bytes);
-    rc = sqlite3_step(pStmt);
-    rc = rc == SQLITE_DONE ? sqlite3_reset(pStmt) : sqlite3_reset(pStmt);
+    sqlite3_step(pStmt);
+    rc = sqlite3_reset(pStmt); /* the step's error, if any */
   }
   if(rc && rc != SQLITE_NOMEM)
     *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
@@ -3982,6 +3982,12 @@ static void dd_refresh_func(sqlite3_context *ctx, int argc,
     zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: no dynamodb table "
                                      "'%s'",
                            zName);
+    goto fail;
+  }
+  if(!sqlite3_get_autocommit(db)) {
+    /* the new description reconnects the table: not under buffered writes */
+    zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: not inside a "
+                                     "transaction (run it after COMMIT)");
     goto fail;
   }
   if(dd_client_make(p, 1)) {
