@@ -4002,13 +4002,20 @@ static void dd_refresh_func(sqlite3_context *ctx, int argc,
   if(rc == SQLITE_OK) {
     /* SQLite declares a vtab's columns only when it connects it: renaming
     ** the shadow table away and back makes SQLite read the schema again,
-    ** so that the next statement connects the table anew */
+    ** so that the next statement connects the table anew.  Legacy ALTER
+    ** (nothing refers to the shadow table) so that a broken view elsewhere
+    ** in the file does not stop it. */
+    int bLegacy = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, -1, &bLegacy);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, 1, (int *)0);
     zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_schema\" RENAME TO "
                            "\"%w_schema_refresh\"; ALTER TABLE \"%w\"."
                            "\"%w_schema_refresh\" RENAME TO \"%w_schema\"",
                            p->zDb, p->zVtabName, p->zVtabName, p->zDb,
                            p->zVtabName, p->zVtabName);
     rc = zSql ? sqlite3_exec(db, zSql, 0, 0, &zErr) : SQLITE_NOMEM;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
+                      (int *)0);
   }
   if(rc) {
     char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store the "
