@@ -14,7 +14,9 @@
 **    EXPLAIN QUERY PLAN SELECT * FROM shop WHERE Type = 'ORDER';
 **        -- SCAN shop VIRTUAL TABLE INDEX ...:Query GSI2 (Type = ?)
 **
-** The table's columns come from DescribeTable: one column per key
+** The table's columns come from DescribeTable, asked by CREATE VIRTUAL
+** TABLE and stored in the shadow table NAME_schema (opening the database
+** again makes no call: see "The stored description"): one column per key
 ** attribute of the table and of every GSI and LSI, named exactly as the
 ** attribute, then `item`, the whole item as plain JSON.  Key columns are
 ** TEXT for S attributes, NUMERIC for N (INTEGER values when they fit in 64
@@ -30,7 +32,8 @@
 ** Also registered: begins_with(X, P), pushed down to DynamoDB's
 ** begins_with() when X is a sort key; dynamodb_calls(), a summary of the
 ** DynamoDB calls since the previous dynamodb_calls() (for tests and for
-** seeing what a statement cost).
+** seeing what a statement cost); dynamodb_refresh(NAME), which describes
+** the table again and stores it.
 */
 #include <math.h>
 #include <unistd.h>
