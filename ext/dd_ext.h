@@ -54,8 +54,19 @@ typedef struct dd_vtab {
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
   /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
-  sqlite3 *db;               /* the connection, for dynamodb_info() */
-  char *zVtabName;           /* the virtual table's name; sqlite3_free() */
+  /* The client is made at the first real read or write (dd_client), never
+  ** by xConnect: reading a schema makes no call and resolves no
+  ** credentials.  Until then cfg holds the options it will be made of. */
+  ddb_config cfg; /* strings owned: zRegion .. zCaBundle */
+  char *zRegion, *zEndpoint, *zProfile, *zCaBundle; /* sqlite3_free() */
+  char *zTable;    /* the DynamoDB table; sqlite3_free() */
+  char *zDb;       /* the schema (main, temp, ...); sqlite3_free() */
+  char *zDefer;    /* why the table cannot be used (bad options in the
+                       file, no stored description), reported by its first
+                       use; NULL: usable.  sqlite3_free() */
+  int bOptErr;     /* zDefer is about the options */
+  sqlite3 *db;     /* the connection, for dynamodb_info() */
+  char *zVtabName; /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
 } dd_vtab;
 
@@ -64,6 +75,10 @@ typedef struct dd_vtab {
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
+/* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
+** first time: resolves region, endpoint and credentials), or an error
+** with p's message set (the table's deferred error, or the client's). */
+int dd_client(dd_vtab *p);
 /* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
 ** which documents it). */
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };

@@ -14,7 +14,9 @@
 **    EXPLAIN QUERY PLAN SELECT * FROM shop WHERE Type = 'ORDER';
 **        -- SCAN shop VIRTUAL TABLE INDEX ...:Query GSI2 (Type = ?)
 **
-** The table's columns come from DescribeTable: one column per key
+** The table's columns come from DescribeTable, asked by CREATE VIRTUAL
+** TABLE and stored in the shadow table NAME_schema (opening the database
+** again makes no call: see "The stored description"): one column per key
 ** attribute of the table and of every GSI and LSI, named exactly as the
 ** attribute, then `item`, the whole item as plain JSON.  Key columns are
 ** TEXT for S attributes, NUMERIC for N (INTEGER values when they fit in 64
@@ -30,7 +32,8 @@
 ** Also registered: begins_with(X, P), pushed down to DynamoDB's
 ** begins_with() when X is a sort key; dynamodb_calls(), a summary of the
 ** DynamoDB calls since the previous dynamodb_calls() (for tests and for
-** seeing what a statement cost).
+** seeing what a statement cost); dynamodb_refresh(NAME), which describes
+** the table again and stores it.
 */
 #include <math.h>
 #include <unistd.h>
@@ -391,6 +394,14 @@ static void dd_vtab_free(dd_vtab *p) {
   pthread_mutex_unlock(&dd_registry_lock);
   dd_txn_free(p);
   sqlite3_free(p->zVtabName);
+  sqlite3_free(p->zRegion);
+  sqlite3_free(p->zEndpoint);
+  sqlite3_free(p->zProfile);
+  sqlite3_free(p->zCaBundle);
+  sqlite3_free(p->zTable);
+  sqlite3_free(p->zDb);
+  sqlite3_free(p->zDefer);
+  sqlite3_free(p->zSchemaErr);
   for(i = 0; i < p->nCol; i++)
     sqlite3_free(p->aCol[i].zName);
   sqlite3_free(p->aCol);
@@ -621,42 +632,397 @@ static int dd_auto_segments(long long nBytes) {
 }
 
 /*
-** xConnect and xCreate (the same: creating the virtual table creates
-** nothing in DynamoDB; the DynamoDB table must exist).
+** The stored description: the shadow table NAME_schema
+**
+** xCreate asks DynamoDB for the table's description (DescribeTable) and
+** keeps what xConnect needs to declare the columns and plan the queries
+** in a shadow table of the virtual table, one row per access path:
+**
+**   k            0: the table itself, then its GSIs and LSIs in the order
+**                of the description
+**   name         k=0: the DynamoDB table; else the index
+**   is_local     1 for an LSI
+**   pk, pk_type  partition key attribute and its type (S, N or B)
+**   sk, sk_type  sort key and type, NULL when there is none
+**   projection   ALL, KEYS_ONLY or INCLUDE
+**   nonkey       INCLUDE's NonKeyAttributes as a JSON array of strings
+**   item_count, size_bytes   k=0: DescribeTable's counts (plans, segments)
+**
+** xConnect reads it back and makes no call and resolves no credentials:
+** opening a database file, reading its schema (.schema, PRAGMA
+** table_info, sqlite_schema) and DROP TABLE stay offline, whatever the
+** file's CREATE VIRTUAL TABLE says.  The client (region, endpoint,
+** credentials: a credential_process may run) is made at the table's first
+** real read or write (dd_client).  dynamodb_refresh('NAME') describes the
+** table again and rewrites the rows.  xShadowName makes the table a
+** shadow table: read-only to SQL when SQLITE_DBCONFIG_DEFENSIVE is on.
+** Its content comes from the file, like the options, so xConnect checks it
+** (types, counts, the table's name) and a damaged one is reported at first
+** use, as is a missing one (a table made by an older version).
 */
-static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
-                           const char *const *argv, sqlite3_vtab **ppVtab,
-                           char **pzErr) {
-  dd_vtab *p = NULL;
-  char *azVal[DD_NPARAM];
-  char *zSchema = NULL;
-  ddb_config cfg;
-  ddb_error err;
-  double d;
-  int rc, i;
-  (void)pAux;
+/* Rows of a stored description at the most: the table, 20 GSIs and 5
+** LSIs fit DynamoDB's limits; more is a damaged file. */
+#define DD_MAX_PATHS 32
+/* NonKeyAttributes of one index at the most (DynamoDB allows 100 over all
+** of a table's indexes). */
+#define DD_MAX_NONKEY 1000
 
-  memset(azVal, 0, sizeof(azVal));
-  memset(&cfg, 0, sizeof(cfg));
-  ddb_error_clear(&err);
-  *ppVtab = NULL;
-  rc = dd_parse_args(argc, argv, azVal, pzErr);
+/* The projection names, as ddb_projection numbers them. */
+static const char *const azProj[] = {"ALL", "KEYS_ONLY", "INCLUDE"};
+
+/* Write d into the shadow table zDb.zName_schema (created when bCreate,
+** else emptied, or created if missing).  Returns an SQLite code; on error
+** *pzErr is set (sqlite3_free). */
+static int dd_desc_store(sqlite3 *db, const char *zDb, const char *zName,
+                         const ddb_table_desc *d, int bCreate, char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql;
+  int rc, i, j;
+  ddb_buf b;
+
+  zSql = sqlite3_mprintf(
+      "%s \"%w\".\"%w_schema\"(k INTEGER PRIMARY KEY, name TEXT, "
+      "is_local INTEGER, pk TEXT, pk_type TEXT, sk TEXT, sk_type TEXT, "
+      "projection TEXT, nonkey TEXT, item_count INTEGER, size_bytes "
+      "INTEGER);%s%w%s%w%s",
+      bCreate ? "CREATE TABLE" : "CREATE TABLE IF NOT EXISTS", zDb, zName,
+      bCreate ? "" : "DELETE FROM \"", bCreate ? "" : zDb,
+      bCreate ? "" : "\".\"", bCreate ? "" : zName,
+      bCreate ? "" : "_schema\";");
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, 0, 0, pzErr);
+  sqlite3_free(zSql);
   if(rc)
-    goto fail;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p) {
+    return rc;
+  zSql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w_schema\" VALUES(?1, ?2, "
+                         "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  for(i = 0; rc == SQLITE_OK && i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    char *zNonkey = NULL;
+    size_t nNonkey = 0;
+    sqlite3_bind_int(pStmt, 1, i);
+    sqlite3_bind_text(pStmt, 2, i ? x->name : d->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 3, x->is_local);
+    sqlite3_bind_text(pStmt, 4, x->pk.name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 5, ddb_type_name(x->pk.type), -1, SQLITE_STATIC);
+    if(x->sk.name) {
+      sqlite3_bind_text(pStmt, 6, x->sk.name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pStmt, 7, ddb_type_name(x->sk.type), -1,
+                        SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(pStmt, 6);
+      sqlite3_bind_null(pStmt, 7);
+    }
+    sqlite3_bind_text(pStmt, 8, azProj[x->projection], -1, SQLITE_STATIC);
+    if(x->projection == DDB_PROJ_INCLUDE) {
+      ddb_buf_init(&b, 16 * 1024 * 1024);
+      ddb_buf_addc(&b, '[');
+      for(j = 0; j < x->n_nonkey; j++) {
+        if(j)
+          ddb_buf_addc(&b, ',');
+        ddb_buf_json_str(&b, x->nonkey[j], strlen(x->nonkey[j]));
+      }
+      ddb_buf_addc(&b, ']');
+      zNonkey = ddb_buf_take(&b, &nNonkey);
+      if(!zNonkey) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      sqlite3_bind_text64(pStmt, 9, zNonkey, nNonkey, free, SQLITE_UTF8);
+    } else {
+      sqlite3_bind_null(pStmt, 9);
+    }
+    sqlite3_bind_int64(pStmt, 10, i ? 0 : d->item_count);
+    sqlite3_bind_int64(pStmt, 11, i ? 0 : d->size_bytes);
+    sqlite3_step(pStmt);
+    rc = sqlite3_reset(pStmt); /* the step's error, if any */
+  }
+  if(rc && rc != SQLITE_NOMEM)
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* A copy of column iCol of pStmt (malloc, as ddb_table_desc_free frees),
+** or NULL when it is NULL or not text.  *pbNoMem set on OOM. */
+static char *dd_col_dup(sqlite3_stmt *pStmt, int iCol, int *pbNoMem) {
+  const char *z;
+  char *zOut;
+  if(sqlite3_column_type(pStmt, iCol) != SQLITE_TEXT)
+    return NULL;
+  z = (const char *)sqlite3_column_text(pStmt, iCol);
+  if(!z)
+    return NULL;
+  zOut = strdup(z);
+  if(!zOut)
+    *pbNoMem = 1;
+  return zOut;
+}
+
+/* The key type named by column iCol of pStmt (S, N or B), or -1. */
+static int dd_col_type(sqlite3_stmt *pStmt, int iCol) {
+  const char *z = (const char *)sqlite3_column_text(pStmt, iCol);
+  if(!z)
+    return -1;
+  if(strcmp(z, "S") == 0)
+    return DDB_S;
+  if(strcmp(z, "N") == 0)
+    return DDB_N;
+  if(strcmp(z, "B") == 0)
+    return DDB_B;
+  return -1;
+}
+
+/* Read INCLUDE's attribute names, JSON array zJson, into x.  Returns
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR when zJson is not an array of
+** strings (at most DD_MAX_NONKEY). */
+static int dd_nonkey_load(sqlite3 *db, const char *zJson, ddb_index *x) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc, n = 0;
+  if(!zJson)
+    return SQLITE_ERROR;
+  rc = sqlite3_prepare_v2(db,
+                          "SELECT value, type = 'text' FROM json_each(?1) "
+                          "WHERE json_type(?1) = 'array'",
+                          -1, &pStmt, 0);
+  if(rc)
+    return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  sqlite3_bind_text(pStmt, 1, zJson, -1, SQLITE_STATIC);
+  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    char **a;
+    int bNoMem = 0;
+    if(!sqlite3_column_int(pStmt, 1) || n >= DD_MAX_NONKEY) {
+      rc = SQLITE_ERROR;
+      break;
+    }
+    a = realloc(x->nonkey, sizeof(char *) * (size_t)(n + 1));
+    if(!a) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    x->nonkey = a;
+    x->nonkey[n] = dd_col_dup(pStmt, 0, &bNoMem);
+    if(!x->nonkey[n]) {
+      rc = bNoMem ? SQLITE_NOMEM : SQLITE_ERROR;
+      break;
+    }
+    x->n_nonkey = ++n;
+  }
+  sqlite3_finalize(pStmt);
+  if(rc == SQLITE_DONE)
+    return SQLITE_OK;
+  return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
+}
+
+/* Read the stored description of the vtab zDb.zName, which must describe
+** DynamoDB table zTable.  SQLITE_OK with *ppDesc (ddb_table_desc_free);
+** SQLITE_NOMEM; or SQLITE_ERROR with *pzWhy (sqlite3_free) saying what is
+** missing or wrong.  Makes no call: the rows are checked, not trusted. */
+static int dd_desc_load(sqlite3 *db, const char *zDb, const char *zName,
+                        const char *zTable, ddb_table_desc **ppDesc,
+                        char **pzWhy) {
+  sqlite3_stmt *pStmt = NULL;
+  ddb_table_desc *d = NULL;
+  char *zSql;
+  const char *zWhy = NULL;
+  int rc, n = 0, bNoMem = 0, t;
+
+  *ppDesc = NULL;
+  *pzWhy = NULL;
+  /* an ordinary table, never a view (a view could run anything) */
+  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                         "type = 'table' AND name = '%q_schema'",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if(rc == SQLITE_OK && sqlite3_step(pStmt) != SQLITE_ROW)
+    rc = SQLITE_NOTFOUND;
+  sqlite3_finalize(pStmt);
+  pStmt = NULL;
+  if(rc == SQLITE_NOMEM)
+    return rc;
+  if(rc) {
+    *pzWhy = sqlite3_mprintf("no stored description (no table %s_schema: "
+                             "made by an older version of the extension?)",
+                             zName);
+    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  zSql = sqlite3_mprintf("SELECT k, name, is_local, pk, pk_type, sk, "
+                         "sk_type, projection, nonkey, item_count, "
+                         "size_bytes FROM \"%w\".\"%w_schema\" ORDER BY k",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if(rc) {
+    if(rc == SQLITE_NOMEM)
+      return rc;
+    *pzWhy = sqlite3_mprintf("the stored description is damaged: %s",
+                             sqlite3_errmsg(db));
+    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  d = calloc(1, sizeof(*d));
+  if(d)
+    d->indexes = calloc(DD_MAX_PATHS, sizeof(ddb_index));
+  if(!d || !d->indexes) {
     rc = SQLITE_NOMEM;
     goto fail;
   }
-  memset(p, 0, sizeof(*p));
+  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    ddb_index *x = &d->indexes[n];
+    if(n >= DD_MAX_PATHS) {
+      zWhy = "too many indexes";
+      break;
+    }
+    if(sqlite3_column_type(pStmt, 0) != SQLITE_INTEGER ||
+       sqlite3_column_int64(pStmt, 0) != n) {
+      zWhy = "its rows are not numbered 0, 1, ...";
+      break;
+    }
+    d->n_indexes = n + 1; /* x is d's to free from here on */
+    if(n == 0) {
+      d->name = dd_col_dup(pStmt, 1, &bNoMem);
+      d->item_count = sqlite3_column_int64(pStmt, 9);
+      d->size_bytes = sqlite3_column_int64(pStmt, 10);
+      if(d->item_count < 0 || d->size_bytes < 0) {
+        zWhy = "a negative count";
+        break;
+      }
+    } else {
+      x->name = dd_col_dup(pStmt, 1, &bNoMem);
+    }
+    x->is_local = n > 0 && sqlite3_column_int(pStmt, 2) != 0;
+    x->pk.name = dd_col_dup(pStmt, 3, &bNoMem);
+    x->sk.name = dd_col_dup(pStmt, 5, &bNoMem);
+    if(bNoMem) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    if(!(n ? x->name : d->name) || !x->pk.name || !x->pk.name[0] ||
+       (x->sk.name && !x->sk.name[0])) {
+      zWhy = "a name is missing";
+      break;
+    }
+    if((t = dd_col_type(pStmt, 4)) < 0) {
+      zWhy = "a key type is not S, N or B";
+      break;
+    }
+    x->pk.type = (ddb_type)t;
+    if(x->sk.name) {
+      if((t = dd_col_type(pStmt, 6)) < 0) {
+        zWhy = "a key type is not S, N or B";
+        break;
+      }
+      x->sk.type = (ddb_type)t;
+    }
+    for(t = 0; t < 3; t++) {
+      const char *z = (const char *)sqlite3_column_text(pStmt, 7);
+      if(z && strcmp(z, azProj[t]) == 0)
+        break;
+    }
+    if(t == 3 || (n == 0 && t != DDB_PROJ_ALL)) {
+      zWhy = "a projection is not ALL, KEYS_ONLY or INCLUDE";
+      break;
+    }
+    x->projection = (ddb_projection)t;
+    if(t == DDB_PROJ_INCLUDE) {
+      rc = dd_nonkey_load(db, (const char *)sqlite3_column_text(pStmt, 8), x);
+      if(rc == SQLITE_NOMEM)
+        goto fail;
+      if(rc) {
+        zWhy = "nonkey is not a JSON array of names";
+        break;
+      }
+    }
+    n++;
+  }
+  if(!zWhy && rc != SQLITE_DONE) {
+    if(rc == SQLITE_NOMEM)
+      goto fail;
+    zWhy = sqlite3_errmsg(db);
+  }
+  if(!zWhy && n == 0)
+    zWhy = "it has no rows";
+  if(!zWhy && strcmp(d->name, zTable) != 0)
+    zWhy = "it describes another DynamoDB table";
+  if(zWhy) {
+    *pzWhy = sqlite3_mprintf("the stored description is damaged (%s)", zWhy);
+    rc = *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto fail;
+  }
+  *ppDesc = d;
+  d = NULL;
+  rc = SQLITE_OK;
+
+fail:
+  sqlite3_finalize(pStmt);
+  ddb_table_desc_free(d);
+  return rc;
+}
+
+/* Set p->zDefer to DD_PREFIX-less text z (which may carry the prefix);
+** takes z (sqlite3_free).  Returns SQLITE_OK, or SQLITE_NOMEM. */
+static int dd_defer(dd_vtab *p, char *z, int bOptErr) {
+  size_t n = strlen(DD_PREFIX);
+  if(!z)
+    return SQLITE_NOMEM;
+  sqlite3_free(p->zDefer);
+  p->zDefer = sqlite3_mprintf("%s", strncmp(z, DD_PREFIX, n) == 0 ? z + n : z);
+  p->bOptErr = bOptErr;
+  sqlite3_free(z);
+  return p->zDefer ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Make p's client if it has none yet (bAny: even when the table has no
+** usable description, for dynamodb_refresh).  Returns an SQLite code, with
+** p's error message set on failure. */
+static int dd_client_make(dd_vtab *p, int bAny) {
+  ddb_error err;
+  if(p->zDefer && (p->bOptErr || !bAny)) {
+    dd_error(p, "%s", p->zDefer);
+    return SQLITE_ERROR;
+  }
+  if(p->pClient)
+    return SQLITE_OK;
+  ddb_error_clear(&err);
+  if(ddb_client_new(&p->cfg, &p->pClient, &err)) {
+    dd_error(p, "table '%s': %s", p->zTable, err.message);
+    return dd_rc(&err);
+  }
+  return SQLITE_OK;
+}
+
+int dd_client(dd_vtab *p) {
+  return dd_client_make(p, 0);
+}
+
+/* Apply the options azVal[] to p (taking the strings the client needs
+** from azVal).  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
+static int dd_options(dd_vtab *p, char *azVal[DD_NPARAM], char **pzErr) {
+  double d;
+  int i;
+  p->zRegion = azVal[1];
+  p->zEndpoint = azVal[2];
+  p->zProfile = azVal[3];
+  p->zCaBundle = azVal[14];
+  azVal[1] = azVal[2] = azVal[3] = azVal[14] = NULL;
+  p->cfg.region = p->zRegion;
+  p->cfg.endpoint = p->zEndpoint;
+  p->cfg.profile = p->zProfile;
+  p->cfg.ca_bundle = p->zCaBundle;
   p->pol.consistent = 0;
-  cfg.max_retries = -1;
+  p->cfg.max_retries = -1;
   /* azVal[]: 0 table, 1 region, 2 endpoint, 3 profile, 4 scan,
   **          5 consistent_read, 6 timeout, 7 max_retries */
-  cfg.region = azVal[1];
-  cfg.endpoint = azVal[2];
-  cfg.profile = azVal[3];
-  cfg.ca_bundle = azVal[14];
   if(azVal[4]) {
     if(sqlite3_stricmp(azVal[4], "deny") == 0)
       p->bScanDeny = 1;
@@ -664,8 +1030,7 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for scan: '%s' "
                                          "(expected allow or deny)",
                                azVal[4]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
   }
   if(azVal[5]) {
@@ -674,8 +1039,7 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for consistent_read: "
                                          "'%s' (expected true or false)",
                                azVal[5]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
   }
   if(azVal[6]) {
@@ -683,20 +1047,18 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
                                          "(expected seconds > 0)",
                                azVal[6]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
-    cfg.timeout = d;
+    p->cfg.timeout = d;
   }
   if(azVal[7]) {
     if(dd_number(azVal[7], &d) || d != floor(d) || d > 100) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for max_retries: '%s' "
                                          "(expected an integer from 0 to 100)",
                                azVal[7]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
-    cfg.max_retries = (int)d;
+    p->cfg.max_retries = (int)d;
   }
   for(i = 8; i <= 9; i++) {
     double *pTtl = i == 8 ? &p->pol.item_ttl : &p->pol.query_ttl;
@@ -705,8 +1067,7 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for %s: '%s' (expected "
                                          "seconds from 0 to %d)",
                                azParam[i], azVal[i], DD_MAX_TTL);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
   }
   p->bProgress = 1;
@@ -714,16 +1075,14 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
     *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for progress: '%s' "
                                        "(expected on or off)",
                              azVal[13]);
-    rc = SQLITE_ERROR;
-    goto fail;
+    return SQLITE_ERROR;
   }
   if(azVal[11] && sqlite3_stricmp(azVal[11], "auto") != 0) {
     if(dd_number(azVal[11], &d) || d != floor(d) || d < 1 || d > 64) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segments: '%s' "
                                          "(expected auto or 1 to 64)",
                                azVal[11]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
     p->nSegments = (int)d;
   }
@@ -737,14 +1096,12 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segment: '%s' "
                                          "(expected I/N with 0 <= I < N)",
                                azVal[12]);
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
     if(azVal[11]) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "segment= and segments= exclude "
                                          "each other");
-      rc = SQLITE_ERROR;
-      goto fail;
+      return SQLITE_ERROR;
     }
     p->iSlice = (int)i1;
     p->nSlice = (int)n1;
@@ -754,30 +1111,144 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
     *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for split_transactions: "
                                        "'%s' (expected true or false)",
                              azVal[10]);
-    rc = SQLITE_ERROR;
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Forget p's columns and paths (a description that did not build). */
+static void dd_schema_clear(dd_vtab *p) {
+  int i;
+  for(i = 0; i < p->nCol; i++)
+    sqlite3_free(p->aCol[i].zName);
+  sqlite3_free(p->aCol);
+  sqlite3_free(p->aPath);
+  p->aCol = NULL;
+  p->aPath = NULL;
+  p->nCol = p->nPath = 0;
+  ddb_table_desc_free(p->pDesc);
+  p->pDesc = NULL;
+}
+
+/*
+** xCreate and xConnect.  Creating the virtual table creates nothing in
+** DynamoDB: the DynamoDB table must exist.  xCreate describes it (with
+** the user's credentials: the user is running CREATE VIRTUAL TABLE) and
+** stores the description; xConnect reads it back and makes no call.
+**
+** xConnect runs for whatever a database file holds: the file's options
+** are not checked until the table is used, so that a table whose options
+** are bad (or that has no stored description) still connects, shows its
+** columns and can be dropped; its first read or write reports the error.
+*/
+static int dd_init(sqlite3 *db, int argc, const char *const *argv,
+                   sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
+  dd_vtab *p = NULL;
+  char *azVal[DD_NPARAM];
+  char *zSchema = NULL, *zErr = NULL;
+  ddb_error err;
+  int rc, i, bDescBad = 0;
+
+  memset(azVal, 0, sizeof(azVal));
+  ddb_error_clear(&err);
+  *ppVtab = NULL;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p) {
+    rc = SQLITE_NOMEM;
     goto fail;
   }
-  if(ddb_client_new(&cfg, &p->pClient, &err) ||
-     ddbc_describe_table(p->pClient, azVal[0] ? azVal[0] : argv[2], &p->pDesc,
-                         &err)) {
-    *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s",
-                             azVal[0] ? azVal[0] : argv[2], err.message);
-    rc = dd_rc(&err);
+  memset(p, 0, sizeof(*p));
+  rc = dd_parse_args(argc, argv, azVal, &zErr);
+  if(rc == SQLITE_OK)
+    rc = dd_options(p, azVal, &zErr);
+  if(rc == SQLITE_NOMEM)
+    goto fail;
+  p->zTable = sqlite3_mprintf("%s", azVal[0] ? azVal[0] : argv[2]);
+  p->zDb = sqlite3_mprintf("%s", argv[1]);
+  if(!p->zTable || !p->zDb) {
+    rc = SQLITE_NOMEM;
     goto fail;
   }
-  p->zColumns = azVal[15];
-  rc = dd_build_schema(p);
-  p->zColumns = NULL;
+  if(rc && bCreate) {
+    *pzErr = zErr;
+    zErr = NULL;
+    goto fail;
+  }
   if(rc) {
-    if(p->zSchemaErr) {
-      *pzErr = p->zSchemaErr;
-      p->zSchemaErr = NULL;
-    }
-    goto fail;
+    rc = dd_defer(p, zErr, 1);
+    zErr = NULL;
+    if(rc)
+      goto fail;
   }
-  if(p->nSegments == 0)
-    p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
-  zSchema = dd_schema_sql(p);
+  if(bCreate) {
+    if(dd_client(p) ||
+       ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err)) {
+      if(p->base.zErrMsg) {
+        *pzErr = p->base.zErrMsg;
+        p->base.zErrMsg = NULL;
+        rc = SQLITE_ERROR;
+      } else {
+        *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
+                                 err.message);
+        rc = dd_rc(&err);
+      }
+      goto fail;
+    }
+  } else {
+    rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
+    if(rc == SQLITE_NOMEM)
+      goto fail;
+    if(rc) {
+      rc = p->zDefer ? SQLITE_OK
+                     : dd_defer(p,
+                                sqlite3_mprintf(
+                                    "table '%s': %s: run SELECT "
+                                    "dynamodb_refresh('%s') to describe it "
+                                    "again and store it, or DROP TABLE and "
+                                    "CREATE it again",
+                                    argv[2], zErr, argv[2]),
+                                0);
+      sqlite3_free(zErr);
+      zErr = NULL;
+      if(rc)
+        goto fail;
+    }
+  }
+  if(p->pDesc) {
+    p->zColumns = p->bOptErr ? NULL : azVal[15];
+    rc = dd_build_schema(p);
+    p->zColumns = NULL;
+    bDescBad = rc == SQLITE_OK && p->nCol > 62 && !bCreate;
+    if(bDescBad) {
+      p->zSchemaErr = sqlite3_mprintf("table '%s': the stored description "
+                                      "is damaged (too many columns)",
+                                      argv[2]);
+      rc = p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    if(rc && (bCreate || rc == SQLITE_NOMEM)) {
+      if(p->zSchemaErr) {
+        *pzErr = p->zSchemaErr;
+        p->zSchemaErr = NULL;
+      }
+      goto fail;
+    }
+    if(rc) {
+      /* a file's columns= that does not parse: reported at first use */
+      rc = dd_defer(p, p->zSchemaErr, !bDescBad);
+      p->zSchemaErr = NULL;
+      dd_schema_clear(p);
+      if(rc)
+        goto fail;
+    }
+  }
+  if(p->pDesc) {
+    if(p->nSegments == 0)
+      p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
+    zSchema = dd_schema_sql(p);
+  } else {
+    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, item_raw TEXT "
+                              "HIDDEN)");
+  }
   if(!zSchema) {
     rc = SQLITE_NOMEM;
     goto fail;
@@ -788,12 +1259,23 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
                              sqlite3_errmsg(db));
     goto fail;
   }
+  if(bCreate) {
+    rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
+    if(rc) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
+                                         "'%s': %s",
+                               argv[2], zErr ? zErr : sqlite3_errstr(rc));
+      goto fail;
+    }
+  }
   /* A statement may read (and later write) DynamoDB with the user's
-  ** credentials.  A view or trigger stored in a database file runs
-  ** whenever that file is used, and a file can come from anyone, so the
-  ** table is DIRECTONLY: SQLite refuses it inside the schema's views and
-  ** triggers.  TEMP views and triggers, which only the user's own session
-  ** can create, still work, and they are what reports should use:
+  ** credentials, to the endpoint the file names.  A view or trigger stored
+  ** in a database file runs whenever that file is used, and a file can
+  ** come from anyone, so the table is DIRECTONLY: SQLite refuses it inside
+  ** the schema's views and triggers (after xConnect, which makes no call).
+  ** Views over the table are useful for reports, but that is what TEMP
+  ** views and triggers are for: only the user's own session creates them,
+  ** and they still work:
   **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
   sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   /* an INSERT that finds its key returns SQLITE_CONSTRAINT and SQLite
@@ -817,13 +1299,44 @@ fail:
   for(i = 0; i < DD_NPARAM; i++)
     sqlite3_free(azVal[i]);
   sqlite3_free(zSchema);
+  sqlite3_free(zErr);
   dd_vtab_free(p);
   return rc;
+}
+
+static int dynamodbCreate(sqlite3 *db, void *pAux, int argc,
+                          const char *const *argv, sqlite3_vtab **ppVtab,
+                          char **pzErr) {
+  (void)pAux;
+  return dd_init(db, argc, argv, ppVtab, pzErr, 1);
+}
+
+static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
+                           const char *const *argv, sqlite3_vtab **ppVtab,
+                           char **pzErr) {
+  (void)pAux;
+  return dd_init(db, argc, argv, ppVtab, pzErr, 0);
 }
 
 static int dynamodbDisconnect(sqlite3_vtab *pVtab) {
   dd_vtab_free((dd_vtab *)pVtab);
   return SQLITE_OK;
+}
+
+/* xDestroy: DROP TABLE drops the stored description (never the DynamoDB
+** table), with no call: it works for a table whose options are bad. */
+static int dynamodbDestroy(sqlite3_vtab *pVtab) {
+  dd_vtab *p = (dd_vtab *)pVtab;
+  char *zSql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_schema\"",
+                               p->zDb, p->zVtabName);
+  int rc;
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if(rc == SQLITE_OK)
+    dd_vtab_free(p);
+  return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -1341,7 +1854,14 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int bReuse;
   int idxNum;
   double scanRows;
-  sqlite3_uint64 mUsed = dd_cols_needed(p, pInfo->colUsed);
+  sqlite3_uint64 mUsed;
+
+  if(p->zDefer) {
+    /* bad options or no stored description: said at the first use */
+    dd_error(p, "%s", p->zDefer);
+    return SQLITE_ERROR;
+  }
+  mUsed = dd_cols_needed(p, pInfo->colUsed);
 
   /* the Scan fallback */
   memset(&best, 0, sizeof(best));
@@ -3010,7 +3530,7 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
                           const char *idxStr, int argc, sqlite3_value **argv) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
-  dd_path *pp = &p->aPath[(idxNum >> 2) & 31];
+  dd_path *pp;
   dd_interval iv;
   dd_val aSkEq[1];
   dd_val *aSkv = NULL; /* sort-key values (=, IN) for Get/BatchGetItem */
@@ -3019,6 +3539,11 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
   int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
 
   dd_cursor_reset(pCur);
+  /* the first real read: the client (and credentials) are made now */
+  rc = dd_client(p);
+  if(rc)
+    return rc;
+  pp = &p->aPath[(idxNum >> 2) & 31];
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
   iv.bExact = 1;
@@ -3455,6 +3980,173 @@ dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
 ** came from (never the credentials), scan and consistent_read.  NULL when
 ** there is no such virtual table (or it was not used yet since opening
 ** the database: SQLite connects a virtual table on first use). */
+/* The connected dynamodb vtab zName of db, or NULL. */
+static dd_vtab *dd_find(sqlite3 *db, const char *zName) {
+  dd_vtab *p;
+  pthread_mutex_lock(&dd_registry_lock);
+  for(p = dd_registry; p; p = p->pNextVtab)
+    if(p->db == db && sqlite3_stricmp(p->zVtabName, zName) == 0)
+      break;
+  pthread_mutex_unlock(&dd_registry_lock);
+  return p;
+}
+
+/* dynamodb_refresh(NAME): ask DynamoDB for the description of the table
+** behind the virtual table NAME again (DescribeTable, bypassing the
+** process's copy) and store it in NAME_schema, e.g. after a GSI was added
+** or removed; also stores one for a table made by an older version of the
+** extension, which has none.  The new columns and indexes are used from
+** the next statement on.  Returns a line saying what is stored.  It
+** reaches the network with the user's credentials, so it is DIRECTONLY. */
+static void dd_refresh_func(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv) {
+  const char *zName = (const char *)sqlite3_value_text(argv[0]);
+  sqlite3 *db = sqlite3_context_db_handle(ctx);
+  sqlite3_stmt *pStmt = NULL;
+  ddb_table_desc *d = NULL;
+  ddb_error err;
+  sqlite3_str *s = NULL;
+  char *zErr = NULL, *zSql = NULL;
+  dd_vtab *p;
+  int rc, i;
+  (void)argc;
+
+  ddb_error_clear(&err);
+  if(!zName)
+    return;
+  /* connect the vtab if no statement has yet (xConnect makes no call) */
+  rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1)", -1,
+                          &pStmt, 0);
+  if(rc == SQLITE_OK) {
+    sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+    sqlite3_step(pStmt);
+  }
+  sqlite3_finalize(pStmt);
+  p = dd_find(db, zName);
+  if(!p) {
+    zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: no dynamodb table "
+                                     "'%s'",
+                           zName);
+    goto fail;
+  }
+  if(!sqlite3_get_autocommit(db)) {
+    /* the new description reconnects the table: not under buffered writes */
+    zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: not inside a "
+                                     "transaction (run it after COMMIT)");
+    goto fail;
+  }
+  if(dd_client_make(p, 1)) {
+    zErr = sqlite3_mprintf("%s", p->base.zErrMsg);
+    goto fail;
+  }
+  if(ddb_describe_table(p->pClient, p->zTable, &d, &err)) {
+    zErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable, err.message);
+    goto fail;
+  }
+  rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, &zErr);
+  if(rc == SQLITE_OK) {
+    /* SQLite declares a vtab's columns only when it connects it: renaming
+    ** the shadow table away and back makes SQLite read the schema again,
+    ** so that the next statement connects the table anew.  Legacy ALTER
+    ** (nothing refers to the shadow table) so that a broken view elsewhere
+    ** in the file does not stop it. */
+    int bLegacy = 0;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, -1, &bLegacy);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, 1, (int *)0);
+    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_schema\" RENAME TO "
+                           "\"%w_schema_refresh\"; ALTER TABLE \"%w\"."
+                           "\"%w_schema_refresh\" RENAME TO \"%w_schema\"",
+                           p->zDb, p->zVtabName, p->zVtabName, p->zDb,
+                           p->zVtabName, p->zVtabName);
+    rc = zSql ? sqlite3_exec(db, zSql, 0, 0, &zErr) : SQLITE_NOMEM;
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
+                      (int *)0);
+  }
+  if(rc) {
+    char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store the "
+                                        "description of '%s': %s",
+                              zName, zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    zErr = z;
+    goto fail;
+  }
+  s = sqlite3_str_new(0);
+  sqlite3_str_appendf(s, "%s: DynamoDB table %s, %d index%s", zName, d->name,
+                      d->n_indexes - 1, d->n_indexes == 2 ? "" : "es");
+  for(i = 1; i < d->n_indexes; i++)
+    sqlite3_str_appendf(s, "%s%s", i == 1 ? " (" : ", ", d->indexes[i].name);
+  sqlite3_str_appendall(s, d->n_indexes > 1 ? ")" : "");
+  zSql = (sqlite3_free(zSql), sqlite3_str_finish(s));
+  if(zSql)
+    sqlite3_result_text(ctx, zSql, -1, SQLITE_TRANSIENT);
+  else
+    sqlite3_result_error_nomem(ctx);
+
+fail:
+  if(zErr)
+    sqlite3_result_error(ctx, zErr, -1);
+  else if(rc == SQLITE_NOMEM)
+    sqlite3_result_error_nomem(ctx);
+  sqlite3_free(zErr);
+  sqlite3_free(zSql);
+  ddb_table_desc_free(d);
+}
+
+/* xRename: ALTER TABLE ... RENAME TO renames the stored description
+** with the table (no call). */
+static int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew) {
+  dd_vtab *p = (dd_vtab *)pVtab;
+  char *zSql, *zName;
+  int rc;
+  zName = sqlite3_mprintf("%s", zNew);
+  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE name = "
+                         "'%q_schema' AND type = 'table'",
+                         p->zDb, p->zVtabName);
+  if(!zName || !zSql) {
+    sqlite3_free(zName);
+    sqlite3_free(zSql);
+    return SQLITE_NOMEM;
+  }
+  {
+    sqlite3_stmt *pStmt = NULL;
+    int bHas;
+    rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, 0);
+    bHas = rc == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW;
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zSql);
+    zSql = NULL;
+    if(bHas) /* a table made by an older version has none */
+      zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_schema\" RENAME TO "
+                             "\"%w_schema\"",
+                             p->zDb, p->zVtabName, zNew);
+    else
+      rc = SQLITE_OK;
+  }
+  if(zSql) {
+    char *zErr = NULL;
+    rc = sqlite3_exec(p->db, zSql, 0, 0, &zErr);
+    if(rc)
+      dd_error(p, "cannot rename the stored description: %s",
+               zErr ? zErr : sqlite3_errstr(rc));
+    sqlite3_free(zErr);
+    sqlite3_free(zSql);
+  }
+  if(rc == SQLITE_OK) {
+    pthread_mutex_lock(&dd_registry_lock);
+    sqlite3_free(p->zVtabName);
+    p->zVtabName = zName;
+    pthread_mutex_unlock(&dd_registry_lock);
+  } else {
+    sqlite3_free(zName);
+  }
+  return rc;
+}
+
+/* xShadowName: NAME_schema is the stored description of vtab NAME. */
+static int dynamodbShadowName(const char *zSuffix) {
+  return sqlite3_stricmp(zSuffix, "schema") == 0;
+}
+
 static void dd_info_func(sqlite3_context *ctx, int argc,
                          sqlite3_value **argv) {
   const char *zName = (const char *)sqlite3_value_text(argv[0]);
@@ -3470,10 +4162,14 @@ static void dd_info_func(sqlite3_context *ctx, int argc,
   if(!zName)
     return;
   ddb_buf_init(&b, 64 * 1024);
+  p = dd_find(db, zName);
+  /* the vtabs of db are db's (this thread's) until it disconnects them:
+  ** p stays valid after the registry's lock */
+  if(p && dd_client(p)) {
+    sqlite3_result_error(ctx, p->base.zErrMsg, -1);
+    return;
+  }
   pthread_mutex_lock(&dd_registry_lock);
-  for(p = dd_registry; p; p = p->pNextVtab)
-    if(p->db == db && sqlite3_stricmp(p->zVtabName, zName) == 0)
-      break;
   if(p) {
     azVal[0] = p->pDesc->name;
     azVal[1] = ddb_client_endpoint(p->pClient);
@@ -3544,12 +4240,12 @@ static void dd_calls_func(sqlite3_context *ctx, int argc,
 ** The module
 */
 static sqlite3_module dynamodbModule = {
-    2,                    /* iVersion: savepoints */
-    dynamodbConnect,      /* xCreate: the DynamoDB table must exist */
-    dynamodbConnect,      /* xConnect */
+    3,                    /* iVersion: savepoints, xShadowName */
+    dynamodbCreate,       /* xCreate: describes and stores the table */
+    dynamodbConnect,      /* xConnect: reads the stored description */
     dynamodbBestIndex,    /* xBestIndex */
     dynamodbDisconnect,   /* xDisconnect */
-    dynamodbDisconnect,   /* xDestroy: never deletes the DynamoDB table */
+    dynamodbDestroy,      /* xDestroy: never deletes the DynamoDB table */
     dynamodbOpen,         /* xOpen */
     dynamodbClose,        /* xClose */
     dynamodbFilter,       /* xFilter */
@@ -3563,11 +4259,11 @@ static sqlite3_module dynamodbModule = {
     dd_commit,            /* xCommit */
     dd_rollback,          /* xRollback */
     dynamodbFindFunction, /* xFindFunction: begins_with */
-    0,                    /* xRename */
+    dynamodbRename,       /* xRename: renames NAME_schema too */
     dd_savepoint,         /* xSavepoint */
     dd_release,           /* xRelease */
     dd_rollback_to,       /* xRollbackTo */
-    0                     /* xShadowName */
+    dynamodbShadowName    /* xShadowName: NAME_schema */
 };
 
 int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
@@ -3593,6 +4289,13 @@ __declspec(dllexport)
     rc = sqlite3_create_function(db, "dynamodb_info", 1,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
                                  dd_info_func, 0, 0);
+  /* DIRECTONLY: functions that reach DynamoDB with the user's
+  ** credentials (dynamodb_info resolves them, dynamodb_refresh calls) are
+  ** refused inside the views and triggers of a database file */
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_refresh", 1,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 dd_refresh_func, 0, 0);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "dynamodb_calls", 0,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,

@@ -910,8 +910,12 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int bBuffer = !sqlite3_get_autocommit(p->db);
   const ddb_item *old = NULL;
   ddb_item *it = NULL;
-  int rc = SQLITE_OK;
+  int rc;
 
+  /* the first real write: the client (and credentials) are made now */
+  rc = dd_client(p);
+  if(rc)
+    return rc;
   if(!dd_txn_get(p))
     return SQLITE_NOMEM;
   if(sqlite3_value_type(argv[0]) != SQLITE_NULL) {
