@@ -59,11 +59,17 @@ SQLITE_EXTENSION_INIT1
 /* Cache entry lifetime in seconds, default and largest accepted. */
 #define DD_DEFAULT_TTL 300.0
 #define DD_MAX_TTL     31536000
-/* segments=auto: one Scan segment per DD_SEGMENT_BYTES of the table, so
-** that each segment reads about 8 pages of 1 MB (enough round trips to
-** pay for its thread and connection), at most DD_AUTO_SEGMENTS. */
-#define DD_SEGMENT_BYTES (8LL * 1024 * 1024)
-#define DD_AUTO_SEGMENTS 16
+/* segments=auto: at least DD_MIN_AUTO_SEGMENTS, and one Scan segment per
+** DD_SEGMENT_BYTES of the table beyond, at most DD_AUTO_SEGMENTS.  The
+** floor is there because the size is not to be trusted: DynamoDB updates
+** TableSizeBytes about every six hours, so a table loaded since reports 0
+** or its old size, and a scan sized by it ran on 1 segment (7.8x slower
+** than 8 at 20 ms a call).  8 is what the AWS SDKs' examples use; the
+** price is up to 8 requests (0.5 RCU each at least) where 1 would do for a
+** table of one page. */
+#define DD_SEGMENT_BYTES     (8LL * 1024 * 1024)
+#define DD_MIN_AUTO_SEGMENTS 8
+#define DD_AUTO_SEGMENTS     16
 /* Filter conditions pushed into one Query or Scan at the most. */
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, item_raw). */
@@ -625,9 +631,11 @@ static char *dd_schema_sql(dd_vtab *p) {
 }
 
 /* The Scan segments of segments=auto for a table of nBytes (DescribeTable's
-** TableSizeBytes; unknown or 0: 1). */
+** TableSizeBytes, possibly hours old; unknown: 0). */
 static int dd_auto_segments(long long nBytes) {
   long long n = nBytes > 0 ? nBytes / DD_SEGMENT_BYTES + 1 : 1;
+  if(n < DD_MIN_AUTO_SEGMENTS)
+    n = DD_MIN_AUTO_SEGMENTS;
   return n > DD_AUTO_SEGMENTS ? DD_AUTO_SEGMENTS : (int)n;
 }
 

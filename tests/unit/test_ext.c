@@ -1015,14 +1015,16 @@ static void test_order_ok(void) {
   CHECK_INT(dd_order_ok(&vt, &info, &pl, &bDesc), 1);
 }
 
-/* segments=auto: one per 8 MiB, at least 1, at most 16. */
+/* segments=auto: at least 8 (the size may be hours old), one per 8 MiB
+** beyond, at most 16. */
 static void test_auto_segments(void) {
   const long long MiB = 1024 * 1024;
-  CHECK_INT(dd_auto_segments(-1), 1);
-  CHECK_INT(dd_auto_segments(0), 1);
-  CHECK_INT(dd_auto_segments(8 * MiB - 1), 1);
-  CHECK_INT(dd_auto_segments(8 * MiB), 2);
-  CHECK_INT(dd_auto_segments(25 * MiB), 4);
+  CHECK_INT(dd_auto_segments(-1), 8);
+  CHECK_INT(dd_auto_segments(0), 8); /* unknown, or loaded in the last hours */
+  CHECK_INT(dd_auto_segments(8 * MiB - 1), 8);
+  CHECK_INT(dd_auto_segments(25 * MiB), 8);
+  CHECK_INT(dd_auto_segments(64 * MiB - 1), 8);
+  CHECK_INT(dd_auto_segments(64 * MiB), 9);
   CHECK_INT(dd_auto_segments(120 * MiB), 16);
   CHECK_INT(dd_auto_segments(1000000 * MiB), 16);
 }
