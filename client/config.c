@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 /* Longest line read from an AWS config or credentials file. */
 #define INI_MAX_LINE 4096
@@ -392,4 +393,45 @@ fail:
   ddb_creds_clear(&creds);
   ddb_settings_free(s);
   return result;
+}
+
+/* ------------------------------------------------------------------------
+** The place of a client (see ddb_client_int.h)
+*/
+char *ddb_place_new(const char *endpoint, const char *region, size_t *len) {
+  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
+  const char *port;
+  size_t hlen, plen;
+  ddb_buf b, ep;
+  char *out;
+
+  *len = 0;
+  if(ddb_sigv4_endpoint(endpoint, host, sizeof(host), path, sizeof(path)))
+    return NULL;
+  /* host: lower case, the default port already dropped; split the port */
+  port = host[0] == '[' ? strchr(host, ']') : host;
+  port = port ? strchr(port, ':') : NULL;
+  hlen = port ? (size_t)(port - host) : strlen(host);
+  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
+    hlen--; /* "localhost." is "localhost" */
+  plen = strlen(path);
+  while(plen > 0 && path[plen - 1] == '/')
+    plen--;
+  ddb_buf_init(&ep, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
+  ddb_buf_adds(&ep,
+               strncmp(endpoint, "https://", 8) == 0 ? "https://" : "http://");
+  if(hlen == 9 && memcmp(host, "localhost", 9) == 0)
+    ddb_buf_adds(&ep, "127.0.0.1");
+  else
+    ddb_buf_add(&ep, host, hlen);
+  if(port)
+    ddb_buf_adds(&ep, port);
+  ddb_buf_add(&ep, path, plen);
+  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 64);
+  ddb_buf_add_part(&b, ep.p ? ep.p : "", ep.len);
+  ddb_buf_add_part(&b, region ? region : "", region ? strlen(region) : 0);
+  ddb_buf_free(&ep);
+  out = ddb_buf_take(&b, len);
+  ddb_buf_free(&b);
+  return out;
 }

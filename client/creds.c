@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 extern char **environ;
 
@@ -943,4 +945,56 @@ fail:
   }
   ddb_buf_free(&tried);
   return result;
+}
+
+/* ------------------------------------------------------------------------
+** Principals (see ddb_client_int.h)
+*/
+
+/* Bytes of the keyed hash kept in a principal. */
+#define PRINCIPAL_HASH_LEN 16
+
+static unsigned char principal_key[DDB_SHA256_LEN];
+static pthread_once_t principal_once = PTHREAD_ONCE_INIT;
+
+/* Draw the process's key for principal hashes. */
+static void principal_key_init(void) {
+  ddb_random_bytes(principal_key, sizeof(principal_key));
+}
+
+ddb_principal *ddb_principal_new(const char *access_key,
+                                 const char *secret_key, const char *token) {
+  unsigned char mac[DDB_SHA256_LEN];
+  ddb_hmac_sha256_ctx m;
+  ddb_principal *pr;
+  ddb_buf b;
+  char *p;
+  size_t n;
+
+  pthread_once(&principal_once, principal_key_init);
+  ddb_hmac_sha256_init(&m, principal_key, sizeof(principal_key));
+  /* a secret holds no NUL: "secret\0token" reads back one way */
+  if(secret_key)
+    ddb_hmac_sha256_update(&m, secret_key, strlen(secret_key));
+  ddb_hmac_sha256_update(&m, "", 1);
+  if(token)
+    ddb_hmac_sha256_update(&m, token, strlen(token));
+  ddb_hmac_sha256_final(&m, mac);
+  ddb_buf_init(&b, 64 * 1024);
+  ddb_buf_add_part(&b, access_key ? access_key : "",
+                   access_key ? strlen(access_key) : 0);
+  ddb_buf_add_part(&b, mac, PRINCIPAL_HASH_LEN);
+  ddb_wipe(mac, sizeof(mac));
+  p = ddb_buf_take(&b, &n);
+  ddb_buf_free(&b);
+  if(!p)
+    return NULL;
+  pr = malloc(sizeof(*pr) + n);
+  if(pr) {
+    pr->next = NULL;
+    pr->len = n;
+    memcpy(pr->p, p, n);
+  }
+  free(p);
+  return pr;
 }

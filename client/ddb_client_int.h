@@ -185,6 +185,35 @@ int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
 void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
 
+/* ------------------------------------------------------------------------
+** The cache's names for a client (config.c, creds.c; see
+** ddb_client_scope in ddb_client.h)
+*/
+
+/* One principal: the access key id and a keyed hash of the secret key and
+** session token, as parts (ddb_buf_add_part).  A client keeps every
+** principal it had (newest first) until it is freed, so a pointer handed
+** out stays valid across credential refreshes. */
+typedef struct ddb_principal {
+  struct ddb_principal *next;
+  size_t len;
+  char p[]; /* len bytes */
+} ddb_principal;
+
+/* A new principal (malloc'ed, next NULL) for these credentials (token may
+** be NULL), or NULL on out of memory.  The hash is HMAC-SHA256 under a
+** key drawn at random once per process, cut to 128 bits: the secret
+** cannot be recovered from it, nor the hash compared across processes. */
+ddb_principal *ddb_principal_new(const char *access_key,
+                                 const char *secret_key, const char *token);
+/* The place of a client: its canonical endpoint and its region, as parts,
+** in a malloc'ed buffer (*len bytes), or NULL on out of memory or a bad
+** endpoint.  The canonical endpoint is the scheme, the host in lower case
+** without a trailing dot (localhost as 127.0.0.1), the port unless it is
+** the scheme's default, and the path without trailing slashes: every
+** spelling of one server's URL gives one place. */
+char *ddb_place_new(const char *endpoint, const char *region, size_t *len);
+
 /* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
 ** start) (crc32.c). */
 uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);

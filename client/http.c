@@ -118,7 +118,29 @@ struct ddb_client {
   signer *sig;
   int64_t next_refresh; /* no refresh try before this (Unix time) */
   int force_refresh;    /* DynamoDB said the token expired */
+  char *place;          /* the cache's scope (ddb_client_scope): endpoint */
+  size_t place_len;     /* and region, */
+  ddb_principal *principals; /* and every principal, the current first;
+                                read atomically, pushed under cred_lock */
 };
+
+/* Make the principal of credentials (ak, sk, token) c's current one,
+** unless it already is (the caller holds cred_lock, or c is not shared
+** yet).  Returns 0, or -1 on out of memory (the current one stays). */
+static int principal_push(ddb_client *c, const char *ak, const char *sk,
+                          const char *token) {
+  ddb_principal *pr = ddb_principal_new(ak, sk, token);
+  if(!pr)
+    return -1;
+  if(c->principals && c->principals->len == pr->len &&
+     memcmp(c->principals->p, pr->p, pr->len) == 0) {
+    free(pr);
+    return 0;
+  }
+  pr->next = c->principals;
+  __atomic_store_n(&c->principals, pr, __ATOMIC_RELEASE);
+  return 0;
+}
 
 /* ------------------------------------------------------------------------
 ** The request log (process-wide ring)
@@ -312,8 +334,14 @@ static ddb_result refresh(ddb_client *c, ddb_error *err) {
     if(!g)
       result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
-  ddb_creds_clear(&fresh);
   pthread_mutex_lock(&c->cred_lock);
+  if(g && principal_push(c, fresh.access_key, fresh.secret_key,
+                         fresh.session_token)) {
+    signer_free(g); /* out of memory: keep the old credentials */
+    g = NULL;
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  ddb_creds_clear(&fresh);
   if(g) {
     old = c->sig;
     c->sig = g;
@@ -427,7 +455,9 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   c->sign_path = join3(path, "", "");
   c->sig = signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
                       c->s.expires);
-  if(!c->host_hdr || !c->sign_path || !c->sig) {
+  c->place = ddb_place_new(c->s.endpoint, c->s.region, &c->place_len);
+  if(!c->host_hdr || !c->sign_path || !c->sig || !c->place ||
+     principal_push(c, c->s.access_key, c->s.secret_key, c->s.session_token)) {
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
@@ -448,6 +478,12 @@ void ddb_client_free(ddb_client *c) {
   free(c->host_hdr);
   free(c->sign_path);
   signer_free(c->sig);
+  free(c->place);
+  while(c->principals) {
+    ddb_principal *next = c->principals->next;
+    free(c->principals);
+    c->principals = next;
+  }
   ddb_settings_free(&c->s);
   free(c);
 }
@@ -460,6 +496,16 @@ const char *ddb_client_endpoint(const ddb_client *c) {
 /* The resolved region (owned by c). */
 const char *ddb_client_region(const ddb_client *c) {
   return c->s.region;
+}
+
+void ddb_client_scope(const ddb_client *c, const char **place,
+                      size_t *place_len, const char **principal,
+                      size_t *principal_len) {
+  const ddb_principal *pr = __atomic_load_n(&c->principals, __ATOMIC_ACQUIRE);
+  *place = c->place;
+  *place_len = c->place_len;
+  *principal = pr->p;
+  *principal_len = pr->len;
 }
 
 /* Where the credentials came from (owned by c), never a secret. */
