@@ -26,6 +26,7 @@
 ** through this process sees the write.  Writes made by other processes are
 ** seen when the entries' TTL runs out.
 */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,11 +52,40 @@ static void store_init(void) {
 
 static void descs_free(void);
 
-/* When the library is unloaded (the sqlite3 shell unloads the extension
-** with the last connection that loaded it), free the process-wide store
-** and the DescribeTable answers: a later load starts afresh, and nothing
-** is left behind unreachable. */
+/* ------------------------------------------------------------------------
+** Lifetime.  The cache lives as long as the process: ddbc_pin marks the
+** shared object holding this code RTLD_NODELETE (dladdr finds its path,
+** dlopen with RTLD_NOLOAD takes a reference without loading anything),
+** so SQLite's dlclose() at the last connection does not unload it, and a
+** later load (same file: the loader finds it by device and inode) reuses
+** the cache, the counters and the request log.
+*/
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static int pinned; /* 1 once the library cannot be unloaded */
+
+/* Pin the object that holds ddbc_pin (see above); its handle is kept. */
+static void pin_library(void) {
+  Dl_info info;
+  void *h;
+  if(!dladdr((void *)ddbc_pin, &info) || !info.dli_fname || !info.dli_fname[0])
+    return;
+  h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  if(h)
+    pinned = 1; /* the reference is never dropped */
+}
+
+void ddbc_pin(void) {
+  pthread_once(&pin_once, pin_library);
+}
+
+/* When the library is unloaded without having been pinned, free the
+** process-wide store and the DescribeTable answers: a later load starts
+** afresh, and nothing is left behind unreachable.  A pinned library is
+** only finalized at exit, when other threads may still read the cache:
+** then nothing is freed. */
 __attribute__((destructor)) static void cache_unload(void) {
+  if(pinned)
+    return;
   ddbc_store_release(store);
   store = NULL;
   descs_free();
