@@ -142,11 +142,12 @@ void ddbc_stats_get(ddbc_stats *out) {
 
 /* ------------------------------------------------------------------------
 ** Keys and tags.  Every key and tag starts with a letter naming its kind,
-** so kinds never collide, then the client's place (canonical endpoint and
-** region, ddb_client_scope), then for keys the principal (access key id,
-** keyed hash of the secret and token); every further field is a
-** length-prefixed part (ddb_buf_add_part), so no byte of a name or value
-** can be taken for a boundary:
+** so kinds never collide, then the client's place (the id of its
+** canonical endpoint and region, ddb_client_scope: 16 bytes), then for
+** keys its principal (the id of its access key id, secret and token: 16
+** bytes); every further field is a length-prefixed part
+** (ddb_buf_add_part), so no byte of a name or value can be taken for a
+** boundary:
 **   I place principal table key   an item (and its generation tag)
 **   Q place principal request     a page (the request body, to the end)
 **   D place principal table       a DescribeTable answer (desc_entry)

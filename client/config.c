@@ -398,16 +398,16 @@ fail:
 /* ------------------------------------------------------------------------
 ** The place of a client (see ddb_client_int.h)
 */
-char *ddb_place_new(const char *endpoint, const char *region, size_t *len) {
+int ddb_place_id(const char *endpoint, const char *region,
+                 unsigned char *out) {
   char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
-  const char *port;
-  size_t hlen, plen;
-  ddb_buf b, ep;
-  char *out;
+  const char *port, *parts[2];
+  size_t hlen, plen, lens[2];
+  ddb_buf ep;
+  int rc = -1;
 
-  *len = 0;
   if(ddb_sigv4_endpoint(endpoint, host, sizeof(host), path, sizeof(path)))
-    return NULL;
+    return -1;
   /* host: lower case, the default port already dropped; split the port */
   port = host[0] == '[' ? strchr(host, ']') : host;
   port = port ? strchr(port, ':') : NULL;
@@ -427,11 +427,14 @@ char *ddb_place_new(const char *endpoint, const char *region, size_t *len) {
   if(port)
     ddb_buf_adds(&ep, port);
   ddb_buf_add(&ep, path, plen);
-  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 64);
-  ddb_buf_add_part(&b, ep.p ? ep.p : "", ep.len);
-  ddb_buf_add_part(&b, region ? region : "", region ? strlen(region) : 0);
+  if(!ep.failed && ep.p) {
+    parts[0] = ep.p;
+    lens[0] = ep.len;
+    parts[1] = region ? region : "";
+    lens[1] = strlen(parts[1]);
+    ddb_scope_hash('P', parts, lens, 2, out);
+    rc = 0;
+  }
   ddb_buf_free(&ep);
-  out = ddb_buf_take(&b, len);
-  ddb_buf_free(&b);
-  return out;
+  return rc;
 }

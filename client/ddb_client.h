@@ -264,12 +264,13 @@ const char *ddb_client_region(const ddb_client *c);
 ** the credentials themselves. */
 const char *ddb_client_credential_source(const ddb_client *c);
 /* The cache's names for what c reads and as whom, for keys of the cache
-** (cache/): *place, the canonical endpoint and the region (one server has
-** one place however its URL is spelled); *principal, the access key id and
-** a keyed hash of the secret key and session token (never the secret).
-** Each is a self-delimiting byte string of length-prefixed parts, owned by
-** c and valid until ddb_client_free: refreshed credentials get a new
-** principal, and the old one stays readable.  Safe from any thread. */
+** (cache/): *place names the canonical endpoint and the region (one
+** server has one place however its URL is spelled); *principal names the
+** access key id, secret key and session token.  Each is 16 bytes of a
+** keyed hash (HMAC-SHA256 under a key drawn once per process, cut to 128
+** bits; never the secret), owned by c and valid until ddb_client_free:
+** refreshed credentials get a new principal, and the old one stays
+** readable.  Safe from any thread. */
 void ddb_client_scope(const ddb_client *c, const char **place,
                       size_t *place_len, const char **principal,
                       size_t *principal_len);

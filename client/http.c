@@ -118,10 +118,11 @@ struct ddb_client {
   signer *sig;
   int64_t next_refresh; /* no refresh try before this (Unix time) */
   int force_refresh;    /* DynamoDB said the token expired */
-  char *place;          /* the cache's scope (ddb_client_scope): endpoint */
-  size_t place_len;     /* and region, */
-  ddb_principal *principals; /* and every principal, the current first;
-                                read atomically, pushed under cred_lock */
+  /* the cache's scope (ddb_client_scope): the place (endpoint and region)
+  ** and every principal, the current first (read atomically, pushed under
+  ** cred_lock) */
+  unsigned char place[DDB_SCOPE_ID_LEN];
+  ddb_principal *principals;
 };
 
 /* Make the principal of credentials (ak, sk, token) c's current one,
@@ -132,8 +133,8 @@ static int principal_push(ddb_client *c, const char *ak, const char *sk,
   ddb_principal *pr = ddb_principal_new(ak, sk, token);
   if(!pr)
     return -1;
-  if(c->principals && c->principals->len == pr->len &&
-     memcmp(c->principals->p, pr->p, pr->len) == 0) {
+  if(c->principals &&
+     memcmp(c->principals->id, pr->id, DDB_SCOPE_ID_LEN) == 0) {
     free(pr);
     return 0;
   }
@@ -455,8 +456,11 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   c->sign_path = join3(path, "", "");
   c->sig = signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
                       c->s.expires);
-  c->place = ddb_place_new(c->s.endpoint, c->s.region, &c->place_len);
-  if(!c->host_hdr || !c->sign_path || !c->sig || !c->place ||
+  if(ddb_place_id(c->s.endpoint, c->s.region, c->place)) {
+    ddb_client_free(c); /* (ddb_sigv4_endpoint accepted it above) */
+    return ddb_error_set(err, DDB_ERR_CONFIG, "bad endpoint");
+  }
+  if(!c->host_hdr || !c->sign_path || !c->sig ||
      principal_push(c, c->s.access_key, c->s.secret_key, c->s.session_token)) {
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -478,7 +482,6 @@ void ddb_client_free(ddb_client *c) {
   free(c->host_hdr);
   free(c->sign_path);
   signer_free(c->sig);
-  free(c->place);
   while(c->principals) {
     ddb_principal *next = c->principals->next;
     free(c->principals);
@@ -502,10 +505,10 @@ void ddb_client_scope(const ddb_client *c, const char **place,
                       size_t *place_len, const char **principal,
                       size_t *principal_len) {
   const ddb_principal *pr = __atomic_load_n(&c->principals, __ATOMIC_ACQUIRE);
-  *place = c->place;
-  *place_len = c->place_len;
-  *principal = pr->p;
-  *principal_len = pr->len;
+  *place = (const char *)c->place;
+  *place_len = DDB_SCOPE_ID_LEN;
+  *principal = (const char *)pr->id;
+  *principal_len = DDB_SCOPE_ID_LEN;
 }
 
 /* Where the credentials came from (owned by c), never a secret. */
