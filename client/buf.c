@@ -126,7 +126,7 @@ int ddb_buf_reserve(ddb_buf *b, size_t n) {
   return buf_grow(b, n);
 }
 
-int ddb_buf_add_part(ddb_buf *b, const void *p, size_t n) {
+int ddb_buf_add_part_slow(ddb_buf *b, const void *p, size_t n) {
   unsigned char len[10]; /* 64 bits need 10 bytes of 7 */
   size_t k = 0, v = n;
   do {

@@ -123,7 +123,20 @@ int ddb_buf_addf(ddb_buf *b, const char *fmt, ...)
 ** last), then its bytes.  A sequence of parts reads back in one way
 ** only, whatever bytes they hold (cache keys are built of them).  Returns
 ** 0, or -1 once the buffer failed. */
-int ddb_buf_add_part(ddb_buf *b, const void *p, size_t n);
+int ddb_buf_add_part_slow(ddb_buf *b, const void *p, size_t n);
+static inline int ddb_buf_add_part(ddb_buf *b, const void *p, size_t n) {
+  /* the common case (a part under 128 bytes, room already there): one
+  ** length byte and the bytes, inline (the cache's hit path builds keys) */
+  if(n < 0x80 && !b->failed && b->p && n + 1 < b->cap - b->len &&
+     b->len + n + 1 <= b->max) {
+    b->p[b->len] = (char)n;
+    memcpy(b->p + b->len + 1, p, n);
+    b->len += n + 1;
+    b->p[b->len] = 0;
+    return 0;
+  }
+  return ddb_buf_add_part_slow(b, p, n);
+}
 /* Append s[0..n) as a JSON string literal, quotes included. */
 int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n);
 /* Detach the contents: returns a malloc'ed NUL-terminated string (caller
