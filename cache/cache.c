@@ -115,10 +115,12 @@ size_t ddbc_set_budget(size_t bytes) {
   return s ? ddbc_store_set_budget(s, bytes) : 0;
 }
 
+static void seen_forget(ddbc_store *s);
+
 void ddbc_clear(void) {
   ddbc_store *s = the_store();
   if(s)
-    ddbc_store_empty(s);
+    seen_forget(s);
 }
 
 void ddbc_stats_get(ddbc_stats *out) {
@@ -246,14 +248,18 @@ static void do_seen_clear(void) {
   n_seen = 0;
 }
 
-/* Remember c's place and principal (s: the store, emptied when the table
-** is full).  Call before capturing the generation of an item read. */
-static void principal_seen(ddbc_store *s, ddb_client *c) {
+/* Remember c's place and principal (seen_lock held; s: the store, which
+** forgets everything when the table is full).  The generations of an
+** item read must be captured under the same hold of seen_lock: then
+** either the principal was remembered before a reset (whose forget moves
+** every generation, so the fill is refused) or after it (so every write
+** finds it), and a write through other credentials always stops its fill
+** (see principal_seen_gens). */
+static void do_principal_seen(ddbc_store *s, ddb_client *c) {
   const char *place, *principal;
   size_t place_len, principal_len;
   int i;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
-  pthread_mutex_lock(&seen_lock);
   for(i = 0; i < n_seen; i++)
     if(seen[i].place_len == place_len &&
        seen[i].len == place_len + principal_len &&
@@ -277,12 +283,36 @@ static void principal_seen(ddbc_store *s, ddb_client *c) {
       ddbc_store_forget(s); /* cannot remember it: forget everything */
     }
   }
+}
+
+/* Forget every principal seen, every entry and every generation (reads
+** in flight do not fill). */
+static void seen_forget(ddbc_store *s) {
+  pthread_mutex_lock(&seen_lock);
+  do_seen_clear();
+  ddbc_store_forget(s);
   pthread_mutex_unlock(&seen_lock);
 }
 
-/* A write through c of the item `key` of table completed: drop the
-** item's entry of every other principal seen at c's place (bumping its
-** generation, so their reads in flight do not fill). */
+/* Before an item read through c is sent: remember c's principal and
+** capture the generations of the n item keys keys[i][0..lens[i]) (NULL
+** keys are skipped) into gens, atomically with respect to the writes of
+** other principals (drop_other_principals). */
+static void principal_seen_gens(ddbc_store *s, ddb_client *c,
+                                char *const *keys, const size_t *lens,
+                                size_t n, uint64_t *gens) {
+  size_t i;
+  pthread_mutex_lock(&seen_lock);
+  do_principal_seen(s, c);
+  for(i = 0; i < n; i++)
+    if(keys[i])
+      gens[i] = ddbc_store_gen(s, keys[i], lens[i]);
+  pthread_mutex_unlock(&seen_lock);
+}
+
+/* A write through c of the item `key` of table completed: remember c,
+** and drop the item's entry of every other principal seen at c's place
+** (bumping its generation, so their reads in flight do not fill). */
 static void drop_other_principals(ddbc_store *s, ddb_client *c,
                                   const char *table, const ddb_item *key,
                                   const char *const *names, int n) {
@@ -293,6 +323,7 @@ static void drop_other_principals(ddbc_store *s, ddb_client *c,
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
   ddb_buf_init(&b, DDBC_KEY_MAX);
   pthread_mutex_lock(&seen_lock);
+  do_principal_seen(s, c); /* the writer's entry is written through */
   for(i = 0; i < n_seen; i++) {
     if(seen[i].place_len != place_len ||
        memcmp(seen[i].p, place, place_len) != 0)
@@ -478,7 +509,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
   ddbc_store *s = the_store();
   ddb_buf k;
   char stack[256]; /* most keys fit: no malloc on a hit */
-  uint64_t gen;
+  uint64_t gen = 0;
   ddb_result result;
 
   *out = NULL;
@@ -493,8 +524,10 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_buf_free(&k);
     return DDB_OK;
   }
-  principal_seen(s, c);
-  gen = ddbc_store_gen(s, k.p, k.len);
+  {
+    char *kp = k.p;
+    principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
+  }
   result = ddb_get_item(c, table, key, 0, out, err);
   if(result == DDB_OK)
     ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
@@ -531,7 +564,6 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;
   }
-  principal_seen(s, c);
   for(i = 0; i < n; i++) {
     ddb_buf k;
     found[i] = NULL;
@@ -543,14 +575,13 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     }
     where[m] = i;
     miss[m] = keys[i];
-    if(!k.failed) {
-      gens[m] = ddbc_store_gen(s, k.p, k.len);
+    if(!k.failed)
       ckeys[m] = ddb_buf_take(&k, &clens[m]);
-    }
     ddb_buf_free(&k);
     m++;
   }
   if(m > 0) {
+    principal_seen_gens(s, c, ckeys, clens, m, gens);
     result =
         ddb_batch_get(c, table, miss, m, key_names, n_key_names, 0, got, err);
     if(result)
@@ -624,7 +655,6 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
   }
   /* the item itself: dropped for the other principals, written through
   ** for the writer's */
-  principal_seen(s, c);
   drop_other_principals(s, c, d->name, key, names, n_names);
   ddb_buf_reset(&b);
   if(item_key(&b, c, d->name, key, names, n_names) == 0)

@@ -49,7 +49,8 @@ void ddbc_pin(void);
 /* Set the process-wide byte budget (default 64 MiB), evicting as needed.
 ** Returns the old budget. */
 size_t ddbc_set_budget(size_t bytes);
-/* Drop every cached item and page. */
+/* Drop every cached item, page and generation (reads in flight then do
+** not fill), and forget the principals seen. */
 void ddbc_clear(void);
 /* The cache's clock: monotonic seconds, in steps of a few milliseconds
 ** (CLOCK_MONOTONIC_COARSE where there is one). */

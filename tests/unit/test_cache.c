@@ -1194,6 +1194,71 @@ done:
   }
 }
 
+/* Past DDBC_MAX_PRINCIPALS (256) principals seen, the cache forgets
+** everything once, and then remembers principals again. */
+static void test_principals_overflow(void) {
+  char *saved[N_SCOPE_ENV];
+  char ak[32], val[64];
+  ddb_client *a, *b, *c;
+  size_t i;
+  int k, kept = 1;
+
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    const char *v = getenv(scope_env[i]);
+    saved[i] = v ? strdup(v) : NULL;
+    unsetenv(scope_env[i]);
+  }
+  setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+  ddbc_clear();
+  a = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDA", "sA", NULL);
+  b = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDB", "sB", NULL);
+  if(!CHECK(a && b))
+    goto done;
+  write_through(a, "x", "A's");
+  write_through(b, "y", "B's");
+  /* 254 more principals: 256 in all, every entry kept */
+  for(k = 0; k < 254; k++) {
+    snprintf(ak, sizeof(ak), "AKID%03d", k);
+    c = scoped_client("http://127.0.0.1:1", "us-east-1", ak, "s", NULL);
+    if(!c)
+      break;
+    write_through(c, "w", ak);
+    kept &= cached_for(c, "w", NULL, 0) == 1;
+    ddb_client_free(c);
+  }
+  CHECK_MSG(kept, "a principal's own write was not cached");
+  CHECK(cached_for(a, "x", val, sizeof(val)) && strcmp(val, "A's") == 0);
+  CHECK(cached_for(b, "y", val, sizeof(val)) && strcmp(val, "B's") == 0);
+  /* the 257th: everything is forgotten, then it is remembered */
+  c = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDC", "sC", NULL);
+  if(!CHECK(c != NULL))
+    goto done;
+  write_through(c, "x", "C's");
+  CHECK_MSG(!cached_for(a, "x", NULL, 0), "A's entry survived the reset");
+  CHECK_MSG(!cached_for(b, "y", NULL, 0), "B's entry survived the reset");
+  CHECK(cached_for(c, "x", val, sizeof(val)) && strcmp(val, "C's") == 0);
+  /* A is remembered again: C's write drops A's new entry */
+  write_through(a, "x", "A's again");
+  CHECK(cached_for(a, "x", val, sizeof(val)) && strcmp(val, "A's again") == 0);
+  write_through(c, "x", "C's again");
+  CHECK_MSG(!cached_for(a, "x", NULL, 0),
+            "after the reset, A's entry survived C's write");
+  ddb_client_free(c);
+
+done:
+  ddb_client_free(a);
+  ddb_client_free(b);
+  ddbc_clear();
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    if(saved[i])
+      setenv(scope_env[i], saved[i], 1);
+    else
+      unsetenv(scope_env[i]);
+    free(saved[i]);
+  }
+}
+
 const tap_test tap_cache_tests[] = {
     {"cache: LRU order within probation, tail evicted first",
      test_lru_probation_order},
@@ -1234,4 +1299,6 @@ const tap_test tap_cache_tests[] = {
      test_key_encoding_injective},
     {"cache: entries apart by credentials and region, one per server",
      test_principals_apart},
+    {"cache: past 256 principals the cache forgets everything once",
+     test_principals_overflow},
     {NULL, NULL}};
