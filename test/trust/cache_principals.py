@@ -12,6 +12,7 @@ of starting one), API_PRINCIPALS (the C API driver, test/trust/
 api_principals.c, built by the suite; its checks are skipped without it).
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -97,6 +98,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="cache-trust-")
     url = os.environ.get("DDB_PERKEY_URL")
     state = None
+    # a TERM (the suite's timeout) still runs the finally below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     if not url:
         state = os.path.join(tmp, "ddb")
         url = subprocess.run([os.path.join(ROOT, "test", "ddblocal.sh"), "start",
