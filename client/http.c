@@ -501,6 +501,8 @@ const char *ddb_client_region(const ddb_client *c) {
   return c->s.region;
 }
 
+/* The cache's place and principal ids of c (see ddb_client.h): the
+** principal is the newest pushed, read without the lock. */
 void ddb_client_scope(const ddb_client *c, const char **place,
                       size_t *place_len, const char **principal,
                       size_t *principal_len) {
