@@ -2,10 +2,15 @@
 ** cache.c -- the process-wide cache in front of DynamoDB, in the manner of
 ** DynamoDB Accelerator (DAX):
 **
-**   item cache   GetItem / BatchGetItem results by (endpoint, table, key),
-**                "no such item" included;
-**   query cache  Query / Scan pages by (endpoint, exact request);
-**   table cache  DescribeTable answers, for DDBC_DESCRIBE_TTL seconds.
+**   item cache   GetItem / BatchGetItem results by (endpoint, region,
+**                credentials, table, key), "no such item" included;
+**   query cache  Query / Scan pages by (endpoint, region, credentials,
+**                exact request);
+**   table cache  DescribeTable answers by (endpoint, region, credentials,
+**                table), for DDBC_DESCRIBE_TTL seconds.
+**
+** What one set of credentials read is never an answer for another (see
+** "Keys and tags" below).
 **
 ** One store (store.c) holds both item and query entries under one byte
 ** budget, shared by every connection and thread of the process.
@@ -21,6 +26,7 @@
 ** through this process sees the write.  Writes made by other processes are
 ** seen when the entries' TTL runs out.
 */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,11 +52,40 @@ static void store_init(void) {
 
 static void descs_free(void);
 
-/* When the library is unloaded (the sqlite3 shell unloads the extension
-** with the last connection that loaded it), free the process-wide store
-** and the DescribeTable answers: a later load starts afresh, and nothing
-** is left behind unreachable. */
+/* ------------------------------------------------------------------------
+** Lifetime.  The cache lives as long as the process: ddbc_pin marks the
+** shared object holding this code RTLD_NODELETE (dladdr finds its path,
+** dlopen with RTLD_NOLOAD takes a reference without loading anything),
+** so SQLite's dlclose() at the last connection does not unload it, and a
+** later load (same file: the loader finds it by device and inode) reuses
+** the cache, the counters and the request log.
+*/
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+static int pinned; /* 1 once the library cannot be unloaded */
+
+/* Pin the object that holds ddbc_pin (see above); its handle is kept. */
+static void pin_library(void) {
+  Dl_info info;
+  void *h;
+  if(!dladdr((void *)ddbc_pin, &info) || !info.dli_fname || !info.dli_fname[0])
+    return;
+  h = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  if(h)
+    pinned = 1; /* the reference is never dropped */
+}
+
+void ddbc_pin(void) {
+  pthread_once(&pin_once, pin_library);
+}
+
+/* When the library is unloaded without having been pinned, free the
+** process-wide store and the DescribeTable answers: a later load starts
+** afresh, and nothing is left behind unreachable.  A pinned library is
+** only finalized at exit, when other threads may still read the cache:
+** then nothing is freed. */
 __attribute__((destructor)) static void cache_unload(void) {
+  if(pinned)
+    return;
   ddbc_store_release(store);
   store = NULL;
   descs_free();
@@ -80,10 +115,12 @@ size_t ddbc_set_budget(size_t bytes) {
   return s ? ddbc_store_set_budget(s, bytes) : 0;
 }
 
+static void seen_forget(ddbc_store *s);
+
 void ddbc_clear(void) {
   ddbc_store *s = the_store();
   if(s)
-    ddbc_store_empty(s);
+    seen_forget(s);
 }
 
 void ddbc_stats_get(ddbc_stats *out) {
@@ -106,27 +143,57 @@ void ddbc_stats_get(ddbc_stats *out) {
 }
 
 /* ------------------------------------------------------------------------
-** Keys and tags.  Fields are separated by \x1f; every key starts with a
-** letter naming its kind, so kinds never collide:
-**   I endpoint table key        an item (and its generation tag)
-**   Q endpoint request-body     a page
-**   P endpoint table index pk   tag: one partition of the table or an index
-**   S endpoint table            tag: the table's scans
-**   T endpoint table            tag: the whole table
+** Keys and tags.  Every key and tag starts with a letter naming its kind,
+** so kinds never collide, then the client's place (the id of its
+** canonical endpoint and region, ddb_client_scope: 16 bytes), then for
+** keys its principal (the id of its access key id, secret and token: 16
+** bytes); every further field is a length-prefixed part
+** (ddb_buf_add_part), so no byte of a name or value can be taken for a
+** boundary:
+**   I place principal table key   an item (and its generation tag)
+**   Q place principal request     a page (the request body, to the end)
+**   D place principal table       a DescribeTable answer (desc_entry)
+**   P place table index type pk   tag: one partition of the table or an
+**                                 index
+**   S place table                 tag: the table's scans
+**   T place table                 tag: the whole table
+** Entries (I, Q, D) are per principal: what one set of credentials read is
+** never an answer for another.  Tags have no principal: a write through
+** any credentials makes stale the pages every principal read of that
+** table at that place (on real AWS, two principals of one account read
+** one table; on DynamoDB Local, which keeps a database per access key,
+** this only costs a miss).  Item entries of the other principals are
+** dropped by ddbc_note_write (see principals below).
 */
-static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+
+/* Append kind, c's place and, unless no_principal, c's principal to b. */
+static void scope_head(ddb_buf *b, char kind, ddb_client *c,
+                       int no_principal) {
+  const char *place, *principal;
+  size_t place_len, principal_len;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
   ddb_buf_addc(b, kind);
-  ddb_buf_addc(b, '\x1f');
-  ddb_buf_adds(b, ddb_client_endpoint(c));
-  ddb_buf_addc(b, '\x1f');
-  ddb_buf_adds(b, table);
+  ddb_buf_add(b, place, place_len);
+  if(!no_principal)
+    ddb_buf_add(b, principal, principal_len);
+}
+
+/* The head of an entry's key: kind, place, principal, table. */
+static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  scope_head(b, kind, c, 0);
+  ddb_buf_add_part(b, table, strlen(table));
+}
+
+/* The head of a tag: kind, place, table (no principal). */
+static void tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  scope_head(b, kind, c, 1);
+  ddb_buf_add_part(b, table, strlen(table));
 }
 
 /* The item key of `key` (an item holding at least the key attributes). */
 static int item_key(ddb_buf *b, ddb_client *c, const char *table,
                     const ddb_item *key, const char *const *names, int n) {
   key_head(b, 'I', c, table);
-  ddb_buf_addc(b, '\x1f');
   if(ddb_key_encode(key, names, n, b))
     return -1;
   return b->failed ? -1 : 0;
@@ -135,16 +202,144 @@ static int item_key(ddb_buf *b, ddb_client *c, const char *table,
 /* Partition tag of (table, index, partition value av). */
 static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
                           const char *index, const ddb_av *pk) {
-  key_head(b, 'P', c, table);
-  ddb_buf_addc(b, '\x1f');
-  ddb_buf_adds(b, index ? index : "");
-  ddb_buf_addc(b, '\x1f');
-  ddb_buf_adds(b, ddb_type_name(pk->type));
-  ddb_buf_addc(b, '\x1f');
-  if(pk->type == DDB_N)
-    ddb_number_canonical(pk->text, pk->n, b);
+  char num[192];
+  ddb_buf nb;
+  tag_head(b, 'P', c, table);
+  ddb_buf_add_part(b, index ? index : "", index ? strlen(index) : 0);
+  ddb_buf_addc(b, ddb_type_name(pk->type)[0]);
+  if(pk->type != DDB_N) {
+    ddb_buf_add_part(b, pk->text, pk->n);
+    return;
+  }
+  ddb_buf_init_with(&nb, num, sizeof(num), 4096);
+  if(ddb_number_canonical(pk->text, pk->n, &nb) == 0 && !nb.failed)
+    ddb_buf_add_part(b, nb.p ? nb.p : "", nb.len);
   else
-    ddb_buf_add(b, pk->text, pk->n);
+    ddb_buf_add_part(b, pk->text, pk->n);
+  ddb_buf_free(&nb);
+}
+
+/* ------------------------------------------------------------------------
+** Principals.  Item entries are per principal, so a write through one set
+** of credentials must also drop the entries of the item that the other
+** principals of the same place hold (and refuse their fills in flight):
+** the cache remembers every (place, principal) that read an item, before
+** its request is sent, and ddbc_note_write walks them.  Past
+** DDBC_MAX_PRINCIPALS (temporary credentials bring a new access key id
+** at every refresh) the cache forgets everything at once: every entry and
+** every generation (ddbc_store_forget), which is always safe.
+*/
+#define DDBC_MAX_PRINCIPALS 256
+
+typedef struct seen_scope {
+  size_t place_len, len; /* the place, then the principal: len in all */
+  char *p;
+} seen_scope;
+
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+static seen_scope seen[DDBC_MAX_PRINCIPALS];
+static int n_seen;
+
+/* Forget every principal seen (seen_lock held). */
+static void do_seen_clear(void) {
+  int i;
+  for(i = 0; i < n_seen; i++)
+    free(seen[i].p);
+  n_seen = 0;
+}
+
+/* Remember c's place and principal (seen_lock held; s: the store, which
+** forgets everything when the table is full).  The generations of an
+** item read must be captured under the same hold of seen_lock: then
+** either the principal was remembered before a reset (whose forget moves
+** every generation, so the fill is refused) or after it (so every write
+** finds it), and a write through other credentials always stops its fill
+** (see principal_seen_gens). */
+static void do_principal_seen(ddbc_store *s, ddb_client *c) {
+  const char *place, *principal;
+  size_t place_len, principal_len;
+  int i;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  for(i = 0; i < n_seen; i++)
+    if(seen[i].place_len == place_len &&
+       seen[i].len == place_len + principal_len &&
+       memcmp(seen[i].p, place, place_len) == 0 &&
+       memcmp(seen[i].p + place_len, principal, principal_len) == 0)
+      break;
+  if(i == n_seen) {
+    char *p = malloc(place_len + principal_len);
+    if(p && n_seen == DDBC_MAX_PRINCIPALS) {
+      do_seen_clear();
+      ddbc_store_forget(s);
+    }
+    if(p) {
+      memcpy(p, place, place_len);
+      memcpy(p + place_len, principal, principal_len);
+      seen[n_seen].p = p;
+      seen[n_seen].place_len = place_len;
+      seen[n_seen].len = place_len + principal_len;
+      n_seen++;
+    } else {
+      ddbc_store_forget(s); /* cannot remember it: forget everything */
+    }
+  }
+}
+
+/* Forget every principal seen, every entry and every generation (reads
+** in flight do not fill). */
+static void seen_forget(ddbc_store *s) {
+  pthread_mutex_lock(&seen_lock);
+  do_seen_clear();
+  ddbc_store_forget(s);
+  pthread_mutex_unlock(&seen_lock);
+}
+
+/* Before an item read through c is sent: remember c's principal and
+** capture the generations of the n item keys keys[i][0..lens[i]) (NULL
+** keys are skipped) into gens, atomically with respect to the writes of
+** other principals (drop_other_principals). */
+static void principal_seen_gens(ddbc_store *s, ddb_client *c,
+                                char *const *keys, const size_t *lens,
+                                size_t n, uint64_t *gens) {
+  size_t i;
+  pthread_mutex_lock(&seen_lock);
+  do_principal_seen(s, c);
+  for(i = 0; i < n; i++)
+    if(keys[i])
+      gens[i] = ddbc_store_gen(s, keys[i], lens[i]);
+  pthread_mutex_unlock(&seen_lock);
+}
+
+/* A write through c of the item `key` of table completed: remember c,
+** and drop the item's entry of every other principal seen at c's place
+** (bumping its generation, so their reads in flight do not fill). */
+static void drop_other_principals(ddbc_store *s, ddb_client *c,
+                                  const char *table, const ddb_item *key,
+                                  const char *const *names, int n) {
+  const char *place, *principal;
+  size_t place_len, principal_len;
+  ddb_buf b;
+  int i;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  ddb_buf_init(&b, DDBC_KEY_MAX);
+  pthread_mutex_lock(&seen_lock);
+  do_principal_seen(s, c); /* the writer's entry is written through */
+  for(i = 0; i < n_seen; i++) {
+    if(seen[i].place_len != place_len ||
+       memcmp(seen[i].p, place, place_len) != 0)
+      continue;
+    if(seen[i].len == place_len + principal_len &&
+       memcmp(seen[i].p + place_len, principal, principal_len) == 0)
+      continue; /* the writer's own: written through by the caller */
+    ddb_buf_reset(&b);
+    ddb_buf_addc(&b, 'I');
+    ddb_buf_add(&b, seen[i].p, seen[i].len);
+    ddb_buf_add_part(&b, table, strlen(table));
+    if(ddb_key_encode(key, names, n, &b) == 0 && !b.failed)
+      ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
+  }
+  pthread_mutex_unlock(&seen_lock);
+  ddb_buf_free(&b);
 }
 
 /* ------------------------------------------------------------------------
@@ -152,7 +347,8 @@ static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
 */
 typedef struct desc_entry {
   struct desc_entry *next;
-  char *endpoint, *table;
+  char *key; /* D place principal table */
+  size_t key_len;
   ddb_table_desc *desc;
   double expires;
 } desc_entry;
@@ -166,8 +362,7 @@ static void descs_free(void) {
   pthread_mutex_lock(&desc_lock);
   for(e = descs; e; e = next) {
     next = e->next;
-    free(e->endpoint);
-    free(e->table);
+    free(e->key);
     ddb_table_desc_free(e->desc);
     free(e);
   }
@@ -178,44 +373,52 @@ static void descs_free(void) {
 ddb_result ddbc_describe_table(ddb_client *c, const char *table,
                                ddb_table_desc **out, ddb_error *err) {
   desc_entry *e, **pp;
-  const char *ep = ddb_client_endpoint(c);
   double now = ddbc_now();
   ddb_result result;
+  ddb_buf k;
 
   *out = NULL;
+  ddb_buf_init(&k, DDBC_KEY_MAX);
+  key_head(&k, 'D', c, table);
+  if(k.failed) {
+    ddb_buf_free(&k);
+    return ddb_describe_table(c, table, out, err);
+  }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
     if(e->expires <= now) {
       *pp = e->next;
-      free(e->endpoint);
-      free(e->table);
+      free(e->key);
       ddb_table_desc_free(e->desc);
       free(e);
       continue;
     }
-    if(strcmp(e->endpoint, ep) == 0 && strcmp(e->table, table) == 0) {
+    if(e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0) {
       *out = ddb_table_desc_dup(e->desc);
       break;
     }
     pp = &e->next;
   }
   pthread_mutex_unlock(&desc_lock);
-  if(*out)
+  if(*out) {
+    ddb_buf_free(&k);
     return DDB_OK;
+  }
   result = ddb_describe_table(c, table, out, err);
-  if(result)
+  if(result) {
+    ddb_buf_free(&k);
     return result;
+  }
   e = calloc(1, sizeof(*e));
   if(e) {
-    e->endpoint = strdup(ep);
-    e->table = strdup(table);
+    e->key = ddb_buf_take(&k, &e->key_len);
     e->desc = ddb_table_desc_dup(*out);
     e->expires = now + DDBC_DESCRIBE_TTL;
-    if(!e->endpoint || !e->table || !e->desc) {
-      free(e->endpoint);
-      free(e->table);
+    if(!e->key || !e->desc) {
+      free(e->key);
       ddb_table_desc_free(e->desc);
       free(e);
+      ddb_buf_free(&k);
       return DDB_OK; /* not cached; the answer is still good */
     }
     pthread_mutex_lock(&desc_lock);
@@ -223,6 +426,7 @@ ddb_result ddbc_describe_table(ddb_client *c, const char *table,
     descs = e;
     pthread_mutex_unlock(&desc_lock);
   }
+  ddb_buf_free(&k);
   return DDB_OK;
 }
 
@@ -247,8 +451,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   ddb_buf_init(&key, DDBC_KEY_MAX);
   ddb_buf_init(&tag1, DDBC_KEY_MAX);
   ddb_buf_init(&tag2, DDBC_KEY_MAX);
-  key_head(&key, 'Q', c, "");
-  ddb_buf_addc(&key, '\x1f');
+  scope_head(&key, 'Q', c, 0);
   result = ddb_read_body(&rd, &key, err);
   if(result || key.failed) {
     ddb_buf_free(&key);
@@ -257,8 +460,8 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   if(rd.pk_name)
     partition_tag(&tag1, c, rd.table, rd.index, &rd.pk);
   else
-    key_head(&tag1, 'S', c, rd.table);
-  key_head(&tag2, 'T', c, rd.table);
+    tag_head(&tag1, 'S', c, rd.table);
+  tag_head(&tag2, 'T', c, rd.table);
   tags[0].p = tag1.p;
   tags[0].len = tag1.len;
   tags[1].p = tag2.p;
@@ -293,7 +496,6 @@ int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
     return 0;
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   key_head(&k, 'I', c, table);
-  ddb_buf_addc(&k, '\x1f');
   if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed)
     hit = ddbc_store_peek_item(s, k.p, k.len, ddbc_now(), pol->item_ttl, out);
   ddb_buf_free(&k);
@@ -307,7 +509,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
   ddbc_store *s = the_store();
   ddb_buf k;
   char stack[256]; /* most keys fit: no malloc on a hit */
-  uint64_t gen;
+  uint64_t gen = 0;
   ddb_result result;
 
   *out = NULL;
@@ -322,7 +524,10 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_buf_free(&k);
     return DDB_OK;
   }
-  gen = ddbc_store_gen(s, k.p, k.len);
+  {
+    char *kp = k.p;
+    principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
+  }
   result = ddb_get_item(c, table, key, 0, out, err);
   if(result == DDB_OK)
     ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
@@ -370,14 +575,13 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     }
     where[m] = i;
     miss[m] = keys[i];
-    if(!k.failed) {
-      gens[m] = ddbc_store_gen(s, k.p, k.len);
+    if(!k.failed)
       ckeys[m] = ddb_buf_take(&k, &clens[m]);
-    }
     ddb_buf_free(&k);
     m++;
   }
   if(m > 0) {
+    principal_seen_gens(s, c, ckeys, clens, m, gens);
     result =
         ddb_batch_get(c, table, miss, m, key_names, n_key_names, 0, got, err);
     if(result)
@@ -442,14 +646,16 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
     }
   }
   ddb_buf_reset(&b);
-  key_head(&b, 'S', c, d->name);
+  tag_head(&b, 'S', c, d->name);
   ddbc_store_bump(s, b.p, b.len);
   if(!old_known) {
     ddb_buf_reset(&b);
-    key_head(&b, 'T', c, d->name);
+    tag_head(&b, 'T', c, d->name);
     ddbc_store_bump(s, b.p, b.len);
   }
-  /* the item itself: write through */
+  /* the item itself: dropped for the other principals, written through
+  ** for the writer's */
+  drop_other_principals(s, c, d->name, key, names, n_names);
   ddb_buf_reset(&b);
   if(item_key(&b, c, d->name, key, names, n_names) == 0)
     ddbc_store_write_item(s, b.p, b.len, (ddb_item *)new_item, ddbc_now(),

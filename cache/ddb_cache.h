@@ -39,10 +39,18 @@ typedef struct ddbc_stats {
 } ddbc_stats;
 
 void ddbc_stats_get(ddbc_stats *out);
+/* Keep the library holding the cache in memory until the process exits
+** (RTLD_NODELETE), so that the cache and the counters outlive the last
+** connection: SQLite dlclose()s an extension with the last connection
+** that loaded it (Python's close() then connect(), the shell's .open).
+** Idempotent and thread-safe; does nothing where the library cannot be
+** found (statically linked: nothing to unload). */
+void ddbc_pin(void);
 /* Set the process-wide byte budget (default 64 MiB), evicting as needed.
 ** Returns the old budget. */
 size_t ddbc_set_budget(size_t bytes);
-/* Drop every cached item and page. */
+/* Drop every cached item, page and generation (reads in flight then do
+** not fill), and forget the principals seen. */
 void ddbc_clear(void);
 /* The cache's clock: monotonic seconds, in steps of a few milliseconds
 ** (CLOCK_MONOTONIC_COARSE where there is one). */

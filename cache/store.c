@@ -245,6 +245,19 @@ void ddbc_store_empty(ddbc_store *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
+void ddbc_store_forget(ddbc_store *s) {
+  tag_entry *t, *tmp;
+  pthread_mutex_lock(&s->lock);
+  do_empty(s);
+  HASH_ITER(hh, s->tags, t, tmp) {
+    HASH_DELETE(hh, s->tags, t);
+    free(t);
+  }
+  s->n_tags = 0;
+  s->epoch = ++s->counter;
+  pthread_mutex_unlock(&s->lock);
+}
+
 void ddbc_store_release(ddbc_store *s) {
   tag_entry *t, *tmp;
   if(!s)

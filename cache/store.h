@@ -41,6 +41,9 @@ ddbc_store *ddbc_store_create(size_t bytes_max);
 void ddbc_store_release(ddbc_store *s);
 /* Drop every entry; statistics other than entries/bytes are kept. */
 void ddbc_store_empty(ddbc_store *s);
+/* Drop every entry and move every generation (a new epoch): fills of
+** reads in flight are refused, as after a bump of their tags. */
+void ddbc_store_forget(ddbc_store *s);
 /* Set the byte budget, evicting as needed.  Returns the old budget. */
 size_t ddbc_store_set_budget(ddbc_store *s, size_t bytes_max);
 void ddbc_store_stats_get(ddbc_store *s, ddbc_store_stats *out);

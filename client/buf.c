@@ -126,6 +126,20 @@ int ddb_buf_reserve(ddb_buf *b, size_t n) {
   return buf_grow(b, n);
 }
 
+int ddb_buf_add_part_slow(ddb_buf *b, const void *p, size_t n) {
+  unsigned char len[10]; /* 64 bits need 10 bytes of 7 */
+  size_t k = 0, v = n;
+  do {
+    len[k] = (unsigned char)(v & 0x7f);
+    v >>= 7;
+    if(v)
+      len[k] |= 0x80;
+    k++;
+  } while(v);
+  ddb_buf_add(b, len, k);
+  return ddb_buf_add(b, p, n);
+}
+
 int ddb_buf_addf(ddb_buf *b, const char *fmt, ...) {
   va_list ap;
   int n;

@@ -35,6 +35,7 @@
 #include <strings.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 /* Longest line read from an AWS config or credentials file. */
 #define INI_MAX_LINE 4096
@@ -392,4 +393,48 @@ fail:
   ddb_creds_clear(&creds);
   ddb_settings_free(s);
   return result;
+}
+
+/* ------------------------------------------------------------------------
+** The place of a client (see ddb_client_int.h)
+*/
+int ddb_place_id(const char *endpoint, const char *region,
+                 unsigned char *out) {
+  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
+  const char *port, *parts[2];
+  size_t hlen, plen, lens[2];
+  ddb_buf ep;
+  int rc = -1;
+
+  if(ddb_sigv4_endpoint(endpoint, host, sizeof(host), path, sizeof(path)))
+    return -1;
+  /* host: lower case, the default port already dropped; split the port */
+  port = host[0] == '[' ? strchr(host, ']') : host;
+  port = port ? strchr(port, ':') : NULL;
+  hlen = port ? (size_t)(port - host) : strlen(host);
+  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
+    hlen--; /* "localhost." is "localhost" */
+  plen = strlen(path);
+  while(plen > 0 && path[plen - 1] == '/')
+    plen--;
+  ddb_buf_init(&ep, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
+  ddb_buf_adds(&ep,
+               strncmp(endpoint, "https://", 8) == 0 ? "https://" : "http://");
+  if(hlen == 9 && memcmp(host, "localhost", 9) == 0)
+    ddb_buf_adds(&ep, "127.0.0.1");
+  else
+    ddb_buf_add(&ep, host, hlen);
+  if(port)
+    ddb_buf_adds(&ep, port);
+  ddb_buf_add(&ep, path, plen);
+  if(!ep.failed && ep.p) {
+    parts[0] = ep.p;
+    lens[0] = ep.len;
+    parts[1] = region ? region : "";
+    lens[1] = strlen(parts[1]);
+    ddb_scope_hash('P', parts, lens, 2, out);
+    rc = 0;
+  }
+  ddb_buf_free(&ep);
+  return rc;
 }

@@ -37,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -48,6 +49,7 @@
 #include <unistd.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 extern char **environ;
 
@@ -943,4 +945,56 @@ fail:
   }
   ddb_buf_free(&tried);
   return result;
+}
+
+/* ------------------------------------------------------------------------
+** Principals (see ddb_client_int.h)
+*/
+
+static unsigned char scope_key[DDB_SHA256_LEN];
+static pthread_once_t scope_once = PTHREAD_ONCE_INIT;
+
+/* Draw the process's key for scope ids. */
+static void scope_key_init(void) {
+  ddb_random_bytes(scope_key, sizeof(scope_key));
+}
+
+void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
+                    int n_parts, unsigned char *out) {
+  unsigned char mac[DDB_SHA256_LEN];
+  ddb_hmac_sha256_ctx m;
+  int i;
+  pthread_once(&scope_once, scope_key_init);
+  ddb_hmac_sha256_init(&m, scope_key, sizeof(scope_key));
+  ddb_hmac_sha256_update(&m, &letter, 1);
+  for(i = 0; i < n_parts; i++) {
+    unsigned char len[8];
+    uint64_t v = n[i];
+    int k;
+    for(k = 0; k < 8; k++, v >>= 8)
+      len[k] = (unsigned char)(v & 0xff);
+    ddb_hmac_sha256_update(&m, len, sizeof(len));
+    ddb_hmac_sha256_update(&m, p[i], n[i]);
+  }
+  ddb_hmac_sha256_final(&m, mac);
+  memcpy(out, mac, DDB_SCOPE_ID_LEN);
+  ddb_wipe(mac, sizeof(mac));
+}
+
+ddb_principal *ddb_principal_new(const char *access_key,
+                                 const char *secret_key, const char *token) {
+  const char *parts[3];
+  size_t lens[3];
+  ddb_principal *pr = malloc(sizeof(*pr));
+  if(!pr)
+    return NULL;
+  parts[0] = access_key ? access_key : "";
+  parts[1] = secret_key ? secret_key : "";
+  parts[2] = token ? token : "";
+  lens[0] = strlen(parts[0]);
+  lens[1] = strlen(parts[1]);
+  lens[2] = strlen(parts[2]);
+  pr->next = NULL;
+  ddb_scope_hash('U', parts, lens, 3, pr->id);
+  return pr;
 }

@@ -118,6 +118,25 @@ int ddb_buf_addf(ddb_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* Append p[0..n) as one self-delimiting part: its length n (LEB128, 7
+** bits a byte, low bits first, the high bit set on every byte but the
+** last), then its bytes.  A sequence of parts reads back in one way
+** only, whatever bytes they hold (cache keys are built of them).  Returns
+** 0, or -1 once the buffer failed. */
+int ddb_buf_add_part_slow(ddb_buf *b, const void *p, size_t n);
+static inline int ddb_buf_add_part(ddb_buf *b, const void *p, size_t n) {
+  /* the common case (a part under 128 bytes, room already there): one
+  ** length byte and the bytes, inline (the cache's hit path builds keys) */
+  if(n < 0x80 && !b->failed && b->p && n + 1 < b->cap - b->len &&
+     b->len + n + 1 <= b->max) {
+    b->p[b->len] = (char)n;
+    memcpy(b->p + b->len + 1, p, n);
+    b->len += n + 1;
+    b->p[b->len] = 0;
+    return 0;
+  }
+  return ddb_buf_add_part_slow(b, p, n);
+}
 /* Append s[0..n) as a JSON string literal, quotes included. */
 int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n);
 /* Detach the contents: returns a malloc'ed NUL-terminated string (caller
@@ -257,6 +276,17 @@ const char *ddb_client_region(const ddb_client *c);
 /* Where the credentials came from ("environment", "profile 'x'"); never
 ** the credentials themselves. */
 const char *ddb_client_credential_source(const ddb_client *c);
+/* The cache's names for what c reads and as whom, for keys of the cache
+** (cache/): *place names the canonical endpoint and the region (one
+** server has one place however its URL is spelled); *principal names the
+** access key id, secret key and session token.  Each is 16 bytes of a
+** keyed hash (HMAC-SHA256 under a key drawn once per process, cut to 128
+** bits; never the secret), owned by c and valid until ddb_client_free:
+** refreshed credentials get a new principal, and the old one stays
+** readable.  Safe from any thread. */
+void ddb_client_scope(const ddb_client *c, const char **place,
+                      size_t *place_len, const char **principal,
+                      size_t *principal_len);
 
 /* ------------------------------------------------------------------------
 ** Table descriptions (DescribeTable)
@@ -382,9 +412,11 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
                          int consistent, ddb_item **found, ddb_error *err);
 
 /* The primary-key attributes of item, encoded canonically (for hashing and
-** comparing keys): "<name>\x1f<type>\x1f<text>\x1e..." in the order of
-** key_names, numbers in canonical form.  Returns 0, or -1 when the item
-** lacks a key attribute. */
+** comparing keys): for each, in the order of key_names, its name as a part
+** (ddb_buf_add_part), its type letter (S, N or B), its text as a part
+** (numbers in canonical form).  Injective: distinct keys never encode
+** alike, whatever bytes (NUL, any separator) their values hold.  Returns
+** 0, or -1 when the item lacks a key attribute. */
 int ddb_key_encode(const ddb_item *item, const char *const *key_names,
                    int n_key_names, ddb_buf *out);
 /* The same encoding from the key's values (each with its name set), in

@@ -185,6 +185,43 @@ int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
 void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
 
+/* ------------------------------------------------------------------------
+** The cache's names for a client (config.c, creds.c; see
+** ddb_client_scope in ddb_client.h).  Both are DDB_SCOPE_ID_LEN bytes of
+** HMAC-SHA256 under a key drawn at random once per process, over the
+** length-prefixed parts they name (and a letter, so a place never equals
+** a principal): 128 bits, so two different inputs give one id with
+** probability 2^-128 (never, in practice); the inputs cannot be recovered
+** from an id, nor ids compared across processes.
+*/
+#define DDB_SCOPE_ID_LEN 16
+
+/* HMAC of letter and the parts p[i][0..n[i]) (each length-prefixed) into
+** out (DDB_SCOPE_ID_LEN bytes). */
+void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
+                    int n_parts, unsigned char *out);
+
+/* One principal: the id of the access key id, secret key and session
+** token.  A client keeps every principal it had (newest first) until it
+** is freed, so a pointer handed out stays valid across credential
+** refreshes. */
+typedef struct ddb_principal {
+  struct ddb_principal *next;
+  unsigned char id[DDB_SCOPE_ID_LEN];
+} ddb_principal;
+
+/* A new principal (malloc'ed, next NULL) for these credentials (token may
+** be NULL), or NULL on out of memory. */
+ddb_principal *ddb_principal_new(const char *access_key,
+                                 const char *secret_key, const char *token);
+/* The id of a client's place, its canonical endpoint and its region, in
+** out (DDB_SCOPE_ID_LEN bytes).  Returns 0, or -1 for a bad endpoint.
+** The canonical endpoint is the scheme, the host in lower case without a
+** trailing dot (localhost as 127.0.0.1), the port unless it is the
+** scheme's default, and the path without trailing slashes: every
+** spelling of one server's URL gives one place. */
+int ddb_place_id(const char *endpoint, const char *region, unsigned char *out);
+
 /* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
 ** start) (crc32.c). */
 uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);

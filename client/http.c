@@ -118,7 +118,30 @@ struct ddb_client {
   signer *sig;
   int64_t next_refresh; /* no refresh try before this (Unix time) */
   int force_refresh;    /* DynamoDB said the token expired */
+  /* the cache's scope (ddb_client_scope): the place (endpoint and region)
+  ** and every principal, the current first (read atomically, pushed under
+  ** cred_lock) */
+  unsigned char place[DDB_SCOPE_ID_LEN];
+  ddb_principal *principals;
 };
+
+/* Make the principal of credentials (ak, sk, token) c's current one,
+** unless it already is (the caller holds cred_lock, or c is not shared
+** yet).  Returns 0, or -1 on out of memory (the current one stays). */
+static int principal_push(ddb_client *c, const char *ak, const char *sk,
+                          const char *token) {
+  ddb_principal *pr = ddb_principal_new(ak, sk, token);
+  if(!pr)
+    return -1;
+  if(c->principals &&
+     memcmp(c->principals->id, pr->id, DDB_SCOPE_ID_LEN) == 0) {
+    free(pr);
+    return 0;
+  }
+  pr->next = c->principals;
+  __atomic_store_n(&c->principals, pr, __ATOMIC_RELEASE);
+  return 0;
+}
 
 /* ------------------------------------------------------------------------
 ** The request log (process-wide ring)
@@ -312,8 +335,14 @@ static ddb_result refresh(ddb_client *c, ddb_error *err) {
     if(!g)
       result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
-  ddb_creds_clear(&fresh);
   pthread_mutex_lock(&c->cred_lock);
+  if(g && principal_push(c, fresh.access_key, fresh.secret_key,
+                         fresh.session_token)) {
+    signer_free(g); /* out of memory: keep the old credentials */
+    g = NULL;
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  ddb_creds_clear(&fresh);
   if(g) {
     old = c->sig;
     c->sig = g;
@@ -427,7 +456,12 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   c->sign_path = join3(path, "", "");
   c->sig = signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
                       c->s.expires);
-  if(!c->host_hdr || !c->sign_path || !c->sig) {
+  if(ddb_place_id(c->s.endpoint, c->s.region, c->place)) {
+    ddb_client_free(c); /* (ddb_sigv4_endpoint accepted it above) */
+    return ddb_error_set(err, DDB_ERR_CONFIG, "bad endpoint");
+  }
+  if(!c->host_hdr || !c->sign_path || !c->sig ||
+     principal_push(c, c->s.access_key, c->s.secret_key, c->s.session_token)) {
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
@@ -448,6 +482,11 @@ void ddb_client_free(ddb_client *c) {
   free(c->host_hdr);
   free(c->sign_path);
   signer_free(c->sig);
+  while(c->principals) {
+    ddb_principal *next = c->principals->next;
+    free(c->principals);
+    c->principals = next;
+  }
   ddb_settings_free(&c->s);
   free(c);
 }
@@ -460,6 +499,18 @@ const char *ddb_client_endpoint(const ddb_client *c) {
 /* The resolved region (owned by c). */
 const char *ddb_client_region(const ddb_client *c) {
   return c->s.region;
+}
+
+/* The cache's place and principal ids of c (see ddb_client.h): the
+** principal is the newest pushed, read without the lock. */
+void ddb_client_scope(const ddb_client *c, const char **place,
+                      size_t *place_len, const char **principal,
+                      size_t *principal_len) {
+  const ddb_principal *pr = __atomic_load_n(&c->principals, __ATOMIC_ACQUIRE);
+  *place = (const char *)c->place;
+  *place_len = DDB_SCOPE_ID_LEN;
+  *principal = (const char *)pr->id;
+  *principal_len = DDB_SCOPE_ID_LEN;
 }
 
 /* Where the credentials came from (owned by c), never a secret. */

@@ -826,25 +826,27 @@ int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out) {
   return ddb_buf_addc(out, '}');
 }
 
-/* Append one key attribute: name US type US text RS (numbers in canonical
-** form: 1.50, 15E-1 and 1.5 are one key to DynamoDB).  Returns 0 or -1. */
+/* Append one key attribute: its name as a part, its type letter, its text
+** as a part (numbers in canonical form: 1.50, 15E-1 and 1.5 are one key
+** to DynamoDB).  Length-prefixed parts, so no byte of a value can be
+** taken for a boundary.  Returns 0 or -1. */
 static int key_av(const ddb_av *a, ddb_buf *out) {
-  char hdr[3];
+  char num[192]; /* a canonical number: at most 38 digits and an exponent */
+  ddb_buf nb;
+  int rc;
   if(!a || !a->name ||
      (a->type != DDB_S && a->type != DDB_N && a->type != DDB_B))
     return -1;
-  hdr[0] = '\x1f';
-  hdr[1] = ddb_type_name(a->type)[0]; /* S, N and B are one letter */
-  hdr[2] = '\x1f';
-  ddb_buf_add(out, a->name, a->name_len ? a->name_len : strlen(a->name));
-  ddb_buf_add(out, hdr, 3);
-  if(a->type == DDB_N) {
-    if(ddb_number_canonical(a->text, a->n, out))
-      return -1;
-  } else {
-    ddb_buf_add(out, a->text, a->n);
-  }
-  return ddb_buf_addc(out, '\x1e');
+  ddb_buf_add_part(out, a->name, a->name_len ? a->name_len : strlen(a->name));
+  ddb_buf_addc(out, ddb_type_name(a->type)[0]); /* S, N, B: one letter */
+  if(a->type != DDB_N)
+    return ddb_buf_add_part(out, a->text, a->n);
+  ddb_buf_init_with(&nb, num, sizeof(num), 4096);
+  rc = ddb_number_canonical(a->text, a->n, &nb) == 0 && !nb.failed
+           ? ddb_buf_add_part(out, nb.p ? nb.p : "", nb.len)
+           : -1;
+  ddb_buf_free(&nb);
+  return rc;
 }
 
 int ddb_key_encode(const ddb_item *item, const char *const *key_names,

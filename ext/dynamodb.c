@@ -4285,6 +4285,7 @@ __declspec(dllexport)
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
   (void)pzErrMsg;
+  ddbc_pin(); /* the cache outlives the last connection (cache.c) */
   rc = sqlite3_create_module(db, "dynamodb", &dynamodbModule, 0);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "begins_with", 2,

@@ -7,10 +7,12 @@
 #       none of its node dependencies are pulled) and that `java` exists
 #       (apt package openjdk-17-jre-headless).
 #
-#   test/ddblocal.sh start [--heap 2g] STATEDIR
+#   test/ddblocal.sh start [--heap 2g] [--per-key] STATEDIR
 #       Start an in-memory server on a free loopback port, in the background.
 #       Writes STATEDIR/pid, STATEDIR/port, STATEDIR/ddblocal.log; waits until
 #       it answers, then prints its endpoint: http://127.0.0.1:PORT
+#       --per-key: without -sharedDb, so the server keeps one database per
+#       access key id and region (as real AWS keeps accounts apart).
 #
 #   test/ddblocal.sh stop STATEDIR
 #       Stop the server whose PID is in STATEDIR/pid (TERM, then KILL).
@@ -25,7 +27,7 @@ START_TIMEOUT="${DDBLOCAL_START_TIMEOUT:-60}"
 die() { echo "ddblocal: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -117,10 +119,11 @@ show_log_tail() {
 }
 
 cmd_start() {
-    local heap=""
+    local heap="" shared="-sharedDb"
     while [ $# -gt 0 ]; do
         case "$1" in
             --heap) [ $# -ge 2 ] || usage; heap="$2"; shift 2 ;;
+            --per-key) shared=""; shift ;;
             --heap=*) heap="${1#--heap=}"; shift ;;
             -*) usage ;;
             *) break ;;
@@ -145,7 +148,7 @@ cmd_start() {
         # The subshell execs java, so $! is java's own PID.
         (cd "$DDB_DIR" && exec java "${jvm[@]}" \
             -Djava.library.path="$DDB_DIR/DynamoDBLocal_lib" \
-            -jar "$JAR" -inMemory -sharedDb -disableTelemetry -port "$port" \
+            -jar "$JAR" -inMemory $shared -disableTelemetry -port "$port" \
             </dev/null >"$state/ddblocal.log" 2>&1) &
         pid=$!
         echo "$pid" >"$state/pid"

@@ -684,17 +684,17 @@ static void test_key_encode(void) {
     return;
   ddb_buf_init(&b, 1024);
   CHECK_INT(ddb_key_encode(it, k2, 2, &b), 0);
-  CHECK_MEM(b.p, b.len, "PK\x1fS\x1fu#1\x1eSK\x1fS\x1fs1\x1e", 17);
+  CHECK_MEM(b.p, b.len, "\x02PKS\x03u#1\x02SKS\x02s1", 15);
   ddb_buf_reset(&b);
   CHECK_INT(ddb_key_encode(it, k1, 1, &b), 0);
-  CHECK_MEM(b.p, b.len, "PK\x1fS\x1fu#1\x1e", 9);
+  CHECK_MEM(b.p, b.len, "\x02PKS\x03u#1", 8);
   ddb_buf_reset(&b);
   CHECK_INT(ddb_key_encode(it, kb, 1, &b), 0);
   CHECK_MEM(b.p, b.len,
-            "bin\x1f"
-            "B\x1f"
-            "AQ==\x1e",
-            11);
+            "\x03"
+            "binB\x04"
+            "AQ==",
+            10);
   ddb_buf_reset(&b);
   CHECK_INT(ddb_key_encode(it, kbad, 2, &b), -1); /* not a key type */
   ddb_buf_reset(&b);
@@ -771,9 +771,9 @@ static void test_key_encode_numbers(void) {
     ddb_item_unref(it);
   }
   CHECK_MEM(b[0].p, b[0].len,
-            "n\x1fN\x1f"
-            "15e-1\x1e",
-            10);
+            "\x01nN\x05"
+            "15e-1",
+            9);
   CHECK_MEM(b[1].p, b[1].len, b[0].p, b[0].len);
   CHECK_MEM(b[2].p, b[2].len, b[0].p, b[0].len);
   ddb_buf_reset(&b[1]);
