@@ -116,8 +116,9 @@ struct ddb_client {
   pthread_mutex_t cred_lock;    /* guards sig, next_refresh, force_refresh */
   pthread_mutex_t refresh_lock; /* one refresh at a time */
   signer *sig;
-  int64_t next_refresh; /* no refresh try before this (Unix time) */
-  int force_refresh;    /* DynamoDB said the token expired */
+  int64_t next_refresh;  /* no refresh try before this (Unix time) */
+  int force_refresh;     /* DynamoDB said the token expired */
+  ddb_client *next_live; /* the list of live clients (fork_lock) */
 };
 
 /* ------------------------------------------------------------------------
@@ -218,6 +219,86 @@ static void curl_init_once(void) {
 }
 
 /* A malloc'ed a+b+c, or NULL on out of memory. */
+/* ------------------------------------------------------------------------
+** fork()
+**
+** A child of fork() inherits the pooled curl handles, and with them the
+** parent's kept-alive connections: both would write requests on one
+** socket and read each other's answers.  It also inherits the locks as
+** they were, held perhaps by threads that do not exist in the child.  So
+** every live client is on a list, and pthread_atfork handlers take every
+** lock of every client (and the request log's) before the fork, in one
+** order, and release them after it in both processes: the child finds
+** them free and what they guard whole.  The child then forgets its pooled
+** handles without cleaning them up (a cleanup could send a TLS
+** close_notify on the parent's connection): their memory and sockets
+** stay, at most POOL_MAX per client, and its requests open connections of
+** its own.  refresh_lock is not taken (a refresh holds it for as long as
+** fetching credentials takes); the child makes it anew, which is safe
+** because the thread that held it is not in the child and it guards no
+** data.  fork_gen counts forks in children, to reseed the backoff's
+** jitter.
+*/
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static ddb_client *live;  /* every client not yet freed (fork_lock) */
+static unsigned fork_gen; /* forks this process is a child of */
+
+static void fork_prepare(void) {
+  ddb_client *c;
+  pthread_mutex_lock(&fork_lock);
+  for(c = live; c; c = c->next_live) {
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->cred_lock);
+  }
+  pthread_mutex_lock(&log_lock);
+}
+
+static void fork_parent(void) {
+  ddb_client *c;
+  pthread_mutex_unlock(&log_lock);
+  for(c = live; c; c = c->next_live) {
+    pthread_mutex_unlock(&c->cred_lock);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
+static void fork_child(void) {
+  ddb_client *c;
+  __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&log_lock);
+  for(c = live; c; c = c->next_live) {
+    c->n_pool = 0; /* the parent's connections: left alone */
+    pthread_mutex_init(&c->refresh_lock, NULL);
+    pthread_mutex_unlock(&c->cred_lock);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_init_once(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Put c on the list of live clients (add) or take it off. */
+static void live_set(ddb_client *c, int add) {
+  ddb_client **pp;
+  pthread_once(&fork_once, fork_init_once);
+  pthread_mutex_lock(&fork_lock);
+  if(add) {
+    c->next_live = live;
+    live = c;
+  } else {
+    for(pp = &live; *pp; pp = &(*pp)->next_live)
+      if(*pp == c) {
+        *pp = c->next_live;
+        break;
+      }
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
 static char *join3(const char *a, const char *b, const char *c) {
   size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
   char *p = malloc(na + nb + nc + 1);
@@ -405,6 +486,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   pthread_mutex_init(&c->lock, NULL);
   pthread_mutex_init(&c->cred_lock, NULL);
   pthread_mutex_init(&c->refresh_lock, NULL);
+  live_set(c, 1);
   c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
   c->connect_timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout
                                                 : DEFAULT_CONNECT_TIMEOUT_S;
@@ -440,6 +522,7 @@ void ddb_client_free(ddb_client *c) {
   int i;
   if(!c)
     return;
+  live_set(c, 0);
   for(i = 0; i < c->n_pool; i++)
     curl_easy_cleanup(c->pool[i]);
   pthread_mutex_destroy(&c->lock);
@@ -581,13 +664,18 @@ void ddb_random_bytes(void *p, size_t n) {
 /* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...):
 ** uniform in [0, min(cap, base * 2^(attempt-1))). */
 static void backoff(int attempt, int throttled) {
-  static __thread unsigned seed;
+  static __thread unsigned seed, seed_gen;
+  unsigned gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
   double ms;
   struct timespec ts;
   int i;
   /* seeded from the kernel: clients that fail together must not retry
   ** together (the point of the jitter) */
+  if(seed_gen != gen) {
+    seed = 0; /* a child of fork(): not its parent's sequence */
+    seed_gen = gen;
+  }
   while(!seed)
     ddb_random_bytes(&seed, sizeof(seed));
   for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)

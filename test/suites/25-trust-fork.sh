@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# fork, interrupts and bounds (README: Trust model).  TAP lines.
+#   * test/trust/fork_check.c (the C API): parent and child of a fork()
+#     issue GetItems and PutItems at once on what was one kept-alive
+#     connection: every answer is the right item, every put reported done
+#     is written (boto3, test/trust/oracle.py); and forks while two
+#     threads keep the cache's and the client's locks busy: no child hangs.
+#   * test/trust/proxy_check.py (Debian's /usr/bin/python3 and its sqlite3
+#     module, through test/faultproxy/proxy.py): interrupts, a repeated
+#     LastEvaluatedKey, UnprocessedKeys forever, the Scan queue's bound.
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT" || exit 1
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+TABLE=TrustFork025
+TMP="$ROOT/.test-tmp/trust"
+mkdir -p "$TMP"
+N=0
+FAILED=0
+tap() { # tap OK NAME [DETAIL]
+  N=$((N + 1))
+  if [ "$1" = 0 ]; then
+    echo "ok $N - trust: $2"
+  else
+    FAILED=$((FAILED + 1))
+    echo "not ok $N - trust: $2"
+    [ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/#   /'
+  fi
+}
+
+if ! python3 test/trust/oracle.py setup "$TABLE" >"$TMP/setup.log" 2>&1; then
+  tap 1 "setup of $TABLE" "$(cat "$TMP/setup.log")"
+  echo "1..$N"
+  exit 1
+fi
+
+# the C API across fork()
+FORK="$TMP/fork_check"
+rm -f "$FORK"
+if make -s --no-print-directory build/libddb.a >&2 &&
+  ${CC:-cc} -Wall -Wextra -Iapi -o "$FORK" test/trust/fork_check.c \
+    api/client.c api/item.c api/read.c api/write.c build/libddb.a \
+    -lcurl -lcjson -lm -pthread >&2; then
+  rm -f "$TMP/written"
+  out=$(timeout 300 "$FORK" conn "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" \
+    "$TMP/written" 2>&1)
+  tap $? "fork: parent and child on one kept-alive connection get the right items" "$out"
+  out=$(python3 test/trust/oracle.py written "$TABLE" "$TMP/written" 2>&1)
+  rc=$?
+  grep -q "written: 100 of 100" <<<"$out" || rc=1
+  tap $rc "fork: every put reported done by parent and child is written (boto3)" "$out"
+  out=$(timeout 900 "$FORK" locks "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" 2>&1)
+  tap $? "fork: 60 forks while two threads hold the cache's and client's locks: no child hangs" "$out"
+else
+  tap 1 "fork: build test/trust/fork_check.c"
+fi
+
+echo "1..$N"
+[ "$FAILED" = 0 ]
