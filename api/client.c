@@ -53,6 +53,7 @@ dyn_code dyni_error(dyn_error *err, const ddb_error *e) {
   case DDB_ERR_SERVICE: code = DYN_ESERVICE; break;
   case DDB_ERR_PARSE: code = DYN_EPARSE; break;
   case DDB_ERR_INPUT: code = DYN_EINPUT; break;
+  case DDB_ERR_CANCELLED: code = DYN_ENETWORK; break; /* no hook is set */
   default: code = DYN_ESERVICE; break;
   }
   /* a failed condition is the caller's business, not DynamoDB's trouble */
@@ -168,6 +169,11 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     opt = &none;
   if(opt->timeout < 0 || opt->connect_timeout < 0)
     return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
+  if((opt->timeout > 0 && opt->timeout < 0.001) ||
+     (opt->connect_timeout > 0 && opt->connect_timeout < 0.001))
+    /* curl counts milliseconds, and its 0 means no timeout at all */
+    return dyni_fail(err, DYN_EINPUT,
+                     "timeouts below 0.001 seconds are not possible");
   if(opt->max_retries < DYN_OFF || opt->max_retries > 100)
     return dyni_fail(err, DYN_EINPUT,
                      "max_retries: %d is out of range (0 to 100, or "

@@ -119,6 +119,8 @@ struct ddb_client {
   int64_t next_refresh;  /* no refresh try before this (Unix time) */
   int force_refresh;     /* DynamoDB said the token expired */
   ddb_client *next_live; /* the list of live clients (fork_lock) */
+  ddb_cancel_fn cancel;  /* the cancel hook, or NULL (set before use) */
+  void *cancel_ud;
 };
 
 /* ------------------------------------------------------------------------
@@ -550,6 +552,31 @@ const char *ddb_client_credential_source(const ddb_client *c) {
   return c->s.cred_source;
 }
 
+/* ------------------------------------------------------------------------
+** Cancelling (see ddb_client.h)
+*/
+static __thread ddb_cancel_fn thread_cancel;
+static __thread void *thread_cancel_ud;
+
+/* Set c's cancel hook; call before c is used by other threads. */
+void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
+  c->cancel = fn;
+  c->cancel_ud = ud;
+}
+
+/* Set the calling thread's cancel hook (NULL: none). */
+void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
+  thread_cancel = fn;
+  thread_cancel_ud = ud;
+}
+
+/* Has this thread's hook, or else c's, said stop? */
+int ddb_cancelled(ddb_client *c) {
+  if(thread_cancel)
+    return thread_cancel(thread_cancel_ud) != 0;
+  return c && c->cancel && c->cancel(c->cancel_ud) != 0;
+}
+
 /* A curl handle from c's pool (with its kept-alive connection), or a
 ** new one; NULL on out of memory. */
 static CURL *handle_get(ddb_client *c) {
@@ -662,8 +689,10 @@ void ddb_random_bytes(void *p, size_t n) {
 }
 
 /* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...):
-** uniform in [0, min(cap, base * 2^(attempt-1))). */
-static void backoff(int attempt, int throttled) {
+** uniform in [0, min(cap, base * 2^(attempt-1))), in slices of
+** DDB_CANCEL_POLL_MS, polling c's cancel hook (c may be NULL).  Returns
+** 1 when the hook said stop, else 0. */
+static int backoff(ddb_client *c, int attempt, int throttled) {
   static __thread unsigned seed, seed_gen;
   unsigned gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
@@ -683,9 +712,23 @@ static void backoff(int attempt, int throttled) {
   if(cap > BACKOFF_CAP_MS)
     cap = BACKOFF_CAP_MS;
   ms = cap * (rand_r(&seed) / (RAND_MAX + 1.0));
-  ts.tv_sec = (time_t)(ms / 1000);
-  ts.tv_nsec = (long)((ms - ts.tv_sec * 1000.0) * 1e6);
-  nanosleep(&ts, NULL);
+  for(;;) {
+    double slice = ms < DDB_CANCEL_POLL_MS ? ms : DDB_CANCEL_POLL_MS;
+    if(ddb_cancelled(c))
+      return 1;
+    if(slice <= 0)
+      return 0;
+    ts.tv_sec = (time_t)(slice / 1000);
+    ts.tv_nsec = (long)((slice - ts.tv_sec * 1000.0) * 1e6);
+    nanosleep(&ts, NULL);
+    ms -= slice;
+  }
+}
+
+/* Fill err for a call of operation stopped by the cancel hook. */
+static ddb_result cancel_error(ddb_error *err, const char *operation) {
+  return ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                       operation);
 }
 
 /* Fill err from a DynamoDB error response body (err must not be NULL). */
@@ -859,9 +902,54 @@ int ddb_client_max_retries(const ddb_client *c) {
   return c->max_retries;
 }
 
-/* Sleep the full-jitter backoff of retry number attempt (1, 2, ...). */
-void ddb_backoff(int attempt, int throttled) {
-  backoff(attempt, throttled);
+/* Sleep the full-jitter backoff of retry number attempt (1, 2, ...),
+** polling c's cancel hook (see ddb_client_int.h). */
+ddb_result ddb_backoff(ddb_client *c, const char *operation, int attempt,
+                       int throttled, ddb_error *err) {
+  if(backoff(c, attempt, throttled))
+    return cancel_error(err, operation);
+  return DDB_OK;
+}
+
+/* What curl's transfer callback polls: the cancel hook, and how much of
+** the request went out. */
+typedef struct xfer_state {
+  ddb_client *c;
+  double next_ms;  /* no poll of the hook before this */
+  curl_off_t sent; /* request body bytes sent so far */
+  int cancelled;
+} xfer_state;
+
+/* curl's transfer callback: stop the transfer (non-zero) when the cancel
+** hook says so, polled at most every DDB_CANCEL_POLL_MS.  curl calls it
+** often while bytes move and about once a second while it waits. */
+static int on_xfer(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                   curl_off_t ultotal, curl_off_t ulnow) {
+  xfer_state *x = ud;
+  double t;
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  if(ulnow > x->sent)
+    x->sent = ulnow;
+  t = now_ms();
+  if(t < x->next_ms)
+    return 0;
+  x->next_ms = t + DDB_CANCEL_POLL_MS;
+  if(ddb_cancelled(x->c)) {
+    x->cancelled = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* A timeout of s seconds as curl's milliseconds: at least 1 (curl reads
+** 0 as no timeout at all) and at most a day's worth. */
+static long ms_option(double s) {
+  double ms = s * 1000;
+  if(!(ms >= 1))
+    return 1;
+  return ms > 86400e3 ? 86400000L : (long)ms;
 }
 
 /* The verdict on one attempt. */
@@ -888,6 +976,7 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   unsigned long want = 0, got = 0;
   attempt_verdict v;
   body_sink sink = {.b = resp, .h = h};
+  xfer_state xs = {.c = c};
 
   *status = 0;
   errbuf[0] = 0;
@@ -930,9 +1019,14 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_option(c->timeout));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                   (long)(c->connect_timeout * 1000));
+                   ms_option(c->connect_timeout));
+  /* the cancel hook, polled while the request is on the wire */
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &xs);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS,
+                   thread_cancel || c->cancel ? 0L : 1L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
@@ -949,9 +1043,19 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
   curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
   curl_easy_setopt(h, CURLOPT_DEBUGDATA, NULL);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, NULL);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 1L);
   curl_slist_free_all(hdrs);
   if(*resent)
     *ambiguous = 1;
+  if(cc == CURLE_ABORTED_BY_CALLBACK && xs.cancelled) {
+    /* stopped by the hook: once any of the body went out, DynamoDB may
+    ** have it all (and execute it) */
+    cancel_error(e, ci->operation);
+    if(xs.sent > 0)
+      *ambiguous = 1;
+    return ATTEMPT_FAIL;
+  }
   if(cc == CURLE_OK)
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   *status = (int)code;
@@ -1079,6 +1183,10 @@ static ddb_result call(ddb_client *c, call_info *ci, const char *body,
     int throttled = 0, was_expired = expired, resent = 0;
     attempt_verdict v;
     ddb_error_clear(e);
+    if(ddb_cancelled(c)) {
+      result = cancel_error(e, ci->operation);
+      break;
+    }
     result = signer_acquire(c, &g, e);
     if(result)
       break;
@@ -1102,21 +1210,28 @@ static ddb_result call(ddb_client *c, call_info *ci, const char *body,
       pthread_mutex_unlock(&c->cred_lock);
       continue;
     }
-    backoff(attempt + 1, throttled);
+    if(backoff(c, attempt + 1, throttled)) {
+      result = cancel_error(e, ci->operation);
+      break;
+    }
   }
   le.retries = sent > 0 ? sent - 1 : 0;
   e->retries = le.retries;
   if(result) {
+    int write = strstr(ci->operation, "Write") ||
+                strcmp(ci->operation, "PutItem") == 0 ||
+                strcmp(ci->operation, "UpdateItem") == 0 ||
+                strcmp(ci->operation, "DeleteItem") == 0;
     if(!e->http_status)
       e->http_status = status;
     if(le.retries > 0)
       error_append(e, " (after %d retr%s)", le.retries,
                    le.retries == 1 ? "y" : "ies");
-    if(ambiguous && (strstr(ci->operation, "Write") ||
-                     strcmp(ci->operation, "PutItem") == 0 ||
-                     strcmp(ci->operation, "UpdateItem") == 0 ||
-                     strcmp(ci->operation, "DeleteItem") == 0))
+    e->maybe_applied = ambiguous && write;
+    if(e->maybe_applied)
       error_append(e, "; the write may have been applied");
+    else if(write && result == DDB_ERR_CANCELLED)
+      error_append(e, "; the write was not applied");
   }
 
 fail:
@@ -1760,6 +1875,18 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   result = call(c, &ci, body.p, body.len, &resp, err);
   if(result)
     goto fail;
+  /* a server that answers a page with the key it was asked to start after
+  ** would have its reader ask for that page forever */
+  if(r->start && pt.page->last_key &&
+     ddb_av_equal(&r->start->root, &pt.page->last_key->root)) {
+    ddb_page_unref(pt.page);
+    result = ddb_error_set(err, DDB_ERR_PARSE,
+                           "%s of '%.200s': the answer's LastEvaluatedKey "
+                           "repeats its ExclusiveStartKey (the same page "
+                           "again: a loop)",
+                           ci.operation, r->table);
+    goto fail;
+  }
   *out = pt.page;
 
 fail:
@@ -2070,9 +2197,12 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
     }
     slot[i] = bk;
   }
-  /* send in chunks of 100: fresh keys first, then unprocessed ones */
+  /* send in chunks of 100: fresh keys first, then unprocessed ones.  A
+  ** call after which no key is newly done is a retry that failed: after
+  ** max_retries of them in a row, the call fails (a server that keeps
+  ** returning every key unprocessed cannot keep us here) */
   for(;;) {
-    int m = 0, retry = 0;
+    int m = 0, retry = 0, k, done = 0;
     size_t j;
     for(j = 0; j < next && m < BATCH_GET_MAX; j++)
       if(!all[j].done) {
@@ -2084,19 +2214,25 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
     if(m == 0)
       break;
     if(retry) {
-      if(++stalls > c->max_retries + 10) {
+      if(stalls > c->max_retries) {
         result = ddb_error_set(err, DDB_ERR_SERVICE,
-                               "BatchGetItem: keys still unprocessed after "
-                               "%d retries",
+                               "BatchGetItem: keys still unprocessed "
+                               "(UnprocessedKeys) after %d retries",
                                stalls - 1);
         goto fail;
       }
-      backoff(stalls, 1);
+      if(backoff(c, stalls > 0 ? stalls : 1, 1)) {
+        result = cancel_error(err, "BatchGetItem");
+        goto fail;
+      }
     }
     result = batch_once(c, table, send, m, map, names, n_names, consistent,
                         retry, err);
     if(result)
       goto fail;
+    for(k = 0; k < m; k++)
+      done += send[k]->done;
+    stalls = done > 0 ? 0 : stalls + 1;
   }
   for(i = 0; i < n; i++)
     found[i] = ddb_item_ref(slot[i]->found);

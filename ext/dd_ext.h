@@ -64,6 +64,10 @@ typedef struct dd_vtab {
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
+/* The cancel hook of a table's client (ud: its sqlite3 *): has the
+** statement running on this thread been interrupted (sqlite3_interrupt,
+** Ctrl-C)?  Only on the thread that runs the statement (dynamodb.c). */
+int dd_interrupted(void *pDb);
 /* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
 ** which documents it). */
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };

@@ -170,10 +170,41 @@ void dd_error(dd_vtab *p, const char *zFmt, ...) {
 }
 
 /* The SQLite result code for a client error. */
+/* ------------------------------------------------------------------------
+** Interrupts
+**
+** sqlite3_interrupt() (and the shell's Ctrl-C, which calls it) sets a flag
+** that SQLite itself checks only between its own opcodes: a statement
+** waiting in xFilter or xNext for DynamoDB (a hung request, a retry
+** loop's backoff) would not see it for (max_retries + 1) x timeout.  So
+** the client polls a cancel hook while a request waits and between
+** slices of every backoff sleep, and the hook asks SQLite.
+** sqlite3_is_interrupted() exists from 3.41 on; before it (Debian 12 has
+** 3.40) the flag can still be read: preparing " " runs the tokenizer,
+** which checks db->u1.isInterrupted at every space token and fails with
+** SQLITE_INTERRUPT while it is set (tokenize.c, sqlite3RunParser, 3.40;
+** the flag is reset there only when no statement is active, and the hook
+** runs inside one).  The hook runs only on the statement's thread (the
+** connection's mutex is held, and recursive); worker threads poll a stop
+** flag instead, which the statement's thread sets when it sees the
+** interrupt (dd_pscan_next, dd_batch_get_parallel). */
+int dd_interrupted(void *pDb) {
+  sqlite3 *db = pDb;
+#if SQLITE_VERSION_NUMBER >= 3041000
+  if(sqlite3_libversion_number() >= 3041000)
+    return sqlite3_is_interrupted(db);
+#endif
+  sqlite3_stmt *pStmt = NULL;
+  int rc = sqlite3_prepare_v2(db, " ", -1, &pStmt, NULL);
+  sqlite3_finalize(pStmt);
+  return rc == SQLITE_INTERRUPT;
+}
+
 int dd_rc(const ddb_error *e) {
   switch(e->code) {
   case DDB_OK: return SQLITE_OK;
   case DDB_ERR_NOMEM: return SQLITE_NOMEM;
+  case DDB_ERR_CANCELLED: return SQLITE_INTERRUPT;
   default: return SQLITE_ERROR;
   }
 }
@@ -675,6 +706,14 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
       rc = SQLITE_ERROR;
       goto fail;
     }
+    if(d < 0.001) {
+      /* curl counts milliseconds, and its 0 means no timeout at all */
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
+                                         "(at least 0.001 seconds)",
+                               azVal[6]);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
     cfg.timeout = d;
   }
   if(azVal[7]) {
@@ -790,6 +829,9 @@ static int dynamodbConnect(sqlite3 *db, void *pAux, int argc,
   ** done by xUpdate itself, as an unconditional PutItem) */
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   p->db = db;
+  /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
+  ** (not before: DescribeTable above may run inside sqlite3_prepare) */
+  ddb_client_set_cancel(p->pClient, dd_interrupted, db);
   p->zVtabName = sqlite3_mprintf("%s", argv[2]);
   if(!p->zVtabName) {
     rc = SQLITE_NOMEM;
@@ -2160,6 +2202,17 @@ typedef struct dd_pscan {
   dd_worker *aW;
 } dd_pscan;
 
+/* A worker's cancel hook: has the statement stopped the scan (an error,
+** the cursor closed, an interrupt seen by dd_pscan_next)? */
+static int dd_worker_stopped(void *pArg) {
+  dd_pscan *s = pArg;
+  int bStop;
+  pthread_mutex_lock(&s->mu);
+  bStop = s->bStop;
+  pthread_mutex_unlock(&s->mu);
+  return bStop;
+}
+
 /* A worker: read segment w->iSeg to its end, queueing each page. */
 static void *dd_worker_main(void *pArg) {
   dd_worker *w = pArg;
@@ -2169,6 +2222,7 @@ static void *dd_worker_main(void *pArg) {
   ddb_error err;
   int iUnit = w->iSeg, bStop = 0;
   ddb_error_clear(&err);
+  ddb_cancel_thread(dd_worker_stopped, s);
   while(iUnit < s->nUnit && !bStop) {
     ddb_page *pg = NULL;
     if(rd.pk_name)
@@ -2298,10 +2352,27 @@ static int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit) {
 ** segment is done.  Returns SQLITE_OK or the first worker's error. */
 static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
   dd_pscan *s = pCur->pScan;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   *ppg = NULL;
   pthread_mutex_lock(&s->mu);
-  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed)
-    pthread_cond_wait(&s->cv, &s->mu);
+  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed) {
+    /* wait in slices, to see an interrupt (only this thread may ask) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+    if(ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->nQ == 0 &&
+       !s->bFailed && dd_interrupted(p->db)) {
+      s->bFailed = 1;
+      s->bStop = 1;
+      ddb_error_set(&s->err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                    s->rd.pk_name ? "Query" : "Scan");
+      pthread_cond_broadcast(&s->cv);
+    }
+  }
   if(s->bFailed) {
     ddb_error e = s->err;
     pthread_mutex_unlock(&s->mu);
@@ -2784,7 +2855,13 @@ typedef struct dd_batch_job {
   int nKeys, iFirst, nStride; /* this thread's chunks: iFirst, +nStride.. */
   ddb_error err;
   int bFailed;
+  int *pStop; /* shared: set to stop every job (atomic) */
 } dd_batch_job;
+
+/* A job thread's cancel hook: has the statement's thread said stop? */
+static int dd_batch_stopped(void *pArg) {
+  return __atomic_load_n((int *)pArg, __ATOMIC_ACQUIRE);
+}
 
 static void *dd_batch_main(void *pArg) {
   dd_batch_job *j = pArg;
@@ -2797,10 +2874,19 @@ static void *dd_batch_main(void *pArg) {
                       j->p->azKey, j->p->nKey, &j->p->pol, j->aFound + i0,
                       &j->err)) {
       j->bFailed = 1;
+      if(j->err.code == DDB_ERR_CANCELLED)
+        __atomic_store_n(j->pStop, 1, __ATOMIC_RELEASE);
       break;
     }
   }
   return NULL;
+}
+
+/* A job run by a thread of its own: the hook is the stop flag. */
+static void *dd_batch_thread(void *pArg) {
+  dd_batch_job *j = pArg;
+  ddb_cancel_thread(dd_batch_stopped, j->pStop);
+  return dd_batch_main(pArg);
 }
 
 /* Look up aKey[0..nKeys) into aFound[] (found items or NULL).  Returns
@@ -2811,6 +2897,7 @@ static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
   pthread_t aTid[DD_BATCH_THREADS];
   int nChunk = (nKeys + DD_BATCH_CHUNK - 1) / DD_BATCH_CHUNK, nThread, i;
   int aStarted[DD_BATCH_THREADS];
+  int bStop = 0;
   ddb_result result = DDB_OK;
   nThread = nChunk < DD_BATCH_THREADS ? nChunk : DD_BATCH_THREADS;
   if(nThread <= 1)
@@ -2825,16 +2912,31 @@ static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
     aJob[i].nKeys = nKeys;
     aJob[i].iFirst = i;
     aJob[i].nStride = nThread;
-    aStarted[i] =
-        i > 0 && pthread_create(&aTid[i], NULL, dd_batch_main, &aJob[i]) == 0;
+    aJob[i].pStop = &bStop;
+    aStarted[i] = i > 0 && pthread_create(&aTid[i], NULL, dd_batch_thread,
+                                          &aJob[i]) == 0;
   }
   /* this thread takes job 0, and any job whose thread did not start */
   for(i = 0; i < nThread; i++)
     if(i == 0 || !aStarted[i])
       dd_batch_main(&aJob[i]);
-  for(i = 1; i < nThread; i++)
-    if(aStarted[i])
-      pthread_join(aTid[i], NULL);
+  /* then waits for the others, watching for an interrupt (which only this
+  ** thread can see) to pass on to them */
+  for(i = 1; i < nThread; i++) {
+    while(aStarted[i]) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+      if(ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      if(pthread_timedjoin_np(aTid[i], NULL, &ts) == 0)
+        break;
+      if(!__atomic_load_n(&bStop, __ATOMIC_ACQUIRE) && dd_interrupted(p->db))
+        __atomic_store_n(&bStop, 1, __ATOMIC_RELEASE);
+    }
+  }
   for(i = 0; i < nThread; i++)
     if(aJob[i].bFailed && result == DDB_OK) {
       *err = aJob[i].err;
