@@ -2195,12 +2195,38 @@ typedef struct dd_pscan {
   const dd_val *aPk;     /* Query: the partition keys (the cursor's) */
   int bStop;             /* the consumer is gone or an error happened */
   int bFailed;
-  ddb_error err; /* the first error */
+  int nHeld;           /* pages read and not yet taken by xNext: queued, or
+                          in a worker's hands waiting for room (<= 2 x
+                          nWorker: see dd_pscan_peak) */
+  long long nHeldByte; /* their bytes (ddb_page.bytes) */
+  ddb_error err;       /* the first error */
   ddb_client *pClient;
   ddb_read rd; /* template: workers copy it (borrowed strings) */
   ddbc_policy pol;
   dd_worker *aW;
 } dd_pscan;
+
+/* The most pages (and bytes) one parallel read held at once, process-wide,
+** for dynamodb_stats.  Each worker holds at most one page outside the
+** queue (it waits for room before reading the next), and the queue holds
+** at most DD_QUEUE_PER_SEGMENT x workers: so at most 2 x segments pages,
+** plus the one xNext is reading. */
+static int dd_peak_pages;
+static long long dd_peak_bytes;
+
+/* Note s's pages held now (s->mu held). */
+static void dd_pscan_peak(const dd_pscan *s) {
+  if(s->nHeld > __atomic_load_n(&dd_peak_pages, __ATOMIC_RELAXED))
+    __atomic_store_n(&dd_peak_pages, s->nHeld, __ATOMIC_RELAXED);
+  if(s->nHeldByte > __atomic_load_n(&dd_peak_bytes, __ATOMIC_RELAXED))
+    __atomic_store_n(&dd_peak_bytes, s->nHeldByte, __ATOMIC_RELAXED);
+}
+
+/* See dd_ext.h. */
+void dd_scan_peak(int *pnPage, long long *pnByte) {
+  *pnPage = __atomic_load_n(&dd_peak_pages, __ATOMIC_RELAXED);
+  *pnByte = __atomic_load_n(&dd_peak_bytes, __ATOMIC_RELAXED);
+}
 
 /* A worker's cancel hook: has the statement stopped the scan (an error,
 ** the cursor closed, an interrupt seen by dd_pscan_next)? */
@@ -2246,10 +2272,16 @@ static void *dd_worker_main(void *pArg) {
     ddb_item_unref(pStart);
     pStart = ddb_item_ref(pg->last_key);
     pthread_mutex_lock(&s->mu);
+    s->nHeld++;
+    s->nHeldByte += (long long)pg->bytes;
+    dd_pscan_peak(s);
     while(s->nQ == s->nQCap && !s->bStop)
       pthread_cond_wait(&s->cv, &s->mu);
     bStop = s->bStop;
-    if(!bStop) {
+    if(bStop) {
+      s->nHeld--;
+      s->nHeldByte -= (long long)pg->bytes;
+    } else {
       s->aQUnit[(s->iHead + s->nQ) % s->nQCap] = iUnit;
       s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
       s->nQ++;
@@ -2380,6 +2412,8 @@ static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
   }
   if(s->nQ > 0) {
     *ppg = s->aQ[s->iHead];
+    s->nHeld--;
+    s->nHeldByte -= (long long)(*ppg)->bytes;
     if(s->rd.pk_name)
       pCur->iPk = s->aQUnit[s->iHead]; /* the partition of this page */
     s->iHead = (s->iHead + 1) % s->nQCap;

@@ -2,8 +2,8 @@
 """boto3 side of test/suites/25-trust-fork.sh (python3 with boto3).
 
     oracle.py setup TABLE          create TABLE (PK, SK strings) with items
-                                   F/k000..k199 (v = SK) and P/p000..p059
-                                   (v = SK, 60 KB each: a Query of P is 4+
+                                   F/k000..k199 (v = SK) and P/p000..p129
+                                   (v = SK, 60 KB each: a Query of P is 8
                                    pages)
     oracle.py written TABLE FILE   every SK listed in FILE (one a line) is an
                                    item W/SK whose v is SK; prints
@@ -25,7 +25,7 @@ def main():
         items = [{"PK": "F", "SK": "k%03d" % i, "v": "k%03d" % i}
                  for i in range(200)]
         items += [{"PK": "P", "SK": "p%03d" % i, "v": "p%03d" % i,
-                   "pad": "x" * 60000} for i in range(60)]
+                   "pad": "x" * 60000} for i in range(130)]
         fixtures.put_items(c, table, items)
         return 0
     if cmd == "written":
