@@ -165,7 +165,70 @@ def main():
     return 1 if FAILED else 0
 
 
+def fork_check(table):
+    """Parent and child of os.fork() share the connection's kept-alive
+    curl handle: each runs GetItems and INSERTs at once; every answer must
+    be the item asked for, every INSERT reported done written (boto3)."""
+    endpoint = os.environ["AWS_ENDPOINT_URL_DYNAMODB"]
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    conn.enable_load_extension(True)
+    conn.load_extension(EXT)
+    conn.execute("CREATE VIRTUAL TABLE f USING dynamodb(table=%s, "
+                 "endpoint='%s', item_ttl=0, timeout=5, max_retries=2)"
+                 % (table, endpoint))
+    conn.execute("SELECT v FROM (SELECT json_extract(item, '$.v') AS v "
+                 "FROM f WHERE PK = 'F' AND SK = 'k000')").fetchall()
+    written = os.path.join(ROOT, ".test-tmp/trust/py-written")
+    if os.path.exists(written):
+        os.remove(written)
+    r, w = os.pipe()
+    sys.stdout.flush()
+    pid = os.fork()
+    role = "child" if pid == 0 else "parent"
+    wrong = errors = puts = 0
+    rnd = __import__("random").Random(os.getpid())
+    for i in range(300):
+        k = "k%03d" % rnd.randrange(200)
+        try:
+            got = conn.execute("SELECT json_extract(item, '$.v') FROM f "
+                               "WHERE PK = 'F' AND SK = ?", (k,)).fetchall()
+            wrong += got != [(k,)]
+        except sqlite3.Error:
+            errors += 1
+        if i % 6 == 0:
+            sk = "py-%s-%d-%d" % (role, os.getpid(), i)
+            try:
+                conn.execute("INSERT INTO f(PK, SK, item) VALUES('W', ?, "
+                             "json_object('v', ?))", (sk, sk))
+                with open(written, "a") as fh:
+                    fh.write(sk + "\n")
+                puts += 1
+            except sqlite3.Error:
+                errors += 1
+    if pid == 0:
+        os.write(w, ("%d %d %d" % (wrong, errors, puts)).encode())
+        os._exit(0)
+    os.close(w)
+    child = os.read(r, 100).decode().split()
+    os.waitpid(pid, 0)
+    cw, ce, cp = (int(x) for x in child) if len(child) == 3 else (-1,) * 3
+    tap(wrong == 0 and errors == 0 and cw == 0 and ce == 0,
+        "fork (Python sqlite3): parent and child on one kept-alive "
+        "connection get the right items",
+        "parent: wrong %d errors %d; child: wrong %d errors %d"
+        % (wrong, errors, cw, ce))
+    out = subprocess.run(["python3",
+                          os.path.join(ROOT, "test/trust/oracle.py"),
+                          "written", table, written],
+                         capture_output=True, text=True).stdout
+    tap("written: %d of %d" % (puts + cp, puts + cp) in out,
+        "fork (Python sqlite3): every INSERT reported done is written "
+        "(boto3)", out)
+    conn.close()
+
+
 def run(table):
+    fork_check(table)
     # --- interrupts ---------------------------------------------------
     key = "PK = 'F' AND SK = 'k001'"
     check_interrupt("interrupt: a GetItem whose answer never comes", table,
