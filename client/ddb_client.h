@@ -386,6 +386,24 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *out, ddb_error *err);
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err);
 
+/* Following LastEvaluatedKey from page to page, a guard against a server
+** that leads a read in a circle (A, B, A, B, ...; one that repeats the
+** start key at once is caught by ddb_read_page).  Brent's cycle
+** detection: one saved key, one comparison a page; a circle of L keys
+** entered after T pages is found within 4 x (T + L) pages.  Zero-initialize;
+** ddb_lek_guard_free() when done (then it may be reused). */
+typedef struct ddb_lek_guard {
+  ddb_item *saved; /* a reference, or NULL */
+  long power, lam;
+} ddb_lek_guard;
+/* Note the LastEvaluatedKey key (NULL: the read ended) of the next page
+** of operation on table.  Returns DDB_OK, or DDB_ERR_PARSE (err set)
+** when key came before: the server leads the read in a loop. */
+ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
+                        const char *table, const ddb_item *key,
+                        ddb_error *err);
+void ddb_lek_guard_free(ddb_lek_guard *g);
+
 /* GetItem.  key holds the key attributes (names set).  On success *out is
 ** the item (a new reference) or NULL when there is no such item. */
 ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,

@@ -1850,6 +1850,37 @@ static ddb_result take_page(call_info *ci, const char *body, size_t len,
 }
 
 /* One page of the Query/Scan r (see ddb_client.h). */
+/* See ddb_client.h: Brent's algorithm, the saved key (the tortoise)
+** moving to the newest key (the hare) whenever lam reaches power, which
+** doubles. */
+ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
+                        const char *table, const ddb_item *key,
+                        ddb_error *err) {
+  if(!key)
+    return DDB_OK;
+  if(g->saved && ddb_av_equal(&g->saved->root, &key->root))
+    return ddb_error_set(err, DDB_ERR_PARSE,
+                         "%s of '%.200s': the answers' LastEvaluatedKeys go "
+                         "round in a circle (a key came back: a loop)",
+                         operation, table);
+  if(g->power == 0)
+    g->power = g->lam = 1;
+  if(g->lam == g->power) {
+    ddb_item_unref(g->saved);
+    g->saved = ddb_item_ref((ddb_item *)key);
+    g->power *= 2;
+    g->lam = 0;
+  }
+  g->lam++;
+  return DDB_OK;
+}
+
+/* Drop g's saved key; g is then as new. */
+void ddb_lek_guard_free(ddb_lek_guard *g) {
+  ddb_item_unref(g->saved);
+  memset(g, 0, sizeof(*g));
+}
+
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err) {
   ddb_buf body;

@@ -111,12 +111,13 @@ typedef struct dd_cursor {
   /* Query: the partition keys still to run, and the key condition */
   dd_val *aPk; /* sqlite3_free(), each zBuf too */
   int nPk, iPk;
-  ddb_read rd;      /* the request of the current page */
-  dd_val sk[2];     /* sort-key operands used by rd */
-  ddb_item *pStart; /* ExclusiveStartKey of the next page */
-  int bMore;        /* the current partition has more pages */
-  int bFetch;       /* read each page's rows again by key */
-  ddb_item **aRow;  /* rows of the current batch; sqlite3_free(),
+  ddb_read rd;       /* the request of the current page */
+  dd_val sk[2];      /* sort-key operands used by rd */
+  ddb_item *pStart;  /* ExclusiveStartKey of the next page */
+  ddb_lek_guard lek; /* the LastEvaluatedKeys of this partition's pages */
+  int bMore;         /* the current partition has more pages */
+  int bFetch;        /* read each page's rows again by key */
+  ddb_item **aRow;   /* rows of the current batch; sqlite3_free(),
                                each a reference */
   int nRow;
   int iRow;       /* next row in aRow */
@@ -2073,6 +2074,7 @@ static void dd_cursor_reset(dd_cursor *pCur) {
   pCur->nFilter = pCur->nProj = pCur->bCount = 0;
   ddb_item_unref(pCur->pStart);
   pCur->pStart = NULL;
+  ddb_lek_guard_free(&pCur->lek);
   pCur->bMore = 0;
   dd_rows_clear(pCur);
   pCur->bEof = 1;
@@ -2245,8 +2247,10 @@ static void *dd_worker_main(void *pArg) {
   dd_pscan *s = w->s;
   ddb_read rd = s->rd;
   ddb_item *pStart = NULL;
+  ddb_lek_guard lek;
   ddb_error err;
   int iUnit = w->iSeg, bStop = 0;
+  memset(&lek, 0, sizeof(lek));
   ddb_error_clear(&err);
   ddb_cancel_thread(dd_worker_stopped, s);
   while(iUnit < s->nUnit && !bStop) {
@@ -2259,6 +2263,21 @@ static void *dd_worker_main(void *pArg) {
     }
     rd.start = pStart;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
+      pthread_mutex_lock(&s->mu);
+      if(!s->bFailed) {
+        s->bFailed = 1;
+        s->err = err;
+      }
+      s->bStop = 1;
+      pthread_cond_broadcast(&s->cv);
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
+    if(!pStart)
+      ddb_lek_guard_free(&lek); /* a new unit's first page */
+    if(ddb_lek_next(&lek, rd.pk_name ? "Query" : "Scan", rd.table,
+                    pg->last_key, &err)) {
+      ddb_page_unref(pg);
       pthread_mutex_lock(&s->mu);
       if(!s->bFailed) {
         s->bFailed = 1;
@@ -2300,6 +2319,7 @@ static void *dd_worker_main(void *pArg) {
       iUnit += s->nWorker; /* this unit is done: the next one */
   }
   ddb_item_unref(pStart);
+  ddb_lek_guard_free(&lek);
   pthread_mutex_lock(&s->mu);
   s->nRunning--;
   pthread_cond_broadcast(&s->cv);
@@ -2514,6 +2534,13 @@ static int dd_next_page(dd_cursor *pCur) {
     pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
     if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
       return dd_cursor_error(pCur, &err);
+    if(!pCur->pStart)
+      ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
+    if(ddb_lek_next(&pCur->lek, pCur->rd.pk_name ? "Query" : "Scan",
+                    pCur->rd.table, pg->last_key, &err)) {
+      ddb_page_unref(pg);
+      return dd_cursor_error(pCur, &err);
+    }
     ddb_item_unref(pCur->pStart);
     pCur->pStart = ddb_item_ref(pg->last_key);
     pCur->bMore = pCur->pStart != NULL;

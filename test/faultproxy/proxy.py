@@ -29,6 +29,10 @@ the requests it is told to, injects one fault:
                with an ExclusiveStartKey gets that ExclusiveStartKey as its
                LastEvaluatedKey (a server that repeats the previous page's
                key: a client that follows it loops forever)
+    cyclekey   forwarded; the first LastEvaluatedKey of each operation and
+               segment (K1) is remembered, and an answer to a request that
+               starts after another key gets K1 as its LastEvaluatedKey:
+               K1, K2, K1, K2, ... (a loop of two pages)
 
 Which requests: those whose X-Amz-Target operation is in `ops`; with mode
 "first" only the first time a given body is seen (so every request fails on
@@ -91,6 +95,7 @@ class State:
             self.split = bool(cfg.get("split", False))
             self.seen = set()
             self.split_seen = set()
+            self.first_key = {}
             self.requests = {}
             self.faults = {}
             self.forwarded = {}
@@ -304,6 +309,18 @@ class Handler(BaseHTTPRequestHandler):
             if start and ans.get("LastEvaluatedKey"):
                 ans["LastEvaluatedKey"] = start
                 data = json.dumps(ans).encode()
+        if fault == "cyclekey" and status == 200:
+            ans = json.loads(data)
+            req = json.loads(body)
+            start = req.get("ExclusiveStartKey")
+            where = (op, req.get("Segment"))
+            if ans.get("LastEvaluatedKey"):
+                with STATE.lock:
+                    first = STATE.first_key.setdefault(
+                        where, ans["LastEvaluatedKey"])
+                if start and start != first:
+                    ans["LastEvaluatedKey"] = first
+                    data = json.dumps(ans).encode()
         if back is not None and status == 200:
             ans = json.loads(data)
             key = "UnprocessedKeys" if op == "BatchGetItem" \

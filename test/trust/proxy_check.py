@@ -13,7 +13,8 @@ TABLE (made by test/trust/oracle.py setup) through it:
     BatchGetItem too; a write says whether it may have been applied
   * SIGINT to the sqlite3 shell (its Ctrl-C) does the same
   * a LastEvaluatedKey that repeats the ExclusiveStartKey (Query, Scan,
-    parallel Scan) is an error naming it, not an endless loop
+    parallel Scan), or keys that go round in a circle of two, are an
+    error naming it, not an endless loop
   * UnprocessedKeys / UnprocessedItems for ever end after max_retries
   * a parallel Scan read by a slow consumer never holds more than
     2 x segments pages (dynamodb_stats scan_pages_peak)
@@ -301,6 +302,19 @@ def run(table):
         control(fault="none")
         tap("LastEvaluatedKey repeats" in out and took < 30,
             "LastEvaluatedKey: %s whose answer repeats its start key is an "
+            "error, not a loop (%.1f s)" % (name, took), out)
+
+    for name, opts, sql, op in [
+            ("a Query", "", "SELECT count(*) FROM t WHERE PK = 'P'",
+             "Query"),
+            ("a parallel Scan (segments=2)", ", segments=2",
+             "SELECT count(*) FROM t", "Scan")]:
+        control(fault="cyclekey", mode="always", ops=[op])
+        out, took = shell(table, ", query_ttl=0, max_retries=1" + opts,
+                          sql + ";", timeout=60)
+        control(fault="none")
+        tap("go round in a circle" in out and took < 30,
+            "LastEvaluatedKey: %s whose keys go K1, K2, K1, ... is an "
             "error, not a loop (%.1f s)" % (name, took), out)
 
     # --- UnprocessedKeys / UnprocessedItems for ever --------------------
