@@ -33,11 +33,22 @@ if ! python3 test/trust/oracle.py setup "$TABLE" >"$TMP/setup.log" 2>&1; then
   exit 1
 fi
 
+# SANITIZE=1 (mk/sanitize.mk): the library is built with ASan and UBSan,
+# so the test program is too, and Python loads the extension after the
+# ASan runtime
+SANFLAGS=
+PYENV=()
+if [ "${SANITIZE:-}" = 1 ]; then
+  SANFLAGS="-fsanitize=address,undefined"
+  PYENV=(env "LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so)"
+    "ASAN_OPTIONS=detect_leaks=0")
+fi
+
 # the C API across fork()
 FORK="$TMP/fork_check"
 rm -f "$FORK"
 if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra -Iapi -o "$FORK" test/trust/fork_check.c \
+  ${CC:-cc} -Wall -Wextra $SANFLAGS -Iapi -o "$FORK" test/trust/fork_check.c \
     api/client.c api/item.c api/read.c api/write.c build/libddb.a \
     -lcurl -lcjson -lm -pthread >&2; then
   rm -f "$TMP/written"
@@ -64,7 +75,7 @@ if "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(T
     "not ok "*) tap 1 "${line#not ok * - trust: }" ;;
     "#"*) echo "$line" ;;
     esac
-  done < <(timeout 900 "$PY" test/trust/proxy_check.py "$TABLE" 2>&1)
+  done < <(timeout 900 "${PYENV[@]}" "$PY" test/trust/proxy_check.py "$TABLE" 2>&1)
 else
   N=$((N + 1))
   echo "ok $N - trust: proxy checks # SKIP $PY cannot load SQLite extensions"
