@@ -59,8 +59,16 @@ if make -s --no-print-directory build/libddb.a >&2 &&
   rc=$?
   grep -q "written: 100 of 100" <<<"$out" || rc=1
   tap $rc "fork: every put reported done by parent and child is written (boto3)" "$out"
-  out=$(timeout 900 "$FORK" locks "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" 2>&1)
-  tap $? "fork: 60 forks while two threads hold the cache's and client's locks: no child hangs" "$out"
+  if [ -n "$SANFLAGS" ]; then
+    # GCC 12's libasan takes its allocator's lock without fork handlers:
+    # a child forked while another thread allocates hangs in malloc
+    # (google/sanitizers#774; seen here with gdb), whatever our locks do
+    N=$((N + 1))
+    echo "ok $N - trust: fork: forks while threads hold the locks # SKIP under ASan (its allocator is not fork-safe)"
+  else
+    out=$(timeout 900 "$FORK" locks "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" 2>&1)
+    tap $? "fork: 60 forks while two threads hold the cache's and client's locks: no child hangs" "$out"
+  fi
 else
   tap 1 "fork: build test/trust/fork_check.c"
 fi
