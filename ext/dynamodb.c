@@ -170,7 +170,6 @@ void dd_error(dd_vtab *p, const char *zFmt, ...) {
   sqlite3_free(z);
 }
 
-/* The SQLite result code for a client error. */
 /* ------------------------------------------------------------------------
 ** Interrupts
 **
@@ -201,6 +200,7 @@ int dd_interrupted(void *pDb) {
   return rc == SQLITE_INTERRUPT;
 }
 
+/* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e) {
   switch(e->code) {
   case DDB_OK: return SQLITE_OK;
