@@ -48,6 +48,7 @@ struct dyn_client {
   ddbc_policy pol; /* consistent = 0; the TTLs of the options */
   pthread_mutex_t lock;
   dyn_table *tables;
+  dyn_client *next_live; /* client.c's list of live clients, for fork() */
 };
 
 /* client.c */

@@ -53,6 +53,7 @@ dyn_code dyni_error(dyn_error *err, const ddb_error *e) {
   case DDB_ERR_SERVICE: code = DYN_ESERVICE; break;
   case DDB_ERR_PARSE: code = DYN_EPARSE; break;
   case DDB_ERR_INPUT: code = DYN_EINPUT; break;
+  case DDB_ERR_CANCELLED: code = DYN_ENETWORK; break; /* no hook is set */
   default: code = DYN_ESERVICE; break;
   }
   /* a failed condition is the caller's business, not DynamoDB's trouble */
@@ -106,6 +107,51 @@ static dyn_code ttl_option(double v, const char *name, double *out,
   return DYN_OK;
 }
 
+/* fork(): every live client is on a list; pthread_atfork handlers take
+** each one's lock before the fork and release them after it, in the parent
+** and the child alike, so the child never finds a table list half changed
+** or locked by a thread it does not have.  (The layers below do the same
+** for the cache, the connections and the credentials.) */
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static dyn_client *live; /* every client not yet freed (fork_lock) */
+
+static void fork_prepare(void) {
+  dyn_client *c;
+  pthread_mutex_lock(&fork_lock);
+  for(c = live; c; c = c->next_live)
+    pthread_mutex_lock(&c->lock);
+}
+
+static void fork_after(void) {
+  dyn_client *c;
+  for(c = live; c; c = c->next_live)
+    pthread_mutex_unlock(&c->lock);
+  pthread_mutex_unlock(&fork_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_init_once(void) {
+  pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
+/* Put c on the list of live clients (add) or take it off. */
+static void live_set(dyn_client *c, int add) {
+  dyn_client **pp;
+  pthread_once(&fork_once, fork_init_once);
+  pthread_mutex_lock(&fork_lock);
+  if(add) {
+    c->next_live = live;
+    live = c;
+  } else {
+    for(pp = &live; *pp; pp = &(*pp)->next_live)
+      if(*pp == c) {
+        *pp = c->next_live;
+        break;
+      }
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
 dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                         dyn_error *err) {
   static const dyn_options none;
@@ -123,6 +169,11 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     opt = &none;
   if(opt->timeout < 0 || opt->connect_timeout < 0)
     return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
+  if((opt->timeout > 0 && opt->timeout < 0.001) ||
+     (opt->connect_timeout > 0 && opt->connect_timeout < 0.001))
+    /* curl counts milliseconds, and its 0 means no timeout at all */
+    return dyni_fail(err, DYN_EINPUT,
+                     "timeouts below 0.001 seconds are not possible");
   if(opt->max_retries < DYN_OFF || opt->max_retries > 100)
     return dyni_fail(err, DYN_EINPUT,
                      "max_retries: %d is out of range (0 to 100, or "
@@ -132,6 +183,7 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   if(!c)
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
+  live_set(c, 1);
   result = ttl_option(opt->item_ttl, "item_ttl", &c->pol.item_ttl, err);
   if(result)
     goto fail;
@@ -165,6 +217,7 @@ void dyn_client_free(dyn_client *c) {
   dyn_table *t, *next;
   if(!c)
     return;
+  live_set(c, 0);
   for(t = c->tables; t; t = next) {
     next = t->next;
     dyni_table_unref(t);

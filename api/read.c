@@ -196,9 +196,10 @@ typedef struct seg {
   struct dyn_iter *it;
   pthread_t thread;
   int started;
-  ddb_read rd;     /* this segment's request */
-  ddb_item *start; /* its ExclusiveStartKey */
-  int queued;      /* its pages waiting in the queue */
+  ddb_read rd;       /* this segment's request */
+  ddb_item *start;   /* its ExclusiveStartKey */
+  ddb_lek_guard lek; /* its LastEvaluatedKeys (a server's loop) */
+  int queued;        /* its pages waiting in the queue */
 } seg;
 
 typedef struct qnode {
@@ -218,10 +219,11 @@ struct dyn_iter {
   size_t pages; /* atomic */
   ddb_page *page;
   int pos;
-  int more;        /* sequential: another page to read */
-  ddb_item *start; /* sequential: its ExclusiveStartKey */
-  int done;        /* the end was reached */
-  dyn_error error; /* sticky error (error.code != DYN_OK) */
+  int more;          /* sequential: another page to read */
+  ddb_item *start;   /* sequential: its ExclusiveStartKey */
+  ddb_lek_guard lek; /* sequential: its LastEvaluatedKeys */
+  int done;          /* the end was reached */
+  dyn_error error;   /* sticky error (error.code != DYN_OK) */
 
   /* parallel Scan */
   int nseg;
@@ -462,6 +464,12 @@ static dyn_code read_next_page(dyn_iter *it, dyn_error *err) {
     dyni_error(&it->error, &e);
     return iter_fail(it, err);
   }
+  if(ddb_lek_next(&it->lek, it->rd.pk_name ? "Query" : "Scan", it->rd.table,
+                  pg->last_key, &e)) {
+    ddb_page_unref(pg);
+    dyni_error(&it->error, &e);
+    return iter_fail(it, err);
+  }
   __atomic_add_fetch(&it->pages, 1, __ATOMIC_RELAXED);
   ddb_item_unref(it->start);
   it->start = ddb_item_ref(pg->last_key);
@@ -494,6 +502,11 @@ static void *seg_main(void *arg) {
     ddb_error_clear(&e);
     s->rd.start = s->start;
     r = ddbc_read_page(it->c->ddb, &s->rd, &it->pol, &pg, &e);
+    if(r == DDB_OK &&
+       (r = ddb_lek_next(&s->lek, "Scan", s->rd.table, pg->last_key, &e))) {
+      ddb_page_unref(pg);
+      pg = NULL;
+    }
     if(r == DDB_OK && pg->n_items > 0) {
       q = malloc(sizeof(*q));
       if(!q)
@@ -663,11 +676,14 @@ void dyn_iter_free(dyn_iter *it) {
     ddb_page_unref(q->page);
     free(q);
   }
-  for(i = 0; it->segs && i < it->nseg; i++)
+  for(i = 0; it->segs && i < it->nseg; i++) {
     ddb_item_unref(it->segs[i].start);
+    ddb_lek_guard_free(&it->segs[i].lek);
+  }
   free(it->segs);
   ddb_page_unref(it->page);
   ddb_item_unref(it->start);
+  ddb_lek_guard_free(&it->lek);
   dyni_table_unref(it->t);
   free(it->table);
   free(it->pk);

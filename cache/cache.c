@@ -47,7 +47,8 @@ static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
 static void store_init(void) {
-  store = ddbc_store_create(DDBC_DEFAULT_BUDGET);
+  __atomic_store_n(&store, ddbc_store_create(DDBC_DEFAULT_BUDGET),
+                   __ATOMIC_RELEASE);
 }
 
 static void descs_free(void);
@@ -89,6 +90,37 @@ __attribute__((destructor)) static void cache_unload(void) {
   ddbc_store_release(store);
   store = NULL;
   descs_free();
+}
+
+/* fork(): the handlers take the DescribeTable list's lock, the principals'
+** lock, then the store's, before the fork and release them after it, in the parent and
+** in the child alike.  So no other thread is inside the cache while the
+** process is copied: the child's cache is whole (its entries, as the
+** parent had them, stay good until their TTL, like any other process's
+** view), and its locks are free, not held by a thread the child does not
+** have.  glibc forgets the handlers when the library is unloaded. */
+static pthread_mutex_t desc_lock;
+static pthread_mutex_t seen_lock; /* the principals seen (taken before the
+                                     store's, never after it) */
+static ddbc_store *fork_store; /* the store locked by cache_fork_prepare */
+static void cache_fork_prepare(void) {
+  pthread_mutex_lock(&desc_lock);
+  pthread_mutex_lock(&seen_lock);
+  fork_store = __atomic_load_n(&store, __ATOMIC_ACQUIRE);
+  if(fork_store)
+    ddbc_store_lock(fork_store);
+}
+
+static void cache_fork_after(void) {
+  if(fork_store)
+    ddbc_store_unlock(fork_store);
+  fork_store = NULL;
+  pthread_mutex_unlock(&seen_lock);
+  pthread_mutex_unlock(&desc_lock);
+}
+
+__attribute__((constructor)) static void cache_load(void) {
+  pthread_atfork(cache_fork_prepare, cache_fork_after, cache_fork_after);
 }
 
 /* The process-wide store, created on first use (NULL only on OOM). */

@@ -258,6 +258,16 @@ void ddbc_store_forget(ddbc_store *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
+/* Take s's lock (ddbc_store_unlock releases it): for fork() only. */
+void ddbc_store_lock(ddbc_store *s) {
+  pthread_mutex_lock(&s->lock);
+}
+
+/* Release the lock ddbc_store_lock took. */
+void ddbc_store_unlock(ddbc_store *s) {
+  pthread_mutex_unlock(&s->lock);
+}
+
 void ddbc_store_release(ddbc_store *s) {
   tag_entry *t, *tmp;
   if(!s)

@@ -44,6 +44,10 @@ void ddbc_store_empty(ddbc_store *s);
 /* Drop every entry and move every generation (a new epoch): fills of
 ** reads in flight are refused, as after a bump of their tags. */
 void ddbc_store_forget(ddbc_store *s);
+/* Take / release s's lock, for fork(): between the two no other thread is
+** inside s, so a child of fork() gets it whole and unlocked. */
+void ddbc_store_lock(ddbc_store *s);
+void ddbc_store_unlock(ddbc_store *s);
 /* Set the byte budget, evicting as needed.  Returns the old budget. */
 size_t ddbc_store_set_budget(ddbc_store *s, size_t bytes_max);
 void ddbc_store_stats_get(ddbc_store *s, ddbc_store_stats *out);

@@ -28,6 +28,7 @@ void ddb_error_clear(ddb_error *err) {
     err->retries = 0;
     err->type[0] = 0;
     err->message[0] = 0;
+    err->maybe_applied = 0;
   }
 }
 

@@ -41,12 +41,13 @@ extern "C" {
 */
 typedef enum ddb_result {
   DDB_OK = 0,
-  DDB_ERR_NOMEM,   /* out of memory, or a bounded buffer hit its cap */
-  DDB_ERR_CONFIG,  /* bad option, no region, no credentials, ... */
-  DDB_ERR_NETWORK, /* connect/send/receive failed after all retries */
-  DDB_ERR_SERVICE, /* DynamoDB answered with an error (see type) */
-  DDB_ERR_PARSE,   /* the response was not what DynamoDB sends */
-  DDB_ERR_INPUT    /* the caller's value cannot be sent (e.g. bad number) */
+  DDB_ERR_NOMEM,    /* out of memory, or a bounded buffer hit its cap */
+  DDB_ERR_CONFIG,   /* bad option, no region, no credentials, ... */
+  DDB_ERR_NETWORK,  /* connect/send/receive failed after all retries */
+  DDB_ERR_SERVICE,  /* DynamoDB answered with an error (see type) */
+  DDB_ERR_PARSE,    /* the response was not what DynamoDB sends */
+  DDB_ERR_INPUT,    /* the caller's value cannot be sent (e.g. bad number) */
+  DDB_ERR_CANCELLED /* the cancel hook said stop (see ddb_client_set_cancel) */
 } ddb_result;
 
 typedef struct ddb_error {
@@ -55,6 +56,8 @@ typedef struct ddb_error {
   int retries;     /* retries spent on the failing call */
   char type[96];   /* DynamoDB error type without namespace, or "" */
   char message[512];
+  int maybe_applied; /* a write that failed, but an attempt of it may have
+                        reached DynamoDB: it may have been applied */
 } ddb_error;
 
 /* Set err (if not NULL) to code and a printf-style message; returns code. */
@@ -270,6 +273,22 @@ typedef struct ddb_client ddb_client;
 ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
                           ddb_error *err);
 void ddb_client_free(ddb_client *c);
+/* Cancelling.  A cancel hook returns non-zero when the caller wants the
+** current call stopped.  It is polled before each attempt, while a
+** request waits on the network (curl's transfer callback: at least about
+** once a second, at most every DDB_CANCEL_POLL_MS), and between the
+** DDB_CANCEL_POLL_MS slices of a backoff sleep; a call it stops fails
+** with DDB_ERR_CANCELLED, "interrupted: ...", and a write says whether it
+** may have reached DynamoDB (maybe_applied).  The hook of the calling
+** thread (ddb_cancel_thread) comes first; without one, the client's.  The
+** client's hook may be called from any thread that uses the client
+** without a hook of its own. */
+#define DDB_CANCEL_POLL_MS 50
+typedef int (*ddb_cancel_fn)(void *ud);
+void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud);
+/* Set the calling thread's hook (fn NULL: none). */
+void ddb_cancel_thread(ddb_cancel_fn fn, void *ud);
+
 /* The resolved endpoint URL and region (owned by the client). */
 const char *ddb_client_endpoint(const ddb_client *c);
 const char *ddb_client_region(const ddb_client *c);
@@ -396,6 +415,24 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *out, ddb_error *err);
 /* Run one page of a Query/Scan.  On success *out is a new page reference. */
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err);
+
+/* Following LastEvaluatedKey from page to page, a guard against a server
+** that leads a read in a circle (A, B, A, B, ...; one that repeats the
+** start key at once is caught by ddb_read_page).  Brent's cycle
+** detection: one saved key, one comparison a page; a circle of L keys
+** entered after T pages is found within 4 x (T + L) pages.  Zero-initialize;
+** ddb_lek_guard_free() when done (then it may be reused). */
+typedef struct ddb_lek_guard {
+  ddb_item *saved; /* a reference, or NULL */
+  long power, lam;
+} ddb_lek_guard;
+/* Note the LastEvaluatedKey key (NULL: the read ended) of the next page
+** of operation on table.  Returns DDB_OK, or DDB_ERR_PARSE (err set)
+** when key came before: the server leads the read in a loop. */
+ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
+                        const char *table, const ddb_item *key,
+                        ddb_error *err);
+void ddb_lek_guard_free(ddb_lek_guard *g);
 
 /* GetItem.  key holds the key attributes (names set).  On success *out is
 ** the item (a new reference) or NULL when there is no such item. */

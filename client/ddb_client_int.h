@@ -127,8 +127,13 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err);
 void ddb_error_from_response(const char *body, size_t len, int status,
                              ddb_error *err);
-/* Sleep a full-jitter backoff for retry number attempt (1, 2, ...). */
-void ddb_backoff(int attempt, int throttled);
+/* Sleep a full-jitter backoff for retry number attempt (1, 2, ...), in
+** slices, polling c's cancel hook.  Returns DDB_OK, or DDB_ERR_CANCELLED
+** (err set: "interrupted: <operation> ...") when the hook said stop. */
+ddb_result ddb_backoff(ddb_client *c, const char *operation, int attempt,
+                       int throttled, ddb_error *err);
+/* Has the cancel hook of this thread (or else c's) said stop? */
+int ddb_cancelled(ddb_client *c);
 /* Fill p[0..n) with random bytes from the kernel (getrandom). */
 void ddb_random_bytes(void *p, size_t n);
 

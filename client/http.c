@@ -123,6 +123,9 @@ struct ddb_client {
   ** cred_lock) */
   unsigned char place[DDB_SCOPE_ID_LEN];
   ddb_principal *principals;
+  ddb_client *next_live; /* the list of live clients (fork_lock) */
+  ddb_cancel_fn cancel;  /* the cancel hook, or NULL (set before use) */
+  void *cancel_ud;
 };
 
 /* Make the principal of credentials (ak, sk, token) c's current one,
@@ -241,6 +244,86 @@ static void curl_init_once(void) {
 }
 
 /* A malloc'ed a+b+c, or NULL on out of memory. */
+/* ------------------------------------------------------------------------
+** fork()
+**
+** A child of fork() inherits the pooled curl handles, and with them the
+** parent's kept-alive connections: both would write requests on one
+** socket and read each other's answers.  It also inherits the locks as
+** they were, held perhaps by threads that do not exist in the child.  So
+** every live client is on a list, and pthread_atfork handlers take every
+** lock of every client (and the request log's) before the fork, in one
+** order, and release them after it in both processes: the child finds
+** them free and what they guard whole.  The child then forgets its pooled
+** handles without cleaning them up (a cleanup could send a TLS
+** close_notify on the parent's connection): their memory and sockets
+** stay, at most POOL_MAX per client, and its requests open connections of
+** its own.  refresh_lock is not taken (a refresh holds it for as long as
+** fetching credentials takes); the child makes it anew, which is safe
+** because the thread that held it is not in the child and it guards no
+** data.  fork_gen counts forks in children, to reseed the backoff's
+** jitter.
+*/
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+static ddb_client *live;  /* every client not yet freed (fork_lock) */
+static unsigned fork_gen; /* forks this process is a child of */
+
+static void fork_prepare(void) {
+  ddb_client *c;
+  pthread_mutex_lock(&fork_lock);
+  for(c = live; c; c = c->next_live) {
+    pthread_mutex_lock(&c->lock);
+    pthread_mutex_lock(&c->cred_lock);
+  }
+  pthread_mutex_lock(&log_lock);
+}
+
+static void fork_parent(void) {
+  ddb_client *c;
+  pthread_mutex_unlock(&log_lock);
+  for(c = live; c; c = c->next_live) {
+    pthread_mutex_unlock(&c->cred_lock);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
+static void fork_child(void) {
+  ddb_client *c;
+  __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&log_lock);
+  for(c = live; c; c = c->next_live) {
+    c->n_pool = 0; /* the parent's connections: left alone */
+    pthread_mutex_init(&c->refresh_lock, NULL);
+    pthread_mutex_unlock(&c->cred_lock);
+    pthread_mutex_unlock(&c->lock);
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void fork_init_once(void) {
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Put c on the list of live clients (add) or take it off. */
+static void live_set(ddb_client *c, int add) {
+  ddb_client **pp;
+  pthread_once(&fork_once, fork_init_once);
+  pthread_mutex_lock(&fork_lock);
+  if(add) {
+    c->next_live = live;
+    live = c;
+  } else {
+    for(pp = &live; *pp; pp = &(*pp)->next_live)
+      if(*pp == c) {
+        *pp = c->next_live;
+        break;
+      }
+  }
+  pthread_mutex_unlock(&fork_lock);
+}
+
 static char *join3(const char *a, const char *b, const char *c) {
   size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
   char *p = malloc(na + nb + nc + 1);
@@ -434,6 +517,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   pthread_mutex_init(&c->lock, NULL);
   pthread_mutex_init(&c->cred_lock, NULL);
   pthread_mutex_init(&c->refresh_lock, NULL);
+  live_set(c, 1);
   c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
   c->connect_timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout
                                                 : DEFAULT_CONNECT_TIMEOUT_S;
@@ -474,6 +558,7 @@ void ddb_client_free(ddb_client *c) {
   int i;
   if(!c)
     return;
+  live_set(c, 0);
   for(i = 0; i < c->n_pool; i++)
     curl_easy_cleanup(c->pool[i]);
   pthread_mutex_destroy(&c->lock);
@@ -516,6 +601,31 @@ void ddb_client_scope(const ddb_client *c, const char **place,
 /* Where the credentials came from (owned by c), never a secret. */
 const char *ddb_client_credential_source(const ddb_client *c) {
   return c->s.cred_source;
+}
+
+/* ------------------------------------------------------------------------
+** Cancelling (see ddb_client.h)
+*/
+static __thread ddb_cancel_fn thread_cancel;
+static __thread void *thread_cancel_ud;
+
+/* Set c's cancel hook; call before c is used by other threads. */
+void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
+  c->cancel = fn;
+  c->cancel_ud = ud;
+}
+
+/* Set the calling thread's cancel hook (NULL: none). */
+void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
+  thread_cancel = fn;
+  thread_cancel_ud = ud;
+}
+
+/* Has this thread's hook, or else c's, said stop? */
+int ddb_cancelled(ddb_client *c) {
+  if(thread_cancel)
+    return thread_cancel(thread_cancel_ud) != 0;
+  return c && c->cancel && c->cancel(c->cancel_ud) != 0;
 }
 
 /* A curl handle from c's pool (with its kept-alive connection), or a
@@ -630,15 +740,22 @@ void ddb_random_bytes(void *p, size_t n) {
 }
 
 /* Sleep a full-jitter backoff for retry number `attempt` (1, 2, ...):
-** uniform in [0, min(cap, base * 2^(attempt-1))). */
-static void backoff(int attempt, int throttled) {
-  static __thread unsigned seed;
+** uniform in [0, min(cap, base * 2^(attempt-1))), in slices of
+** DDB_CANCEL_POLL_MS, polling c's cancel hook (c may be NULL).  Returns
+** 1 when the hook said stop, else 0. */
+static int backoff(ddb_client *c, int attempt, int throttled) {
+  static __thread unsigned seed, seed_gen;
+  unsigned gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
   double ms;
   struct timespec ts;
   int i;
   /* seeded from the kernel: clients that fail together must not retry
   ** together (the point of the jitter) */
+  if(seed_gen != gen) {
+    seed = 0; /* a child of fork(): not its parent's sequence */
+    seed_gen = gen;
+  }
   while(!seed)
     ddb_random_bytes(&seed, sizeof(seed));
   for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)
@@ -646,9 +763,23 @@ static void backoff(int attempt, int throttled) {
   if(cap > BACKOFF_CAP_MS)
     cap = BACKOFF_CAP_MS;
   ms = cap * (rand_r(&seed) / (RAND_MAX + 1.0));
-  ts.tv_sec = (time_t)(ms / 1000);
-  ts.tv_nsec = (long)((ms - ts.tv_sec * 1000.0) * 1e6);
-  nanosleep(&ts, NULL);
+  for(;;) {
+    double slice = ms < DDB_CANCEL_POLL_MS ? ms : DDB_CANCEL_POLL_MS;
+    if(ddb_cancelled(c))
+      return 1;
+    if(slice <= 0)
+      return 0;
+    ts.tv_sec = (time_t)(slice / 1000);
+    ts.tv_nsec = (long)((slice - ts.tv_sec * 1000.0) * 1e6);
+    nanosleep(&ts, NULL);
+    ms -= slice;
+  }
+}
+
+/* Fill err for a call of operation stopped by the cancel hook. */
+static ddb_result cancel_error(ddb_error *err, const char *operation) {
+  return ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                       operation);
 }
 
 /* Fill err from a DynamoDB error response body (err must not be NULL). */
@@ -822,9 +953,54 @@ int ddb_client_max_retries(const ddb_client *c) {
   return c->max_retries;
 }
 
-/* Sleep the full-jitter backoff of retry number attempt (1, 2, ...). */
-void ddb_backoff(int attempt, int throttled) {
-  backoff(attempt, throttled);
+/* Sleep the full-jitter backoff of retry number attempt (1, 2, ...),
+** polling c's cancel hook (see ddb_client_int.h). */
+ddb_result ddb_backoff(ddb_client *c, const char *operation, int attempt,
+                       int throttled, ddb_error *err) {
+  if(backoff(c, attempt, throttled))
+    return cancel_error(err, operation);
+  return DDB_OK;
+}
+
+/* What curl's transfer callback polls: the cancel hook, and how much of
+** the request went out. */
+typedef struct xfer_state {
+  ddb_client *c;
+  double next_ms;  /* no poll of the hook before this */
+  curl_off_t sent; /* request body bytes sent so far */
+  int cancelled;
+} xfer_state;
+
+/* curl's transfer callback: stop the transfer (non-zero) when the cancel
+** hook says so, polled at most every DDB_CANCEL_POLL_MS.  curl calls it
+** often while bytes move and about once a second while it waits. */
+static int on_xfer(void *ud, curl_off_t dltotal, curl_off_t dlnow,
+                   curl_off_t ultotal, curl_off_t ulnow) {
+  xfer_state *x = ud;
+  double t;
+  (void)dltotal;
+  (void)dlnow;
+  (void)ultotal;
+  if(ulnow > x->sent)
+    x->sent = ulnow;
+  t = now_ms();
+  if(t < x->next_ms)
+    return 0;
+  x->next_ms = t + DDB_CANCEL_POLL_MS;
+  if(ddb_cancelled(x->c)) {
+    x->cancelled = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* A timeout of s seconds as curl's milliseconds: at least 1 (curl reads
+** 0 as no timeout at all) and at most a day's worth. */
+static long ms_option(double s) {
+  double ms = s * 1000;
+  if(!(ms >= 1))
+    return 1;
+  return ms > 86400e3 ? 86400000L : (long)ms;
 }
 
 /* The verdict on one attempt. */
@@ -851,6 +1027,7 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   unsigned long want = 0, got = 0;
   attempt_verdict v;
   body_sink sink = {.b = resp, .h = h};
+  xfer_state xs = {.c = c};
 
   *status = 0;
   errbuf[0] = 0;
@@ -893,9 +1070,14 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->timeout * 1000));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_option(c->timeout));
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                   (long)(c->connect_timeout * 1000));
+                   ms_option(c->connect_timeout));
+  /* the cancel hook, polled while the request is on the wire */
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &xs);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS,
+                   thread_cancel || c->cancel ? 0L : 1L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
@@ -912,9 +1094,19 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
   curl_easy_setopt(h, CURLOPT_VERBOSE, 0L);
   curl_easy_setopt(h, CURLOPT_DEBUGDATA, NULL);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, NULL);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 1L);
   curl_slist_free_all(hdrs);
   if(*resent)
     *ambiguous = 1;
+  if(cc == CURLE_ABORTED_BY_CALLBACK && xs.cancelled) {
+    /* stopped by the hook: once any of the body went out, DynamoDB may
+    ** have it all (and execute it) */
+    cancel_error(e, ci->operation);
+    if(xs.sent > 0)
+      *ambiguous = 1;
+    return ATTEMPT_FAIL;
+  }
   if(cc == CURLE_OK)
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
   *status = (int)code;
@@ -1042,6 +1234,10 @@ static ddb_result call(ddb_client *c, call_info *ci, const char *body,
     int throttled = 0, was_expired = expired, resent = 0;
     attempt_verdict v;
     ddb_error_clear(e);
+    if(ddb_cancelled(c)) {
+      result = cancel_error(e, ci->operation);
+      break;
+    }
     result = signer_acquire(c, &g, e);
     if(result)
       break;
@@ -1065,21 +1261,28 @@ static ddb_result call(ddb_client *c, call_info *ci, const char *body,
       pthread_mutex_unlock(&c->cred_lock);
       continue;
     }
-    backoff(attempt + 1, throttled);
+    if(backoff(c, attempt + 1, throttled)) {
+      result = cancel_error(e, ci->operation);
+      break;
+    }
   }
   le.retries = sent > 0 ? sent - 1 : 0;
   e->retries = le.retries;
   if(result) {
+    int write = strstr(ci->operation, "Write") ||
+                strcmp(ci->operation, "PutItem") == 0 ||
+                strcmp(ci->operation, "UpdateItem") == 0 ||
+                strcmp(ci->operation, "DeleteItem") == 0;
     if(!e->http_status)
       e->http_status = status;
     if(le.retries > 0)
       error_append(e, " (after %d retr%s)", le.retries,
                    le.retries == 1 ? "y" : "ies");
-    if(ambiguous && (strstr(ci->operation, "Write") ||
-                     strcmp(ci->operation, "PutItem") == 0 ||
-                     strcmp(ci->operation, "UpdateItem") == 0 ||
-                     strcmp(ci->operation, "DeleteItem") == 0))
+    e->maybe_applied = ambiguous && write;
+    if(e->maybe_applied)
       error_append(e, "; the write may have been applied");
+    else if(write && result == DDB_ERR_CANCELLED)
+      error_append(e, "; the write was not applied");
   }
 
 fail:
@@ -1698,6 +1901,37 @@ static ddb_result take_page(call_info *ci, const char *body, size_t len,
 }
 
 /* One page of the Query/Scan r (see ddb_client.h). */
+/* See ddb_client.h: Brent's algorithm, the saved key (the tortoise)
+** moving to the newest key (the hare) whenever lam reaches power, which
+** doubles. */
+ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
+                        const char *table, const ddb_item *key,
+                        ddb_error *err) {
+  if(!key)
+    return DDB_OK;
+  if(g->saved && ddb_av_equal(&g->saved->root, &key->root))
+    return ddb_error_set(err, DDB_ERR_PARSE,
+                         "%s of '%.200s': the answers' LastEvaluatedKeys go "
+                         "round in a circle (a key came back: a loop)",
+                         operation, table);
+  if(g->power == 0)
+    g->power = g->lam = 1;
+  if(g->lam == g->power) {
+    ddb_item_unref(g->saved);
+    g->saved = ddb_item_ref((ddb_item *)key);
+    g->power *= 2;
+    g->lam = 0;
+  }
+  g->lam++;
+  return DDB_OK;
+}
+
+/* Drop g's saved key; g is then as new. */
+void ddb_lek_guard_free(ddb_lek_guard *g) {
+  ddb_item_unref(g->saved);
+  memset(g, 0, sizeof(*g));
+}
+
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err) {
   ddb_buf body;
@@ -1723,6 +1957,18 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   result = call(c, &ci, body.p, body.len, &resp, err);
   if(result)
     goto fail;
+  /* a server that answers a page with the key it was asked to start after
+  ** would have its reader ask for that page forever */
+  if(r->start && pt.page->last_key &&
+     ddb_av_equal(&r->start->root, &pt.page->last_key->root)) {
+    ddb_page_unref(pt.page);
+    result = ddb_error_set(err, DDB_ERR_PARSE,
+                           "%s of '%.200s': the answer's LastEvaluatedKey "
+                           "repeats its ExclusiveStartKey (the same page "
+                           "again: a loop)",
+                           ci.operation, r->table);
+    goto fail;
+  }
   *out = pt.page;
 
 fail:
@@ -2033,9 +2279,12 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
     }
     slot[i] = bk;
   }
-  /* send in chunks of 100: fresh keys first, then unprocessed ones */
+  /* send in chunks of 100: fresh keys first, then unprocessed ones.  A
+  ** call after which no key is newly done is a retry that failed: after
+  ** max_retries of them in a row, the call fails (a server that keeps
+  ** returning every key unprocessed cannot keep us here) */
   for(;;) {
-    int m = 0, retry = 0;
+    int m = 0, retry = 0, k, done = 0;
     size_t j;
     for(j = 0; j < next && m < BATCH_GET_MAX; j++)
       if(!all[j].done) {
@@ -2047,19 +2296,25 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
     if(m == 0)
       break;
     if(retry) {
-      if(++stalls > c->max_retries + 10) {
+      if(stalls > c->max_retries) {
         result = ddb_error_set(err, DDB_ERR_SERVICE,
-                               "BatchGetItem: keys still unprocessed after "
-                               "%d retries",
+                               "BatchGetItem: keys still unprocessed "
+                               "(UnprocessedKeys) after %d retries",
                                stalls - 1);
         goto fail;
       }
-      backoff(stalls, 1);
+      if(backoff(c, stalls > 0 ? stalls : 1, 1)) {
+        result = cancel_error(err, "BatchGetItem");
+        goto fail;
+      }
     }
     result = batch_once(c, table, send, m, map, names, n_names, consistent,
                         retry, err);
     if(result)
       goto fail;
+    for(k = 0; k < m; k++)
+      done += send[k]->done;
+    stalls = done > 0 ? 0 : stalls + 1;
   }
   for(i = 0; i < n; i++)
     found[i] = ddb_item_ref(slot[i]->found);

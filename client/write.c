@@ -317,7 +317,7 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
     size_t m = n - i < BATCH_WRITE_MAX ? n - i : BATCH_WRITE_MAX, k;
     cJSON *resp = NULL;
     const cJSON *un;
-    int round = 0;
+    int stalls = 0, n_sent = (int)m;
     ddb_buf_reset(&b);
     ddb_buf_adds(&b, "{\"RequestItems\":{");
     ddb_buf_json_str(&b, table, strlen(table));
@@ -342,22 +342,28 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
       ddb_buf_adds(&b, "}}");
     }
     ddb_buf_adds(&b, "]},\"ReturnConsumedCapacity\":\"TOTAL\"}");
-    /* send, then resend what comes back unprocessed, with backoff */
+    /* send, then resend what comes back unprocessed, with backoff; a
+    ** call that leaves as many unprocessed as it was sent is a failed
+    ** retry, and max_retries of them in a row fail the call */
     for(;;) {
       char *body;
       size_t len;
+      int n_un;
       result = send_write(c, "BatchWriteItem", table, &b, &resp, err);
       if(result)
         goto fail;
       un = cJSON_GetObjectItemCaseSensitive(
           cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems"), table);
-      if(!un || cJSON_GetArraySize(un) == 0)
+      n_un = un ? cJSON_GetArraySize(un) : 0;
+      if(n_un == 0)
         break;
-      if(++round > ddb_client_max_retries(c) + 10) {
+      stalls = n_un < n_sent ? 0 : stalls + 1;
+      n_sent = n_un;
+      if(stalls > ddb_client_max_retries(c)) {
         result = ddb_error_set(err, DDB_ERR_SERVICE,
                                "BatchWriteItem: items still unprocessed "
-                               "after %d retries",
-                               round - 1);
+                               "(UnprocessedItems) after %d retries",
+                               stalls - 1);
         goto fail;
       }
       body = cJSON_PrintUnformatted(un);
@@ -373,7 +379,10 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
       ddb_buf_adds(&b, "},\"ReturnConsumedCapacity\":\"TOTAL\"}");
       cJSON_Delete(resp);
       resp = NULL;
-      ddb_backoff(round, 1);
+      result =
+          ddb_backoff(c, "BatchWriteItem", stalls > 0 ? stalls : 1, 1, err);
+      if(result)
+        goto fail;
     }
     cJSON_Delete(resp);
     i += m;

@@ -79,6 +79,14 @@ int dd_rc(const ddb_error *e);
 ** first time: resolves region, endpoint and credentials), or an error
 ** with p's message set (the table's deferred error, or the client's). */
 int dd_client(dd_vtab *p);
+/* The cancel hook of a table's client (ud: its sqlite3 *): has the
+** statement running on this thread been interrupted (sqlite3_interrupt,
+** Ctrl-C)?  Only on the thread that runs the statement (dynamodb.c). */
+int dd_interrupted(void *pDb);
+/* The most pages, and bytes of pages, one parallel Scan (or IN-list
+** Query) held at once in this process: read, not yet taken by xNext;
+** never more than 2 x its segments (dynamodb.c). */
+void dd_scan_peak(int *pnPage, long long *pnByte);
 /* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
 ** which documents it). */
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };

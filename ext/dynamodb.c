@@ -125,12 +125,13 @@ typedef struct dd_cursor {
   /* Query: the partition keys still to run, and the key condition */
   dd_val *aPk; /* sqlite3_free(), each zBuf too */
   int nPk, iPk;
-  ddb_read rd;      /* the request of the current page */
-  dd_val sk[2];     /* sort-key operands used by rd */
-  ddb_item *pStart; /* ExclusiveStartKey of the next page */
-  int bMore;        /* the current partition has more pages */
-  int bFetch;       /* read each page's rows again by key */
-  ddb_item **aRow;  /* rows of the current batch; sqlite3_free(),
+  ddb_read rd;       /* the request of the current page */
+  dd_val sk[2];      /* sort-key operands used by rd */
+  ddb_item *pStart;  /* ExclusiveStartKey of the next page */
+  ddb_lek_guard lek; /* the LastEvaluatedKeys of this partition's pages */
+  int bMore;         /* the current partition has more pages */
+  int bFetch;        /* read each page's rows again by key */
+  ddb_item **aRow;   /* rows of the current batch; sqlite3_free(),
                                each a reference */
   int nRow;
   int iRow;       /* next row in aRow */
@@ -189,11 +190,42 @@ void dd_error(dd_vtab *p, const char *zFmt, ...) {
   sqlite3_free(z);
 }
 
+/* ------------------------------------------------------------------------
+** Interrupts
+**
+** sqlite3_interrupt() (and the shell's Ctrl-C, which calls it) sets a flag
+** that SQLite itself checks only between its own opcodes: a statement
+** waiting in xFilter or xNext for DynamoDB (a hung request, a retry
+** loop's backoff) would not see it for (max_retries + 1) x timeout.  So
+** the client polls a cancel hook while a request waits and between
+** slices of every backoff sleep, and the hook asks SQLite.
+** sqlite3_is_interrupted() exists from 3.41 on; before it (Debian 12 has
+** 3.40) the flag can still be read: preparing " " runs the tokenizer,
+** which checks db->u1.isInterrupted at every space token and fails with
+** SQLITE_INTERRUPT while it is set (tokenize.c, sqlite3RunParser, 3.40;
+** the flag is reset there only when no statement is active, and the hook
+** runs inside one).  The hook runs only on the statement's thread (the
+** connection's mutex is held, and recursive); worker threads poll a stop
+** flag instead, which the statement's thread sets when it sees the
+** interrupt (dd_pscan_next, dd_batch_get_parallel). */
+int dd_interrupted(void *pDb) {
+  sqlite3 *db = pDb;
+#if SQLITE_VERSION_NUMBER >= 3041000
+  if(sqlite3_libversion_number() >= 3041000)
+    return sqlite3_is_interrupted(db);
+#endif
+  sqlite3_stmt *pStmt = NULL;
+  int rc = sqlite3_prepare_v2(db, " ", -1, &pStmt, NULL);
+  sqlite3_finalize(pStmt);
+  return rc == SQLITE_INTERRUPT;
+}
+
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e) {
   switch(e->code) {
   case DDB_OK: return SQLITE_OK;
   case DDB_ERR_NOMEM: return SQLITE_NOMEM;
+  case DDB_ERR_CANCELLED: return SQLITE_INTERRUPT;
   default: return SQLITE_ERROR;
   }
 }
@@ -1006,6 +1038,9 @@ static int dd_client_make(dd_vtab *p, int bAny) {
     dd_error(p, "table '%s': %s", p->zTable, err.message);
     return dd_rc(&err);
   }
+  /* connected (p->db set): sqlite3_interrupt() stops this client's calls */
+  if(p->db)
+    ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
   return SQLITE_OK;
 }
 
@@ -1054,6 +1089,13 @@ static int dd_options(dd_vtab *p, char *azVal[DD_NPARAM], char **pzErr) {
     if(dd_number(azVal[6], &d) || d <= 0) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
                                          "(expected seconds > 0)",
+                               azVal[6]);
+      return SQLITE_ERROR;
+    }
+    if(d < 0.001) {
+      /* curl counts milliseconds, and its 0 means no timeout at all */
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
+                                         "(at least 0.001 seconds)",
                                azVal[6]);
       return SQLITE_ERROR;
     }
@@ -1291,6 +1333,11 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
   ** done by xUpdate itself, as an unconditional PutItem) */
   sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
   p->db = db;
+  /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
+  ** (not before: xCreate's DescribeTable above may run inside
+  ** sqlite3_prepare); a client made later gets the hook in dd_client_make */
+  if(p->pClient)
+    ddb_client_set_cancel(p->pClient, dd_interrupted, db);
   p->zVtabName = sqlite3_mprintf("%s", argv[2]);
   if(!p->zVtabName) {
     rc = SQLITE_NOMEM;
@@ -2578,6 +2625,7 @@ static void dd_cursor_reset(dd_cursor *pCur) {
   pCur->nFilter = pCur->nProj = pCur->bCount = 0;
   ddb_item_unref(pCur->pStart);
   pCur->pStart = NULL;
+  ddb_lek_guard_free(&pCur->lek);
   pCur->bMore = 0;
   dd_rows_clear(pCur);
   pCur->bEof = 1;
@@ -2700,7 +2748,11 @@ typedef struct dd_pscan {
   const dd_val *aPk;     /* Query: the partition keys (the cursor's) */
   int bStop;             /* the consumer is gone or an error happened */
   int bFailed;
-  ddb_error err; /* the first error */
+  int nHeld;           /* pages read and not yet taken by xNext: queued, or
+                          in a worker's hands waiting for room (<= 2 x
+                          nWorker: see dd_pscan_peak) */
+  long long nHeldByte; /* their bytes (ddb_page.bytes) */
+  ddb_error err;       /* the first error */
   ddb_client *pClient;
   ddb_read rd; /* template: workers copy it (borrowed strings); its limit
                ** sizes each unit's first request only (LIMIT+OFFSET) */
@@ -2708,15 +2760,51 @@ typedef struct dd_pscan {
   dd_worker *aW;
 } dd_pscan;
 
+/* The most pages (and bytes) one parallel read held at once, process-wide,
+** for dynamodb_stats.  Each worker holds at most one page outside the
+** queue (it waits for room before reading the next), and the queue holds
+** at most DD_QUEUE_PER_SEGMENT x workers: so at most 2 x segments pages,
+** plus the one xNext is reading. */
+static int dd_peak_pages;
+static long long dd_peak_bytes;
+
+/* Note s's pages held now (s->mu held). */
+static void dd_pscan_peak(const dd_pscan *s) {
+  if(s->nHeld > __atomic_load_n(&dd_peak_pages, __ATOMIC_RELAXED))
+    __atomic_store_n(&dd_peak_pages, s->nHeld, __ATOMIC_RELAXED);
+  if(s->nHeldByte > __atomic_load_n(&dd_peak_bytes, __ATOMIC_RELAXED))
+    __atomic_store_n(&dd_peak_bytes, s->nHeldByte, __ATOMIC_RELAXED);
+}
+
+/* See dd_ext.h. */
+void dd_scan_peak(int *pnPage, long long *pnByte) {
+  *pnPage = __atomic_load_n(&dd_peak_pages, __ATOMIC_RELAXED);
+  *pnByte = __atomic_load_n(&dd_peak_bytes, __ATOMIC_RELAXED);
+}
+
+/* A worker's cancel hook: has the statement stopped the scan (an error,
+** the cursor closed, an interrupt seen by dd_pscan_next)? */
+static int dd_worker_stopped(void *pArg) {
+  dd_pscan *s = pArg;
+  int bStop;
+  pthread_mutex_lock(&s->mu);
+  bStop = s->bStop;
+  pthread_mutex_unlock(&s->mu);
+  return bStop;
+}
+
 /* A worker: read segment w->iSeg to its end, queueing each page. */
 static void *dd_worker_main(void *pArg) {
   dd_worker *w = pArg;
   dd_pscan *s = w->s;
   ddb_read rd = s->rd;
   ddb_item *pStart = NULL;
+  ddb_lek_guard lek;
   ddb_error err;
   int iUnit = w->iSeg, bStop = 0;
+  memset(&lek, 0, sizeof(lek));
   ddb_error_clear(&err);
+  ddb_cancel_thread(dd_worker_stopped, s);
   while(iUnit < s->nUnit && !bStop) {
     ddb_page *pg = NULL;
     if(rd.pk_name)
@@ -2738,13 +2826,34 @@ static void *dd_worker_main(void *pArg) {
       pthread_mutex_unlock(&s->mu);
       break;
     }
+    if(!pStart)
+      ddb_lek_guard_free(&lek); /* a new unit's first page */
+    if(ddb_lek_next(&lek, rd.pk_name ? "Query" : "Scan", rd.table,
+                    pg->last_key, &err)) {
+      ddb_page_unref(pg);
+      pthread_mutex_lock(&s->mu);
+      if(!s->bFailed) {
+        s->bFailed = 1;
+        s->err = err;
+      }
+      s->bStop = 1;
+      pthread_cond_broadcast(&s->cv);
+      pthread_mutex_unlock(&s->mu);
+      break;
+    }
     ddb_item_unref(pStart);
     pStart = ddb_item_ref(pg->last_key);
     pthread_mutex_lock(&s->mu);
+    s->nHeld++;
+    s->nHeldByte += (long long)pg->bytes;
+    dd_pscan_peak(s);
     while(s->nQ == s->nQCap && !s->bStop)
       pthread_cond_wait(&s->cv, &s->mu);
     bStop = s->bStop;
-    if(!bStop) {
+    if(bStop) {
+      s->nHeld--;
+      s->nHeldByte -= (long long)pg->bytes;
+    } else {
       s->aQUnit[(s->iHead + s->nQ) % s->nQCap] = iUnit;
       s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
       s->nQ++;
@@ -2763,6 +2872,7 @@ static void *dd_worker_main(void *pArg) {
       iUnit += s->nWorker; /* this unit is done: the next one */
   }
   ddb_item_unref(pStart);
+  ddb_lek_guard_free(&lek);
   pthread_mutex_lock(&s->mu);
   s->nRunning--;
   pthread_cond_broadcast(&s->cv);
@@ -2848,10 +2958,27 @@ static int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit) {
 ** segment is done.  Returns SQLITE_OK or the first worker's error. */
 static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
   dd_pscan *s = pCur->pScan;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   *ppg = NULL;
   pthread_mutex_lock(&s->mu);
-  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed)
-    pthread_cond_wait(&s->cv, &s->mu);
+  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed) {
+    /* wait in slices, to see an interrupt (only this thread may ask) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+    if(ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->nQ == 0 &&
+       !s->bFailed && dd_interrupted(p->db)) {
+      s->bFailed = 1;
+      s->bStop = 1;
+      ddb_error_set(&s->err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                    s->rd.pk_name ? "Query" : "Scan");
+      pthread_cond_broadcast(&s->cv);
+    }
+  }
   if(s->bFailed) {
     ddb_error e = s->err;
     pthread_mutex_unlock(&s->mu);
@@ -2859,6 +2986,8 @@ static int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg) {
   }
   if(s->nQ > 0) {
     *ppg = s->aQ[s->iHead];
+    s->nHeld--;
+    s->nHeldByte -= (long long)(*ppg)->bytes;
     if(s->rd.pk_name)
       pCur->iPk = s->aQUnit[s->iHead]; /* the partition of this page */
     s->iHead = (s->iHead + 1) % s->nQCap;
@@ -2959,6 +3088,13 @@ static int dd_next_page(dd_cursor *pCur) {
     pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
     if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
       return dd_cursor_error(pCur, &err);
+    if(!pCur->pStart)
+      ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
+    if(ddb_lek_next(&pCur->lek, pCur->rd.pk_name ? "Query" : "Scan",
+                    pCur->rd.table, pg->last_key, &err)) {
+      ddb_page_unref(pg);
+      return dd_cursor_error(pCur, &err);
+    }
     ddb_item_unref(pCur->pStart);
     pCur->pStart = ddb_item_ref(pg->last_key);
     pCur->bMore = pCur->pStart != NULL;
@@ -3335,7 +3471,13 @@ typedef struct dd_batch_job {
   int nKeys, iFirst, nStride; /* this thread's chunks: iFirst, +nStride.. */
   ddb_error err;
   int bFailed;
+  int *pStop; /* shared: set to stop every job (atomic) */
 } dd_batch_job;
+
+/* A job thread's cancel hook: has the statement's thread said stop? */
+static int dd_batch_stopped(void *pArg) {
+  return __atomic_load_n((int *)pArg, __ATOMIC_ACQUIRE);
+}
 
 static void *dd_batch_main(void *pArg) {
   dd_batch_job *j = pArg;
@@ -3348,10 +3490,19 @@ static void *dd_batch_main(void *pArg) {
                       j->p->azKey, j->p->nKey, &j->p->pol, j->aFound + i0,
                       &j->err)) {
       j->bFailed = 1;
+      if(j->err.code == DDB_ERR_CANCELLED)
+        __atomic_store_n(j->pStop, 1, __ATOMIC_RELEASE);
       break;
     }
   }
   return NULL;
+}
+
+/* A job run by a thread of its own: the hook is the stop flag. */
+static void *dd_batch_thread(void *pArg) {
+  dd_batch_job *j = pArg;
+  ddb_cancel_thread(dd_batch_stopped, j->pStop);
+  return dd_batch_main(pArg);
 }
 
 /* Look up aKey[0..nKeys) into aFound[] (found items or NULL).  Returns
@@ -3362,6 +3513,7 @@ static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
   pthread_t aTid[DD_BATCH_THREADS];
   int nChunk = (nKeys + DD_BATCH_CHUNK - 1) / DD_BATCH_CHUNK, nThread, i;
   int aStarted[DD_BATCH_THREADS];
+  int bStop = 0;
   ddb_result result = DDB_OK;
   nThread = nChunk < DD_BATCH_THREADS ? nChunk : DD_BATCH_THREADS;
   if(nThread <= 1)
@@ -3376,16 +3528,31 @@ static ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
     aJob[i].nKeys = nKeys;
     aJob[i].iFirst = i;
     aJob[i].nStride = nThread;
-    aStarted[i] =
-        i > 0 && pthread_create(&aTid[i], NULL, dd_batch_main, &aJob[i]) == 0;
+    aJob[i].pStop = &bStop;
+    aStarted[i] = i > 0 && pthread_create(&aTid[i], NULL, dd_batch_thread,
+                                          &aJob[i]) == 0;
   }
   /* this thread takes job 0, and any job whose thread did not start */
   for(i = 0; i < nThread; i++)
     if(i == 0 || !aStarted[i])
       dd_batch_main(&aJob[i]);
-  for(i = 1; i < nThread; i++)
-    if(aStarted[i])
-      pthread_join(aTid[i], NULL);
+  /* then waits for the others, watching for an interrupt (which only this
+  ** thread can see) to pass on to them */
+  for(i = 1; i < nThread; i++) {
+    while(aStarted[i]) {
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+      if(ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+      }
+      if(pthread_timedjoin_np(aTid[i], NULL, &ts) == 0)
+        break;
+      if(!__atomic_load_n(&bStop, __ATOMIC_ACQUIRE) && dd_interrupted(p->db))
+        __atomic_store_n(&bStop, 1, __ATOMIC_RELEASE);
+    }
+  }
   for(i = 0; i < nThread; i++)
     if(aJob[i].bFailed && result == DDB_OK) {
       *err = aJob[i].err;

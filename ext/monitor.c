@@ -202,7 +202,7 @@ static sqlite3_module logModule = {
 /* ------------------------------------------------------------------------
 ** dynamodb_stats
 */
-#define STATS_MAX (16 + DDB_OP_COUNT)
+#define STATS_MAX (18 + DDB_OP_COUNT)
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
@@ -247,6 +247,8 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_cursor *c = (stats_cursor *)cur;
   ddbc_stats cs;
   ddb_stats rs;
+  int nPeak;
+  long long nPeakByte;
   char zName[40];
   int i;
   (void)idxNum;
@@ -276,6 +278,9 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "throttles", (double)rs.throttles, 1);
   stats_add(c, "consumed_rcu", rs.consumed_rcu, 0);
   stats_add(c, "consumed_wcu", rs.consumed_wcu, 0);
+  dd_scan_peak(&nPeak, &nPeakByte);
+  stats_add(c, "scan_pages_peak", (double)nPeak, 1);
+  stats_add(c, "scan_bytes_peak", (double)nPeakByte, 1);
   return SQLITE_OK;
 }
 

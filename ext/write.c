@@ -1198,6 +1198,12 @@ static int dd_send_atomic(dd_vtab *p, const dd_writes *x, int i0, int n,
     if(bCond)
       snprintf(err.message, sizeof(err.message),
                "item 1: ConditionalCheckFailed");
+    if(err.maybe_applied && strcmp(zHow, "nothing written") == 0)
+      /* an attempt may have reached DynamoDB (its answer was lost, or the
+      ** statement was interrupted after sending): all or nothing */
+      zHow = n == 1 ? "the write may or may not have been applied"
+                    : "the transaction may or may not have been applied "
+                      "(all of its writes or none)";
     dd_name_failed_item(p, &err, x->aOp + i0, n, zHow);
     rc = strstr(err.message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
                                                        : dd_rc(&err);

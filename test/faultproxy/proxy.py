@@ -22,6 +22,17 @@ the requests it is told to, injects one fault:
                AttributeValue is malformed), not forwarded
     huge       200 announcing a 100 MB body (over the client's cap), then
                the connection closed, not forwarded
+    unprocessed  200 to a BatchGetItem / BatchWriteItem with every key or
+               write back as UnprocessedKeys / UnprocessedItems, not
+               forwarded (a server that never gets to them)
+    repeatkey  forwarded; an answer with a LastEvaluatedKey to a request
+               with an ExclusiveStartKey gets that ExclusiveStartKey as its
+               LastEvaluatedKey (a server that repeats the previous page's
+               key: a client that follows it loops forever)
+    cyclekey   forwarded; the first LastEvaluatedKey of each operation and
+               segment (K1) is remembered, and an answer to a request that
+               starts after another key gets K1 as its LastEvaluatedKey:
+               K1, K2, K1, K2, ... (a loop of two pages)
 
 Which requests: those whose X-Amz-Target operation is in `ops`; with mode
 "first" only the first time a given body is seen (so every request fails on
@@ -84,6 +95,7 @@ class State:
             self.split = bool(cfg.get("split", False))
             self.seen = set()
             self.split_seen = set()
+            self.first_key = {}
             self.requests = {}
             self.faults = {}
             self.forwarded = {}
@@ -262,6 +274,16 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, "OK", b'{"Item":{"PK":{"S":7}},"Items":[{"x":'
                                   b'{"Q":"1"}}],"Count":1}')
             return
+        if fault == "unprocessed" and op in ("BatchGetItem",
+                                             "BatchWriteItem"):
+            req = json.loads(body)
+            if op == "BatchGetItem":
+                ans = {"Responses": {t: [] for t in req["RequestItems"]},
+                       "UnprocessedKeys": req["RequestItems"]}
+            else:
+                ans = {"UnprocessedItems": req["RequestItems"]}
+            self.reply(200, "OK", json.dumps(ans).encode())
+            return
         if fault == "huge":
             self.send_raw(200, "OK",
                           [("Content-Type", "application/x-amz-json-1.0"),
@@ -281,6 +303,24 @@ class Handler(BaseHTTPRequestHandler):
                        json.dumps({"message": str(e)}).encode())
             return
         STATE.count_forward(op)
+        if fault == "repeatkey" and status == 200:
+            ans = json.loads(data)
+            start = json.loads(body).get("ExclusiveStartKey")
+            if start and ans.get("LastEvaluatedKey"):
+                ans["LastEvaluatedKey"] = start
+                data = json.dumps(ans).encode()
+        if fault == "cyclekey" and status == 200:
+            ans = json.loads(data)
+            req = json.loads(body)
+            start = req.get("ExclusiveStartKey")
+            where = (op, req.get("Segment"))
+            if ans.get("LastEvaluatedKey"):
+                with STATE.lock:
+                    first = STATE.first_key.setdefault(
+                        where, ans["LastEvaluatedKey"])
+                if start and start != first:
+                    ans["LastEvaluatedKey"] = first
+                    data = json.dumps(ans).encode()
         if back is not None and status == 200:
             ans = json.loads(data)
             key = "UnprocessedKeys" if op == "BatchGetItem" \

@@ -710,6 +710,15 @@ static void test_client_options(void) {
   o.max_retries = 0;
   o.timeout = -1;
   CHECK_INT(dyn_client_new(&o, &c, &err), DYN_EINPUT);
+  /* below a millisecond curl would read 0: no timeout at all */
+  o.timeout = 0.0001;
+  CHECK_INT(dyn_client_new(&o, &c, &err), DYN_EINPUT);
+  CHECK(strstr(err.message, "0.001") != NULL);
+  o.timeout = 0;
+  o.connect_timeout = 0.0009;
+  CHECK_INT(dyn_client_new(&o, &c, &err), DYN_EINPUT);
+  o.connect_timeout = 0;
+  o.timeout = -1;
   CHECK_INT(dyn_client_new(&o, NULL, &err), DYN_EMISUSE);
 
   for(i = 0; i < N_API_ENV; i++) {

@@ -1520,6 +1520,59 @@ static void test_settings_credentials(void) {
   tmpdir_remove(&t);
 }
 
+/* A key item PK=<n> (a new reference). */
+static ddb_item *lek_key(int n) {
+  char text[16];
+  ddb_av v;
+  memset(&v, 0, sizeof(v));
+  snprintf(text, sizeof(text), "k%d", n);
+  v.type = DDB_S;
+  v.text = text;
+  v.n = (uint32_t)strlen(text);
+  v.name = "PK";
+  v.name_len = 2;
+  return ddb_item_from_avs(&v, 1);
+}
+
+/* Feed the keys seq(0), seq(1), ... to a guard; the page at which it
+** says "loop", or -1 within max pages. */
+static int lek_run(int tail, int cycle, int max) {
+  ddb_lek_guard g;
+  ddb_error err;
+  int i, at = -1;
+  memset(&g, 0, sizeof(g));
+  for(i = 0; i < max && at < 0; i++) {
+    int n = i < tail || cycle == 0 ? i : tail + (i - tail) % cycle;
+    ddb_item *k = lek_key(n);
+    if(ddb_lek_next(&g, "Query", "T", k, &err) != DDB_OK) {
+      at = i;
+      CHECK(strstr(err.message, "LastEvaluatedKey") != NULL);
+    }
+    ddb_item_unref(k);
+  }
+  ddb_lek_guard_free(&g);
+  return at;
+}
+
+/* A server whose LastEvaluatedKeys go round in a circle is caught within
+** 4 x (the pages before the circle + the circle's); distinct keys never
+** are. */
+static void test_lek_guard(void) {
+  int tail, cycle;
+  ddb_lek_guard g;
+  CHECK_INT(lek_run(0, 0, 5000), -1);
+  for(tail = 0; tail < 20; tail += 7)
+    for(cycle = 1; cycle <= 40; cycle += 13) {
+      int at = lek_run(tail, cycle, 5000);
+      CHECK(at > 0);
+      CHECK(at <= 4 * (tail + cycle) + 4);
+    }
+  /* the end of a read (no key) is no loop */
+  memset(&g, 0, sizeof(g));
+  CHECK_INT(ddb_lek_next(&g, "Scan", "T", NULL, NULL), DDB_OK);
+  ddb_lek_guard_free(&g);
+}
+
 const tap_test tap_client_tests[] = {
     {"client: ddb_buf basics", test_buf_basic},
     {"client: ddb_buf bounded by max", test_buf_bounded},
@@ -1556,4 +1609,5 @@ const tap_test tap_client_tests[] = {
     {"client: settings, region", test_settings_region},
     {"client: settings, endpoint", test_settings_endpoint},
     {"client: settings, credentials", test_settings_credentials},
+    {"client: a LastEvaluatedKey loop is caught (Brent)", test_lek_guard},
     {NULL, NULL}};
