@@ -102,7 +102,7 @@ __attribute__((destructor)) static void cache_unload(void) {
 static pthread_mutex_t desc_lock;
 static pthread_mutex_t seen_lock; /* the principals seen (taken before the
                                      store's, never after it) */
-static ddbc_store *fork_store; /* the store locked by cache_fork_prepare */
+static ddbc_store *fork_store;    /* the store locked by cache_fork_prepare */
 static void cache_fork_prepare(void) {
   pthread_mutex_lock(&desc_lock);
   pthread_mutex_lock(&seen_lock);
@@ -402,8 +402,10 @@ static void descs_free(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
-ddb_result ddbc_describe_table(ddb_client *c, const char *table,
-                               ddb_table_desc **out, ddb_error *err) {
+/* DescribeTable through the cache: the kept answer unless bFresh, which
+** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
+static ddb_result describe(ddb_client *c, const char *table, int bFresh,
+                           ddb_table_desc **out, ddb_error *err) {
   desc_entry *e, **pp;
   double now = ddbc_now();
   ddb_result result;
@@ -418,14 +420,15 @@ ddb_result ddbc_describe_table(ddb_client *c, const char *table,
   }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
-    if(e->expires <= now) {
+    int bMine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
+    if(e->expires <= now || (bMine && bFresh)) {
       *pp = e->next;
       free(e->key);
       ddb_table_desc_free(e->desc);
       free(e);
       continue;
     }
-    if(e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0) {
+    if(bMine) {
       *out = ddb_table_desc_dup(e->desc);
       break;
     }
@@ -460,6 +463,16 @@ ddb_result ddbc_describe_table(ddb_client *c, const char *table,
   }
   ddb_buf_free(&k);
   return DDB_OK;
+}
+
+ddb_result ddbc_describe_table(ddb_client *c, const char *table,
+                               ddb_table_desc **out, ddb_error *err) {
+  return describe(c, table, 0, out, err);
+}
+
+ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
+                                     ddb_table_desc **out, ddb_error *err) {
+  return describe(c, table, 1, out, err);
 }
 
 /* ------------------------------------------------------------------------

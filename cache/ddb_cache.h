@@ -60,6 +60,10 @@ double ddbc_now(void);
 ** (ddb_table_desc_free). */
 ddb_result ddbc_describe_table(ddb_client *c, const char *table,
                                ddb_table_desc **out, ddb_error *err);
+/* DescribeTable asked of DynamoDB whatever is kept, and kept for the next
+** 60 s in place of the old answer (dynamodb_refresh). */
+ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
+                                     ddb_table_desc **out, ddb_error *err);
 
 /* One page of a Query or Scan. */
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,

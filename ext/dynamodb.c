@@ -4214,7 +4214,7 @@ static void dd_refresh_func(sqlite3_context *ctx, int argc,
     zErr = sqlite3_mprintf("%s", p->base.zErrMsg);
     goto fail;
   }
-  if(ddb_describe_table(p->pClient, p->zTable, &d, &err)) {
+  if(ddbc_describe_table_fresh(p->pClient, p->zTable, &d, &err)) {
     zErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable, err.message);
     goto fail;
   }
