@@ -33,11 +33,15 @@ typedef struct dd_path {
   sqlite3_uint64 mCover; /* columns the path's projection holds */
 } dd_path;
 
+/* The column number of the hidden `keys` column (see dd_keys_parse). */
+#define DD_COL_KEYS(p) ((p)->nCol + 1)
+
 typedef struct dd_vtab {
   sqlite3_vtab base;     /* Base class.  Must be first */
   ddb_client *pClient;   /* ddb_client_free() */
   ddb_table_desc *pDesc; /* ddb_table_desc_free() */
-  int nCol;              /* key columns; column nCol is `item` */
+  int nCol;              /* key columns; column nCol is `item`, nCol+1
+                            the hidden `keys`, nCol+2 `item_raw` */
   dd_column *aCol;       /* sqlite3_free() */
   int nPath;
   dd_path *aPath;       /* sqlite3_free(); [0] is the base table */

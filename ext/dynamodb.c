@@ -72,7 +72,7 @@ SQLITE_EXTENSION_INIT1
 #define DD_AUTO_SEGMENTS     16
 /* Filter conditions pushed into one Query or Scan at the most. */
 #define DD_MAX_FILTER 8
-/* The colUsed bits of columns nCol and beyond (item, item_raw). */
+/* The colUsed bits of columns nCol and beyond (item, keys, item_raw). */
 #define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
 /* The largest Limit DynamoDB takes (a 32-bit signed integer). */
 #define DD_MAX_LIMIT 2147483647LL
@@ -171,6 +171,9 @@ typedef struct dd_cursor {
   ** the JSON three times (see dd_item_json) */
   char *zItem; /* free(); NULL: not rendered yet */
   size_t nItem;
+  /* the key list of a `keys = ?` plan, as given: the hidden keys column
+  ** reads it back (sqlite3_value_free()) */
+  sqlite3_value *pKeys;
 } dd_cursor;
 
 /* ------------------------------------------------------------------------
@@ -605,12 +608,12 @@ static int dd_build_schema(dd_vtab *p) {
   for(i = 0; i < p->nPath; i++) {
     dd_path *pp = &p->aPath[i];
     sqlite3_uint64 m = 0;
-    for(c = 0; c <= p->nCol + 1 && c < 64; c++) {
+    for(c = 0; c <= p->nCol + 2 && c < 64; c++) {
       int bCover;
       if(i == 0 || pp->pIdx->projection == DDB_PROJ_ALL)
         bCover = 1;
       else if(c >= p->nCol)
-        bCover = 0; /* item, item_raw */
+        bCover = c == DD_COL_KEYS(p); /* item, item_raw: no */
       else
         bCover = c == pp->iPk || c == pp->iSk || c == p->aPath[0].iPk ||
                  c == p->aPath[0].iSk ||
@@ -623,22 +626,30 @@ static int dd_build_schema(dd_vtab *p) {
   return SQLITE_OK;
 }
 
-/* The name of a whole-item column: zBase ("item", "item_raw"), or, when
-** a key attribute has that name (SQLite compares column names without
-** case), zBase with '_' appended until no column has it.  Appends it to
-** s, quoted. */
-static void dd_item_col_name(dd_vtab *p, sqlite3_str *s, const char *zBase) {
-  char zName[32];
+/* The name of the extra column zBase ("item", "keys", "item_raw") in
+** zName[32] (zBase is shorter than 16 bytes): zBase, or, when a key
+** attribute has that name (SQLite compares column names without case),
+** zBase with '_' appended until no column has it. */
+static void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName) {
   size_t n = strlen(zBase);
   int i;
   memcpy(zName, zBase, n + 1);
-  for(i = 0; i < p->nCol && n + 1 < sizeof(zName); i++) {
+  for(i = 0; i < p->nCol && n + 1 < 32; i++) {
     if(sqlite3_stricmp(p->aCol[i].zName, zName) == 0) {
       zName[n++] = '_';
       zName[n] = 0;
       i = -1; /* check the new name against every column again */
     }
   }
+}
+
+/* The name of a whole-item column: zBase ("item", "item_raw"), or, when
+** a key attribute has that name (SQLite compares column names without
+** case), zBase with '_' appended until no column has it.  Appends it to
+** s, quoted. */
+static void dd_item_col_name(dd_vtab *p, sqlite3_str *s, const char *zBase) {
+  char zName[32];
+  dd_extra_col_name(p, zBase, zName);
   sqlite3_str_appendf(s, "\"%w\"", zName);
 }
 
@@ -657,6 +668,8 @@ static char *dd_schema_sql(dd_vtab *p) {
   sqlite3_str_appendall(s, ", ");
   dd_item_col_name(p, s, "item");
   sqlite3_str_appendall(s, " TEXT, ");
+  dd_item_col_name(p, s, "keys");
+  sqlite3_str_appendall(s, " HIDDEN, ");
   dd_item_col_name(p, s, "item_raw");
   sqlite3_str_appendall(s, " TEXT HIDDEN)");
   return sqlite3_str_finish(s);
@@ -1296,8 +1309,8 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
     zSchema = dd_schema_sql(p);
   } else {
-    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, item_raw TEXT "
-                              "HIDDEN)");
+    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys HIDDEN, "
+                              "item_raw TEXT HIDDEN)");
   }
   if(!zSchema) {
     rc = SQLITE_NOMEM;
@@ -1415,6 +1428,9 @@ static int dynamodbDestroy(sqlite3_vtab *pVtab) {
 **                 _BEGINS (begins_with); 0 ends the list
 **   28            the index's projection lacks a column the statement
 **                 uses: each page's rows are read again by table key
+**   29            DD_KEYS: BatchGetItem of the key list given to the
+**                 hidden column keys (keys = ?, or shop(?)): one
+**                 argument, the JSON list (see dd_keys_parse)
 **
 ** Arguments reach xFilter in this order: the partition key (GetItem,
 ** BatchGetItem, Query), the sort-key constraints in bit order, LIMIT,
@@ -1422,6 +1438,7 @@ static int dynamodbDestroy(sqlite3_vtab *pVtab) {
 **
 ** The choice, cheapest first (estimatedCost):
 **
+**   BatchGetItem  keys = ? (the hidden column: a JSON key list)  cost 2
 **   GetItem       table PK = ? AND table SK = ?                 cost 1
 **   BatchGetItem  the same with IN on either                    cost 5
 **   Query         PK = ? (or IN) on the table or an index,
@@ -1460,6 +1477,7 @@ enum {
 #define DD_OFFSET   (1 << 11)
 #define DD_SK_SHIFT 12
 #define DD_FETCH    (1 << 28)
+#define DD_KEYS     (1 << 29)
 
 /* The function-constraint op xFindFunction assigns to begins_with. */
 #define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
@@ -1821,11 +1839,19 @@ static char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x,
 **   header   magic "ddplan1" (8 bytes with its NUL), nArg (== argc),
 **            mProj (the columns to project, bit c for column c < 64;
 **            0: whole items), bCount (Select=COUNT)
-**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT or _OFFSET;
+**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET or _KEYS
+**            (the key list of keys = ?, col -1);
 **            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER;
 **            col: the column the argument is compared with (-1: none)
 */
-enum { DD_ARG_PK = 1, DD_ARG_SK, DD_ARG_FILTER, DD_ARG_LIMIT, DD_ARG_OFFSET };
+enum {
+  DD_ARG_PK = 1,
+  DD_ARG_SK,
+  DD_ARG_FILTER,
+  DD_ARG_LIMIT,
+  DD_ARG_OFFSET,
+  DD_ARG_KEYS
+};
 /* xFilter arguments at the most: PK, the sort-key constraints, the
 ** filters, LIMIT and OFFSET. */
 #define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
@@ -1887,7 +1913,7 @@ static int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc,
   x->bCount = pc.bCount != 0;
   for(i = 0; i < pc.nArg; i++) {
     int role = pc.aArg[i].role, kind = pc.aArg[i].kind, col = pc.aArg[i].col;
-    if(role < DD_ARG_PK || role > DD_ARG_OFFSET || col < -1 || col >= p->nCol)
+    if(role < DD_ARG_PK || role > DD_ARG_KEYS || col < -1 || col >= p->nCol)
       return -1;
     if(role != DD_ARG_FILTER)
       continue;
@@ -1900,13 +1926,52 @@ static int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc,
   return 0;
 }
 
+/* The plan of keys = ? (the hidden column keys, or the table-valued form
+** shop(?)): BatchGetItem of every key of the list, the only argument.
+** The constraint is omitted: the column reads back the list it was given.
+** Returns SQLITE_NOTFOUND when the WHERE has no keys = ?, SQLITE_CONSTRAINT
+** when it has one SQLite cannot give yet (a join's later table: SQLite
+** then tries another order; without the list the hidden column would read
+** NULL and match nothing), else SQLITE_OK with pInfo filled. */
+static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
+  dd_plancode pc;
+  char zName[32];
+  int i, iKeys = -1, bUnusable = 0;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(c->iColumn != DD_COL_KEYS(p) || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    if(!c->usable)
+      bUnusable = 1;
+    else if(iKeys < 0)
+      iKeys = i;
+  }
+  if(iKeys < 0)
+    return bUnusable ? SQLITE_CONSTRAINT : SQLITE_NOTFOUND;
+  memset(&pc, 0, sizeof(pc));
+  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
+  pInfo->aConstraintUsage[iKeys].argvIndex =
+      dd_plan_arg(&pc, DD_ARG_KEYS, 0, -1);
+  pInfo->aConstraintUsage[iKeys].omit = 1;
+  pInfo->idxNum = DD_OP_BATCH | DD_KEYS;
+  dd_extra_col_name(p, "keys", zName);
+  pInfo->idxStr =
+      dd_plan_encode(sqlite3_mprintf("BatchGetItem (%s = ?)", zName), &pc);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = 2;
+  pInfo->estimatedRows = 100;
+  return SQLITE_OK;
+}
+
 static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_plan best, cand;
   dd_extra extra;
   dd_plancode pc;
   int i, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
-  int bReuse;
+  int bReuse, rc;
   int idxNum;
   double scanRows;
   sqlite3_uint64 mUsed;
@@ -1917,6 +1982,11 @@ static int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     return SQLITE_ERROR;
   }
   mUsed = dd_cols_needed(p, pInfo->colUsed);
+
+  /* keys = ?: the whole key list in one BatchGetItem plan */
+  rc = dd_plan_keys(p, pInfo);
+  if(rc != SQLITE_NOTFOUND)
+    return rc;
 
   /* the Scan fallback */
   memset(&best, 0, sizeof(best));
@@ -2638,6 +2708,8 @@ static void dd_cursor_reset(dd_cursor *pCur) {
   pCur->nPend = pCur->iPend = 0;
   pCur->bOverlay = pCur->bRawEof = pCur->bOrdered = 0;
   pCur->pPeek = NULL;
+  sqlite3_value_free(pCur->pKeys);
+  pCur->pKeys = NULL;
 }
 
 static int dynamodbClose(sqlite3_vtab_cursor *cur) {
@@ -3698,6 +3770,371 @@ static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
 }
 
 /*
+** keys = ?: a join on the full key as one BatchGetItem plan
+**
+** The hidden column keys takes a JSON array of table keys, each
+** [PK, SK] (or {"PK": .., "SK": ..} by attribute name; a table without a
+** sort key also takes a plain value or [PK]).  A value is a JSON string
+** for an S key, a JSON number (or a string holding a number, for more
+** digits than 64 bits) for N, base64 text for B; it converts as PK = ?
+** would, so a value no key can hold (an empty string, a number DynamoDB
+** cannot hold, a key over the length limits) finds nothing, as the join
+** does.  A key of another shape or type is an error naming it.
+*/
+#define DD_MAX_KEYS 1000000
+
+typedef struct dd_keypair {
+  dd_val pk, sk;
+} dd_keypair;
+
+/* Order of key pairs for dd_keys_parse's duplicates. */
+static int dd_keypair_order(const void *pa, const void *pb) {
+  const dd_keypair *a = pa, *b = pb;
+  int c = dd_val_order(&a->pk, &b->pk);
+  return c ? c : dd_val_order(&a->sk, &b->sk);
+}
+
+/* One key value: pVal (from json_extract, of JSON type zType) to column
+** c's type into v.  Returns SQLITE_OK (*pbOk=0: no key can equal it), or
+** SQLITE_ERROR with *pzWhy set to what is wrong (static text). */
+static int dd_keys_val(dd_vtab *p, int c, sqlite3_value *pVal,
+                       const char *zType, dd_val *v, int *pbOk,
+                       const char **pzWhy) {
+  ddb_type t = p->aCol[c].type;
+  int bText = zType && strcmp(zType, "text") == 0;
+  int bNum =
+      zType && (strcmp(zType, "integer") == 0 || strcmp(zType, "real") == 0);
+  memset(v, 0, sizeof(*v));
+  *pbOk = 0;
+  if(!zType) {
+    *pzWhy = "missing";
+    return SQLITE_ERROR;
+  }
+  if(t == DDB_S && !bText) {
+    *pzWhy = "must be a JSON string (S key)";
+    return SQLITE_ERROR;
+  }
+  if(t == DDB_N && !bNum && !bText) {
+    *pzWhy = "must be a JSON number (N key)";
+    return SQLITE_ERROR;
+  }
+  if(t == DDB_B) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal);
+    size_t cap = (size_t)n / 4 * 3 + 3, nRaw;
+    if(!bText || !z) {
+      *pzWhy = "must be base64 text (B key)";
+      return SQLITE_ERROR;
+    }
+    if(n == 0)
+      return SQLITE_OK;
+    v->zBuf = malloc((size_t)n + 1 + cap);
+    if(!v->zBuf)
+      return SQLITE_NOMEM;
+    nRaw =
+        ddb_base64_decode(z, (size_t)n, (unsigned char *)v->zBuf + n + 1, cap);
+    if(nRaw == (size_t)-1) {
+      dd_val_clear(v);
+      *pzWhy = "is not base64 (B key)";
+      return SQLITE_ERROR;
+    }
+    /* canonical base64 of the bytes, and the bytes, for ordering */
+    if(ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
+                         (size_t)n + 1) == (size_t)-1) {
+      dd_val_clear(v);
+      *pzWhy = "is not base64 (B key)";
+      return SQLITE_ERROR;
+    }
+    v->av.type = DDB_B;
+    v->av.text = v->zBuf;
+    v->av.n = (uint32_t)strlen(v->zBuf);
+    v->raw = (const unsigned char *)v->zBuf + n + 1;
+    v->nRaw = (int)nRaw;
+    *pbOk = nRaw > 0;
+    return SQLITE_OK;
+  }
+  if(t == DDB_N && bText) {
+    int rc = dd_val_from_sql(pVal, t, v, pbOk);
+    if(rc == SQLITE_OK && !*pbOk) {
+      *pzWhy = "must be a JSON number (N key)";
+      return SQLITE_ERROR;
+    }
+    return rc;
+  }
+  return dd_val_from_sql(pVal, t, v, pbOk);
+}
+
+/* Parse the key list pList (the argument of keys = ?) into table keys:
+** *paKey (sqlite3_free(), each ddb_item_unref()) of *pnKey distinct keys,
+** in key order.  Keys no item can have are left out.  Returns SQLITE_OK;
+** SQLITE_ERROR with the vtab's message set when the list or a key is
+** malformed, naming it. */
+static int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
+                         int *pnKey) {
+  static const char zSql[] =
+      "SELECT e.key, json_quote(e.value),"
+      " CASE e.type WHEN 'array' THEN json_array_length(e.value)"
+      "  WHEN 'object' THEN (SELECT count(*) FROM json_each(e.value))"
+      "  ELSE 0 END,"
+      " CASE e.type WHEN 'array' THEN json_type(e.value, '$[0]')"
+      "  WHEN 'object' THEN json_type(e.value, ?2) ELSE e.type END,"
+      " CASE e.type WHEN 'array' THEN json_extract(e.value, '$[0]')"
+      "  WHEN 'object' THEN json_extract(e.value, ?2) ELSE e.value END,"
+      " CASE e.type WHEN 'array' THEN json_type(e.value, '$[1]')"
+      "  WHEN 'object' THEN json_type(e.value, ?3) END,"
+      " CASE e.type WHEN 'array' THEN json_extract(e.value, '$[1]')"
+      "  WHEN 'object' THEN json_extract(e.value, ?3) END,"
+      " e.type"
+      " FROM json_each(CASE WHEN json_valid(?1) AND json_type(?1) = 'array'"
+      "  THEN ?1 ELSE json_array(?1, 0) END) e";
+  sqlite3_stmt *pStmt = NULL;
+  dd_keypair *a = NULL;
+  ddb_item **aKey = NULL;
+  char *zPath[2] = {NULL, NULL};
+  const char *zWhy = NULL;
+  char *zWhat = NULL;
+  int n = 0, nAlloc = 0, i, j, rc, bList;
+  const char *zList;
+  *paKey = NULL;
+  *pnKey = 0;
+  if(sqlite3_value_type(pList) == SQLITE_NULL)
+    return SQLITE_OK; /* keys = NULL: no row, as PK = NULL */
+  zList = (const char *)sqlite3_value_text(pList);
+  if(!zList)
+    return SQLITE_NOMEM;
+  for(i = 0; i < p->nKey; i++) {
+    zPath[i] = sqlite3_mprintf("$.\"%s\"", p->azKey[i]);
+    if(!zPath[i]) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+  }
+  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
+  if(rc)
+    goto fail;
+  sqlite3_bind_value(pStmt, 1, pList);
+  sqlite3_bind_text(pStmt, 2, zPath[0], -1, SQLITE_STATIC);
+  sqlite3_bind_text(pStmt, 3, p->nKey == 2 ? zPath[1] : "$", -1,
+                    SQLITE_STATIC);
+  bList = 1;
+  {
+    /* is it a JSON array at all?  (json_each would walk an object's
+    ** members, and fail on malformed text with no word of where) */
+    sqlite3_stmt *pChk = NULL;
+    rc = sqlite3_prepare_v2(p->db,
+                            "SELECT CASE WHEN json_valid(?1) THEN "
+                            "json_type(?1) = 'array' ELSE 0 END",
+                            -1, &pChk, NULL);
+    if(rc)
+      goto fail;
+    sqlite3_bind_value(pChk, 1, pList);
+    if(sqlite3_step(pChk) == SQLITE_ROW)
+      bList = sqlite3_column_int(pChk, 0);
+    rc = sqlite3_finalize(pChk);
+    if(rc)
+      goto fail;
+  }
+  if(!bList) {
+    dd_error(p,
+             "keys: not a JSON array of keys: '%.60s' (expected e.g. "
+             "[[\"pk1\", \"sk1\"], ...] or [{\"%s\": ...}, ...])",
+             zList, p->azKey[0]);
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    int iKey = sqlite3_column_int(pStmt, 0);
+    int nPart = sqlite3_column_int(pStmt, 2);
+    const char *zType = (const char *)sqlite3_column_text(pStmt, 7);
+    int bArr = zType && strcmp(zType, "array") == 0;
+    int bObj = zType && strcmp(zType, "object") == 0;
+    int ok0 = 0, ok1 = 1;
+    dd_keypair kp;
+    memset(&kp, 0, sizeof(kp));
+    if(n >= DD_MAX_KEYS) {
+      dd_error(p, "keys: more than %d keys", DD_MAX_KEYS);
+      rc = SQLITE_ERROR;
+      goto fail;
+    }
+    if((bArr || bObj) ? nPart != p->nKey : p->nKey != 1) {
+      zWhy = "has the wrong shape";
+      goto bad;
+    }
+    rc = dd_keys_val(p, p->aPath[0].iPk, sqlite3_column_value(pStmt, 4),
+                     (const char *)sqlite3_column_text(pStmt, 3), &kp.pk, &ok0,
+                     &zWhy);
+    if(rc == SQLITE_ERROR) {
+      zWhat = sqlite3_mprintf("%s", p->azKey[0]);
+      goto bad;
+    }
+    if(rc)
+      goto fail;
+    if(p->nKey == 2) {
+      rc = dd_keys_val(p, p->aPath[0].iSk, sqlite3_column_value(pStmt, 6),
+                       (const char *)sqlite3_column_text(pStmt, 5), &kp.sk,
+                       &ok1, &zWhy);
+      if(rc == SQLITE_ERROR) {
+        dd_val_clear(&kp.pk);
+        zWhat = sqlite3_mprintf("%s", p->azKey[1]);
+        goto bad;
+      }
+      if(rc) {
+        dd_val_clear(&kp.pk);
+        goto fail;
+      }
+    }
+    if(!ok0 || !ok1 || !dd_key_fits(&kp.pk, DD_MAX_PK_BYTES) ||
+       (p->nKey == 2 && !dd_key_fits(&kp.sk, DD_MAX_SK_BYTES))) {
+      dd_val_clear(&kp.pk); /* no item has this key: it finds nothing */
+      dd_val_clear(&kp.sk);
+      continue;
+    }
+    if(n == nAlloc) {
+      dd_keypair *aNew;
+      nAlloc = nAlloc ? nAlloc * 2 : 64;
+      aNew = sqlite3_realloc64(a, sizeof(*a) * (sqlite3_uint64)nAlloc);
+      if(!aNew) {
+        dd_val_clear(&kp.pk);
+        dd_val_clear(&kp.sk);
+        rc = SQLITE_NOMEM;
+        goto fail;
+      }
+      a = aNew;
+    }
+    a[n++] = kp;
+    continue;
+  bad:
+    if(zWhat)
+      dd_error(p, "keys: key %d (%.60s): %s %s", iKey,
+               (const char *)sqlite3_column_text(pStmt, 1), zWhat, zWhy);
+    else if(p->nKey == 2)
+      dd_error(p,
+               "keys: key %d (%.60s) %s: expected [%s, %s] or "
+               "{\"%s\": .., \"%s\": ..}",
+               iKey, (const char *)sqlite3_column_text(pStmt, 1), zWhy,
+               p->azKey[0], p->azKey[1], p->azKey[0], p->azKey[1]);
+    else
+      dd_error(p,
+               "keys: key %d (%.60s) %s: expected a value, [%s] or "
+               "{\"%s\": ..}",
+               iKey, (const char *)sqlite3_column_text(pStmt, 1), zWhy,
+               p->azKey[0], p->azKey[0]);
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  if(rc != SQLITE_DONE) {
+    dd_error(p, "keys: %s", sqlite3_errmsg(p->db));
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  rc = SQLITE_OK;
+  /* the same key twice is one key (BatchGetItem refuses duplicates) */
+  if(n > 1)
+    qsort(a, (size_t)n, sizeof(*a), dd_keypair_order);
+  aKey = sqlite3_malloc64(sizeof(*aKey) * (sqlite3_uint64)(n ? n : 1));
+  if(!aKey) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  for(i = j = 0; i < n; i++) {
+    ddb_av kv[2];
+    if(i > 0 && dd_keypair_order(&a[i], &a[i - 1]) == 0)
+      continue;
+    kv[0] = a[i].pk.av;
+    kv[0].name = p->azKey[0];
+    kv[0].name_len = 0;
+    if(p->nKey == 2) {
+      kv[1] = a[i].sk.av;
+      kv[1].name = p->azKey[1];
+      kv[1].name_len = 0;
+    }
+    aKey[j] = ddb_item_from_avs(kv, p->nKey);
+    if(!aKey[j]) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    j++;
+  }
+  if(rc) {
+    while(j > 0)
+      ddb_item_unref(aKey[--j]);
+    sqlite3_free(aKey);
+    goto fail;
+  }
+  *paKey = aKey;
+  *pnKey = j;
+
+fail:
+  sqlite3_finalize(pStmt);
+  for(i = 0; i < n; i++) {
+    dd_val_clear(&a[i].pk);
+    dd_val_clear(&a[i].sk);
+  }
+  sqlite3_free(a);
+  sqlite3_free(zPath[0]);
+  sqlite3_free(zPath[1]);
+  sqlite3_free(zWhat);
+  return rc;
+}
+
+/* Run the plan keys = ?: BatchGetItem of aKey[0..nKey) (taken: unref'd
+** here), through the cache, several calls in flight; then the overlay of
+** the open transaction's writes to those keys. */
+static int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **aFound = NULL;
+  ddb_error err;
+  int i, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  if(nKey == 0) {
+    pCur->bEof = 1;
+    goto fail;
+  }
+  aFound = sqlite3_malloc64(sizeof(*aFound) * (sqlite3_uint64)nKey);
+  pCur->aRow = sqlite3_malloc64(sizeof(*aFound) * (sqlite3_uint64)nKey);
+  if(!aFound || !pCur->aRow) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  memset(aFound, 0, sizeof(*aFound) * (size_t)nKey);
+  if(dd_batch_get_parallel(p, aKey, nKey, aFound, &err)) {
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
+  }
+  for(i = 0; i < nKey; i++)
+    if(aFound[i]) {
+      pCur->aRow[pCur->nRow++] = aFound[i];
+      aFound[i] = NULL;
+    }
+  if(dd_pending_any(p)) {
+    /* read your writes: the transaction's image of each key */
+    pCur->aPend = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKey);
+    if(!pCur->aPend) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    for(i = 0; i < nKey; i++) {
+      ddb_item *img = NULL;
+      if(dd_pending_get(p, aKey[i], &img) && img)
+        pCur->aPend[pCur->nPend++] = ddb_item_ref(img);
+    }
+    pCur->iPend = 0;
+    pCur->bOverlay = 1;
+  }
+
+fail:
+  for(i = 0; i < nKey; i++) {
+    ddb_item_unref(aKey[i]);
+    if(aFound)
+      ddb_item_unref(aFound[i]);
+  }
+  sqlite3_free(aKey);
+  sqlite3_free(aFound);
+  return rc;
+}
+
+/*
 ** xFilter: run the plan xBestIndex chose (see the table above
 ** dynamodbBestIndex for idxNum and the order of argv).
 */
@@ -3739,6 +4176,27 @@ static int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum,
     ** be whole items with their keys, never counted or projected */
     x.bCount = 0;
     x.mProj = 0;
+  }
+  if(idxNum & DD_KEYS) {
+    ddb_item **aKey = NULL;
+    int nKey = 0;
+    if(argc != 1)
+      return SQLITE_ERROR;
+    pCur->pPath = &p->aPath[0];
+    pCur->bEof = 0;
+    pCur->pKeys = sqlite3_value_dup(argv[0]);
+    if(!pCur->pKeys)
+      return SQLITE_NOMEM;
+    rc = dd_keys_parse(p, argv[0], &aKey, &nKey);
+    if(rc == SQLITE_OK)
+      rc = dd_run_key_list(pCur, aKey, nKey);
+    if(rc == SQLITE_OK && !pCur->bEof) {
+      pCur->tStart = ddbc_now();
+      rc = dynamodbNext(cur);
+    }
+    if(rc)
+      pCur->bEof = 1;
+    return rc;
   }
 
   if(pCur->op == DD_OP_SCAN) {
@@ -4046,6 +4504,12 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     ** that SQLite and a FilterExpression agree on every comparison */
     if(av && (!p->aCol[i].bAttr || av->type == p->aCol[i].type))
       dd_result_av(ctx, av);
+    return SQLITE_OK;
+  }
+  if(i == DD_COL_KEYS(p)) {
+    /* keys: the list given to keys = ? (SQLite may compare it) */
+    if(pCur->pKeys)
+      sqlite3_result_value(ctx, pCur->pKeys);
     return SQLITE_OK;
   }
   /* an UPDATE that does not change item: do not render it */

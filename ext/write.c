@@ -535,7 +535,7 @@ static int dd_attr_find(const ddb_av **a, int n, const char *zName) {
 */
 static int dd_build_row(dd_vtab *p, sqlite3_value **argv, const ddb_item *old,
                         ddb_item **pOut) {
-  sqlite3_value *pItem = argv[2 + p->nCol], *pRaw = argv[3 + p->nCol];
+  sqlite3_value *pItem = argv[2 + p->nCol], *pRaw = argv[4 + p->nCol];
   ddb_item *base = NULL, *out = NULL;
   const ddb_av **aAttr = NULL;
   ddb_av *aKeyAv = NULL;
