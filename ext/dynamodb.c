@@ -3791,7 +3791,9 @@ typedef struct dd_keypair {
 static int dd_keypair_order(const void *pa, const void *pb) {
   const dd_keypair *a = pa, *b = pb;
   int c = dd_val_order(&a->pk, &b->pk);
-  return c ? c : dd_val_order(&a->sk, &b->sk);
+  if(c || (!a->sk.av.text && !b->sk.av.text))
+    return c; /* no sort key (memcmp must not see NULL) */
+  return dd_val_order(&a->sk, &b->sk);
 }
 
 /* One key value: pVal (from json_extract, of JSON type zType) to column
