@@ -669,7 +669,7 @@ static char *dd_schema_sql(dd_vtab *p) {
   dd_item_col_name(p, s, "item");
   sqlite3_str_appendall(s, " TEXT, ");
   dd_item_col_name(p, s, "keys");
-  sqlite3_str_appendall(s, " HIDDEN, ");
+  sqlite3_str_appendall(s, " TEXT HIDDEN, ");
   dd_item_col_name(p, s, "item_raw");
   sqlite3_str_appendall(s, " TEXT HIDDEN)");
   return sqlite3_str_finish(s);
@@ -1309,7 +1309,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
     zSchema = dd_schema_sql(p);
   } else {
-    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys HIDDEN, "
+    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "
                               "item_raw TEXT HIDDEN)");
   }
   if(!zSchema) {
