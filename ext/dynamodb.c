@@ -1438,7 +1438,6 @@ static int dynamodbDestroy(sqlite3_vtab *pVtab) {
 **
 ** The choice, cheapest first (estimatedCost):
 **
-**   BatchGetItem  keys = ? (the hidden column: a JSON key list)  cost 2
 **   GetItem       table PK = ? AND table SK = ?                 cost 1
 **   BatchGetItem  the same with IN on either                    cost 5
 **   Query         PK = ? (or IN) on the table or an index,
@@ -1447,6 +1446,10 @@ static int dynamodbDestroy(sqlite3_vtab *pVtab) {
 **                 index whose projection lacks a used column costs
 **                 double: its rows are fetched again by key)
 **   Scan          everything else                               cost rows*10
+**
+** keys = ? (the hidden column given a JSON key list) wins over all of
+** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
+** the list, cost 2.
 **
 ** Only constraints with BINARY collation are pushed.  Every constraint
 ** is left for SQLite to check again (omit=0): the DynamoDB call selects a
