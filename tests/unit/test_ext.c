@@ -1029,6 +1029,86 @@ static void test_auto_segments(void) {
   CHECK_INT(dd_auto_segments(1000000 * MiB), 16);
 }
 
+/* keys = ?: the JSON key list becomes distinct table keys, or an error
+** naming the key (dd_keys_parse; the calls are in 057_keys.test). */
+static void test_keys_parse(void) {
+  static char zPk[] = "PK", zSk[] = "SK";
+  dd_vtab vt;
+  dd_column cols[2];
+  dd_path paths[1];
+  ddb_index idx[1];
+  ddb_item **aKey = NULL;
+  int nKey = -1, i;
+  sqlite3_value *v;
+  memset(&vt, 0, sizeof(vt));
+  memset(cols, 0, sizeof(cols));
+  memset(paths, 0, sizeof(paths));
+  memset(idx, 0, sizeof(idx));
+  cols[0].zName = zPk;
+  cols[0].type = DDB_S;
+  cols[1].zName = zSk;
+  cols[1].type = DDB_N;
+  paths[0].pIdx = &idx[0];
+  paths[0].iPk = 0;
+  paths[0].iSk = 1;
+  vt.aCol = cols;
+  vt.nCol = 2;
+  vt.aPath = paths;
+  vt.nPath = 1;
+  vt.azKey[0] = zPk;
+  vt.azKey[1] = zSk;
+  vt.nKey = 2;
+  vt.db = open_db();
+  if(!vt.db) {
+    CHECK(0);
+    return;
+  }
+  /* duplicates (1 and 1.0), the object form, a number in text, a key no
+  ** item can have (the empty string) left out; sorted */
+  v = sqlv(vt.db, "'[[\"b\", 2], [\"a\", 1], [\"a\", 1.0], "
+                  "{\"PK\": \"b\", \"SK\": \"2\"}, [\"\", 3], [\"a\", 10]]'");
+  CHECK_INT(dd_keys_parse(&vt, v, &aKey, &nKey), SQLITE_OK);
+  CHECK_INT(nKey, 3);
+  if(nKey == 3) {
+    const ddb_av *a0 = ddb_item_get(aKey[0], "PK");
+    const ddb_av *s0 = ddb_item_get(aKey[0], "SK");
+    const ddb_av *s1 = ddb_item_get(aKey[1], "SK");
+    const ddb_av *p2 = ddb_item_get(aKey[2], "PK");
+    CHECK(a0 && a0->type == DDB_S && a0->n == 1 && a0->text[0] == 'a');
+    CHECK(s0 && s0->type == DDB_N && s0->n == 1 && s0->text[0] == '1');
+    CHECK(s1 && s1->n == 2 && memcmp(s1->text, "10", 2) == 0);
+    CHECK(p2 && p2->n == 1 && p2->text[0] == 'b');
+  }
+  for(i = 0; i < nKey; i++)
+    ddb_item_unref(aKey[i]);
+  sqlite3_free(aKey);
+  sqlite3_value_free(v);
+  /* NULL: no key, no error */
+  v = sqlv(vt.db, "NULL");
+  CHECK_INT(dd_keys_parse(&vt, v, &aKey, &nKey), SQLITE_OK);
+  CHECK_INT(nKey, 0);
+  sqlite3_free(aKey);
+  sqlite3_value_free(v);
+  /* errors name the key and what is wrong */
+  v = sqlv(vt.db, "'[[\"a\", 1], [\"a\"]]'");
+  CHECK_INT(dd_keys_parse(&vt, v, &aKey, &nKey), SQLITE_ERROR);
+  CHECK(vt.base.zErrMsg &&
+        strstr(vt.base.zErrMsg, "key 1 ([\"a\"]) has the wrong shape"));
+  sqlite3_value_free(v);
+  v = sqlv(vt.db, "'[[\"a\", true]]'");
+  CHECK_INT(dd_keys_parse(&vt, v, &aKey, &nKey), SQLITE_ERROR);
+  CHECK(vt.base.zErrMsg &&
+        strstr(vt.base.zErrMsg, "SK must be a JSON number (N key)"));
+  sqlite3_value_free(v);
+  v = sqlv(vt.db, "'[[\"a\", 1]'");
+  CHECK_INT(dd_keys_parse(&vt, v, &aKey, &nKey), SQLITE_ERROR);
+  CHECK(vt.base.zErrMsg &&
+        strstr(vt.base.zErrMsg, "keys: not a JSON array of keys"));
+  sqlite3_value_free(v);
+  sqlite3_free(vt.base.zErrMsg);
+  sqlite3_close(vt.db);
+}
+
 const tap_test tap_ext_tests[] = {
     {"ext: dd_dequote", test_dequote},
     {"ext: segments=auto", test_auto_segments},
@@ -1045,4 +1125,5 @@ const tap_test tap_ext_tests[] = {
      test_begins_with_func},
     {"ext: dd_plan_str and row estimates", test_plan_str},
     {"ext: dd_order_ok", test_order_ok},
+    {"ext: dd_keys_parse (keys = ?)", test_keys_parse},
     {NULL, NULL}};
