@@ -260,12 +260,11 @@ static void curl_init_once(void) {
 ** its own.  refresh_lock is not taken (a refresh holds it for as long as
 ** fetching credentials takes); the child makes it anew, which is safe
 ** because the thread that held it is not in the child and it guards no
-** data.  fork_gen counts forks in children, to reseed the backoff's
-** jitter.
+** data.  The backoff's jitter is drawn from the kernel at each retry, so a
+** child does not retry in step with its parent.
 */
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
-static ddb_client *live;  /* every client not yet freed (fork_lock) */
-static unsigned fork_gen; /* forks this process is a child of */
+static ddb_client *live; /* every client not yet freed (fork_lock) */
 
 static void fork_prepare(void) {
   ddb_client *c;
@@ -289,7 +288,6 @@ static void fork_parent(void) {
 
 static void fork_child(void) {
   ddb_client *c;
-  __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&log_lock);
   for(c = live; c; c = c->next_live) {
     c->n_pool = 0; /* the parent's connections: left alone */
@@ -605,8 +603,20 @@ const char *ddb_client_credential_source(const ddb_client *c) {
 /* ------------------------------------------------------------------------
 ** Cancelling (see ddb_client.h)
 */
-static __thread ddb_cancel_fn thread_cancel;
-static __thread void *thread_cancel_ud;
+/* The calling thread's hook (ddb_cancel_thread), in a pthread key rather
+** than __thread: a dlopen()ed library's __thread block is dynamic TLS, and
+** LeakSanitizer (gcc 12, glibc 2.36) crashes walking it at exit. */
+typedef struct thread_hook {
+  ddb_cancel_fn fn;
+  void *ud;
+} thread_hook;
+static pthread_key_t hook_key;
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static int hook_ok; /* hook_key was made */
+
+static void hook_key_init(void) {
+  hook_ok = pthread_key_create(&hook_key, free) == 0;
+}
 
 /* Set c's cancel hook; call before c is used by other threads. */
 void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
@@ -616,14 +626,39 @@ void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
 
 /* Set the calling thread's cancel hook (NULL: none). */
 void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
-  thread_cancel = fn;
-  thread_cancel_ud = ud;
+  thread_hook *h;
+  pthread_once(&hook_once, hook_key_init);
+  if(!hook_ok)
+    return;
+  h = pthread_getspecific(hook_key);
+  if(!h && fn) {
+    h = calloc(1, sizeof(*h));
+    if(!h || pthread_setspecific(hook_key, h)) {
+      free(h);
+      return; /* out of memory: the client's hook still applies */
+    }
+  }
+  if(h) {
+    h->fn = fn;
+    h->ud = ud;
+  }
+}
+
+/* The calling thread's hook, or NULL. */
+static const thread_hook *thread_hook_get(void) {
+  const thread_hook *h;
+  pthread_once(&hook_once, hook_key_init);
+  if(!hook_ok)
+    return NULL;
+  h = pthread_getspecific(hook_key);
+  return h && h->fn ? h : NULL;
 }
 
 /* Has this thread's hook, or else c's, said stop? */
 int ddb_cancelled(ddb_client *c) {
-  if(thread_cancel)
-    return thread_cancel(thread_cancel_ud) != 0;
+  const thread_hook *h = thread_hook_get();
+  if(h)
+    return h->fn(h->ud) != 0;
   return c && c->cancel && c->cancel(c->cancel_ud) != 0;
 }
 
@@ -743,25 +778,20 @@ void ddb_random_bytes(void *p, size_t n) {
 ** DDB_CANCEL_POLL_MS, polling c's cancel hook (c may be NULL).  Returns
 ** 1 when the hook said stop, else 0. */
 static int backoff(ddb_client *c, int attempt, int throttled) {
-  static __thread unsigned seed, seed_gen;
-  unsigned gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
   double ms;
   struct timespec ts;
+  uint32_t r;
   int i;
-  /* seeded from the kernel: clients that fail together must not retry
+  /* the jitter from the kernel at each retry (retries are rare): clients,
+  ** threads, parent and child of fork() that fail together must not retry
   ** together (the point of the jitter) */
-  if(seed_gen != gen) {
-    seed = 0; /* a child of fork(): not its parent's sequence */
-    seed_gen = gen;
-  }
-  while(!seed)
-    ddb_random_bytes(&seed, sizeof(seed));
+  ddb_random_bytes(&r, sizeof(r));
   for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)
     cap *= 2;
   if(cap > BACKOFF_CAP_MS)
     cap = BACKOFF_CAP_MS;
-  ms = cap * (rand_r(&seed) / (RAND_MAX + 1.0));
+  ms = cap * (r / 4294967296.0);
   for(;;) {
     double slice = ms < DDB_CANCEL_POLL_MS ? ms : DDB_CANCEL_POLL_MS;
     if(ddb_cancelled(c))
@@ -1049,7 +1079,7 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &xs);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS,
-                   thread_cancel || c->cancel ? 0L : 1L);
+                   thread_hook_get() || c->cancel ? 0L : 1L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
