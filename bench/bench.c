@@ -186,7 +186,9 @@ static void bench_sql(int profile_only) {
   printf("    copied the table into the native table n: %.2f s (Scan)\n",
          now_s() - t0);
   make_driver(db);
-  /* warm the item cache: one BatchGetItem per 100 keys */
+  /* warm the item cache: one BatchGetItem per 100 keys (an empty cache
+  ** first, so that its bytes are the items') */
+  query_int(db, "SELECT dynamodb_cache_clear() >= 0");
   t0 = now_s();
   rv = 0;
   for(q = 0; q < opt_keys; q += 100) {
@@ -198,6 +200,18 @@ static void bench_sql(int profile_only) {
   }
   printf("    warmed the item cache with %lld items: %.2f s (BatchGetItem)\n",
          rv, now_s() - t0);
+  {
+    /* cache density: what a cached item costs against its JSON text */
+    long long bytes = stat_of(db, "bytes"), entries = stat_of(db, "entries");
+    long long json = query_int(db, "SELECT sum(length(item)) FROM n");
+    if(entries > 0 && json > 0)
+      printf("    cache density: %.0f bytes a cached item (entries %lld), "
+             "%.0f bytes of item JSON: %.2fx\n",
+             (double)bytes / (double)entries, entries,
+             (double)json / (double)opt_keys,
+             ((double)bytes / (double)entries) /
+                 ((double)json / (double)opt_keys));
+  }
   if(profile_only) {
     /* for perf/callgrind: only the cached vtab join, many times */
     t0 = now_s();

@@ -250,6 +250,7 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
                                 ddb_error *err);
 void ddb_settings_free(ddb_settings *s);
 
+/* profile.c: the shared config and credentials files (a leaf). */
 /* Read key from [section] of an INI file (AWS config/credentials style).
 ** Returns a malloc'ed value or NULL. */
 char *ddb_ini_get(const char *path, const char *section, const char *key);

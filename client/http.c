@@ -61,6 +61,7 @@
 #include <uthash.h>
 
 #include "ddb_client_int.h"
+#include "http_int.h"
 #include "sigv4.h"
 
 /* The largest response body read.  DynamoDB pages are at most 1 MB of
@@ -81,8 +82,6 @@
 #define REFRESH_AHEAD_S 300
 #define GRACE_S         60
 #define REFRESH_RETRY_S 10
-/* Keys per BatchGetItem call (DynamoDB's limit). */
-#define BATCH_GET_MAX 100
 
 /* The headers attempt_once() signs and sets, and the lengths of their
 ** names (the values follow). */
@@ -261,12 +260,11 @@ static void curl_init_once(void) {
 ** its own.  refresh_lock is not taken (a refresh holds it for as long as
 ** fetching credentials takes); the child makes it anew, which is safe
 ** because the thread that held it is not in the child and it guards no
-** data.  fork_gen counts forks in children, to reseed the backoff's
-** jitter.
+** data.  The backoff's jitter is drawn from the kernel at each retry, so a
+** child does not retry in step with its parent.
 */
 static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
-static ddb_client *live;  /* every client not yet freed (fork_lock) */
-static unsigned fork_gen; /* forks this process is a child of */
+static ddb_client *live; /* every client not yet freed (fork_lock) */
 
 static void fork_prepare(void) {
   ddb_client *c;
@@ -290,7 +288,6 @@ static void fork_parent(void) {
 
 static void fork_child(void) {
   ddb_client *c;
-  __atomic_add_fetch(&fork_gen, 1, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&log_lock);
   for(c = live; c; c = c->next_live) {
     c->n_pool = 0; /* the parent's connections: left alone */
@@ -606,8 +603,20 @@ const char *ddb_client_credential_source(const ddb_client *c) {
 /* ------------------------------------------------------------------------
 ** Cancelling (see ddb_client.h)
 */
-static __thread ddb_cancel_fn thread_cancel;
-static __thread void *thread_cancel_ud;
+/* The calling thread's hook (ddb_cancel_thread), in a pthread key rather
+** than __thread: a dlopen()ed library's __thread block is dynamic TLS, and
+** LeakSanitizer (gcc 12, glibc 2.36) crashes walking it at exit. */
+typedef struct thread_hook {
+  ddb_cancel_fn fn;
+  void *ud;
+} thread_hook;
+static pthread_key_t hook_key;
+static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
+static int hook_ok; /* hook_key was made */
+
+static void hook_key_init(void) {
+  hook_ok = pthread_key_create(&hook_key, free) == 0;
+}
 
 /* Set c's cancel hook; call before c is used by other threads. */
 void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
@@ -617,14 +626,39 @@ void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
 
 /* Set the calling thread's cancel hook (NULL: none). */
 void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
-  thread_cancel = fn;
-  thread_cancel_ud = ud;
+  thread_hook *h;
+  pthread_once(&hook_once, hook_key_init);
+  if(!hook_ok)
+    return;
+  h = pthread_getspecific(hook_key);
+  if(!h && fn) {
+    h = calloc(1, sizeof(*h));
+    if(!h || pthread_setspecific(hook_key, h)) {
+      free(h);
+      return; /* out of memory: the client's hook still applies */
+    }
+  }
+  if(h) {
+    h->fn = fn;
+    h->ud = ud;
+  }
+}
+
+/* The calling thread's hook, or NULL. */
+static const thread_hook *thread_hook_get(void) {
+  const thread_hook *h;
+  pthread_once(&hook_once, hook_key_init);
+  if(!hook_ok)
+    return NULL;
+  h = pthread_getspecific(hook_key);
+  return h && h->fn ? h : NULL;
 }
 
 /* Has this thread's hook, or else c's, said stop? */
 int ddb_cancelled(ddb_client *c) {
-  if(thread_cancel)
-    return thread_cancel(thread_cancel_ud) != 0;
+  const thread_hook *h = thread_hook_get();
+  if(h)
+    return h->fn(h->ud) != 0;
   return c && c->cancel && c->cancel(c->cancel_ud) != 0;
 }
 
@@ -744,25 +778,20 @@ void ddb_random_bytes(void *p, size_t n) {
 ** DDB_CANCEL_POLL_MS, polling c's cancel hook (c may be NULL).  Returns
 ** 1 when the hook said stop, else 0. */
 static int backoff(ddb_client *c, int attempt, int throttled) {
-  static __thread unsigned seed, seed_gen;
-  unsigned gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
   double cap = throttled ? BACKOFF_THROTTLE_BASE_MS : BACKOFF_BASE_MS;
   double ms;
   struct timespec ts;
+  uint32_t r;
   int i;
-  /* seeded from the kernel: clients that fail together must not retry
+  /* the jitter from the kernel at each retry (retries are rare): clients,
+  ** threads, parent and child of fork() that fail together must not retry
   ** together (the point of the jitter) */
-  if(seed_gen != gen) {
-    seed = 0; /* a child of fork(): not its parent's sequence */
-    seed_gen = gen;
-  }
-  while(!seed)
-    ddb_random_bytes(&seed, sizeof(seed));
+  ddb_random_bytes(&r, sizeof(r));
   for(i = 1; i < attempt && cap < BACKOFF_CAP_MS; i++)
     cap *= 2;
   if(cap > BACKOFF_CAP_MS)
     cap = BACKOFF_CAP_MS;
-  ms = cap * (rand_r(&seed) / (RAND_MAX + 1.0));
+  ms = cap * (r / 4294967296.0);
   for(;;) {
     double slice = ms < DDB_CANCEL_POLL_MS ? ms : DDB_CANCEL_POLL_MS;
     if(ddb_cancelled(c))
@@ -909,33 +938,6 @@ static int put_already_done(const char *body, size_t body_len,
   return same;
 }
 
-static double consumed(const cJSON *resp);
-
-typedef struct call_info call_info;
-struct call_info {
-  const char *operation;
-  const char *table;
-  const char *index;
-  int continuation;
-  /* How a 200 answer is taken.  NULL: parsed into a cJSON tree (*out of
-  ** call()).  Else take() reads the body itself and returns DDB_OK, or an
-  ** error with *malformed set when the body is no JSON text (cut short or
-  ** damaged: retried), or not set (a well-formed answer that is wrong:
-  ** not retried).  It sets items (-1: unknown) and consumed, for the log
-  ** and the counters, and must keep nothing of a failed attempt. */
-  ddb_result (*take)(call_info *ci, const char *body, size_t len,
-                     int *malformed, ddb_error *e);
-  void *ud;
-  long long items;
-  double consumed;
-};
-
-/* POST body to the endpoint as `operation`, retrying what is retryable.
-** On success *out is the parsed response (free with cJSON_Delete), or,
-** with ci->take, NULL (the answer went to take). */
-static ddb_result call(ddb_client *c, call_info *ci, const char *body,
-                       size_t body_len, cJSON **out, ddb_error *err);
-
 ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
                     const char *index, int continuation, const char *body,
                     size_t body_len, cJSON **out, ddb_error *err) {
@@ -945,7 +947,7 @@ ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
   ci.table = table;
   ci.index = index;
   ci.continuation = continuation;
-  return call(c, &ci, body, body_len, out, err);
+  return ddb_http_call(c, &ci, body, body_len, out, err);
 }
 
 /* The client's max_retries. */
@@ -1077,7 +1079,7 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
   curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, &xs);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS,
-                   thread_cancel || c->cancel ? 0L : 1L);
+                   thread_hook_get() || c->cancel ? 0L : 1L);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
@@ -1195,8 +1197,8 @@ static attempt_verdict attempt_once(ddb_client *c, CURL *h, const signer *g,
 
 /* See the declaration above: one call with its retries, logged and
 ** counted. */
-static ddb_result call(ddb_client *c, call_info *ci, const char *body,
-                       size_t body_len, cJSON **out, ddb_error *err) {
+ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
+                         size_t body_len, cJSON **out, ddb_error *err) {
   CURL *h = NULL;
   ddb_buf resp;
   char url[2048];
@@ -1302,1038 +1304,10 @@ fail:
   if(sent)
     stats_add(ci->operation, sent, throttles,
               ci->take ? (result == DDB_OK ? ci->consumed : 0)
-              : *out   ? consumed(*out)
+              : *out   ? ddb_answer_consumed(*out)
                        : 0);
   if(h)
     handle_put(c, h);
   ddb_buf_free(&resp);
-  return result;
-}
-
-/* ------------------------------------------------------------------------
-** DescribeTable
-*/
-/* A malloc'ed copy of j's string value, or NULL (none, or no memory). */
-static char *dup_json_str(const cJSON *j) {
-  return ddb_strdup(cJSON_GetStringValue(j));
-}
-
-/* The type of attribute name in AttributeDefinitions defs, or DDB_NONE. */
-static ddb_type attr_type(const cJSON *defs, const char *name) {
-  const cJSON *d;
-  cJSON_ArrayForEach(d, defs) {
-    const char *n = cJSON_GetStringValue(
-        cJSON_GetObjectItemCaseSensitive(d, "AttributeName"));
-    const char *t = cJSON_GetStringValue(
-        cJSON_GetObjectItemCaseSensitive(d, "AttributeType"));
-    if(n && t && strcmp(n, name) == 0)
-      return strcmp(t, "S") == 0   ? DDB_S
-             : strcmp(t, "N") == 0 ? DDB_N
-             : strcmp(t, "B") == 0 ? DDB_B
-                                   : DDB_NONE;
-  }
-  return DDB_NONE;
-}
-
-/* Fill idx's keys from a KeySchema array.  Returns 0 or -1. */
-static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
-  const cJSON *k;
-  cJSON_ArrayForEach(k, schema) {
-    const char *kt =
-        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "KeyType"));
-    ddb_keyattr *ka;
-    if(!kt)
-      return -1;
-    if(strcmp(kt, "HASH") == 0)
-      ka = &idx->pk;
-    else if(strcmp(kt, "RANGE") == 0)
-      ka = &idx->sk;
-    else
-      return -1;
-    if(ka->name)
-      return -1; /* two of a kind */
-    ka->name =
-        dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
-    if(!ka->name)
-      return -1;
-    ka->type = attr_type(defs, ka->name);
-    if(ka->type == DDB_NONE)
-      return -1;
-  }
-  return idx->pk.name ? 0 : -1;
-}
-
-/* Fill idx's projection from a Projection object.  Returns 0 or -1. */
-static int parse_projection(const cJSON *p, ddb_index *idx) {
-  const char *t = cJSON_GetStringValue(
-      cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
-  const cJSON *nk = cJSON_GetObjectItemCaseSensitive(p, "NonKeyAttributes"),
-              *a;
-  if(!t || strcmp(t, "ALL") == 0)
-    idx->projection = DDB_PROJ_ALL;
-  else if(strcmp(t, "KEYS_ONLY") == 0)
-    idx->projection = DDB_PROJ_KEYS_ONLY;
-  else
-    idx->projection = DDB_PROJ_INCLUDE;
-  if(cJSON_IsArray(nk) && cJSON_GetArraySize(nk) > 0) {
-    idx->nonkey = calloc((size_t)cJSON_GetArraySize(nk), sizeof(char *));
-    if(!idx->nonkey)
-      return -1;
-    cJSON_ArrayForEach(a, nk) {
-      if(!(idx->nonkey[idx->n_nonkey] = dup_json_str(a)))
-        return -1;
-      idx->n_nonkey++;
-    }
-  }
-  return 0;
-}
-
-/* qsort order of indexes: by name. */
-static int index_cmp(const void *a, const void *b) {
-  return strcmp(((const ddb_index *)a)->name, ((const ddb_index *)b)->name);
-}
-
-/* Free d and everything in it; NULL is fine. */
-void ddb_table_desc_free(ddb_table_desc *d) {
-  int i, j;
-  if(!d)
-    return;
-  for(i = 0; i < d->n_indexes; i++) {
-    ddb_index *x = &d->indexes[i];
-    free(x->name);
-    free(x->pk.name);
-    free(x->sk.name);
-    for(j = 0; j < x->n_nonkey; j++)
-      free(x->nonkey[j]);
-    free(x->nonkey);
-  }
-  free(d->indexes);
-  free(d->name);
-  free(d);
-}
-
-/* *dst = a copy of src (NULL stays NULL).  Returns 0, or -1 on OOM. */
-static int dup_str(char **dst, const char *src) {
-  *dst = NULL;
-  if(!src)
-    return 0;
-  *dst = strdup(src);
-  return *dst ? 0 : -1;
-}
-
-/* A deep copy of d, or NULL on out of memory. */
-ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
-  ddb_table_desc *c = calloc(1, sizeof(*c));
-  int i, j, bad = 0;
-  if(!c)
-    return NULL;
-  c->item_count = d->item_count;
-  c->size_bytes = d->size_bytes;
-  c->indexes = calloc((size_t)d->n_indexes, sizeof(ddb_index));
-  if(!c->indexes) {
-    free(c);
-    return NULL;
-  }
-  c->n_indexes = d->n_indexes;
-  bad |= dup_str(&c->name, d->name);
-  for(i = 0; i < d->n_indexes; i++) {
-    const ddb_index *x = &d->indexes[i];
-    ddb_index *y = &c->indexes[i];
-    *y = *x;
-    y->nonkey = NULL;
-    y->n_nonkey = 0;
-    bad |= dup_str(&y->name, x->name);
-    bad |= dup_str(&y->pk.name, x->pk.name);
-    bad |= dup_str(&y->sk.name, x->sk.name);
-    if(x->n_nonkey) {
-      y->nonkey = calloc((size_t)x->n_nonkey, sizeof(char *));
-      if(!y->nonkey) {
-        bad = 1;
-        continue;
-      }
-      y->n_nonkey = x->n_nonkey;
-      for(j = 0; j < x->n_nonkey; j++)
-        bad |= dup_str(&y->nonkey[j], x->nonkey[j]);
-    }
-  }
-  if(bad) {
-    ddb_table_desc_free(c);
-    return NULL;
-  }
-  return c;
-}
-
-/* A count from JSON: x's value when it is a number in [0, 2^53], else
-** dflt (a huge or negative number in a damaged answer is no count). */
-static long long json_count(const cJSON *x, long long dflt) {
-  if(!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
-     x->valuedouble > 9007199254740992.0)
-    return dflt;
-  return (long long)x->valuedouble;
-}
-
-/* Parse a DescribeTable answer into *out (see ddb_client_int.h). */
-ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
-                                    ddb_table_desc **out, ddb_error *err) {
-  const cJSON *t, *defs, *gsis, *lsis, *x;
-  ddb_table_desc *d = NULL;
-  ddb_result result = DDB_OK;
-  int n, i = 1, pass;
-
-  *out = NULL;
-  t = cJSON_GetObjectItemCaseSensitive(resp, "Table");
-  defs = cJSON_GetObjectItemCaseSensitive(t, "AttributeDefinitions");
-  gsis = cJSON_GetObjectItemCaseSensitive(t, "GlobalSecondaryIndexes");
-  lsis = cJSON_GetObjectItemCaseSensitive(t, "LocalSecondaryIndexes");
-  n = 1 + cJSON_GetArraySize(gsis) + cJSON_GetArraySize(lsis);
-  d = calloc(1, sizeof(*d));
-  if(d)
-    d->indexes = calloc((size_t)n, sizeof(ddb_index));
-  if(!d || !d->indexes) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  d->n_indexes = n;
-  d->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(t, "TableName"));
-  x = cJSON_GetObjectItemCaseSensitive(t, "ItemCount");
-  d->item_count = json_count(x, -1);
-  x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
-  d->size_bytes = json_count(x, -1);
-  if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
-                            defs, &d->indexes[0])) {
-    result =
-        ddb_error_set(err, DDB_ERR_PARSE,
-                      "DescribeTable of '%.200s': malformed answer", table);
-    goto fail;
-  }
-  for(pass = 0; pass < 2; pass++) {
-    cJSON_ArrayForEach(x, (pass == 0 ? gsis : lsis)) {
-      ddb_index *idx = &d->indexes[i++];
-      idx->is_local = pass == 1;
-      idx->name =
-          dup_json_str(cJSON_GetObjectItemCaseSensitive(x, "IndexName"));
-      if(!idx->name ||
-         parse_keys(cJSON_GetObjectItemCaseSensitive(x, "KeySchema"), defs,
-                    idx) ||
-         parse_projection(cJSON_GetObjectItemCaseSensitive(x, "Projection"),
-                          idx)) {
-        result =
-            ddb_error_set(err, DDB_ERR_PARSE,
-                          "DescribeTable of '%.200s': malformed index", table);
-        goto fail;
-      }
-    }
-  }
-  /* DynamoDB lists indexes in no fixed order: sort each kind by name so
-  ** that columns and plans are the same on every connection */
-  if(cJSON_GetArraySize(gsis) > 1)
-    qsort(d->indexes + 1, (size_t)cJSON_GetArraySize(gsis), sizeof(ddb_index),
-          index_cmp);
-  if(cJSON_GetArraySize(lsis) > 1)
-    qsort(d->indexes + 1 + cJSON_GetArraySize(gsis),
-          (size_t)cJSON_GetArraySize(lsis), sizeof(ddb_index), index_cmp);
-  *out = d;
-  d = NULL;
-
-fail:
-  ddb_table_desc_free(d);
-  return result;
-}
-
-/* DescribeTable of table into *out (see ddb_client.h). */
-ddb_result ddb_describe_table(ddb_client *c, const char *table,
-                              ddb_table_desc **out, ddb_error *err) {
-  ddb_buf body;
-  cJSON *resp = NULL;
-  ddb_result result;
-  call_info ci = {.operation = "DescribeTable", .table = table};
-
-  *out = NULL;
-  ddb_buf_init(&body, 4096);
-  ddb_buf_adds(&body, "{\"TableName\":");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_addc(&body, '}');
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
-    goto fail;
-  }
-  result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
-  result = ddb_table_desc_from_json(resp, table, out, err);
-
-fail:
-  cJSON_Delete(resp);
-  ddb_buf_free(&body);
-  return result;
-}
-
-/* ------------------------------------------------------------------------
-** Query and Scan
-*/
-static int scalar_ok(const ddb_av *v) {
-  if(v->type == DDB_N)
-    return ddb_number_ok(v->text, v->n);
-  return v->type == DDB_S || v->type == DDB_B;
-}
-
-/* The operator of a comparison, with spaces (" < "), or "". */
-static const char *skop_text(ddb_skop op) {
-  switch(op) {
-  case DDB_SK_EQ: return " = ";
-  case DDB_SK_LT: return " < ";
-  case DDB_SK_LE: return " <= ";
-  case DDB_SK_GT: return " > ";
-  case DDB_SK_GE: return " >= ";
-  default: return "";
-  }
-}
-
-/* Append a typed scalar ({"S":"..."}) for a request value. */
-static void add_scalar(ddb_buf *b, const ddb_av *v) {
-  ddb_av tmp = *v;
-  tmp.kids = NULL;
-  ddb_av_to_typed_json(&tmp, b);
-}
-
-/* Append the FilterExpression text: #fI op :vN ..., values numbered from
-** first_val (the names and values go in the maps built after). */
-static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
-  int i, v = first_val;
-  for(i = 0; i < r->n_filters; i++) {
-    const ddb_filter *f = &r->filters[i];
-    if(i)
-      ddb_buf_adds(b, " AND ");
-    switch(f->op) {
-    case DDB_SK_BETWEEN:
-      ddb_buf_addf(b, "#f%d BETWEEN :v%d AND :v%d", i, v, v + 1);
-      v += 2;
-      break;
-    case DDB_SK_BEGINS_WITH:
-      ddb_buf_addf(b, "begins_with(#f%d, :v%d)", i, v++);
-      break;
-    default: ddb_buf_addf(b, "#f%d%s:v%d", i, skop_text(f->op), v++);
-    }
-  }
-}
-
-/* The JSON body of the Query/Scan r into b (see ddb_client.h). */
-ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
-  int nvals = 0, i, v;
-  ddb_buf_adds(b, "{\"TableName\":");
-  ddb_buf_json_str(b, r->table, strlen(r->table));
-  if(r->index) {
-    ddb_buf_adds(b, ",\"IndexName\":");
-    ddb_buf_json_str(b, r->index, strlen(r->index));
-  }
-  if(r->pk_name) {
-    if(!scalar_ok(&r->pk))
-      return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
-                           r->pk_name);
-    ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
-    nvals = 1;
-    switch(r->sk_op) {
-    case DDB_SK_NONE: break;
-    case DDB_SK_BETWEEN:
-      ddb_buf_adds(b, " AND #k1 BETWEEN :v1 AND :v2");
-      nvals = 3;
-      break;
-    case DDB_SK_BEGINS_WITH:
-      ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
-      nvals = 2;
-      break;
-    default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
-    }
-    ddb_buf_addc(b, '"');
-  }
-  if(r->n_filters) {
-    ddb_buf_adds(b, ",\"FilterExpression\":\"");
-    add_filter_expr(b, r, nvals);
-    ddb_buf_addc(b, '"');
-  }
-  if(r->n_proj) {
-    ddb_buf_adds(b, ",\"ProjectionExpression\":\"");
-    for(i = 0; i < r->n_proj; i++)
-      ddb_buf_addf(b, "%s#p%d", i ? ", " : "", i);
-    ddb_buf_addc(b, '"');
-  }
-  /* every name goes through ExpressionAttributeNames */
-  if(r->pk_name || r->n_filters || r->n_proj) {
-    int n = 0;
-    ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
-    if(r->pk_name) {
-      ddb_buf_adds(b, "\"#k0\":");
-      ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
-      n++;
-      if(r->sk_op != DDB_SK_NONE) {
-        ddb_buf_adds(b, ",\"#k1\":");
-        ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
-      }
-    }
-    for(i = 0; i < r->n_filters; i++, n++) {
-      ddb_buf_addf(b, "%s\"#f%d\":", n ? "," : "", i);
-      ddb_buf_json_str(b, r->filters[i].name, strlen(r->filters[i].name));
-    }
-    for(i = 0; i < r->n_proj; i++, n++) {
-      ddb_buf_addf(b, "%s\"#p%d\":", n ? "," : "", i);
-      ddb_buf_json_str(b, r->proj[i], strlen(r->proj[i]));
-    }
-    ddb_buf_addc(b, '}');
-  }
-  /* and every value through ExpressionAttributeValues */
-  if(nvals || r->n_filters) {
-    ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
-    if(nvals) {
-      ddb_buf_adds(b, "\":v0\":");
-      add_scalar(b, &r->pk);
-    }
-    for(i = 1; i < nvals; i++) {
-      if(!scalar_ok(&r->sk[i - 1]))
-        return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
-                             r->sk_name);
-      ddb_buf_addf(b, ",\":v%d\":", i);
-      add_scalar(b, &r->sk[i - 1]);
-    }
-    v = nvals;
-    for(i = 0; i < r->n_filters; i++) {
-      const ddb_filter *f = &r->filters[i];
-      int k, nv = f->op == DDB_SK_BETWEEN ? 2 : 1;
-      for(k = 0; k < nv; k++, v++) {
-        if(!scalar_ok(&f->v[k]))
-          return ddb_error_set(err, DDB_ERR_INPUT,
-                               "bad value for attribute '%.100s'", f->name);
-        ddb_buf_addf(b, "%s\":v%d\":", v ? "," : "", v);
-        add_scalar(b, &f->v[k]);
-      }
-    }
-    ddb_buf_addc(b, '}');
-  }
-  if(r->pk_name && r->descending)
-    ddb_buf_adds(b, ",\"ScanIndexForward\":false");
-  if(!r->pk_name && r->total_segments > 1)
-    ddb_buf_addf(b, ",\"Segment\":%d,\"TotalSegments\":%d", r->segment,
-                 r->total_segments);
-  if(r->consistent)
-    ddb_buf_adds(b, ",\"ConsistentRead\":true");
-  if(r->limit > 0)
-    ddb_buf_addf(b, ",\"Limit\":%lld", r->limit);
-  if(r->count_only)
-    ddb_buf_adds(b, ",\"Select\":\"COUNT\"");
-  if(r->start) {
-    ddb_buf_adds(b, ",\"ExclusiveStartKey\":");
-    ddb_item_to_typed_json(r->start, b);
-  }
-  ddb_buf_adds(b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
-  if(b->failed)
-    return ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
-  return DDB_OK;
-}
-
-/* The capacity units an answer says it consumed (summed over tables). */
-static double consumed(const cJSON *resp) {
-  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
-  const cJSON *u;
-  double sum = 0;
-  if(cJSON_IsArray(cc)) {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, cc) {
-      u = cJSON_GetObjectItemCaseSensitive(x, "CapacityUnits");
-      if(cJSON_IsNumber(u))
-        sum += u->valuedouble;
-    }
-    return sum;
-  }
-  u = cJSON_GetObjectItemCaseSensitive(cc, "CapacityUnits");
-  return cJSON_IsNumber(u) ? u->valuedouble : 0;
-}
-
-/* The capacity units of a ConsumedCapacity value at token 0 of the tape
-** (an object, or an array of them: summed). */
-static double tape_consumed(const ddb_tape *t, const char *text) {
-  uint32_t j, k;
-  long u;
-  double sum = 0;
-  if(t->tok[0].type == DDB_JARR) {
-    for(j = 0, k = 1; j < t->tok[0].n; j++, k = t->tok[k].end)
-      if((u = ddb_tape_member(t, text, k, "CapacityUnits")) > 0)
-        sum += ddb_tape_num(t, text, (uint32_t)u);
-    return sum;
-  }
-  u = ddb_tape_member(t, text, 0, "CapacityUnits");
-  return u > 0 ? ddb_tape_num(t, text, (uint32_t)u) : 0;
-}
-
-/* A count at token 0 of the tape: its value when it is a number in
-** [0, 2^53], else dflt (a huge or negative number in a damaged answer is
-** no count). */
-static long long tape_count(const ddb_tape *t, const char *text,
-                            long long dflt) {
-  double d;
-  if(t->tok[0].type != DDB_JNUM)
-    return dflt;
-  d = ddb_tape_num(t, text, 0);
-  if(!(d >= 0) || d > 9007199254740992.0)
-    return dflt;
-  return (long long)d;
-}
-
-/* Append it to the page's items (taking its reference); 0, or -1 on out
-** of memory (it is then released). */
-static int page_push(ddb_page *p, int *cap, ddb_item *it) {
-  if(p->n_items == *cap) {
-    int ncap = *cap ? *cap * 2 : 64;
-    ddb_item **x = realloc(p->items, (size_t)ncap * sizeof(*x));
-    if(!x) {
-      ddb_item_unref(it);
-      return -1;
-    }
-    p->items = x;
-    p->bytes += (size_t)(ncap - *cap) * sizeof(*x);
-    *cap = ncap;
-  }
-  p->items[p->n_items++] = it;
-  p->bytes += it->bytes;
-  return 0;
-}
-
-/* Parse a Query/Scan answer into a page (see ddb_client_int.h). */
-ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
-                          int count_only, ddb_page **out, int *malformed,
-                          ddb_error *err) {
-  ddb_jreader r;
-  ddb_jtok name;
-  ddb_page *p;
-  ddb_item *it;
-  ddb_result result = DDB_OK;
-  int rc, cap = 0, have_items = 0, have_count = 0, have_scanned = 0;
-  long long count = 0, scanned = 0;
-
-  *out = NULL;
-  *malformed = 0;
-  memset(&r, 0, sizeof(r));
-  p = calloc(1, sizeof(*p));
-  if(!p)
-    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-  p->refs = 1;
-  p->bytes = sizeof(*p);
-  if(ddb_jr_open(&r, body, len))
-    goto malformed;
-  while((rc = ddb_jr_next(&r, &name)) == 1) {
-    if(!have_items && ddb_tape_eq(body, &name, "Items") &&
-       ddb_jr_array(&r) == 0) {
-      /* the items, one at a time: the tape holds one item */
-      have_items = 1;
-      while((rc = ddb_jr_element(&r)) == 1) {
-        result = ddb_item_from_tape(body, &r.tape, 0, &it, err);
-        if(result)
-          goto fail;
-        if(page_push(p, &cap, it)) {
-          result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-          goto fail;
-        }
-      }
-      if(rc < 0)
-        goto malformed;
-      continue;
-    }
-    if(ddb_jr_value(&r))
-      goto malformed;
-    if(ddb_tape_eq(body, &name, "Items"))
-      have_items = have_items ? have_items : -1; /* not an array */
-    else if(!have_count && ddb_tape_eq(body, &name, "Count")) {
-      have_count = r.tape.tok[0].type == DDB_JNUM ? 1 : -1;
-      count = tape_count(&r.tape, body, -1);
-    } else if(!have_scanned && ddb_tape_eq(body, &name, "ScannedCount")) {
-      have_scanned = 1;
-      scanned = tape_count(&r.tape, body, -1);
-    } else if(!p->last_key && ddb_tape_eq(body, &name, "LastEvaluatedKey")) {
-      result = ddb_item_from_tape(body, &r.tape, 0, &p->last_key, err);
-      if(result)
-        goto fail;
-      p->bytes += p->last_key->bytes;
-    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
-      p->consumed_rcu = tape_consumed(&r.tape, body);
-  }
-  if(rc < 0)
-    goto malformed;
-  /* a page without its Items (or its Count) would read as a shorter
-  ** answer: it is an error */
-  if((!count_only && have_items != 1) || have_items < 0 || have_count != 1) {
-    result =
-        ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s: no %s",
-                      operation, have_count == 1 ? "Items array" : "Count");
-    goto fail;
-  }
-  p->count = count >= 0 ? count : p->n_items;
-  p->scanned = have_scanned && scanned >= 0 ? scanned : p->count;
-  *out = p;
-  p = NULL;
-  goto fail;
-
-malformed:
-  *malformed = 1;
-  result =
-      ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s (%zu bytes)",
-                    operation, len);
-fail:
-  ddb_page_unref(p);
-  ddb_tape_free(&r.tape);
-  return result;
-}
-
-/* What call()'s take for a page works with (ci->ud). */
-typedef struct page_take {
-  const ddb_read *r;
-  ddb_page *page; /* out */
-} page_take;
-
-/* call()'s take for a Query/Scan page. */
-static ddb_result take_page(call_info *ci, const char *body, size_t len,
-                            int *malformed, ddb_error *e) {
-  page_take *pt = ci->ud;
-  ddb_result result = ddb_page_parse(
-      body, len, ci->operation, pt->r->count_only, &pt->page, malformed, e);
-  if(result)
-    return result;
-  ci->items = pt->page->count;
-  ci->consumed = pt->page->consumed_rcu;
-  return DDB_OK;
-}
-
-/* One page of the Query/Scan r (see ddb_client.h). */
-/* See ddb_client.h: Brent's algorithm, the saved key (the tortoise)
-** moving to the newest key (the hare) whenever lam reaches power, which
-** doubles. */
-ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
-                        const char *table, const ddb_item *key,
-                        ddb_error *err) {
-  if(!key)
-    return DDB_OK;
-  if(g->saved && ddb_av_equal(&g->saved->root, &key->root))
-    return ddb_error_set(err, DDB_ERR_PARSE,
-                         "%s of '%.200s': the answers' LastEvaluatedKeys go "
-                         "round in a circle (a key came back: a loop)",
-                         operation, table);
-  if(g->power == 0)
-    g->power = g->lam = 1;
-  if(g->lam == g->power) {
-    ddb_item_unref(g->saved);
-    g->saved = ddb_item_ref((ddb_item *)key);
-    g->power *= 2;
-    g->lam = 0;
-  }
-  g->lam++;
-  return DDB_OK;
-}
-
-/* Drop g's saved key; g is then as new. */
-void ddb_lek_guard_free(ddb_lek_guard *g) {
-  ddb_item_unref(g->saved);
-  memset(g, 0, sizeof(*g));
-}
-
-ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
-                         ddb_error *err) {
-  ddb_buf body;
-  cJSON *resp = NULL;
-  ddb_result result;
-  call_info ci;
-  page_take pt;
-
-  *out = NULL;
-  memset(&ci, 0, sizeof(ci));
-  ci.operation = r->pk_name ? "Query" : "Scan";
-  ci.table = r->table;
-  ci.index = r->index;
-  ci.continuation = r->start != NULL;
-  pt.r = r;
-  pt.page = NULL;
-  ci.take = take_page;
-  ci.ud = &pt;
-  ddb_buf_init(&body, DDB_REQUEST_MAX);
-  result = ddb_read_body(r, &body, err);
-  if(result)
-    goto fail;
-  result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
-  /* a server that answers a page with the key it was asked to start after
-  ** would have its reader ask for that page forever */
-  if(r->start && pt.page->last_key &&
-     ddb_av_equal(&r->start->root, &pt.page->last_key->root)) {
-    ddb_page_unref(pt.page);
-    result = ddb_error_set(err, DDB_ERR_PARSE,
-                           "%s of '%.200s': the answer's LastEvaluatedKey "
-                           "repeats its ExclusiveStartKey (the same page "
-                           "again: a loop)",
-                           ci.operation, r->table);
-    goto fail;
-  }
-  *out = pt.page;
-
-fail:
-  cJSON_Delete(resp);
-  ddb_buf_free(&body);
-  return result;
-}
-
-/* ------------------------------------------------------------------------
-** GetItem and BatchGetItem
-*/
-
-/* Read the members of the JSON object body[0..len) (an answer), each value
-** tokenized, through fn(ci, body, name, tape): DDB_OK when all went well,
-** fn's error, or DDB_ERR_PARSE with *malformed set when the text is not
-** one JSON object. */
-static ddb_result each_member(call_info *ci, const char *body, size_t len,
-                              ddb_result (*fn)(call_info *ci, const char *body,
-                                               const ddb_jtok *name,
-                                               const ddb_tape *t,
-                                               ddb_error *e),
-                              int *malformed, ddb_error *e) {
-  ddb_jreader r;
-  ddb_jtok name;
-  ddb_result result = DDB_OK;
-  int rc;
-
-  memset(&r, 0, sizeof(r));
-  rc = ddb_jr_open(&r, body, len) ? -1 : 1;
-  while(rc == 1 && (rc = ddb_jr_next(&r, &name)) == 1) {
-    if(ddb_jr_value(&r))
-      rc = -1;
-    else if((result = fn(ci, body, &name, &r.tape, e)) != DDB_OK)
-      break;
-  }
-  if(rc < 0) {
-    *malformed = 1;
-    result = DDB_ERR_PARSE;
-  }
-  ddb_tape_free(&r.tape);
-  return result;
-}
-
-/* each_member()'s handler for GetItem: Item to *(ddb_item **)ci->ud. */
-static ddb_result item_member(call_info *ci, const char *body,
-                              const ddb_jtok *name, const ddb_tape *t,
-                              ddb_error *e) {
-  ddb_item **out = ci->ud;
-  if(!*out && ddb_tape_eq(body, name, "Item"))
-    return ddb_item_from_tape(body, t, 0, out, e);
-  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
-    ci->consumed = tape_consumed(t, body);
-  return DDB_OK;
-}
-
-/* call()'s take for GetItem: the Item (or none) to *(ddb_item **)ci->ud. */
-static ddb_result take_item(call_info *ci, const char *body, size_t len,
-                            int *malformed, ddb_error *e) {
-  ddb_item **out = ci->ud;
-  ddb_result result;
-  *out = NULL;
-  ci->consumed = 0;
-  result = each_member(ci, body, len, item_member, malformed, e);
-  if(result) {
-    ddb_item_unref(*out);
-    *out = NULL;
-  }
-  ci->items = *out ? 1 : 0;
-  return result;
-}
-
-ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
-                        int consistent, ddb_item **out, ddb_error *err) {
-  ddb_buf body;
-  cJSON *resp = NULL;
-  ddb_result result;
-  call_info ci = {.operation = "GetItem", .table = table, .take = take_item};
-
-  *out = NULL;
-  ci.ud = out;
-  ddb_buf_init(&body, DDB_REQUEST_MAX);
-  ddb_buf_adds(&body, "{\"TableName\":");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_adds(&body, ",\"Key\":");
-  ddb_item_to_typed_json(key, &body);
-  if(consistent)
-    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
-  ddb_buf_adds(&body, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
-    goto fail;
-  }
-  result = call(c, &ci, body.p, body.len, &resp, err);
-
-fail:
-  cJSON_Delete(resp);
-  ddb_buf_free(&body);
-  return result;
-}
-
-/* A distinct key of a batch, hashed by its canonical encoding. */
-typedef struct batch_key {
-  char *enc; /* canonical encoding (hash key) */
-  const ddb_item *key;
-  ddb_item *found; /* the item, or NULL */
-  int done;
-  UT_hash_handle hh;
-} batch_key;
-
-/* What call()'s take for BatchGetItem collects (ci->ud): the items of
-** Responses[table] and the keys of UnprocessedKeys[table].Keys. */
-typedef struct batch_take {
-  const char *table;
-  ddb_page *got;    /* items */
-  ddb_page *unproc; /* keys, as items */
-} batch_take;
-
-/* Decode the items of the array at token i of tape t into a new page *out
-** (a non-array is an empty list).  Returns DDB_OK or the decode error. */
-static ddb_result tape_items(const char *text, const ddb_tape *t, long i,
-                             ddb_page **out, ddb_error *e) {
-  ddb_page *p = calloc(1, sizeof(*p));
-  ddb_item *it;
-  uint32_t j, k;
-  int cap = 0;
-  ddb_result result;
-  *out = NULL;
-  if(!p)
-    return ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
-  p->refs = 1;
-  if(i >= 0 && t->tok[i].type == DDB_JARR)
-    for(j = 0, k = (uint32_t)i + 1; j < t->tok[i].n; j++, k = t->tok[k].end) {
-      result = ddb_item_from_tape(text, t, k, &it, e);
-      if(!result && page_push(p, &cap, it))
-        result = ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
-      if(result) {
-        ddb_page_unref(p);
-        return result;
-      }
-    }
-  *out = p;
-  return DDB_OK;
-}
-
-/* each_member()'s handler for BatchGetItem. */
-static ddb_result batch_member(call_info *ci, const char *body,
-                               const ddb_jtok *name, const ddb_tape *t,
-                               ddb_error *e) {
-  batch_take *bt = ci->ud;
-  long x;
-  if(!bt->got && ddb_tape_eq(body, name, "Responses"))
-    return tape_items(body, t, ddb_tape_member(t, body, 0, bt->table),
-                      &bt->got, e);
-  if(!bt->unproc && ddb_tape_eq(body, name, "UnprocessedKeys")) {
-    x = ddb_tape_member(t, body, 0, bt->table);
-    if(x >= 0)
-      x = ddb_tape_member(t, body, (uint32_t)x, "Keys");
-    return tape_items(body, t, x, &bt->unproc, e);
-  }
-  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
-    ci->consumed = tape_consumed(t, body);
-  return DDB_OK;
-}
-
-/* call()'s take for BatchGetItem. */
-static ddb_result take_batch(call_info *ci, const char *body, size_t len,
-                             int *malformed, ddb_error *e) {
-  batch_take *bt = ci->ud;
-  ddb_result result;
-  ci->consumed = 0;
-  result = each_member(ci, body, len, batch_member, malformed, e);
-  if(result) {
-    ddb_page_unref(bt->got);
-    ddb_page_unref(bt->unproc);
-    bt->got = bt->unproc = NULL;
-  }
-  ci->items = bt->got ? bt->got->n_items : 0;
-  return result;
-}
-
-/* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
-** come back unprocessed stay !done. */
-static ddb_result batch_once(ddb_client *c, const char *table,
-                             batch_key **keys, int n, batch_key *map,
-                             const char *const *names, int n_names,
-                             int consistent, int retry, ddb_error *err) {
-  ddb_buf body, enc;
-  cJSON *resp = NULL;
-  ddb_result result = DDB_OK;
-  batch_take bt = {.table = table};
-  call_info ci = {.operation = "BatchGetItem",
-                  .table = table,
-                  .continuation = retry,
-                  .take = take_batch,
-                  .ud = &bt};
-  int i;
-
-  ddb_buf_init(&body, DDB_REQUEST_MAX);
-  ddb_buf_init(&enc, 4 * 1024 * 1024);
-  ddb_buf_adds(&body, "{\"RequestItems\":{");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_adds(&body, ":{\"Keys\":[");
-  for(i = 0; i < n; i++) {
-    int k;
-    if(i)
-      ddb_buf_addc(&body, ',');
-    /* only the key attributes: DynamoDB refuses any other in a key */
-    ddb_buf_addc(&body, '{');
-    for(k = 0; k < n_names; k++) {
-      const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
-      if(k)
-        ddb_buf_addc(&body, ',');
-      ddb_buf_json_str(&body, names[k], strlen(names[k]));
-      ddb_buf_addc(&body, ':');
-      if(a)
-        ddb_av_to_typed_json(a, &body);
-    }
-    ddb_buf_addc(&body, '}');
-  }
-  ddb_buf_addc(&body, ']');
-  if(consistent)
-    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
-  ddb_buf_adds(&body, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
-    goto fail;
-  }
-  result = call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
-  for(i = 0; bt.got && i < bt.got->n_items; i++) {
-    ddb_item *it = bt.got->items[i];
-    batch_key *bk;
-    ddb_buf_reset(&enc);
-    if(ddb_key_encode(it, names, n_names, &enc)) {
-      result = ddb_error_set(err, DDB_ERR_PARSE,
-                             "BatchGetItem returned an item without its key");
-      goto fail;
-    }
-    HASH_FIND(hh, map, enc.p, enc.len, bk);
-    if(bk && !bk->found)
-      bk->found = ddb_item_ref(it);
-  }
-  /* everything sent is done unless listed as unprocessed */
-  for(i = 0; i < n; i++)
-    keys[i]->done = 1;
-  for(i = 0; bt.unproc && i < bt.unproc->n_items; i++) {
-    batch_key *bk;
-    ddb_buf_reset(&enc);
-    if(ddb_key_encode(bt.unproc->items[i], names, n_names, &enc) == 0) {
-      HASH_FIND(hh, map, enc.p, enc.len, bk);
-      if(bk)
-        bk->done = 0;
-    }
-  }
-
-fail:
-  ddb_page_unref(bt.got);
-  ddb_page_unref(bt.unproc);
-  cJSON_Delete(resp);
-  ddb_buf_free(&body);
-  ddb_buf_free(&enc);
-  return result;
-}
-
-/* BatchGetItem of any number of keys (see ddb_client.h). */
-ddb_result ddb_batch_get(ddb_client *c, const char *table,
-                         const ddb_item *const *keys, size_t n,
-                         const char *const *names, int n_names, int consistent,
-                         ddb_item **found, ddb_error *err) {
-  batch_key *map = NULL, *all = NULL, *bk, *tmp;
-  batch_key *send[BATCH_GET_MAX];
-  batch_key **slot = NULL;
-  ddb_buf enc;
-  ddb_result result = DDB_OK;
-  size_t i, n_all = 0, next = 0;
-  int stalls = 0;
-
-  ddb_buf_init(&enc, 4 * 1024 * 1024);
-  for(i = 0; i < n; i++)
-    found[i] = NULL;
-  all = calloc(n ? n : 1, sizeof(batch_key));
-  slot = calloc(n ? n : 1, sizeof(batch_key *));
-  if(!all || !slot) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  /* distinct keys, in first-seen order */
-  for(i = 0; i < n; i++) {
-    ddb_buf_reset(&enc);
-    if(ddb_key_encode(keys[i], names, n_names, &enc)) {
-      result = ddb_error_set(err, DDB_ERR_INPUT,
-                             "BatchGetItem: key %zu "
-                             "lacks a key attribute",
-                             i);
-      goto fail;
-    }
-    HASH_FIND(hh, map, enc.p, enc.len, bk);
-    if(!bk) {
-      bk = &all[n_all++];
-      bk->enc = ddb_buf_take(&enc, NULL);
-      if(!bk->enc) {
-        result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-        goto fail;
-      }
-      bk->key = keys[i];
-      HASH_ADD_KEYPTR(hh, map, bk->enc, strlen(bk->enc), bk);
-    }
-    slot[i] = bk;
-  }
-  /* send in chunks of 100: fresh keys first, then unprocessed ones.  A
-  ** call after which no key is newly done is a retry that failed: after
-  ** max_retries of them in a row, the call fails (a server that keeps
-  ** returning every key unprocessed cannot keep us here) */
-  for(;;) {
-    int m = 0, retry = 0, k, done = 0;
-    size_t j;
-    for(j = 0; j < next && m < BATCH_GET_MAX; j++)
-      if(!all[j].done) {
-        send[m++] = &all[j];
-        retry = 1;
-      }
-    while(m < BATCH_GET_MAX && next < n_all)
-      send[m++] = &all[next++];
-    if(m == 0)
-      break;
-    if(retry) {
-      if(stalls > c->max_retries) {
-        result = ddb_error_set(err, DDB_ERR_SERVICE,
-                               "BatchGetItem: keys still unprocessed "
-                               "(UnprocessedKeys) after %d retries",
-                               stalls - 1);
-        goto fail;
-      }
-      if(backoff(c, stalls > 0 ? stalls : 1, 1)) {
-        result = cancel_error(err, "BatchGetItem");
-        goto fail;
-      }
-    }
-    result = batch_once(c, table, send, m, map, names, n_names, consistent,
-                        retry, err);
-    if(result)
-      goto fail;
-    for(k = 0; k < m; k++)
-      done += send[k]->done;
-    stalls = done > 0 ? 0 : stalls + 1;
-  }
-  for(i = 0; i < n; i++)
-    found[i] = ddb_item_ref(slot[i]->found);
-
-fail:
-  HASH_ITER(hh, map, bk, tmp) {
-    HASH_DEL(map, bk);
-  }
-  for(i = 0; i < n_all; i++) {
-    free(all[i].enc);
-    ddb_item_unref(all[i].found);
-  }
-  if(result)
-    for(i = 0; i < n; i++) {
-      ddb_item_unref(found[i]);
-      found[i] = NULL;
-    }
-  free(all);
-  free(slot);
-  ddb_buf_free(&enc);
   return result;
 }

@@ -2868,6 +2868,19 @@ static int dd_worker_stopped(void *pArg) {
   return bStop;
 }
 
+/* A worker's error: the first one is the scan's, and every worker stops
+** (takes s->mu). */
+static void dd_pscan_fail(dd_pscan *s, const ddb_error *err) {
+  pthread_mutex_lock(&s->mu);
+  if(!s->bFailed) {
+    s->bFailed = 1;
+    s->err = *err;
+  }
+  s->bStop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
 /* A worker: read segment w->iSeg to its end, queueing each page. */
 static void *dd_worker_main(void *pArg) {
   dd_worker *w = pArg;
@@ -2891,14 +2904,7 @@ static void *dd_worker_main(void *pArg) {
     rd.start = pStart;
     rd.limit = pStart ? 0 : s->rd.limit;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
-      pthread_mutex_lock(&s->mu);
-      if(!s->bFailed) {
-        s->bFailed = 1;
-        s->err = err;
-      }
-      s->bStop = 1;
-      pthread_cond_broadcast(&s->cv);
-      pthread_mutex_unlock(&s->mu);
+      dd_pscan_fail(s, &err);
       break;
     }
     if(!pStart)
@@ -2906,14 +2912,7 @@ static void *dd_worker_main(void *pArg) {
     if(ddb_lek_next(&lek, rd.pk_name ? "Query" : "Scan", rd.table,
                     pg->last_key, &err)) {
       ddb_page_unref(pg);
-      pthread_mutex_lock(&s->mu);
-      if(!s->bFailed) {
-        s->bFailed = 1;
-        s->err = err;
-      }
-      s->bStop = 1;
-      pthread_cond_broadcast(&s->cv);
-      pthread_mutex_unlock(&s->mu);
+      dd_pscan_fail(s, &err);
       break;
     }
     ddb_item_unref(pStart);

@@ -38,9 +38,9 @@
 ** written key (canonical, ddb_key_encode) to its newest write, and the
 ** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
 ** A second INSERT of a key the transaction wrote fails at the statement;
-** an INSERT OR IGNORE of a key it did not write reads the key from
-** DynamoDB at the statement and skips the row when it exists
-** (dd_insert_check).
+** an INSERT OR IGNORE of a key it did not write (or an UPDATE OR IGNORE
+** that moves a row to such a key) reads the key from DynamoDB at the
+** statement and skips the row when it exists (dd_insert_check).
 **
 ** The cache is told of every write (ddbc_note_write).  The old image an
 ** answer gives is trusted only when the call was not retried; a retried
@@ -863,15 +863,17 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
 ** xUpdate
 */
 
-/* Inside a transaction, may the INSERT of it go ahead?  Not when an earlier
+/* Inside a transaction, may the INSERT of it (or the UPDATE that moves a
+** row to its key; zWhat names which) go ahead?  Not when an earlier
 ** write of this transaction left an item with its key: SQLITE_CONSTRAINT
-** now, at the statement, as an ordinary table does.  An INSERT OR IGNORE
+** now, at the statement, as an ordinary table does.  An OR IGNORE
 ** (bIgnore) of a key the transaction has not written asks DynamoDB now
 ** (a consistent read): SQLITE_CONSTRAINT, which SQLite turns into "skip
 ** the row", when the item exists, so changes() and the transaction's reads
 ** see what an ordinary table would.  A plain INSERT's existing key is
 ** found at COMMIT (its condition). */
-static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore) {
+static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore,
+                           const char *zWhat) {
   ddb_item *pend = NULL, *found = NULL;
   const ddb_item *aKey[1];
   ddb_error err;
@@ -880,9 +882,9 @@ static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore) {
   if(bPending && pend) {
     zKey = dd_key_text(p, it);
     dd_error(p,
-             "INSERT: an item with key %s already exists (written earlier "
+             "%s: an item with key %s already exists (written earlier "
              "in this transaction; INSERT OR REPLACE overwrites it)",
-             zKey ? zKey : "?");
+             zWhat, zKey ? zKey : "?");
     sqlite3_free(zKey);
     return SQLITE_CONSTRAINT;
   }
@@ -892,14 +894,15 @@ static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore) {
   ddb_error_clear(&err);
   if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, 1, p->azKey, p->nKey, 1,
                    &found, &err)) {
-    dd_error(p, "INSERT OR IGNORE: %s", err.message);
+    dd_error(p, "%s OR IGNORE: %s", zWhat, err.message);
     return dd_rc(&err);
   }
   if(!found)
     return SQLITE_OK;
   ddb_item_unref(found);
   zKey = dd_key_text(p, it);
-  dd_error(p, "INSERT: an item with key %s already exists", zKey ? zKey : "?");
+  dd_error(p, "%s: an item with key %s already exists", zWhat,
+           zKey ? zKey : "?");
   sqlite3_free(zKey);
   return SQLITE_CONSTRAINT;
 }
@@ -946,7 +949,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     *pRowid = dd_key_rowid(p, it);
     if(bBuffer) {
       if(onConflict != SQLITE_REPLACE)
-        rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE);
+        rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE, "INSERT");
       if(rc == SQLITE_OK)
         rc = dd_op_add(p, DDB_WRITE_PUT,
                        onConflict == SQLITE_REPLACE ? DDB_COND_NONE
@@ -959,7 +962,9 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     rc = SQLITE_OK;                     /* UPDATE that changes nothing */
   } else if(!dd_same_key(p, old, it)) { /* UPDATE of the key */
     if(bBuffer) {
-      rc = dd_insert_check(p, it, 0);
+      /* the new key taken: UPDATE OR IGNORE skips the row now */
+      rc = dd_insert_check(
+          p, it, sqlite3_vtab_on_conflict(p->db) == SQLITE_IGNORE, "UPDATE");
       if(rc == SQLITE_OK)
         rc = dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0);
       if(rc == SQLITE_OK)

@@ -1,0 +1,267 @@
+/*
+** describe.c -- DescribeTable: the table's key schema, indexes, item
+** count and size, as ddb_table_desc (ddb_client.h).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_client_int.h"
+#include "http_int.h"
+
+/* ------------------------------------------------------------------------
+** DescribeTable
+*/
+/* A malloc'ed copy of j's string value, or NULL (none, or no memory). */
+static char *dup_json_str(const cJSON *j) {
+  return ddb_strdup(cJSON_GetStringValue(j));
+}
+
+/* The type of attribute name in AttributeDefinitions defs, or DDB_NONE. */
+static ddb_type attr_type(const cJSON *defs, const char *name) {
+  const cJSON *d;
+  cJSON_ArrayForEach(d, defs) {
+    const char *n = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(d, "AttributeName"));
+    const char *t = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(d, "AttributeType"));
+    if(n && t && strcmp(n, name) == 0)
+      return strcmp(t, "S") == 0   ? DDB_S
+             : strcmp(t, "N") == 0 ? DDB_N
+             : strcmp(t, "B") == 0 ? DDB_B
+                                   : DDB_NONE;
+  }
+  return DDB_NONE;
+}
+
+/* Fill idx's keys from a KeySchema array.  Returns 0 or -1. */
+static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
+  const cJSON *k;
+  cJSON_ArrayForEach(k, schema) {
+    const char *kt =
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(k, "KeyType"));
+    ddb_keyattr *ka;
+    if(!kt)
+      return -1;
+    if(strcmp(kt, "HASH") == 0)
+      ka = &idx->pk;
+    else if(strcmp(kt, "RANGE") == 0)
+      ka = &idx->sk;
+    else
+      return -1;
+    if(ka->name)
+      return -1; /* two of a kind */
+    ka->name =
+        dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
+    if(!ka->name)
+      return -1;
+    ka->type = attr_type(defs, ka->name);
+    if(ka->type == DDB_NONE)
+      return -1;
+  }
+  return idx->pk.name ? 0 : -1;
+}
+
+/* Fill idx's projection from a Projection object.  Returns 0 or -1. */
+static int parse_projection(const cJSON *p, ddb_index *idx) {
+  const char *t = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(p, "ProjectionType"));
+  const cJSON *nk = cJSON_GetObjectItemCaseSensitive(p, "NonKeyAttributes"),
+              *a;
+  if(!t || strcmp(t, "ALL") == 0)
+    idx->projection = DDB_PROJ_ALL;
+  else if(strcmp(t, "KEYS_ONLY") == 0)
+    idx->projection = DDB_PROJ_KEYS_ONLY;
+  else
+    idx->projection = DDB_PROJ_INCLUDE;
+  if(cJSON_IsArray(nk) && cJSON_GetArraySize(nk) > 0) {
+    idx->nonkey = calloc((size_t)cJSON_GetArraySize(nk), sizeof(char *));
+    if(!idx->nonkey)
+      return -1;
+    cJSON_ArrayForEach(a, nk) {
+      if(!(idx->nonkey[idx->n_nonkey] = dup_json_str(a)))
+        return -1;
+      idx->n_nonkey++;
+    }
+  }
+  return 0;
+}
+
+/* qsort order of indexes: by name. */
+static int index_cmp(const void *a, const void *b) {
+  return strcmp(((const ddb_index *)a)->name, ((const ddb_index *)b)->name);
+}
+
+/* Free d and everything in it; NULL is fine. */
+void ddb_table_desc_free(ddb_table_desc *d) {
+  int i, j;
+  if(!d)
+    return;
+  for(i = 0; i < d->n_indexes; i++) {
+    ddb_index *x = &d->indexes[i];
+    free(x->name);
+    free(x->pk.name);
+    free(x->sk.name);
+    for(j = 0; j < x->n_nonkey; j++)
+      free(x->nonkey[j]);
+    free(x->nonkey);
+  }
+  free(d->indexes);
+  free(d->name);
+  free(d);
+}
+
+/* *dst = a copy of src (NULL stays NULL).  Returns 0, or -1 on OOM. */
+static int dup_str(char **dst, const char *src) {
+  *dst = NULL;
+  if(!src)
+    return 0;
+  *dst = strdup(src);
+  return *dst ? 0 : -1;
+}
+
+/* A deep copy of d, or NULL on out of memory. */
+ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
+  ddb_table_desc *c = calloc(1, sizeof(*c));
+  int i, j, bad = 0;
+  if(!c)
+    return NULL;
+  c->item_count = d->item_count;
+  c->size_bytes = d->size_bytes;
+  c->indexes = calloc((size_t)d->n_indexes, sizeof(ddb_index));
+  if(!c->indexes) {
+    free(c);
+    return NULL;
+  }
+  c->n_indexes = d->n_indexes;
+  bad |= dup_str(&c->name, d->name);
+  for(i = 0; i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    ddb_index *y = &c->indexes[i];
+    *y = *x;
+    y->nonkey = NULL;
+    y->n_nonkey = 0;
+    bad |= dup_str(&y->name, x->name);
+    bad |= dup_str(&y->pk.name, x->pk.name);
+    bad |= dup_str(&y->sk.name, x->sk.name);
+    if(x->n_nonkey) {
+      y->nonkey = calloc((size_t)x->n_nonkey, sizeof(char *));
+      if(!y->nonkey) {
+        bad = 1;
+        continue;
+      }
+      y->n_nonkey = x->n_nonkey;
+      for(j = 0; j < x->n_nonkey; j++)
+        bad |= dup_str(&y->nonkey[j], x->nonkey[j]);
+    }
+  }
+  if(bad) {
+    ddb_table_desc_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* A count from JSON: x's value when it is a number in [0, 2^53], else
+** dflt (a huge or negative number in a damaged answer is no count). */
+static long long json_count(const cJSON *x, long long dflt) {
+  if(!cJSON_IsNumber(x) || !(x->valuedouble >= 0) ||
+     x->valuedouble > 9007199254740992.0)
+    return dflt;
+  return (long long)x->valuedouble;
+}
+
+/* Parse a DescribeTable answer into *out (see ddb_client_int.h). */
+ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
+                                    ddb_table_desc **out, ddb_error *err) {
+  const cJSON *t, *defs, *gsis, *lsis, *x;
+  ddb_table_desc *d = NULL;
+  ddb_result result = DDB_OK;
+  int n, i = 1, pass;
+
+  *out = NULL;
+  t = cJSON_GetObjectItemCaseSensitive(resp, "Table");
+  defs = cJSON_GetObjectItemCaseSensitive(t, "AttributeDefinitions");
+  gsis = cJSON_GetObjectItemCaseSensitive(t, "GlobalSecondaryIndexes");
+  lsis = cJSON_GetObjectItemCaseSensitive(t, "LocalSecondaryIndexes");
+  n = 1 + cJSON_GetArraySize(gsis) + cJSON_GetArraySize(lsis);
+  d = calloc(1, sizeof(*d));
+  if(d)
+    d->indexes = calloc((size_t)n, sizeof(ddb_index));
+  if(!d || !d->indexes) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  d->n_indexes = n;
+  d->name = dup_json_str(cJSON_GetObjectItemCaseSensitive(t, "TableName"));
+  x = cJSON_GetObjectItemCaseSensitive(t, "ItemCount");
+  d->item_count = json_count(x, -1);
+  x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
+  d->size_bytes = json_count(x, -1);
+  if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
+                            defs, &d->indexes[0])) {
+    result =
+        ddb_error_set(err, DDB_ERR_PARSE,
+                      "DescribeTable of '%.200s': malformed answer", table);
+    goto fail;
+  }
+  for(pass = 0; pass < 2; pass++) {
+    cJSON_ArrayForEach(x, (pass == 0 ? gsis : lsis)) {
+      ddb_index *idx = &d->indexes[i++];
+      idx->is_local = pass == 1;
+      idx->name =
+          dup_json_str(cJSON_GetObjectItemCaseSensitive(x, "IndexName"));
+      if(!idx->name ||
+         parse_keys(cJSON_GetObjectItemCaseSensitive(x, "KeySchema"), defs,
+                    idx) ||
+         parse_projection(cJSON_GetObjectItemCaseSensitive(x, "Projection"),
+                          idx)) {
+        result =
+            ddb_error_set(err, DDB_ERR_PARSE,
+                          "DescribeTable of '%.200s': malformed index", table);
+        goto fail;
+      }
+    }
+  }
+  /* DynamoDB lists indexes in no fixed order: sort each kind by name so
+  ** that columns and plans are the same on every connection */
+  if(cJSON_GetArraySize(gsis) > 1)
+    qsort(d->indexes + 1, (size_t)cJSON_GetArraySize(gsis), sizeof(ddb_index),
+          index_cmp);
+  if(cJSON_GetArraySize(lsis) > 1)
+    qsort(d->indexes + 1 + cJSON_GetArraySize(gsis),
+          (size_t)cJSON_GetArraySize(lsis), sizeof(ddb_index), index_cmp);
+  *out = d;
+  d = NULL;
+
+fail:
+  ddb_table_desc_free(d);
+  return result;
+}
+
+/* DescribeTable of table into *out (see ddb_client.h). */
+ddb_result ddb_describe_table(ddb_client *c, const char *table,
+                              ddb_table_desc **out, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  ddb_result result;
+  call_info ci = {.operation = "DescribeTable", .table = table};
+
+  *out = NULL;
+  ddb_buf_init(&body, 4096);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_addc(&body, '}');
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
+    goto fail;
+  }
+  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  result = ddb_table_desc_from_json(resp, table, out, err);
+
+fail:
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}

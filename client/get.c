@@ -1,0 +1,373 @@
+/*
+** get.c -- GetItem and BatchGetItem (100 keys a call, UnprocessedKeys
+** retried with backoff up to max_retries calls without progress).
+*/
+#include <stdlib.h>
+#include <string.h>
+#include <uthash.h>
+
+#include "ddb_client_int.h"
+#include "http_int.h"
+
+/* Keys per BatchGetItem call (DynamoDB's limit). */
+#define BATCH_GET_MAX 100
+
+/* ------------------------------------------------------------------------
+** GetItem and BatchGetItem
+*/
+
+/* Read the members of the JSON object body[0..len) (an answer), each value
+** tokenized, through fn(ci, body, name, tape): DDB_OK when all went well,
+** fn's error, or DDB_ERR_PARSE with *malformed set when the text is not
+** one JSON object. */
+static ddb_result each_member(call_info *ci, const char *body, size_t len,
+                              ddb_result (*fn)(call_info *ci, const char *body,
+                                               const ddb_jtok *name,
+                                               const ddb_tape *t,
+                                               ddb_error *e),
+                              int *malformed, ddb_error *e) {
+  ddb_jreader r;
+  ddb_jtok name;
+  ddb_result result = DDB_OK;
+  int rc;
+
+  memset(&r, 0, sizeof(r));
+  rc = ddb_jr_open(&r, body, len) ? -1 : 1;
+  while(rc == 1 && (rc = ddb_jr_next(&r, &name)) == 1) {
+    if(ddb_jr_value(&r))
+      rc = -1;
+    else if((result = fn(ci, body, &name, &r.tape, e)) != DDB_OK)
+      break;
+  }
+  if(rc < 0) {
+    *malformed = 1;
+    result = DDB_ERR_PARSE;
+  }
+  ddb_tape_free(&r.tape);
+  return result;
+}
+
+/* each_member()'s handler for GetItem: Item to *(ddb_item **)ci->ud. */
+static ddb_result item_member(call_info *ci, const char *body,
+                              const ddb_jtok *name, const ddb_tape *t,
+                              ddb_error *e) {
+  ddb_item **out = ci->ud;
+  if(!*out && ddb_tape_eq(body, name, "Item"))
+    return ddb_item_from_tape(body, t, 0, out, e);
+  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
+    ci->consumed = ddb_tape_consumed(t, body);
+  return DDB_OK;
+}
+
+/* ddb_http_call()'s take for GetItem: the Item (or none) to *(ddb_item **)ci->ud. */
+static ddb_result take_item(call_info *ci, const char *body, size_t len,
+                            int *malformed, ddb_error *e) {
+  ddb_item **out = ci->ud;
+  ddb_result result;
+  *out = NULL;
+  ci->consumed = 0;
+  result = each_member(ci, body, len, item_member, malformed, e);
+  if(result) {
+    ddb_item_unref(*out);
+    *out = NULL;
+  }
+  ci->items = *out ? 1 : 0;
+  return result;
+}
+
+ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                        int consistent, ddb_item **out, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  ddb_result result;
+  call_info ci = {.operation = "GetItem", .table = table, .take = take_item};
+
+  *out = NULL;
+  ci.ud = out;
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_adds(&body, ",\"Key\":");
+  ddb_item_to_typed_json(key, &body);
+  if(consistent)
+    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
+  ddb_buf_adds(&body, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
+    goto fail;
+  }
+  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+
+fail:
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* A distinct key of a batch, hashed by its canonical encoding. */
+typedef struct batch_key {
+  char *enc; /* canonical encoding (hash key) */
+  const ddb_item *key;
+  ddb_item *found; /* the item, or NULL */
+  int done;
+  UT_hash_handle hh;
+} batch_key;
+
+/* What ddb_http_call()'s take for BatchGetItem collects (ci->ud): the items of
+** Responses[table] and the keys of UnprocessedKeys[table].Keys. */
+typedef struct batch_take {
+  const char *table;
+  ddb_page *got;    /* items */
+  ddb_page *unproc; /* keys, as items */
+} batch_take;
+
+/* Decode the items of the array at token i of tape t into a new page *out
+** (a non-array is an empty list).  Returns DDB_OK or the decode error. */
+static ddb_result tape_items(const char *text, const ddb_tape *t, long i,
+                             ddb_page **out, ddb_error *e) {
+  ddb_page *p = calloc(1, sizeof(*p));
+  ddb_item *it;
+  uint32_t j, k;
+  int cap = 0;
+  ddb_result result;
+  *out = NULL;
+  if(!p)
+    return ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+  p->refs = 1;
+  if(i >= 0 && t->tok[i].type == DDB_JARR)
+    for(j = 0, k = (uint32_t)i + 1; j < t->tok[i].n; j++, k = t->tok[k].end) {
+      result = ddb_item_from_tape(text, t, k, &it, e);
+      if(!result && ddb_page_push(p, &cap, it))
+        result = ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+      if(result) {
+        ddb_page_unref(p);
+        return result;
+      }
+    }
+  *out = p;
+  return DDB_OK;
+}
+
+/* each_member()'s handler for BatchGetItem. */
+static ddb_result batch_member(call_info *ci, const char *body,
+                               const ddb_jtok *name, const ddb_tape *t,
+                               ddb_error *e) {
+  batch_take *bt = ci->ud;
+  long x;
+  if(!bt->got && ddb_tape_eq(body, name, "Responses"))
+    return tape_items(body, t, ddb_tape_member(t, body, 0, bt->table),
+                      &bt->got, e);
+  if(!bt->unproc && ddb_tape_eq(body, name, "UnprocessedKeys")) {
+    x = ddb_tape_member(t, body, 0, bt->table);
+    if(x >= 0)
+      x = ddb_tape_member(t, body, (uint32_t)x, "Keys");
+    return tape_items(body, t, x, &bt->unproc, e);
+  }
+  if(ddb_tape_eq(body, name, "ConsumedCapacity"))
+    ci->consumed = ddb_tape_consumed(t, body);
+  return DDB_OK;
+}
+
+/* ddb_http_call()'s take for BatchGetItem. */
+static ddb_result take_batch(call_info *ci, const char *body, size_t len,
+                             int *malformed, ddb_error *e) {
+  batch_take *bt = ci->ud;
+  ddb_result result;
+  ci->consumed = 0;
+  result = each_member(ci, body, len, batch_member, malformed, e);
+  if(result) {
+    ddb_page_unref(bt->got);
+    ddb_page_unref(bt->unproc);
+    bt->got = bt->unproc = NULL;
+  }
+  ci->items = bt->got ? bt->got->n_items : 0;
+  return result;
+}
+
+/* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
+** come back unprocessed stay !done. */
+static ddb_result batch_once(ddb_client *c, const char *table,
+                             batch_key **keys, int n, batch_key *map,
+                             const char *const *names, int n_names,
+                             int consistent, int retry, ddb_error *err) {
+  ddb_buf body, enc;
+  cJSON *resp = NULL;
+  ddb_result result = DDB_OK;
+  batch_take bt = {.table = table};
+  call_info ci = {.operation = "BatchGetItem",
+                  .table = table,
+                  .continuation = retry,
+                  .take = take_batch,
+                  .ud = &bt};
+  int i;
+
+  ddb_buf_init(&body, DDB_REQUEST_MAX);
+  ddb_buf_init(&enc, 4 * 1024 * 1024);
+  ddb_buf_adds(&body, "{\"RequestItems\":{");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_adds(&body, ":{\"Keys\":[");
+  for(i = 0; i < n; i++) {
+    int k;
+    if(i)
+      ddb_buf_addc(&body, ',');
+    /* only the key attributes: DynamoDB refuses any other in a key */
+    ddb_buf_addc(&body, '{');
+    for(k = 0; k < n_names; k++) {
+      const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
+      if(k)
+        ddb_buf_addc(&body, ',');
+      ddb_buf_json_str(&body, names[k], strlen(names[k]));
+      ddb_buf_addc(&body, ':');
+      if(a)
+        ddb_av_to_typed_json(a, &body);
+    }
+    ddb_buf_addc(&body, '}');
+  }
+  ddb_buf_addc(&body, ']');
+  if(consistent)
+    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
+  ddb_buf_adds(&body, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
+    goto fail;
+  }
+  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  for(i = 0; bt.got && i < bt.got->n_items; i++) {
+    ddb_item *it = bt.got->items[i];
+    batch_key *bk;
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(it, names, n_names, &enc)) {
+      result = ddb_error_set(err, DDB_ERR_PARSE,
+                             "BatchGetItem returned an item without its key");
+      goto fail;
+    }
+    HASH_FIND(hh, map, enc.p, enc.len, bk);
+    if(bk && !bk->found)
+      bk->found = ddb_item_ref(it);
+  }
+  /* everything sent is done unless listed as unprocessed */
+  for(i = 0; i < n; i++)
+    keys[i]->done = 1;
+  for(i = 0; bt.unproc && i < bt.unproc->n_items; i++) {
+    batch_key *bk;
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(bt.unproc->items[i], names, n_names, &enc) == 0) {
+      HASH_FIND(hh, map, enc.p, enc.len, bk);
+      if(bk)
+        bk->done = 0;
+    }
+  }
+
+fail:
+  ddb_page_unref(bt.got);
+  ddb_page_unref(bt.unproc);
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  ddb_buf_free(&enc);
+  return result;
+}
+
+/* BatchGetItem of any number of keys (see ddb_client.h). */
+ddb_result ddb_batch_get(ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *names, int n_names, int consistent,
+                         ddb_item **found, ddb_error *err) {
+  batch_key *map = NULL, *all = NULL, *bk, *tmp;
+  batch_key *send[BATCH_GET_MAX];
+  batch_key **slot = NULL;
+  ddb_buf enc;
+  ddb_result result = DDB_OK;
+  size_t i, n_all = 0, next = 0;
+  int stalls = 0;
+
+  ddb_buf_init(&enc, 4 * 1024 * 1024);
+  for(i = 0; i < n; i++)
+    found[i] = NULL;
+  all = calloc(n ? n : 1, sizeof(batch_key));
+  slot = calloc(n ? n : 1, sizeof(batch_key *));
+  if(!all || !slot) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  /* distinct keys, in first-seen order */
+  for(i = 0; i < n; i++) {
+    ddb_buf_reset(&enc);
+    if(ddb_key_encode(keys[i], names, n_names, &enc)) {
+      result = ddb_error_set(err, DDB_ERR_INPUT,
+                             "BatchGetItem: key %zu "
+                             "lacks a key attribute",
+                             i);
+      goto fail;
+    }
+    HASH_FIND(hh, map, enc.p, enc.len, bk);
+    if(!bk) {
+      bk = &all[n_all++];
+      bk->enc = ddb_buf_take(&enc, NULL);
+      if(!bk->enc) {
+        result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+        goto fail;
+      }
+      bk->key = keys[i];
+      HASH_ADD_KEYPTR(hh, map, bk->enc, strlen(bk->enc), bk);
+    }
+    slot[i] = bk;
+  }
+  /* send in chunks of 100: fresh keys first, then unprocessed ones.  A
+  ** call after which no key is newly done is a retry that failed: after
+  ** max_retries of them in a row, the call fails (a server that keeps
+  ** returning every key unprocessed cannot keep us here) */
+  for(;;) {
+    int m = 0, retry = 0, k, done = 0;
+    size_t j;
+    for(j = 0; j < next && m < BATCH_GET_MAX; j++)
+      if(!all[j].done) {
+        send[m++] = &all[j];
+        retry = 1;
+      }
+    while(m < BATCH_GET_MAX && next < n_all)
+      send[m++] = &all[next++];
+    if(m == 0)
+      break;
+    if(retry) {
+      if(stalls > ddb_client_max_retries(c)) {
+        result = ddb_error_set(err, DDB_ERR_SERVICE,
+                               "BatchGetItem: keys still unprocessed "
+                               "(UnprocessedKeys) after %d retries",
+                               stalls - 1);
+        goto fail;
+      }
+      result = ddb_backoff(c, "BatchGetItem", stalls > 0 ? stalls : 1, 1, err);
+      if(result)
+        goto fail;
+    }
+    result = batch_once(c, table, send, m, map, names, n_names, consistent,
+                        retry, err);
+    if(result)
+      goto fail;
+    for(k = 0; k < m; k++)
+      done += send[k]->done;
+    stalls = done > 0 ? 0 : stalls + 1;
+  }
+  for(i = 0; i < n; i++)
+    found[i] = ddb_item_ref(slot[i]->found);
+
+fail:
+  HASH_ITER(hh, map, bk, tmp) {
+    HASH_DEL(map, bk);
+  }
+  for(i = 0; i < n_all; i++) {
+    free(all[i].enc);
+    ddb_item_unref(all[i].found);
+  }
+  if(result)
+    for(i = 0; i < n; i++) {
+      ddb_item_unref(found[i]);
+      found[i] = NULL;
+    }
+  free(all);
+  free(slot);
+  ddb_buf_free(&enc);
+  return result;
+}
