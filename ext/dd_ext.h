@@ -79,6 +79,10 @@ typedef struct dd_vtab {
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
+/* The name of the extra column zBase ("item", "keys", "item_raw") into
+** zName[32]: zBase, with '_' appended while a key attribute has it
+** (dynamodb.c). */
+void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 /* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
 ** first time: resolves region, endpoint and credentials), or an error
 ** with p's message set (the table's deferred error, or the client's). */

@@ -630,7 +630,7 @@ static int dd_build_schema(dd_vtab *p) {
 ** zName[32] (zBase is shorter than 16 bytes): zBase, or, when a key
 ** attribute has that name (SQLite compares column names without case),
 ** zBase with '_' appended until no column has it. */
-static void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName) {
+void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName) {
   size_t n = strlen(zBase);
   int i;
   memcpy(zName, zBase, n + 1);
@@ -4511,8 +4511,9 @@ static int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
     return SQLITE_OK;
   }
   if(i == DD_COL_KEYS(p)) {
-    /* keys: the list given to keys = ? (SQLite may compare it) */
-    if(pCur->pKeys)
+    /* keys: the list given to keys = ? (SQLite may compare it); in an
+    ** UPDATE that does not set it, unchanged (dd_update refuses a value) */
+    if(pCur->pKeys && !sqlite3_vtab_nochange(ctx))
       sqlite3_result_value(ctx, pCur->pKeys);
     return SQLITE_OK;
   }

@@ -940,6 +940,21 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     dd_error(p, "the rowid is derived from the key and cannot be set");
     return SQLITE_CONSTRAINT;
   }
+  {
+    /* keys (argv[3 + nCol]) is for reading; an UPDATE that does not set
+    ** it passes it unchanged (dynamodbColumn) */
+    sqlite3_value *pKeys = argv[3 + p->nCol];
+    if(sqlite3_value_type(pKeys) != SQLITE_NULL &&
+       !sqlite3_value_nochange(pKeys)) {
+      char zName[32];
+      dd_extra_col_name(p, "keys", zName);
+      dd_error(p,
+               "%s is for reading (WHERE %s = ... or %s(...)): it cannot "
+               "be written",
+               zName, zName, p->zVtabName);
+      return SQLITE_CONSTRAINT;
+    }
+  }
   rc = dd_build_row(p, argv, old, &it);
   if(rc)
     return rc;

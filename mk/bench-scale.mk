@@ -8,9 +8,11 @@
 #
 #   make bench-scale                    everything (about 12 minutes)
 #   make bench-scale-profile            callgrind of workloads 2 and 5
+#   make bench-keys                     2,000 keys at 20 ms: the join, keys =,
+#                                       boto3 batch_get_item (about 2 minutes)
 #   BENCH_REPS, BENCH_SCAN_REPS, BENCH_BUDGET, BENCH_DELAY_MS: see run.sh
 
-.PHONY: bench-scale bench-scale-profile
+.PHONY: bench-scale bench-scale-profile bench-keys
 bench-scale: deps
 	$(MAKE) --no-print-directory loadable
 	bench/scale/run.sh
@@ -19,4 +21,8 @@ bench-scale-profile: deps
 	$(MAKE) --no-print-directory loadable
 	bench/scale/profile.sh
 
-bench: bench-scale
+bench-keys: deps
+	$(MAKE) --no-print-directory loadable
+	bench/scale/keys_run.sh
+
+bench: bench-scale bench-keys
