@@ -15,6 +15,13 @@
 ** is a new item with one reference. */
 ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
 
+/* buf.c: a malloc'ed a followed by b (NULL on out of memory); free a
+** string after wiping it (secrets; NULL is fine); copy src (NULL: "") into
+** dst[0..cap), cut to fit, NUL-terminated. */
+char *ddb_concat(const char *a, const char *b);
+void ddb_wipe_free(char *s);
+void ddb_copy_str(char *dst, size_t cap, const char *src);
+
 /* 1 for the bytes a JSON string holds as they are: not '"', not a
 ** backslash, not a control character (below 0x20) (buf.c). */
 extern const unsigned char ddb_json_plain_byte[256];
