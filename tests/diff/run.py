@@ -7,8 +7,8 @@ then runs a few hundred random SELECTs against both through ONE sqlite3 shell pr
 (`.load build/dynamodb`, `.mode quote`) and compares the results.  Prints TAP.
 
 Environment:
-  AWS_ENDPOINT_URL_DYNAMODB  DynamoDB Local endpoint (test/run-all.sh sets it; if unset, this
-                             script starts its own through test/ddblocal.sh and stops it)
+  AWS_ENDPOINT_URL_DYNAMODB  DynamoDB Local endpoint (tests/harness/run-all.sh sets it; if unset, this
+                             script starts its own through tests/harness/ddblocal.sh and stops it)
   DIFF_SEED                  random seed (default 20240611; printed)
   DIFF_QUERIES               number of random queries (default 400)
   DIFF_ITEMS                 approximate number of items (default 3000)
@@ -299,7 +299,7 @@ def native_row(item):
 # ----------------------------------------------------------------------------------------
 
 class LocalServer:
-    """Starts DynamoDB Local through test/ddblocal.sh when no endpoint is given."""
+    """Starts DynamoDB Local through tests/harness/ddblocal.sh when no endpoint is given."""
 
     def __init__(self):
         self.state = None
@@ -307,9 +307,9 @@ class LocalServer:
     def ensure(self):
         if os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
             return
-        script = ROOT / "test" / "ddblocal.sh"
+        script = ROOT / "tests" / "harness" / "ddblocal.sh"
         if not script.exists():
-            raise HarnessError("AWS_ENDPOINT_URL_DYNAMODB is not set and test/ddblocal.sh is missing")
+            raise HarnessError("AWS_ENDPOINT_URL_DYNAMODB is not set and tests/harness/ddblocal.sh is missing")
         subprocess.run([str(script), "install"], check=False, stdout=subprocess.DEVNULL)
         self.state = tempfile.mkdtemp(prefix="ddbdiff-local.")
         p = subprocess.run([str(script), "start", self.state], capture_output=True, text=True, timeout=180)
@@ -321,7 +321,7 @@ class LocalServer:
 
     def stop(self):
         if self.state:
-            subprocess.run([str(ROOT / "test" / "ddblocal.sh"), "stop", self.state],
+            subprocess.run([str(ROOT / "tests" / "harness" / "ddblocal.sh"), "stop", self.state],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             shutil.rmtree(self.state, ignore_errors=True)
             self.state = None

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Credentials, endpoints, TLS and bad answers, end to end in sqlite3.
 
-Every statement goes through test/faultproxy/proxy.py (which records the
+Every statement goes through tests/faults/proxy.py (which records the
 access key id of each request's signature) to DynamoDB Local.  A fake
 metadata server on a thread of this script plays the container
 credentials endpoint and EC2's IMDSv2; a shell script plays a
@@ -40,7 +40,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "test"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
 
 TABLE = "Creds21"
@@ -191,7 +191,7 @@ class Tap:
 
 
 def start_proxy(upstream, log=None, cert=None, key=None):
-    cmd = [sys.executable, os.path.join(ROOT, "test/faultproxy/proxy.py"),
+    cmd = [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
            "--upstream", upstream]
     if log:
         cmd += ["--log", log]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fault-injection suite: every fault x every DynamoDB operation the
-extension makes, through test/faultproxy/proxy.py, against DynamoDB Local.
+extension makes, through tests/faults/proxy.py, against DynamoDB Local.
 
 For each operation (a SQL statement in the sqlite3 shell that makes that
 call) and each fault:
@@ -16,7 +16,7 @@ call) and each fault:
 
 Prints TAP lines, then the fault x operation table.  Needs
 AWS_ENDPOINT_URL_DYNAMODB (run-all.sh exports it); SQLITE3, DDB_EXT and
-SQLITE3_PRELOAD as test/run_sql.py reads them.  FAULTS_ONLY=op1,op2 and
+SQLITE3_PRELOAD as tests/harness/run_sql.py reads them.  FAULTS_ONLY=op1,op2 and
 FAULTS_KINDS=k1,k2 narrow the matrix (for debugging).
 """
 
@@ -32,7 +32,7 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "test"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
 
 FAULTS = ["throttle", "500", "503", "reset", "truncate", "badcrc", "delay"]
@@ -397,7 +397,7 @@ def run_all(ops, kinds, workers, ext):
 
 def start_proxy(upstream):
     p = subprocess.Popen([sys.executable,
-                          os.path.join(ROOT, "test/faultproxy/proxy.py"),
+                          os.path.join(ROOT, "tests/faults/proxy.py"),
                           "--upstream", upstream],
                          stdout=subprocess.PIPE, text=True)
     port = int(p.stdout.readline())
@@ -431,7 +431,7 @@ def main():
         print("1..0 # SKIP AWS_ENDPOINT_URL_DYNAMODB not set")
         return 0
     ext = os.environ.get("DDB_EXT", "build/dynamodb")
-    # the defaults of test/lib.sh, for a run by hand
+    # the defaults of tests/harness/lib.sh, for a run by hand
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
     os.environ.setdefault("AWS_REGION", "us-east-1")

@@ -3,7 +3,7 @@
 
 The extension signs with its own signer (client/sigv4.c), with the clock
 of each attempt.  To compare with botocore at a fixed clock, every request
-the extension sends goes through test/faultproxy/proxy.py, which records it
+the extension sends goes through tests/faults/proxy.py, which records it
 (method, path, headers in order, body bytes) on its way to DynamoDB Local.
 For each recorded request, botocore's SigV4Auth signs the same method, URL
 (127.0.0.1 on the proxy's non-default port), body bytes and headers, with
@@ -29,7 +29,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "test"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
 
 import botocore.auth  # noqa: E402
@@ -106,7 +106,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "requests.jsonl")
         proxy = subprocess.Popen(
-            [sys.executable, os.path.join(ROOT, "test/faultproxy/proxy.py"),
+            [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
              "--upstream", upstream, "--log", log],
             stdout=subprocess.PIPE, text=True)
         try:

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../client/ddb_client_int.h"
+#include "../../client/ddb_client_int.h"
 
 /* Does any map in av have two members of one name?  (DynamoDB never sends
 ** that; such an item is kept as sent, but equality by name cannot hold.) */

@@ -13,7 +13,7 @@
 #ifndef SQLITE_CORE
 #define SQLITE_CORE 1
 #endif
-#include "../ext/dynamodb.c"
+#include "../../ext/dynamodb.c"
 
 #include <stdint.h>
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../client/ddb_client_int.h"
+#include "../../client/ddb_client_int.h"
 
 #define MAX_FIELDS 16
 

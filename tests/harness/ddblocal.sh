@@ -1,25 +1,25 @@
 #!/usr/bin/env bash
 # DynamoDB Local helper for the test suite.
 #
-#   test/ddblocal.sh install
+#   tests/harness/ddblocal.sh install
 #       Make sure AWS's DynamoDB Local is in .deps/dynamodb-local/ (taken from
 #       the npm package amplify-dynamodb-simulator, pinned, via `npm pack`, so
 #       none of its node dependencies are pulled) and that `java` exists
 #       (apt package openjdk-17-jre-headless).
 #
-#   test/ddblocal.sh start [--heap 2g] [--per-key] STATEDIR
+#   tests/harness/ddblocal.sh start [--heap 2g] [--per-key] STATEDIR
 #       Start an in-memory server on a free loopback port, in the background.
 #       Writes STATEDIR/pid, STATEDIR/port, STATEDIR/ddblocal.log; waits until
 #       it answers, then prints its endpoint: http://127.0.0.1:PORT
 #       --per-key: without -sharedDb, so the server keeps one database per
 #       access key id and region (as real AWS keeps accounts apart).
 #
-#   test/ddblocal.sh stop STATEDIR
+#   tests/harness/ddblocal.sh stop STATEDIR
 #       Stop the server whose PID is in STATEDIR/pid (TERM, then KILL).
 set -euo pipefail
 
 SIM_PKG="amplify-dynamodb-simulator@2.9.30"
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DDB_DIR="$ROOT/.deps/dynamodb-local"
 JAR="$DDB_DIR/DynamoDBLocal.jar"
 START_TIMEOUT="${DDBLOCAL_START_TIMEOUT:-60}"
@@ -131,8 +131,8 @@ cmd_start() {
     done
     [ $# -eq 1 ] || usage
     local state="$1"
-    [ -f "$JAR" ] || die "$JAR missing: run 'test/ddblocal.sh install' first"
-    command -v java >/dev/null 2>&1 || die "java missing: run 'test/ddblocal.sh install' first"
+    [ -f "$JAR" ] || die "$JAR missing: run 'tests/harness/ddblocal.sh install' first"
+    command -v java >/dev/null 2>&1 || die "java missing: run 'tests/harness/ddblocal.sh install' first"
     mkdir -p "$state"
     state="$(cd "$state" && pwd)"
     if [ -f "$state/pid" ] && kill -0 "$(cat "$state/pid")" 2>/dev/null; then

@@ -2,11 +2,11 @@
 """Load known data into DynamoDB (Local) for the tests, and read it back.
 
 Usage:
-    python3 test/fixtures.py seed000 TABLE   # e-commerce single-table design (seed 000)
-    python3 test/fixtures.py seed001 TABLE   # customers/orders lesson table (seed 001)
-    python3 test/fixtures.py drop TABLE      # delete the table if it exists
-    python3 test/fixtures.py count TABLE     # item count (paginated, consistent Scan)
-    python3 test/fixtures.py get TABLE KEY...
+    python3 tests/harness/fixtures.py seed000 TABLE   # e-commerce single-table design (seed 000)
+    python3 tests/harness/fixtures.py seed001 TABLE   # customers/orders lesson table (seed 001)
+    python3 tests/harness/fixtures.py drop TABLE      # delete the table if it exists
+    python3 tests/harness/fixtures.py count TABLE     # item count (paginated, consistent Scan)
+    python3 tests/harness/fixtures.py get TABLE KEY...
         KEY is one argument in DynamoDB JSON, e.g.
             '{"PK":{"S":"USER#alice"},"SK":{"S":"USER#alice"}}'
         or NAME=VALUE arguments (string; NAME:N=VALUE for a number, NAME:S=
@@ -14,10 +14,10 @@ Usage:
         Use the NAME=VALUE form from a .test file: the sqlite3 shell's .shell
         drops the double quotes inside JSON. Prints the item as DynamoDB
         JSON, sorted keys, one line; "(no item)" (exit 0) if absent.
-    python3 test/fixtures.py bulk TABLE N SIZE  # N items of SIZE bytes in partition P#big
-    python3 test/fixtures.py load TABLE FILE  # (re)create from {"create": {...}, "items": [...]}
-    python3 test/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
-    python3 test/fixtures.py scan TABLE      # every item, one per line like `get`,
+    python3 tests/harness/fixtures.py bulk TABLE N SIZE  # N items of SIZE bytes in partition P#big
+    python3 tests/harness/fixtures.py load TABLE FILE  # (re)create from {"create": {...}, "items": [...]}
+    python3 tests/harness/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
+    python3 tests/harness/fixtures.py scan TABLE      # every item, one per line like `get`,
                                              # sorted by primary key (bytewise, N numeric)
 
 Environment: AWS_ENDPOINT_URL_DYNAMODB (required, so that nothing here ever

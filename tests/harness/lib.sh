@@ -1,7 +1,7 @@
-# Sourced by test/run-all.sh and test/run-sql.sh. Not executable on its own.
+# Sourced by tests/harness/run-all.sh and tests/harness/run-sql.sh. Not executable on its own.
 
 # Make sure `python3` on PATH can import boto3 (fixtures.py and the tests'
-# ".shell python3 test/fixtures.py ..." need it). On a machine where the first
+# ".shell python3 tests/harness/fixtures.py ..." need it). On a machine where the first
 # python3 (e.g. pyenv's) lacks boto3 but Debian's /usr/bin/python3 has it
 # (apt package python3-boto3), put a shim directory first on PATH.
 ensure_boto3_python() {

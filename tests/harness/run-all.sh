@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Run every test suite against one DynamoDB Local; this is what `make test` calls.
 #
-# 1. Starts DynamoDB Local (test/ddblocal.sh, in-memory, free loopback port,
+# 1. Starts DynamoDB Local (tests/harness/ddblocal.sh, in-memory, free loopback port,
 #    state under .test-tmp/) and stops it on exit whatever happens; or, with
 #    DDB_ENDPOINT=http://host:port, uses that already running server instead.
 #    Exports AWS_ENDPOINT_URL_DYNAMODB and test credentials (test/test,
 #    us-east-1; AWS_PROFILE unset).
 # 2. Runs, in order:
 #        build/unit-tests            (C binary, TAP lines)
-#        test/run-sql.sh             (test-sql/*.test)
-#        python3 test/diff/run.py    (differential test)
-#        test/suites/*.sh            (sorted)
+#        tests/harness/run-sql.sh             (tests/sql/*.test)
+#        python3 tests/diff/run.py    (differential test)
+#        tests/suites/*.sh            (sorted)
 #    A runner that is missing (or a suite that is not executable) is a
 #    failure, not a skip.  RUN_ALL_QUICK=1 (make check) runs the first two
-#    only.  Arguments given to run-all.sh are passed to test/run-sql.sh only.
+#    only.  Arguments given to run-all.sh are passed to tests/harness/run-sql.sh only.
 # 3. Counts lines starting with "ok " / "not ok " in their output. A runner
 #    that dies from a signal, times out, or exits non-zero without printing
 #    any "not ok" line counts as one more failure, named after it.
@@ -22,12 +22,12 @@
 #
 # Environment: SANITIZE (passed through untouched), RUN_ALL_QUICK, DDB_ENDPOINT, DDB_HEAP
 # (JVM heap for DynamoDB Local, e.g. 1g), SUITE_TIMEOUT (seconds per runner,
-# default 1800), plus those of test/run-sql.sh (see test/README.md).
+# default 1800), plus those of tests/harness/run-sql.sh (see tests/README.md).
 set -uo pipefail
 
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-. "$ROOT/test/lib.sh"
+. "$ROOT/tests/harness/lib.sh"
 
 set_test_aws_env
 ensure_boto3_python "$ROOT" || true
@@ -40,7 +40,7 @@ LOGDIR="$(mktemp -d "$ROOT/.test-tmp/run-all.XXXXXX")"
 
 cleanup() {
     if [ -n "$STATE" ]; then
-        "$ROOT/test/ddblocal.sh" stop "$STATE" >/dev/null 2>&1 || true
+        "$ROOT/tests/harness/ddblocal.sh" stop "$STATE" >/dev/null 2>&1 || true
         rm -rf "$STATE"
     fi
     rm -rf "$LOGDIR"
@@ -82,11 +82,11 @@ if [ -n "${DDB_ENDPOINT:-}" ]; then
     echo "# using DynamoDB at $AWS_ENDPOINT_URL_DYNAMODB (DDB_ENDPOINT)"
 else
     if [ ! -f "$ROOT/.deps/dynamodb-local/DynamoDBLocal.jar" ] || ! command -v java >/dev/null 2>&1; then
-        echo "# DynamoDB Local not installed: running test/ddblocal.sh install"
-        "$ROOT/test/ddblocal.sh" install 2>&1 | sed 's/^/# /'
+        echo "# DynamoDB Local not installed: running tests/harness/ddblocal.sh install"
+        "$ROOT/tests/harness/ddblocal.sh" install 2>&1 | sed 's/^/# /'
     fi
     STATE="$(mktemp -d "$ROOT/.test-tmp/ddblocal.XXXXXX")"
-    if url="$("$ROOT/test/ddblocal.sh" start ${DDB_HEAP:+--heap "$DDB_HEAP"} "$STATE" 2>"$STATE/start.err")"; then
+    if url="$("$ROOT/tests/harness/ddblocal.sh" start ${DDB_HEAP:+--heap "$DDB_HEAP"} "$STATE" 2>"$STATE/start.err")"; then
         export AWS_ENDPOINT_URL_DYNAMODB="$url"
         echo "# DynamoDB Local at $url (pid $(cat "$STATE/pid"))"
     else
@@ -108,14 +108,14 @@ if need build/unit-tests; then
     run_suite build/unit-tests build/unit-tests
 fi
 if [ "$DDB_UP" = 1 ]; then
-    if need test/run-sql.sh; then
-        run_suite test/run-sql.sh test/run-sql.sh "$@"
+    if need tests/harness/run-sql.sh; then
+        run_suite tests/harness/run-sql.sh tests/harness/run-sql.sh "$@"
     fi
     if [ "${RUN_ALL_QUICK:-}" != 1 ]; then
-        if need test/diff/run.py; then
-            run_suite test/diff/run.py python3 test/diff/run.py
+        if need tests/diff/run.py; then
+            run_suite tests/diff/run.py python3 tests/diff/run.py
         fi
-        for s in test/suites/*.sh; do
+        for s in tests/suites/*.sh; do
             [ -f "$s" ] || continue
             if [ ! -x "$s" ]; then
                 fail_line "$s: not executable"

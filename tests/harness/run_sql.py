@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""SQL test runner: runs test-sql/*.test files through the sqlite3 shell.
+"""SQL test runner: runs tests/sql/*.test files through the sqlite3 shell.
 
-Usage: test/run-sql.sh [--show] [FILE.test ... | NAME-FILTER ...]
+Usage: tests/harness/run-sql.sh [--show] [FILE.test ... | NAME-FILTER ...]
 
-  FILE.test     run these files (default: every test-sql/*.test, sorted)
+  FILE.test     run these files (default: every tests/sql/*.test, sorted)
   NAME-FILTER   any other argument: run every file, but report only the tests
                 whose "file.test: test name" contains one of the filters
                 (case-insensitive). The whole file still runs, since its
@@ -14,7 +14,7 @@ Usage: test/run-sql.sh [--show] [FILE.test ... | NAME-FILTER ...]
 Test file format
 ----------------
     -- anything before the first "-- test:" line is setup
-    .shell python3 test/fixtures.py seed001 Lesson
+    .shell python3 tests/harness/fixtures.py seed001 Lesson
     CREATE VIRTUAL TABLE t USING dynamodb(table=Lesson);
     -- test: pattern 1, profile and orders in one query
     SELECT SK FROM t WHERE PK = 'CUSTOMER#alice';
@@ -61,7 +61,7 @@ Output normalization (applied to the actual output only)
 
 Environment
 -----------
-  AWS_ENDPOINT_URL_DYNAMODB  expected to be set (test/run-all.sh does it)
+  AWS_ENDPOINT_URL_DYNAMODB  expected to be set (tests/harness/run-all.sh does it)
   AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_REGION default to
       test / test / us-east-1; AWS_PROFILE is unset.
   SQLITE3            sqlite3 shell to use (default: sqlite3)
@@ -89,8 +89,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TEST_DIR = os.path.join(ROOT, "test-sql")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TEST_DIR = os.path.join(ROOT, "tests/sql")
 TMP_BASE = os.path.join(ROOT, ".test-tmp", "sql")
 
 TEST_RE = re.compile(r"^-- test:[ \t]*(.*?)[ \t]*$")
@@ -407,7 +407,7 @@ def install_python_shim(env):
     real = find_python_with_boto3(env)
     if not real:
         print("# warning: no python3 with boto3 found; "
-              "'.shell python3 test/fixtures.py' will fail")
+              "'.shell python3 tests/harness/fixtures.py' will fail")
         return
     bindir = os.path.join(TMP_BASE, "bin")
     os.makedirs(bindir, exist_ok=True)
@@ -449,7 +449,7 @@ def main(argv):
     install_python_shim(env)
     if not env.get("AWS_ENDPOINT_URL_DYNAMODB"):
         print("# warning: AWS_ENDPOINT_URL_DYNAMODB is not set "
-              "(use test/run-all.sh, or set it yourself)")
+              "(use tests/harness/run-all.sh, or set it yourself)")
 
     reporter = Reporter(filters, show)
     if not files:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Tables of test-sql/057_keys.test (keys = ?), made with boto3.  Needs
-AWS_ENDPOINT_URL_DYNAMODB (see test/fixtures.py).
+"""Tables of tests/sql/057_keys.test (keys = ?), made with boto3.  Needs
+AWS_ENDPOINT_URL_DYNAMODB (see tests/harness/fixtures.py).
 
     setup.py TABLE      (re)create TABLE (PK S, SK N) with 300 items:
                         PK 'C#<i % 30>', SK i (i = 0..299), v = i;
@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "harness"))
 import fixtures  # noqa: E402
 
 

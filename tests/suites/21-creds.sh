@@ -3,7 +3,7 @@
 # IMDSv2 (a fake metadata server), refresh before expiry, the "no
 # credentials" message, TLS verification and ca_bundle, the services
 # section's endpoint, malformed and oversized answers, a dead endpoint.
-# TAP lines; see test/faultproxy/creds_check.py.
+# TAP lines; see tests/faults/creds_check.py.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-exec python3 test/faultproxy/creds_check.py "$@"
+exec python3 tests/faults/creds_check.py "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A short libFuzzer pass (FUZZ_SECONDS, default 5, per harness) over the
-# harnesses of fuzz/: the response parsers, the AttributeValue <-> JSON
+# harnesses of tests/fuzz/: the response parsers, the AttributeValue <-> JSON
 # converters, the option parser and the expression builder.  `make fuzz`
 # runs them longer (mk/fuzz.mk).  TAP lines; a crash, leak or UB report is
 # a failure, its input kept in build/fuzz/.
@@ -24,7 +24,7 @@ for f in $FUZZERS; do
     mkdir -p "build/fuzz/corpus/$f"
     log="build/fuzz/$f.suite.log"
     if build/fuzz/fuzz_$f -max_total_time="$SECS" -artifact_prefix=build/fuzz/ \
-         -print_final_stats=1 "build/fuzz/corpus/$f" "fuzz/corpus/$f" \
+         -print_final_stats=1 "build/fuzz/corpus/$f" "tests/fuzz/corpus/$f" \
          >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         echo "ok $n - fuzz: $f, ${runs:-?} inputs in ${SECS}s, no crash, leak or UB"

@@ -6,13 +6,13 @@
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 if [ "${SANITIZE:-}" = 1 ] || ! command -v valgrind >/dev/null; then
   echo "ok 1 - valgrind session # SKIP (sanitizer build or no valgrind)"
   echo "1..1"
   exit 0
 fi
-python3 test/fixtures.py seed000 Vg024 >/dev/null || { echo "not ok 1 - valgrind session: fixtures"; echo "1..1"; exit 0; }
+python3 tests/harness/fixtures.py seed000 Vg024 >/dev/null || { echo "not ok 1 - valgrind session: fixtures"; echo "1..1"; exit 0; }
 TMP=$(mktemp -d "$ROOT/.test-tmp/vg.XXXXXX")
 cat >"$TMP/s.sql" <<SQL
 .load ${DDB_EXT:-build/dynamodb}
@@ -40,5 +40,5 @@ else
   echo "not ok 1 - valgrind session: no memory error, nothing definitely lost"
   grep -E "definitely lost|ERROR SUMMARY|Invalid|Error" "$TMP/err" "$TMP/out" | head -20 | sed 's/^/#   /'
 fi
-python3 test/fixtures.py drop Vg024 >/dev/null 2>&1
+python3 tests/harness/fixtures.py drop Vg024 >/dev/null 2>&1
 echo "1..1"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # fork, interrupts and bounds (README: Trust model).  TAP lines.
-#   * test/trust/fork_check.c (the C API): parent and child of a fork()
+#   * tests/trust/fork_check.c (the C API): parent and child of a fork()
 #     issue GetItems and PutItems at once on what was one kept-alive
 #     connection: every answer is the right item, every put reported done
-#     is written (boto3, test/trust/oracle.py); and forks while two
+#     is written (boto3, tests/trust/oracle.py); and forks while two
 #     threads keep the cache's and the client's locks busy: no child hangs.
-#   * test/trust/proxy_check.py (Debian's /usr/bin/python3 and its sqlite3
-#     module, through test/faultproxy/proxy.py): interrupts, a repeated
+#   * tests/trust/proxy_check.py (Debian's /usr/bin/python3 and its sqlite3
+#     module, through tests/faults/proxy.py): interrupts, a repeated
 #     LastEvaluatedKey, UnprocessedKeys forever, the Scan queue's bound.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 TABLE=TrustFork025
 TMP="$ROOT/.test-tmp/trust"
 mkdir -p "$TMP"
@@ -27,7 +27,7 @@ tap() { # tap OK NAME [DETAIL]
   fi
 }
 
-if ! python3 test/trust/oracle.py setup "$TABLE" >"$TMP/setup.log" 2>&1; then
+if ! python3 tests/trust/oracle.py setup "$TABLE" >"$TMP/setup.log" 2>&1; then
   tap 1 "setup of $TABLE" "$(cat "$TMP/setup.log")"
   echo "1..$N"
   exit 1
@@ -48,14 +48,14 @@ fi
 FORK="$TMP/fork_check"
 rm -f "$FORK"
 if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra $SANFLAGS -Iapi -o "$FORK" test/trust/fork_check.c \
+  ${CC:-cc} -Wall -Wextra $SANFLAGS -Iapi -o "$FORK" tests/trust/fork_check.c \
     api/client.c api/item.c api/read.c api/write.c build/libddb.a \
     -lcurl -lcjson -lm -pthread >&2; then
   rm -f "$TMP/written"
   out=$(timeout 300 "$FORK" conn "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" \
     "$TMP/written" 2>&1)
   tap $? "fork: parent and child on one kept-alive connection get the right items" "$out"
-  out=$(python3 test/trust/oracle.py written "$TABLE" "$TMP/written" 2>&1)
+  out=$(python3 tests/trust/oracle.py written "$TABLE" "$TMP/written" 2>&1)
   rc=$?
   grep -q "written: 100 of 100" <<<"$out" || rc=1
   tap $rc "fork: every put reported done by parent and child is written (boto3)" "$out"
@@ -70,7 +70,7 @@ if make -s --no-print-directory build/libddb.a >&2 &&
     tap $? "fork: 60 forks while two threads hold the cache's and client's locks: no child hangs" "$out"
   fi
 else
-  tap 1 "fork: build test/trust/fork_check.c"
+  tap 1 "fork: build tests/trust/fork_check.c"
 fi
 
 # interrupts and bounds, through the fault proxy (its own TAP numbering
@@ -83,7 +83,7 @@ if "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(T
     "not ok "*) tap 1 "${line#not ok * - trust: }" ;;
     "#"*) echo "$line" ;;
     esac
-  done < <(timeout 900 "${PYENV[@]}" "$PY" test/trust/proxy_check.py "$TABLE" 2>&1)
+  done < <(timeout 900 "${PYENV[@]}" "$PY" tests/trust/proxy_check.py "$TABLE" 2>&1)
 else
   N=$((N + 1))
   echo "ok $N - trust: proxy checks # SKIP $PY cannot load SQLite extensions"

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Cache isolation and lifetime (README "Trust model: cache isolation and
 # lifetime"). TAP lines.
-#  - test/trust/cache_principals.py: a second DynamoDB Local WITHOUT
+#  - tests/trust/cache_principals.py: a second DynamoDB Local WITHOUT
 #    -sharedDb (one database per access key and region, started here on a
 #    free loopback port and stopped by PID), then in one sqlite3 process
-#    and in the C API (test/trust/api_principals.c): profiles A and B with
+#    and in the C API (tests/trust/api_principals.c): profiles A and B with
 #    their own table of one name, a wrong secret, another region, and
 #    http://localhost:PORT/ for http://127.0.0.1:PORT.
-#  - test/trust/lifetime.py: the cache and counters outlive the last
+#  - tests/trust/lifetime.py: the cache and counters outlive the last
 #    connection (Debian's /usr/bin/python3 sqlite3: close, connect again).
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 mkdir -p .test-tmp/trust
 # With SANITIZE=1 (make test SANITIZE=1) build/libddb.a and the extension
 # are built with ASan and UBSan: the C driver is linked with them too, and
@@ -28,15 +28,15 @@ API_PRINCIPALS="$ROOT/.test-tmp/trust/api_principals"
 rm -f "$API_PRINCIPALS"
 make -s --no-print-directory build/libddb.a >&2 &&
   ${CC:-cc} -Wall -Wextra "${SAN_FLAGS[@]}" -Iapi -o "$API_PRINCIPALS" \
-    test/trust/api_principals.c api/client.c api/item.c api/read.c \
+    tests/trust/api_principals.c api/client.c api/item.c api/read.c \
     api/write.c build/libddb.a -lcurl -lcjson -lm -pthread >&2
 export API_PRINCIPALS
 OUT=.test-tmp/trust/out.$$
 rc=0
-python3 test/trust/cache_principals.py >"$OUT.1" || rc=1
+python3 tests/trust/cache_principals.py >"$OUT.1" || rc=1
 PY=/usr/bin/python3
 if "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-  "${PYENV[@]}" "$PY" test/trust/lifetime.py >"$OUT.2" || rc=1
+  "${PYENV[@]}" "$PY" tests/trust/lifetime.py >"$OUT.2" || rc=1
 else
   echo "ok 1 - lifetime: # SKIP $PY cannot load SQLite extensions" >"$OUT.2"
 fi

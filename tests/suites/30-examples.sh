@@ -7,8 +7,8 @@
 # extension loads in sqlite3, DESTDIR staging, `make uninstall` leaves
 # nothing behind.  Prints TAP lines.
 #
-# Needs AWS_ENDPOINT_URL_DYNAMODB (test/run-all.sh sets it) and python3
-# with boto3 (test/fixtures.py).  The build goes to its own folder under
+# Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/run-all.sh sets it) and python3
+# with boto3 (tests/harness/fixtures.py).  The build goes to its own folder under
 # .test-tmp/, never build/; SANITIZE is ignored (a plain build).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,14 +22,14 @@ show() { tail -n "${2:-30}" "$1" | sed 's/^/#   /'; }
 finish() { echo "1..$N"; exit "$1"; }
 
 if [ -z "${AWS_ENDPOINT_URL_DYNAMODB:-}" ]; then
-    not_ok "AWS_ENDPOINT_URL_DYNAMODB is not set (run through test/run-all.sh)"
+    not_ok "AWS_ENDPOINT_URL_DYNAMODB is not set (run through tests/harness/run-all.sh)"
     finish 1
 fi
 mkdir -p .test-tmp
 TMP="$(mktemp -d "$ROOT/.test-tmp/examples.XXXXXX")"
 TABLE="Examples_$$"
 cleanup() {
-    python3 test/fixtures.py drop "$TABLE" >/dev/null 2>&1
+    python3 tests/harness/fixtures.py drop "$TABLE" >/dev/null 2>&1
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -110,7 +110,7 @@ else
 fi
 
 # --- the examples ------------------------------------------------------------
-if python3 test/fixtures.py seed001 "$TABLE" >"$LOG" 2>&1; then
+if python3 tests/harness/fixtures.py seed001 "$TABLE" >"$LOG" 2>&1; then
     ok "seed 001 loaded into $TABLE"
 else
     not_ok "seed 001 loaded into $TABLE"

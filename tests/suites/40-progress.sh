@@ -6,12 +6,12 @@
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
-: "${AWS_ENDPOINT_URL_DYNAMODB:?run from test/run-all.sh}"
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 n=0
 ok() { n=$((n + 1)); echo "ok $n - progress: $1"; }
 notok() { n=$((n + 1)); echo "not ok $n - progress: $1"; shift; for l in "$@"; do echo "#   $l"; done; }
 
-python3 test/fixtures.py bulk Prog040 600 1000 >/dev/null || { echo "not ok 1 - progress: fixtures"; exit 0; }
+python3 tests/harness/fixtures.py bulk Prog040 600 1000 >/dev/null || { echo "not ok 1 - progress: fixtures"; exit 0; }
 EXT="${DDB_EXT:-build/dynamodb}"
 run_tty() { # $1: vtab options; output of sqlite3 under a terminal, with escapes visible
   DYNAMODB_PROGRESS_AFTER=0 script -qec "${SQLITE3:-sqlite3} :memory: '.load $EXT' \
@@ -41,5 +41,5 @@ if [ "$out" = "600" ]; then
 else
   notok "nothing when stderr is not a terminal" "$out"
 fi
-python3 test/fixtures.py drop Prog040 >/dev/null 2>&1
+python3 tests/harness/fixtures.py drop Prog040 >/dev/null 2>&1
 echo "1..$n"

@@ -1,10 +1,10 @@
 /*
-** api_principals.c -- the C API's side of test/suites/27-cache-trust.sh:
+** api_principals.c -- the C API's side of tests/suites/27-cache-trust.sh:
 ** libdyndb clients with different profiles (credentials from the files
 ** AWS_SHARED_CREDENTIALS_FILE names), a region and a spelling of the
 ** endpoint, reading item (PK x, SK 1) of table Twin, which each access key
 ** has with its own "v" on a DynamoDB Local without -sharedDb (set up by
-** test/trust/cache_principals.py).  Prints one line a read:
+** tests/trust/cache_principals.py).  Prints one line a read:
 **
 **    NAME: <v>        the item's v
 **    NAME: request    the read sent a GetItem (no cache hit)

@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
-"""Cache isolation end to end (test/suites/27-cache-trust.sh): in ONE
+"""Cache isolation end to end (tests/suites/27-cache-trust.sh): in ONE
 sqlite3 process, virtual tables with different credentials, regions and
 spellings of one endpoint, against a DynamoDB Local started WITHOUT
--sharedDb (test/ddblocal.sh start --per-key), which keeps one database per
+-sharedDb (tests/harness/ddblocal.sh start --per-key), which keeps one database per
 access key id and region as real AWS keeps accounts apart.  boto3 is the
 oracle that loads each principal's data.  Prints TAP lines.
 
 Environment: SQLITE3 (shell, default sqlite3), DDB_EXT (extension,
 default build/dynamodb), DDB_PERKEY_URL (use this per-key server instead
-of starting one), API_PRINCIPALS (the C API driver, test/trust/
+of starting one), API_PRINCIPALS (the C API driver, tests/trust/
 api_principals.c, built by the suite; its checks are skipped without it).
 """
 import os
@@ -102,14 +102,14 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     if not url:
         state = os.path.join(tmp, "ddb")
-        url = subprocess.run([os.path.join(ROOT, "test", "ddblocal.sh"), "start",
+        url = subprocess.run([os.path.join(ROOT, "tests", "harness", "ddblocal.sh"), "start",
                               "--per-key", state], capture_output=True, text=True,
                              check=True).stdout.strip()
     try:
         run(url, tmp)
     finally:
         if state:
-            subprocess.run([os.path.join(ROOT, "test", "ddblocal.sh"), "stop", state],
+            subprocess.run([os.path.join(ROOT, "tests", "harness", "ddblocal.sh"), "stop", state],
                            capture_output=True)
     print("1..%d" % n_tests)
     return 1 if n_failed else 0
@@ -222,7 +222,7 @@ def run(url, tmp):
 
     api = os.environ.get("API_PRINCIPALS")
     if api and not os.access(api, os.X_OK):
-        tap(False, "C API: the driver test/trust/api_principals.c did not build", api)
+        tap(False, "C API: the driver tests/trust/api_principals.c did not build", api)
     elif api:
         # A's item as boto3 made it (the session above updated it)
         a.put_item(TableName="Twin", Item={"PK": {"S": "x"}, "SK": {"S": "1"},

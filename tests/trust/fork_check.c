@@ -1,5 +1,5 @@
 /*
-** fork_check.c -- the C API across fork(), for test/suites/25-trust-fork.sh.
+** fork_check.c -- the C API across fork(), for tests/suites/25-trust-fork.sh.
 **
 **    fork_check conn  ENDPOINT TABLE OUTFILE
 **    fork_check locks ENDPOINT TABLE

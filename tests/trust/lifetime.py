@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The cache and counters outlive the last connection (test/suites/
+"""The cache and counters outlive the last connection (tests/suites/
 27-cache-trust.sh), from Python's sqlite3 module (Debian's /usr/bin/python3,
 which can load extensions): connect, load, read (fills the cache), close
 (SQLite dlclose()s the extension with its last connection), connect again,
@@ -7,7 +7,7 @@ load, read: a cache hit, the counters kept.  Prints TAP lines.
 
 Environment: AWS_ENDPOINT_URL_DYNAMODB (the test server), DDB_EXT
 (extension, default build/dynamodb).  The table is made by
-test/fixtures.py, run with the `python3` on PATH (which has boto3).
+tests/harness/fixtures.py, run with the `python3` on PATH (which has boto3).
 """
 import os
 import sqlite3
@@ -48,7 +48,7 @@ def stats(db):
 
 
 def main():
-    subprocess.run(["python3", os.path.join(ROOT, "test", "fixtures.py"), "seed001",
+    subprocess.run(["python3", os.path.join(ROOT, "tests", "harness", "fixtures.py"), "seed001",
                     TABLE], check=True, cwd=ROOT)
     db = session()
     first = db.execute(GET).fetchall()

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""boto3 side of test/suites/25-trust-fork.sh (python3 with boto3).
+"""boto3 side of tests/suites/25-trust-fork.sh (python3 with boto3).
 
     oracle.py setup TABLE          create TABLE (PK, SK strings) with items
                                    F/k000..k199 (v = SK) and P/p000..p129
@@ -13,7 +13,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "harness"))
 import fixtures  # noqa: E402
 
 

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Interrupts and bounds through the fault proxy (test/suites/25-trust-fork.sh).
+"""Interrupts and bounds through the fault proxy (tests/suites/25-trust-fork.sh).
 
 Run with Debian's /usr/bin/python3, whose sqlite3 module loads extensions;
-boto3 checks go through `python3` on PATH (test/fixtures.py).  Starts
-test/faultproxy/proxy.py in front of AWS_ENDPOINT_URL_DYNAMODB and reads
-TABLE (made by test/trust/oracle.py setup) through it:
+boto3 checks go through `python3` on PATH (tests/harness/fixtures.py).  Starts
+tests/faults/proxy.py in front of AWS_ENDPOINT_URL_DYNAMODB and reads
+TABLE (made by tests/trust/oracle.py setup) through it:
 
   * conn.interrupt() from a timer thread stops a statement whose request
     hangs (the proxy holds the answer 600 s) or whose calls keep failing
@@ -116,7 +116,7 @@ def check_interrupt(name, table, fault, ops, sql, opts="", want=None,
 
 
 def item_exists(table, sk):
-    out = subprocess.run(["python3", os.path.join(ROOT, "test/fixtures.py"),
+    out = subprocess.run(["python3", os.path.join(ROOT, "tests/harness/fixtures.py"),
                           "get", table, "PK=W", "SK=" + sk],
                          capture_output=True, text=True).stdout.strip()
     return out != "(no item)"
@@ -154,7 +154,7 @@ def main():
     table = sys.argv[1]
     upstream = os.environ["AWS_ENDPOINT_URL_DYNAMODB"]
     proxy = subprocess.Popen(
-        ["python3", os.path.join(ROOT, "test/faultproxy/proxy.py"),
+        ["python3", os.path.join(ROOT, "tests/faults/proxy.py"),
          "--upstream", upstream], stdout=subprocess.PIPE, text=True)
     try:
         PROXY = "http://127.0.0.1:%s" % proxy.stdout.readline().strip()
@@ -219,7 +219,7 @@ def fork_check(table):
         "parent: wrong %d errors %d; child: wrong %d errors %d"
         % (wrong, errors, cw, ce))
     out = subprocess.run(["python3",
-                          os.path.join(ROOT, "test/trust/oracle.py"),
+                          os.path.join(ROOT, "tests/trust/oracle.py"),
                           "written", table, written],
                          capture_output=True, text=True).stdout
     tap("written: %d of %d" % (puts + cp, puts + cp) in out,

@@ -1,7 +1,7 @@
 /*
-** api_retry.c -- the C API's side of test/suites/50-python.sh: a cached GSI
+** api_retry.c -- the C API's side of tests/suites/50-python.sh: a cached GSI
 ** Query, then a dyn_delete_item whose first answer the fault proxy drops
-** (set up by test/txn/python_txn.py), then the same Query.  Prints the
+** (set up by tests/txn/python_txn.py), then the same Query.  Prints the
 ** sort keys of each Query on one line, and the delete's result.
 **
 **    api_retry ENDPOINT TABLE

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""The boto3 side of the transaction tests (test-sql/075_txn.test and
-test/suites/50-python.sh): an independent oracle, and the concurrent
-writer.  Needs AWS_ENDPOINT_URL_DYNAMODB (see test/fixtures.py).
+"""The boto3 side of the transaction tests (tests/sql/075_txn.test and
+tests/suites/50-python.sh): an independent oracle, and the concurrent
+writer.  Needs AWS_ENDPOINT_URL_DYNAMODB (see tests/harness/fixtures.py).
 
     check.py create TABLE [b]          (re)create TABLE: PK S, SK S (or B
                                        with `b`), GSI ByGrp (Grp S, Num N)
@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                ".."))
+                                "..", "harness"))
 import fixtures  # noqa: E402
 
 

@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-"""Writes keep their meaning from Python (test/suites/50-python.sh).
+"""Writes keep their meaning from Python (tests/suites/50-python.sh).
 
 Debian's /usr/bin/python3 loads the extension into its sqlite3 module and
 keeps its default isolation level, which wraps every INSERT, UPDATE and
 DELETE in a transaction: every Python user's writes go through the
 extension's transactions.  boto3 (in the python3 on PATH, run as
-test/txn/check.py) is the oracle.  The retried-write case runs through
-test/faultproxy/proxy.py, which drops a write's first answer after
+tests/txn/check.py) is the oracle.  The retried-write case runs through
+tests/faults/proxy.py, which drops a write's first answer after
 DynamoDB Local applied it.  Prints TAP lines.
 """
 import json
@@ -36,8 +36,8 @@ def tap(ok, name, detail=""):
 
 
 def check(*args):
-    """test/txn/check.py with the python3 that has boto3."""
-    return subprocess.run(["python3", os.path.join(ROOT, "test/txn/check.py")]
+    """tests/txn/check.py with the python3 that has boto3."""
+    return subprocess.run(["python3", os.path.join(ROOT, "tests/txn/check.py")]
                           + [str(a) for a in args], check=True, capture_output=True,
                           text=True).stdout.strip()
 
@@ -162,7 +162,7 @@ def gsi(conn, grp):
 
 def retried_writes():
     proxy = subprocess.Popen(
-        ["python3", os.path.join(ROOT, "test/faultproxy/proxy.py"),
+        ["python3", os.path.join(ROOT, "tests/faults/proxy.py"),
          "--upstream", os.environ["AWS_ENDPOINT_URL_DYNAMODB"]],
         stdout=subprocess.PIPE, text=True)
     try:

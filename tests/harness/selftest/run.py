@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Self-test of the test infrastructure; prints TAP lines.
 
-1. Runs the SQL runner (test/run_sql.py, without the extension) on
-   test/selftest/sample.test and checks its verdicts: tests named "pass: ..."
+1. Runs the SQL runner (tests/harness/run_sql.py, without the extension) on
+   tests/harness/selftest/sample.test and checks its verdicts: tests named "pass: ..."
    must be "ok", tests named "fail: ..." must be "not ok".
 2. Loads seed 000 (fixtures.py) and checks that each of the 15 access
    patterns of the seed's worksheet returns the documented items.
 
-Needs AWS_ENDPOINT_URL_DYNAMODB (run by test/run-all.sh via
-test/suites/00-selftest.sh).
+Needs AWS_ENDPOINT_URL_DYNAMODB (run by tests/harness/run-all.sh via
+tests/suites/00-selftest.sh).
 """
 
 import os
@@ -17,8 +17,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-sys.path.insert(0, os.path.join(ROOT, "test"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 
 N = 0
 FAILED = 0
