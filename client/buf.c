@@ -55,6 +55,17 @@ char *ddb_concat(const char *a, const char *b) {
   return p;
 }
 
+/* A malloc'ed copy of s[0..n), NUL-terminated; NULL on out of memory. */
+char *ddb_strndup(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if(p) {
+    if(n)
+      memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
 /* Free s (NULL is fine) after overwriting it with zeros (for secrets). */
 void ddb_wipe_free(char *s) {
   if(s) {
