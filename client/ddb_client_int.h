@@ -186,9 +186,9 @@ ddb_result ddb_creds_chain(const char *profile, int given,
 ** (cleared first).  Errors name the source, never a secret. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
                            ddb_error *err);
-/* Parse the JSON of a credential_process (process=1: Version 1,
-** SessionToken) or of a container/IMDS endpoint (process=0: Token, Code)
-** into *out; what names the source in errors. */
+/* creds_parse.c: parse the JSON of a credential_process (process=1:
+** Version 1, SessionToken) or of a container/IMDS endpoint (process=0:
+** Token, Code) into *out; what names the source in errors. */
 ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
                                const char *what, ddb_creds *out,
                                ddb_error *err);
@@ -199,7 +199,7 @@ void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
 
 /* What the files of the chain share: the value of environment variable
-** name, or NULL when unset or empty (creds.c); the most read from a
+** name, or NULL when unset or empty (profile.c); the most read from a
 ** credential_process or a metadata endpoint, and the stderr of a failing
 ** credential_process kept for the message. */
 const char *ddb_env(const char *name);

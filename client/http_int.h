@@ -125,9 +125,9 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err);
 
 /* The capacity units an answer says it consumed, summed over tables
-** (read.c). */
+** (log.c). */
 double ddb_answer_consumed(const cJSON *resp);
-/* The same from a tape of the answer's text (read.c). */
+/* The same from a tape of a ConsumedCapacity value (log.c). */
 double ddb_tape_consumed(const ddb_tape *t, const char *text);
 /* Append item it (a reference, taken) to page p, growing its array (*cap
 ** entries); returns 0, or -1 on out of memory (it is released) (read.c). */

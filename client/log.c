@@ -1,8 +1,11 @@
 /*
 ** log.c -- the request log (a process-wide ring of the last DDB_LOG_SIZE
 ** requests) and the request counters (see ddb_client.h).  http.c adds one
-** entry and counts one call at the end of each request, retries included.
+** entry and counts one call at the end of each request, retries included;
+** the capacity an answer consumed is read here too, from its cJSON tree or
+** from a tape of its text.
 */
+#include <cjson/cJSON.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -111,4 +114,38 @@ void ddb_stats_add(const char *operation, int attempts, int throttles,
       break;
     }
   pthread_mutex_unlock(&log_lock);
+}
+
+/* The capacity units an answer says it consumed (summed over tables). */
+double ddb_answer_consumed(const cJSON *resp) {
+  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
+  const cJSON *u;
+  double sum = 0;
+  if(cJSON_IsArray(cc)) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cc) {
+      u = cJSON_GetObjectItemCaseSensitive(x, "CapacityUnits");
+      if(cJSON_IsNumber(u))
+        sum += u->valuedouble;
+    }
+    return sum;
+  }
+  u = cJSON_GetObjectItemCaseSensitive(cc, "CapacityUnits");
+  return cJSON_IsNumber(u) ? u->valuedouble : 0;
+}
+
+/* The capacity units of a ConsumedCapacity value at token 0 of the tape
+** (an object, or an array of them: summed). */
+double ddb_tape_consumed(const ddb_tape *t, const char *text) {
+  uint32_t j, k;
+  long u;
+  double sum = 0;
+  if(t->tok[0].type == DDB_JARR) {
+    for(j = 0, k = 1; j < t->tok[0].n; j++, k = t->tok[k].end)
+      if((u = ddb_tape_member(t, text, k, "CapacityUnits")) > 0)
+        sum += ddb_tape_num(t, text, (uint32_t)u);
+    return sum;
+  }
+  u = ddb_tape_member(t, text, 0, "CapacityUnits");
+  return u > 0 ? ddb_tape_num(t, text, (uint32_t)u) : 0;
 }
