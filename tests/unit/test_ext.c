@@ -1,15 +1,23 @@
 /*
-** test_ext.c -- unit tests of the static helpers of ext/dynamodb.c.
+** test_ext.c -- unit tests of the helpers of ext/.
 **
-** ext/dynamodb.c is compiled into this file (the other ext/ files are
-** linked beside it) with SQLITE_CORE defined, so that sqlite3ext.h leaves
-** the sqlite3_* names alone and they resolve to the real libsqlite3 (the
-** binary links -lsqlite3).  No network: nothing here reaches DescribeTable.
+** The ext/ objects of the unit-test binary are built with SQLITE_CORE, so
+** that sqlite3ext.h leaves the sqlite3_* names alone and they resolve to
+** the real libsqlite3 (the binary links -lsqlite3), and with UNITTESTS,
+** which makes the helpers marked UNITTEST external (ext/dd_ext.h declares
+** them).  No network: nothing here reaches DescribeTable.
 */
 #ifndef SQLITE_CORE
 #define SQLITE_CORE 1 /* the Makefile passes it to every ext/ file */
 #endif
-#include "../../ext/dynamodb.c"
+#ifndef UNITTESTS
+#define UNITTESTS 1
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ext/dd_ext.h"
 
 #include <cjson/cJSON.h>
 
