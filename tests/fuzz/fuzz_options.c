@@ -1,9 +1,9 @@
 /*
 ** fuzz_options.c -- libFuzzer harness of the option parser of
-** CREATE VIRTUAL TABLE ... USING dynamodb(...): ext/dynamodb.c's
+** CREATE VIRTUAL TABLE ... USING dynamodb(...): ext/options.c's
 ** dd_parse_args (with dd_dequote and dd_secret_option), and the value
-** parsers dd_bool and dd_number.  ext/dynamodb.c is compiled into this
-** file with SQLITE_CORE, as tests/unit/test_ext.c does.
+** parsers dd_bool and dd_number.  The ext/ objects are linked in, built
+** with SQLITE_CORE and UNITTESTS, as for tests/unit/test_ext.c.
 **
 ** The input is split at newlines into the arguments argv[3..] (at most
 ** 32).  Checked: the parser returns SQLITE_OK, SQLITE_ERROR with a
@@ -13,7 +13,13 @@
 #ifndef SQLITE_CORE
 #define SQLITE_CORE 1
 #endif
-#include "../../ext/dynamodb.c"
+#ifndef UNITTESTS
+#define UNITTESTS 1
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ext/dd_ext.h"
 
 #include <stdint.h>
 
