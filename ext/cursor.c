@@ -57,7 +57,7 @@ static void dd_progress(dd_cursor *pCur, int bEnd);
 void dd_cursor_reset(dd_cursor *pCur) {
   int i;
   dd_item_json_drop(pCur);
-  dd_pscan_free(pCur->pScan); /* workers read the strings freed below */
+  ddbc_stream_free(pCur->pScan); /* workers read the strings freed below */
   pCur->pScan = NULL;
   dd_progress(pCur, 1);
   pCur->nItemsSeen = pCur->nPagesSeen = 0;
@@ -200,7 +200,7 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
           pCur->nPagesSeen, pCur->rcuSeen, t);
   if(pCur->pScan)
     fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
-            dd_pscan_workers(pCur->pScan));
+            ddbc_stream_workers(pCur->pScan));
   fflush(stderr);
   pCur->bProgressShown = 1;
 }
@@ -217,9 +217,15 @@ int dd_next_page(dd_cursor *pCur) {
   for(;;) {
     ddb_page *pg = NULL;
     if(pCur->pScan) {
-      rc = dd_pscan_next(pCur, &pg);
-      if(rc)
-        return rc;
+      int iUnit = -1;
+      /* the workers' next page; an interrupt (only this thread may ask)
+      ** stops them */
+      if(ddbc_stream_next(pCur->pScan, dd_interrupted, p->db, &pg, &iUnit,
+                          &err))
+        return dd_cursor_error(pCur, &err);
+      if(pg && pCur->rd.pk_name)
+        pCur->iPk = iUnit; /* the partition of this page */
+      pCur->nSegDone = ddbc_stream_done(pCur->pScan);
       if(!pg) {
         pCur->bEof = 1;
         dd_progress(pCur, 1);

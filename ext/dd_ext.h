@@ -242,7 +242,7 @@ typedef struct dd_cursor {
   int bCount;             /* rows are counted, not fetched: only columns
                              with a known value (= in the call) are used */
   ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
-  struct dd_pscan *pScan; /* a parallel Scan's workers, or NULL */
+  ddbc_stream *pScan;     /* a parallel read's workers, or NULL */
   int nSegDone;           /* segments finished (progress) */
   double tStart;          /* when xFilter ran (progress) */
   long long nItemsSeen, nPagesSeen;
@@ -275,13 +275,13 @@ extern pthread_mutex_t dd_registry_lock;
 extern dd_vtab *dd_registry;
 
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
-** printf-style message (dynamodb.c). */
+** printf-style message (extension.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into
 ** zName[32]: zBase, with '_' appended while a key attribute has it
-** (dynamodb.c). */
+** (schema.c). */
 void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 /* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
 ** first time: resolves region, endpoint and credentials), or an error
@@ -289,13 +289,9 @@ void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 int dd_client(dd_vtab *p);
 /* The cancel hook of a table's client (ud: its sqlite3 *): has the
 ** statement running on this thread been interrupted (sqlite3_interrupt,
-** Ctrl-C)?  Only on the thread that runs the statement (dynamodb.c). */
+** Ctrl-C)?  Only on the thread that runs the statement (extension.c). */
 int dd_interrupted(void *pDb);
-/* The most pages, and bytes of pages, one parallel Scan (or IN-list
-** Query) held at once in this process: read, not yet taken by xNext;
-** never more than 2 x its segments (dynamodb.c). */
-void dd_scan_peak(int *pnPage, long long *pnByte);
-/* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
+/* dd_number_text: the DynamoDB number text of an SQL value (keycond.c,
 ** which documents it). */
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
 int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
@@ -461,27 +457,13 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i);
 /* xRowid: a hash of the row's primary key (see dd_key_rowid). */
 int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid);
 
-/* scan.c: parallel reads. */
-struct dd_pscan;
-/* Stop the workers, wait for them, and free s (NULL is fine). */
-void dd_pscan_free(struct dd_pscan *s);
-/* Start nSeg workers on nUnit units of the cursor's read (its rd is the
-** template): Scan segments, or the partitions of a Query's IN list.
-** Returns an SQLite code; pCur->pScan is set even on error (freed by
-** dd_cursor_reset). */
-int dd_pscan_start(dd_cursor *pCur, int nSeg, int nUnit);
-/* The next page from the workers (a reference), or *ppg NULL when every
-** unit is done.  Returns SQLITE_OK or the first worker's error. */
-int dd_pscan_next(dd_cursor *pCur, ddb_page **ppg);
-/* The workers of s (a parallel Scan's segments). */
-int dd_pscan_workers(const struct dd_pscan *s);
-/* Look up aKey[0..nKeys) into aFound[] (found items or NULL), several
-** BatchGetItem calls in flight.  Returns DDB_OK, or the first error (then
+/* filter.c: xFilter. */
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
+** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
+** connection stopping them.  Returns DDB_OK, or the first error (then
 ** aFound holds nothing). */
 ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
                                  ddb_item **aFound, ddb_error *err);
-
-/* filter.c: xFilter. */
 /* qsort order of dd_val: by length, then bytes. */
 int dd_val_order(const void *pa, const void *pb);
 /* xFilter: run the plan xBestIndex chose. */

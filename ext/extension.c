@@ -1,5 +1,5 @@
 /*
-** dynamodb.c -- a SQLite virtual table over an Amazon DynamoDB table.
+** extension.c -- a SQLite virtual table over an Amazon DynamoDB table.
 **
 ** Usage example (sqlite3 shell):
 **
@@ -82,7 +82,7 @@ void dd_error(dd_vtab *p, const char *zFmt, ...) {
 ** runs inside one).  The hook runs only on the statement's thread (the
 ** connection's mutex is held, and recursive); worker threads poll a stop
 ** flag instead, which the statement's thread sets when it sees the
-** interrupt (dd_pscan_next, dd_batch_get_parallel). */
+** interrupt (ddbc_stream_next, ddbc_batch_get_parallel). */
 int dd_interrupted(void *pDb) {
   sqlite3 *db = pDb;
 #if SQLITE_VERSION_NUMBER >= 3041000

@@ -103,6 +103,45 @@ static void dd_scan_denied(dd_vtab *p) {
   sqlite3_free(z);
 }
 
+/* See dd_ext.h. */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err) {
+  return ddbc_batch_get_parallel(
+      p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
+      p->azKey, p->nKey, &p->pol, dd_interrupted, p->db, aFound, err);
+}
+
+/* Start the parallel read of the cursor's plan (its rd is the template):
+** nWorker threads on nUnit units, the Scan's segments, or the partitions
+** aPk of a Query's IN list (cache/stream.c).  Returns an SQLite code, with
+** the vtab's message set on error. */
+static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddbc_policy pol = p->pol;
+  ddb_read rd = pCur->rd;
+  ddb_av *aPk = NULL;
+  ddb_error err;
+  int i;
+  ddb_error_clear(&err);
+  rd.limit = pCur->nLimit;
+  if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+    pol.consistent = 0; /* a GSI: see dd_next_page */
+  if(pCur->op == DD_OP_QUERY) {
+    aPk = sqlite3_malloc64(sizeof(ddb_av) * (sqlite3_uint64)nUnit);
+    if(!aPk)
+      return SQLITE_NOMEM;
+    for(i = 0; i < nUnit; i++)
+      aPk[i] = pCur->aPk[i].av;
+  }
+  if(ddbc_stream_start(p->pClient, &rd, &pol, aPk, nWorker, nUnit,
+                       &pCur->pScan, &err)) {
+    sqlite3_free(aPk);
+    return dd_cursor_error(pCur, &err);
+  }
+  sqlite3_free(aPk); /* copied */
+  return SQLITE_OK;
+}
+
 /* GetItem and BatchGetItem: the keys are aPk (partition) x skv (sort). */
 static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
@@ -491,7 +530,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     pCur->iPk = -1;
     if(pCur->nPk > 1 && !pCur->bFetch && pCur->nLimit == 0) {
       /* several partitions (IN): their Queries run concurrently */
-      rc = dd_pscan_start(
+      rc = dd_stream_start(
           pCur, pCur->nPk < DD_MAX_IN_WORKERS ? pCur->nPk : DD_MAX_IN_WORKERS,
           pCur->nPk);
       if(rc)
@@ -521,7 +560,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       ** Limit (about a page): segments would each read a page */
       if(p->nSegments > 1 && p->nSlice == 0 &&
          (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
-        rc = dd_pscan_start(pCur, p->nSegments, p->nSegments);
+        rc = dd_stream_start(pCur, p->nSegments, p->nSegments);
         if(rc)
           goto fail;
       }

@@ -36,7 +36,7 @@
 **
 ** Reads inside the transaction see its writes: dd_txn.pend maps each
 ** written key (canonical, ddb_key_encode) to its newest write, and the
-** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
+** cursor (cursor.c, dd_overlay_start) lays those over every read path.
 ** A second INSERT of a key the transaction wrote fails at the statement;
 ** an INSERT OR IGNORE of a key it did not write (or an UPDATE OR IGNORE
 ** that moves a row to such a key) reads the key from DynamoDB at the
