@@ -50,8 +50,6 @@
 #define DD_MAX_SK 4
 /* Partitions of an IN list queried at once at the most (filter.c). */
 #define DD_MAX_IN_WORKERS 8
-/* The parameters of CREATE VIRTUAL TABLE (options.c). */
-#define DD_NPARAM 16
 
 /* The idxNum of a plan (see "The query plan" in plan.c). */
 enum { DD_OP_SCAN = 0, DD_OP_GET, DD_OP_BATCH, DD_OP_QUERY };
@@ -115,6 +113,15 @@ typedef struct dd_plancode {
 } dd_plancode;
 
 typedef struct dd_txn dd_txn;
+
+/* The options of one CREATE VIRTUAL TABLE as given, dequoted (NULL: not
+** given); each string sqlite3_free()d (dd_opts_free).  options.c holds
+** their names and checks. */
+typedef struct dd_opts {
+  char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
+  char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
+      *zProgress, *zSegments, *zSegment, *zSplit;
+} dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
 ** into zBuf (owned) or into raw bytes kept alongside. */
@@ -349,16 +356,18 @@ char *dd_dequote(const char *z, int n);
 /* Parse a non-negative plain decimal (no sign, hex, inf or nan) into
 ** *pOut.  Returns 0, or -1 (then *pOut is untouched). */
 int dd_number(const char *z, double *pOut);
-/* Split argv[3..argc) (key=value) into azVal[] by parameter (each a
-** sqlite3_free()d string).  Returns SQLITE_OK; SQLITE_NOMEM; or
-** SQLITE_ERROR with *pzErr set (an unknown, repeated, secret-looking
-** or malformed option). */
-int dd_parse_args(int argc, const char *const *argv, char *azVal[DD_NPARAM],
+/* Split argv[3..argc) (key=value) into the slots of *pVal by option
+** name (each a sqlite3_free()d string; a slot that is set is an error).
+** Returns SQLITE_OK; SQLITE_NOMEM; or SQLITE_ERROR with *pzErr set (an
+** unknown, repeated, secret-looking or malformed option). */
+int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
                   char **pzErr);
-/* Apply the options azVal[] to p, taking the strings the client keeps
-** (they are set to NULL in azVal).  Returns SQLITE_OK, or SQLITE_ERROR
-** with *pzErr set to a message quoting the bad value. */
-int dd_options(dd_vtab *p, char *azVal[DD_NPARAM], char **pzErr);
+/* Apply the options *v to p, taking the strings the client keeps (their
+** slots are set to NULL).  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr
+** set to a message quoting the first bad value. */
+int dd_options(dd_vtab *p, dd_opts *v, char **pzErr);
+/* Free the strings of v and clear its slots. */
+void dd_opts_free(dd_opts *v);
 
 /* schema.c: xCreate, xConnect, xDisconnect, xDestroy; the client. */
 /* Is column c an attribute of the table's primary key? */

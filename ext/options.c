@@ -3,6 +3,8 @@
 ** dynamodb(...): parsing them and applying them to a dd_vtab.
 */
 #include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,26 +49,93 @@ SQLITE_EXTENSION_INIT3
 ** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
 ** 1/0.  An unknown or repeated parameter is an error.
 */
-static const char *const azParam[] = {
-    "table",              /* 0 */
-    "region",             /* 1 */
-    "endpoint",           /* 2 */
-    "profile",            /* 3 */
-    "scan",               /* 4 */
-    "consistent_read",    /* 5 */
-    "timeout",            /* 6 */
-    "max_retries",        /* 7 */
-    "item_ttl",           /* 8 */
-    "query_ttl",          /* 9 */
-    "split_transactions", /* 10 */
-    "segments",           /* 11 */
-    "segment",            /* 12 */
-    "progress",           /* 13 */
-    "ca_bundle",          /* 14 */
-    "columns",            /* 15 */
+/* What an option's value is, and so how it is checked and applied. */
+enum {
+  DD_OPT_TEXT,     /* any text, kept as given */
+  DD_OPT_SCAN,     /* allow or deny: int, 1 for deny */
+  DD_OPT_BOOL,     /* BOOL (dd_bool): int */
+  DD_OPT_TIMEOUT,  /* seconds > 0, at least 0.001: double */
+  DD_OPT_RETRIES,  /* an integer from 0 to 100: int */
+  DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
+  DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
+  DD_OPT_SEGMENT   /* I/N with 0 <= I < N: iSlice, nSlice */
 };
-_Static_assert(sizeof(azParam) / sizeof(azParam[0]) == DD_NPARAM,
-               "DD_NPARAM (dd_ext.h) counts azParam");
+
+#define DD_STR_(x) #x
+#define DD_STR(x)  DD_STR_(x)
+
+/* The options, in the order dd_options checks them (the first bad one is
+** the one reported).  iVal: its slot in dd_opts; iDst: the dd_vtab field
+** it sets (not for TEXT and SEGMENT), to rDefault when it is not given;
+** zExpect: what a bad value's message says is expected. */
+static const struct dd_option {
+  const char *zName;
+  size_t iVal;
+  int eKind;
+  size_t iDst;
+  double rDefault;
+  const char *zExpect;
+} aOption[] = {
+    {"table", offsetof(dd_opts, zTable), DD_OPT_TEXT, 0, 0, NULL},
+    {"region", offsetof(dd_opts, zRegion), DD_OPT_TEXT, 0, 0, NULL},
+    {"endpoint", offsetof(dd_opts, zEndpoint), DD_OPT_TEXT, 0, 0, NULL},
+    {"profile", offsetof(dd_opts, zProfile), DD_OPT_TEXT, 0, 0, NULL},
+    {"ca_bundle", offsetof(dd_opts, zCaBundle), DD_OPT_TEXT, 0, 0, NULL},
+    {"columns", offsetof(dd_opts, zColumns), DD_OPT_TEXT, 0, 0, NULL},
+    {"scan", offsetof(dd_opts, zScan), DD_OPT_SCAN,
+     offsetof(dd_vtab, bScanDeny), 0, "expected allow or deny"},
+    {"consistent_read", offsetof(dd_opts, zConsistent), DD_OPT_BOOL,
+     offsetof(dd_vtab, pol.consistent), 0, "expected true or false"},
+    {"timeout", offsetof(dd_opts, zTimeout), DD_OPT_TIMEOUT,
+     offsetof(dd_vtab, cfg.timeout), 0, "expected seconds > 0"},
+    {"max_retries", offsetof(dd_opts, zMaxRetries), DD_OPT_RETRIES,
+     offsetof(dd_vtab, cfg.max_retries), -1,
+     "expected an integer from 0 to 100"},
+    {"item_ttl", offsetof(dd_opts, zItemTtl), DD_OPT_TTL,
+     offsetof(dd_vtab, pol.item_ttl), DD_DEFAULT_TTL,
+     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+    {"query_ttl", offsetof(dd_opts, zQueryTtl), DD_OPT_TTL,
+     offsetof(dd_vtab, pol.query_ttl), DD_DEFAULT_TTL,
+     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+    {"progress", offsetof(dd_opts, zProgress), DD_OPT_BOOL,
+     offsetof(dd_vtab, bProgress), 1, "expected on or off"},
+    {"segments", offsetof(dd_opts, zSegments), DD_OPT_SEGMENTS,
+     offsetof(dd_vtab, nSegments), 0, "expected auto or 1 to 64"},
+    {"segment", offsetof(dd_opts, zSegment), DD_OPT_SEGMENT, 0, 0,
+     "expected I/N with 0 <= I < N"},
+    {"split_transactions", offsetof(dd_opts, zSplit), DD_OPT_BOOL,
+     offsetof(dd_vtab, bSplit), 1, "expected true or false"},
+};
+#define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
+
+/* The slot of option o in v. */
+static char **dd_opt_slot(dd_opts *v, const struct dd_option *o) {
+  return (char **)((char *)v + o->iVal);
+}
+
+/* The one way an option error is reported: *pzErr set to DD_PREFIX and
+** the printf-style message (sqlite3_free; NULL when out of memory).
+** Returns SQLITE_ERROR. */
+static int dd_opt_error(char **pzErr, const char *zFmt, ...) {
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  *pzErr = z ? sqlite3_mprintf(DD_PREFIX "%s", z) : NULL;
+  sqlite3_free(z);
+  return SQLITE_ERROR;
+}
+
+/* See dd_ext.h. */
+void dd_opts_free(dd_opts *v) {
+  int k;
+  for(k = 0; k < DD_NOPTION; k++) {
+    char **pz = dd_opt_slot(v, &aOption[k]);
+    sqlite3_free(*pz);
+    *pz = NULL;
+  }
+}
 
 /* Strip leading/trailing white space and one level of quotes.  Returns a
 ** new string (sqlite3_free) or NULL on OOM. */
@@ -147,168 +216,142 @@ static int dd_secret_option(const char *zKey) {
   return 0;
 }
 
-/* Split argv[3..] into azVal[] by parameter.  Returns SQLITE_OK, or an
-** error with *pzErr set. */
-int dd_parse_args(int argc, const char *const *argv, char *azVal[DD_NPARAM],
+/* See dd_ext.h. */
+int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
                   char **pzErr) {
   int i, k;
   for(i = 3; i < argc; i++) {
     const char *z = argv[i];
     const char *zEq = strchr(z, '=');
-    char *zKey;
-    if(!zEq) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad argument '%s': expected "
-                                         "key=value",
-                               z);
-      return SQLITE_ERROR;
-    }
+    char *zKey, **pz;
+    if(!zEq)
+      return dd_opt_error(pzErr, "bad argument '%s': expected key=value", z);
     zKey = dd_dequote(z, (int)(zEq - z));
     if(!zKey)
       return SQLITE_NOMEM;
-    for(k = 0; k < DD_NPARAM; k++)
-      if(sqlite3_stricmp(zKey, azParam[k]) == 0)
+    for(k = 0; k < DD_NOPTION; k++)
+      if(sqlite3_stricmp(zKey, aOption[k].zName) == 0)
         break;
-    if(k == DD_NPARAM && dd_secret_option(zKey)) {
-      *pzErr = sqlite3_mprintf(
-          DD_PREFIX "option '%s' refused: CREATE VIRTUAL TABLE arguments are "
-                    "stored in plain text in the database file; credentials "
-                    "come from the environment, the shared files (profile=), "
-                    "credential_process, container or instance metadata",
-          zKey);
+    if(k == DD_NOPTION && dd_secret_option(zKey)) {
+      dd_opt_error(pzErr,
+                   "option '%s' refused: CREATE VIRTUAL TABLE arguments are "
+                   "stored in plain text in the database file; credentials "
+                   "come from the environment, the shared files (profile=), "
+                   "credential_process, container or instance metadata",
+                   zKey);
       sqlite3_free(zKey);
       return SQLITE_ERROR;
     }
-    if(k == DD_NPARAM) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "unknown option '%s'", zKey);
+    if(k == DD_NOPTION) {
+      dd_opt_error(pzErr, "unknown option '%s'", zKey);
       sqlite3_free(zKey);
       return SQLITE_ERROR;
     }
-    if(azVal[k]) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "option '%s' given twice", zKey);
+    pz = dd_opt_slot(pVal, &aOption[k]);
+    if(*pz) {
+      dd_opt_error(pzErr, "option '%s' given twice", zKey);
       sqlite3_free(zKey);
       return SQLITE_ERROR;
     }
     sqlite3_free(zKey);
-    azVal[k] = dd_dequote(zEq + 1, (int)strlen(zEq + 1));
-    if(!azVal[k])
+    *pz = dd_dequote(zEq + 1, (int)strlen(zEq + 1));
+    if(!*pz)
       return SQLITE_NOMEM;
   }
   return SQLITE_OK;
 }
-/* Apply the options azVal[] to p (taking the strings the client needs
-** from azVal).  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
-int dd_options(dd_vtab *p, char *azVal[DD_NPARAM], char **pzErr) {
+
+/* Check option o's value z (NULL: not given) and set what it sets in p.
+** Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set (dd_opt_error). */
+static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
+                           const char *z, const dd_opts *v, char **pzErr) {
+  void *pDst = (char *)p + o->iDst; /* an int or a double, by eKind */
+  int *pInt = pDst;
+  double *pReal = pDst;
   double d;
-  int i;
-  p->zRegion = azVal[1];
-  p->zEndpoint = azVal[2];
-  p->zProfile = azVal[3];
-  p->zCaBundle = azVal[14];
-  azVal[1] = azVal[2] = azVal[3] = azVal[14] = NULL;
+  switch(o->eKind) {
+  case DD_OPT_SCAN:
+    if(z && sqlite3_stricmp(z, "deny") == 0)
+      *pInt = 1;
+    else if(z && sqlite3_stricmp(z, "allow") != 0)
+      break;
+    return SQLITE_OK;
+  case DD_OPT_BOOL:
+    *pInt = (int)o->rDefault;
+    if(z && (*pInt = dd_bool(z)) < 0)
+      break;
+    return SQLITE_OK;
+  case DD_OPT_TIMEOUT:
+    if(!z)
+      return SQLITE_OK;
+    if(dd_number(z, &d) || d <= 0)
+      break;
+    if(d < 0.001) /* curl counts milliseconds, and its 0 means none */
+      return dd_opt_error(pzErr,
+                          "bad value for %s: '%s' (at least 0.001 "
+                          "seconds)",
+                          o->zName, z);
+    *pReal = d;
+    return SQLITE_OK;
+  case DD_OPT_RETRIES:
+    *pInt = (int)o->rDefault;
+    if(z && (dd_number(z, &d) || d != floor(d) || d > 100))
+      break;
+    if(z)
+      *pInt = (int)d;
+    return SQLITE_OK;
+  case DD_OPT_TTL:
+    *pReal = o->rDefault;
+    if(z && (dd_number(z, pReal) || *pReal > DD_MAX_TTL))
+      break;
+    return SQLITE_OK;
+  case DD_OPT_SEGMENTS:
+    if(!z || sqlite3_stricmp(z, "auto") == 0)
+      return SQLITE_OK; /* 0: auto, sized by dd_init */
+    if(dd_number(z, &d) || d != floor(d) || d < 1 || d > 64)
+      break;
+    *pInt = (int)d;
+    return SQLITE_OK;
+  case DD_OPT_SEGMENT: {
+    char *zEnd;
+    long i1, n1 = -1;
+    if(!z)
+      return SQLITE_OK;
+    i1 = strtol(z, &zEnd, 10);
+    if(zEnd != z && *zEnd == '/')
+      n1 = strtol(zEnd + 1, &zEnd, 10);
+    if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 || z[0] < '0' ||
+       z[0] > '9')
+      break;
+    if(v->zSegments)
+      return dd_opt_error(pzErr, "segment= and segments= exclude each other");
+    p->iSlice = (int)i1;
+    p->nSlice = (int)n1;
+    return SQLITE_OK;
+  }
+  default: /* DD_OPT_TEXT: taken by dd_options */ return SQLITE_OK;
+  }
+  return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
+                      o->zExpect);
+}
+
+/* See dd_ext.h. */
+int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
+  int k, rc;
+  p->zRegion = v->zRegion;
+  p->zEndpoint = v->zEndpoint;
+  p->zProfile = v->zProfile;
+  p->zCaBundle = v->zCaBundle;
+  v->zRegion = v->zEndpoint = v->zProfile = v->zCaBundle = NULL;
   p->cfg.region = p->zRegion;
   p->cfg.endpoint = p->zEndpoint;
   p->cfg.profile = p->zProfile;
   p->cfg.ca_bundle = p->zCaBundle;
-  p->pol.consistent = 0;
-  p->cfg.max_retries = -1;
-  /* azVal[]: 0 table, 1 region, 2 endpoint, 3 profile, 4 scan,
-  **          5 consistent_read, 6 timeout, 7 max_retries */
-  if(azVal[4]) {
-    if(sqlite3_stricmp(azVal[4], "deny") == 0)
-      p->bScanDeny = 1;
-    else if(sqlite3_stricmp(azVal[4], "allow") != 0) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for scan: '%s' "
-                                         "(expected allow or deny)",
-                               azVal[4]);
-      return SQLITE_ERROR;
-    }
-  }
-  if(azVal[5]) {
-    p->pol.consistent = dd_bool(azVal[5]);
-    if(p->pol.consistent < 0) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for consistent_read: "
-                                         "'%s' (expected true or false)",
-                               azVal[5]);
-      return SQLITE_ERROR;
-    }
-  }
-  if(azVal[6]) {
-    if(dd_number(azVal[6], &d) || d <= 0) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
-                                         "(expected seconds > 0)",
-                               azVal[6]);
-      return SQLITE_ERROR;
-    }
-    if(d < 0.001) {
-      /* curl counts milliseconds, and its 0 means no timeout at all */
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for timeout: '%s' "
-                                         "(at least 0.001 seconds)",
-                               azVal[6]);
-      return SQLITE_ERROR;
-    }
-    p->cfg.timeout = d;
-  }
-  if(azVal[7]) {
-    if(dd_number(azVal[7], &d) || d != floor(d) || d > 100) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for max_retries: '%s' "
-                                         "(expected an integer from 0 to 100)",
-                               azVal[7]);
-      return SQLITE_ERROR;
-    }
-    p->cfg.max_retries = (int)d;
-  }
-  for(i = 8; i <= 9; i++) {
-    double *pTtl = i == 8 ? &p->pol.item_ttl : &p->pol.query_ttl;
-    *pTtl = DD_DEFAULT_TTL;
-    if(azVal[i] && (dd_number(azVal[i], pTtl) || *pTtl > DD_MAX_TTL)) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for %s: '%s' (expected "
-                                         "seconds from 0 to %d)",
-                               azParam[i], azVal[i], DD_MAX_TTL);
-      return SQLITE_ERROR;
-    }
-  }
-  p->bProgress = 1;
-  if(azVal[13] && (p->bProgress = dd_bool(azVal[13])) < 0) {
-    *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for progress: '%s' "
-                                       "(expected on or off)",
-                             azVal[13]);
-    return SQLITE_ERROR;
-  }
-  if(azVal[11] && sqlite3_stricmp(azVal[11], "auto") != 0) {
-    if(dd_number(azVal[11], &d) || d != floor(d) || d < 1 || d > 64) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segments: '%s' "
-                                         "(expected auto or 1 to 64)",
-                               azVal[11]);
-      return SQLITE_ERROR;
-    }
-    p->nSegments = (int)d;
-  }
-  if(azVal[12]) {
-    char *zEnd;
-    long i1 = strtol(azVal[12], &zEnd, 10), n1 = -1;
-    if(zEnd != azVal[12] && *zEnd == '/')
-      n1 = strtol(zEnd + 1, &zEnd, 10);
-    if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 ||
-       azVal[12][0] < '0' || azVal[12][0] > '9') {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for segment: '%s' "
-                                         "(expected I/N with 0 <= I < N)",
-                               azVal[12]);
-      return SQLITE_ERROR;
-    }
-    if(azVal[11]) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "segment= and segments= exclude "
-                                         "each other");
-      return SQLITE_ERROR;
-    }
-    p->iSlice = (int)i1;
-    p->nSlice = (int)n1;
-  }
-  p->bSplit = 1;
-  if(azVal[10] && (p->bSplit = dd_bool(azVal[10])) < 0) {
-    *pzErr = sqlite3_mprintf(DD_PREFIX "bad value for split_transactions: "
-                                       "'%s' (expected true or false)",
-                             azVal[10]);
-    return SQLITE_ERROR;
+  for(k = 0; k < DD_NOPTION; k++) {
+    const struct dd_option *o = &aOption[k];
+    rc = dd_option_apply(p, o, *dd_opt_slot(v, o), v, pzErr);
+    if(rc)
+      return rc;
   }
   return SQLITE_OK;
 }

@@ -344,12 +344,12 @@ static void dd_schema_clear(dd_vtab *p) {
 static int dd_init(sqlite3 *db, int argc, const char *const *argv,
                    sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
   dd_vtab *p = NULL;
-  char *azVal[DD_NPARAM];
+  dd_opts opts;
   char *zSchema = NULL, *zErr = NULL;
   ddb_error err;
-  int rc, i, bDescBad = 0;
+  int rc, bDescBad = 0;
 
-  memset(azVal, 0, sizeof(azVal));
+  memset(&opts, 0, sizeof(opts));
   ddb_error_clear(&err);
   *ppVtab = NULL;
   p = sqlite3_malloc(sizeof(*p));
@@ -358,12 +358,12 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     goto fail;
   }
   memset(p, 0, sizeof(*p));
-  rc = dd_parse_args(argc, argv, azVal, &zErr);
+  rc = dd_parse_args(argc, argv, &opts, &zErr);
   if(rc == SQLITE_OK)
-    rc = dd_options(p, azVal, &zErr);
+    rc = dd_options(p, &opts, &zErr);
   if(rc == SQLITE_NOMEM)
     goto fail;
-  p->zTable = sqlite3_mprintf("%s", azVal[0] ? azVal[0] : argv[2]);
+  p->zTable = sqlite3_mprintf("%s", opts.zTable ? opts.zTable : argv[2]);
   p->zDb = sqlite3_mprintf("%s", argv[1]);
   if(!p->zTable || !p->zDb) {
     rc = SQLITE_NOMEM;
@@ -415,7 +415,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     }
   }
   if(p->pDesc) {
-    p->zColumns = p->bOptErr ? NULL : azVal[15];
+    p->zColumns = p->bOptErr ? NULL : opts.zColumns;
     rc = dd_build_schema(p);
     p->zColumns = NULL;
     bDescBad = rc == SQLITE_OK && p->nCol > 62 && !bCreate;
@@ -501,8 +501,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
   p = NULL;
 
 fail:
-  for(i = 0; i < DD_NPARAM; i++)
-    sqlite3_free(azVal[i]);
+  dd_opts_free(&opts);
   sqlite3_free(zSchema);
   sqlite3_free(zErr);
   dd_vtab_free(p);

@@ -34,7 +34,8 @@ static int ends_with(const char *s, const char *tail) {
 /* libFuzzer's entry point: one input; returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *buf, *argv_buf[MAX_ARGS + 3], *azVal[DD_NPARAM], *zErr = NULL;
+  char *buf, *argv_buf[MAX_ARGS + 3], *zErr = NULL;
+  dd_opts v;
   int argc = 3, rc, k;
   size_t i, start = 0;
   double d;
@@ -52,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       argv_buf[argc++] = buf + start;
       start = i + 1;
     }
-  memset(azVal, 0, sizeof(azVal));
-  rc = dd_parse_args(argc, (const char *const *)argv_buf, azVal, &zErr);
+  memset(&v, 0, sizeof(v));
+  rc = dd_parse_args(argc, (const char *const *)argv_buf, &v, &zErr);
   if(rc != SQLITE_OK && rc != SQLITE_ERROR && rc != SQLITE_NOMEM)
     abort();
   if(rc == SQLITE_ERROR && !zErr)
@@ -90,13 +91,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   }
   sqlite3_free(zErr);
-  for(k = 0; k < DD_NPARAM; k++) {
-    if(azVal[k]) {
-      (void)dd_bool(azVal[k]);
-      (void)dd_number(azVal[k], &d);
+  {
+    const char *const az[] = {
+        v.zTable,    v.zRegion,     v.zEndpoint, v.zProfile,
+        v.zCaBundle, v.zColumns,    v.zScan,     v.zConsistent,
+        v.zTimeout,  v.zMaxRetries, v.zItemTtl,  v.zQueryTtl,
+        v.zProgress, v.zSegments,   v.zSegment,  v.zSplit};
+    for(k = 0; k < (int)(sizeof(az) / sizeof(az[0])); k++) {
+      if(az[k]) {
+        (void)dd_bool(az[k]);
+        (void)dd_number(az[k], &d);
+      }
     }
-    sqlite3_free(azVal[k]);
   }
+  dd_opts_free(&v);
   free(buf);
   return 0;
 }
