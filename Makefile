@@ -31,7 +31,8 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
               client/json.c client/write.c client/creds.c client/crc32.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c
-CACHE_SRC  := cache/cache.c cache/store.c cache/stream.c cache/fanout.c
+CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
+              cache/fanout.c
 EXT_SRC    := ext/extension.c ext/options.c ext/schema.c ext/desc.c \
               ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
