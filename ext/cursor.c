@@ -22,6 +22,7 @@ SQLITE_EXTENSION_INIT3
 ** by key when the index does not project a used column).  xNext walks
 ** aRow and fetches the next page when it runs out.
 */
+/* See dd_ext.h. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   dd_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
   (void)pVtab;
@@ -33,6 +34,7 @@ int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   return SQLITE_OK;
 }
 
+/* Drop the rows of the current batch (aRow) and the current row. */
 static void dd_rows_clear(dd_cursor *pCur) {
   int i;
   for(i = 0; pCur->aRow && i < pCur->nRow; i++)
@@ -91,6 +93,7 @@ void dd_cursor_reset(dd_cursor *pCur) {
   pCur->pKeys = NULL;
 }
 
+/* See dd_ext.h. */
 int dynamodbClose(sqlite3_vtab_cursor *cur) {
   dd_cursor_reset((dd_cursor *)cur);
   sqlite3_free(cur);
@@ -181,6 +184,9 @@ static double dd_progress_after(void) {
   return after;
 }
 
+/* Show (or update) the progress line of the cursor's statement once it
+** has run long enough, on a terminal, unless progress=off; bEnd: clear
+** it. */
 static void dd_progress(dd_cursor *pCur, int bEnd) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   double t;
@@ -493,6 +499,7 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
   return SQLITE_OK;
 }
 
+/* See dd_ext.h. */
 int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
@@ -533,6 +540,7 @@ int dynamodbNext(sqlite3_vtab_cursor *cur) {
   }
 }
 
+/* See dd_ext.h. */
 int dynamodbEof(sqlite3_vtab_cursor *cur) {
   return ((dd_cursor *)cur)->bEof;
 }
@@ -631,6 +639,7 @@ static int dd_gate_ok(const dd_vtab *p, const ddb_item *it,
   return 1;
 }
 
+/* See dd_ext.h. */
 int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
@@ -705,6 +714,7 @@ sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
   return (sqlite3_int64)(h >> 1);
 }
 
+/* See dd_ext.h. */
 int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;

@@ -344,6 +344,9 @@ int dd_register_log(sqlite3 *db);
 ** Returns an SQLite code. */
 int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
                           const sqlite3_api_routines *pApi);
+/* Configure the table being connected (xCreate, xConnect): DIRECTONLY
+** and CONSTRAINT_SUPPORT, each with its reason at the call. */
+void dd_vtab_config(sqlite3 *db);
 /* The connected dynamodb vtab zName of db (compared without case), or
 ** NULL.  Takes dd_registry_lock. */
 dd_vtab *dd_find(sqlite3 *db, const char *zName);

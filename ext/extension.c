@@ -116,6 +116,29 @@ dd_vtab *dd_find(sqlite3 *db, const char *zName) {
 }
 
 /* ------------------------------------------------------------------------
+** The table's configuration (called by xCreate and xConnect, the only
+** place SQLite allows it)
+*/
+
+/* See dd_ext.h. */
+void dd_vtab_config(sqlite3 *db) {
+  /* A statement may read (and later write) DynamoDB with the user's
+  ** credentials, to the endpoint the file names.  A view or trigger stored
+  ** in a database file runs whenever that file is used, and a file can
+  ** come from anyone, so the table is DIRECTONLY: SQLite refuses it inside
+  ** the schema's views and triggers (after xConnect, which makes no call).
+  ** Views over the table are useful for reports, but that is what TEMP
+  ** views and triggers are for: only the user's own session creates them,
+  ** and they still work:
+  **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  /* an INSERT that finds its key returns SQLITE_CONSTRAINT and SQLite
+  ** applies the statement's ON CONFLICT (IGNORE skips the row; REPLACE is
+  ** done by xUpdate itself, as an unconditional PutItem) */
+  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+}
+
+/* ------------------------------------------------------------------------
 ** The module
 */
 static sqlite3_module dynamodbModule = {

@@ -331,8 +331,24 @@ fail:
 }
 
 /*
-** xFilter: run the plan xBestIndex chose (see the table above
-** dynamodbBestIndex for idxNum and the order of argv).
+** xFilter: run the plan xBestIndex chose.  The plan, as plan.c documents
+** it above dynamodbBestIndex (and ext/PLAN.md):
+**
+**   idxNum bits   meaning
+**   -----------   ------------------------------------------------------
+**   0-1           operation: DD_OP_SCAN, _GET, _BATCH, _QUERY
+**   2-6           access path: 0 the base table, k the k-th index
+**   7, 8          DD_PK_IN, DD_SK_IN: the key argument is an IN list
+**   9             DD_DESC: ScanIndexForward=false
+**   10, 11        DD_LIMIT, DD_OFFSET: those arguments follow
+**   12-27         the sort-key constraints, 4 bits each (DD_SK_*)
+**   28            DD_FETCH: read each page's rows again by table key
+**   29            DD_KEYS: BatchGetItem of the key list keys = ?
+**
+** argv, in this order: the partition key (GetItem, BatchGetItem, Query),
+** the sort-key constraints in bit order, the FILTER values in the order
+** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET; or, for
+** DD_KEYS, the key list alone.
 */
 int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                    int argc, sqlite3_value **argv) {

@@ -36,6 +36,7 @@ void dd_begins_with_func(sqlite3_context *ctx, int argc,
                      nP <= nX && (nP == 0 || memcmp(zX, zP, (size_t)nP) == 0));
 }
 
+/* See dd_ext.h. */
 int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
                          void (**pxFunc)(sqlite3_context *, int,
                                          sqlite3_value **),

@@ -310,6 +310,7 @@ static void dd_iv_lo(dd_interval *iv, dd_val *v, int bOpen) {
   memset(v, 0, sizeof(*v));
 }
 
+/* Narrow the upper end to v (moved into the interval) if it is tighter. */
 static void dd_iv_hi(dd_interval *iv, dd_val *v, int bOpen) {
   int c = iv->hi.av.type ? dd_val_cmp(v, &iv->hi) : -1;
   if(c < 0 || (c == 0 && bOpen && !iv->hiOpen)) {

@@ -8,60 +8,9 @@ SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
 
-/* ------------------------------------------------------------------------
-** The query plan
-**
-** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
-** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
-**
-**   idxNum bits   meaning
-**   -----------   ------------------------------------------------------
-**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
-**   2-6           access path: 0 the base table, k the k-th index
-**                 (GSIs in DescribeTable order, then LSIs)
-**   7             the partition-key argument is an IN list (all at once)
-**   8             the sort-key EQ argument is an IN list (BatchGetItem)
-**   9             ORDER BY consumed descending (ScanIndexForward=false)
-**   10            a LIMIT argument follows the key arguments
-**   11            an OFFSET argument follows LIMIT
-**   12-27         up to four sort-key constraints, 4 bits each, lowest
-**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
-**                 _BEGINS (begins_with); 0 ends the list
-**   28            the index's projection lacks a column the statement
-**                 uses: each page's rows are read again by table key
-**   29            DD_KEYS: BatchGetItem of the key list given to the
-**                 hidden column keys (keys = ?, or shop(?)): one
-**                 argument, the JSON list (see dd_keys_parse)
-**
-** Arguments reach xFilter in this order: the partition key (GetItem,
-** BatchGetItem, Query), the sort-key constraints in bit order, LIMIT,
-** OFFSET.
-**
-** The choice, cheapest first (estimatedCost):
-**
-**   GetItem       table PK = ? AND table SK = ?                 cost 1
-**   BatchGetItem  the same with IN on either                    cost 5
-**   Query         PK = ? (or IN) on the table or an index,
-**                 sort-key conditions narrowing it further      cost 5..100
-**                 (an index costs a little more than the table, and an
-**                 index whose projection lacks a used column costs
-**                 double: its rows are fetched again by key)
-**   Scan          everything else                               cost rows*10
-**
-** keys = ? (the hidden column given a JSON key list) wins over all of
-** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
-** the list, cost 2.
-**
-** Only constraints with BINARY collation are pushed.  Every constraint
-** is left for SQLite to check again (omit=0): the DynamoDB call selects a
-** superset.  LIKE on a sort key becomes the range it implies in binary
-** order ([upper(prefix), successor(lower(prefix))), a superset of the
-** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
-** begins_with.  LIMIT is pushed only when every WHERE term is a
-** constraint of this plan, and it is used (xFilter) only when the call
-** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
-** refuses to run it, naming the key columns that would avoid it.
-*/
+/* The plan this file chooses is described above dynamodbBestIndex, at the
+** end of the file; its helpers come first. */
+
 /* The DD_SK_ kind of constraint c on a sort key, or DD_SK_NONE. */
 static int dd_sk_kind(const struct sqlite3_index_constraint *c) {
   switch(c->op) {
@@ -319,6 +268,61 @@ static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
+/* ------------------------------------------------------------------------
+** The query plan
+**
+** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
+** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
+**
+**   idxNum bits   meaning
+**   -----------   ------------------------------------------------------
+**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
+**   2-6           access path: 0 the base table, k the k-th index
+**                 (GSIs in DescribeTable order, then LSIs)
+**   7             the partition-key argument is an IN list (all at once)
+**   8             the sort-key EQ argument is an IN list (BatchGetItem)
+**   9             ORDER BY consumed descending (ScanIndexForward=false)
+**   10            a LIMIT argument follows the key arguments
+**   11            an OFFSET argument follows LIMIT
+**   12-27         up to four sort-key constraints, 4 bits each, lowest
+**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
+**                 _BEGINS (begins_with); 0 ends the list
+**   28            the index's projection lacks a column the statement
+**                 uses: each page's rows are read again by table key
+**   29            DD_KEYS: BatchGetItem of the key list given to the
+**                 hidden column keys (keys = ?, or shop(?)): one
+**                 argument, the JSON list (see dd_keys_parse)
+**
+** Arguments reach xFilter in this order: the partition key (GetItem,
+** BatchGetItem, Query), the sort-key constraints in bit order, the FILTER
+** values (their columns and kinds in the machine half of idxStr), LIMIT,
+** OFFSET.
+**
+** The choice, cheapest first (estimatedCost):
+**
+**   GetItem       table PK = ? AND table SK = ?                 cost 1
+**   BatchGetItem  the same with IN on either                    cost 5
+**   Query         PK = ? (or IN) on the table or an index,
+**                 sort-key conditions narrowing it further      cost 5..100
+**                 (an index costs a little more than the table, and an
+**                 index whose projection lacks a used column costs
+**                 double: its rows are fetched again by key)
+**   Scan          everything else                               cost rows*10
+**
+** keys = ? (the hidden column given a JSON key list) wins over all of
+** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
+** the list, cost 2.
+**
+** Only constraints with BINARY collation are pushed.  Every constraint
+** is left for SQLite to check again (omit=0): the DynamoDB call selects a
+** superset.  LIKE on a sort key becomes the range it implies in binary
+** order ([upper(prefix), successor(lower(prefix))), a superset of the
+** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
+** begins_with.  LIMIT is pushed only when every WHERE term is a
+** constraint of this plan, and it is used (xFilter) only when the call
+** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
+** refuses to run it, naming the key columns that would avoid it.
+*/
 int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_plan best, cand;

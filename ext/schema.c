@@ -15,6 +15,8 @@ SQLITE_EXTENSION_INIT3
 ** xConnect / xCreate / xDisconnect
 */
 
+/* Unlink p from the registry and free it with everything it owns (NULL
+** is fine). */
 static void dd_vtab_free(dd_vtab *p) {
   int i;
   dd_vtab **pp;
@@ -71,7 +73,6 @@ static int dd_projected(const ddb_index *x, const char *zName) {
   return 0;
 }
 
-/* Build columns and access paths from p->pDesc. */
 /* Add the columns declared by columns='name [S|N|B], ...' (after the key
 ** columns).  A name is bare (up to a space or comma) or quoted with " or
 ** ' (the quote doubled inside): then it may hold spaces, commas, any
@@ -156,6 +157,9 @@ int dd_is_table_key(const dd_vtab *p, int c) {
   return c == p->aPath[0].iPk || c == p->aPath[0].iSk;
 }
 
+/* Build columns and access paths from p->pDesc (and columns=, in
+** p->zColumns).  Returns SQLITE_OK, SQLITE_NOMEM, or an error with
+** p->zSchemaErr set. */
 static int dd_build_schema(dd_vtab *p) {
   const ddb_table_desc *d = p->pDesc;
   int i, c;
@@ -312,6 +316,7 @@ int dd_client_make(dd_vtab *p, int bAny) {
   return SQLITE_OK;
 }
 
+/* See dd_ext.h. */
 int dd_client(dd_vtab *p) {
   return dd_client_make(p, 0);
 }
@@ -468,20 +473,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       goto fail;
     }
   }
-  /* A statement may read (and later write) DynamoDB with the user's
-  ** credentials, to the endpoint the file names.  A view or trigger stored
-  ** in a database file runs whenever that file is used, and a file can
-  ** come from anyone, so the table is DIRECTONLY: SQLite refuses it inside
-  ** the schema's views and triggers (after xConnect, which makes no call).
-  ** Views over the table are useful for reports, but that is what TEMP
-  ** views and triggers are for: only the user's own session creates them,
-  ** and they still work:
-  **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  /* an INSERT that finds its key returns SQLITE_CONSTRAINT and SQLite
-  ** applies the statement's ON CONFLICT (IGNORE skips the row; REPLACE is
-  ** done by xUpdate itself, as an unconditional PutItem) */
-  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
+  dd_vtab_config(db);
   p->db = db;
   /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
   ** (not before: xCreate's DescribeTable above may run inside
@@ -508,18 +500,21 @@ fail:
   return rc;
 }
 
+/* See dd_ext.h. */
 int dynamodbCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                    sqlite3_vtab **ppVtab, char **pzErr) {
   (void)pAux;
   return dd_init(db, argc, argv, ppVtab, pzErr, 1);
 }
 
+/* See dd_ext.h. */
 int dynamodbConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                     sqlite3_vtab **ppVtab, char **pzErr) {
   (void)pAux;
   return dd_init(db, argc, argv, ppVtab, pzErr, 0);
 }
 
+/* See dd_ext.h. */
 int dynamodbDisconnect(sqlite3_vtab *pVtab) {
   dd_vtab_free((dd_vtab *)pVtab);
   return SQLITE_OK;

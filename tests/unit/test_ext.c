@@ -642,7 +642,7 @@ static void test_interval(void) {
   sqlite3_close(db);
 }
 
-/* BUG (ext/dynamodb.c dd_val_cmp): N sort-key bounds are compared as
+/* BUG (ext/keycond.c dd_val_cmp): N sort-key bounds are compared as
 ** doubles, so two different integers above 2^53 that round to the same
 ** double look equal.  Then
 **   sk >= 9007199254740992 AND sk <= 9007199254740993
