@@ -57,7 +57,7 @@ typedef struct dd_vtab {
   dd_txn *pTxn;
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
-  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
+  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see txn.c */
   /* The client is made at the first real read or write (dd_client), never
   ** by xConnect: reading a schema makes no call and resolves no
   ** credentials.  Until then cfg holds the options it will be made of. */
@@ -103,9 +103,20 @@ int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
 /* The stable rowid of an item: a hash of its primary key. */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
-/* write.c: xUpdate and the transaction methods. */
+/* write.c: xUpdate, the row it writes, and the writes sent at once. */
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
               sqlite3_int64 *pRowid);
+/* The key of it as text for messages (PK='a', SK=5): from
+** sqlite3_malloc (the caller frees it), or NULL when out of memory. */
+char *dd_key_text(dd_vtab *p, const ddb_item *it);
+/* What an UPDATE from old to it changes: *pSet the attributes to SET (NULL
+** when none), azRemove[0..*pnRemove) the names to REMOVE (borrowed from
+** old; azRemove has room for old's attributes).  Key attributes are never
+** set.  Returns an SQLite code. */
+int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
+            ddb_item **pSet, const char **azRemove, int *pnRemove);
+
+/* txn.c: the transaction methods, the writes buffered until COMMIT. */
 int dd_begin(sqlite3_vtab *pVtab);
 int dd_sync(sqlite3_vtab *pVtab);
 int dd_commit(sqlite3_vtab *pVtab);
@@ -113,9 +124,19 @@ int dd_rollback(sqlite3_vtab *pVtab);
 int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
 int dd_release(sqlite3_vtab *pVtab, int iSavepoint);
 int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
+/* p's transaction state, made on first use: NULL when out of memory. */
+dd_txn *dd_txn_get(dd_vtab *p);
+/* Buffer a write of the open transaction (takes references to item and
+** old: UPDATE's image as read, else NULL) and make it the newest write of
+** its key.  bInsert: from an INSERT (an existing key fails the COMMIT).
+** Returns an SQLite code; on error nothing is buffered. */
+int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+              const ddb_item *item, const ddb_item *old, int bInsert);
 /* Remember row it under rowid for a later xUpdate (during a write
 ** transaction only).  Returns an SQLite code. */
 int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
+/* The row remembered under rowid (borrowed), or NULL. */
+const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid);
 /* Is a write transaction open on p (between xBegin and its end)?  Then
 ** the rows read must be whole items: UPDATE and DELETE use them. */
 int dd_in_write(dd_vtab *p);
@@ -129,7 +150,7 @@ int dd_pending_any(dd_vtab *p);
 ** left out) in *paOut[0..*pnOut): new references in an array, both freed
 ** by the caller (ddb_item_unref, sqlite3_free).  Returns an SQLite code. */
 int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut);
-/* Free everything write.c keeps for p. */
+/* Free everything txn.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
 
 /* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
