@@ -19,7 +19,7 @@
 **
 ** Reads inside the transaction see its writes: dd_txn.pend maps each
 ** written key (canonical, ddb_key_encode) to its newest write, and the
-** cursor (dynamodb.c, dd_overlay_start) lays those over every read path.
+** cursor (cursor.c, dd_overlay_start) lays those over every read path.
 **
 ** Every write goes through the cache (cache/write.c: ddbc_put_item ...).
 **
