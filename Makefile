@@ -75,11 +75,11 @@ deps:
 
 test: deps
 	$(MAKE) --no-print-directory loadable $(if $(UNIT_SRC),$(BUILD)/unit-tests)
-	test/run-all.sh
+	tests/harness/run-all.sh
 
 check: deps
 	$(MAKE) --no-print-directory loadable $(BUILD)/unit-tests
-	RUN_ALL_QUICK=1 test/run-all.sh
+	RUN_ALL_QUICK=1 tests/harness/run-all.sh
 
 demo: deps
 	tools/demo.sh

@@ -5,14 +5,14 @@
 
 (Re)creates TABLE (PK S, SK S) with N items PK = K#00000.., SK = S, a name,
 a number and ~100 bytes of padding (~160 bytes of JSON each).  Needs
-AWS_ENDPOINT_URL_DYNAMODB, like test/fixtures.py, whose helpers it uses.
+AWS_ENDPOINT_URL_DYNAMODB, like tests/harness/fixtures.py, whose helpers it uses.
 """
 import os
 import sys
 from decimal import Decimal
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                "..", "test"))
+                                "..", "tests", "harness"))
 import fixtures  # noqa: E402
 
 

@@ -9,7 +9,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/test/lib.sh"
+. "$ROOT/tests/harness/lib.sh"
 set_test_aws_env
 ensure_boto3_python "$ROOT" || true
 
@@ -20,7 +20,7 @@ STATE=""
 
 cleanup() {
     if [ -n "$STATE" ]; then
-        test/ddblocal.sh stop "$STATE" >/dev/null 2>&1 || true
+        tests/harness/ddblocal.sh stop "$STATE" >/dev/null 2>&1 || true
         rm -rf "$STATE"
     fi
 }
@@ -41,8 +41,8 @@ if [ -n "${DDB_ENDPOINT:-}" ]; then
 else
     mkdir -p .test-tmp
     STATE="$(mktemp -d "$ROOT/.test-tmp/bench.XXXXXX")"
-    echo "# test/ddblocal.sh start --heap 2g $STATE"
-    AWS_ENDPOINT_URL_DYNAMODB="$(test/ddblocal.sh start --heap 2g "$STATE")"
+    echo "# tests/harness/ddblocal.sh start --heap 2g $STATE"
+    AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start --heap 2g "$STATE")"
     export AWS_ENDPOINT_URL_DYNAMODB
     echo "    DynamoDB Local at $AWS_ENDPOINT_URL_DYNAMODB (java -Xms2g -Xmx2g)"
 fi

@@ -11,7 +11,7 @@
 ** content-type, host, x-amz-date, x-amz-security-token (with a session
 ** token) and x-amz-target; the payload hash is the SHA-256 of the body.
 ** The Authorization header is compared byte for byte with botocore's in
-** test/suites/22-sigv4.sh; the signer is checked with AWS's published
+** tests/suites/22-sigv4.sh; the signer is checked with AWS's published
 ** vectors in tests/unit/test_sigv4.c.
 **
 ** Credentials.  The signing credentials are a reference-counted `signer`

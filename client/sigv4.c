@@ -30,7 +30,7 @@
 ** Checked against AWS's published SigV4 vectors and against the
 ** specialised DynamoDB form in tests/unit/test_sigv4.c, and against
 ** botocore on every request the extension sends in
-** test/suites/22-sigv4.sh.
+** tests/suites/22-sigv4.sh.
 */
 #include <pthread.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
 **
 **    cc lesson.c $(pkg-config --cflags --libs dyndb) -o lesson
 **    ./lesson [TABLE]        (default Store; load it with
-**                             python3 test/fixtures.py seed001 Store)
+**                             python3 tests/harness/fixtures.py seed001 Store)
 **
 ** The program leaves the table as it found it, so it can run again.
 */

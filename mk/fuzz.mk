@@ -1,6 +1,6 @@
-# make fuzz: the libFuzzer harnesses of fuzz/ (clang with
+# make fuzz: the libFuzzer harnesses of tests/fuzz/ (clang with
 # -fsanitize=fuzzer,address,undefined), each run for FUZZ_SECONDS on its
-# seed corpus (fuzz/corpus/NAME) plus what it finds (build/fuzz/corpus/
+# seed corpus (tests/fuzz/corpus/NAME) plus what it finds (build/fuzz/corpus/
 # NAME).  A crash, a leak or undefined behaviour stops the run, leaves the
 # input in build/fuzz/crash-* (or leak-*, timeout-*) and fails the target.
 #
@@ -11,7 +11,7 @@
 # The harnesses: response (page, item, error and DescribeTable parsers),
 # json (AttributeValue <-> JSON converters, number canonical form), options
 # (CREATE VIRTUAL TABLE option parser of ext/dynamodb.c), read_body (the
-# Query/Scan expression builder).  test/suites/23-fuzz.sh runs a short pass
+# Query/Scan expression builder).  tests/suites/23-fuzz.sh runs a short pass
 # (5 s each) in make test.
 
 FUZZ_CC      ?= clang
@@ -37,7 +37,7 @@ $(FUZZ_DIR)/%.o: %.c $(HEADERS) mk/fuzz.mk
 
 $(FUZZ_DIR)/fuzz_options: $(FUZZ_EXT_OBJ) ext/dynamodb.c
 $(FUZZ_DIR)/fuzz_options: FUZZ_MORE := $(FUZZ_EXT_OBJ)
-$(FUZZ_DIR)/fuzz_%: fuzz/fuzz_%.c $(FUZZ_OBJ) $(HEADERS) mk/fuzz.mk
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HEADERS) mk/fuzz.mk
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_MORE) \
 	    $(FUZZ_OBJ) -lsqlite3 $(LIBS)
 
@@ -49,7 +49,7 @@ fuzz: fuzz-build
 	  echo "fuzz: $$f for $(FUZZ_SECONDS) s"; \
 	  if ! $(FUZZ_DIR)/fuzz_$$f -max_total_time=$(FUZZ_SECONDS) \
 	      -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1 \
-	      $(FUZZ_DIR)/corpus/$$f fuzz/corpus/$$f \
+	      $(FUZZ_DIR)/corpus/$$f tests/fuzz/corpus/$$f \
 	      >$(FUZZ_DIR)/$$f.log 2>&1; then \
 	    tail -40 $(FUZZ_DIR)/$$f.log; echo "fuzz: $$f FAILED"; exit 1; \
 	  fi; \

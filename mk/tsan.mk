@@ -2,7 +2,7 @@
 # threads mixing reads and writes on one small store (tests/tsan/).  Its
 # own binary, built apart from everything else (no -fsanitize=address, no
 # libddb.a: the test supplies the item/page reference counting the store
-# calls).  test/suites/10-tsan-cache.sh builds and runs it in `make test`.
+# calls).  tests/suites/10-tsan-cache.sh builds and runs it in `make test`.
 #
 #   make tsan                      build and run (TSAN_ITERATIONS per thread)
 #   make TSAN_CC=clang tsan        with clang instead of $(CC)

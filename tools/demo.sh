@@ -7,17 +7,17 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 make --no-print-directory
-. test/lib.sh
+. tests/harness/lib.sh
 ensure_boto3_python "$ROOT" || true
 STATE="$ROOT/.test-tmp/demo"
 mkdir -p "$STATE"
-URL=$(test/ddblocal.sh start "$STATE")
-trap 'test/ddblocal.sh stop "$STATE" >/dev/null 2>&1 || true' EXIT
+URL=$(tests/harness/ddblocal.sh start "$STATE")
+trap 'tests/harness/ddblocal.sh stop "$STATE" >/dev/null 2>&1 || true' EXIT
 # DynamoDB Local accepts any credentials; never use a real profile here.
 unset AWS_PROFILE
 export AWS_ACCESS_KEY_ID=demo AWS_SECRET_ACCESS_KEY=demo AWS_REGION=us-east-1
 export AWS_ENDPOINT_URL_DYNAMODB="$URL"
 echo "demo: DynamoDB Local at $URL; loading seed 000 into table Store"
-python3 test/fixtures.py seed000 Store
+python3 tests/harness/fixtures.py seed000 Store
 echo "demo: sqlite3 < tools/demo.sql"
 sqlite3 -batch :memory: < tools/demo.sql

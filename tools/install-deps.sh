@@ -2,7 +2,7 @@
 # Install what the build, the tests and the demo need on a Debian 12
 # machine, only what is missing: Debian packages (apt output goes to a log
 # file shown only on failure), and AWS's DynamoDB Local from the npm
-# package amplify-dynamodb-simulator (pinned in test/ddblocal.sh).
+# package amplify-dynamodb-simulator (pinned in tests/harness/ddblocal.sh).
 # Used by .ci/run and by `make demo`.
 set -uo pipefail
 
@@ -57,8 +57,8 @@ apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
     libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
     ca-certificates coreutils procps
 
-# libFuzzer (test/suites/23-fuzz.sh, make fuzz) and a self-signed
-# certificate for the TLS tests (test/suites/21-creds.sh)
+# libFuzzer (tests/suites/23-fuzz.sh, make fuzz) and a self-signed
+# certificate for the TLS tests (tests/suites/21-creds.sh)
 apt_install clang libclang-rt-14-dev openssl
 
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
@@ -69,7 +69,7 @@ if ! python3 -c 'import boto3' >/dev/null 2>&1; then
     if ! /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1; then
         apt_install python3-boto3
     fi
-    # test/lib.sh puts a python3 that can import boto3 first on PATH for the
+    # tests/harness/lib.sh puts a python3 that can import boto3 first on PATH for the
     # test runners; check here that there is one.
     /usr/bin/python3 -c 'import boto3' >/dev/null 2>&1 \
         || python3 -c 'import boto3' >/dev/null 2>&1 \
@@ -77,6 +77,6 @@ if ! python3 -c 'import boto3' >/dev/null 2>&1; then
 fi
 
 step "DynamoDB Local"
-test/ddblocal.sh install >>"$APT_LOG" 2>&1 || die "test/ddblocal.sh install failed"
+tests/harness/ddblocal.sh install >>"$APT_LOG" 2>&1 || die "tests/harness/ddblocal.sh install failed"
 
 step "versions: $(sqlite3 --version | cut -d' ' -f1), $(java -version 2>&1 | head -n1), $(gcc --version | head -n1)"

@@ -24,4 +24,4 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 make --no-print-directory loadable >/dev/null
-AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$PORT" test/run-sql.sh "$@"
+AWS_ENDPOINT_URL_DYNAMODB="http://127.0.0.1:$PORT" tests/harness/run-sql.sh "$@"

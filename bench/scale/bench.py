@@ -571,7 +571,7 @@ def report(b, mach, load_info):
       "AWS_SECRET_ACCESS_KEY=test AWS_REGION=us-east-1 "
       "AWS_CONFIG_FILE=/dev/null AWS_SHARED_CREDENTIALS_FILE=/dev/null; "
       "each under `/usr/bin/time -f '%e %U %S %M'`. $URL: DynamoDB Local "
-      "(`test/ddblocal.sh start --heap 2g DIR`), $PORT its port, $WORK: "
+      "(`tests/harness/ddblocal.sh start --heap 2g DIR`), $PORT its port, $WORK: "
       "the run's folder (build/bench-scale/latest), $PROXY: the proxy.")
     w("")
     w("```")

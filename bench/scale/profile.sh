@@ -35,10 +35,10 @@ done
 
 mkdir -p "$WORK" "$DDB"
 ln -sfn "$WORK" "$BASE/latest"
-cleanup() { test/ddblocal.sh stop "$DDB" >/dev/null 2>&1 || true; }
+cleanup() { tests/harness/ddblocal.sh stop "$DDB" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-URL=$(test/ddblocal.sh start --heap 2g "$DDB")
+URL=$(tests/harness/ddblocal.sh start --heap 2g "$DDB")
 echo "bench-scale-profile: DynamoDB Local at $URL" >&2
 python3 bench/scale/load.py "$URL" "$TABLE" "$WORK" >"$WORK/load.json"
 cat "$WORK/load.json" >&2

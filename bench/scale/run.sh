@@ -41,10 +41,10 @@ fi
 
 mkdir -p "$WORK" "$DDB"
 ln -sfn "$WORK" "$BASE/latest"
-cleanup() { test/ddblocal.sh stop "$DDB" >/dev/null 2>&1 || true; }
+cleanup() { tests/harness/ddblocal.sh stop "$DDB" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-URL=$(test/ddblocal.sh start --heap 2g "$DDB")
+URL=$(tests/harness/ddblocal.sh start --heap 2g "$DDB")
 echo "bench-scale: DynamoDB Local at $URL (pid $(cat "$DDB/pid"))" >&2
 
 echo "bench-scale: loading $TABLE" >&2

@@ -23,7 +23,7 @@
 **
 ** Prints TAP lines ("ok N - ...", no plan: the suite script adds its own
 ** line and the plan); exits 1 if any is "not ok".  Built by
-** mk/tsan.mk with -fsanitize=thread, run by test/suites/10-tsan-cache.sh,
+** mk/tsan.mk with -fsanitize=thread, run by tests/suites/10-tsan-cache.sh,
 ** which also fails on any ThreadSanitizer report.
 **
 **   build/tsan-cache [ITERATIONS-PER-THREAD]     (default 200000)

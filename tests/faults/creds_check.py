@@ -1,0 +1,411 @@
+#!/usr/bin/env python3
+"""Credentials, endpoints, TLS and bad answers, end to end in sqlite3.
+
+Every statement goes through tests/faults/proxy.py (which records the
+access key id of each request's signature) to DynamoDB Local.  A fake
+metadata server on a thread of this script plays the container
+credentials endpoint and EC2's IMDSv2; a shell script plays a
+credential_process.  Checked:
+
+  * credential_process, container credentials and IMDSv2 sign requests,
+    and dynamodb_info() says where the credentials came from;
+  * temporary credentials are fetched again before they expire (the key
+    id in the signatures changes), not while they are far from expiry,
+    old ones are kept while a refresh fails and they are still good, and
+    an expired set that cannot be refreshed fails the statement with an
+    error naming the source;
+  * with nothing configured, the error lists what was tried;
+  * https verifies the certificate (a self-signed one is refused, with a
+    hint), and ca_bundle= or AWS_CA_BUNDLE trusts it;
+  * the endpoint from the config file's services section;
+  * malformed, mis-shaped and oversized answers end in one-line errors;
+  * a dead endpoint fails within the timeout.
+
+Needs AWS_ENDPOINT_URL_DYNAMODB.  Prints TAP lines.
+"""
+
+import datetime
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import fixtures  # noqa: E402
+
+TABLE = "Creds21"
+
+
+class Meta:
+    """What the fake metadata server hands out."""
+    lock = threading.Lock()
+    ttl = 3600          # seconds until the credentials it gives expire
+    fail_after = None   # fetches after which it answers 500
+    fetches = 0
+    auth = None         # the Authorization header of the last fetch
+    prefix = "AKIDCONT"
+
+
+def creds_json(prefix, n, ttl):
+    exp = datetime.datetime.now(datetime.timezone.utc) + \
+        datetime.timedelta(seconds=ttl)
+    return json.dumps({
+        "Code": "Success", "AccessKeyId": "%s%d" % (prefix, n),
+        "SecretAccessKey": "metasecret%d" % n, "Token": "metatoken%d" % n,
+        "Expiration": exp.strftime("%Y-%m-%dT%H:%M:%SZ")}).encode()
+
+
+class MetaHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def answer(self, code, body):
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_PUT(self):
+        if self.path == "/latest/api/token" and \
+                self.headers.get("X-aws-ec2-metadata-token-ttl-seconds"):
+            self.answer(200, b"imdstoken")
+        else:
+            self.answer(403, b"")
+
+    def do_GET(self):
+        p = self.path
+        if p.startswith("/latest/meta-data/iam/security-credentials/"):
+            if self.headers.get("X-aws-ec2-metadata-token") != "imdstoken":
+                self.answer(401, b"")
+            elif p.endswith("/"):
+                self.answer(200, b"role-21\n")
+            else:
+                self.serve_creds("AKIDIMDS")
+            return
+        if p == "/container":
+            with Meta.lock:
+                Meta.auth = self.headers.get("Authorization")
+            self.serve_creds(Meta.prefix)
+            return
+        self.answer(404, b"")
+
+    def serve_creds(self, prefix):
+        with Meta.lock:
+            Meta.fetches += 1
+            n = Meta.fetches
+            fail = Meta.fail_after is not None and n > Meta.fail_after
+            ttl = Meta.ttl
+        if fail:
+            self.answer(500, b"no")
+        else:
+            self.answer(200, creds_json(prefix, n, ttl))
+
+
+def meta_reset(ttl=3600, fail_after=None):
+    with Meta.lock:
+        Meta.ttl = ttl
+        Meta.fail_after = fail_after
+        Meta.fetches = 0
+        Meta.auth = None
+
+
+class Env:
+    def __init__(self, tmp, ext, proxy_port):
+        self.tmp = tmp
+        self.ext = ext
+        self.port = proxy_port
+        self.config = os.path.join(tmp, "config")
+        self.creds = os.path.join(tmp, "credentials")
+        self.log = os.path.join(tmp, "requests.jsonl")
+
+    def base(self):
+        """A clean environment: no credentials anywhere, IMDS off."""
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith("AWS_")}
+        e.update({"AWS_REGION": "us-east-1",
+                  "AWS_CONFIG_FILE": self.config,
+                  "AWS_SHARED_CREDENTIALS_FILE": self.creds,
+                  "AWS_EC2_METADATA_DISABLED": "true",
+                  "HOME": self.tmp})
+        pre = os.environ.get("SQLITE3_PRELOAD")
+        if pre:
+            e["LD_PRELOAD"] = " ".join(
+                x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+        return e
+
+    def sql(self, body, env, opts="", endpoint=None, timeout=60):
+        """Run body after CREATE VIRTUAL TABLE t; (output, seconds)."""
+        ep = endpoint if endpoint is not None else \
+            "http://127.0.0.1:%d" % self.port
+        script = (".bail off\n.headers off\n.load %s\n"
+                  "CREATE VIRTUAL TABLE t USING dynamodb(table=%s%s%s, "
+                  "item_ttl=0, query_ttl=0);\n%s\n"
+                  % (self.ext, TABLE,
+                     (", endpoint='%s'" % ep) if ep else "", opts, body))
+        t0 = time.monotonic()
+        p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
+                           input=script, capture_output=True, text=True,
+                           env=env, cwd=ROOT, timeout=timeout)
+        out = p.stdout + p.stderr
+        out = re.sub(r"^(Runtime|Parse) error near line \d+:",
+                     r"\1 error:", out, flags=re.M)
+        return out.strip(), time.monotonic() - t0
+
+    def key_ids(self):
+        """The access key ids of the recorded requests, in order."""
+        ids = []
+        with open(self.log) as f:
+            for line in f:
+                rec = json.loads(line)
+                for k, v in rec["headers"]:
+                    if k.lower() == "authorization":
+                        m = re.search(r"Credential=([^/]+)/", v)
+                        ids.append(m.group(1) if m else "?")
+        open(self.log, "w").close()
+        return ids
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+
+    def check(self, ok, name, diag=""):
+        self.n += 1
+        print("%s %d - creds: %s" % ("ok" if ok else "not ok", self.n, name))
+        if not ok:
+            for line in str(diag).splitlines():
+                print("#   " + line)
+        return ok
+
+
+def start_proxy(upstream, log=None, cert=None, key=None):
+    cmd = [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
+           "--upstream", upstream]
+    if log:
+        cmd += ["--log", log]
+    if cert:
+        cmd += ["--cert", cert, "--key", key]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    return p, int(p.stdout.readline())
+
+
+def control(port, **cfg):
+    req = urllib.request.Request("http://127.0.0.1:%d/__control" % port,
+                                 data=json.dumps(cfg).encode(),
+                                 method="POST")
+    urllib.request.urlopen(req, timeout=10).read()
+
+
+def main():
+    upstream = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    if not upstream:
+        print("1..0 # SKIP AWS_ENDPOINT_URL_DYNAMODB not set")
+        return 0
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "test")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "test")
+    os.environ.setdefault("AWS_REGION", "us-east-1")
+    ext = os.path.abspath(os.path.join(
+        ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
+    client = fixtures.connect()
+    fixtures.seed001(client, TABLE)
+    t = Tap()
+    meta = ThreadingHTTPServer(("127.0.0.1", 0), MetaHandler)
+    meta.daemon_threads = True
+    threading.Thread(target=meta.serve_forever, daemon=True).start()
+    meta_url = "http://127.0.0.1:%d" % meta.server_address[1]
+    tmp = tempfile.mkdtemp(prefix="ddb-creds21-")
+    procs = []
+    try:
+        log = os.path.join(tmp, "requests.jsonl")
+        open(log, "w").close()
+        proxy, port = start_proxy(upstream, log=log)
+        procs.append(proxy)
+        env = Env(tmp, ext, port)
+        q = "SELECT count(*) FROM t WHERE PK = 'CUSTOMER#alice';"
+        info = "SELECT json_extract(dynamodb_info('t'), '$.credentials');"
+
+        # -- credential_process ------------------------------------------
+        script = os.path.join(tmp, "proc.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\ncat <<'EOF'\n{\"Version\": 1, "
+                    "\"AccessKeyId\": \"AKIDPROC\", \"SecretAccessKey\": "
+                    "\"procsecret\", \"SessionToken\": \"proctoken\"}\n"
+                    "EOF\n")
+        os.chmod(script, 0o700)
+        with open(env.config, "w") as f:
+            f.write("[profile proc]\ncredential_process = %s\n" % script)
+        open(env.creds, "w").close()
+        env.key_ids()
+        out, _ = env.sql(q + "\n" + info, env.base(), ", profile=proc")
+        ids = env.key_ids()
+        t.check(out == "4\ncredential_process of profile 'proc'" and ids
+                and all(i == "AKIDPROC" for i in ids),
+                "credential_process signs the requests", (out, ids))
+
+        # -- container credentials, refreshed before they expire -----------
+        open(env.config, "w").close()
+        e = env.base()
+        e["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = meta_url + "/container"
+        e["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "Basic c2VjcmV0"
+        meta_reset(ttl=120)
+        out, _ = env.sql("\n".join([q] * 3 + [info]), e)
+        ids = env.key_ids()
+        t.check(out == "4\n4\n4\ncontainer credentials"
+                and Meta.auth == "Basic c2VjcmV0"
+                and Meta.fetches >= 3 and len(set(ids)) >= 3
+                and ids == sorted(ids, key=lambda x: int(x[8:])),
+                "container credentials 2 minutes from expiry are fetched "
+                "again before requests", (out, Meta.fetches, ids))
+        meta_reset(ttl=3600)
+        out, _ = env.sql("\n".join([q] * 3), e)
+        ids = env.key_ids()
+        t.check(out == "4\n4\n4" and Meta.fetches == 1 and
+                set(ids) == {"AKIDCONT1"},
+                "container credentials an hour from expiry are not fetched "
+                "again", (out, Meta.fetches, ids))
+        meta_reset(ttl=120, fail_after=1)
+        out, _ = env.sql("\n".join([q] * 3), e)
+        ids = env.key_ids()
+        t.check(out == "4\n4\n4" and set(ids) == {"AKIDCONT1"}
+                and Meta.fetches <= 3,
+                "a failed refresh keeps credentials that are still good "
+                "(and is not retried on every request)",
+                (out, Meta.fetches, ids))
+        meta_reset(ttl=30, fail_after=1)
+        out, _ = env.sql(q, e)
+        t.check(out.startswith(
+                "Runtime error: dynamodb: table '%s': the credentials from "
+                "container credentials expired and could not be refreshed: "
+                "container credentials (%s/container): HTTP 500"
+                % (TABLE, meta_url)),
+                "expired credentials that cannot be refreshed fail the "
+                "statement, naming the source", out)
+
+        # -- IMDSv2 --------------------------------------------------------
+        e = env.base()
+        del e["AWS_EC2_METADATA_DISABLED"]
+        e["AWS_EC2_METADATA_SERVICE_ENDPOINT"] = meta_url
+        meta_reset(ttl=3600)
+        out, _ = env.sql(q + "\n" + info, e)
+        ids = env.key_ids()
+        t.check(out == "4\ninstance metadata (IMDSv2)" and ids and
+                all(i.startswith("AKIDIMDS") for i in ids),
+                "IMDSv2 (token, role, credentials) signs the requests",
+                (out, ids))
+
+        # -- nothing -------------------------------------------------------
+        out, _ = env.sql(q, env.base())
+        t.check(out == "Runtime error: dynamodb: table '%s': no credentials: "
+                "tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; the shared "
+                "credentials and config files (profile 'default'); container "
+                "credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI "
+                "not set); instance metadata (AWS_EC2_METADATA_DISABLED=true)"
+                "\nParse error: no such table: t" % TABLE,
+                "no credentials: the error lists what was tried", out)
+
+        # -- the endpoint from the config file's services section ----------
+        e = env.base()
+        e.update({"AWS_ACCESS_KEY_ID": "AKIDSVC",
+                  "AWS_SECRET_ACCESS_KEY": "s"})
+        with open(env.config, "w") as f:
+            f.write("[default]\nservices = local-ddb\n"
+                    "[services local-ddb]\ndynamodb =\n"
+                    "  endpoint_url = http://127.0.0.1:%d\n" % port)
+        out, _ = env.sql(q + "\nSELECT json_extract(dynamodb_info('t'), "
+                         "'$.endpoint');", e, endpoint="")
+        t.check(out == "4\nhttp://127.0.0.1:%d" % port and
+                set(env.key_ids()) == {"AKIDSVC"},
+                "endpoint_url of the services section's dynamodb entry", out)
+        open(env.config, "w").close()
+
+        # -- TLS -----------------------------------------------------------
+        if shutil.which("openssl"):
+            cert = os.path.join(tmp, "cert.pem")
+            key = os.path.join(tmp, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048",
+                            "-nodes", "-keyout", key, "-out", cert, "-days",
+                            "2", "-subj", "/CN=127.0.0.1", "-addext",
+                            "subjectAltName=IP:127.0.0.1"],
+                           check=True, capture_output=True)
+            tls, tport = start_proxy(upstream, cert=cert, key=key)
+            procs.append(tls)
+            e = env.base()
+            e.update({"AWS_ACCESS_KEY_ID": "AKIDTLS",
+                      "AWS_SECRET_ACCESS_KEY": "s"})
+            ep = "https://127.0.0.1:%d" % tport
+            out, secs = env.sql(q, e, endpoint=ep)
+            t.check(out.startswith(
+                "Runtime error: dynamodb: table '%s': DescribeTable to %s "
+                "failed: SSL peer certificate or SSH remote key was not OK"
+                % (TABLE, ep)) and "set ca_bundle= or AWS_CA_BUNDLE" in out
+                and "retr" not in out,
+                "https verifies certificates: a self-signed one is refused "
+                "at once", out)
+            out, _ = env.sql(q, e, ", ca_bundle='%s'" % cert, endpoint=ep)
+            t.check(out == "4", "ca_bundle= trusts another CA", out)
+            e["AWS_CA_BUNDLE"] = cert
+            out, _ = env.sql(q, e, endpoint=ep)
+            t.check(out == "4", "AWS_CA_BUNDLE trusts another CA", out)
+        else:
+            for name in ("https verifies certificates", "ca_bundle=",
+                         "AWS_CA_BUNDLE"):
+                t.check(True, name + " # SKIP no openssl")
+
+        # -- bad answers ---------------------------------------------------
+        e = env.base()
+        e.update({"AWS_ACCESS_KEY_ID": "A", "AWS_SECRET_ACCESS_KEY": "s"})
+        get = "SELECT SK FROM t WHERE PK = 'CUSTOMER#alice' AND SK = 'PROFILE';"
+        for fault, want in [
+                ("garbage", "Runtime error: dynamodb: malformed response to "
+                 "GetItem (28 bytes) (after 1 retry)"),
+                ("badshape", "Runtime error: dynamodb: attribute 'PK' is not "
+                 "a valid AttributeValue"),
+                ("huge", "Runtime error: dynamodb: the response to GetItem "
+                 "is larger than 67108864 bytes")]:
+            control(port, fault=fault, mode="always", ops=["GetItem"])
+            out, secs = env.sql(get, e, ", max_retries=1")
+            control(port, fault="none")
+            ok = out.startswith(want) and len(out.splitlines()) == 1
+            t.check(ok and secs < 10,
+                    "a %s answer is a one-line error (%.1fs): %s"
+                    % (fault, secs, out[:120]), out)
+
+        # -- a hung endpoint fails within the timeout ----------------------
+        # (a socket that listens and never answers: connecting works, the
+        # request never gets an answer)
+        hung = socket.socket()
+        hung.bind(("127.0.0.1", 0))
+        hung.listen(16)
+        ep = "http://127.0.0.1:%d" % hung.getsockname()[1]
+        out, secs = env.sql(q, e, ", timeout=1, max_retries=1", endpoint=ep)
+        hung.close()
+        t.check(out.startswith("Runtime error: dynamodb: table '%s': "
+                               "DescribeTable to %s failed: Timeout was "
+                               "reached" % (TABLE, ep)) and "after 1 retry"
+                in out and secs < 6,
+                "a hung endpoint fails within (max_retries + 1) x timeout "
+                "(%.1fs)" % secs, out)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        meta.shutdown()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("1..%d" % t.n)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,546 @@
+#!/usr/bin/env python3
+"""Load known data into DynamoDB (Local) for the tests, and read it back.
+
+Usage:
+    python3 tests/harness/fixtures.py seed000 TABLE   # e-commerce single-table design (seed 000)
+    python3 tests/harness/fixtures.py seed001 TABLE   # customers/orders lesson table (seed 001)
+    python3 tests/harness/fixtures.py drop TABLE      # delete the table if it exists
+    python3 tests/harness/fixtures.py count TABLE     # item count (paginated, consistent Scan)
+    python3 tests/harness/fixtures.py get TABLE KEY...
+        KEY is one argument in DynamoDB JSON, e.g.
+            '{"PK":{"S":"USER#alice"},"SK":{"S":"USER#alice"}}'
+        or NAME=VALUE arguments (string; NAME:N=VALUE for a number, NAME:S=
+        explicit string), e.g.  PK=USER#alice SK=ORDER#o-0001
+        Use the NAME=VALUE form from a .test file: the sqlite3 shell's .shell
+        drops the double quotes inside JSON. Prints the item as DynamoDB
+        JSON, sorted keys, one line; "(no item)" (exit 0) if absent.
+    python3 tests/harness/fixtures.py bulk TABLE N SIZE  # N items of SIZE bytes in partition P#big
+    python3 tests/harness/fixtures.py load TABLE FILE  # (re)create from {"create": {...}, "items": [...]}
+    python3 tests/harness/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
+    python3 tests/harness/fixtures.py scan TABLE      # every item, one per line like `get`,
+                                             # sorted by primary key (bytewise, N numeric)
+
+Environment: AWS_ENDPOINT_URL_DYNAMODB (required, so that nothing here ever
+talks to real AWS by accident), AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
+(default test/test), AWS_REGION (default us-east-1).
+
+seed* subcommands (re)create the table: delete it if it exists, wait, create,
+wait until the table and its indexes are ACTIVE, then write the items. Output
+is empty on success (so they can run from a .test file's setup section);
+errors go to stderr with exit status 1.
+
+Importable: connect(), create_table(), drop_table(), put_items(), to_ddb(),
+SEED000_*/SEED001_* data, seed000(), seed001(), count_items(), get_item().
+"""
+
+import json
+import os
+import sys
+import time
+from decimal import Decimal
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+DEFAULT_REGION = "us-east-1"
+
+
+# --------------------------------------------------------------------------
+# connection and generic helpers
+
+def connect(endpoint=None):
+    """A boto3 DynamoDB *client* for AWS_ENDPOINT_URL_DYNAMODB (or `endpoint`)."""
+    endpoint = endpoint or os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+    if not endpoint:
+        raise SystemExit("fixtures: AWS_ENDPOINT_URL_DYNAMODB is not set "
+                         "(refusing to talk to real AWS)")
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=endpoint,
+        region_name=os.environ.get("AWS_REGION")
+        or os.environ.get("AWS_DEFAULT_REGION") or DEFAULT_REGION,
+        aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "test"),
+        aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "test"),
+        config=Config(connect_timeout=5, read_timeout=60,
+                      retries={"max_attempts": 5, "mode": "standard"}),
+    )
+
+
+def to_ddb(value):
+    """Plain Python value -> DynamoDB attribute value (DynamoDB JSON).
+
+    str -> S, int/Decimal -> N (text kept exactly), bool -> BOOL, None -> NULL,
+    bytes -> B, list -> L, dict -> M, set of str -> SS, set of numbers -> NS.
+    Floats are refused: write numbers as Decimal("9.99") to keep them exact.
+    A dict that already is an attribute value (single key S/N/...) is NOT
+    special-cased: pass plain values only.
+    """
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, (int, Decimal)):
+        return {"N": str(value)}
+    if isinstance(value, float):
+        raise TypeError("use Decimal, not float, for numbers: %r" % value)
+    if isinstance(value, (bytes, bytearray)):
+        return {"B": bytes(value)}
+    if isinstance(value, (list, tuple)):
+        return {"L": [to_ddb(v) for v in value]}
+    if isinstance(value, dict):
+        return {"M": {k: to_ddb(v) for k, v in value.items()}}
+    if isinstance(value, (set, frozenset)):
+        vals = sorted(value)
+        if all(isinstance(v, str) for v in vals):
+            return {"SS": vals}
+        return {"NS": [str(v) for v in vals]}
+    raise TypeError("cannot convert %r" % (value,))
+
+
+def item_to_ddb(item):
+    return {k: to_ddb(v) for k, v in item.items()}
+
+
+def table_exists(client, name):
+    try:
+        client.describe_table(TableName=name)
+        return True
+    except ClientError as e:
+        if e.response["Error"]["Code"] == "ResourceNotFoundException":
+            return False
+        raise
+
+
+def _wait(pred, what, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        if pred():
+            return
+        if time.monotonic() > deadline:
+            raise SystemExit("fixtures: timed out waiting for %s" % what)
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
+
+
+def drop_table(client, name):
+    """Delete table `name` if it exists and wait until it is gone."""
+    try:
+        client.delete_table(TableName=name)
+    except ClientError as e:
+        if e.response["Error"]["Code"] == "ResourceNotFoundException":
+            return
+        raise
+    _wait(lambda: not table_exists(client, name), "table %s to be deleted" % name)
+
+
+def _active(client, name):
+    try:
+        t = client.describe_table(TableName=name)["Table"]
+    except ClientError as e:
+        if e.response["Error"]["Code"] == "ResourceNotFoundException":
+            return False
+        raise
+    if t.get("TableStatus") != "ACTIVE":
+        return False
+    return all(g.get("IndexStatus", "ACTIVE") == "ACTIVE"
+               for g in t.get("GlobalSecondaryIndexes", []))
+
+
+def create_table(client, name, hash_key, range_key=None, gsis=(),
+                 attr_types=None, recreate=True):
+    """Create a PAY_PER_REQUEST table and wait until it and its GSIs are ACTIVE.
+
+    hash_key/range_key: attribute names. gsis: list of
+    (index_name, hash_attr, range_attr_or_None, projection) where projection
+    is "ALL", "KEYS_ONLY" or a list of attribute names (INCLUDE).
+    attr_types: {attr: "S"|"N"|"B"} for key attributes (default "S").
+    recreate: drop an existing table of that name first.
+    """
+    attr_types = dict(attr_types or {})
+    if recreate:
+        drop_table(client, name)
+
+    def keyschema(h, r):
+        ks = [{"AttributeName": h, "KeyType": "HASH"}]
+        if r:
+            ks.append({"AttributeName": r, "KeyType": "RANGE"})
+        return ks
+
+    used = [hash_key] + ([range_key] if range_key else [])
+    gsi_defs = []
+    for iname, h, r, proj in gsis:
+        used += [h] + ([r] if r else [])
+        if isinstance(proj, (list, tuple)):
+            projection = {"ProjectionType": "INCLUDE",
+                          "NonKeyAttributes": list(proj)}
+        else:
+            projection = {"ProjectionType": proj}
+        gsi_defs.append({"IndexName": iname, "KeySchema": keyschema(h, r),
+                         "Projection": projection})
+    attrs = []
+    for a in used:
+        if a not in [d["AttributeName"] for d in attrs]:
+            attrs.append({"AttributeName": a,
+                          "AttributeType": attr_types.get(a, "S")})
+    kwargs = dict(TableName=name, AttributeDefinitions=attrs,
+                  KeySchema=keyschema(hash_key, range_key),
+                  BillingMode="PAY_PER_REQUEST")
+    if gsi_defs:
+        kwargs["GlobalSecondaryIndexes"] = gsi_defs
+    client.create_table(**kwargs)
+    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+
+
+def put_items(client, name, items):
+    """Write plain-Python items (see to_ddb) with BatchWriteItem, in order."""
+    reqs = [{"PutRequest": {"Item": item_to_ddb(it)}} for it in items]
+    for i in range(0, len(reqs), 25):
+        pending = {name: reqs[i:i + 25]}
+        for attempt in range(20):
+            out = client.batch_write_item(RequestItems=pending)
+            pending = out.get("UnprocessedItems") or {}
+            if not pending:
+                break
+            time.sleep(0.05 * (attempt + 1))
+        else:
+            raise SystemExit("fixtures: unprocessed items remain for %s" % name)
+
+
+def count_items(client, name):
+    n = 0
+    kwargs = dict(TableName=name, Select="COUNT", ConsistentRead=True)
+    while True:
+        out = client.scan(**kwargs)
+        n += out["Count"]
+        lek = out.get("LastEvaluatedKey")
+        if not lek:
+            return n
+        kwargs["ExclusiveStartKey"] = lek
+
+
+def scan_items(client, name):
+    items = []
+    kwargs = dict(TableName=name, ConsistentRead=True)
+    while True:
+        out = client.scan(**kwargs)
+        items += out.get("Items", [])
+        lek = out.get("LastEvaluatedKey")
+        if not lek:
+            return items
+        kwargs["ExclusiveStartKey"] = lek
+
+
+def sort_by_key(client, name, items):
+    """Sort items by the table's primary key (hash, then range), then by text."""
+    ks = client.describe_table(TableName=name)["Table"]["KeySchema"]
+    names = [k["AttributeName"] for k in ks]
+
+    def keyval(av):
+        if av is None:
+            return (0, "")
+        if "N" in av:
+            return (1, Decimal(av["N"]))
+        if "S" in av:
+            return (2, av["S"].encode("utf-8"))
+        return (3, av.get("B", b""))
+
+    return sorted(items, key=lambda i: ([keyval(i.get(n)) for n in names],
+                                        dump_item(i)))
+
+
+def get_item(client, name, key):
+    """key: DynamoDB JSON dict. Returns the item (DynamoDB JSON) or None."""
+    out = client.get_item(TableName=name, Key=key, ConsistentRead=True)
+    return out.get("Item")
+
+
+def _jsonable(v):
+    if isinstance(v, (bytes, bytearray)):
+        import base64
+        return base64.b64encode(bytes(v)).decode("ascii")
+    raise TypeError("not JSON serializable: %r" % (v,))
+
+
+def dump_item(item):
+    """One line of DynamoDB JSON with sorted keys (B values base64, as the wire)."""
+    return json.dumps(item, sort_keys=True, ensure_ascii=False,
+                      default=_jsonable)
+
+
+# --------------------------------------------------------------------------
+# seed 000: e-commerce single-table design (Users, Orders, Categories,
+# Products, Reviews), GSI1 = GSI1PK/GSI1SK, GSI2 = Type/SK, all projection ALL.
+#
+# Access-pattern worksheet, with what this data returns:
+#  1 user alice:               PK=SK=USER#alice                 -> 1 item
+#  2 all users:                GSI2 Type=USER                   -> alice, bob, carol
+#  3 all products:             GSI2 Type=PRODUCT                -> 5 (dune, emma, laptop, phone, shovel)
+#  4 products in books:        PK=CATEGORY#books, SK^=PRODUCT#  -> dune, emma
+#  5 product by name:          GSI2 Type=PRODUCT, SK=PRODUCT#laptop -> laptop
+#  6 orders for alice:         PK=USER#alice, SK^=ORDER#        -> o-0001, o-0002, o-0004
+#  7 all orders:               GSI2 Type=ORDER                  -> o-0001 .. o-0006
+#  8 order-ID range:           GSI2 Type=ORDER, SK BETWEEN ORDER#o-0002 AND ORDER#o-0004
+#                                                               -> o-0002, o-0003, o-0004
+#  9 status + date range:      GSI1 GSI1PK=ORDER, GSI1SK BETWEEN STATUS#PENDING#2026-02-01
+#                              AND STATUS#PENDING#2026-02-28~   -> o-0002, o-0003 (not o-0006, March)
+# 10 order by id:              GSI2 Type=ORDER, SK=ORDER#o-0005 -> carol's SHIPPED order
+# 11 reviews for alice:        PK=USER#alice, SK^=REVIEW#       -> r-0001, r-0003
+# 12 all reviews:              GSI2 Type=REVIEW                 -> r-0001 .. r-0004
+# 13 review by id:             GSI2 Type=REVIEW, SK=REVIEW#r-0002 -> bob's laptop review
+# 14 reviews for a product:    GSI1 GSI1PK=PRODUCT#laptop, GSI1SK^=REVIEW# -> r-0001, r-0002
+# 15 all categories:           GSI2 Type=CATEGORY               -> books, electronics, garden
+
+D = Decimal
+
+SEED000_USERS = [
+    # username, name, email
+    ("alice", "Alice Anders", "alice@example.com"),
+    ("bob", "Bob Brown", "bob@example.com"),
+    ("carol", "Carol Chen", "carol@example.com"),
+]
+
+SEED000_CATEGORIES = [
+    # category, description
+    ("books", "Printed books"),
+    ("electronics", "Gadgets and computers"),
+    ("garden", "Tools for the garden"),
+]
+
+SEED000_PRODUCTS = [
+    # category, product, price
+    ("books", "dune", D("9.99")),
+    ("books", "emma", D("7.5")),
+    ("electronics", "laptop", D("1299")),
+    ("electronics", "phone", D("599.95")),
+    ("garden", "shovel", D("25")),
+]
+
+SEED000_ORDERS = [
+    # order_id, username, status, created_at (UTC, ISO-8601), total
+    ("o-0001", "alice", "SHIPPED", "2026-01-05T10:00:00Z", D("30")),
+    ("o-0002", "alice", "PENDING", "2026-02-10T09:30:00Z", D("55.5")),
+    ("o-0003", "bob", "PENDING", "2026-02-20T14:00:00Z", D("12")),
+    ("o-0004", "alice", "DELIVERED", "2026-03-01T08:15:00Z", D("18.25")),
+    ("o-0005", "carol", "SHIPPED", "2026-03-15T16:45:00Z", D("1299")),
+    ("o-0006", "bob", "PENDING", "2026-03-20T11:00:00Z", D("40")),
+]
+
+SEED000_REVIEWS = [
+    # review_id, username, product, rating, text
+    ("r-0001", "alice", "laptop", 5, "Fast and light"),
+    ("r-0002", "bob", "laptop", 3, "Battery could be better"),
+    ("r-0003", "alice", "dune", 4, "A classic"),
+    ("r-0004", "carol", "phone", 2, "Screen scratches easily"),
+]
+
+SEED000_INDEXES = [
+    ("GSI1", "GSI1PK", "GSI1SK", "ALL"),
+    ("GSI2", "Type", "SK", "ALL"),
+]
+
+
+def seed000_items():
+    items = []
+    for user, name, email in SEED000_USERS:
+        items.append({"PK": "USER#" + user, "SK": "USER#" + user,
+                      "Type": "USER", "username": user,
+                      "name": name, "email": email})
+    for cat, desc in SEED000_CATEGORIES:
+        items.append({"PK": "CATEGORY#" + cat, "SK": "CATEGORY#" + cat,
+                      "Type": "CATEGORY", "category": cat,
+                      "description": desc})
+    for cat, prod, price in SEED000_PRODUCTS:
+        items.append({"PK": "CATEGORY#" + cat, "SK": "PRODUCT#" + prod,
+                      "Type": "PRODUCT", "name": prod, "category": cat,
+                      "price": price})
+    for oid, user, status, created, total in SEED000_ORDERS:
+        items.append({"PK": "USER#" + user, "SK": "ORDER#" + oid,
+                      "Type": "ORDER", "order_id": oid, "username": user,
+                      "status": status, "created_at": created, "total": total,
+                      "GSI1PK": "ORDER",
+                      "GSI1SK": "STATUS#%s#%s#%s" % (status, created, oid)})
+    for rid, user, prod, rating, text in SEED000_REVIEWS:
+        items.append({"PK": "USER#" + user, "SK": "REVIEW#" + rid,
+                      "Type": "REVIEW", "review_id": rid, "username": user,
+                      "product": prod, "rating": rating, "text": text,
+                      "GSI1PK": "PRODUCT#" + prod, "GSI1SK": "REVIEW#" + rid})
+    return items
+
+
+def seed000(client, name):
+    create_table(client, name, "PK", "SK", gsis=SEED000_INDEXES)
+    put_items(client, name, seed000_items())
+
+
+# --------------------------------------------------------------------------
+# seed 001: "DynamoDB: Single-Table Design" lesson (table Store there):
+# customer profiles (SK PROFILE) and orders (SK ORDER#<date>#<id>), GSI1 on
+# GSI1PK/GSI1SK (orders only), projection ALL. Exactly the lesson's 6 items.
+
+SEED001_INDEXES = [("GSI1", "GSI1PK", "GSI1SK", "ALL")]
+
+SEED001_ITEMS_DDB = [
+    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "PROFILE"},
+     "name": {"S": "Alice"}, "email": {"S": "alice@example.com"}},
+    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-01-05#o-100"},
+     "status": {"S": "shipped"}, "total": {"N": "30"},
+     "GSI1PK": {"S": "STATUS#shipped"}, "GSI1SK": {"S": "ORDER#2026-01-05#o-100"}},
+    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-02-10#o-101"},
+     "status": {"S": "pending"}, "total": {"N": "55"},
+     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-02-10#o-101"}},
+    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-03-01#o-102"},
+     "status": {"S": "pending"}, "total": {"N": "18"},
+     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-03-01#o-102"}},
+    {"PK": {"S": "CUSTOMER#bob"}, "SK": {"S": "PROFILE"},
+     "name": {"S": "Bob"}, "email": {"S": "bob@example.com"}},
+    {"PK": {"S": "CUSTOMER#bob"}, "SK": {"S": "ORDER#2026-02-20#o-200"},
+     "status": {"S": "pending"}, "total": {"N": "12"},
+     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-02-20#o-200"}},
+]
+
+
+def put_ddb_items(client, name, items):
+    """Write items already in DynamoDB JSON, one PutItem each, in order."""
+    for it in items:
+        client.put_item(TableName=name, Item=it)
+
+
+def bulk(client, name, n, size):
+    """(Re)create table `name` (PK S, SK S; GSI ByGrp on Grp/SK, ALL) with n
+    items of about `size` bytes in partition P#big: SK S#00000.., Grp g<i%3>,
+    num = i."""
+    create_table(client, name, "PK", "SK", gsis=[("ByGrp", "Grp", "SK", "ALL")])
+    pad = "x" * max(0, size - 60)
+    items = [{"PK": "P#big", "SK": "S#%05d" % i, "Grp": "g%d" % (i % 3),
+              "num": i, "pad": pad} for i in range(n)]
+    put_items(client, name, items)
+
+
+def load_file(client, name, path):
+    """(Re)create table `name` from a JSON file {"create": {CreateTable
+    arguments without TableName}, "items": [items in DynamoDB JSON]}."""
+    with open(path) as f:
+        spec = json.load(f)
+    drop_table(client, name)
+    kwargs = dict(spec["create"])
+    kwargs["TableName"] = name
+    kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
+    client.create_table(**kwargs)
+    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+    put_ddb_items(client, name, [_binary(it) for it in spec.get("items", [])])
+
+
+def _binary(item):
+    """DynamoDB JSON as written in a file carries B/BS as base64 text;
+    boto3 wants the bytes (it encodes them itself)."""
+    import base64
+
+    def av(v):
+        (t, x), = v.items()
+        if t == "B":
+            return {"B": base64.b64decode(x)}
+        if t == "BS":
+            return {"BS": [base64.b64decode(e) for e in x]}
+        if t == "M":
+            return {"M": {k: av(e) for k, e in x.items()}}
+        if t == "L":
+            return {"L": [av(e) for e in x]}
+        return v
+    return {k: av(v) for k, v in item.items()}
+
+
+def seed001(client, name):
+    create_table(client, name, "PK", "SK", gsis=SEED001_INDEXES)
+    put_ddb_items(client, name, SEED001_ITEMS_DDB)
+
+
+# --------------------------------------------------------------------------
+# command line
+
+def parse_key(args):
+    """Key from the command line: one DynamoDB JSON argument, or NAME=VALUE,
+    NAME:S=VALUE, NAME:N=VALUE arguments. Raises ValueError."""
+    if len(args) == 1 and args[0].lstrip().startswith("{"):
+        try:
+            key = json.loads(args[0])
+        except ValueError as e:
+            raise ValueError("%s (from a .test file's .shell, the JSON's double "
+                             "quotes get lost: use PK=... SK=... instead)" % e)
+        if not isinstance(key, dict):
+            raise ValueError("key JSON must be an object")
+        return key
+    key = {}
+    for a in args:
+        name, sep, value = a.partition("=")
+        if not sep or not name:
+            raise ValueError("expected NAME=VALUE, got %r" % a)
+        typ = "S"
+        if ":" in name:
+            name, typ = name.rsplit(":", 1)
+            if typ not in ("S", "N"):
+                raise ValueError("type must be S or N in %r" % a)
+        key[name] = {typ: value}
+    return key
+
+
+def _usage():
+    sys.stderr.write(__doc__.split("\nEnvironment")[0].split("\n", 2)[2] + "\n")
+    return 2
+
+
+def main(argv):
+    if len(argv) < 2:
+        return _usage()
+    cmd, args = argv[0], argv[1:]
+    try:
+        client = connect()
+        if cmd == "seed000" and len(args) == 1:
+            seed000(client, args[0])
+        elif cmd == "seed001" and len(args) == 1:
+            seed001(client, args[0])
+        elif cmd == "drop" and len(args) == 1:
+            drop_table(client, args[0])
+        elif cmd == "count" and len(args) == 1:
+            print(count_items(client, args[0]))
+        elif cmd == "bulk" and len(args) == 3:
+            bulk(client, args[0], int(args[1]), int(args[2]))
+        elif cmd == "load" and len(args) == 2:
+            load_file(client, args[0], args[1])
+        elif cmd == "put" and len(args) >= 2:
+            try:
+                item = parse_key(args[1:])
+            except ValueError as e:
+                sys.stderr.write("fixtures: bad item: %s\n" % e)
+                return 2
+            client.put_item(TableName=args[0], Item=item)
+        elif cmd == "get" and len(args) >= 2:
+            try:
+                key = parse_key(args[1:])
+            except ValueError as e:
+                sys.stderr.write("fixtures: bad key: %s\n" % e)
+                return 2
+            item = get_item(client, args[0], key)
+            if item is None:
+                print("(no item)")
+                return 0
+            print(dump_item(item))
+        elif cmd == "scan" and len(args) == 1:
+            for item in sort_by_key(client, args[0], scan_items(client, args[0])):
+                print(dump_item(item))
+        else:
+            return _usage()
+    except ClientError as e:
+        err = e.response.get("Error", {})
+        sys.stderr.write("fixtures: %s: %s: %s\n"
+                         % (cmd, err.get("Code"), err.get("Message")))
+        return 1
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+"""Self-test of the test infrastructure; prints TAP lines.
+
+1. Runs the SQL runner (tests/harness/run_sql.py, without the extension) on
+   tests/harness/selftest/sample.test and checks its verdicts: tests named "pass: ..."
+   must be "ok", tests named "fail: ..." must be "not ok".
+2. Loads seed 000 (fixtures.py) and checks that each of the 15 access
+   patterns of the seed's worksheet returns the documented items.
+
+Needs AWS_ENDPOINT_URL_DYNAMODB (run by tests/harness/run-all.sh via
+tests/suites/00-selftest.sh).
+"""
+
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+
+N = 0
+FAILED = 0
+
+
+def result(ok, name, notes=()):
+    global N, FAILED
+    N += 1
+    if not ok:
+        FAILED += 1
+    print("%s %d - selftest: %s" % ("ok" if ok else "not ok", N, name))
+    for n in notes:
+        print("#   " + n)
+    sys.stdout.flush()
+
+
+def check_runner():
+    env = dict(os.environ, DDB_TEST_NO_LOAD="1")
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "test", "run_sql.py"),
+                        os.path.join(HERE, "sample.test")],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       cwd=ROOT, env=env, timeout=300)
+    out = p.stdout.decode("utf-8", "replace")
+    verdicts = re.findall(r"^(ok|not ok) \d+ - sample\.test: (.*)$", out, re.M)
+    shown = ["| " + l for l in out.splitlines()]
+    if not verdicts:
+        result(False, "runner produced verdicts", shown)
+        return
+    for verdict, name in verdicts:
+        want = "ok" if name.startswith("pass:") else "not ok"
+        result(verdict == want, "runner verdict %r for %r" % (verdict, name),
+               [] if verdict == want else shown)
+    names = [n for _, n in verdicts]
+    result("setup" not in names, "runner: setup with empty output passes")
+    result("*** sqlite3 died with SIGSEGV" in out, "runner: a crash is shown",
+           [] if "SIGSEGV" in out else shown)
+    result("block never ran" in out, "runner: tests after a crash fail")
+    result(p.returncode == 1, "runner exits 1 when a test failed (got %d)"
+           % p.returncode)
+    m = re.search(r"script and db kept in (\S+)", out)
+    if m:   # the failing sample's leftovers: not needed
+        import shutil
+        shutil.rmtree(os.path.join(ROOT, m.group(1)), ignore_errors=True)
+
+
+def check_seed000():
+    import fixtures
+    c = fixtures.connect()
+    t = "SelftestShop"
+    fixtures.seed000(c, t)
+    try:
+        result(fixtures.count_items(c, t) == len(fixtures.seed000_items()),
+               "seed000 item count")
+
+        def q(index=None, kce="", names=None, values=None):
+            kw = dict(TableName=t, KeyConditionExpression=kce,
+                      ExpressionAttributeValues={
+                          k: {"S": v} for k, v in (values or {}).items()})
+            if index:
+                kw["IndexName"] = index
+            if names:
+                kw["ExpressionAttributeNames"] = names
+            items = []
+            while True:
+                out = c.query(**kw)
+                items += out["Items"]
+                if "LastEvaluatedKey" not in out:
+                    break
+                kw["ExclusiveStartKey"] = out["LastEvaluatedKey"]
+            return [i["SK"]["S"] for i in items]
+
+        T = {"#t": "Type"}
+        item = fixtures.get_item(c, t, {"PK": {"S": "USER#alice"},
+                                        "SK": {"S": "USER#alice"}})
+        cases = [
+            (1, "user by username", [item["SK"]["S"]] if item else [],
+             ["USER#alice"]),
+            (2, "all users", q("GSI2", "#t = :t", T, {":t": "USER"}),
+             ["USER#alice", "USER#bob", "USER#carol"]),
+            (3, "all products", q("GSI2", "#t = :t", T, {":t": "PRODUCT"}),
+             ["PRODUCT#dune", "PRODUCT#emma", "PRODUCT#laptop",
+              "PRODUCT#phone", "PRODUCT#shovel"]),
+            (4, "products in a category",
+             q(None, "PK = :p AND begins_with(SK, :s)", None,
+               {":p": "CATEGORY#books", ":s": "PRODUCT#"}),
+             ["PRODUCT#dune", "PRODUCT#emma"]),
+            (5, "product by name",
+             q("GSI2", "#t = :t AND SK = :s", T,
+               {":t": "PRODUCT", ":s": "PRODUCT#laptop"}),
+             ["PRODUCT#laptop"]),
+            (6, "orders for a user",
+             q(None, "PK = :p AND begins_with(SK, :s)", None,
+               {":p": "USER#alice", ":s": "ORDER#"}),
+             ["ORDER#o-0001", "ORDER#o-0002", "ORDER#o-0004"]),
+            (7, "all orders", q("GSI2", "#t = :t", T, {":t": "ORDER"}),
+             ["ORDER#o-000%d" % i for i in range(1, 7)]),
+            (8, "order-ID range",
+             q("GSI2", "#t = :t AND SK BETWEEN :a AND :b", T,
+               {":t": "ORDER", ":a": "ORDER#o-0002", ":b": "ORDER#o-0004"}),
+             ["ORDER#o-0002", "ORDER#o-0003", "ORDER#o-0004"]),
+            (9, "orders by status and date range",
+             q("GSI1", "GSI1PK = :p AND GSI1SK BETWEEN :a AND :b", None,
+               {":p": "ORDER", ":a": "STATUS#PENDING#2026-02-01",
+                ":b": "STATUS#PENDING#2026-02-28~"}),
+             ["ORDER#o-0002", "ORDER#o-0003"]),
+            (10, "order by ID",
+             q("GSI2", "#t = :t AND SK = :s", T,
+               {":t": "ORDER", ":s": "ORDER#o-0005"}),
+             ["ORDER#o-0005"]),
+            (11, "reviews for a user",
+             q(None, "PK = :p AND begins_with(SK, :s)", None,
+               {":p": "USER#alice", ":s": "REVIEW#"}),
+             ["REVIEW#r-0001", "REVIEW#r-0003"]),
+            (12, "all reviews", q("GSI2", "#t = :t", T, {":t": "REVIEW"}),
+             ["REVIEW#r-000%d" % i for i in range(1, 5)]),
+            (13, "review by ID",
+             q("GSI2", "#t = :t AND SK = :s", T,
+               {":t": "REVIEW", ":s": "REVIEW#r-0002"}),
+             ["REVIEW#r-0002"]),
+            (14, "reviews for a product",
+             q("GSI1", "GSI1PK = :p AND begins_with(GSI1SK, :s)", None,
+               {":p": "PRODUCT#laptop", ":s": "REVIEW#"}),
+             ["REVIEW#r-0001", "REVIEW#r-0002"]),
+            (15, "all categories", q("GSI2", "#t = :t", T, {":t": "CATEGORY"}),
+             ["CATEGORY#books", "CATEGORY#electronics", "CATEGORY#garden"]),
+        ]
+        for num, name, got, want in cases:
+            result(got == want, "seed000 access pattern %d: %s" % (num, name),
+                   [] if got == want else ["want %r" % want, "got  %r" % got])
+    finally:
+        fixtures.drop_table(c, t)
+
+
+def main():
+    if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
+        print("Bail out! selftest: AWS_ENDPOINT_URL_DYNAMODB not set")
+        return 2
+    check_runner()
+    check_seed000()
+    print("1..%d" % N)
+    return 1 if FAILED else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,226 @@
+#!/usr/bin/env bash
+# The C library as a user gets it: `make install` into a temporary prefix,
+# then examples/*.c built against the INSTALLED header and dyndb.pc
+# (PKG_CONFIG_PATH), linked shared and static, and run against DynamoDB
+# Local on seed 001's lesson table, their standard output compared with
+# examples/*.expected.  Also: only dyn_* is exported, the installed
+# extension loads in sqlite3, DESTDIR staging, `make uninstall` leaves
+# nothing behind.  Prints TAP lines.
+#
+# Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/run-all.sh sets it) and python3
+# with boto3 (tests/harness/fixtures.py).  The build goes to its own folder under
+# .test-tmp/, never build/; SANITIZE is ignored (a plain build).
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT" || exit 1
+
+N=0
+ok() { N=$((N + 1)); echo "ok $N - examples: $*"; }
+not_ok() { N=$((N + 1)); echo "not ok $N - examples: $*"; }
+# show FILE: its last lines as TAP diagnostics
+show() { tail -n "${2:-30}" "$1" | sed 's/^/#   /'; }
+finish() { echo "1..$N"; exit "$1"; }
+
+if [ -z "${AWS_ENDPOINT_URL_DYNAMODB:-}" ]; then
+    not_ok "AWS_ENDPOINT_URL_DYNAMODB is not set (run through tests/harness/run-all.sh)"
+    finish 1
+fi
+mkdir -p .test-tmp
+TMP="$(mktemp -d "$ROOT/.test-tmp/examples.XXXXXX")"
+TABLE="Examples_$$"
+cleanup() {
+    python3 tests/harness/fixtures.py drop "$TABLE" >/dev/null 2>&1
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+PREFIX="$TMP/prefix"
+LOG="$TMP/log"
+CC="${CC:-cc}"
+# a plain build of our own, whatever the calling make was asked
+MAKE_ARGS=(-s --no-print-directory -j4 "BUILD=$TMP/build" SANITIZE=
+           "CFLAGS=-O2 -g" LDFLAGS=)
+
+# --- install -----------------------------------------------------------------
+if make "${MAKE_ARGS[@]}" install "PREFIX=$PREFIX" >"$LOG" 2>&1; then
+    ok "make install PREFIX=<tmp>"
+else
+    not_ok "make install PREFIX=<tmp>"
+    show "$LOG"
+    finish 1
+fi
+
+VERSION="$(sed -n 's/^#define DYN_VERSION *"\(.*\)"/\1/p' api/dyndb.h)"
+FILES=(lib/sqlite-dynamodb/dynamodb.so "lib/libdyndb.so.$VERSION"
+       lib/libdyndb.so.0 lib/libdyndb.so lib/libdyndb.a include/dyndb.h
+       lib/pkgconfig/dyndb.pc)
+missing=""
+for f in "${FILES[@]}"; do
+    [ -e "$PREFIX/$f" ] || missing="$missing $f"
+done
+if [ -z "$missing" ]; then
+    ok "installed: ${FILES[*]}"
+else
+    not_ok "installed files missing:$missing"
+fi
+
+# only the public API leaves the libraries
+others="$(nm -D --defined-only "$PREFIX/lib/libdyndb.so" |
+          awk '$2 ~ /[TDBRVW]/ && $3 !~ /^dyn_/ {print $3}' | head)"
+n_pub="$(nm -D --defined-only "$PREFIX/lib/libdyndb.so" | grep -c ' dyn_')"
+n_hdr="$(grep -cE '^[a-z][a-z_ *]*\bdyn_[a-z0-9_]+\(' api/dyndb.h)"
+if [ -z "$others" ] && [ "$n_pub" -eq "$n_hdr" ]; then
+    ok "libdyndb.so exports the $n_hdr functions of dyndb.h and nothing else"
+else
+    not_ok "libdyndb.so exports $n_pub dyn_* (header: $n_hdr) and: $others"
+fi
+others="$(nm -g --defined-only "$PREFIX/lib/libdyndb.a" 2>/dev/null |
+          awk 'NF == 3 && $3 !~ /^dyn_/ {print $3}' | head)"
+if [ -z "$others" ]; then
+    ok "libdyndb.a: every global symbol is dyn_*"
+else
+    not_ok "libdyndb.a has other global symbols: $others"
+fi
+
+export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
+PC_CFLAGS="$(pkg-config --cflags dyndb 2>"$LOG")"
+PC_LIBS="$(pkg-config --libs dyndb 2>>"$LOG")"
+# (--cflags also lists libcurl's and libcjson's, from Requires.private)
+if [ "${PC_CFLAGS%% *}" = "-I$PREFIX/include" ] &&
+   [ "$(echo $PC_LIBS)" = "-L$PREFIX/lib -ldyndb" ] &&
+   [ "$(pkg-config --modversion dyndb)" = "$VERSION" ] &&
+   pkg-config --static --libs dyndb | grep -q -- -lcurl; then
+    ok "pkg-config --cflags --libs dyndb: the prefix's"
+else
+    not_ok "pkg-config dyndb: '$PC_CFLAGS' '$PC_LIBS'"
+    show "$LOG"
+fi
+
+# the installed header stands alone, in strict C11 and in C++
+printf '#include <dyndb.h>\nint main(void) { return dyn_version() == 0; }\n' \
+    >"$TMP/h.c"
+if $CC -std=c11 -pedantic -Wall -Wextra -Werror $PC_CFLAGS -c "$TMP/h.c" \
+       -o "$TMP/h.o" >"$LOG" 2>&1 &&
+   { ! command -v c++ >/dev/null ||
+     c++ -x c++ -Wall -Wextra -Werror $PC_CFLAGS -c "$TMP/h.c" \
+         -o "$TMP/hpp.o" >>"$LOG" 2>&1; }; then
+    ok "dyndb.h compiles alone (C11 -pedantic, C++)"
+else
+    not_ok "dyndb.h compiles alone (C11 -pedantic, C++)"
+    show "$LOG"
+fi
+
+# --- the examples ------------------------------------------------------------
+if python3 tests/harness/fixtures.py seed001 "$TABLE" >"$LOG" 2>&1; then
+    ok "seed 001 loaded into $TABLE"
+else
+    not_ok "seed 001 loaded into $TABLE"
+    show "$LOG"
+    finish 1
+fi
+
+# build NAME: examples/NAME.c, shared, with the installed pkg-config flags
+build() {
+    $CC -std=c11 -Wall -Wextra -Werror "examples/$1.c" -o "$TMP/$1" \
+        $(pkg-config --cflags --libs dyndb) -pthread >"$LOG" 2>&1
+}
+
+# run NAME ARGS...: the example's stdout against examples/NAME.expected
+run() {
+    local name="$1"; shift
+    if ! LD_LIBRARY_PATH="$PREFIX/lib" "$TMP/$name" "$@" \
+           >"$TMP/$name.out" 2>"$TMP/$name.err"; then
+        echo "#   exit status $?"
+        show "$TMP/$name.err" 10
+        return 1
+    fi
+    if [ "$name" = hello ]; then
+        # the attribute order of an item is the server's: compare as JSON
+        python3 -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+sys.exit(a != b)' "$TMP/$name.out" "examples/$name.expected" && return 0
+    else
+        diff -u "examples/$name.expected" "$TMP/$name.out" >"$TMP/$name.diff" &&
+            return 0
+    fi
+    diff -u "examples/$name.expected" "$TMP/$name.out" | head -40 |
+        sed 's/^/#   /'
+    return 1
+}
+
+for ex in hello lesson threads; do
+    if build "$ex"; then
+        ok "examples/$ex.c builds with \$(pkg-config --cflags --libs dyndb)"
+    else
+        not_ok "examples/$ex.c builds with \$(pkg-config --cflags --libs dyndb)"
+        show "$LOG"
+        continue
+    fi
+    if ! readelf -d "$TMP/$ex" | grep -q 'NEEDED.*libdyndb\.so\.0'; then
+        not_ok "examples/$ex is not linked to libdyndb.so.0"
+        continue
+    fi
+    case "$ex" in
+        threads) args=("$TABLE" 8 1000) ;;
+        *) args=("$TABLE") ;;
+    esac
+    if run "$ex" "${args[@]}"; then
+        ok "examples/$ex ${args[*]}: output as examples/$ex.expected"
+    else
+        not_ok "examples/$ex ${args[*]}: output as examples/$ex.expected"
+    fi
+done
+
+# the lesson again, linked statically: no libdyndb.so needed, and it
+# leaves the table as it found it, so the output is the same
+if $CC -std=c11 -Wall -Wextra -Werror examples/lesson.c -o "$TMP/lesson" \
+       $PC_CFLAGS "$PREFIX/lib/libdyndb.a" $(pkg-config --libs libcurl libcjson) \
+       -pthread -lm >"$LOG" 2>&1 &&
+   ! readelf -d "$TMP/lesson" | grep -q libdyndb &&
+   run lesson "$TABLE"; then
+    ok "examples/lesson linked with libdyndb.a: the same output, run twice"
+else
+    not_ok "examples/lesson linked with libdyndb.a: the same output, run twice"
+    show "$LOG"
+fi
+
+# the installed extension loads from its folder
+if command -v sqlite3 >/dev/null; then
+    out="$(printf '%s\n' \
+        ".load $PREFIX/lib/sqlite-dynamodb/dynamodb" \
+        "CREATE VIRTUAL TABLE t USING dynamodb(table=$TABLE);" \
+        "SELECT count(*) FROM t WHERE PK = 'CUSTOMER#alice';" |
+        sqlite3 2>&1)"
+    if [ "$out" = 4 ]; then
+        ok "sqlite3 .load <prefix>/lib/sqlite-dynamodb/dynamodb"
+    else
+        not_ok "sqlite3 .load <prefix>/lib/sqlite-dynamodb/dynamodb: $out"
+    fi
+fi
+
+# --- DESTDIR, uninstall ------------------------------------------------------
+STAGE="$TMP/stage"
+if make "${MAKE_ARGS[@]}" install DESTDIR="$STAGE" PREFIX=/opt/dyn \
+        >"$LOG" 2>&1 &&
+   [ -f "$STAGE/opt/dyn/include/dyndb.h" ] &&
+   grep -qx 'prefix=/opt/dyn' "$STAGE/opt/dyn/lib/pkgconfig/dyndb.pc" &&
+   make "${MAKE_ARGS[@]}" uninstall DESTDIR="$STAGE" PREFIX=/opt/dyn \
+        >>"$LOG" 2>&1 &&
+   [ -z "$(find "$STAGE" ! -type d)" ]; then
+    ok "make install/uninstall DESTDIR=<stage> PREFIX=/opt/dyn"
+else
+    not_ok "make install/uninstall DESTDIR=<stage> PREFIX=/opt/dyn"
+    show "$LOG"
+    find "$STAGE" ! -type d | sed 's/^/#   left: /'
+fi
+
+if make "${MAKE_ARGS[@]}" uninstall "PREFIX=$PREFIX" >"$LOG" 2>&1 &&
+   [ -z "$(find "$PREFIX" ! -type d)" ] &&
+   [ ! -e "$PREFIX/lib/sqlite-dynamodb" ]; then
+    ok "make uninstall removes every installed file"
+else
+    not_ok "make uninstall removes every installed file"
+    show "$LOG"
+    find "$PREFIX" ! -type d | sed 's/^/#   left: /'
+fi
+
+finish 0
