@@ -31,7 +31,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
               client/json.c client/write.c client/creds.c client/crc32.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c
-CACHE_SRC  := cache/cache.c cache/store.c
+CACHE_SRC  := cache/cache.c cache/store.c cache/write.c
 EXT_SRC    := ext/dynamodb.c ext/monitor.c ext/write.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)

@@ -1,8 +1,8 @@
 /*
 ** write.c -- PutItem, UpdateItem, DeleteItem and TransactWriteItems,
-** write-through: after DynamoDB accepts a write, ddbc_note_write() puts
-** the item as written into the cache and makes stale the pages it could
-** change (as ext/write.c does for SQL writes).
+** write-through: each is sent by cache/write.c (ddbc_put_item ...), which
+** puts the item as written into the cache and makes stale the pages it
+** could change (as for SQL writes, ext/write.c).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,33 +14,6 @@
 #define TRANSACT_MAX 100
 /* Attribute names one UpdateItem may remove, at the most. */
 #define REMOVE_MAX 1000
-
-/*
-** What the cache is told.  ddbc_note_write() needs the item's image before
-** the write to know which cached pages it made stale.  The answer's
-** ALL_OLD is that image only when the call was not retried: a retry after
-** a lost answer sees what the first attempt left (a DELETE's retry finds
-** nothing).  A write that failed may have been applied anyway.  In both
-** cases the old image is unknown (old_known=0: every page of the table
-** becomes stale).
-*/
-static void note_done(dyn_client *c, dyn_table *t, const ddb_error *e,
-                      const ddb_item *was, const ddb_item *now,
-                      const ddb_item *key) {
-  ddbc_note_write(c->ddb, t->desc, e->retries ? NULL : was, e->retries == 0,
-                  now, key, &c->pol);
-}
-
-/* A write of key's item failed: unless its condition failed (nothing was
-** written), drop the item's entry and make every page stale. */
-static void note_failed(dyn_client *c, dyn_table *t, const ddb_error *e,
-                        const ddb_item *key) {
-  ddbc_policy pol = c->pol;
-  if(strcmp(e->type, "ConditionalCheckFailedException") == 0)
-    return;
-  pol.item_ttl = 0; /* drops the entry, caches nothing */
-  ddbc_note_write(c->ddb, t->desc, NULL, 0, NULL, key, &pol);
-}
 
 /* Clear err, check c and flags (0 or one condition of allowed). */
 static dyn_code enter(dyn_client *c, int flags, int allowed, const char *fn,
@@ -104,14 +77,11 @@ dyn_code dyn_put_item(dyn_client *c, const char *table, const dyn_item *item,
   if(result)
     goto fail;
   ddb_error_clear(&e);
-  /* the old image always: the cache needs it to know which pages change */
-  if(ddb_put_item(c->ddb, t->desc->name, CITEM(item), t->key_names, t->n_key,
-                  cond_of(flags), &was, &e)) {
-    note_failed(c, t, &e, CITEM(item));
+  if(ddbc_put_item(c->ddb, t->desc, CITEM(item), t->key_names, t->n_key,
+                   cond_of(flags), &c->pol, &was, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
-  note_done(c, t, &e, was, CITEM(item), CITEM(item));
   if(old) {
     *old = PITEM(was);
     was = NULL;
@@ -142,13 +112,11 @@ dyn_code dyn_delete_item(dyn_client *c, const char *table, const dyn_item *key,
   if(result)
     goto fail;
   ddb_error_clear(&e);
-  if(ddb_delete_item(c->ddb, t->desc->name, k, t->key_names, t->n_key,
-                     cond_of(flags), &was, &e)) {
-    note_failed(c, t, &e, k);
+  if(ddbc_delete_item(c->ddb, t->desc, k, t->key_names, t->n_key,
+                      cond_of(flags), &c->pol, &was, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
-  note_done(c, t, &e, was, NULL, k);
   if(old) {
     *old = PITEM(was);
     was = NULL;
@@ -222,15 +190,13 @@ dyn_code dyn_update_item(dyn_client *c, const char *table, const dyn_item *key,
       goto fail;
     }
   ddb_error_clear(&e);
-  if(ddb_update_item(c->ddb, t->desc->name, k, t->key_names, t->n_key,
-                     s && s->root.n ? s : NULL, remove, (int)n_remove, &after,
-                     &e)) {
-    note_failed(c, t, &e, k);
+  /* the image before is unknown: every page of the table becomes stale */
+  if(ddbc_update_item(c->ddb, t->desc, k, t->key_names, t->n_key,
+                      s && s->root.n ? s : NULL, remove, (int)n_remove, NULL,
+                      &c->pol, &after, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
-  /* the old image is unknown: every page of the table becomes stale */
-  ddbc_note_write(c->ddb, t->desc, NULL, 0, after, k, &c->pol);
   if(updated) {
     *updated = PITEM(after);
     after = NULL;
@@ -297,18 +263,10 @@ dyn_code dyn_transact_write(dyn_client *c, const char *table,
     dw[i].cond = cond_of(w[i].flags);
   }
   ddb_error_clear(&e);
-  if(ddb_transact_write(c->ddb, t->desc->name, dw, (int)n, t->key_names,
-                        t->n_key, &e)) {
-    if(!strstr(e.message, "ConditionalCheckFailed"))
-      for(i = 0; i < n; i++)
-        note_failed(c, t, &e, dw[i].item);
+  /* the images before are unknown */
+  if(ddbc_transact_write(c->ddb, t->desc, dw, (int)n, t->key_names, t->n_key,
+                         NULL, &c->pol, &e))
     result = dyni_error(err, &e);
-    goto fail;
-  }
-  for(i = 0; i < n; i++)
-    ddbc_note_write(c->ddb, t->desc, NULL, 0,
-                    dw[i].kind == DDB_WRITE_PUT ? dw[i].item : NULL,
-                    dw[i].item, &c->pol);
 
 fail:
   free(dw);

@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "ddb_cache.h"
+#include "cache_int.h"
 #include "store.h"
 
 /* The default byte budget of the process-wide cache. */

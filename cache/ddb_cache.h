@@ -1,9 +1,10 @@
 /*
-** ddb_cache.h -- the read path between ext/ and client/.
+** ddb_cache.h -- the path between the front ends (ext/, api/) and client/.
 **
-** Every read the extension makes goes through these calls, so that one
-** place decides whether a request is answered from memory or sent to
-** DynamoDB.  The functions take the same arguments as their client/
+** Every read goes through these calls, so that one place decides whether a
+** request is answered from memory or sent to DynamoDB; every write goes
+** through them too (write.c), so that one place tells the cache what it
+** changed.  The functions take the same arguments as their client/
 ** counterparts plus a ddbc_policy saying how stale an answer may be.
 **
 ** Ownership is as in client/: every item or page handed out is a new
@@ -91,15 +92,81 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
                           const ddbc_policy *pol, ddb_item **found,
                           ddb_error *err);
 
-/* A write through this process completed.  key: the item's key
-** attributes; old_item: its image before (NULL if there was none), with
-** old_known=0 when the old image is unknown; new_item: after (NULL if
-** deleted).  Replaces the item's cache entry with new_item and makes stale
-** every cached page the change could alter. */
-void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
-                     const ddb_item *old_item, int old_known,
-                     const ddb_item *new_item, const ddb_item *key,
-                     const ddbc_policy *pol);
+/* ------------------------------------------------------------------------
+** Writes through the cache (write.c)
+**
+** Each call sends the client's write (client/write.c: the same arguments,
+** with the table's description d in place of its name, plus pol) and then
+** tells the cache what it did, so that a read of this process sees the
+** write: the item's entry becomes the item as written and every cached page
+** the write could change becomes stale.  The rules, in one place:
+**
+**   - the image before a write is what the answer's ALL_OLD says (or what
+**     the caller read, where an argument takes it), trusted only when the
+**     call was not retried: a retry after a lost answer sees what the first
+**     attempt left (a DELETE's retry finds nothing).  Not trusted, it is
+**     unknown, and every cached page of the table becomes stale;
+**   - a write that failed because its condition failed wrote nothing: the
+**     cache is not told;
+**   - a write that failed otherwise (a timeout, a lost answer, a throttle
+**     after all retries) may have been applied: its item's entry is dropped
+**     (the next read asks DynamoDB) and every page of the table is stale;
+**   - the image after an UPDATE is DynamoDB's answer (ALL_NEW); where the
+**     write's answer does not hold it (TransactWriteItems), the entry is
+**     dropped.
+**
+** pol->item_ttl is how long the written item stays cached (0: the entry is
+** dropped, nothing cached).  Errors are the client's, in *err.
+*/
+
+/* PutItem of item (ddb_put_item), asking for the image it replaced.  With
+** old != NULL, *old is that image (a new reference, or NULL when there was
+** none), whether or not the cache trusts it. */
+ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
+                         const ddb_item *item, const char *const *key_names,
+                         int n_key, ddb_cond cond, const ddbc_policy *pol,
+                         ddb_item **old, ddb_error *err);
+
+/* DeleteItem of the item with key's key attributes (ddb_delete_item).
+** With old != NULL, *old is the item deleted (a new reference, or NULL). */
+ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_item *key, const char *const *key_names,
+                            int n_key, ddb_cond cond, const ddbc_policy *pol,
+                            ddb_item **old, ddb_error *err);
+
+/* UpdateItem (ddb_update_item): SET set's attributes, REMOVE remove[], on
+** condition that the item exists.  was: the item before, as the caller
+** read it (perhaps from the cache), or NULL when unknown; trusted as the
+** image before unless the call was retried.  With updated != NULL,
+** *updated is the item after (a new reference). */
+ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_item *key, const char *const *key_names,
+                            int n_key, const ddb_item *set,
+                            const char *const *remove, int n_remove,
+                            const ddb_item *was, const ddbc_policy *pol,
+                            ddb_item **updated, ddb_error *err);
+
+/* TransactWriteItems of w[0..n) (ddb_transact_write), all or nothing.
+** was: NULL when the images before are unknown, else was[i] is w[i]'s item
+** before as the caller read it (NULL: none).  After success a PUT's item
+** and a DELETE's absence are cached, an UPDATE's entry is dropped (the
+** answer holds no image).  A failure whose message names
+** ConditionalCheckFailed wrote nothing; any other drops every w[i]'s
+** entry. */
+ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
+                               const ddb_write *w, int n,
+                               const char *const *key_names, int n_key,
+                               const ddb_item *const *was,
+                               const ddbc_policy *pol, ddb_error *err);
+
+/* BatchWriteItem of w[0..n) (ddb_batch_write: PUTs and DELETEs without
+** conditions, not atomic).  The images before are unknown.  After success
+** each PUT's item and each DELETE's absence are cached; on error (some
+** writes may be done) every w[i]'s entry is dropped. */
+ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_write *w, size_t n,
+                            const char *const *key_names, int n_key,
+                            const ddbc_policy *pol, ddb_error *err);
 
 #ifdef __cplusplus
 }

@@ -179,7 +179,18 @@ const unsigned char ddb_json_plain_byte[256] = {
 
 int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
-  size_t i = 0, run;
+  size_t i = 0, run = ddb_json_plain(s, n);
+  if(run == n && !b->failed && b->p && n + 2 < b->cap - b->len &&
+     b->len + n + 2 <= b->max) {
+    /* the common case: nothing to escape and room already there */
+    char *d = b->p + b->len;
+    d[0] = '"';
+    memcpy(d + 1, s, n);
+    d[n + 1] = '"';
+    d[n + 2] = 0;
+    b->len += n + 2;
+    return 0;
+  }
   if(ddb_buf_addc(b, '"'))
     return -1;
   for(;;) {
@@ -187,7 +198,6 @@ int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
     char esc[7];
     size_t elen = 2;
     /* the plain run up to the next character that needs an escape */
-    run = ddb_json_plain(s + i, n - i);
     ddb_buf_add(b, s + i, run);
     i += run;
     if(i >= n)
@@ -211,6 +221,7 @@ int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
       elen = 6;
     }
     ddb_buf_add(b, esc, elen);
+    run = ddb_json_plain(s + i, n - i);
   }
   return ddb_buf_addc(b, '"');
 }

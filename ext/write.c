@@ -42,10 +42,10 @@
 ** that moves a row to such a key) reads the key from DynamoDB at the
 ** statement and skips the row when it exists (dd_insert_check).
 **
-** The cache is told of every write (ddbc_note_write).  The old image an
-** answer gives is trusted only when the call was not retried; a retried
-** or failed write makes every page of the table stale (dd_note_done,
-** dd_note_unknown).
+** Every write goes through the cache (cache/write.c: ddbc_put_item ...),
+** which tells it what the write did: the old image an answer gives is
+** trusted only when the call was not retried; a retried or failed write
+** makes every page of the table stale.
 **
 ** UPDATE and DELETE find the row by rowid: while a write transaction is
 ** open, xRowid remembers each row it hands out (dd_remember_row).
@@ -674,51 +674,17 @@ static int dd_write_error(dd_vtab *p, const ddb_error *e, const char *zWhat) {
 }
 
 /* ------------------------------------------------------------------------
-** What the cache is told about a write
-**
-** ddbc_note_write() needs the item's image before the write to know which
-** cached pages the write made stale.  An answer gives it (ALL_OLD), but
-** only the answer of the attempt that did the write: when a write was
-** retried (its first answer lost after DynamoDB applied it), the retry's
-** answer shows the item as the first attempt left it (a DELETE's retry
-** finds nothing), and when a write failed, it may have been applied
-** anyway.  In both cases the old image is unknown: old_known=0 makes every
-** cached page of the table stale.
-*/
-
-/* A write of the item with key's key may or may not have happened, to an
-** unknown image: drop its item entry, make every page of the table stale. */
-static void dd_note_unknown(dd_vtab *p, const ddb_item *key) {
-  ddbc_policy pol = p->pol;
-  pol.item_ttl = 0; /* drops the entry, caches nothing */
-  ddbc_note_write(p->pClient, p->pDesc, NULL, 0, NULL, key, &pol);
-}
-
-/* A write that DynamoDB accepted: old is the ALL_OLD of its answer (NULL:
-** none), trusted only when the call was not retried. */
-static void dd_note_done(dd_vtab *p, const ddb_error *e, const ddb_item *old,
-                         const ddb_item *now, const ddb_item *key) {
-  if(e->retries > 0)
-    ddbc_note_write(p->pClient, p->pDesc, NULL, 0, now, key, &p->pol);
-  else
-    ddbc_note_write(p->pClient, p->pDesc, old, 1, now, key, &p->pol);
-}
-
-/* ------------------------------------------------------------------------
 ** Writes sent at once (outside a transaction)
 */
 static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
   ddb_error err;
-  ddb_item *old = NULL;
   ddb_cond cond =
       onConflict == SQLITE_REPLACE ? DDB_COND_NONE : DDB_COND_NOT_EXISTS;
   int rc = SQLITE_OK;
   ddb_error_clear(&err);
-  if(ddb_put_item(p->pClient, p->pDesc->name, it, p->azKey, p->nKey, cond,
-                  &old, &err)) {
+  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, &p->pol,
+                   NULL, &err)) {
     char *zKey;
-    if(strcmp(err.type, "ConditionalCheckFailedException") != 0)
-      dd_note_unknown(p, it);
     /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
     ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
     zKey = dd_key_text(p, it);
@@ -732,22 +698,15 @@ static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
     sqlite3_free(zKey);
     return rc;
   }
-  dd_note_done(p, &err, old, it, it);
-  ddb_item_unref(old);
   return SQLITE_OK;
 }
 
 static int dd_delete_now(dd_vtab *p, const ddb_item *old) {
   ddb_error err;
-  ddb_item *was = NULL;
   ddb_error_clear(&err);
-  if(ddb_delete_item(p->pClient, p->pDesc->name, old, p->azKey, p->nKey,
-                     DDB_COND_NONE, &was, &err)) {
-    dd_note_unknown(p, old);
+  if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey,
+                      DDB_COND_NONE, &p->pol, NULL, &err))
     return dd_write_error(p, &err, "DELETE failed");
-  }
-  dd_note_done(p, &err, was, NULL, old);
-  ddb_item_unref(was);
   return SQLITE_OK;
 }
 
@@ -791,7 +750,7 @@ static int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
 /* UPDATE without a key change: UpdateItem of what changed. */
 static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   const char **azRemove = NULL;
-  ddb_item *set = NULL, *updated = NULL;
+  ddb_item *set = NULL;
   ddb_error err;
   int nRemove = 0, rc = SQLITE_OK;
 
@@ -802,27 +761,23 @@ static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   rc = dd_diff(p, old, it, &set, azRemove, &nRemove);
   if(rc || (!set && nRemove == 0))
     goto fail; /* nothing changed: no call */
-  if(ddb_update_item(p->pClient, p->pDesc->name, it, p->azKey, p->nKey, set,
-                     azRemove, nRemove, &updated, &err)) {
+  /* old is the item as read, perhaps from the cache and not what DynamoDB
+  ** held */
+  if(ddbc_update_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, set,
+                      azRemove, nRemove, old, &p->pol, NULL, &err)) {
     char *zKey = dd_key_text(p, it);
     char *zWhat = sqlite3_mprintf("UPDATE: the item with key %s no longer "
                                   "exists",
                                   zKey ? zKey : "?");
-    if(strcmp(err.type, "ConditionalCheckFailedException") != 0)
-      dd_note_unknown(p, it);
     rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item gone");
     sqlite3_free(zWhat);
     sqlite3_free(zKey);
     goto fail;
   }
-  /* old is the item as read, perhaps from the cache and not what DynamoDB
-  ** held: say so when it may differ */
-  dd_note_done(p, &err, old, updated ? updated : it, it);
 
 fail:
   sqlite3_free((void *)azRemove);
   ddb_item_unref(set);
-  ddb_item_unref(updated);
   return rc;
 }
 
@@ -830,6 +785,7 @@ fail:
 ** one, in one transaction. */
 static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   ddb_write w[2];
+  const ddb_item *was[2];
   ddb_error err;
   ddb_error_clear(&err);
   memset(w, 0, sizeof(w));
@@ -839,23 +795,19 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   w[1].kind = DDB_WRITE_PUT;
   w[1].item = it;
   w[1].cond = DDB_COND_NOT_EXISTS;
-  if(ddb_transact_write(p->pClient, p->pDesc->name, w, 2, p->azKey, p->nKey,
-                        &err)) {
+  was[0] = old;  /* as read */
+  was[1] = NULL; /* none: the put's condition */
+  if(ddbc_transact_write(p->pClient, p->pDesc, w, 2, p->azKey, p->nKey, was,
+                         &p->pol, &err)) {
     char *zNew = dd_key_text(p, it);
     char *zWhat = sqlite3_mprintf("UPDATE: cannot move the item to key %s: "
                                   "it exists, or the old item is gone",
                                   zNew ? zNew : "?");
     int rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE failed");
-    if(rc != SQLITE_CONSTRAINT) {
-      dd_note_unknown(p, old);
-      dd_note_unknown(p, it);
-    }
     sqlite3_free(zWhat);
     sqlite3_free(zNew);
     return rc;
   }
-  dd_note_done(p, &err, old, NULL, old);
-  dd_note_done(p, &err, NULL, it, it);
   return SQLITE_OK;
 }
 
@@ -1181,40 +1133,28 @@ static void dd_name_failed_item(dd_vtab *p, const ddb_error *e,
 static int dd_send_atomic(dd_vtab *p, const dd_writes *x, int i0, int n,
                           const char *zHow) {
   const ddb_write *w = x->w + i0;
-  ddb_item *pNew = NULL, *pOld = NULL;
+  ddbc_policy forget = p->pol;
   ddb_error err;
-  int rc = SQLITE_OK, i;
+  int rc = SQLITE_OK;
   ddb_error_clear(&err);
+  /* no answer of a TransactWriteItems holds the images: the cache forgets
+  ** the items (item_ttl 0) */
+  forget.item_ttl = 0;
   if(n == 1 && w[0].kind == DDB_WRITE_PUT && w[0].cond != DDB_COND_EXISTS) {
-    if(ddb_put_item(p->pClient, p->pDesc->name, w[0].item, p->azKey, p->nKey,
-                    w[0].cond, &pOld, &err))
+    if(ddbc_put_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
+                     w[0].cond, &p->pol, NULL, &err))
       rc = SQLITE_ERROR;
-    else
-      dd_note_done(p, &err, pOld, w[0].item, w[0].item);
   } else if(n == 1 && w[0].kind == DDB_WRITE_UPDATE) {
-    if(ddb_update_item(p->pClient, p->pDesc->name, w[0].item, p->azKey,
-                       p->nKey, w[0].set, w[0].remove, w[0].n_remove, &pNew,
-                       &err))
+    if(ddbc_update_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
+                        w[0].set, w[0].remove, w[0].n_remove, x->aOp[i0]->old,
+                        &p->pol, NULL, &err))
       rc = SQLITE_ERROR;
-    else
-      dd_note_done(p, &err, x->aOp[i0]->old, pNew ? pNew : w[0].item,
-                   w[0].item);
-  } else if(ddb_transact_write(p->pClient, p->pDesc->name, w, n, p->azKey,
-                               p->nKey, &err)) {
+  } else if(ddbc_transact_write(p->pClient, p->pDesc, w, n, p->azKey, p->nKey,
+                                NULL, &forget, &err)) {
     rc = SQLITE_ERROR;
-  } else {
-    /* no answer holds the images: the cache forgets the items (an UPDATE
-    ** leaves attributes it did not set as DynamoDB has them) */
-    for(i = 0; i < n; i++)
-      dd_note_unknown(p, w[i].item);
   }
-  ddb_item_unref(pNew);
-  ddb_item_unref(pOld);
   if(rc) {
     int bCond = strcmp(err.type, "ConditionalCheckFailedException") == 0;
-    if(!bCond && !strstr(err.message, "ConditionalCheckFailed"))
-      for(i = 0; i < n; i++)
-        dd_note_unknown(p, w[i].item); /* it may have been applied */
     if(bCond)
       snprintf(err.message, sizeof(err.message),
                "item 1: ConditionalCheckFailed");
@@ -1325,8 +1265,8 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x) {
     i += k;
   }
   if(rc == SQLITE_OK && nB > 0) {
-    if(ddb_batch_write(p->pClient, p->pDesc->name, wB, (size_t)nB, p->azKey,
-                       p->nKey, &err)) {
+    if(ddbc_batch_write(p->pClient, p->pDesc, wB, (size_t)nB, p->azKey,
+                        p->nKey, &p->pol, &err)) {
       dd_error(p,
                "COMMIT failed part way (%d of the %d writes done, then "
                "BatchWriteItem, which is not atomic, failed: some of its %d "
@@ -1334,13 +1274,6 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x) {
                nDone, x->n, nB, err.message);
       rc = dd_rc(&err);
     }
-    for(i = 0; i < nB; i++)
-      if(rc)
-        dd_note_unknown(p, wB[i].item);
-      else
-        ddbc_note_write(p->pClient, p->pDesc, NULL, 0,
-                        wB[i].kind == DDB_WRITE_PUT ? wB[i].item : NULL,
-                        wB[i].item, &p->pol);
   }
 
 fail:

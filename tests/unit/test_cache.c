@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../../cache/ddb_cache.h"
+#include "../../cache/cache_int.h"
 #include "../../cache/store.h"
 #include "tap.h"
 
@@ -1194,6 +1195,96 @@ done:
   }
 }
 
+/* Write-through (cache/write.c): a write whose outcome is unknown (here the
+** endpoint refuses the connection: not a failed condition) may have been
+** applied, so each of the five calls drops the item's cached entry. */
+static void test_write_unknown_drops(void) {
+  static char tname[] = "T", pkname[] = "PK";
+  static const char *const key_names[] = {"PK"};
+  static const char *const remove[] = {"v"};
+  ddbc_policy pol = {0, 300, 300};
+  char *saved[N_SCOPE_ENV];
+  char val[64];
+  ddb_index ix;
+  ddb_table_desc d;
+  ddb_av a[2];
+  ddb_item *it = NULL, *out = NULL;
+  ddb_client *c;
+  ddb_write w;
+  ddb_error err;
+  size_t i;
+  int k;
+
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    const char *v = getenv(scope_env[i]);
+    saved[i] = v ? strdup(v) : NULL;
+    unsetenv(scope_env[i]);
+  }
+  setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+  ddbc_clear();
+  memset(&ix, 0, sizeof(ix));
+  ix.pk.name = pkname;
+  ix.pk.type = DDB_S;
+  memset(&d, 0, sizeof(d));
+  d.name = tname;
+  d.n_indexes = 1;
+  d.indexes = &ix;
+  a[0] = keyav("PK", DDB_S, "x", 1);
+  a[1] = keyav("v", DDB_S, "new", 3);
+  c = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDW", "sW", NULL);
+  it = ddb_item_from_avs(a, 2);
+  if(!CHECK(c && it))
+    goto done;
+  for(k = 0; k < 5; k++) {
+    ddb_result r = DDB_OK;
+    write_through(c, "x", "old");
+    if(!CHECK(cached_for(c, "x", val, sizeof(val)) && strcmp(val, "old") == 0))
+      break;
+    memset(&w, 0, sizeof(w));
+    w.kind = DDB_WRITE_PUT;
+    w.item = it;
+    ddb_error_clear(&err);
+    switch(k) {
+    case 0:
+      r = ddbc_put_item(c, &d, it, key_names, 1, DDB_COND_NONE, &pol, &out,
+                        &err);
+      break;
+    case 1:
+      r = ddbc_delete_item(c, &d, it, key_names, 1, DDB_COND_NONE, &pol, &out,
+                           &err);
+      break;
+    case 2:
+      r = ddbc_update_item(c, &d, it, key_names, 1, NULL, remove, 1, it, &pol,
+                           &out, &err);
+      break;
+    case 3:
+      r = ddbc_transact_write(c, &d, &w, 1, key_names, 1, NULL, &pol, &err);
+      break;
+    default:
+      r = ddbc_batch_write(c, &d, &w, 1, key_names, 1, &pol, &err);
+      break;
+    }
+    CHECK_MSG(r != DDB_OK && out == NULL, "write %d did not fail", k);
+    CHECK_MSG(!cached_for(c, "x", NULL, 0),
+              "write %d of unknown outcome left the cached item", k);
+    ddb_item_unref(out);
+    out = NULL;
+  }
+
+done:
+  ddb_item_unref(it);
+  ddb_client_free(c);
+  ddbc_clear();
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    if(saved[i])
+      setenv(scope_env[i], saved[i], 1);
+    else
+      unsetenv(scope_env[i]);
+    free(saved[i]);
+  }
+}
+
 /* Past DDBC_MAX_PRINCIPALS (256) principals seen, the cache forgets
 ** everything once, and then remembers principals again. */
 static void test_principals_overflow(void) {
@@ -1301,4 +1392,6 @@ const tap_test tap_cache_tests[] = {
      test_principals_apart},
     {"cache: past 256 principals the cache forgets everything once",
      test_principals_overflow},
+    {"cache: a write-through of unknown outcome drops the cached item",
+     test_write_unknown_drops},
     {NULL, NULL}};

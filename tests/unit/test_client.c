@@ -196,6 +196,15 @@ static void test_buf_json_str(void) {
     CHECK_STR(b.p, v[i].want);
     ddb_buf_free(&b);
   }
+  /* the no-escape fast path keeps the cap exactly: 7 bytes fit in 7 */
+  ddb_buf_init(&b, 7);
+  CHECK_INT(ddb_buf_json_str(&b, "plain", 5), 0);
+  CHECK_STR(b.p, "\"plain\"");
+  ddb_buf_free(&b);
+  ddb_buf_init(&b, 6);
+  CHECK_INT(ddb_buf_json_str(&b, "plain", 5), -1);
+  CHECK(b.failed);
+  ddb_buf_free(&b);
   /* every ASCII byte survives a JSON parser */
   for(i = 1; i < 128; i++)
     all[i - 1] = (char)i;

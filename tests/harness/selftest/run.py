@@ -37,7 +37,8 @@ def result(ok, name, notes=()):
 
 def check_runner():
     env = dict(os.environ, DDB_TEST_NO_LOAD="1")
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "test", "run_sql.py"),
+    p = subprocess.run([sys.executable,
+                        os.path.join(ROOT, "tests", "harness", "run_sql.py"),
                         os.path.join(HERE, "sample.test")],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        cwd=ROOT, env=env, timeout=300)

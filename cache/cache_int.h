@@ -1,0 +1,29 @@
+/*
+** cache_int.h -- declarations shared by the files of cache/ (and its unit
+** tests), not part of its interface: ext/ and api/ write through
+** cache/write.c (ddbc_put_item ...), never by calling these.
+*/
+#ifndef DDB_CACHE_INT_H
+#define DDB_CACHE_INT_H
+
+#include "ddb_cache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A write through this process completed (cache.c).  key: the item's key
+** attributes; old_item: its image before (NULL if there was none), with
+** old_known=0 when the old image is unknown; new_item: after (NULL if
+** deleted).  Replaces the item's cache entry with new_item (pol->item_ttl
+** 0: drops the entry, caches nothing) and makes stale every cached page the
+** change could alter (every page of the table when old_known is 0). */
+void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
+                     const ddb_item *old_item, int old_known,
+                     const ddb_item *new_item, const ddb_item *key,
+                     const ddbc_policy *pol);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DDB_CACHE_INT_H */

@@ -1,0 +1,167 @@
+/*
+** write.c -- writes through the cache: PutItem, DeleteItem, UpdateItem,
+** TransactWriteItems and BatchWriteItem sent by the client, then the cache
+** told what each did (ddbc_note_write), by the rules in ddb_cache.h
+** ("Writes through the cache").  ext/ (SQL writes) and api/ (libdyndb)
+** write only through these, so the rules live here alone.
+**
+** Why the rules are what they are.  ddbc_note_write() needs the item's
+** image before the write to know which cached pages the write made stale.
+** An answer gives it (ALL_OLD), but only the answer of the attempt that did
+** the write: when a write was retried (its first answer lost after
+** DynamoDB applied it), the retry's answer shows the item as the first
+** attempt left it, and when a write failed it may have been applied
+** anyway.  In both cases the old image is unknown: old_known=0 makes every
+** cached page of the table stale.
+*/
+#include <string.h>
+
+#include "ddb_cache.h"
+#include "cache_int.h"
+
+/* Did the write fail because a condition failed (so nothing was written)?
+** A single write says so in its type; a TransactWriteItems is cancelled,
+** naming the reasons in its message. */
+static int cond_failed(const ddb_error *e) {
+  return strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
+         (strcmp(e->type, "TransactionCanceledException") == 0 &&
+          strstr(e->message, "ConditionalCheckFailed") != NULL);
+}
+
+/* A write of the item with key's key may or may not have happened, to an
+** unknown image: drop its item entry, make every page of the table stale. */
+static void note_unknown(ddb_client *c, const ddb_table_desc *d,
+                         const ddb_item *key, const ddbc_policy *pol) {
+  ddbc_policy forget = *pol;
+  forget.item_ttl = 0; /* drops the entry, caches nothing */
+  ddbc_note_write(c, d, NULL, 0, NULL, key, &forget);
+}
+
+/* A write that DynamoDB accepted (e: its call's error record, for the
+** retries): old is the image before (NULL: none), trusted when old_known
+** and the call was not retried; now is the image after (NULL: deleted). */
+static void note_done(ddb_client *c, const ddb_table_desc *d,
+                      const ddb_error *e, const ddb_item *old, int old_known,
+                      const ddb_item *now, const ddb_item *key,
+                      const ddbc_policy *pol) {
+  if(e->retries > 0 || !old_known)
+    ddbc_note_write(c, d, NULL, 0, now, key, pol);
+  else
+    ddbc_note_write(c, d, old, 1, now, key, pol);
+}
+
+ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
+                         const ddb_item *item, const char *const *key_names,
+                         int n_key, ddb_cond cond, const ddbc_policy *pol,
+                         ddb_item **old, ddb_error *err) {
+  ddb_item *was = NULL;
+  ddb_result result;
+  if(old)
+    *old = NULL;
+  /* the old image always: the cache needs it to know which pages change */
+  result = ddb_put_item(c, d->name, item, key_names, n_key, cond, &was, err);
+  if(result) {
+    if(!cond_failed(err))
+      note_unknown(c, d, item, pol);
+    return result;
+  }
+  note_done(c, d, err, was, 1, item, item, pol);
+  if(old)
+    *old = was;
+  else
+    ddb_item_unref(was);
+  return DDB_OK;
+}
+
+ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_item *key, const char *const *key_names,
+                            int n_key, ddb_cond cond, const ddbc_policy *pol,
+                            ddb_item **old, ddb_error *err) {
+  ddb_item *was = NULL;
+  ddb_result result;
+  if(old)
+    *old = NULL;
+  result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, &was, err);
+  if(result) {
+    if(!cond_failed(err))
+      note_unknown(c, d, key, pol);
+    return result;
+  }
+  note_done(c, d, err, was, 1, NULL, key, pol);
+  if(old)
+    *old = was;
+  else
+    ddb_item_unref(was);
+  return DDB_OK;
+}
+
+ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_item *key, const char *const *key_names,
+                            int n_key, const ddb_item *set,
+                            const char *const *remove, int n_remove,
+                            const ddb_item *was, const ddbc_policy *pol,
+                            ddb_item **updated, ddb_error *err) {
+  ddb_item *after = NULL;
+  ddb_result result;
+  if(updated)
+    *updated = NULL;
+  result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
+                           n_remove, &after, err);
+  if(result) {
+    if(!cond_failed(err))
+      note_unknown(c, d, key, pol);
+    return result;
+  }
+  if(after)
+    note_done(c, d, err, was, was != NULL, after, key, pol);
+  else
+    note_unknown(c, d, key, pol); /* no image after in the answer */
+  if(updated)
+    *updated = after;
+  else
+    ddb_item_unref(after);
+  return DDB_OK;
+}
+
+ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
+                               const ddb_write *w, int n,
+                               const char *const *key_names, int n_key,
+                               const ddb_item *const *was,
+                               const ddbc_policy *pol, ddb_error *err) {
+  ddb_result result;
+  int i;
+  result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
+  if(result) {
+    if(!cond_failed(err))
+      for(i = 0; i < n; i++)
+        note_unknown(c, d, w[i].item, pol); /* it may have been applied */
+    return result;
+  }
+  for(i = 0; i < n; i++) {
+    if(w[i].kind == DDB_WRITE_UPDATE)
+      /* the answer holds no image: attributes the update did not set are
+      ** as DynamoDB has them */
+      note_unknown(c, d, w[i].item, pol);
+    else
+      note_done(c, d, err, was ? was[i] : NULL, was != NULL,
+                w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL, w[i].item, pol);
+  }
+  return DDB_OK;
+}
+
+ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
+                            const ddb_write *w, size_t n,
+                            const char *const *key_names, int n_key,
+                            const ddbc_policy *pol, ddb_error *err) {
+  ddb_result result;
+  size_t i;
+  result = ddb_batch_write(c, d->name, w, n, key_names, n_key, err);
+  for(i = 0; i < n; i++)
+    if(result)
+      note_unknown(c, d, w[i].item, pol); /* some writes may be done */
+    else
+      ddbc_note_write(c, d, NULL, 0,
+                      w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL, w[i].item,
+                      pol);
+  return result;
+}
