@@ -31,8 +31,12 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
               client/json.c client/write.c client/creds.c client/crc32.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c
-CACHE_SRC  := cache/cache.c cache/store.c cache/write.c
-EXT_SRC    := ext/dynamodb.c ext/monitor.c ext/write.c
+CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
+              cache/fanout.c
+EXT_SRC    := ext/extension.c ext/options.c ext/schema.c ext/desc.c \
+              ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
+              ext/filter.c ext/keys.c ext/functions.c \
+              ext/monitor.c ext/write.c ext/txn.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -56,14 +60,20 @@ $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ)
 $(BUILD)/libddb.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-# tests/unit/test_ext.c #includes ext/dynamodb.c to reach its static
-# helpers; the other ext/ files are compiled in beside it.  All of them with
-# SQLITE_CORE, so that the sqlite3_* calls go to libsqlite3 directly.
-UNIT_EXT := $(filter-out ext/dynamodb.c,$(EXT_SRC))
-$(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(EXT_SRC) \
+# The unit-test binary links the ext/ objects built again with SQLITE_CORE
+# (the sqlite3_* calls go to libsqlite3 directly) and UNITTESTS (the
+# helpers marked UNITTEST are external, for tests/unit/test_ext.c: see
+# ext/dd_ext.h).
+UNIT_EXT_OBJ := $(EXT_SRC:%.c=$(BUILD)/unit/%.o)
+$(BUILD)/unit/%.o: %.c $(HEADERS) Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -c $< -o $@
+
+$(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(UNIT_EXT_OBJ) \
                      $(API_OBJ) $(BUILD)/libddb.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -o $@ $(UNIT_SRC) $(UNIT_EXT) \
-	    $(API_OBJ) $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
+	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -o $@ $(UNIT_SRC) \
+	    $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 \
+	    $(LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests

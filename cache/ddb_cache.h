@@ -168,6 +168,62 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const char *const *key_names, int n_key,
                             const ddbc_policy *pol, ddb_error *err);
 
+/* ------------------------------------------------------------------------
+** Parallel reads (stream.c, fanout.c)
+**
+** Both read through the cache, as the calls above do, on threads of their
+** own.  Neither knows its caller: the caller's thread is watched with a
+** cancel hook (cancel(ud) non-zero: stop; NULL: never), which they ask only
+** on the caller's thread, every DDB_CANCEL_POLL_MS while it waits; worker
+** threads poll a stop flag instead.
+*/
+
+/* A parallel Scan, or the Queries of a list of partition keys, as one
+** stream of pages (stream.c). */
+typedef struct ddbc_stream ddbc_stream;
+
+/* Start n_workers threads reading n_units units of read r: the segments
+** 0 .. n_units-1 of a Scan (TotalSegments = n_units) when pks is NULL,
+** else one Query per partition key pks[0 .. n_units) (each in place of
+** r->pk).  Worker i reads units i, i + n_workers, ...  r->limit sizes
+** each unit's first request only.  The array pks is copied; r is copied,
+** but the strings and values r and pks point to are borrowed and must
+** outlive the stream.  Returns DDB_OK with *out (ddbc_stream_free);
+** else an error with *out NULL and no thread left running. */
+ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
+                             const ddbc_policy *pol, const ddb_av *pks,
+                             int n_workers, int n_units, ddbc_stream **out,
+                             ddb_error *err);
+/* The next page of s in *out (a new reference, ddb_page_unref), with the
+** unit it belongs to in *unit (unit may be NULL); *out NULL when every
+** unit is done.  Waits for a worker.  Returns DDB_OK; the first worker's
+** error; or DDB_ERR_CANCELLED when cancel(ud) said stop (then the workers
+** stop, and every later call returns the same error). */
+ddb_result ddbc_stream_next(ddbc_stream *s, ddb_cancel_fn cancel, void *ud,
+                            ddb_page **out, int *unit, ddb_error *err);
+/* The workers s started. */
+int ddbc_stream_workers(const ddbc_stream *s);
+/* The workers of s that are done (for a progress line).  Takes s's lock. */
+int ddbc_stream_done(ddbc_stream *s);
+/* Stop the workers, wait for them, drop the queued pages and free s
+** (NULL is fine). */
+void ddbc_stream_free(ddbc_stream *s);
+/* The most pages, and bytes of pages, one stream held at once in this
+** process: read, not yet taken by ddbc_stream_next; never more than
+** 2 x its workers. */
+void ddbc_stream_peak(int *pages, long long *bytes);
+
+/* BatchGetItem of keys[0..n) with up to 4 calls of 100 keys in flight
+** (fanout.c); found[i] answers keys[i] (a new reference, or NULL: no such
+** item).  Returns DDB_OK, or the first error (then found[] holds
+** nothing). */
+ddb_result ddbc_batch_get_parallel(ddb_client *c, const char *table,
+                                   const ddb_item *const *keys, size_t n,
+                                   const char *const *key_names,
+                                   int n_key_names, const ddbc_policy *pol,
+                                   ddb_cancel_fn cancel, void *ud,
+                                   ddb_item **found, ddb_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,8 @@
 #ifndef DD_EXT_H
 #define DD_EXT_H
 
+#include <pthread.h>
+
 #include <sqlite3ext.h>
 
 #include "../cache/ddb_cache.h"
@@ -12,7 +14,148 @@
 /* Every error message of the module starts with this. */
 #define DD_PREFIX "dynamodb: "
 
+/* Estimated rows of a partition with no sort-key condition. */
+#define DD_PARTITION_ROWS 100.0
+/* Cost of a full Scan when DescribeTable gives no item count. */
+#define DD_SCAN_MIN_ROWS 1000.0
+/* Cache entry lifetime in seconds, default and largest accepted. */
+#define DD_DEFAULT_TTL 300.0
+#define DD_MAX_TTL     31536000
+/* segments=auto: at least DD_MIN_AUTO_SEGMENTS, and one Scan segment per
+** DD_SEGMENT_BYTES of the table beyond, at most DD_AUTO_SEGMENTS.  The
+** floor is there because the size is not to be trusted: DynamoDB updates
+** TableSizeBytes about every six hours, so a table loaded since reports 0
+** or its old size, and a scan sized by it ran on 1 segment (7.8x slower
+** than 8 at 20 ms a call).  8 is what the AWS SDKs' examples use; the
+** price is up to 8 requests (0.5 RCU each at least) where 1 would do for a
+** table of one page. */
+#define DD_SEGMENT_BYTES     (8LL * 1024 * 1024)
+#define DD_MIN_AUTO_SEGMENTS 8
+#define DD_AUTO_SEGMENTS     16
+/* Filter conditions pushed into one Query or Scan at the most. */
+#define DD_MAX_FILTER 8
+/* The colUsed bits of columns nCol and beyond (item, keys, item_raw). */
+#define DD_COLS_BEYOND(n) ((n) >= 64 ? 0 : ~(((sqlite3_uint64)1 << (n)) - 1))
+/* The largest Limit DynamoDB takes (a 32-bit signed integer). */
+#define DD_MAX_LIMIT 2147483647LL
+/* A Scan whose LIMIT (+OFFSET) is at most this many rows runs as one
+** segment with Limit, whatever segments= says: a Scan page holds up to
+** 1 MB, about 1,000 items of 1 KB, so one request reads what is needed,
+** where N segments would read N pages (see dynamodbFilter). */
+#define DD_SCAN_SERIAL_LIMIT 1000
+/* DynamoDB's longest key values, in bytes (UTF-8 for S, raw for B). */
+#define DD_MAX_PK_BYTES 2048
+#define DD_MAX_SK_BYTES 1024
+/* Sort-key constraints pushed into one plan at the most. */
+#define DD_MAX_SK 4
+/* Partitions of an IN list queried at once at the most (filter.c). */
+#define DD_MAX_IN_WORKERS 8
+
+/* The idxNum of a plan (see "The query plan" in plan.c). */
+enum { DD_OP_SCAN = 0, DD_OP_GET, DD_OP_BATCH, DD_OP_QUERY };
+enum {
+  DD_SK_NONE = 0,
+  DD_SK_EQ,
+  DD_SK_GT,
+  DD_SK_GE,
+  DD_SK_LT,
+  DD_SK_LE,
+  DD_SK_LIKE,
+  DD_SK_GLOB,
+  DD_SK_BEGINS
+};
+#define DD_PK_IN    (1 << 7)
+#define DD_SK_IN    (1 << 8)
+#define DD_DESC     (1 << 9)
+#define DD_LIMIT    (1 << 10)
+#define DD_OFFSET   (1 << 11)
+#define DD_SK_SHIFT 12
+#define DD_FETCH    (1 << 28)
+#define DD_KEYS     (1 << 29)
+
+/* The function-constraint op xFindFunction assigns to begins_with. */
+#define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
+
+typedef struct dd_plan {
+  int op, iPath;
+  int iPkCons; /* constraint index of PK = ?, or -1 */
+  int bPkIn, bSkIn;
+  int nSk;
+  int aSkCons[DD_MAX_SK];
+  int aSkKind[DD_MAX_SK];
+  double cost, rows;
+} dd_plan;
+
+/* The machine half of idxStr (see "The plan as xFilter reads it" in
+** plancodec.c and ext/PLAN.md). */
+enum {
+  DD_ARG_PK = 1,
+  DD_ARG_SK,
+  DD_ARG_FILTER,
+  DD_ARG_LIMIT,
+  DD_ARG_OFFSET,
+  DD_ARG_KEYS
+};
+/* xFilter arguments at the most: PK, the sort-key constraints, the
+** filters, LIMIT and OFFSET. */
+#define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
+#define DD_PLAN_MAGIC "ddplan1"
+
+typedef struct dd_plancode {
+  char zMagic[8];
+  int nArg;
+  int bCount;
+  sqlite3_uint64 mProj;
+  struct {
+    unsigned char role, kind;
+    short col;
+  } aArg[DD_MAX_ARGS];
+} dd_plancode;
+
 typedef struct dd_txn dd_txn;
+
+/* The options of one CREATE VIRTUAL TABLE as given, dequoted (NULL: not
+** given); each string sqlite3_free()d (dd_opts_free).  options.c holds
+** their names and checks. */
+typedef struct dd_opts {
+  char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
+  char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
+      *zProgress, *zSegments, *zSegment, *zSplit;
+} dd_opts;
+
+/* A value converted from SQL for use in a key condition.  av.text points
+** into zBuf (owned) or into raw bytes kept alongside. */
+typedef struct dd_val {
+  ddb_av av;
+  char *zBuf;               /* free() */
+  const unsigned char *raw; /* bytes for ordering (text, or blob bytes) */
+  int nRaw;
+  double num;        /* N: the value as a double, for ordering */
+  sqlite3_int64 i64; /* N: the value, exactly, when bInt */
+  int bInt;
+} dd_val;
+
+/* What a Query or Scan does besides its key condition: the part of the
+** plan xFilter reads from the machine half of idxStr (see "The plan as
+** xFilter reads it" above dd_plan_encode). */
+typedef struct dd_extra {
+  int nFilter;
+  int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
+  int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
+  sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
+  int bCount;                     /* Select=COUNT */
+} dd_extra;
+
+/* A sort-key condition being built (see "Sort-key conditions" in
+** keycond.c). */
+typedef struct dd_interval {
+  dd_val lo, hi; /* empty (av.type 0) when absent */
+  int loOpen, hiOpen;
+  dd_val prefix; /* set while the interval is exactly one prefix */
+  int bPrefixOnly;
+  int bEmpty; /* no row can match */
+  int bExact; /* the condition sent selects exactly these rows */
+} dd_interval;
 
 /* A key column: one attribute that is a key of the table or an index. */
 typedef struct dd_column {
@@ -57,7 +200,7 @@ typedef struct dd_vtab {
   dd_txn *pTxn;
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
-  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see write.c */
+  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see txn.c */
   /* The client is made at the first real read or write (dd_client), never
   ** by xConnect: reading a schema makes no call and resolves no
   ** credentials.  Until then cfg holds the options it will be made of. */
@@ -74,14 +217,78 @@ typedef struct dd_vtab {
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
 } dd_vtab;
 
+/* A cursor: the rows of one run of a plan (cursor.c, filter.c). */
+typedef struct dd_cursor {
+  sqlite3_vtab_cursor base; /* Base class.  Must be first */
+  int op;                   /* DD_OP_* of the running plan */
+  dd_path *pPath;
+  /* Query: the partition keys still to run, and the key condition */
+  dd_val *aPk; /* sqlite3_free(), each zBuf too */
+  int nPk, iPk;
+  ddb_read rd;       /* the request of the current page */
+  dd_val sk[2];      /* sort-key operands used by rd */
+  ddb_item *pStart;  /* ExclusiveStartKey of the next page */
+  ddb_lek_guard lek; /* the LastEvaluatedKeys of this partition's pages */
+  int bMore;         /* the current partition has more pages */
+  int bFetch;        /* read each page's rows again by key */
+  ddb_item **aRow;   /* rows of the current batch; sqlite3_free(),
+                               each a reference */
+  int nRow;
+  int iRow;       /* next row in aRow */
+  ddb_item *pCur; /* the current row (borrowed) */
+  int bEof;
+  long long nLimit; /* Limit of the first request (LIMIT+OFFSET), 0: none */
+  long long nEmitted;
+  /* FILTER, PROJECT and COUNT of the plan (see dd_extra) */
+  int nFilter;
+  ddb_filter aFilter[DD_MAX_FILTER];
+  dd_val aFv[DD_MAX_FILTER]; /* their values */
+  int aFilterCol[DD_MAX_FILTER];
+  int nProj;
+  const char *azProj[64]; /* attribute names (owned by the vtab) */
+  int bCount;             /* rows are counted, not fetched: only columns
+                             with a known value (= in the call) are used */
+  ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
+  ddbc_stream *pScan;     /* a parallel read's workers, or NULL */
+  int nSegDone;           /* segments finished (progress) */
+  double tStart;          /* when xFilter ran (progress) */
+  long long nItemsSeen, nPagesSeen;
+  double rcuSeen;
+  int bProgressShown;
+  /* read your writes: the items the open transaction's buffered writes
+  ** leave that may match the plan (aPend, references, in the plan's order
+  ** when it has one), merged into the rows DynamoDB returns, whose rows of
+  ** keys the transaction wrote are dropped (see dd_overlay_start) */
+  int bOverlay;
+  ddb_item **aPend; /* sqlite3_free(), each a reference */
+  int nPend, iPend;
+  ddb_item *pPeek; /* the next DynamoDB row (borrowed from aRow) */
+  int bRawEof;     /* DynamoDB's rows are done */
+  int bOrdered;    /* merge aPend by the path's sort key */
+  /* the current row's item column, rendered at its first use and kept
+  ** until the row changes: SQLite asks for a virtual table's column once
+  ** per reference, and json_extract(item, ...) three times would render
+  ** the JSON three times (see dd_item_json) */
+  char *zItem; /* free(); NULL: not rendered yet */
+  size_t nItem;
+  /* the key list of a `keys = ?` plan, as given: the hidden keys column
+  ** reads it back (sqlite3_value_free()) */
+  sqlite3_value *pKeys;
+} dd_cursor;
+
+/* Every connected vtab of the process, for dynamodb_info() and
+** dynamodb_refresh(), linked by pNextVtab (extension.c). */
+extern pthread_mutex_t dd_registry_lock;
+extern dd_vtab *dd_registry;
+
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
-** printf-style message (dynamodb.c). */
+** printf-style message (extension.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into
 ** zName[32]: zBase, with '_' appended while a key attribute has it
-** (dynamodb.c). */
+** (schema.c). */
 void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 /* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
 ** first time: resolves region, endpoint and credentials), or an error
@@ -89,13 +296,9 @@ void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 int dd_client(dd_vtab *p);
 /* The cancel hook of a table's client (ud: its sqlite3 *): has the
 ** statement running on this thread been interrupted (sqlite3_interrupt,
-** Ctrl-C)?  Only on the thread that runs the statement (dynamodb.c). */
+** Ctrl-C)?  Only on the thread that runs the statement (extension.c). */
 int dd_interrupted(void *pDb);
-/* The most pages, and bytes of pages, one parallel Scan (or IN-list
-** Query) held at once in this process: read, not yet taken by xNext;
-** never more than 2 x its segments (dynamodb.c). */
-void dd_scan_peak(int *pnPage, long long *pnByte);
-/* dd_number_text: the DynamoDB number text of an SQL value (dynamodb.c,
+/* dd_number_text: the DynamoDB number text of an SQL value (keycond.c,
 ** which documents it). */
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
 int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
@@ -103,9 +306,20 @@ int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
 /* The stable rowid of an item: a hash of its primary key. */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
-/* write.c: xUpdate and the transaction methods. */
+/* write.c: xUpdate, the row it writes, and the writes sent at once. */
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
               sqlite3_int64 *pRowid);
+/* The key of it as text for messages (PK='a', SK=5): from
+** sqlite3_malloc (the caller frees it), or NULL when out of memory. */
+char *dd_key_text(dd_vtab *p, const ddb_item *it);
+/* What an UPDATE from old to it changes: *pSet the attributes to SET (NULL
+** when none), azRemove[0..*pnRemove) the names to REMOVE (borrowed from
+** old; azRemove has room for old's attributes).  Key attributes are never
+** set.  Returns an SQLite code. */
+int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
+            ddb_item **pSet, const char **azRemove, int *pnRemove);
+
+/* txn.c: the transaction methods, the writes buffered until COMMIT. */
 int dd_begin(sqlite3_vtab *pVtab);
 int dd_sync(sqlite3_vtab *pVtab);
 int dd_commit(sqlite3_vtab *pVtab);
@@ -113,9 +327,19 @@ int dd_rollback(sqlite3_vtab *pVtab);
 int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
 int dd_release(sqlite3_vtab *pVtab, int iSavepoint);
 int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
+/* p's transaction state, made on first use: NULL when out of memory. */
+dd_txn *dd_txn_get(dd_vtab *p);
+/* Buffer a write of the open transaction (takes references to item and
+** old: UPDATE's image as read, else NULL) and make it the newest write of
+** its key.  bInsert: from an INSERT (an existing key fails the COMMIT).
+** Returns an SQLite code; on error nothing is buffered. */
+int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+              const ddb_item *item, const ddb_item *old, int bInsert);
 /* Remember row it under rowid for a later xUpdate (during a write
 ** transaction only).  Returns an SQLite code. */
 int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
+/* The row remembered under rowid (borrowed), or NULL. */
+const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid);
 /* Is a write transaction open on p (between xBegin and its end)?  Then
 ** the rows read must be whole items: UPDATE and DELETE use them. */
 int dd_in_write(dd_vtab *p);
@@ -129,11 +353,208 @@ int dd_pending_any(dd_vtab *p);
 ** left out) in *paOut[0..*pnOut): new references in an array, both freed
 ** by the caller (ddb_item_unref, sqlite3_free).  Returns an SQLite code. */
 int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut);
-/* Free everything write.c keeps for p. */
+/* Free everything txn.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
 
 /* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
 ** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
 int dd_register_log(sqlite3 *db);
+
+/* extension.c: the module, the registry and the error helper. */
+/* The entry point: registers the module dynamodb and the functions on db.
+** Returns an SQLite code. */
+int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
+                          const sqlite3_api_routines *pApi);
+/* Configure the table being connected (xCreate, xConnect): DIRECTONLY
+** and CONSTRAINT_SUPPORT, each with its reason at the call. */
+void dd_vtab_config(sqlite3 *db);
+/* The connected dynamodb vtab zName of db (compared without case), or
+** NULL.  Takes dd_registry_lock. */
+dd_vtab *dd_find(sqlite3 *db, const char *zName);
+
+/* options.c: the parameters of CREATE VIRTUAL TABLE. */
+/* z[0..n) without its surrounding white space and one level of quotes
+** (a doubled quote inside is one): a new string (sqlite3_free), or NULL
+** when out of memory. */
+char *dd_dequote(const char *z, int n);
+/* Parse a non-negative plain decimal (no sign, hex, inf or nan) into
+** *pOut.  Returns 0, or -1 (then *pOut is untouched). */
+int dd_number(const char *z, double *pOut);
+/* Split argv[3..argc) (key=value) into the slots of *pVal by option
+** name (each a sqlite3_free()d string; a slot that is set is an error).
+** Returns SQLITE_OK; SQLITE_NOMEM; or SQLITE_ERROR with *pzErr set (an
+** unknown, repeated, secret-looking or malformed option). */
+int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
+                  char **pzErr);
+/* Apply the options *v to p, taking the strings the client keeps (their
+** slots are set to NULL).  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr
+** set to a message quoting the first bad value. */
+int dd_options(dd_vtab *p, dd_opts *v, char **pzErr);
+/* Free the strings of v and clear its slots. */
+void dd_opts_free(dd_opts *v);
+
+/* schema.c: xCreate, xConnect, xDisconnect, xDestroy; the client. */
+/* Is column c an attribute of the table's primary key? */
+int dd_is_table_key(const dd_vtab *p, int c);
+/* Make p's client if it has none yet (bAny: even when the table has no
+** usable description, for dynamodb_refresh).  Returns an SQLite code,
+** with p's error message set on failure. */
+int dd_client_make(dd_vtab *p, int bAny);
+/* xCreate: describe the DynamoDB table (a call) and store it. */
+int dynamodbCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                   sqlite3_vtab **ppVtab, char **pzErr);
+/* xConnect: read the stored description (no call). */
+int dynamodbConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                    sqlite3_vtab **ppVtab, char **pzErr);
+/* xDisconnect: free the vtab.  Returns SQLITE_OK. */
+int dynamodbDisconnect(sqlite3_vtab *pVtab);
+/* xDestroy: drop the stored description (never the DynamoDB table). */
+int dynamodbDestroy(sqlite3_vtab *pVtab);
+
+/* desc.c: the stored description (the shadow table NAME_schema). */
+/* Write d into zDb.zName_schema (created when bCreate, else emptied, or
+** created if missing).  Returns an SQLite code; on error *pzErr may be
+** set (sqlite3_free). */
+int dd_desc_store(sqlite3 *db, const char *zDb, const char *zName,
+                  const ddb_table_desc *d, int bCreate, char **pzErr);
+/* Read the stored description of vtab zDb.zName, which must describe
+** DynamoDB table zTable.  SQLITE_OK with *ppDesc (ddb_table_desc_free);
+** SQLITE_NOMEM; or SQLITE_ERROR with *pzWhy (sqlite3_free) saying what is
+** missing or wrong.  Makes no call. */
+int dd_desc_load(sqlite3 *db, const char *zDb, const char *zName,
+                 const char *zTable, ddb_table_desc **ppDesc, char **pzWhy);
+
+/* plan.c: xBestIndex. */
+/* xBestIndex: the cheapest correct DynamoDB call (see "The query plan"). */
+int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo);
+
+/* plancodec.c: the plan as idxStr. */
+/* The plan for people (EXPLAIN QUERY PLAN): a new string (sqlite3_free),
+** NULL when out of memory. */
+char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
+                  int bLimit);
+/* Add an argument block to pc; returns its argvIndex (1-based). */
+int dd_plan_arg(dd_plancode *pc, int role, int kind, int col);
+/* Join zText (sqlite3_free()d here) and pc into one idxStr
+** (sqlite3_malloc()ed); NULL when out of memory. */
+char *dd_plan_encode(char *zText, const dd_plancode *pc);
+/* Read the machine half of idxStr into x for argc arguments.  Returns 0,
+** or -1 when it is missing or not one dd_plan_encode wrote for p. */
+int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x);
+
+/* keycond.c: SQL values as key values; sort-key conditions. */
+/* Free v's buffer and zero it (v may be zeroed already). */
+void dd_val_clear(dd_val *v);
+/* Can v be the value of a key attribute of at most nMax bytes? */
+int dd_key_fits(const dd_val *v, int nMax);
+/* Forget v (a value that matches nothing).  Returns SQLITE_OK. */
+int dd_drop(dd_val *v);
+/* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
+int dd_utf8_ok(const unsigned char *z, int n);
+/* Set v to a copy of z[0..n) as a value of type t.  Returns SQLITE_OK or
+** SQLITE_NOMEM. */
+int dd_val_text(dd_val *v, ddb_type t, const char *z, int n);
+/* Convert pVal to a key value of type t as SQLite's comparison would
+** see it: SQLITE_OK with *pbOk=1 and v set (dd_val_clear), or *pbOk=0
+** when no key of that type can equal it; SQLITE_NOMEM. */
+int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v, int *pbOk);
+/* Narrow iv by one constraint of kind k (DD_SK_*) with value pVal on a
+** sort key of type t; *pnPrefix counts prefix constraints.  Returns an
+** SQLite code. */
+int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
+                int *pnPrefix);
+/* Turn iv into rd's sort-key condition, its operands moved to out[]
+** (sets iv->bEmpty when no row can match). */
+void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
+                  dd_val out[2]);
+
+/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid. */
+/* xOpen: a cursor at EOF.  Returns SQLITE_OK or SQLITE_NOMEM. */
+int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);
+/* Release everything a previous xFilter left (stops a parallel read). */
+void dd_cursor_reset(dd_cursor *pCur);
+/* xClose. */
+int dynamodbClose(sqlite3_vtab_cursor *cur);
+/* Report client error e on the cursor's vtab; returns the SQLite code. */
+int dd_cursor_error(dd_cursor *pCur, const ddb_error *e);
+/* Start the overlay of the open transaction's writes on the plan xFilter
+** just set up (a no-op when nothing is buffered).  Returns an SQLite
+** code. */
+int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv);
+/* xNext: the next row (the overlay merged in), or bEof. */
+int dynamodbNext(sqlite3_vtab_cursor *cur);
+/* xEof. */
+int dynamodbEof(sqlite3_vtab_cursor *cur);
+/* xColumn: key columns, item (plain JSON), keys, item_raw. */
+int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i);
+/* xRowid: a hash of the row's primary key (see dd_key_rowid). */
+int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid);
+
+/* filter.c: xFilter. */
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
+** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
+** connection stopping them.  Returns DDB_OK, or the first error (then
+** aFound holds nothing). */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err);
+/* qsort order of dd_val: by length, then bytes. */
+int dd_val_order(const void *pa, const void *pb);
+/* xFilter: run the plan xBestIndex chose. */
+int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                   int argc, sqlite3_value **argv);
+/* Load the next non-empty page of the Query/Scan into aRow (cursor.c),
+** moving on to the next partition key when one is exhausted.  Sets bEof
+** at the end.  Returns an SQLite code. */
+int dd_next_page(dd_cursor *pCur);
+
+/* keys.c: the hidden column keys. */
+/* Parse the key list pList (the argument of keys = ?) into *paKey
+** (sqlite3_free(), each ddb_item_unref()) of *pnKey distinct table keys.
+** Returns SQLITE_OK; SQLITE_ERROR with p's message set naming a malformed
+** key; SQLITE_NOMEM. */
+int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
+                  int *pnKey);
+
+/* functions.c: SQL functions and the remaining methods. */
+/* begins_with(X, P): 1 if X starts with P, 0 if not, NULL with a NULL. */
+void dd_begins_with_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* xFindFunction: begins_with(SK, ?) as an indexable constraint. */
+int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
+                         void (**pxFunc)(sqlite3_context *, int,
+                                         sqlite3_value **),
+                         void **ppArg);
+/* dynamodb_refresh(NAME): describe the table again and store it. */
+void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* xRename: renames NAME_schema with the table. */
+int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew);
+/* xShadowName: is NAME_zSuffix a shadow table ("schema")? */
+int dynamodbShadowName(const char *zSuffix);
+/* dynamodb_info(NAME): the table's setup as JSON. */
+void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* dynamodb_calls(): the calls since the previous dynamodb_calls(). */
+void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+
+/* UNITTEST: helpers static to their file, made external in the unit-test
+** build (-DUNITTESTS) so that tests/unit/test_ext.c can call them (curl's
+** idiom).  Their contracts are at their definitions. */
+#ifdef UNITTESTS
+#define UNITTEST
+#else
+#define UNITTEST static
+#endif
+#ifdef UNITTESTS
+UNITTEST int dd_bool(const char *z);                  /* options.c */
+UNITTEST int dd_auto_segments(long long nBytes);      /* schema.c */
+UNITTEST double dd_partition_rows(const dd_plan *pl); /* plan.c */
+UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
+                         const dd_plan *pl, int *pbDesc);  /* plan.c */
+UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b); /* keycond.c */
+UNITTEST int dd_successor(const char *z, int n, char *zOut);
+UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
+                               char *zOut);
+UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
+UNITTEST void dd_result_av(sqlite3_context *ctx,
+                           const ddb_av *av); /* cursor.c */
+#endif
 
 #endif

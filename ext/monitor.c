@@ -278,7 +278,7 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "throttles", (double)rs.throttles, 1);
   stats_add(c, "consumed_rcu", rs.consumed_rcu, 0);
   stats_add(c, "consumed_wcu", rs.consumed_wcu, 0);
-  dd_scan_peak(&nPeak, &nPeakByte);
+  ddbc_stream_peak(&nPeak, &nPeakByte);
   stats_add(c, "scan_pages_peak", (double)nPeak, 1);
   stats_add(c, "scan_bytes_peak", (double)nPeakByte, 1);
   return SQLITE_OK;

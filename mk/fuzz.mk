@@ -10,7 +10,7 @@
 #
 # The harnesses: response (page, item, error and DescribeTable parsers),
 # json (AttributeValue <-> JSON converters, number canonical form), options
-# (CREATE VIRTUAL TABLE option parser of ext/dynamodb.c), read_body (the
+# (CREATE VIRTUAL TABLE option parser of ext/options.c), read_body (the
 # Query/Scan expression builder).  tests/suites/23-fuzz.sh runs a short pass
 # (5 s each) in make test.
 
@@ -21,12 +21,12 @@ FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_CFLAGS  := -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=address,undefined,fuzzer-no-link \
                 -fno-sanitize-recover=undefined -std=gnu11 -pthread \
-                -D_GNU_SOURCE -DSQLITE_CORE=1 $(WARN)
+                -D_GNU_SOURCE -DSQLITE_CORE=1 -DUNITTESTS $(WARN)
 FUZZ_SRC     := $(CLIENT_SRC) $(CACHE_SRC)
 FUZZ_OBJ     := $(FUZZ_SRC:%.c=$(FUZZ_DIR)/%.o)
-# the options harness #includes ext/dynamodb.c; the other ext/ files too
-FUZZ_EXT_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,\
-                  $(filter-out ext/dynamodb.c,$(EXT_SRC)))
+# the options harness links the ext/ files (UNITTESTS: dd_bool is
+# external, see ext/dd_ext.h)
+FUZZ_EXT_OBJ := $(patsubst %.c,$(FUZZ_DIR)/%.o,$(EXT_SRC))
 FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_DIR)/fuzz_%)
 
 .PHONY: fuzz fuzz-build
@@ -35,7 +35,7 @@ $(FUZZ_DIR)/%.o: %.c $(HEADERS) mk/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
 
-$(FUZZ_DIR)/fuzz_options: $(FUZZ_EXT_OBJ) ext/dynamodb.c
+$(FUZZ_DIR)/fuzz_options: $(FUZZ_EXT_OBJ)
 $(FUZZ_DIR)/fuzz_options: FUZZ_MORE := $(FUZZ_EXT_OBJ)
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HEADERS) mk/fuzz.mk
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_MORE) \

@@ -1,9 +1,9 @@
 /*
 ** fuzz_options.c -- libFuzzer harness of the option parser of
-** CREATE VIRTUAL TABLE ... USING dynamodb(...): ext/dynamodb.c's
+** CREATE VIRTUAL TABLE ... USING dynamodb(...): ext/options.c's
 ** dd_parse_args (with dd_dequote and dd_secret_option), and the value
-** parsers dd_bool and dd_number.  ext/dynamodb.c is compiled into this
-** file with SQLITE_CORE, as tests/unit/test_ext.c does.
+** parsers dd_bool and dd_number.  The ext/ objects are linked in, built
+** with SQLITE_CORE and UNITTESTS, as for tests/unit/test_ext.c.
 **
 ** The input is split at newlines into the arguments argv[3..] (at most
 ** 32).  Checked: the parser returns SQLITE_OK, SQLITE_ERROR with a
@@ -13,7 +13,13 @@
 #ifndef SQLITE_CORE
 #define SQLITE_CORE 1
 #endif
-#include "../../ext/dynamodb.c"
+#ifndef UNITTESTS
+#define UNITTESTS 1
+#endif
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ext/dd_ext.h"
 
 #include <stdint.h>
 
@@ -28,7 +34,8 @@ static int ends_with(const char *s, const char *tail) {
 /* libFuzzer's entry point: one input; returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  char *buf, *argv_buf[MAX_ARGS + 3], *azVal[DD_NPARAM], *zErr = NULL;
+  char *buf, *argv_buf[MAX_ARGS + 3], *zErr = NULL;
+  dd_opts v;
   int argc = 3, rc, k;
   size_t i, start = 0;
   double d;
@@ -46,8 +53,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       argv_buf[argc++] = buf + start;
       start = i + 1;
     }
-  memset(azVal, 0, sizeof(azVal));
-  rc = dd_parse_args(argc, (const char *const *)argv_buf, azVal, &zErr);
+  memset(&v, 0, sizeof(v));
+  rc = dd_parse_args(argc, (const char *const *)argv_buf, &v, &zErr);
   if(rc != SQLITE_OK && rc != SQLITE_ERROR && rc != SQLITE_NOMEM)
     abort();
   if(rc == SQLITE_ERROR && !zErr)
@@ -84,13 +91,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       abort();
   }
   sqlite3_free(zErr);
-  for(k = 0; k < DD_NPARAM; k++) {
-    if(azVal[k]) {
-      (void)dd_bool(azVal[k]);
-      (void)dd_number(azVal[k], &d);
+  {
+    const char *const az[] = {
+        v.zTable,    v.zRegion,     v.zEndpoint, v.zProfile,
+        v.zCaBundle, v.zColumns,    v.zScan,     v.zConsistent,
+        v.zTimeout,  v.zMaxRetries, v.zItemTtl,  v.zQueryTtl,
+        v.zProgress, v.zSegments,   v.zSegment,  v.zSplit};
+    for(k = 0; k < (int)(sizeof(az) / sizeof(az[0])); k++) {
+      if(az[k]) {
+        (void)dd_bool(az[k]);
+        (void)dd_number(az[k], &d);
+      }
     }
-    sqlite3_free(azVal[k]);
   }
+  dd_opts_free(&v);
   free(buf);
   return 0;
 }

@@ -1,15 +1,23 @@
 /*
-** test_ext.c -- unit tests of the static helpers of ext/dynamodb.c.
+** test_ext.c -- unit tests of the helpers of ext/.
 **
-** ext/dynamodb.c is compiled into this file (the other ext/ files are
-** linked beside it) with SQLITE_CORE defined, so that sqlite3ext.h leaves
-** the sqlite3_* names alone and they resolve to the real libsqlite3 (the
-** binary links -lsqlite3).  No network: nothing here reaches DescribeTable.
+** The ext/ objects of the unit-test binary are built with SQLITE_CORE, so
+** that sqlite3ext.h leaves the sqlite3_* names alone and they resolve to
+** the real libsqlite3 (the binary links -lsqlite3), and with UNITTESTS,
+** which makes the helpers marked UNITTEST external (ext/dd_ext.h declares
+** them).  No network: nothing here reaches DescribeTable.
 */
 #ifndef SQLITE_CORE
 #define SQLITE_CORE 1 /* the Makefile passes it to every ext/ file */
 #endif
-#include "../../ext/dynamodb.c"
+#ifndef UNITTESTS
+#define UNITTESTS 1
+#endif
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ext/dd_ext.h"
 
 #include <cjson/cJSON.h>
 
@@ -137,8 +145,7 @@ static void test_bool_number(void) {
 }
 
 /* Parse "dynamodb(args...)": argv[0..2] are module, database, table. */
-static int parse(const char *const *args, int n, char *azVal[DD_NPARAM],
-                 char **pzErr) {
+static int parse(const char *const *args, int n, dd_opts *v, char **pzErr) {
   const char *argv[16];
   int i;
   argv[0] = "dynamodb";
@@ -146,21 +153,13 @@ static int parse(const char *const *args, int n, char *azVal[DD_NPARAM],
   argv[2] = "t";
   for(i = 0; i < n && i < 13; i++)
     argv[3 + i] = args[i];
-  memset(azVal, 0, sizeof(char *) * DD_NPARAM);
+  memset(v, 0, sizeof(*v));
   *pzErr = NULL;
-  return dd_parse_args(3 + n, argv, azVal, pzErr);
-}
-
-static void free_vals(char *azVal[DD_NPARAM]) {
-  int i;
-  for(i = 0; i < DD_NPARAM; i++) {
-    sqlite3_free(azVal[i]);
-    azVal[i] = NULL;
-  }
+  return dd_parse_args(3 + n, argv, v, pzErr);
 }
 
 static void test_parse_args(void) {
-  char *azVal[DD_NPARAM];
+  dd_opts v;
   char *zErr;
   static const char *const good[] = {
       "table=Store",
@@ -177,40 +176,40 @@ static void test_parse_args(void) {
   static const char *const noeq[] = {"table"};
   static const char *const emptykey[] = {"=x"};
 
-  CHECK_INT(parse(good, 8, azVal, &zErr), SQLITE_OK);
+  CHECK_INT(parse(good, 8, &v, &zErr), SQLITE_OK);
   CHECK(zErr == NULL);
-  CHECK_STR(azVal[0], "Store");
-  CHECK_STR(azVal[1], "us-east-1");
-  CHECK_STR(azVal[2], "http://127.0.0.1:8000/?a=b");
-  CHECK_STR(azVal[3], "dev");
-  CHECK_STR(azVal[4], "deny");
-  CHECK_STR(azVal[5], "yes");
-  CHECK_STR(azVal[6], "2.5");
-  CHECK_STR(azVal[7], "");
-  free_vals(azVal);
+  CHECK_STR(v.zTable, "Store");
+  CHECK_STR(v.zRegion, "us-east-1");
+  CHECK_STR(v.zEndpoint, "http://127.0.0.1:8000/?a=b");
+  CHECK_STR(v.zProfile, "dev");
+  CHECK_STR(v.zScan, "deny");
+  CHECK_STR(v.zConsistent, "yes");
+  CHECK_STR(v.zTimeout, "2.5");
+  CHECK_STR(v.zMaxRetries, "");
+  dd_opts_free(&v);
 
-  CHECK_INT(parse(NULL, 0, azVal, &zErr), SQLITE_OK);
-  CHECK(azVal[0] == NULL && zErr == NULL);
+  CHECK_INT(parse(NULL, 0, &v, &zErr), SQLITE_OK);
+  CHECK(v.zTable == NULL && zErr == NULL);
 
-  CHECK_INT(parse(unknown, 2, azVal, &zErr), SQLITE_ERROR);
+  CHECK_INT(parse(unknown, 2, &v, &zErr), SQLITE_ERROR);
   CHECK_STR(zErr, "dynamodb: unknown option 'colour'");
   sqlite3_free(zErr);
-  free_vals(azVal);
+  dd_opts_free(&v);
 
-  CHECK_INT(parse(twice, 3, azVal, &zErr), SQLITE_ERROR);
+  CHECK_INT(parse(twice, 3, &v, &zErr), SQLITE_ERROR);
   CHECK_STR(zErr, "dynamodb: option 'TABLE' given twice");
   sqlite3_free(zErr);
-  free_vals(azVal);
+  dd_opts_free(&v);
 
-  CHECK_INT(parse(noeq, 1, azVal, &zErr), SQLITE_ERROR);
+  CHECK_INT(parse(noeq, 1, &v, &zErr), SQLITE_ERROR);
   CHECK_STR(zErr, "dynamodb: bad argument 'table': expected key=value");
   sqlite3_free(zErr);
-  free_vals(azVal);
+  dd_opts_free(&v);
 
-  CHECK_INT(parse(emptykey, 1, azVal, &zErr), SQLITE_ERROR);
+  CHECK_INT(parse(emptykey, 1, &v, &zErr), SQLITE_ERROR);
   CHECK_STR(zErr, "dynamodb: unknown option ''");
   sqlite3_free(zErr);
-  free_vals(azVal);
+  dd_opts_free(&v);
 }
 
 /* xCreate's checks of the options run before any request is made. */
@@ -643,7 +642,7 @@ static void test_interval(void) {
   sqlite3_close(db);
 }
 
-/* BUG (ext/dynamodb.c dd_val_cmp): N sort-key bounds are compared as
+/* BUG (ext/keycond.c dd_val_cmp): N sort-key bounds are compared as
 ** doubles, so two different integers above 2^53 that round to the same
 ** double look equal.  Then
 **   sk >= 9007199254740992 AND sk <= 9007199254740993

@@ -1,0 +1,321 @@
+/*
+** stream.c -- a parallel Scan (or the Queries of a partition-key list) as
+** one stream of pages.
+**
+** A Scan of N segments runs as N workers, one thread per segment
+** (TotalSegments=N), each reading its segment page by page through the
+** cache (ddbc_read_page), each with its own kept-alive connection from the
+** client's pool.  Pages go through a bounded queue (STREAM_QUEUE_PER_WORKER
+** page per worker) to the consumer, so memory stays O(workers x page) and
+** rows reach the caller as pages arrive.  The first error stops every
+** worker and is the stream's; freeing the stream early stops them too.
+**
+** The same machinery runs the Queries of a list of partition keys
+** concurrently: there each unit of work is one partition, and the workers
+** take the partitions in turn.
+**
+** Cancelling.  Only the consumer's thread may ask its cancel hook (the
+** extension's asks SQLite, whose connection is that thread's): while it
+** waits for a page, ddbc_stream_next polls the hook every
+** DDB_CANCEL_POLL_MS and, when it says stop, stops the workers.  Each
+** worker's own cancel hook (ddb_cancel_thread) is the stream's stop flag,
+** so that a request in flight or a backoff sleep ends soon after.
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef __GLIBC__
+#include <malloc.h> /* malloc_trim */
+#endif
+
+#include "ddb_cache.h"
+
+/* Pages queued per worker at the most. */
+#define STREAM_QUEUE_PER_WORKER 1
+
+typedef struct stream_worker {
+  struct ddbc_stream *s;
+  int iFirst; /* its first unit; then every nWorker-th */
+  int bStarted;
+  pthread_t tid;
+} stream_worker;
+
+struct ddbc_stream {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* signalled on every queue or state change */
+  ddb_page **aQ;     /* ring of pages, each a reference */
+  int *aQUnit;       /* the unit each queued page belongs to */
+  int nQCap, iHead, nQ;
+  int nWorker, nRunning; /* workers started, and still producing */
+  int nUnit;             /* Scan segments, or Query partitions */
+  ddb_av *aPk;           /* Query: the partition keys (a copy of the
+                            array; the bytes are the caller's); free() */
+  int bStop;             /* the consumer is gone or an error happened */
+  int bFailed;
+  int nHeld;           /* pages read and not yet taken by the consumer:
+                          queued, or in a worker's hands waiting for room
+                          (<= 2 x nWorker: see stream_note_peak) */
+  long long nHeldByte; /* their bytes (ddb_page.bytes) */
+  ddb_error err;       /* the first error */
+  ddb_client *pClient;
+  ddb_read rd; /* template: workers copy it (borrowed strings); its limit
+               ** sizes each unit's first request only (LIMIT+OFFSET) */
+  ddbc_policy pol;
+  stream_worker *aW; /* free() */
+};
+
+/* The most pages (and bytes) one stream held at once, process-wide, for
+** dynamodb_stats.  Each worker holds at most one page outside the queue
+** (it waits for room before reading the next), and the queue holds at
+** most STREAM_QUEUE_PER_WORKER x workers: so at most 2 x workers pages,
+** plus the one the consumer is reading. */
+static int stream_peak_pages;
+static long long stream_peak_bytes;
+
+/* Note s's pages held now (s->mu held). */
+static void do_stream_note_peak(const ddbc_stream *s) {
+  if(s->nHeld > __atomic_load_n(&stream_peak_pages, __ATOMIC_RELAXED))
+    __atomic_store_n(&stream_peak_pages, s->nHeld, __ATOMIC_RELAXED);
+  if(s->nHeldByte > __atomic_load_n(&stream_peak_bytes, __ATOMIC_RELAXED))
+    __atomic_store_n(&stream_peak_bytes, s->nHeldByte, __ATOMIC_RELAXED);
+}
+
+/* See ddb_cache.h. */
+void ddbc_stream_peak(int *pages, long long *bytes) {
+  *pages = __atomic_load_n(&stream_peak_pages, __ATOMIC_RELAXED);
+  *bytes = __atomic_load_n(&stream_peak_bytes, __ATOMIC_RELAXED);
+}
+
+/* A worker's cancel hook: has the stream been stopped (an error, the
+** consumer gone, a cancel seen by ddbc_stream_next)?  Takes s->mu. */
+static int stream_stopped(void *pArg) {
+  ddbc_stream *s = pArg;
+  int bStop;
+  pthread_mutex_lock(&s->mu);
+  bStop = s->bStop;
+  pthread_mutex_unlock(&s->mu);
+  return bStop;
+}
+
+/* A worker's error: the first one is the stream's, and every worker stops
+** (takes s->mu). */
+static void stream_fail(ddbc_stream *s, const ddb_error *err) {
+  pthread_mutex_lock(&s->mu);
+  if(!s->bFailed) {
+    s->bFailed = 1;
+    s->err = *err;
+  }
+  s->bStop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* A worker thread: read its units to their ends, queueing each page.
+** Returns NULL. */
+static void *stream_worker_main(void *pArg) {
+  stream_worker *w = pArg;
+  ddbc_stream *s = w->s;
+  ddb_read rd = s->rd;
+  ddb_item *pStart = NULL;
+  ddb_lek_guard lek;
+  ddb_error err;
+  int iUnit = w->iFirst, bStop = 0;
+  memset(&lek, 0, sizeof(lek));
+  ddb_error_clear(&err);
+  ddb_cancel_thread(stream_stopped, s);
+  while(iUnit < s->nUnit && !bStop) {
+    ddb_page *pg = NULL;
+    if(s->aPk)
+      rd.pk = s->aPk[iUnit]; /* one partition of the list */
+    else {
+      rd.segment = iUnit; /* one segment of the Scan */
+      rd.total_segments = s->nUnit;
+    }
+    rd.start = pStart;
+    rd.limit = pStart ? 0 : s->rd.limit;
+    if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
+      stream_fail(s, &err);
+      break;
+    }
+    if(!pStart)
+      ddb_lek_guard_free(&lek); /* a new unit's first page */
+    if(ddb_lek_next(&lek, rd.pk_name ? "Query" : "Scan", rd.table,
+                    pg->last_key, &err)) {
+      ddb_page_unref(pg);
+      stream_fail(s, &err);
+      break;
+    }
+    ddb_item_unref(pStart);
+    pStart = ddb_item_ref(pg->last_key);
+    pthread_mutex_lock(&s->mu);
+    s->nHeld++;
+    s->nHeldByte += (long long)pg->bytes;
+    do_stream_note_peak(s);
+    while(s->nQ == s->nQCap && !s->bStop)
+      pthread_cond_wait(&s->cv, &s->mu);
+    bStop = s->bStop;
+    if(bStop) {
+      s->nHeld--;
+      s->nHeldByte -= (long long)pg->bytes;
+    } else {
+      s->aQUnit[(s->iHead + s->nQ) % s->nQCap] = iUnit;
+      s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
+      s->nQ++;
+      pg = NULL;
+      pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    ddb_page_unref(pg);
+    /* give back what this thread's malloc arena holds from decoding the
+    ** page (the response text, the parse tree): with N workers, glibc
+    ** keeps N arenas, and RSS would grow by several MB per segment */
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+    if(!pStart)
+      iUnit += s->nWorker; /* this unit is done: the next one */
+  }
+  ddb_item_unref(pStart);
+  ddb_lek_guard_free(&lek);
+  pthread_mutex_lock(&s->mu);
+  s->nRunning--;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  return NULL;
+}
+
+/* See ddb_cache.h. */
+void ddbc_stream_free(ddbc_stream *s) {
+  int i;
+  if(!s)
+    return;
+  pthread_mutex_lock(&s->mu);
+  s->bStop = 1;
+  pthread_cond_broadcast(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+  for(i = 0; s->aW && i < s->nWorker; i++)
+    if(s->aW[i].bStarted)
+      pthread_join(s->aW[i].tid, NULL);
+  while(s->nQ > 0) {
+    ddb_page_unref(s->aQ[s->iHead]);
+    s->iHead = (s->iHead + 1) % s->nQCap;
+    s->nQ--;
+  }
+  pthread_cond_destroy(&s->cv);
+  pthread_mutex_destroy(&s->mu);
+  free(s->aW);
+  free(s->aQ);
+  free(s->aQUnit);
+  free(s->aPk);
+  free(s);
+}
+
+/* See ddb_cache.h. */
+ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
+                             const ddbc_policy *pol, const ddb_av *pks,
+                             int n_workers, int n_units, ddbc_stream **out,
+                             ddb_error *err) {
+  ddbc_stream *s = calloc(1, sizeof(*s));
+  int i;
+  *out = NULL;
+  if(!s)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  s->nQCap = n_workers * STREAM_QUEUE_PER_WORKER;
+  s->aQ = malloc(sizeof(ddb_page *) * (size_t)s->nQCap);
+  s->aQUnit = malloc(sizeof(int) * (size_t)s->nQCap);
+  s->aW = calloc((size_t)n_workers, sizeof(stream_worker));
+  s->nWorker = n_workers;
+  s->nUnit = n_units;
+  s->pClient = c;
+  s->rd = *r;
+  s->pol = *pol;
+  if(pks) {
+    s->aPk = malloc(sizeof(ddb_av) * (size_t)n_units);
+    if(s->aPk)
+      memcpy(s->aPk, pks, sizeof(ddb_av) * (size_t)n_units);
+  }
+  if(!s->aQ || !s->aQUnit || !s->aW || (pks && !s->aPk)) {
+    ddbc_stream_free(s);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  for(i = 0; i < n_workers; i++) {
+    s->aW[i].s = s;
+    s->aW[i].iFirst = i;
+    pthread_mutex_lock(&s->mu);
+    s->nRunning++;
+    pthread_mutex_unlock(&s->mu);
+    if(pthread_create(&s->aW[i].tid, NULL, stream_worker_main, &s->aW[i])) {
+      pthread_mutex_lock(&s->mu);
+      s->nRunning--;
+      s->bStop = 1;
+      pthread_mutex_unlock(&s->mu);
+      ddbc_stream_free(s);
+      /* the system's limit on threads, not a request: a setup error */
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "cannot start scan worker %d of %d", i + 1,
+                           n_workers);
+    }
+    s->aW[i].bStarted = 1;
+  }
+  *out = s;
+  return DDB_OK;
+}
+
+/* See ddb_cache.h. */
+ddb_result ddbc_stream_next(ddbc_stream *s, ddb_cancel_fn cancel, void *ud,
+                            ddb_page **out, int *unit, ddb_error *err) {
+  *out = NULL;
+  pthread_mutex_lock(&s->mu);
+  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed) {
+    /* wait in slices, to see a cancel (only this thread may ask) */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+    if(ts.tv_nsec >= 1000000000L) {
+      ts.tv_sec++;
+      ts.tv_nsec -= 1000000000L;
+    }
+    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->nQ == 0 &&
+       !s->bFailed && cancel && cancel(ud)) {
+      s->bFailed = 1;
+      s->bStop = 1;
+      ddb_error_set(&s->err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                    s->rd.pk_name ? "Query" : "Scan");
+      pthread_cond_broadcast(&s->cv);
+    }
+  }
+  if(s->bFailed) {
+    *err = s->err;
+    pthread_mutex_unlock(&s->mu);
+    return err->code ? err->code : DDB_ERR_SERVICE;
+  }
+  if(s->nQ > 0) {
+    *out = s->aQ[s->iHead];
+    s->nHeld--;
+    s->nHeldByte -= (long long)(*out)->bytes;
+    if(unit)
+      *unit = s->aQUnit[s->iHead];
+    s->iHead = (s->iHead + 1) % s->nQCap;
+    s->nQ--;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return DDB_OK;
+}
+
+/* See ddb_cache.h. */
+int ddbc_stream_workers(const ddbc_stream *s) {
+  return s->nWorker;
+}
+
+/* See ddb_cache.h. */
+int ddbc_stream_done(ddbc_stream *s) {
+  int n;
+  pthread_mutex_lock(&s->mu);
+  n = s->nWorker - s->nRunning;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}

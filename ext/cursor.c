@@ -1,0 +1,737 @@
+/*
+** cursor.c -- xOpen, xClose, xNext, xEof, xColumn and xRowid: walking
+** the rows of a plan page by page, the overlay of the open transaction's
+** writes, and the item's JSON.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* ------------------------------------------------------------------------
+** Cursors
+**
+** Rows are held as item references in aRow: the one GetItem answer, the
+** BatchGetItem answers, or the current page of a Query/Scan (read again
+** by key when the index does not project a used column).  xNext walks
+** aRow and fetches the next page when it runs out.
+*/
+/* See dd_ext.h. */
+int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
+  dd_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
+  (void)pVtab;
+  if(!pCur)
+    return SQLITE_NOMEM;
+  memset(pCur, 0, sizeof(*pCur));
+  pCur->bEof = 1;
+  *ppCursor = &pCur->base;
+  return SQLITE_OK;
+}
+
+/* Drop the rows of the current batch (aRow) and the current row. */
+static void dd_rows_clear(dd_cursor *pCur) {
+  int i;
+  for(i = 0; pCur->aRow && i < pCur->nRow; i++)
+    ddb_item_unref(pCur->aRow[i]);
+  if(pCur->aRow != pCur->aRowOne)
+    sqlite3_free(pCur->aRow);
+  pCur->aRow = NULL;
+  pCur->nRow = pCur->iRow = 0;
+  pCur->pCur = NULL;
+}
+
+/* Forget the rendered item column of the current row (it changes). */
+static void dd_item_json_drop(dd_cursor *pCur) {
+  free(pCur->zItem);
+  pCur->zItem = NULL;
+  pCur->nItem = 0;
+}
+
+static void dd_progress(dd_cursor *pCur, int bEnd);
+
+/* See dd_ext.h. */
+void dd_cursor_reset(dd_cursor *pCur) {
+  int i;
+  dd_item_json_drop(pCur);
+  ddbc_stream_free(pCur->pScan); /* workers read the strings freed below */
+  pCur->pScan = NULL;
+  dd_progress(pCur, 1);
+  pCur->nItemsSeen = pCur->nPagesSeen = 0;
+  pCur->rcuSeen = 0;
+  for(i = 0; i < pCur->nPk; i++)
+    dd_val_clear(&pCur->aPk[i]);
+  sqlite3_free(pCur->aPk);
+  pCur->aPk = NULL;
+  pCur->nPk = pCur->iPk = 0;
+  dd_val_clear(&pCur->sk[0]);
+  dd_val_clear(&pCur->sk[1]);
+  for(i = 0; i < pCur->nFilter; i++)
+    dd_val_clear(&pCur->aFv[i]);
+  pCur->nFilter = pCur->nProj = pCur->bCount = 0;
+  ddb_item_unref(pCur->pStart);
+  pCur->pStart = NULL;
+  ddb_lek_guard_free(&pCur->lek);
+  pCur->bMore = 0;
+  dd_rows_clear(pCur);
+  pCur->bEof = 1;
+  pCur->nLimit = pCur->nEmitted = 0;
+  memset(&pCur->rd, 0, sizeof(pCur->rd));
+  for(i = 0; i < pCur->nPend; i++)
+    ddb_item_unref(pCur->aPend[i]);
+  sqlite3_free(pCur->aPend);
+  pCur->aPend = NULL;
+  pCur->nPend = pCur->iPend = 0;
+  pCur->bOverlay = pCur->bRawEof = pCur->bOrdered = 0;
+  pCur->pPeek = NULL;
+  sqlite3_value_free(pCur->pKeys);
+  pCur->pKeys = NULL;
+}
+
+/* See dd_ext.h. */
+int dynamodbClose(sqlite3_vtab_cursor *cur) {
+  dd_cursor_reset((dd_cursor *)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* Report a client error on the cursor's vtab; returns the SQLite code. */
+int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
+  dd_error((dd_vtab *)pCur->base.pVtab, "%s", e->message);
+  return dd_rc(e);
+}
+
+/* Read aIn[0..nIn) again by their table keys (the index lacks a used
+** column) into aRow.  Rows whose item vanished meanwhile are dropped. */
+
+static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **aFound;
+  ddb_error err;
+  int i, j;
+  ddb_item **aKey;
+  int rc = SQLITE_OK;
+  ddb_error_clear(&err);
+  aFound = sqlite3_malloc64(sizeof(ddb_item *) *
+                            (sqlite3_uint64)(nIn ? nIn : 1) * 2);
+  if(!aFound)
+    return SQLITE_NOMEM;
+  memset(aFound, 0, sizeof(ddb_item *) * (size_t)(nIn ? nIn : 1) * 2);
+  aKey = aFound + (nIn ? nIn : 1);
+  /* an index row holds the table's key attributes and its own: keep the
+  ** former, BatchGetItem refuses any other attribute in a key */
+  for(i = 0; i < nIn; i++) {
+    ddb_av kv[2];
+    for(j = 0; j < p->nKey; j++) {
+      const ddb_av *a = ddb_item_get(aIn[i], p->azKey[j]);
+      if(!a) {
+        dd_error(p, "index row without the table key '%s'", p->azKey[j]);
+        rc = SQLITE_ERROR;
+        goto fail;
+      }
+      kv[j] = *a;
+    }
+    aKey[i] = ddb_item_from_avs(kv, p->nKey);
+    if(!aKey[i]) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+  }
+  if(dd_batch_get_parallel(p, aKey, nIn, aFound, &err)) {
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
+  }
+  for(i = j = 0; i < nIn; i++)
+    if(aFound[i])
+      aFound[j++] = aFound[i];
+  pCur->aRow = aFound;
+  pCur->nRow = j;
+  aFound = NULL;
+
+fail:
+  for(i = 0; i < nIn; i++)
+    ddb_item_unref(aKey[i]);
+  if(aFound) {
+    for(i = 0; i < nIn; i++)
+      ddb_item_unref(aFound[i]);
+    sqlite3_free(aFound);
+  }
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+** Progress: in an interactive shell (stderr a terminal), a statement that
+** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER)
+** shows one line on stderr, updated
+** as pages arrive, and cleared at the end (bEnd).
+*/
+#define DD_PROGRESS_AFTER 2.0
+
+/* Seconds before the line appears: DD_PROGRESS_AFTER, or the environment
+** variable DYNAMODB_PROGRESS_AFTER (read once). */
+static double dd_progress_after(void) {
+  static double after = -1;
+  if(after < 0) {
+    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
+    double d;
+    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
+  }
+  return after;
+}
+
+/* Show (or update) the progress line of the cursor's statement once it
+** has run long enough, on a terminal, unless progress=off; bEnd: clear
+** it. */
+static void dd_progress(dd_cursor *pCur, int bEnd) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  double t;
+  if(!p->bProgress)
+    return;
+  if(bEnd) {
+    if(pCur->bProgressShown)
+      fputs("\r\033[K", stderr);
+    pCur->bProgressShown = 0;
+    return;
+  }
+  t = ddbc_now() - pCur->tStart;
+  if(t < dd_progress_after() || !isatty(2))
+    return;
+  fprintf(stderr, "\r\033[K%s: %lld items, %lld pages, %.1f RCU, %.1f s",
+          p->zVtabName ? p->zVtabName : "dynamodb", pCur->nItemsSeen,
+          pCur->nPagesSeen, pCur->rcuSeen, t);
+  if(pCur->pScan)
+    fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
+            ddbc_stream_workers(pCur->pScan));
+  fflush(stderr);
+  pCur->bProgressShown = 1;
+}
+
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end. */
+int dd_next_page(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddbc_policy pol;
+  ddb_error err;
+  int i, rc;
+  ddb_error_clear(&err);
+  dd_rows_clear(pCur);
+  for(;;) {
+    ddb_page *pg = NULL;
+    if(pCur->pScan) {
+      int iUnit = -1;
+      /* the workers' next page; an interrupt (only this thread may ask)
+      ** stops them */
+      if(ddbc_stream_next(pCur->pScan, dd_interrupted, p->db, &pg, &iUnit,
+                          &err))
+        return dd_cursor_error(pCur, &err);
+      if(pg && pCur->rd.pk_name)
+        pCur->iPk = iUnit; /* the partition of this page */
+      pCur->nSegDone = ddbc_stream_done(pCur->pScan);
+      if(!pg) {
+        pCur->bEof = 1;
+        dd_progress(pCur, 1);
+        return SQLITE_OK;
+      }
+      goto got_page;
+    }
+    if(!pCur->bMore) {
+      if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
+        pCur->bEof = 1;
+        dd_progress(pCur, 1);
+        return SQLITE_OK;
+      }
+      pCur->iPk++;
+      pCur->bMore = 1;
+    }
+    if(pCur->op == DD_OP_QUERY)
+      pCur->rd.pk = pCur->aPk[pCur->iPk].av;
+    /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
+    ** there, so a GSI Query is eventually consistent whatever the option */
+    pol = p->pol;
+    if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+      pol.consistent = 0;
+    pCur->rd.start = pCur->pStart;
+    /* LIMIT only sizes the first request: SQLite can hand over a LIMIT
+    ** while it still filters with a term it never showed us (GSI1SK > SK),
+    ** so when it asks for more rows the next pages come unlimited */
+    pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
+    if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
+      return dd_cursor_error(pCur, &err);
+    if(!pCur->pStart)
+      ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
+    if(ddb_lek_next(&pCur->lek, pCur->rd.pk_name ? "Query" : "Scan",
+                    pCur->rd.table, pg->last_key, &err)) {
+      ddb_page_unref(pg);
+      return dd_cursor_error(pCur, &err);
+    }
+    ddb_item_unref(pCur->pStart);
+    pCur->pStart = ddb_item_ref(pg->last_key);
+    pCur->bMore = pCur->pStart != NULL;
+  got_page:
+    pCur->nPagesSeen++;
+    pCur->nItemsSeen += pg->count;
+    pCur->rcuSeen += pg->consumed_rcu;
+    dd_progress(pCur, 0);
+    if(pCur->bCount) {
+      /* Select=COUNT: Count rows, no items */
+      pCur->nRow = (int)pg->count;
+      pCur->iRow = 0;
+      ddb_page_unref(pg);
+      if(pCur->nRow == 0)
+        continue;
+      return SQLITE_OK;
+    }
+    if(pg->n_items == 0) {
+      ddb_page_unref(pg);
+      continue;
+    }
+    if(pCur->bFetch) {
+      rc = dd_fetch_full(pCur, pg->items, pg->n_items);
+      ddb_page_unref(pg);
+      if(rc)
+        return rc;
+      if(pCur->nRow == 0)
+        continue;
+      return SQLITE_OK;
+    }
+    pCur->aRow =
+        sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
+    if(!pCur->aRow) {
+      ddb_page_unref(pg);
+      return SQLITE_NOMEM;
+    }
+    for(i = 0; i < pg->n_items; i++)
+      pCur->aRow[i] = ddb_item_ref(pg->items[i]);
+    pCur->nRow = pg->n_items;
+    ddb_page_unref(pg);
+    return SQLITE_OK;
+  }
+}
+
+/* The next row DynamoDB (or the cache) returned into pCur->pCur, or
+** bEof. */
+static int dd_next_raw(dd_cursor *pCur) {
+  int rc;
+  while(pCur->iRow >= pCur->nRow) {
+    if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
+      pCur->bEof = 1;
+      return SQLITE_OK;
+    }
+    rc = dd_next_page(pCur);
+    if(rc || pCur->bEof)
+      return rc;
+  }
+  pCur->pCur = pCur->aRow ? pCur->aRow[pCur->iRow] : NULL;
+  pCur->iRow++;
+  pCur->nEmitted++;
+  return SQLITE_OK;
+}
+
+/* Compare two key values of type t as SQLite orders the column's values
+** (S and B by their bytes, N by value). */
+static int dd_av_order(const ddb_av *a, const ddb_av *b) {
+  if(a->type == DDB_N && b->type == DDB_N) {
+    int64_t i, j;
+    double x, y;
+    ddb_numkind ka = ddb_number_classify(a->text, a->n, &i, &x);
+    ddb_numkind kb = ddb_number_classify(b->text, b->n, &j, &y);
+    if(ka == DDB_NUM_INT && kb == DDB_NUM_INT)
+      return i < j ? -1 : i > j;
+    if(ka == DDB_NUM_INT)
+      x = (double)i;
+    else if(ka != DDB_NUM_REAL)
+      x = strtod(a->text, NULL);
+    if(kb == DDB_NUM_INT)
+      y = (double)j;
+    else if(kb != DDB_NUM_REAL)
+      y = strtod(b->text, NULL);
+    return x < y ? -1 : x > y;
+  }
+  if(a->type == DDB_B && b->type == DDB_B) {
+    unsigned char *za = sqlite3_malloc64((sqlite3_uint64)a->n + 1);
+    unsigned char *zb = sqlite3_malloc64((sqlite3_uint64)b->n + 1);
+    size_t na = za ? ddb_base64_decode(a->text, a->n, za, a->n + 1) : 0;
+    size_t nb = zb ? ddb_base64_decode(b->text, b->n, zb, b->n + 1) : 0;
+    int c;
+    if(na == (size_t)-1)
+      na = 0;
+    if(nb == (size_t)-1)
+      nb = 0;
+    c = memcmp(za ? (const void *)za : "", zb ? (const void *)zb : "",
+               na < nb ? na : nb);
+    sqlite3_free(za);
+    sqlite3_free(zb);
+    return c ? c : (na < nb ? -1 : na > nb);
+  }
+  {
+    uint32_t n = a->n < b->n ? a->n : b->n;
+    int c = memcmp(a->text, b->text, n);
+    return c ? c : (a->n < b->n ? -1 : a->n > b->n);
+  }
+}
+
+/* The cursor's path's sort-key order of items a and b, for the overlay. */
+static int dd_pend_cmp(dd_cursor *pCur, const ddb_item *a, const ddb_item *b) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  const char *zSk = p->aCol[pCur->pPath->iSk].zName;
+  const ddb_av *x = ddb_item_get(a, zSk), *y = ddb_item_get(b, zSk);
+  int c;
+  if(!x || !y)
+    return x ? 1 : y ? -1 : 0;
+  c = dd_av_order(x, y);
+  return pCur->rd.descending ? -c : c;
+}
+
+/* Does item it have the attribute of key column c, in its type? */
+static const ddb_av *dd_key_attr(dd_vtab *p, const ddb_item *it, int c) {
+  const ddb_av *a = ddb_item_get(it, p->aCol[c].zName);
+  return a && a->type == p->aCol[c].type ? a : NULL;
+}
+
+/*
+** May item it (written by the open transaction) be a row of the plan?  A
+** superset is enough, as SQLite checks every constraint again, except
+** those it was told to omit: PK = ? and SK = ? (see xBestIndex), which
+** are checked here exactly: the partition key is one of aPk, the sort key
+** one of aSkv (GetItem, BatchGetItem) or the Query's = value.  An index
+** holds only items with its key attributes.
+*/
+static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
+                         const dd_val *aSkv, int nSkv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  dd_path *pp = pCur->pPath;
+  const ddb_av *pk = dd_key_attr(p, it, pp->iPk);
+  const ddb_av *sk = pp->iSk >= 0 ? dd_key_attr(p, it, pp->iSk) : NULL;
+  int i, ok;
+  if(!pk || (pp->iSk >= 0 && !sk))
+    return 0;
+  if(pCur->op == DD_OP_SCAN)
+    return p->nSlice == 0 || p->iSlice == 0; /* one slice shows them */
+  for(i = 0, ok = 0; i < pCur->nPk && !ok; i++)
+    ok = ddb_av_equal(pk, &pCur->aPk[i].av);
+  if(!ok)
+    return 0;
+  if(pCur->op != DD_OP_QUERY) {
+    if(pp->iSk < 0)
+      return 1;
+    for(i = 0, ok = 0; i < nSkv && !ok; i++)
+      ok = ddb_av_equal(sk, &aSkv[i].av);
+    return ok;
+  }
+  if(pCur->rd.sk_op == DDB_SK_EQ)
+    return sk && ddb_av_equal(sk, &pCur->sk[0].av);
+  return 1;
+}
+
+/* Start the overlay of the open transaction's writes on the plan xFilter
+** just set up (a no-op when nothing is buffered). */
+int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **a = NULL;
+  int n = 0, i, j, rc;
+  if(!dd_pending_any(p))
+    return SQLITE_OK;
+  if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
+    /* table keys: look each up, rather than go through every write (a
+    ** join driving lookups inside a large transaction) */
+    int nSk = p->nKey == 2 ? nSkv : 1;
+    a = sqlite3_malloc64(sizeof(*a) * ((size_t)pCur->nPk * (size_t)nSk + 1));
+    if(!a)
+      return SQLITE_NOMEM;
+    for(i = 0; i < pCur->nPk; i++) {
+      for(j = 0; j < nSk; j++) {
+        ddb_av kv[2];
+        ddb_item *key, *img = NULL;
+        kv[0] = pCur->aPk[i].av;
+        kv[0].name = p->azKey[0];
+        kv[0].name_len = 0;
+        if(p->nKey == 2) {
+          kv[1] = aSkv[j].av;
+          kv[1].name = p->azKey[1];
+          kv[1].name_len = 0;
+        }
+        key = ddb_item_from_avs(kv, p->nKey);
+        if(!key) {
+          while(n > 0)
+            ddb_item_unref(a[--n]);
+          sqlite3_free(a);
+          return SQLITE_NOMEM;
+        }
+        if(dd_pending_get(p, key, &img) && img)
+          a[n++] = ddb_item_ref(img);
+        ddb_item_unref(key);
+      }
+    }
+  } else {
+    rc = dd_pending_images(p, &a, &n);
+    if(rc)
+      return rc;
+  }
+  for(i = j = 0; i < n; i++) {
+    if(dd_pend_match(pCur, a[i], aSkv, nSkv))
+      a[j++] = a[i];
+    else
+      ddb_item_unref(a[i]);
+  }
+  pCur->aPend = a;
+  pCur->nPend = j;
+  pCur->iPend = 0;
+  pCur->bOverlay = 1;
+  /* a Query returns a partition in sort-key order, which the plan may
+  ** have promised SQLite (orderByConsumed): merge in that order */
+  pCur->bOrdered = pCur->op == DD_OP_QUERY && pCur->pPath->iSk >= 0;
+  if(pCur->bOrdered) {
+    for(i = 1; i < j; i++) { /* insertion sort: few, and stable */
+      ddb_item *x = a[i];
+      int k = i;
+      while(k > 0 && dd_pend_cmp(pCur, a[k - 1], x) > 0) {
+        a[k] = a[k - 1];
+        k--;
+      }
+      a[k] = x;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dynamodbNext(sqlite3_vtab_cursor *cur) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  int rc;
+  dd_item_json_drop(pCur);
+  if(!pCur->bOverlay)
+    return dd_next_raw(pCur);
+  for(;;) {
+    ddb_item *pend = pCur->iPend < pCur->nPend ? pCur->aPend[pCur->iPend] : 0;
+    if(!pCur->pPeek && !pCur->bRawEof) {
+      ddb_item *img;
+      rc = dd_next_raw(pCur);
+      if(rc)
+        return rc;
+      if(pCur->bEof) {
+        pCur->bRawEof = 1;
+      } else if(pCur->pCur && dd_pending_get(p, pCur->pCur, &img)) {
+        continue; /* the transaction wrote this key: aPend has it, or not */
+      } else {
+        pCur->pPeek = pCur->pCur;
+      }
+    }
+    if(!pCur->pPeek && !pend) {
+      pCur->bEof = 1;
+      pCur->pCur = NULL;
+      return SQLITE_OK;
+    }
+    pCur->bEof = 0;
+    if(pend && (!pCur->pPeek || (pCur->bOrdered &&
+                                 dd_pend_cmp(pCur, pend, pCur->pPeek) <= 0))) {
+      pCur->pCur = pend;
+      pCur->iPend++;
+    } else {
+      pCur->pCur = pCur->pPeek;
+      pCur->pPeek = NULL;
+    }
+    return SQLITE_OK;
+  }
+}
+
+/* See dd_ext.h. */
+int dynamodbEof(sqlite3_vtab_cursor *cur) {
+  return ((dd_cursor *)cur)->bEof;
+}
+
+/* A map, list or set as plain JSON text: malloc()ed, NUL-terminated, its
+** length in *pn; NULL when out of memory or over 64 MiB. */
+static char *dd_av_json(const ddb_av *av, size_t *pn) {
+  ddb_buf b;
+  ddb_buf_init(&b, 64u * 1024 * 1024);
+  /* the item's decoded size bounds its JSON closely: one allocation */
+  ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
+  ddb_av_to_json(av, &b);
+  return ddb_buf_take(&b, pn);
+}
+
+/* Set the result to attribute value av as a key column would show it. */
+UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
+  switch(av->type) {
+  case DDB_S:
+    sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    return;
+  case DDB_N: {
+    int64_t i;
+    double d;
+    switch(ddb_number_classify(av->text, av->n, &i, &d)) {
+    case DDB_NUM_INT: sqlite3_result_int64(ctx, i); return;
+    case DDB_NUM_REAL: sqlite3_result_double(ctx, d); return;
+    default: sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    }
+    return;
+  }
+  case DDB_B: {
+    unsigned char *z = sqlite3_malloc64(av->n + 1);
+    size_t n;
+    if(!z) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    n = ddb_base64_decode(av->text, av->n, z, av->n + 1);
+    if(n == (size_t)-1) {
+      sqlite3_free(z);
+      sqlite3_result_error(ctx, DD_PREFIX "malformed base64 in a B value", -1);
+      return;
+    }
+    sqlite3_result_blob64(ctx, z, n, sqlite3_free);
+    return;
+  }
+  default: {
+    size_t n;
+    char *z = dd_av_json(av, &n);
+    if(!z) {
+      sqlite3_result_error_nomem(ctx);
+      return;
+    }
+    sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+  }
+  }
+}
+
+/* Render the current row's whole item as plain JSON into pCur->zItem
+** (nItem bytes, NUL-terminated), which the cursor keeps until the row
+** changes (dd_item_json_drop).  Returns 0, or 1 when out of memory. */
+static int dd_item_json(dd_cursor *pCur) {
+  pCur->zItem = dd_av_json(&pCur->pCur->root, &pCur->nItem);
+  return pCur->zItem == NULL;
+}
+
+/* In a counted row, the value of column i if an = in the call fixes it
+** (the partition key, an = sort key, an = filter), else NULL. */
+static const dd_val *dd_known(dd_cursor *pCur, int i) {
+  int k;
+  if(pCur->op == DD_OP_QUERY && pCur->nPk && i == pCur->pPath->iPk)
+    return &pCur->aPk[pCur->iPk];
+  if(pCur->op == DD_OP_QUERY && i == pCur->pPath->iSk &&
+     pCur->rd.sk_op == DDB_SK_EQ)
+    return &pCur->sk[0];
+  for(k = 0; k < pCur->nFilter; k++)
+    if(pCur->aFilterCol[k] == i && pCur->aFilter[k].op == DDB_SK_EQ)
+      return &pCur->aFv[k];
+  return NULL;
+}
+
+/* Does item it have the attribute of every column in mGate, each of its
+** column's type (the index membership of dd_column.mGate)? */
+static int dd_gate_ok(const dd_vtab *p, const ddb_item *it,
+                      sqlite3_uint64 mGate) {
+  int c;
+  for(c = 0; c < p->nCol && c < 64; c++) {
+    const ddb_av *av;
+    if(!(mGate & ((sqlite3_uint64)1 << c)))
+      continue;
+    av = ddb_item_get(it, p->aCol[c].zName);
+    if(!av || av->type != p->aCol[c].type)
+      return 0;
+  }
+  return 1;
+}
+
+/* See dd_ext.h. */
+int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  const ddb_av *av;
+  if(pCur->bCount) {
+    /* a counted row: only columns with a value known from an = */
+    const dd_val *v = dd_known(pCur, i);
+    if(v)
+      dd_result_av(ctx, &v->av);
+    return SQLITE_OK;
+  }
+  if(!pCur->pCur)
+    return SQLITE_OK;
+  if(i < p->nCol) {
+    if(p->aCol[i].mGate && !dd_gate_ok(p, pCur->pCur, p->aCol[i].mGate))
+      return SQLITE_OK; /* not in the index: NULL (in an UPDATE: unchanged) */
+    av = ddb_item_get(pCur->pCur, p->aCol[i].zName);
+    /* a declared column shows its attribute only in the declared type, so
+    ** that SQLite and a FilterExpression agree on every comparison */
+    if(av && (!p->aCol[i].bAttr || av->type == p->aCol[i].type))
+      dd_result_av(ctx, av);
+    return SQLITE_OK;
+  }
+  if(i == DD_COL_KEYS(p)) {
+    /* keys: the list given to keys = ? (SQLite may compare it); in an
+    ** UPDATE that does not set it, unchanged (dd_update refuses a value) */
+    if(pCur->pKeys && !sqlite3_vtab_nochange(ctx))
+      sqlite3_result_value(ctx, pCur->pKeys);
+    return SQLITE_OK;
+  }
+  /* an UPDATE that does not change item: do not render it */
+  if(sqlite3_vtab_nochange(ctx))
+    return SQLITE_OK;
+  if(i == p->nCol) {
+    /* item: the whole item as plain JSON, rendered once per row */
+    if(!pCur->zItem && dd_item_json(pCur))
+      return SQLITE_NOMEM;
+    sqlite3_result_text64(ctx, pCur->zItem, pCur->nItem, SQLITE_TRANSIENT,
+                          SQLITE_UTF8);
+  } else {
+    /* item_raw: DynamoDB's typed JSON */
+    ddb_buf b;
+    char *z;
+    size_t n;
+    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_item_to_typed_json(pCur->pCur, &b);
+    z = ddb_buf_take(&b, &n);
+    if(!z)
+      return SQLITE_NOMEM;
+    sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+  }
+  return SQLITE_OK;
+}
+
+/*
+** The rowid of a row is a 64-bit hash (FNV-1a) of its primary key in
+** canonical form: the same item has the same rowid in every scan, which
+** SQLite relies on when it merges the rows of an OR of indexable terms.
+** (Two keys collide with odds of 2^-64 a pair.)
+*/
+sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
+  ddb_buf b;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i;
+  ddb_buf_init(&b, 4u * 1024 * 1024);
+  if(ddb_key_encode(it, p->azKey, p->nKey, &b) == 0)
+    for(i = 0; i < b.len; i++) {
+      h ^= (unsigned char)b.p[i];
+      h *= 0x100000001b3ULL;
+    }
+  ddb_buf_free(&b);
+  return (sqlite3_int64)(h >> 1);
+}
+
+/* See dd_ext.h. */
+int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  if(pCur->bCount) {
+    /* counted rows have no key: hash the partition and the row's place,
+    ** the same in every run of the same plan */
+    const dd_val *v = pCur->nPk ? &pCur->aPk[pCur->iPk] : NULL;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    uint32_t k;
+    for(k = 0; v && k < v->av.n; k++)
+      h = (h ^ (unsigned char)v->av.text[k]) * 0x100000001b3ULL;
+    h = (h ^ (uint64_t)pCur->nEmitted) * 0x100000001b3ULL;
+    *pRowid = (sqlite3_int64)(h >> 1);
+    return SQLITE_OK;
+  }
+  *pRowid = pCur->pCur ? dd_key_rowid(p, pCur->pCur) : 0;
+  /* in a write transaction, an UPDATE or DELETE will name this row by its
+  ** rowid: remember the item */
+  return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur) : SQLITE_OK;
+}

@@ -1,0 +1,348 @@
+/*
+** desc.c -- the stored description: the shadow table NAME_schema that
+** xCreate writes and xConnect reads back (no call).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/*
+** The stored description: the shadow table NAME_schema
+**
+** xCreate asks DynamoDB for the table's description (DescribeTable) and
+** keeps what xConnect needs to declare the columns and plan the queries
+** in a shadow table of the virtual table, one row per access path:
+**
+**   k            0: the table itself, then its GSIs and LSIs in the order
+**                of the description
+**   name         k=0: the DynamoDB table; else the index
+**   is_local     1 for an LSI
+**   pk, pk_type  partition key attribute and its type (S, N or B)
+**   sk, sk_type  sort key and type, NULL when there is none
+**   projection   ALL, KEYS_ONLY or INCLUDE
+**   nonkey       INCLUDE's NonKeyAttributes as a JSON array of strings
+**   item_count, size_bytes   k=0: DescribeTable's counts (plans, segments)
+**
+** xConnect reads it back and makes no call and resolves no credentials:
+** opening a database file, reading its schema (.schema, PRAGMA
+** table_info, sqlite_schema) and DROP TABLE stay offline, whatever the
+** file's CREATE VIRTUAL TABLE says.  The client (region, endpoint,
+** credentials: a credential_process may run) is made at the table's first
+** real read or write (dd_client).  dynamodb_refresh('NAME') describes the
+** table again and rewrites the rows.  xShadowName makes the table a
+** shadow table: read-only to SQL when SQLITE_DBCONFIG_DEFENSIVE is on.
+** Its content comes from the file, like the options, so xConnect checks it
+** (types, counts, the table's name) and a damaged one is reported at first
+** use, as is a missing one (a table made by an older version).
+*/
+/* Rows of a stored description at the most: the table, 20 GSIs and 5
+** LSIs fit DynamoDB's limits; more is a damaged file. */
+#define DD_MAX_PATHS 32
+/* NonKeyAttributes of one index at the most (DynamoDB allows 100 over all
+** of a table's indexes). */
+#define DD_MAX_NONKEY 1000
+
+/* The projection names, as ddb_projection numbers them. */
+static const char *const azProj[] = {"ALL", "KEYS_ONLY", "INCLUDE"};
+
+/* Write d into the shadow table zDb.zName_schema (created when bCreate,
+** else emptied, or created if missing).  Returns an SQLite code; on error
+** *pzErr is set (sqlite3_free). */
+int dd_desc_store(sqlite3 *db, const char *zDb, const char *zName,
+                  const ddb_table_desc *d, int bCreate, char **pzErr) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql;
+  int rc, i, j;
+  ddb_buf b;
+
+  zSql = sqlite3_mprintf(
+      "%s \"%w\".\"%w_schema\"(k INTEGER PRIMARY KEY, name TEXT, "
+      "is_local INTEGER, pk TEXT, pk_type TEXT, sk TEXT, sk_type TEXT, "
+      "projection TEXT, nonkey TEXT, item_count INTEGER, size_bytes "
+      "INTEGER);%s%w%s%w%s",
+      bCreate ? "CREATE TABLE" : "CREATE TABLE IF NOT EXISTS", zDb, zName,
+      bCreate ? "" : "DELETE FROM \"", bCreate ? "" : zDb,
+      bCreate ? "" : "\".\"", bCreate ? "" : zName,
+      bCreate ? "" : "_schema\";");
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_exec(db, zSql, 0, 0, pzErr);
+  sqlite3_free(zSql);
+  if(rc)
+    return rc;
+  zSql = sqlite3_mprintf("INSERT INTO \"%w\".\"%w_schema\" VALUES(?1, ?2, "
+                         "?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  for(i = 0; rc == SQLITE_OK && i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    char *zNonkey = NULL;
+    size_t nNonkey = 0;
+    sqlite3_bind_int(pStmt, 1, i);
+    sqlite3_bind_text(pStmt, 2, i ? x->name : d->name, -1, SQLITE_STATIC);
+    sqlite3_bind_int(pStmt, 3, x->is_local);
+    sqlite3_bind_text(pStmt, 4, x->pk.name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 5, ddb_type_name(x->pk.type), -1, SQLITE_STATIC);
+    if(x->sk.name) {
+      sqlite3_bind_text(pStmt, 6, x->sk.name, -1, SQLITE_STATIC);
+      sqlite3_bind_text(pStmt, 7, ddb_type_name(x->sk.type), -1,
+                        SQLITE_STATIC);
+    } else {
+      sqlite3_bind_null(pStmt, 6);
+      sqlite3_bind_null(pStmt, 7);
+    }
+    sqlite3_bind_text(pStmt, 8, azProj[x->projection], -1, SQLITE_STATIC);
+    if(x->projection == DDB_PROJ_INCLUDE) {
+      ddb_buf_init(&b, 16 * 1024 * 1024);
+      ddb_buf_addc(&b, '[');
+      for(j = 0; j < x->n_nonkey; j++) {
+        if(j)
+          ddb_buf_addc(&b, ',');
+        ddb_buf_json_str(&b, x->nonkey[j], strlen(x->nonkey[j]));
+      }
+      ddb_buf_addc(&b, ']');
+      zNonkey = ddb_buf_take(&b, &nNonkey);
+      if(!zNonkey) {
+        rc = SQLITE_NOMEM;
+        break;
+      }
+      sqlite3_bind_text64(pStmt, 9, zNonkey, nNonkey, free, SQLITE_UTF8);
+    } else {
+      sqlite3_bind_null(pStmt, 9);
+    }
+    sqlite3_bind_int64(pStmt, 10, i ? 0 : d->item_count);
+    sqlite3_bind_int64(pStmt, 11, i ? 0 : d->size_bytes);
+    sqlite3_step(pStmt);
+    rc = sqlite3_reset(pStmt); /* the step's error, if any */
+  }
+  if(rc && rc != SQLITE_NOMEM)
+    *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+  sqlite3_finalize(pStmt);
+  return rc;
+}
+
+/* A copy of column iCol of pStmt (malloc, as ddb_table_desc_free frees),
+** or NULL when it is NULL or not text.  *pbNoMem set on OOM. */
+static char *dd_col_dup(sqlite3_stmt *pStmt, int iCol, int *pbNoMem) {
+  const char *z;
+  char *zOut;
+  if(sqlite3_column_type(pStmt, iCol) != SQLITE_TEXT)
+    return NULL;
+  z = (const char *)sqlite3_column_text(pStmt, iCol);
+  if(!z)
+    return NULL;
+  zOut = strdup(z);
+  if(!zOut)
+    *pbNoMem = 1;
+  return zOut;
+}
+
+/* The key type named by column iCol of pStmt (S, N or B), or -1. */
+static int dd_col_type(sqlite3_stmt *pStmt, int iCol) {
+  const char *z = (const char *)sqlite3_column_text(pStmt, iCol);
+  if(!z)
+    return -1;
+  if(strcmp(z, "S") == 0)
+    return DDB_S;
+  if(strcmp(z, "N") == 0)
+    return DDB_N;
+  if(strcmp(z, "B") == 0)
+    return DDB_B;
+  return -1;
+}
+
+/* Read INCLUDE's attribute names, JSON array zJson, into x.  Returns
+** SQLITE_OK, SQLITE_NOMEM, or SQLITE_ERROR when zJson is not an array of
+** strings (at most DD_MAX_NONKEY). */
+static int dd_nonkey_load(sqlite3 *db, const char *zJson, ddb_index *x) {
+  sqlite3_stmt *pStmt = NULL;
+  int rc, n = 0;
+  if(!zJson)
+    return SQLITE_ERROR;
+  rc = sqlite3_prepare_v2(db,
+                          "SELECT value, type = 'text' FROM json_each(?1) "
+                          "WHERE json_type(?1) = 'array'",
+                          -1, &pStmt, 0);
+  if(rc)
+    return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
+  sqlite3_bind_text(pStmt, 1, zJson, -1, SQLITE_STATIC);
+  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    char **a;
+    int bNoMem = 0;
+    if(!sqlite3_column_int(pStmt, 1) || n >= DD_MAX_NONKEY) {
+      rc = SQLITE_ERROR;
+      break;
+    }
+    a = realloc(x->nonkey, sizeof(char *) * (size_t)(n + 1));
+    if(!a) {
+      rc = SQLITE_NOMEM;
+      break;
+    }
+    x->nonkey = a;
+    x->nonkey[n] = dd_col_dup(pStmt, 0, &bNoMem);
+    if(!x->nonkey[n]) {
+      rc = bNoMem ? SQLITE_NOMEM : SQLITE_ERROR;
+      break;
+    }
+    x->n_nonkey = ++n;
+  }
+  sqlite3_finalize(pStmt);
+  if(rc == SQLITE_DONE)
+    return SQLITE_OK;
+  return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
+}
+
+/* Read the stored description of the vtab zDb.zName, which must describe
+** DynamoDB table zTable.  SQLITE_OK with *ppDesc (ddb_table_desc_free);
+** SQLITE_NOMEM; or SQLITE_ERROR with *pzWhy (sqlite3_free) saying what is
+** missing or wrong.  Makes no call: the rows are checked, not trusted. */
+int dd_desc_load(sqlite3 *db, const char *zDb, const char *zName,
+                 const char *zTable, ddb_table_desc **ppDesc, char **pzWhy) {
+  sqlite3_stmt *pStmt = NULL;
+  ddb_table_desc *d = NULL;
+  char *zSql;
+  const char *zWhy = NULL;
+  int rc, n = 0, bNoMem = 0, t;
+
+  *ppDesc = NULL;
+  *pzWhy = NULL;
+  /* an ordinary table, never a view (a view could run anything) */
+  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                         "type = 'table' AND name = '%q_schema'",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if(rc == SQLITE_OK && sqlite3_step(pStmt) != SQLITE_ROW)
+    rc = SQLITE_NOTFOUND;
+  sqlite3_finalize(pStmt);
+  pStmt = NULL;
+  if(rc == SQLITE_NOMEM)
+    return rc;
+  if(rc) {
+    *pzWhy = sqlite3_mprintf("no stored description (no table %s_schema: "
+                             "made by an older version of the extension?)",
+                             zName);
+    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  zSql = sqlite3_mprintf("SELECT k, name, is_local, pk, pk_type, sk, "
+                         "sk_type, projection, nonkey, item_count, "
+                         "size_bytes FROM \"%w\".\"%w_schema\" ORDER BY k",
+                         zDb, zName);
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if(rc) {
+    if(rc == SQLITE_NOMEM)
+      return rc;
+    *pzWhy = sqlite3_mprintf("the stored description is damaged: %s",
+                             sqlite3_errmsg(db));
+    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  d = calloc(1, sizeof(*d));
+  if(d)
+    d->indexes = calloc(DD_MAX_PATHS, sizeof(ddb_index));
+  if(!d || !d->indexes) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    ddb_index *x = &d->indexes[n];
+    if(n >= DD_MAX_PATHS) {
+      zWhy = "too many indexes";
+      break;
+    }
+    if(sqlite3_column_type(pStmt, 0) != SQLITE_INTEGER ||
+       sqlite3_column_int64(pStmt, 0) != n) {
+      zWhy = "its rows are not numbered 0, 1, ...";
+      break;
+    }
+    d->n_indexes = n + 1; /* x is d's to free from here on */
+    if(n == 0) {
+      d->name = dd_col_dup(pStmt, 1, &bNoMem);
+      d->item_count = sqlite3_column_int64(pStmt, 9);
+      d->size_bytes = sqlite3_column_int64(pStmt, 10);
+      if(d->item_count < 0 || d->size_bytes < 0) {
+        zWhy = "a negative count";
+        break;
+      }
+    } else {
+      x->name = dd_col_dup(pStmt, 1, &bNoMem);
+    }
+    x->is_local = n > 0 && sqlite3_column_int(pStmt, 2) != 0;
+    x->pk.name = dd_col_dup(pStmt, 3, &bNoMem);
+    x->sk.name = dd_col_dup(pStmt, 5, &bNoMem);
+    if(bNoMem) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    if(!(n ? x->name : d->name) || !x->pk.name || !x->pk.name[0] ||
+       (x->sk.name && !x->sk.name[0])) {
+      zWhy = "a name is missing";
+      break;
+    }
+    if((t = dd_col_type(pStmt, 4)) < 0) {
+      zWhy = "a key type is not S, N or B";
+      break;
+    }
+    x->pk.type = (ddb_type)t;
+    if(x->sk.name) {
+      if((t = dd_col_type(pStmt, 6)) < 0) {
+        zWhy = "a key type is not S, N or B";
+        break;
+      }
+      x->sk.type = (ddb_type)t;
+    }
+    for(t = 0; t < 3; t++) {
+      const char *z = (const char *)sqlite3_column_text(pStmt, 7);
+      if(z && strcmp(z, azProj[t]) == 0)
+        break;
+    }
+    if(t == 3 || (n == 0 && t != DDB_PROJ_ALL)) {
+      zWhy = "a projection is not ALL, KEYS_ONLY or INCLUDE";
+      break;
+    }
+    x->projection = (ddb_projection)t;
+    if(t == DDB_PROJ_INCLUDE) {
+      rc = dd_nonkey_load(db, (const char *)sqlite3_column_text(pStmt, 8), x);
+      if(rc == SQLITE_NOMEM)
+        goto fail;
+      if(rc) {
+        zWhy = "nonkey is not a JSON array of names";
+        break;
+      }
+    }
+    n++;
+  }
+  if(!zWhy && rc != SQLITE_DONE) {
+    if(rc == SQLITE_NOMEM)
+      goto fail;
+    zWhy = sqlite3_errmsg(db);
+  }
+  if(!zWhy && n == 0)
+    zWhy = "it has no rows";
+  if(!zWhy && strcmp(d->name, zTable) != 0)
+    zWhy = "it describes another DynamoDB table";
+  if(zWhy) {
+    *pzWhy = sqlite3_mprintf("the stored description is damaged (%s)", zWhy);
+    rc = *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+    goto fail;
+  }
+  *ppDesc = d;
+  d = NULL;
+  rc = SQLITE_OK;
+
+fail:
+  sqlite3_finalize(pStmt);
+  ddb_table_desc_free(d);
+  return rc;
+}

@@ -1,0 +1,597 @@
+/*
+** filter.c -- xFilter: the runners of each plan (GetItem, BatchGetItem,
+** Query, Scan, keys = ?).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* Append v (moved) to the list *pa of *pn values. */
+static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
+  dd_val *a;
+  /* grow by doubling: capacity is the next power of two >= *pn */
+  if(*pn > 0 && (*pn & (*pn - 1)) != 0) {
+    (*pa)[(*pn)++] = *v;
+    memset(v, 0, sizeof(*v));
+    return SQLITE_OK;
+  }
+  a = sqlite3_realloc64(*pa,
+                        sizeof(dd_val) * (sqlite3_uint64)(*pn ? *pn * 2 : 1));
+  if(!a) {
+    dd_val_clear(v);
+    return SQLITE_NOMEM;
+  }
+  *pa = a;
+  a[(*pn)++] = *v;
+  memset(v, 0, sizeof(*v));
+  return SQLITE_OK;
+}
+
+/* Order of values for dd_dedupe: by length, then bytes. */
+int dd_val_order(const void *pa, const void *pb) {
+  const dd_val *a = pa, *b = pb;
+  if(a->av.n != b->av.n)
+    return a->av.n < b->av.n ? -1 : 1;
+  return memcmp(a->av.text, b->av.text, a->av.n);
+}
+
+/* Drop repeated values from a[0..*pn): sorts, then keeps one of each
+** (O(n log n); an IN list may hold thousands of keys). */
+static void dd_dedupe(dd_val *a, int *pn) {
+  int i, j;
+  if(*pn < 2)
+    return;
+  qsort(a, (size_t)*pn, sizeof(dd_val), dd_val_order);
+  for(i = 1, j = 0; i < *pn; i++) {
+    if(dd_val_order(&a[i], &a[j]) == 0)
+      dd_val_clear(&a[i]);
+    else
+      a[++j] = a[i];
+  }
+  *pn = j + 1;
+}
+
+/* Collect the distinct usable values of argument pArg (an IN list when
+** bIn) converted to type t, appended to the list *pa of *pn values. */
+static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
+                      ddb_type t, int nMax) {
+  sqlite3_value *pV;
+  dd_val v;
+  int ok, rc;
+  if(!bIn) {
+    rc = dd_val_from_sql(pArg, t, &v, &ok);
+    if(rc == SQLITE_OK && ok)
+      rc = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
+    return rc;
+  }
+  for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
+      rc = sqlite3_vtab_in_next(pArg, &pV)) {
+    /* pV is valid only until the next call: dd_val_from_sql copies it */
+    int rc2 = dd_val_from_sql(pV, t, &v, &ok);
+    if(rc2 == SQLITE_OK && ok)
+      rc2 = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
+    if(rc2)
+      return rc2;
+  }
+  if(rc == SQLITE_DONE) {
+    dd_dedupe(*pa, pn);
+    rc = SQLITE_OK;
+  }
+  return rc;
+}
+
+/* The error for a Scan refused by scan=deny, naming what would avoid it. */
+static void dd_scan_denied(dd_vtab *p) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  int i;
+  for(i = 0; i < p->nPath; i++) {
+    const dd_path *pp = &p->aPath[i];
+    sqlite3_str_appendf(s, "%s%s", i ? ", " : "", p->aCol[pp->iPk].zName);
+    if(pp->pIdx->name)
+      sqlite3_str_appendf(s, " (%s)", pp->pIdx->name);
+  }
+  z = sqlite3_str_finish(s);
+  dd_error(p,
+           "full scan of table '%s' denied (scan=deny); constrain a "
+           "partition key with = or IN: %s",
+           p->pDesc->name, z ? z : "");
+  sqlite3_free(z);
+}
+
+/* See dd_ext.h. */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err) {
+  return ddbc_batch_get_parallel(
+      p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
+      p->azKey, p->nKey, &p->pol, dd_interrupted, p->db, aFound, err);
+}
+
+/* Start the parallel read of the cursor's plan (its rd is the template):
+** nWorker threads on nUnit units, the Scan's segments, or the partitions
+** aPk of a Query's IN list (cache/stream.c).  Returns an SQLite code, with
+** the vtab's message set on error. */
+static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddbc_policy pol = p->pol;
+  ddb_read rd = pCur->rd;
+  ddb_av *aPk = NULL;
+  ddb_error err;
+  int i;
+  ddb_error_clear(&err);
+  rd.limit = pCur->nLimit;
+  if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+    pol.consistent = 0; /* a GSI: see dd_next_page */
+  if(pCur->op == DD_OP_QUERY) {
+    aPk = sqlite3_malloc64(sizeof(ddb_av) * (sqlite3_uint64)nUnit);
+    if(!aPk)
+      return SQLITE_NOMEM;
+    for(i = 0; i < nUnit; i++)
+      aPk[i] = pCur->aPk[i].av;
+  }
+  if(ddbc_stream_start(p->pClient, &rd, &pol, aPk, nWorker, nUnit,
+                       &pCur->pScan, &err)) {
+    sqlite3_free(aPk);
+    return dd_cursor_error(pCur, &err);
+  }
+  sqlite3_free(aPk); /* copied */
+  return SQLITE_OK;
+}
+
+/* GetItem and BatchGetItem: the keys are aPk (partition) x skv (sort). */
+static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int nKeys = pCur->nPk * (p->nKey == 2 ? nSk : 1);
+  ddb_item **aKey = NULL, **aFound = NULL;
+  ddb_error err;
+  int i, j, k = 0, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  if(nKeys == 0) {
+    pCur->bEof = 1;
+    return SQLITE_OK;
+  }
+  if(pCur->op == DD_OP_GET) {
+    /* the hot path of a join: ask the item cache with the key's values,
+    ** without building a key item or any array */
+    ddb_av kv[2];
+    ddb_item *it = NULL;
+    kv[0] = pCur->aPk[0].av;
+    kv[0].name = p->azKey[0];
+    kv[0].name_len = 0;
+    if(p->nKey == 2) {
+      kv[1] = aSk[0].av;
+      kv[1].name = p->azKey[1];
+      kv[1].name_len = 0;
+    }
+    if(ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol,
+                        &it)) {
+      pCur->aRow = pCur->aRowOne;
+      pCur->aRowOne[0] = it;
+      pCur->nRow = it ? 1 : 0;
+      return SQLITE_OK;
+    }
+  }
+  aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
+  if(!aKey)
+    return SQLITE_NOMEM;
+  memset(aKey, 0, sizeof(ddb_item *) * (size_t)nKeys * 2);
+  aFound = aKey + nKeys;
+  for(i = 0; i < pCur->nPk; i++) {
+    for(j = 0; j < (p->nKey == 2 ? nSk : 1); j++) {
+      ddb_av kv[2];
+      kv[0] = pCur->aPk[i].av;
+      kv[0].name = p->azKey[0];
+      if(p->nKey == 2) {
+        kv[1] = aSk[j].av;
+        kv[1].name = p->azKey[1];
+      }
+      aKey[k] = ddb_item_from_avs(kv, p->nKey);
+      if(!aKey[k++]) {
+        rc = SQLITE_NOMEM;
+        goto fail;
+      }
+    }
+  }
+  if(pCur->op == DD_OP_GET) {
+    if(ddbc_get_item(p->pClient, p->pDesc->name, aKey[0], p->azKey, p->nKey,
+                     &p->pol, &aFound[0], &err)) {
+      rc = dd_cursor_error(pCur, &err);
+      goto fail;
+    }
+  } else if(dd_batch_get_parallel(p, aKey, nKeys, aFound, &err)) {
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
+  }
+  /* keep the found items, in key order; aKey's first half is reused */
+  pCur->aRow = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys);
+  if(!pCur->aRow) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  for(i = 0; i < nKeys; i++)
+    if(aFound[i]) {
+      pCur->aRow[pCur->nRow++] = aFound[i];
+      aFound[i] = NULL;
+    }
+
+fail:
+  for(i = 0; i < nKeys; i++) {
+    ddb_item_unref(aKey[i]);
+    ddb_item_unref(aFound[i]);
+  }
+  sqlite3_free(aKey);
+  return rc;
+}
+
+/* A text key value read in place from v (valid during xFilter only), as
+** dd_val_from_sql would convert it for an S key; 0 if v is not such a
+** value (then the general path decides). */
+static int dd_text_key(sqlite3_value *v, ddb_av *out, const char *zName) {
+  int e = sqlite3_value_type(v), n;
+  const unsigned char *z;
+  if(e != SQLITE_TEXT)
+    return 0;
+  z = sqlite3_value_text(v);
+  n = sqlite3_value_bytes(v);
+  if(!z || n == 0 || !dd_utf8_ok(z, n))
+    return 0;
+  memset(out, 0, sizeof(*out));
+  out->type = DDB_S;
+  out->text = (const char *)z;
+  out->n = (uint32_t)n;
+  out->name = zName;
+  return 1;
+}
+
+/* The hot path of a join: a GetItem on S keys answered by the item cache,
+** the key's values read in place, nothing copied or allocated.  Returns 1
+** when the row (or its absence) came from the cache; 0 to run the plan. */
+static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_av kv[2];
+  ddb_item *it = NULL;
+  if(argc < p->nKey || p->aCol[p->aPath[0].iPk].type != DDB_S ||
+     !dd_text_key(argv[0], &kv[0], p->azKey[0]))
+    return 0;
+  if(p->nKey == 2 && (p->aCol[p->aPath[0].iSk].type != DDB_S ||
+                      !dd_text_key(argv[1], &kv[1], p->azKey[1])))
+    return 0;
+  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
+    return 0;
+  pCur->op = DD_OP_GET;
+  pCur->pPath = &p->aPath[0];
+  pCur->aRow = pCur->aRowOne;
+  pCur->aRowOne[0] = it;
+  pCur->nRow = it ? 1 : 0;
+  pCur->iRow = 0;
+  pCur->bEof = 0;
+  return 1;
+}
+
+/* Run the plan keys = ?: BatchGetItem of aKey[0..nKey) (taken: unref'd
+** here), through the cache, several calls in flight; then the overlay of
+** the open transaction's writes to those keys. */
+static int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item **aFound = NULL;
+  ddb_error err;
+  int i, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  if(nKey == 0) {
+    pCur->bEof = 1;
+    goto fail;
+  }
+  aFound = sqlite3_malloc64(sizeof(*aFound) * (sqlite3_uint64)nKey);
+  pCur->aRow = sqlite3_malloc64(sizeof(*aFound) * (sqlite3_uint64)nKey);
+  if(!aFound || !pCur->aRow) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  memset(aFound, 0, sizeof(*aFound) * (size_t)nKey);
+  if(dd_batch_get_parallel(p, aKey, nKey, aFound, &err)) {
+    rc = dd_cursor_error(pCur, &err);
+    goto fail;
+  }
+  for(i = 0; i < nKey; i++)
+    if(aFound[i]) {
+      pCur->aRow[pCur->nRow++] = aFound[i];
+      aFound[i] = NULL;
+    }
+  if(dd_pending_any(p)) {
+    /* read your writes: the transaction's image of each key */
+    pCur->aPend = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKey);
+    if(!pCur->aPend) {
+      rc = SQLITE_NOMEM;
+      goto fail;
+    }
+    for(i = 0; i < nKey; i++) {
+      ddb_item *img = NULL;
+      if(dd_pending_get(p, aKey[i], &img) && img)
+        pCur->aPend[pCur->nPend++] = ddb_item_ref(img);
+    }
+    pCur->iPend = 0;
+    pCur->bOverlay = 1;
+  }
+
+fail:
+  for(i = 0; i < nKey; i++) {
+    ddb_item_unref(aKey[i]);
+    if(aFound)
+      ddb_item_unref(aFound[i]);
+  }
+  sqlite3_free(aKey);
+  sqlite3_free(aFound);
+  return rc;
+}
+
+/*
+** xFilter: run the plan xBestIndex chose.  The plan, as plan.c documents
+** it above dynamodbBestIndex (and ext/PLAN.md):
+**
+**   idxNum bits   meaning
+**   -----------   ------------------------------------------------------
+**   0-1           operation: DD_OP_SCAN, _GET, _BATCH, _QUERY
+**   2-6           access path: 0 the base table, k the k-th index
+**   7, 8          DD_PK_IN, DD_SK_IN: the key argument is an IN list
+**   9             DD_DESC: ScanIndexForward=false
+**   10, 11        DD_LIMIT, DD_OFFSET: those arguments follow
+**   12-27         the sort-key constraints, 4 bits each (DD_SK_*)
+**   28            DD_FETCH: read each page's rows again by table key
+**   29            DD_KEYS: BatchGetItem of the key list keys = ?
+**
+** argv, in this order: the partition key (GetItem, BatchGetItem, Query),
+** the sort-key constraints in bit order, the FILTER values in the order
+** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET; or, for
+** DD_KEYS, the key list alone.
+*/
+int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                   int argc, sqlite3_value **argv) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  dd_path *pp;
+  dd_interval iv;
+  dd_val aSkEq[1];
+  dd_val *aSkv = NULL; /* sort-key values (=, IN) for Get/BatchGetItem */
+  int nSkv = 0;
+  dd_extra x;
+  int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
+
+  dd_cursor_reset(pCur);
+  /* the first real read: the client (and credentials) are made now */
+  rc = dd_client(p);
+  if(rc)
+    return rc;
+  pp = &p->aPath[(idxNum >> 2) & 31];
+  memset(&iv, 0, sizeof(iv));
+  memset(aSkEq, 0, sizeof(aSkEq));
+  iv.bExact = 1;
+  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
+     dd_get_cached(pCur, argc, argv))
+    return dynamodbNext(cur);
+  pCur->op = idxNum & 3;
+  pCur->pPath = pp;
+  pCur->bEof = 0;
+  pCur->bFetch = (idxNum & DD_FETCH) != 0;
+  if(dd_plan_decode(p, idxStr, argc, &x)) {
+    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
+             idxStr ? idxStr : "");
+    return SQLITE_ERROR;
+  }
+  if(dd_in_write(p)) {
+    /* an UPDATE or DELETE (or a read in a write transaction): rows must
+    ** be whole items with their keys, never counted or projected */
+    x.bCount = 0;
+    x.mProj = 0;
+  }
+  if(idxNum & DD_KEYS) {
+    ddb_item **aKey = NULL;
+    int nKey = 0;
+    if(argc != 1)
+      return SQLITE_ERROR;
+    pCur->pPath = &p->aPath[0];
+    pCur->bEof = 0;
+    pCur->pKeys = sqlite3_value_dup(argv[0]);
+    if(!pCur->pKeys)
+      return SQLITE_NOMEM;
+    rc = dd_keys_parse(p, argv[0], &aKey, &nKey);
+    if(rc == SQLITE_OK)
+      rc = dd_run_key_list(pCur, aKey, nKey);
+    if(rc == SQLITE_OK && !pCur->bEof) {
+      pCur->tStart = ddbc_now();
+      rc = dynamodbNext(cur);
+    }
+    if(rc)
+      pCur->bEof = 1;
+    return rc;
+  }
+
+  if(pCur->op == DD_OP_SCAN) {
+    if(p->bScanDeny) {
+      dd_scan_denied(p);
+      return SQLITE_ERROR;
+    }
+    pCur->rd.table = p->pDesc->name;
+  } else {
+    rc = dd_collect(&pCur->aPk, &pCur->nPk, argv[iArg++],
+                    (idxNum & DD_PK_IN) != 0, p->aCol[pp->iPk].type,
+                    DD_MAX_PK_BYTES);
+    if(rc)
+      goto fail;
+    if(pCur->nPk == 0)
+      iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
+    for(i = 0; i < 4; i++) {
+      int k = (idxNum >> (DD_SK_SHIFT + 4 * i)) & 15;
+      if(k == DD_SK_NONE || iArg >= argc)
+        break;
+      if(pCur->op != DD_OP_QUERY) {
+        /* the table's sort key, = or IN: gather its values */
+        rc = dd_collect(&aSkv, &nSkv, argv[iArg++], (idxNum & DD_SK_IN) != 0,
+                        p->aCol[pp->iSk].type, DD_MAX_SK_BYTES);
+        if(rc)
+          goto fail;
+        nSkEq = nSkv;
+        continue;
+      }
+      if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
+        ;
+      else
+        nOther++;
+      rc = dd_iv_apply(&iv, p->aCol[pp->iSk].type, k, argv[iArg++], &nPrefix);
+      if(rc)
+        goto fail;
+    }
+    if(pCur->op != DD_OP_QUERY && p->nKey == 2 && nSkEq == 0)
+      iv.bEmpty = 1;
+  }
+  /* FILTER values, in plan order */
+  for(i = 0; i < x.nFilter && iArg < argc; i++) {
+    int c = x.aFilterCol[i], k = x.aFilterKind[i], ok = 0;
+    dd_val *v = &pCur->aFv[pCur->nFilter];
+    ddb_filter *f = &pCur->aFilter[pCur->nFilter];
+    sqlite3_value *pArg = argv[iArg++];
+    if(k == DD_SK_BEGINS) {
+      const char *z = (const char *)sqlite3_value_text(pArg);
+      int n = sqlite3_value_bytes(pArg);
+      if(sqlite3_value_type(pArg) == SQLITE_NULL) {
+        iv.bEmpty = 1;
+        continue;
+      }
+      if(!z || n == 0 || !dd_utf8_ok((const unsigned char *)z, n))
+        continue; /* no narrowing: SQLite checks */
+      rc = dd_val_text(v, DDB_S, z, n);
+      ok = rc == SQLITE_OK;
+    } else {
+      rc = dd_val_from_sql(pArg, p->aCol[c].type, v, &ok);
+    }
+    if(rc)
+      goto fail;
+    if(!ok) {
+      /* NULL or a value no attribute of that type equals: no row for =;
+      ** for a bound, leave it to SQLite */
+      if(k == DD_SK_EQ || sqlite3_value_type(pArg) == SQLITE_NULL)
+        iv.bEmpty = 1;
+      dd_val_clear(v);
+      continue;
+    }
+    memset(f, 0, sizeof(*f));
+    f->name = p->aCol[c].zName;
+    f->op = k == DD_SK_BEGINS ? DDB_SK_BEGINS_WITH
+            : k == DD_SK_EQ   ? DDB_SK_EQ
+            : k == DD_SK_GT   ? DDB_SK_GT
+            : k == DD_SK_GE   ? DDB_SK_GE
+            : k == DD_SK_LT   ? DDB_SK_LT
+                              : DDB_SK_LE;
+    f->v[0] = v->av;
+    pCur->aFilterCol[pCur->nFilter] = c;
+    pCur->nFilter++;
+  }
+  pCur->rd.filters = pCur->aFilter;
+  pCur->rd.n_filters = pCur->nFilter;
+  for(i = 0; i < p->nCol && i < 64; i++)
+    if(x.mProj & ((sqlite3_uint64)1 << i))
+      pCur->azProj[pCur->nProj++] = p->aCol[i].zName;
+  pCur->rd.proj = pCur->azProj;
+  pCur->rd.n_proj = x.bCount ? 0 : pCur->nProj;
+  pCur->bCount = pCur->rd.count_only = x.bCount;
+  if(idxNum & DD_LIMIT) {
+    sqlite3_int64 nLim = sqlite3_value_int64(argv[iArg++]);
+    sqlite3_int64 nOff =
+        (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
+    if(nOff < 0)
+      nOff = 0;
+    if(nLim == 0)
+      iv.bEmpty = 1; /* LIMIT 0: no row, no call */
+    /* LIMIT only when the call selects exactly the WHERE's rows; Limit is
+    ** a 32-bit integer to DynamoDB: n+m beyond it (or overflowing) asks
+    ** for DD_MAX_LIMIT, as good as none */
+    if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
+      pCur->nLimit = nLim > DD_MAX_LIMIT - nOff || nOff > DD_MAX_LIMIT
+                         ? DD_MAX_LIMIT
+                         : nLim + nOff;
+  }
+  if(iv.bEmpty) {
+    pCur->bEof = 1;
+    goto fail;
+  }
+
+  switch(pCur->op) {
+  case DD_OP_GET:
+  case DD_OP_BATCH:
+    rc = dd_run_keys(pCur, aSkv, nSkv);
+    if(rc)
+      goto fail;
+    break;
+  case DD_OP_QUERY:
+    pCur->rd.table = p->pDesc->name;
+    pCur->rd.index = pp->pIdx->name;
+    pCur->rd.pk_name = p->aCol[pp->iPk].zName;
+    if(pp->iSk >= 0)
+      pCur->rd.sk_name = p->aCol[pp->iSk].zName;
+    dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
+    if(iv.bEmpty) {
+      pCur->bEof = 1;
+      goto fail;
+    }
+    if(!iv.bExact)
+      pCur->nLimit = 0;
+    pCur->rd.sk[0] = pCur->sk[0].av;
+    pCur->rd.sk[1] = pCur->sk[1].av;
+    pCur->rd.descending = (idxNum & DD_DESC) != 0;
+    pCur->iPk = -1;
+    if(pCur->nPk > 1 && !pCur->bFetch && pCur->nLimit == 0) {
+      /* several partitions (IN): their Queries run concurrently */
+      rc = dd_stream_start(
+          pCur, pCur->nPk < DD_MAX_IN_WORKERS ? pCur->nPk : DD_MAX_IN_WORKERS,
+          pCur->nPk);
+      if(rc)
+        goto fail;
+    }
+    break;
+  default:
+    pCur->nPk = 0;
+    pCur->iPk = -1;
+    if(p->nSlice > 0) {
+      pCur->rd.segment = p->iSlice;
+      pCur->rd.total_segments = p->nSlice;
+    }
+    break;
+  }
+  rc = dd_overlay_start(pCur, aSkv, nSkv);
+  if(rc)
+    goto fail;
+  pCur->tStart = ddbc_now();
+  if(pCur->op == DD_OP_QUERY || pCur->op == DD_OP_SCAN) {
+    /* the first page: dd_next_page() starts at the first partition */
+    pCur->bMore = 0;
+    if(pCur->op == DD_OP_SCAN) {
+      pCur->bMore = 1;
+      pCur->iPk = 0;
+      /* a LIMIT of at most DD_SCAN_SERIAL_LIMIT rows is one request with
+      ** Limit (about a page): segments would each read a page */
+      if(p->nSegments > 1 && p->nSlice == 0 &&
+         (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
+        rc = dd_stream_start(pCur, p->nSegments, p->nSegments);
+        if(rc)
+          goto fail;
+      }
+    }
+  }
+  rc = dynamodbNext(cur);
+
+fail:
+  dd_val_clear(&iv.lo);
+  dd_val_clear(&iv.hi);
+  dd_val_clear(&iv.prefix);
+  for(i = 0; i < nSkv; i++)
+    dd_val_clear(&aSkv[i]);
+  sqlite3_free(aSkv);
+  if(rc)
+    pCur->bEof = 1;
+  return rc;
+}

@@ -1,0 +1,507 @@
+/*
+** keycond.c -- SQL values as DynamoDB key values, and the sort-key
+** constraints of a plan as one key condition (intervals, LIKE, GLOB,
+** begins_with).
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* ------------------------------------------------------------------------
+** Values: SQL -> DynamoDB key values
+*/
+void dd_val_clear(dd_val *v) {
+  free(v->zBuf); /* libc: hot path, and never handed to SQLite */
+  memset(v, 0, sizeof(*v));
+}
+
+/* Can v be the value of a key attribute of at most nMax bytes (UTF-8 for
+** S, raw for B; N has no byte limit)?  DynamoDB refuses longer key values
+** in a key condition, and no stored key is longer: such a value matches
+** nothing. */
+int dd_key_fits(const dd_val *v, int nMax) {
+  return v->av.type == DDB_N || v->nRaw <= nMax;
+}
+
+/* Forget v (a value that matches nothing).  Returns SQLITE_OK. */
+int dd_drop(dd_val *v) {
+  dd_val_clear(v);
+  return SQLITE_OK;
+}
+
+/* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
+int dd_utf8_ok(const unsigned char *z, int n) {
+  int i = 0;
+  while(i < n) {
+    unsigned c = z[i];
+    int len;
+    unsigned cp;
+    if(c < 0x80) {
+      i++;
+      continue;
+    }
+    if(c >= 0xc2 && c <= 0xdf) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if(c >= 0xe0 && c <= 0xef) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if(c >= 0xf0 && c <= 0xf4) {
+      len = 4;
+      cp = c & 0x07;
+    } else
+      return 0;
+    if(i + len > n)
+      return 0;
+    for(int k = 1; k < len; k++) {
+      if((z[i + k] & 0xc0) != 0x80)
+        return 0;
+      cp = (cp << 6) | (z[i + k] & 0x3f);
+    }
+    if((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+       (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+      return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* Set v to a copy of z[0..n) as a value of type t. */
+int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
+  v->zBuf = malloc((size_t)n + 1);
+  if(!v->zBuf)
+    return SQLITE_NOMEM;
+  memcpy(v->zBuf, z, (size_t)n);
+  v->zBuf[n] = 0;
+  v->av.type = t;
+  v->av.text = v->zBuf;
+  v->av.n = (uint32_t)n;
+  v->raw = (const unsigned char *)v->zBuf;
+  v->nRaw = n;
+  return SQLITE_OK;
+}
+
+/*
+** The DynamoDB number that SQL value pVal stands for as a key of type N,
+** the way NUMERIC affinity sees it.  An INTEGER is its digits; a REAL the
+** shortest text that reads back as the same double (0.1 -> "0.1"); TEXT
+** that is a number with more digits than a double holds is kept digit for
+** digit (a 38-digit key given as text is matched exactly, not rounded);
+** other TEXT that looks like a number (' 1 ', '1.5') is converted as
+** SQLite would.  zBuf (at least 64 bytes) holds the text when it is not
+** pVal's own.
+**
+** Returns DD_NUM_OK with (*pz, *pn) the text (valid while pVal and zBuf are)
+** and *pd its value as a double; DD_NUM_NONE when pVal is no number
+** (NULL, a blob, other text); DD_NUM_RANGE when it is a number DynamoDB
+** cannot hold (over 38 significant digits, magnitude 1E126 or more, or
+** below 1E-130), with (*pz, *pn) its text for a message.
+*/
+int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
+                   const char **pz, int *pn, double *pd) {
+  int eType = sqlite3_value_type(pVal);
+  int rc = DD_NUM_OK;
+  sqlite3_value *pDup = NULL;
+  *pz = "";
+  *pn = 0;
+  *pd = 0;
+  if(eType == SQLITE_TEXT) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal);
+    if(z && ddb_number_classify(z, (size_t)n, NULL, NULL) == DDB_NUM_TEXT) {
+      if(*z == '+') {
+        z++;
+        n--;
+      }
+      *pz = z;
+      *pn = n;
+      *pd = strtod(z, NULL);
+      return ddb_number_fits(z, (size_t)n) ? DD_NUM_OK : DD_NUM_RANGE;
+    }
+    /* NUMERIC affinity applies to the other operand: text that looks
+    ** like a number compares as that number, other text never equals */
+    pDup = sqlite3_value_dup(pVal);
+    if(!pDup)
+      return DD_NUM_NONE;
+    eType = sqlite3_value_numeric_type(pDup);
+    pVal = pDup;
+  }
+  if(eType == SQLITE_INTEGER) {
+    sqlite3_int64 i = sqlite3_value_int64(pVal);
+    snprintf(zBuf, nBuf, "%lld", (long long)i);
+    *pd = (double)i;
+  } else if(eType == SQLITE_FLOAT) {
+    *pd = sqlite3_value_double(pVal);
+    if(ddb_number_from_double(*pd, zBuf, nBuf))
+      rc = DD_NUM_RANGE;
+  } else {
+    rc = DD_NUM_NONE;
+  }
+  sqlite3_value_free(pDup);
+  if(rc != DD_NUM_NONE) {
+    *pz = zBuf;
+    *pn = (int)strlen(zBuf);
+  }
+  return rc;
+}
+
+/*
+** Convert SQL value pVal to a value of a key of type t, the way SQLite's
+** comparison with a column of that type's affinity would see it.
+**
+** Returns SQLITE_OK with *pbOk=1 and v filled when the value can be sent;
+** *pbOk=0 when no key value of that type can compare equal to it (NULL, a
+** blob against a string, text that is no number against a number, a
+** number DynamoDB cannot hold, an empty or invalid string).
+*/
+int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v, int *pbOk) {
+  int eType = sqlite3_value_type(pVal);
+  int rc = SQLITE_OK;
+  memset(v, 0, sizeof(*v));
+  *pbOk = 0;
+  if(eType == SQLITE_NULL)
+    return SQLITE_OK;
+  if(t == DDB_S) {
+    const unsigned char *z;
+    int n;
+    if(eType == SQLITE_BLOB)
+      return SQLITE_OK; /* TEXT affinity leaves blobs alone: never equal */
+    z = sqlite3_value_text(pVal); /* numbers render as TEXT affinity would */
+    n = sqlite3_value_bytes(pVal);
+    if(!z)
+      return SQLITE_NOMEM;
+    if(n == 0 || !dd_utf8_ok(z, n))
+      return SQLITE_OK; /* no DynamoDB key is empty or invalid UTF-8 */
+    rc = dd_val_text(v, DDB_S, (const char *)z, n);
+    *pbOk = rc == SQLITE_OK;
+    return rc;
+  }
+  if(t == DDB_N) {
+    char zNum[64];
+    const char *z;
+    int n;
+    double d;
+    if(dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d) != DD_NUM_OK)
+      return SQLITE_OK; /* no number, or none DynamoDB can hold */
+    rc = dd_val_text(v, DDB_N, z, n);
+    if(rc == SQLITE_OK) {
+      int64_t i;
+      v->num = d;
+      if(ddb_number_classify(z, (size_t)n, &i, NULL) == DDB_NUM_INT) {
+        v->i64 = i;
+        v->bInt = 1;
+      }
+    }
+    *pbOk = rc == SQLITE_OK;
+    return rc;
+  }
+  /* DDB_B */
+  if(eType == SQLITE_BLOB) {
+    int n = sqlite3_value_bytes(pVal);
+    const void *z = sqlite3_value_blob(pVal);
+    size_t cap = ((size_t)n + 2) / 3 * 4 + 1;
+    if(n == 0)
+      return SQLITE_OK;
+    v->zBuf = malloc(cap + (size_t)n);
+    if(!v->zBuf)
+      return SQLITE_NOMEM;
+    ddb_base64_encode(z, (size_t)n, v->zBuf, cap);
+    memcpy(v->zBuf + cap, z, (size_t)n); /* raw bytes, for ordering */
+    v->av.type = DDB_B;
+    v->av.text = v->zBuf;
+    v->av.n = (uint32_t)strlen(v->zBuf);
+    v->raw = (const unsigned char *)v->zBuf + cap;
+    v->nRaw = n;
+    *pbOk = 1;
+  }
+  return SQLITE_OK;
+}
+
+/* Compare two key values of the same type in DynamoDB's order. */
+UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b) {
+  int n, c;
+  if(a->av.type == DDB_N) {
+    /* exact for 64-bit integers (a double holds only 53 bits) */
+    long double x = a->bInt ? (long double)a->i64 : (long double)a->num;
+    long double y = b->bInt ? (long double)b->i64 : (long double)b->num;
+    if(a->bInt && b->bInt)
+      return a->i64 < b->i64 ? -1 : a->i64 > b->i64 ? 1 : 0;
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
+  n = a->nRaw < b->nRaw ? a->nRaw : b->nRaw;
+  c = n ? memcmp(a->raw, b->raw, (size_t)n) : 0;
+  return c ? c : a->nRaw - b->nRaw;
+}
+
+/* ------------------------------------------------------------------------
+** Sort-key conditions: from the pushed constraints to one key condition.
+**
+** Each constraint narrows an interval [lo, hi] (either end open or
+** closed, or absent).  A prefix constraint (begins_with, GLOB, LIKE)
+** gives [prefix, successor(prefix)), LIKE with the ASCII letters of its
+** prefix upper-cased for lo and lower-cased for hi.  The interval becomes
+** begins_with when it is exactly one prefix, else BETWEEN (closed; SQLite
+** drops what an open end should have excluded) or a single comparison.
+*/
+
+/* The successor of prefix z[0..n) in binary order: the smallest string
+** greater than every string starting with z, computed on code points so
+** that the result is valid UTF-8.  Returns the length, 0 when there is
+** none (the prefix is all U+10FFFF). */
+UNITTEST int dd_successor(const char *z, int n, char *zOut) {
+  while(n > 0) {
+    int i = n - 1, len;
+    unsigned cp;
+    while(i > 0 && ((unsigned char)z[i] & 0xc0) == 0x80)
+      i--;
+    len = n - i;
+    {
+      unsigned char c = (unsigned char)z[i];
+      cp = len == 1   ? c
+           : len == 2 ? (c & 0x1f)
+           : len == 3 ? (c & 0x0f)
+                      : (c & 0x07);
+      for(int k = 1; k < len; k++)
+        cp = (cp << 6) | ((unsigned char)z[i + k] & 0x3f);
+    }
+    if(cp >= 0x10ffff) {
+      n = i;
+      continue;
+    }
+    cp++;
+    if(cp == 0xd800)
+      cp = 0xe000;
+    memcpy(zOut, z, (size_t)i);
+    if(cp < 0x80) {
+      zOut[i++] = (char)cp;
+    } else if(cp < 0x800) {
+      zOut[i++] = (char)(0xc0 | (cp >> 6));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    } else if(cp < 0x10000) {
+      zOut[i++] = (char)(0xe0 | (cp >> 12));
+      zOut[i++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    } else {
+      zOut[i++] = (char)(0xf0 | (cp >> 18));
+      zOut[i++] = (char)(0x80 | ((cp >> 12) & 0x3f));
+      zOut[i++] = (char)(0x80 | ((cp >> 6) & 0x3f));
+      zOut[i++] = (char)(0x80 | (cp & 0x3f));
+    }
+    return i;
+  }
+  return 0;
+}
+
+/* Narrow the lower end to v (moved into the interval) if it is tighter. */
+static void dd_iv_lo(dd_interval *iv, dd_val *v, int bOpen) {
+  int c = iv->lo.av.type ? dd_val_cmp(v, &iv->lo) : 1;
+  if(c > 0 || (c == 0 && bOpen && !iv->loOpen)) {
+    dd_val_clear(&iv->lo);
+    iv->lo = *v;
+    iv->loOpen = bOpen;
+  } else {
+    dd_val_clear(v);
+  }
+  memset(v, 0, sizeof(*v));
+}
+
+/* Narrow the upper end to v (moved into the interval) if it is tighter. */
+static void dd_iv_hi(dd_interval *iv, dd_val *v, int bOpen) {
+  int c = iv->hi.av.type ? dd_val_cmp(v, &iv->hi) : -1;
+  if(c < 0 || (c == 0 && bOpen && !iv->hiOpen)) {
+    dd_val_clear(&iv->hi);
+    iv->hi = *v;
+    iv->hiOpen = bOpen;
+  } else {
+    dd_val_clear(v);
+  }
+  memset(v, 0, sizeof(*v));
+}
+
+/* The literal prefix of a LIKE or GLOB pattern, ASCII-case-mapped for
+** LIKE (bUpper: 1 upper, 0 lower, -1 as is).  Returns its length. */
+UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
+                               char *zOut) {
+  int i;
+  for(i = 0; i < n; i++) {
+    char c = z[i];
+    if(bGlob ? (c == '*' || c == '?' || c == '[') : (c == '%' || c == '_'))
+      break;
+    if(bUpper == 1 && c >= 'a' && c <= 'z')
+      c = (char)(c - 'a' + 'A');
+    else if(bUpper == 0 && c >= 'A' && c <= 'Z')
+      c = (char)(c - 'A' + 'a');
+    zOut[i] = c;
+  }
+  return i;
+}
+
+/* Does the pattern consist of one literal prefix and a final wildcard,
+** matching exactly the strings that start with that prefix? */
+UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob) {
+  int i = 0;
+  while(i < n && (bGlob ? (z[i] != '*' && z[i] != '?' && z[i] != '[')
+                        : (z[i] != '%' && z[i] != '_')))
+    i++;
+  return i == n - 1 && z[i] == (bGlob ? '*' : '%');
+}
+
+/* Apply one constraint of kind k with value pVal to the interval. */
+int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
+                int *pnPrefix) {
+  dd_val v;
+  int ok, rc;
+  if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal), nLo, nHi, nSucc, bCase = 0;
+    char *zLo, *zHi, *zSucc;
+    if(sqlite3_value_type(pVal) == SQLITE_NULL) {
+      iv->bEmpty = 1; /* x LIKE NULL is NULL: no row */
+      return SQLITE_OK;
+    }
+    if(!z)
+      return SQLITE_NOMEM;
+    zLo = sqlite3_malloc64((sqlite3_uint64)n * 3 + 12);
+    if(!zLo)
+      return SQLITE_NOMEM;
+    zHi = zLo + n + 1;
+    zSucc = zHi + n + 1;
+    if(k == DD_SK_BEGINS) {
+      memcpy(zLo, z, (size_t)n);
+      memcpy(zHi, z, (size_t)n);
+      nLo = nHi = n;
+    } else {
+      nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1,
+                              zLo);
+      nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1,
+                              zHi);
+      bCase = k == DD_SK_LIKE &&
+              (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
+      if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
+        iv->bExact = 0;
+    }
+    if(nLo > DD_MAX_SK_BYTES) {
+      /* every match starts with the prefix: longer than any sort key */
+      iv->bEmpty = 1;
+      sqlite3_free(zLo);
+      return SQLITE_OK;
+    }
+    if(nLo == 0 || !dd_utf8_ok((unsigned char *)zLo, nLo)) {
+      /* no literal prefix: no narrowing */
+      iv->bExact = 0;
+      sqlite3_free(zLo);
+      return SQLITE_OK;
+    }
+    (*pnPrefix)++;
+    rc = dd_val_text(&v, DDB_S, zLo, nLo);
+    if(rc == SQLITE_OK) {
+      if(!bCase && *pnPrefix == 1 && !iv->lo.av.type && !iv->hi.av.type) {
+        dd_val_clear(&iv->prefix);
+        rc = dd_val_text(&iv->prefix, DDB_S, zLo, nLo);
+      }
+      dd_iv_lo(iv, &v, 0);
+    }
+    nSucc = dd_successor(zHi, nHi, zSucc);
+    if(rc == SQLITE_OK && nSucc > 0) {
+      rc = dd_val_text(&v, DDB_S, zSucc, nSucc);
+      if(rc == SQLITE_OK)
+        dd_iv_hi(iv, &v, 1);
+    }
+    sqlite3_free(zLo);
+    return rc;
+  }
+  rc = dd_val_from_sql(pVal, t, &v, &ok);
+  if(rc)
+    return rc;
+  if(ok && !dd_key_fits(&v, DD_MAX_SK_BYTES)) {
+    dd_val_clear(&v); /* no sort key equals it; as a bound: dropped */
+    ok = 0;
+  }
+  if(!ok) {
+    /* A value no key can equal, or a bound DynamoDB cannot express.
+    ** NULL compares to nothing: the whole WHERE is false.  Otherwise
+    ** drop the bound (a superset) unless it is an equality. */
+    if(sqlite3_value_type(pVal) == SQLITE_NULL || k == DD_SK_EQ)
+      iv->bEmpty = 1;
+    else
+      iv->bExact = 0;
+    return SQLITE_OK;
+  }
+  switch(k) {
+  case DD_SK_EQ: {
+    dd_val w;
+    rc = dd_val_text(&w, v.av.type, v.av.text, (int)v.av.n);
+    if(rc) {
+      dd_val_clear(&v);
+      return rc;
+    }
+    w.num = v.num;
+    w.i64 = v.i64;
+    w.bInt = v.bInt;
+    if(v.av.type == DDB_B) { /* keep raw bytes for ordering */
+      dd_val_clear(&w);
+      rc = dd_val_from_sql(pVal, t, &w, &ok);
+      if(rc) {
+        dd_val_clear(&v);
+        return rc;
+      }
+    }
+    dd_iv_lo(iv, &v, 0);
+    dd_iv_hi(iv, &w, 0);
+    break;
+  }
+  case DD_SK_GT: dd_iv_lo(iv, &v, 1); break;
+  case DD_SK_GE: dd_iv_lo(iv, &v, 0); break;
+  case DD_SK_LT: dd_iv_hi(iv, &v, 1); break;
+  case DD_SK_LE: dd_iv_hi(iv, &v, 0); break;
+  }
+  return SQLITE_OK;
+}
+
+/* Turn the interval into the request's sort-key condition. */
+void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
+                  dd_val out[2]) {
+  if(iv->bEmpty)
+    return;
+  if(iv->lo.av.type && iv->hi.av.type) {
+    int c = dd_val_cmp(&iv->lo, &iv->hi);
+    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen))) {
+      iv->bEmpty = 1;
+      return;
+    }
+  }
+  if(nPrefix == 1 && nOther == 0 && iv->prefix.av.type) {
+    rd->sk_op = DDB_SK_BEGINS_WITH;
+    out[0] = iv->prefix;
+    memset(&iv->prefix, 0, sizeof(iv->prefix));
+    return;
+  }
+  if(iv->lo.av.type && iv->hi.av.type) {
+    if(dd_val_cmp(&iv->lo, &iv->hi) == 0) {
+      rd->sk_op = DDB_SK_EQ;
+      out[0] = iv->lo;
+      memset(&iv->lo, 0, sizeof(iv->lo));
+      return;
+    }
+    rd->sk_op = DDB_SK_BETWEEN;
+    if(iv->loOpen || iv->hiOpen || nPrefix)
+      iv->bExact = 0;
+    out[0] = iv->lo;
+    out[1] = iv->hi;
+    memset(&iv->lo, 0, sizeof(iv->lo));
+    memset(&iv->hi, 0, sizeof(iv->hi));
+  } else if(iv->lo.av.type) {
+    rd->sk_op = iv->loOpen ? DDB_SK_GT : DDB_SK_GE;
+    out[0] = iv->lo;
+    memset(&iv->lo, 0, sizeof(iv->lo));
+  } else if(iv->hi.av.type) {
+    rd->sk_op = iv->hiOpen ? DDB_SK_LT : DDB_SK_LE;
+    out[0] = iv->hi;
+    memset(&iv->hi, 0, sizeof(iv->hi));
+  }
+}

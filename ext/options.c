@@ -1,0 +1,357 @@
+/*
+** options.c -- the parameters of CREATE VIRTUAL TABLE ... USING
+** dynamodb(...): parsing them and applying them to a dd_vtab.
+*/
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* ------------------------------------------------------------------------
+** Argument parsing
+**
+** Parameters of CREATE VIRTUAL TABLE ... USING dynamodb(...):
+**
+**   table=NAME          DynamoDB table (default: the virtual table's name)
+**   region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, config file
+**   endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
+**                       https://dynamodb.<region>.amazonaws.com
+**   profile=NAME        profile of the shared credentials/config files
+**   scan=allow|deny     deny: a statement that needs a full Scan fails
+**   consistent_read=BOOL  ConsistentRead on every read (default false)
+**   timeout=SECONDS     a whole request, retries excluded (default 60)
+**   max_retries=N       retries of throttling and 5xx (default 10)
+**   item_ttl=SECONDS    life of an item-cache entry (default 300; 0: off)
+**   query_ttl=SECONDS   life of a query-cache entry (default 300; 0: off)
+**   segments=N|auto     a full Scan runs as N parallel segments (1..64;
+**                       auto, the default: one per 8 MiB of the table's
+**                       size as DescribeTable reports it, at most 16)
+**   segment=I/N         scan only slice I (0-based) of N: for splitting
+**                       one table's Scan over processes or machines
+**   progress=BOOL       a progress line on stderr for statements that run
+**                       over 2 s, when stderr is a terminal (default on)
+**   ca_bundle=FILE      PEM file of the CAs to trust for https (default:
+**                       AWS_CA_BUNDLE, ca_bundle of the profile, the
+**                       system's); certificates are always verified
+**   columns='a, b N, c B'  more columns, one per named attribute, of type
+**                       S (TEXT, the default), N (NUMERIC) or B (BLOB); an
+**                       item whose attribute has another type shows NULL
+**   split_transactions=BOOL  a COMMIT of more than 100 items goes as
+**                       BatchWriteItem calls, not atomic (default true);
+**                       false: such a COMMIT fails and writes nothing
+**
+** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
+** 1/0.  An unknown or repeated parameter is an error.
+*/
+/* What an option's value is, and so how it is checked and applied. */
+enum {
+  DD_OPT_TEXT,     /* any text, kept as given */
+  DD_OPT_SCAN,     /* allow or deny: int, 1 for deny */
+  DD_OPT_BOOL,     /* BOOL (dd_bool): int */
+  DD_OPT_TIMEOUT,  /* seconds > 0, at least 0.001: double */
+  DD_OPT_RETRIES,  /* an integer from 0 to 100: int */
+  DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
+  DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
+  DD_OPT_SEGMENT   /* I/N with 0 <= I < N: iSlice, nSlice */
+};
+
+#define DD_STR_(x) #x
+#define DD_STR(x)  DD_STR_(x)
+
+/* The options, in the order dd_options checks them (the first bad one is
+** the one reported).  iVal: its slot in dd_opts; iDst: the dd_vtab field
+** it sets (not for TEXT and SEGMENT), to rDefault when it is not given;
+** zExpect: what a bad value's message says is expected. */
+static const struct dd_option {
+  const char *zName;
+  size_t iVal;
+  int eKind;
+  size_t iDst;
+  double rDefault;
+  const char *zExpect;
+} aOption[] = {
+    {"table", offsetof(dd_opts, zTable), DD_OPT_TEXT, 0, 0, NULL},
+    {"region", offsetof(dd_opts, zRegion), DD_OPT_TEXT, 0, 0, NULL},
+    {"endpoint", offsetof(dd_opts, zEndpoint), DD_OPT_TEXT, 0, 0, NULL},
+    {"profile", offsetof(dd_opts, zProfile), DD_OPT_TEXT, 0, 0, NULL},
+    {"ca_bundle", offsetof(dd_opts, zCaBundle), DD_OPT_TEXT, 0, 0, NULL},
+    {"columns", offsetof(dd_opts, zColumns), DD_OPT_TEXT, 0, 0, NULL},
+    {"scan", offsetof(dd_opts, zScan), DD_OPT_SCAN,
+     offsetof(dd_vtab, bScanDeny), 0, "expected allow or deny"},
+    {"consistent_read", offsetof(dd_opts, zConsistent), DD_OPT_BOOL,
+     offsetof(dd_vtab, pol.consistent), 0, "expected true or false"},
+    {"timeout", offsetof(dd_opts, zTimeout), DD_OPT_TIMEOUT,
+     offsetof(dd_vtab, cfg.timeout), 0, "expected seconds > 0"},
+    {"max_retries", offsetof(dd_opts, zMaxRetries), DD_OPT_RETRIES,
+     offsetof(dd_vtab, cfg.max_retries), -1,
+     "expected an integer from 0 to 100"},
+    {"item_ttl", offsetof(dd_opts, zItemTtl), DD_OPT_TTL,
+     offsetof(dd_vtab, pol.item_ttl), DD_DEFAULT_TTL,
+     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+    {"query_ttl", offsetof(dd_opts, zQueryTtl), DD_OPT_TTL,
+     offsetof(dd_vtab, pol.query_ttl), DD_DEFAULT_TTL,
+     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+    {"progress", offsetof(dd_opts, zProgress), DD_OPT_BOOL,
+     offsetof(dd_vtab, bProgress), 1, "expected on or off"},
+    {"segments", offsetof(dd_opts, zSegments), DD_OPT_SEGMENTS,
+     offsetof(dd_vtab, nSegments), 0, "expected auto or 1 to 64"},
+    {"segment", offsetof(dd_opts, zSegment), DD_OPT_SEGMENT, 0, 0,
+     "expected I/N with 0 <= I < N"},
+    {"split_transactions", offsetof(dd_opts, zSplit), DD_OPT_BOOL,
+     offsetof(dd_vtab, bSplit), 1, "expected true or false"},
+};
+#define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
+
+/* The slot of option o in v. */
+static char **dd_opt_slot(dd_opts *v, const struct dd_option *o) {
+  return (char **)((char *)v + o->iVal);
+}
+
+/* The one way an option error is reported: *pzErr set to DD_PREFIX and
+** the printf-style message (sqlite3_free; NULL when out of memory).
+** Returns SQLITE_ERROR. */
+static int dd_opt_error(char **pzErr, const char *zFmt, ...) {
+  va_list ap;
+  char *z;
+  va_start(ap, zFmt);
+  z = sqlite3_vmprintf(zFmt, ap);
+  va_end(ap);
+  *pzErr = z ? sqlite3_mprintf(DD_PREFIX "%s", z) : NULL;
+  sqlite3_free(z);
+  return SQLITE_ERROR;
+}
+
+/* See dd_ext.h. */
+void dd_opts_free(dd_opts *v) {
+  int k;
+  for(k = 0; k < DD_NOPTION; k++) {
+    char **pz = dd_opt_slot(v, &aOption[k]);
+    sqlite3_free(*pz);
+    *pz = NULL;
+  }
+}
+
+/* Strip leading/trailing white space and one level of quotes.  Returns a
+** new string (sqlite3_free) or NULL on OOM. */
+char *dd_dequote(const char *z, int n) {
+  char *zOut;
+  int i, j;
+  while(n > 0 && (z[0] == ' ' || z[0] == '\t' || z[0] == '\n')) {
+    z++;
+    n--;
+  }
+  while(n > 0 && (z[n - 1] == ' ' || z[n - 1] == '\t' || z[n - 1] == '\n'))
+    n--;
+  zOut = sqlite3_malloc64((sqlite3_uint64)n + 1);
+  if(!zOut)
+    return NULL;
+  if(n >= 2 && (z[0] == '\'' || z[0] == '"') && z[n - 1] == z[0]) {
+    char q = z[0];
+    for(i = 1, j = 0; i < n - 1; i++) {
+      zOut[j++] = z[i];
+      if(z[i] == q && i + 1 < n - 1 && z[i + 1] == q)
+        i++;
+    }
+    zOut[j] = 0;
+  } else {
+    memcpy(zOut, z, (size_t)n);
+    zOut[n] = 0;
+  }
+  return zOut;
+}
+
+/* Parse a boolean: 1 true, 0 false, -1 not a boolean. */
+UNITTEST int dd_bool(const char *z) {
+  static const char *const azTrue[] = {"1", "yes", "on", "true"};
+  static const char *const azFalse[] = {"0", "no", "off", "false"};
+  int i;
+  for(i = 0; i < 4; i++) {
+    if(sqlite3_stricmp(z, azTrue[i]) == 0)
+      return 1;
+    if(sqlite3_stricmp(z, azFalse[i]) == 0)
+      return 0;
+  }
+  return -1;
+}
+
+/* Parse a non-negative decimal number of seconds (or a count). */
+int dd_number(const char *z, double *pOut) {
+  char *zEnd;
+  double d;
+  /* a plain decimal: no sign, leading space, hex, inf or nan */
+  if(!((z[0] >= '0' && z[0] <= '9') || z[0] == '.') || strpbrk(z, "xX"))
+    return -1;
+  d = strtod(z, &zEnd);
+  if(*zEnd || !(d >= 0) || isinf(d))
+    return -1;
+  *pOut = d;
+  return 0;
+}
+
+/* Does option name zKey look like it holds a secret (a secret key, a
+** session token, a password)?  Such an option is refused: SQLite keeps
+** the arguments of CREATE VIRTUAL TABLE in plain text in the database
+** file.  The value is never looked at, and never echoed. */
+static int dd_secret_option(const char *zKey) {
+  static const char *const azWord[] = {"secret",     "token",      "password",
+                                       "passwd",     "access_key", "accesskey",
+                                       "access-key", "credential", "session"};
+  char zLow[64];
+  size_t i, n = strlen(zKey);
+  if(n >= sizeof(zLow))
+    n = sizeof(zLow) - 1;
+  for(i = 0; i < n; i++)
+    zLow[i] =
+        (char)((zKey[i] >= 'A' && zKey[i] <= 'Z') ? zKey[i] + 32 : zKey[i]);
+  zLow[n] = 0;
+  for(i = 0; i < sizeof(azWord) / sizeof(azWord[0]); i++)
+    if(strstr(zLow, azWord[i]))
+      return 1;
+  return 0;
+}
+
+/* See dd_ext.h. */
+int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
+                  char **pzErr) {
+  int i, k;
+  for(i = 3; i < argc; i++) {
+    const char *z = argv[i];
+    const char *zEq = strchr(z, '=');
+    char *zKey, **pz;
+    if(!zEq)
+      return dd_opt_error(pzErr, "bad argument '%s': expected key=value", z);
+    zKey = dd_dequote(z, (int)(zEq - z));
+    if(!zKey)
+      return SQLITE_NOMEM;
+    for(k = 0; k < DD_NOPTION; k++)
+      if(sqlite3_stricmp(zKey, aOption[k].zName) == 0)
+        break;
+    if(k == DD_NOPTION && dd_secret_option(zKey)) {
+      dd_opt_error(pzErr,
+                   "option '%s' refused: CREATE VIRTUAL TABLE arguments are "
+                   "stored in plain text in the database file; credentials "
+                   "come from the environment, the shared files (profile=), "
+                   "credential_process, container or instance metadata",
+                   zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
+    if(k == DD_NOPTION) {
+      dd_opt_error(pzErr, "unknown option '%s'", zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
+    pz = dd_opt_slot(pVal, &aOption[k]);
+    if(*pz) {
+      dd_opt_error(pzErr, "option '%s' given twice", zKey);
+      sqlite3_free(zKey);
+      return SQLITE_ERROR;
+    }
+    sqlite3_free(zKey);
+    *pz = dd_dequote(zEq + 1, (int)strlen(zEq + 1));
+    if(!*pz)
+      return SQLITE_NOMEM;
+  }
+  return SQLITE_OK;
+}
+
+/* Check option o's value z (NULL: not given) and set what it sets in p.
+** Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set (dd_opt_error). */
+static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
+                           const char *z, const dd_opts *v, char **pzErr) {
+  void *pDst = (char *)p + o->iDst; /* an int or a double, by eKind */
+  int *pInt = pDst;
+  double *pReal = pDst;
+  double d;
+  switch(o->eKind) {
+  case DD_OPT_SCAN:
+    if(z && sqlite3_stricmp(z, "deny") == 0)
+      *pInt = 1;
+    else if(z && sqlite3_stricmp(z, "allow") != 0)
+      break;
+    return SQLITE_OK;
+  case DD_OPT_BOOL:
+    *pInt = (int)o->rDefault;
+    if(z && (*pInt = dd_bool(z)) < 0)
+      break;
+    return SQLITE_OK;
+  case DD_OPT_TIMEOUT:
+    if(!z)
+      return SQLITE_OK;
+    if(dd_number(z, &d) || d <= 0)
+      break;
+    if(d < 0.001) /* curl counts milliseconds, and its 0 means none */
+      return dd_opt_error(pzErr,
+                          "bad value for %s: '%s' (at least 0.001 "
+                          "seconds)",
+                          o->zName, z);
+    *pReal = d;
+    return SQLITE_OK;
+  case DD_OPT_RETRIES:
+    *pInt = (int)o->rDefault;
+    if(z && (dd_number(z, &d) || d != floor(d) || d > 100))
+      break;
+    if(z)
+      *pInt = (int)d;
+    return SQLITE_OK;
+  case DD_OPT_TTL:
+    *pReal = o->rDefault;
+    if(z && (dd_number(z, pReal) || *pReal > DD_MAX_TTL))
+      break;
+    return SQLITE_OK;
+  case DD_OPT_SEGMENTS:
+    if(!z || sqlite3_stricmp(z, "auto") == 0)
+      return SQLITE_OK; /* 0: auto, sized by dd_init */
+    if(dd_number(z, &d) || d != floor(d) || d < 1 || d > 64)
+      break;
+    *pInt = (int)d;
+    return SQLITE_OK;
+  case DD_OPT_SEGMENT: {
+    char *zEnd;
+    long i1, n1 = -1;
+    if(!z)
+      return SQLITE_OK;
+    i1 = strtol(z, &zEnd, 10);
+    if(zEnd != z && *zEnd == '/')
+      n1 = strtol(zEnd + 1, &zEnd, 10);
+    if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 || z[0] < '0' ||
+       z[0] > '9')
+      break;
+    if(v->zSegments)
+      return dd_opt_error(pzErr, "segment= and segments= exclude each other");
+    p->iSlice = (int)i1;
+    p->nSlice = (int)n1;
+    return SQLITE_OK;
+  }
+  default: /* DD_OPT_TEXT: taken by dd_options */ return SQLITE_OK;
+  }
+  return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
+                      o->zExpect);
+}
+
+/* See dd_ext.h. */
+int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
+  int k, rc;
+  p->zRegion = v->zRegion;
+  p->zEndpoint = v->zEndpoint;
+  p->zProfile = v->zProfile;
+  p->zCaBundle = v->zCaBundle;
+  v->zRegion = v->zEndpoint = v->zProfile = v->zCaBundle = NULL;
+  p->cfg.region = p->zRegion;
+  p->cfg.endpoint = p->zEndpoint;
+  p->cfg.profile = p->zProfile;
+  p->cfg.ca_bundle = p->zCaBundle;
+  for(k = 0; k < DD_NOPTION; k++) {
+    const struct dd_option *o = &aOption[k];
+    rc = dd_option_apply(p, o, *dd_opt_slot(v, o), v, pzErr);
+    if(rc)
+      return rc;
+  }
+  return SQLITE_OK;
+}

@@ -1,0 +1,491 @@
+/*
+** plan.c -- xBestIndex: the choice of one DynamoDB call per statement.
+*/
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* The plan this file chooses is described above dynamodbBestIndex, at the
+** end of the file; its helpers come first. */
+
+/* The DD_SK_ kind of constraint c on a sort key, or DD_SK_NONE. */
+static int dd_sk_kind(const struct sqlite3_index_constraint *c) {
+  switch(c->op) {
+  case SQLITE_INDEX_CONSTRAINT_EQ: return DD_SK_EQ;
+  case SQLITE_INDEX_CONSTRAINT_GT: return DD_SK_GT;
+  case SQLITE_INDEX_CONSTRAINT_GE: return DD_SK_GE;
+  case SQLITE_INDEX_CONSTRAINT_LT: return DD_SK_LT;
+  case SQLITE_INDEX_CONSTRAINT_LE: return DD_SK_LE;
+  case SQLITE_INDEX_CONSTRAINT_LIKE: return DD_SK_LIKE;
+  case SQLITE_INDEX_CONSTRAINT_GLOB: return DD_SK_GLOB;
+  case DD_FUNC_BEGINS_WITH: return DD_SK_BEGINS;
+  default: return DD_SK_NONE;
+  }
+}
+
+/* Is constraint i usable with binary comparison?  LIKE and GLOB carry
+** their own semantics; ranges and EQ must compare in BINARY. */
+static int dd_binary(sqlite3_index_info *pInfo, int i) {
+  const char *zColl;
+  int op = pInfo->aConstraint[i].op;
+  if(op == SQLITE_INDEX_CONSTRAINT_LIKE ||
+     op == SQLITE_INDEX_CONSTRAINT_GLOB || op == DD_FUNC_BEGINS_WITH)
+    return 1;
+  zColl = sqlite3_vtab_collation(pInfo, i);
+  return zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0;
+}
+
+/* Find the partition-key equality on column iCol: a plain EQ if any, else
+** an IN that can be processed all at once.  Returns the constraint index
+** or -1; *pbIn says whether it is an IN. */
+static int dd_find_eq(sqlite3_index_info *pInfo, int iCol, int *pbIn) {
+  int i, iIn = -1;
+  *pbIn = 0;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(!c->usable || c->iColumn != iCol ||
+       c->op != SQLITE_INDEX_CONSTRAINT_EQ || !dd_binary(pInfo, i))
+      continue;
+    if(sqlite3_vtab_in(pInfo, i, -1)) {
+      if(iIn < 0)
+        iIn = i;
+    } else {
+      return i;
+    }
+  }
+  if(iIn >= 0)
+    *pbIn = 1;
+  return iIn;
+}
+
+/* Estimate rows of one partition given the sort-key constraints. */
+UNITTEST double dd_partition_rows(const dd_plan *pl) {
+  int i, bLo = 0, bHi = 0, bPre = 0;
+  for(i = 0; i < pl->nSk; i++) {
+    switch(pl->aSkKind[i]) {
+    case DD_SK_EQ: return 2;
+    case DD_SK_GT:
+    case DD_SK_GE: bLo = 1; break;
+    case DD_SK_LT:
+    case DD_SK_LE: bHi = 1; break;
+    default: bPre = 1;
+    }
+  }
+  if((bLo && bHi) || (bPre && (bLo || bHi)))
+    return DD_PARTITION_ROWS / 8;
+  if(bPre)
+    return DD_PARTITION_ROWS / 5;
+  if(bLo || bHi)
+    return DD_PARTITION_ROWS / 3;
+  return DD_PARTITION_ROWS;
+}
+
+/* Can a Query on path pp return every row the WHERE may match?  An item
+** is in an index only when it has the index's sort key: the WHERE must
+** exclude the others, by the gate on the partition-key column (see
+** dd_column.mGate) or by a constraint on the sort key that NULL fails.  A
+** sort key that is a key of the table is on every item. */
+static int dd_membership_ok(dd_vtab *p, sqlite3_index_info *pInfo,
+                            const dd_path *pp) {
+  int i;
+  if(pp->iSk < 0 || dd_is_table_key(p, pp->iSk) ||
+     (p->aCol[pp->iPk].mGate & ((sqlite3_uint64)1 << pp->iSk)))
+    return 1;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(c->usable && c->iColumn == pp->iSk &&
+       (dd_sk_kind(c) != DD_SK_NONE ||
+        c->op == SQLITE_INDEX_CONSTRAINT_ISNOTNULL))
+      return 1;
+  }
+  return 0;
+}
+
+/* Does every item a Query on pp returns pass the gate of its partition
+** key column (the gate asks for no more than pp's own sort key)? */
+static int dd_gate_within(const dd_vtab *p, const dd_path *pp) {
+  sqlite3_uint64 mSk = pp->iSk >= 0 ? (sqlite3_uint64)1 << pp->iSk : 0;
+  return (p->aCol[pp->iPk].mGate & ~mSk) == 0;
+}
+
+/* The columns a statement needs read: those it uses (colUsed) and the
+** gates of those (a column's value depends on its gate's attributes). */
+static sqlite3_uint64 dd_cols_needed(const dd_vtab *p, sqlite3_uint64 mUsed) {
+  sqlite3_uint64 m = mUsed;
+  int c;
+  for(c = 0; c < p->nCol && c < 64; c++)
+    if(mUsed & ((sqlite3_uint64)1 << c))
+      m |= p->aCol[c].mGate;
+  return m;
+}
+
+/* Fill pl with the best Query (or GetItem/BatchGetItem on path 0) on path
+** iPath.  mUsed: the columns the statement needs (dd_cols_needed).
+** Returns 0 when the path cannot be used. */
+static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
+                        sqlite3_uint64 mUsed, dd_plan *pl) {
+  const dd_path *pp = &p->aPath[iPath];
+  int i, bIn, iSkEq = -1, bSkIn = 0;
+  memset(pl, 0, sizeof(*pl));
+  pl->iPath = iPath;
+  pl->iPkCons = dd_find_eq(pInfo, pp->iPk, &bIn);
+  if(pl->iPkCons < 0)
+    return 0;
+  /* an index holds only items that have its sort key: when the WHERE
+  ** asks for items without it, the index has none of them */
+  for(i = 0; i < pInfo->nConstraint && iPath > 0 && pp->iSk >= 0; i++)
+    if(pInfo->aConstraint[i].usable &&
+       pInfo->aConstraint[i].iColumn == pp->iSk &&
+       pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_ISNULL)
+      return 0;
+  if(!dd_membership_ok(p, pInfo, pp))
+    return 0;
+  pl->bPkIn = bIn;
+  if(pp->iSk >= 0)
+    iSkEq = dd_find_eq(pInfo, pp->iSk, &bSkIn);
+  if(iPath == 0 && (pp->iSk < 0 || iSkEq >= 0)) {
+    /* the full primary key: GetItem, or BatchGetItem for IN lists */
+    if(pp->iSk >= 0) {
+      pl->nSk = 1;
+      pl->aSkCons[0] = iSkEq;
+      pl->aSkKind[0] = DD_SK_EQ;
+      pl->bSkIn = bSkIn;
+    }
+    pl->op = (pl->bPkIn || pl->bSkIn) ? DD_OP_BATCH : DD_OP_GET;
+    pl->rows = pl->op == DD_OP_GET ? 1 : 5;
+    pl->cost = pl->rows;
+    return 1;
+  }
+  pl->op = DD_OP_QUERY;
+  if(pp->iSk >= 0 && iSkEq >= 0 && !bSkIn) {
+    pl->nSk = 1;
+    pl->aSkCons[0] = iSkEq;
+    pl->aSkKind[0] = DD_SK_EQ;
+  } else if(pp->iSk >= 0) {
+    for(i = 0; i < pInfo->nConstraint && pl->nSk < DD_MAX_SK; i++) {
+      const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+      int k = dd_sk_kind(c);
+      if(!c->usable || c->iColumn != pp->iSk || k == DD_SK_NONE ||
+         k == DD_SK_EQ || !dd_binary(pInfo, i))
+        continue;
+      if((k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS) &&
+         p->aCol[pp->iSk].type != DDB_S)
+        continue; /* prefixes only make sense for strings */
+      pl->aSkCons[pl->nSk] = i;
+      pl->aSkKind[pl->nSk] = k;
+      pl->nSk++;
+    }
+  }
+  pl->rows = dd_partition_rows(pl) * (pl->bPkIn ? 5 : 1);
+  pl->cost = 5 + pl->rows;
+  if(iPath > 0)
+    pl->cost += 1; /* on a tie, prefer the table: reads are consistent-able */
+  if((mUsed & ~pp->mCover) != 0)
+    pl->cost = pl->cost * 2 + 10; /* rows must be fetched again by key */
+  return 1;
+}
+
+/* Is every WHERE term a usable constraint that the plan passes on? */
+static int dd_all_used(sqlite3_index_info *pInfo) {
+  int i;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    int op = pInfo->aConstraint[i].op;
+    if(op == SQLITE_INDEX_CONSTRAINT_LIMIT ||
+       op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      continue;
+    if(!pInfo->aConstraint[i].usable ||
+       pInfo->aConstraintUsage[i].argvIndex <= 0)
+      return 0;
+  }
+  return 1;
+}
+
+/* Can the plan deliver rows in the ORDER BY's order?  Sets *pbDesc. */
+UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
+                         const dd_plan *pl, int *pbDesc) {
+  const dd_path *pp = &p->aPath[pl->iPath];
+  int i, dir = -1;
+  *pbDesc = 0;
+  if(pInfo->nOrderBy == 0)
+    return 1;
+  if(pl->op == DD_OP_GET)
+    return 1; /* at most one row */
+  if(pl->op != DD_OP_QUERY || pl->bPkIn)
+    return 0;
+  for(i = 0; i < pInfo->nOrderBy; i++) {
+    const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[i];
+    if(o->iColumn == pp->iPk)
+      continue; /* constant within the partition */
+    if(o->iColumn != pp->iSk || pp->iSk < 0)
+      return 0;
+    if(dir >= 0 && dir != o->desc)
+      return 0;
+    dir = o->desc;
+  }
+  *pbDesc = dir == 1;
+  return 1;
+}
+
+/* The plan of keys = ? (the hidden column keys, or the table-valued form
+** shop(?)): BatchGetItem of every key of the list, the only argument.
+** The constraint is omitted: the column reads back the list it was given.
+** Returns SQLITE_NOTFOUND when the WHERE has no keys = ?, SQLITE_CONSTRAINT
+** when it has one SQLite cannot give yet (a join's later table: SQLite
+** then tries another order; without the list the hidden column would read
+** NULL and match nothing), else SQLITE_OK with pInfo filled. */
+static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
+  dd_plancode pc;
+  char zName[32];
+  int i, iKeys = -1, bUnusable = 0;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(c->iColumn != DD_COL_KEYS(p) || c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+      continue;
+    if(!c->usable)
+      bUnusable = 1;
+    else if(iKeys < 0)
+      iKeys = i;
+  }
+  if(iKeys < 0)
+    return bUnusable ? SQLITE_CONSTRAINT : SQLITE_NOTFOUND;
+  memset(&pc, 0, sizeof(pc));
+  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
+  pInfo->aConstraintUsage[iKeys].argvIndex =
+      dd_plan_arg(&pc, DD_ARG_KEYS, 0, -1);
+  pInfo->aConstraintUsage[iKeys].omit = 1;
+  pInfo->idxNum = DD_OP_BATCH | DD_KEYS;
+  dd_extra_col_name(p, "keys", zName);
+  pInfo->idxStr =
+      dd_plan_encode(sqlite3_mprintf("BatchGetItem (%s = ?)", zName), &pc);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = 2;
+  pInfo->estimatedRows = 100;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** The query plan
+**
+** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
+** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
+**
+**   idxNum bits   meaning
+**   -----------   ------------------------------------------------------
+**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
+**   2-6           access path: 0 the base table, k the k-th index
+**                 (GSIs in DescribeTable order, then LSIs)
+**   7             the partition-key argument is an IN list (all at once)
+**   8             the sort-key EQ argument is an IN list (BatchGetItem)
+**   9             ORDER BY consumed descending (ScanIndexForward=false)
+**   10            a LIMIT argument follows the key arguments
+**   11            an OFFSET argument follows LIMIT
+**   12-27         up to four sort-key constraints, 4 bits each, lowest
+**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
+**                 _BEGINS (begins_with); 0 ends the list
+**   28            the index's projection lacks a column the statement
+**                 uses: each page's rows are read again by table key
+**   29            DD_KEYS: BatchGetItem of the key list given to the
+**                 hidden column keys (keys = ?, or shop(?)): one
+**                 argument, the JSON list (see dd_keys_parse)
+**
+** Arguments reach xFilter in this order: the partition key (GetItem,
+** BatchGetItem, Query), the sort-key constraints in bit order, the FILTER
+** values (their columns and kinds in the machine half of idxStr), LIMIT,
+** OFFSET.
+**
+** The choice, cheapest first (estimatedCost):
+**
+**   GetItem       table PK = ? AND table SK = ?                 cost 1
+**   BatchGetItem  the same with IN on either                    cost 5
+**   Query         PK = ? (or IN) on the table or an index,
+**                 sort-key conditions narrowing it further      cost 5..100
+**                 (an index costs a little more than the table, and an
+**                 index whose projection lacks a used column costs
+**                 double: its rows are fetched again by key)
+**   Scan          everything else                               cost rows*10
+**
+** keys = ? (the hidden column given a JSON key list) wins over all of
+** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
+** the list, cost 2.
+**
+** Only constraints with BINARY collation are pushed.  Every constraint
+** is left for SQLite to check again (omit=0): the DynamoDB call selects a
+** superset.  LIKE on a sort key becomes the range it implies in binary
+** order ([upper(prefix), successor(lower(prefix))), a superset of the
+** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
+** begins_with.  LIMIT is pushed only when every WHERE term is a
+** constraint of this plan, and it is used (xFilter) only when the call
+** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
+** refuses to run it, naming the key columns that would avoid it.
+*/
+int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+  dd_vtab *p = (dd_vtab *)pVtab;
+  dd_plan best, cand;
+  dd_extra extra;
+  dd_plancode pc;
+  int i, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
+  int bReuse, rc;
+  int idxNum;
+  double scanRows;
+  sqlite3_uint64 mUsed;
+
+  if(p->zDefer) {
+    /* bad options or no stored description: said at the first use */
+    dd_error(p, "%s", p->zDefer);
+    return SQLITE_ERROR;
+  }
+  mUsed = dd_cols_needed(p, pInfo->colUsed);
+
+  /* keys = ?: the whole key list in one BatchGetItem plan */
+  rc = dd_plan_keys(p, pInfo);
+  if(rc != SQLITE_NOTFOUND)
+    return rc;
+
+  /* the Scan fallback */
+  memset(&best, 0, sizeof(best));
+  best.op = DD_OP_SCAN;
+  scanRows = p->pDesc->item_count > DD_SCAN_MIN_ROWS
+                 ? (double)p->pDesc->item_count
+                 : DD_SCAN_MIN_ROWS;
+  best.rows = scanRows;
+  best.cost = p->bScanDeny ? 1e300 : scanRows * 10;
+  for(i = 0; i < p->nPath; i++) {
+    if(dd_plan_path(p, pInfo, i, mUsed, &cand) && cand.cost < best.cost)
+      best = cand;
+  }
+
+  /* hand the arguments out in the documented order */
+  memset(&pc, 0, sizeof(pc));
+  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
+  idxNum = best.op | (best.iPath << 2);
+  if(best.op != DD_OP_SCAN) {
+    pInfo->aConstraintUsage[best.iPkCons].argvIndex =
+        dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, p->aPath[best.iPath].iPk);
+    /* PK = ? is enforced exactly by every keyed call (values convert as
+    ** the column's affinity would), so SQLite need not check it again */
+    pInfo->aConstraintUsage[best.iPkCons].omit =
+        !best.bPkIn && dd_gate_within(p, &p->aPath[best.iPath]);
+    if(best.bPkIn) {
+      sqlite3_vtab_in(pInfo, best.iPkCons, 1);
+      idxNum |= DD_PK_IN;
+    }
+    for(i = 0; i < best.nSk; i++) {
+      pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = dd_plan_arg(
+          &pc, DD_ARG_SK, best.aSkKind[i], p->aPath[best.iPath].iSk);
+      /* likewise SK = ? */
+      pInfo->aConstraintUsage[best.aSkCons[i]].omit =
+          best.aSkKind[i] == DD_SK_EQ && !best.bSkIn;
+      idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
+    }
+    if(best.bSkIn) {
+      sqlite3_vtab_in(pInfo, best.aSkCons[0], 1);
+      idxNum |= DD_SK_IN;
+    }
+  }
+  /* FILTER: constraints on key columns the key condition does not use */
+  memset(&extra, 0, sizeof(extra));
+  bFetch =
+      best.op == DD_OP_QUERY && (mUsed & ~p->aPath[best.iPath].mCover) != 0;
+  /* A Query answered from the query cache serves later statements on the
+  ** same key condition only when it asked for whole items: with the query
+  ** cache on, a Query pushes no FILTER, PROJECT or COUNT (a Scan always
+  ** does: a full table is what the cache must not be flushed with) */
+  bReuse =
+      best.op == DD_OP_QUERY && p->pol.query_ttl > 0 && !p->pol.consistent;
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse) {
+    const dd_path *pp = &p->aPath[best.iPath];
+    for(i = 0; i < pInfo->nConstraint && extra.nFilter < DD_MAX_FILTER; i++) {
+      const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+      int k = dd_sk_kind(c);
+      if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
+         pInfo->aConstraintUsage[i].argvIndex > 0 ||
+         (best.op == DD_OP_QUERY &&
+          (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
+        continue;
+      if(k == DD_SK_NONE || k == DD_SK_LIKE || k == DD_SK_GLOB ||
+         !dd_binary(pInfo, i) ||
+         (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
+         (k == DD_SK_BEGINS && p->aCol[c->iColumn].type != DDB_S))
+        continue;
+      pInfo->aConstraintUsage[i].argvIndex =
+          dd_plan_arg(&pc, DD_ARG_FILTER, k, c->iColumn);
+      extra.aFilterCol[extra.nFilter] = c->iColumn;
+      extra.aFilterKind[extra.nFilter] = k;
+      extra.nFilter++;
+    }
+  }
+  /* PROJECT: only the columns used (and the table's keys, for rowids)
+  ** when neither item nor item_raw is; COUNT: when every column used has
+  ** one value known from an equality the call enforces */
+  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse &&
+     (pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) == 0) {
+    const dd_path *pp = &p->aPath[best.iPath];
+    sqlite3_uint64 mKnown = 0;
+    extra.mProj = mUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
+    if(p->aPath[0].iSk >= 0)
+      extra.mProj |= (sqlite3_uint64)1 << p->aPath[0].iSk;
+    /* a gated column is known only when the call enforces its gate: the
+    ** Query's own partition key, gated by no more than the index's sort
+    ** key (every item of the index has it) */
+    if(best.op == DD_OP_QUERY) {
+      if(dd_gate_within(p, pp))
+        mKnown |= (sqlite3_uint64)1 << pp->iPk;
+      if(best.nSk == 1 && best.aSkKind[0] == DD_SK_EQ &&
+         p->aCol[pp->iSk].mGate == 0)
+        mKnown |= (sqlite3_uint64)1 << pp->iSk;
+    }
+    for(i = 0; i < extra.nFilter; i++)
+      if(extra.aFilterKind[i] == DD_SK_EQ &&
+         p->aCol[extra.aFilterCol[i]].mGate == 0)
+        mKnown |= (sqlite3_uint64)1 << extra.aFilterCol[i];
+    extra.bCount = (pInfo->colUsed & ~mKnown) == 0;
+  }
+  bOrder = dd_order_ok(p, pInfo, &best, &bDesc);
+  if(bOrder && pInfo->nOrderBy > 0) {
+    pInfo->orderByConsumed = 1;
+    if(bDesc)
+      idxNum |= DD_DESC;
+  }
+  /* LIMIT/OFFSET: only when nothing is left unpassed and order is ours */
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    if(!pInfo->aConstraint[i].usable)
+      continue;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LIMIT)
+      iLimit = i;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      iOffset = i;
+  }
+  if(iLimit >= 0 && bOrder && best.op != DD_OP_GET &&
+     (mUsed & ~p->aPath[best.iPath].mCover) == 0 && dd_all_used(pInfo)) {
+    pInfo->aConstraintUsage[iLimit].argvIndex =
+        dd_plan_arg(&pc, DD_ARG_LIMIT, 0, -1);
+    idxNum |= DD_LIMIT;
+    if(iOffset >= 0) {
+      pInfo->aConstraintUsage[iOffset].argvIndex =
+          dd_plan_arg(&pc, DD_ARG_OFFSET, 0, -1);
+      idxNum |= DD_OFFSET;
+    }
+  }
+  if(bFetch)
+    idxNum |= DD_FETCH;
+  pInfo->idxNum = idxNum;
+  pc.mProj = extra.bCount ? 0 : extra.mProj;
+  pc.bCount = extra.bCount;
+  pInfo->idxStr = dd_plan_encode(dd_plan_str(p, &best, &extra,
+                                             bDesc && pInfo->orderByConsumed,
+                                             (idxNum & DD_LIMIT) != 0),
+                                 &pc);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = best.cost;
+  pInfo->estimatedRows = (sqlite3_int64)best.rows;
+  if(best.op == DD_OP_GET)
+    pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  return SQLITE_OK;
+}

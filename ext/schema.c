@@ -1,0 +1,537 @@
+/*
+** schema.c -- xCreate, xConnect, xDisconnect and xDestroy: the
+** columns a table declares, its access paths, and its client (dd_client).
+*/
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include "dd_ext.h"
+
+/* ------------------------------------------------------------------------
+** xConnect / xCreate / xDisconnect
+*/
+
+/* Unlink p from the registry and free it with everything it owns (NULL
+** is fine). */
+static void dd_vtab_free(dd_vtab *p) {
+  int i;
+  dd_vtab **pp;
+  if(!p)
+    return;
+  pthread_mutex_lock(&dd_registry_lock);
+  for(pp = &dd_registry; *pp; pp = &(*pp)->pNextVtab)
+    if(*pp == p) {
+      *pp = p->pNextVtab;
+      break;
+    }
+  pthread_mutex_unlock(&dd_registry_lock);
+  dd_txn_free(p);
+  sqlite3_free(p->zVtabName);
+  sqlite3_free(p->zRegion);
+  sqlite3_free(p->zEndpoint);
+  sqlite3_free(p->zProfile);
+  sqlite3_free(p->zCaBundle);
+  sqlite3_free(p->zTable);
+  sqlite3_free(p->zDb);
+  sqlite3_free(p->zDefer);
+  sqlite3_free(p->zSchemaErr);
+  for(i = 0; i < p->nCol; i++)
+    sqlite3_free(p->aCol[i].zName);
+  sqlite3_free(p->aCol);
+  sqlite3_free(p->aPath);
+  ddb_table_desc_free(p->pDesc);
+  ddb_client_free(p->pClient);
+  sqlite3_free(p->base.zErrMsg);
+  sqlite3_free(p);
+}
+
+/* The column number of attribute zName, adding it if new. */
+static int dd_add_column(dd_vtab *p, const ddb_keyattr *ka) {
+  int i;
+  for(i = 0; i < p->nCol; i++)
+    if(strcmp(p->aCol[i].zName, ka->name) == 0)
+      return i;
+  p->aCol[p->nCol].zName = sqlite3_mprintf("%s", ka->name);
+  p->aCol[p->nCol].type = ka->type;
+  if(!p->aCol[p->nCol].zName)
+    return -1;
+  return p->nCol++;
+}
+
+/* Is attribute zName projected into index x? */
+static int dd_projected(const ddb_index *x, const char *zName) {
+  int i;
+  if(x->projection == DDB_PROJ_ALL)
+    return 1;
+  for(i = 0; i < x->n_nonkey; i++)
+    if(strcmp(x->nonkey[i], zName) == 0)
+      return 1;
+  return 0;
+}
+
+/* Add the columns declared by columns='name [S|N|B], ...' (after the key
+** columns).  A name is bare (up to a space or comma) or quoted with " or
+** ' (the quote doubled inside): then it may hold spaces, commas, any
+** length.  Returns SQLITE_OK, or an error with *pzErr set. */
+static int dd_declare_columns(dd_vtab *p, const char *z, char **pzErr) {
+  static const char *const azT[] = {"S", "TEXT", "N", "NUMERIC", "B", "BLOB"};
+  static const ddb_type aT[] = {DDB_S, DDB_S, DDB_N, DDB_N, DDB_B, DDB_B};
+  while(z && *z) {
+    const char *zN, *zT;
+    int nN, nT, i;
+    ddb_type t = DDB_S;
+    char *zName;
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    zN = z;
+    if(*z == '"' || *z == '\'') {
+      for(z++; *z && !(*z == *zN && z[1] != *zN); z++)
+        if(*z == *zN)
+          z++; /* a doubled quote */
+      if(*z)
+        z++;
+    } else {
+      while(*z && *z != ',' && *z != ' ' && *z != '\t' && *z != '\n')
+        z++;
+    }
+    nN = (int)(z - zN);
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    zT = z;
+    while(*z && *z != ',' && *z != ' ' && *z != '\t' && *z != '\n')
+      z++;
+    nT = (int)(z - zT);
+    while(*z == ' ' || *z == '\t' || *z == '\n')
+      z++;
+    if(*z && *z != ',') {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "bad column in columns at '%.60s' "
+                                         "(expected name [S|N|B], ...)",
+                               zN);
+      return SQLITE_ERROR;
+    }
+    if(*z == ',')
+      z++;
+    if(nT > 0) {
+      for(i = 0; i < 6; i++)
+        if(sqlite3_strnicmp(zT, azT[i], nT) == 0 && azT[i][nT] == 0)
+          break;
+      if(i == 6) {
+        *pzErr = sqlite3_mprintf(DD_PREFIX "bad type in columns: '%.*s' "
+                                           "(expected S, N or B)",
+                                 nT, zT);
+        return SQLITE_ERROR;
+      }
+      t = aT[i];
+    }
+    zName = dd_dequote(zN, nN);
+    if(!zName)
+      return SQLITE_NOMEM;
+    for(i = 0; i < p->nCol; i++)
+      if(strcmp(p->aCol[i].zName, zName) == 0)
+        break;
+    if(i < p->nCol || !*zName || sqlite3_stricmp(zName, "item") == 0 ||
+       sqlite3_stricmp(zName, "item_raw") == 0 || p->nCol >= 62) {
+      *pzErr =
+          sqlite3_mprintf(DD_PREFIX "bad column in columns: '%s' (%s)", zName,
+                          !*zName         ? "empty"
+                          : i < p->nCol   ? "already a column"
+                          : p->nCol >= 62 ? "too many columns"
+                                          : "a reserved name");
+      sqlite3_free(zName);
+      return SQLITE_ERROR;
+    }
+    p->aCol[p->nCol].zName = zName;
+    p->aCol[p->nCol].type = t;
+    p->aCol[p->nCol].bAttr = 1;
+    p->nCol++;
+  }
+  return SQLITE_OK;
+}
+
+/* Is column c an attribute of the table's primary key? */
+int dd_is_table_key(const dd_vtab *p, int c) {
+  return c == p->aPath[0].iPk || c == p->aPath[0].iSk;
+}
+
+/* Build columns and access paths from p->pDesc (and columns=, in
+** p->zColumns).  Returns SQLITE_OK, SQLITE_NOMEM, or an error with
+** p->zSchemaErr set. */
+static int dd_build_schema(dd_vtab *p) {
+  const ddb_table_desc *d = p->pDesc;
+  int i, c;
+  p->aCol = sqlite3_malloc64(sizeof(dd_column) *
+                             ((sqlite3_uint64)d->n_indexes * 2 + 64));
+  p->aPath = sqlite3_malloc64(sizeof(dd_path) * (sqlite3_uint64)d->n_indexes);
+  if(!p->aCol || !p->aPath)
+    return SQLITE_NOMEM;
+  memset(p->aCol, 0, sizeof(dd_column) * ((size_t)d->n_indexes * 2 + 64));
+  p->nPath = d->n_indexes;
+  for(i = 0; i < d->n_indexes; i++) {
+    const ddb_index *x = &d->indexes[i];
+    dd_path *pp = &p->aPath[i];
+    pp->pIdx = x;
+    pp->iPk = dd_add_column(p, &x->pk);
+    pp->iSk = x->sk.name ? dd_add_column(p, &x->sk) : -1;
+    if(pp->iPk < 0 || (x->sk.name && pp->iSk < 0))
+      return SQLITE_NOMEM;
+  }
+  p->azKey[0] = d->indexes[0].pk.name;
+  p->azKey[1] = d->indexes[0].sk.name;
+  p->nKey = d->indexes[0].sk.name ? 2 : 1;
+  if(p->zColumns) {
+    int rc = dd_declare_columns(p, p->zColumns, &p->zSchemaErr);
+    if(rc)
+      return rc;
+  }
+  /* Index membership: an item is in an index only when it has the
+  ** index's partition and sort key.  A Query on the index cannot see the
+  ** others, so the index's partition-key column shows NULL for them (see
+  ** "Index membership" above dynamodbBestIndex); the gate is the sort key
+  ** of each index the column is the partition key of, unless that sort
+  ** key is a key of the table (every item has it). */
+  for(i = 1; i < p->nPath; i++) {
+    const dd_path *pp = &p->aPath[i];
+    if(pp->iSk < 0 || dd_is_table_key(p, pp->iSk) ||
+       dd_is_table_key(p, pp->iPk))
+      continue;
+    p->aCol[pp->iPk].mGate |= (sqlite3_uint64)1 << pp->iSk;
+  }
+  /* What each path's projection covers: the table's keys, its own keys,
+  ** and for ALL/INCLUDE the projected attributes.  `item` is covered only
+  ** by ALL (and by the base table). */
+  for(i = 0; i < p->nPath; i++) {
+    dd_path *pp = &p->aPath[i];
+    sqlite3_uint64 m = 0;
+    for(c = 0; c <= p->nCol + 2 && c < 64; c++) {
+      int bCover;
+      if(i == 0 || pp->pIdx->projection == DDB_PROJ_ALL)
+        bCover = 1;
+      else if(c >= p->nCol)
+        bCover = c == DD_COL_KEYS(p); /* item, item_raw: no */
+      else
+        bCover = c == pp->iPk || c == pp->iSk || c == p->aPath[0].iPk ||
+                 c == p->aPath[0].iSk ||
+                 dd_projected(pp->pIdx, p->aCol[c].zName);
+      if(bCover)
+        m |= (sqlite3_uint64)1 << c;
+    }
+    pp->mCover = m;
+  }
+  return SQLITE_OK;
+}
+
+/* The name of the extra column zBase ("item", "keys", "item_raw") in
+** zName[32] (zBase is shorter than 16 bytes): zBase, or, when a key
+** attribute has that name (SQLite compares column names without case),
+** zBase with '_' appended until no column has it. */
+void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName) {
+  size_t n = strlen(zBase);
+  int i;
+  memcpy(zName, zBase, n + 1);
+  for(i = 0; i < p->nCol && n + 1 < 32; i++) {
+    if(sqlite3_stricmp(p->aCol[i].zName, zName) == 0) {
+      zName[n++] = '_';
+      zName[n] = 0;
+      i = -1; /* check the new name against every column again */
+    }
+  }
+}
+
+/* The name of a whole-item column: zBase ("item", "item_raw"), or, when
+** a key attribute has that name (SQLite compares column names without
+** case), zBase with '_' appended until no column has it.  Appends it to
+** s, quoted. */
+static void dd_item_col_name(dd_vtab *p, sqlite3_str *s, const char *zBase) {
+  char zName[32];
+  dd_extra_col_name(p, zBase, zName);
+  sqlite3_str_appendf(s, "\"%w\"", zName);
+}
+
+/* The CREATE TABLE statement declaring the columns. */
+static char *dd_schema_sql(dd_vtab *p) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendall(s, "CREATE TABLE x(");
+  for(i = 0; i < p->nCol; i++) {
+    const char *zType = p->aCol[i].type == DDB_S   ? "TEXT"
+                        : p->aCol[i].type == DDB_N ? "NUMERIC"
+                                                   : "BLOB";
+    sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", p->aCol[i].zName,
+                        zType);
+  }
+  sqlite3_str_appendall(s, ", ");
+  dd_item_col_name(p, s, "item");
+  sqlite3_str_appendall(s, " TEXT, ");
+  dd_item_col_name(p, s, "keys");
+  sqlite3_str_appendall(s, " TEXT HIDDEN, ");
+  dd_item_col_name(p, s, "item_raw");
+  sqlite3_str_appendall(s, " TEXT HIDDEN)");
+  return sqlite3_str_finish(s);
+}
+
+/* The Scan segments of segments=auto for a table of nBytes (DescribeTable's
+** TableSizeBytes, possibly hours old; unknown: 0). */
+UNITTEST int dd_auto_segments(long long nBytes) {
+  long long n = nBytes > 0 ? nBytes / DD_SEGMENT_BYTES + 1 : 1;
+  if(n < DD_MIN_AUTO_SEGMENTS)
+    n = DD_MIN_AUTO_SEGMENTS;
+  return n > DD_AUTO_SEGMENTS ? DD_AUTO_SEGMENTS : (int)n;
+}
+/* Set p->zDefer to DD_PREFIX-less text z (which may carry the prefix);
+** takes z (sqlite3_free).  Returns SQLITE_OK, or SQLITE_NOMEM. */
+static int dd_defer(dd_vtab *p, char *z, int bOptErr) {
+  size_t n = strlen(DD_PREFIX);
+  if(!z)
+    return SQLITE_NOMEM;
+  sqlite3_free(p->zDefer);
+  p->zDefer = sqlite3_mprintf("%s", strncmp(z, DD_PREFIX, n) == 0 ? z + n : z);
+  p->bOptErr = bOptErr;
+  sqlite3_free(z);
+  return p->zDefer ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Make p's client if it has none yet (bAny: even when the table has no
+** usable description, for dynamodb_refresh).  Returns an SQLite code, with
+** p's error message set on failure. */
+int dd_client_make(dd_vtab *p, int bAny) {
+  ddb_error err;
+  if(p->zDefer && (p->bOptErr || !bAny)) {
+    dd_error(p, "%s", p->zDefer);
+    return SQLITE_ERROR;
+  }
+  if(p->pClient)
+    return SQLITE_OK;
+  ddb_error_clear(&err);
+  if(ddb_client_new(&p->cfg, &p->pClient, &err)) {
+    dd_error(p, "table '%s': %s", p->zTable, err.message);
+    return dd_rc(&err);
+  }
+  /* connected (p->db set): sqlite3_interrupt() stops this client's calls */
+  if(p->db)
+    ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dd_client(dd_vtab *p) {
+  return dd_client_make(p, 0);
+}
+
+/* Forget p's columns and paths (a description that did not build). */
+static void dd_schema_clear(dd_vtab *p) {
+  int i;
+  for(i = 0; i < p->nCol; i++)
+    sqlite3_free(p->aCol[i].zName);
+  sqlite3_free(p->aCol);
+  sqlite3_free(p->aPath);
+  p->aCol = NULL;
+  p->aPath = NULL;
+  p->nCol = p->nPath = 0;
+  ddb_table_desc_free(p->pDesc);
+  p->pDesc = NULL;
+}
+
+/*
+** xCreate and xConnect.  Creating the virtual table creates nothing in
+** DynamoDB: the DynamoDB table must exist.  xCreate describes it (with
+** the user's credentials: the user is running CREATE VIRTUAL TABLE) and
+** stores the description; xConnect reads it back and makes no call.
+**
+** xConnect runs for whatever a database file holds: the file's options
+** are not checked until the table is used, so that a table whose options
+** are bad (or that has no stored description) still connects, shows its
+** columns and can be dropped; its first read or write reports the error.
+*/
+static int dd_init(sqlite3 *db, int argc, const char *const *argv,
+                   sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
+  dd_vtab *p = NULL;
+  dd_opts opts;
+  char *zSchema = NULL, *zErr = NULL;
+  ddb_error err;
+  int rc, bDescBad = 0;
+
+  memset(&opts, 0, sizeof(opts));
+  ddb_error_clear(&err);
+  *ppVtab = NULL;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  memset(p, 0, sizeof(*p));
+  rc = dd_parse_args(argc, argv, &opts, &zErr);
+  if(rc == SQLITE_OK)
+    rc = dd_options(p, &opts, &zErr);
+  if(rc == SQLITE_NOMEM)
+    goto fail;
+  p->zTable = sqlite3_mprintf("%s", opts.zTable ? opts.zTable : argv[2]);
+  p->zDb = sqlite3_mprintf("%s", argv[1]);
+  if(!p->zTable || !p->zDb) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  if(rc && bCreate) {
+    *pzErr = zErr;
+    zErr = NULL;
+    goto fail;
+  }
+  if(rc) {
+    rc = dd_defer(p, zErr, 1);
+    zErr = NULL;
+    if(rc)
+      goto fail;
+  }
+  if(bCreate) {
+    if(dd_client(p) ||
+       ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err)) {
+      if(p->base.zErrMsg) {
+        *pzErr = p->base.zErrMsg;
+        p->base.zErrMsg = NULL;
+        rc = SQLITE_ERROR;
+      } else {
+        *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
+                                 err.message);
+        rc = dd_rc(&err);
+      }
+      goto fail;
+    }
+  } else {
+    rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
+    if(rc == SQLITE_NOMEM)
+      goto fail;
+    if(rc) {
+      rc = p->zDefer ? SQLITE_OK
+                     : dd_defer(p,
+                                sqlite3_mprintf(
+                                    "table '%s': %s: run SELECT "
+                                    "dynamodb_refresh('%s') to describe it "
+                                    "again and store it, or DROP TABLE and "
+                                    "CREATE it again",
+                                    argv[2], zErr, argv[2]),
+                                0);
+      sqlite3_free(zErr);
+      zErr = NULL;
+      if(rc)
+        goto fail;
+    }
+  }
+  if(p->pDesc) {
+    p->zColumns = p->bOptErr ? NULL : opts.zColumns;
+    rc = dd_build_schema(p);
+    p->zColumns = NULL;
+    bDescBad = rc == SQLITE_OK && p->nCol > 62 && !bCreate;
+    if(bDescBad) {
+      p->zSchemaErr = sqlite3_mprintf("table '%s': the stored description "
+                                      "is damaged (too many columns)",
+                                      argv[2]);
+      rc = p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
+    }
+    if(rc && (bCreate || rc == SQLITE_NOMEM)) {
+      if(p->zSchemaErr) {
+        *pzErr = p->zSchemaErr;
+        p->zSchemaErr = NULL;
+      }
+      goto fail;
+    }
+    if(rc) {
+      /* a file's columns= that does not parse: reported at first use */
+      rc = dd_defer(p, p->zSchemaErr, !bDescBad);
+      p->zSchemaErr = NULL;
+      dd_schema_clear(p);
+      if(rc)
+        goto fail;
+    }
+  }
+  if(p->pDesc) {
+    if(p->nSegments == 0)
+      p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
+    zSchema = dd_schema_sql(p);
+  } else {
+    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "
+                              "item_raw TEXT HIDDEN)");
+  }
+  if(!zSchema) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  rc = sqlite3_declare_vtab(db, zSchema);
+  if(rc) {
+    *pzErr = sqlite3_mprintf(DD_PREFIX "cannot declare the schema: %s",
+                             sqlite3_errmsg(db));
+    goto fail;
+  }
+  if(bCreate) {
+    rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
+    if(rc) {
+      *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
+                                         "'%s': %s",
+                               argv[2], zErr ? zErr : sqlite3_errstr(rc));
+      goto fail;
+    }
+  }
+  dd_vtab_config(db);
+  p->db = db;
+  /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
+  ** (not before: xCreate's DescribeTable above may run inside
+  ** sqlite3_prepare); a client made later gets the hook in dd_client_make */
+  if(p->pClient)
+    ddb_client_set_cancel(p->pClient, dd_interrupted, db);
+  p->zVtabName = sqlite3_mprintf("%s", argv[2]);
+  if(!p->zVtabName) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  pthread_mutex_lock(&dd_registry_lock);
+  p->pNextVtab = dd_registry;
+  dd_registry = p;
+  pthread_mutex_unlock(&dd_registry_lock);
+  *ppVtab = &p->base;
+  p = NULL;
+
+fail:
+  dd_opts_free(&opts);
+  sqlite3_free(zSchema);
+  sqlite3_free(zErr);
+  dd_vtab_free(p);
+  return rc;
+}
+
+/* See dd_ext.h. */
+int dynamodbCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                   sqlite3_vtab **ppVtab, char **pzErr) {
+  (void)pAux;
+  return dd_init(db, argc, argv, ppVtab, pzErr, 1);
+}
+
+/* See dd_ext.h. */
+int dynamodbConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
+                    sqlite3_vtab **ppVtab, char **pzErr) {
+  (void)pAux;
+  return dd_init(db, argc, argv, ppVtab, pzErr, 0);
+}
+
+/* See dd_ext.h. */
+int dynamodbDisconnect(sqlite3_vtab *pVtab) {
+  dd_vtab_free((dd_vtab *)pVtab);
+  return SQLITE_OK;
+}
+
+/* xDestroy: DROP TABLE drops the stored description (never the DynamoDB
+** table), with no call: it works for a table whose options are bad. */
+int dynamodbDestroy(sqlite3_vtab *pVtab) {
+  dd_vtab *p = (dd_vtab *)pVtab;
+  char *zSql = sqlite3_mprintf("DROP TABLE IF EXISTS \"%w\".\"%w_schema\"",
+                               p->zDb, p->zVtabName);
+  int rc;
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  sqlite3_free(zSql);
+  if(rc == SQLITE_OK)
+    dd_vtab_free(p);
+  return rc;
+}
