@@ -284,7 +284,10 @@ static size_t sample_key(char *buf, size_t cap, long i) {
 }
 
 static void bench_hit_path(void) {
-  ddbc_store *s = ddbc_store_create(64u << 20);
+  /* packed, as cache.c makes its store */
+  static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
+                                        ddb_item_unpack};
+  ddbc_store *s = ddbc_store_create_packed(64u << 20, &codec);
   char key[128];
   size_t klen;
   long i, n = 5000000, nk = opt_keys;

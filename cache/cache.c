@@ -48,7 +48,11 @@ static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
 static void store_init(void) {
-  __atomic_store_n(&store, ddbc_store_create(DDBC_DEFAULT_BUDGET),
+  /* items packed inside their entries: see store.c */
+  static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
+                                        ddb_item_unpack};
+  __atomic_store_n(&store,
+                   ddbc_store_create_packed(DDBC_DEFAULT_BUDGET, &codec),
                    __ATOMIC_RELEASE);
 }
 

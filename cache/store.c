@@ -1,8 +1,9 @@
 /*
 ** store.c -- the cache engine (see store.h for the interface).
 **
-** Entries live in one hash table (uthash, keyed by the canonical key) and
-** on one of two LRU lists, a segmented LRU:
+** Entries live in one hash table (chained, keyed by the canonical key; its
+** own, so an entry carries 12 bytes of it where uthash's handle took 56)
+** and on one of two LRU lists, a segmented LRU:
 **
 **   probation  every new entry starts here, at the head;
 **   protected  an entry moves here (to the head) when it is hit.
@@ -29,9 +30,28 @@
 ** bounded: past DDBC_MAX_TAGS it is cleared and the epoch moves, which
 ** makes every page stale at once (rare and safe).
 **
-** All byte counts are real allocation sizes: the entry with its key and
-** tag, plus the item or page it holds (an item shared by several pages is
-** counted in each: the budget errs on the safe side).
+** Items are packed (a store made by ddbc_store_create_packed, as cache.c
+** makes it): the entry is one allocation holding its header, its key and
+** the item as ddb_item_pack wrote it, with no pointer inside, and a hit
+** unpacks a new ddb_item for the reader.  A store made by
+** ddbc_store_create holds a reference to the caller's item instead (the
+** tests' stores, whose items are not real).
+**
+** Accounting.  Each entry is charged what it makes malloc hold:
+**
+**   - its allocation (header, key, tags, packed item) as a glibc chunk:
+**     the request plus 8 bytes of size field, rounded up to 16, at least
+**     32 (alloc_charge; other allocators differ by a few bytes);
+**   - the item or page it references, if it does (their `bytes` plus one
+**     chunk's overhead; an item shared by several pages is counted in
+**     each: the budget errs on the safe side);
+**   - three slots (24 bytes) of the hash table: the table doubles past one
+**     entry a slot and halves below one entry per three slots, so it
+**     holds 1 to 3 slots an entry (at least 16 slots).
+**
+** Not charged: the store itself, the table's 16 first slots and the
+** generation tags (bounded by DDBC_MAX_TAGS).  tests/unit/test_cache.c
+** checks the charge against mallinfo2's count of bytes in use.
 */
 #include <assert.h>
 #include <pthread.h>
@@ -39,40 +59,47 @@
 #include <string.h>
 #include <uthash.h>
 
-/* uthash doubles its buckets when one chain reaches this length.  Its
-** default (10) leaves about 3 entries per bucket: at 20,000 entries a hit
-** walks 2.2 entries on average, each one a cache miss.  At 6 the table
-** keeps 1.6 to 2.6 buckets per entry (16 bytes each) and a hit walks
-** 1.2 to 1.3 entries. */
-#undef HASH_BKT_CAPACITY_THRESH
-#define HASH_BKT_CAPACITY_THRESH 6U
-
 #include "store.h"
 
-/* What malloc adds to each block, for accounting. */
-#define DDBC_MALLOC_OVERHEAD 16
+/* Bytes glibc's malloc adds to a request: its size field (8), and the
+** rounding of the chunk to 16 bytes. */
+#define CHUNK_HEADER 8
+#define CHUNK_ALIGN  16
+#define CHUNK_MIN    32
+/* Hash table slots charged to each entry (see the accounting above), and
+** the table's smallest size. */
+#define SLOTS_CHARGED 3
+#define TABLE_MIN     16
 
 enum { SEG_PROBATION = 0, SEG_PROTECTED = 1 };
-enum { KIND_ITEM = 1, KIND_PAGE = 2 };
+enum {
+  KIND_ITEM = 1,   /* a reference to the caller's item (or NULL) */
+  KIND_PACKED = 2, /* the item packed after the key (val_len 0: none) */
+  KIND_PAGE = 3    /* a page_ext before the key, two tags after it */
+};
 
+/* An entry: one allocation, the header then (pages) a page_ext or (items
+** by reference) the item's pointer, the key, then (pages) the two tags or
+** (packed items) the packed item.  64 bytes of header on x86-64. */
 typedef struct entry {
-  UT_hash_handle hh;
+  struct entry *hnext;       /* next in its hash slot's chain */
   struct entry *prev, *next; /* in list `seg` */
-  int seg;
-  int kind;
-  char *key; /* points just past the struct */
-  size_t key_len;
-  char *tag; /* pages: two tags, after the key */
-  size_t tag_len[2];
-  uint64_t gen[2]; /* pages: the tags' generations at fill */
-  double filled;   /* when it was stored */
-  double expires;  /* filled + the filler's ttl */
-  size_t bytes;    /* charged to the budget */
-  union {
-    ddb_item *item; /* may be NULL: "no such item" */
-    ddb_page *page;
-  } v;
+  double filled;             /* when it was stored */
+  double expires;            /* filled + the filler's ttl */
+  size_t bytes;              /* charged to the budget */
+  uint32_t hash;             /* of the key */
+  uint32_t key_len;
+  uint32_t val_len; /* KIND_PACKED: bytes of the packed item */
+  unsigned char seg;
+  unsigned char kind;
 } entry;
+
+/* What a page entry holds besides its key. */
+typedef struct page_ext {
+  ddb_page *page;
+  uint64_t gen[2];     /* the tags' generations at fill */
+  uint32_t tag_len[2]; /* the tags follow the key */
+} page_ext;
 
 typedef struct tag_entry {
   UT_hash_handle hh;
@@ -83,17 +110,134 @@ typedef struct tag_entry {
 
 struct ddbc_store {
   pthread_mutex_t lock;
-  entry *map;
+  entry **slots; /* the hash table: n_slots chains (a power of 2) */
+  size_t n_slots;
+  uint64_t seed; /* of the hash: per store */
   entry *head[2], *tail[2];
   size_t seg_bytes[2];
   size_t bytes, bytes_max;
   tag_entry *tags;
   size_t n_tags;
-  uint64_t counter; /* last generation handed out */
-  uint64_t epoch;   /* generation of tags not in the table */
-  int plain_lru;    /* ddbc_store_set_segmented(s, 0): one list only */
+  uint64_t counter;      /* last generation handed out */
+  uint64_t epoch;        /* generation of tags not in the table */
+  int plain_lru;         /* ddbc_store_set_segmented(s, 0): one list only */
+  ddbc_item_codec codec; /* KIND_PACKED items when codec.pack is set */
   ddbc_store_stats st;
 };
+
+/* The bytes malloc holds for a request of n (see the accounting above). */
+static size_t alloc_charge(size_t n) {
+  size_t c = (n + CHUNK_HEADER + CHUNK_ALIGN - 1) & ~(size_t)(CHUNK_ALIGN - 1);
+  return c < CHUNK_MIN ? CHUNK_MIN : c;
+}
+
+/* Bytes of what an entry of kind holds between its header and its key. */
+static size_t ext_size(int kind) {
+  return kind == KIND_PAGE   ? sizeof(page_ext)
+         : kind == KIND_ITEM ? sizeof(ddb_item *)
+                             : 0;
+}
+
+static page_ext *page_of(entry *e) {
+  return (page_ext *)(e + 1);
+}
+
+static ddb_item **item_ref_of(entry *e) {
+  return (ddb_item **)(e + 1);
+}
+
+static char *key_of(const entry *e) {
+  return (char *)(e + 1) + ext_size(e->kind);
+}
+
+/* The hash of key[0..n): 8 bytes at a time, multiplied and folded, seeded
+** per store (so that no fixed set of keys collides in every process). */
+static uint32_t key_hash(const ddbc_store *s, const char *key, size_t n) {
+  const uint64_t m = 0xff51afd7ed558ccdULL;
+  uint64_t h = s->seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
+  while(n >= 8) {
+    memcpy(&w, key, 8);
+    h = (h ^ w) * m;
+    h ^= h >> 29;
+    key += 8;
+    n -= 8;
+  }
+  if(n) {
+    w = 0;
+    memcpy(&w, key, n);
+    h = (h ^ w) * m;
+  }
+  h ^= h >> 32;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 29;
+  return (uint32_t)h;
+}
+
+/* ------------------------------------------------------------------------
+** The hash table (lock held)
+*/
+
+/* The entry of key (its hash h), or NULL. */
+static entry *do_find(ddbc_store *s, const char *key, size_t len, uint32_t h) {
+  entry *e;
+  if(!s->n_slots)
+    return NULL;
+  for(e = s->slots[h & (s->n_slots - 1)]; e; e = e->hnext)
+    if(e->hash == h && e->key_len == len && memcmp(key_of(e), key, len) == 0)
+      return e;
+  return NULL;
+}
+
+/* Rehash into n slots (a power of 2, >= TABLE_MIN); on out of memory the
+** table stays as it is (longer chains, still correct). */
+static void do_resize(ddbc_store *s, size_t n) {
+  entry **slots = calloc(n, sizeof(*slots));
+  size_t i;
+  if(!slots)
+    return;
+  for(i = 0; i < s->n_slots; i++) {
+    entry *e = s->slots[i], *next;
+    for(; e; e = next) {
+      next = e->hnext;
+      e->hnext = slots[e->hash & (n - 1)];
+      slots[e->hash & (n - 1)] = e;
+    }
+  }
+  free(s->slots);
+  s->slots = slots;
+  s->n_slots = n;
+}
+
+/* Add e (its hash set) to the table, doubling it past one entry a slot. */
+static void do_hash_add(ddbc_store *s, entry *e) {
+  size_t i;
+  if(!s->n_slots)
+    do_resize(s, TABLE_MIN);
+  else if(s->st.entries + 1 > s->n_slots)
+    do_resize(s, s->n_slots * 2);
+  if(!s->n_slots)
+    return; /* out of memory: the caller checks */
+  i = e->hash & (s->n_slots - 1);
+  e->hnext = s->slots[i];
+  s->slots[i] = e;
+}
+
+/* Remove e from the table (entries already counts it out), halving the
+** table below one entry per SLOTS_CHARGED slots, freeing it when empty. */
+static void do_hash_del(ddbc_store *s, entry *e) {
+  entry **pp = &s->slots[e->hash & (s->n_slots - 1)];
+  while(*pp != e)
+    pp = &(*pp)->hnext;
+  *pp = e->hnext;
+  if(s->st.entries == 0) {
+    free(s->slots);
+    s->slots = NULL;
+    s->n_slots = 0;
+  } else if(s->n_slots > TABLE_MIN &&
+            s->st.entries * SLOTS_CHARGED < s->n_slots) {
+    do_resize(s, s->n_slots / 2);
+  }
+}
 
 /* ------------------------------------------------------------------------
 ** Lists (lock held)
@@ -130,14 +274,14 @@ static void do_list_push(ddbc_store *s, entry *e, int seg) {
 
 /* Remove e from the store and free it, releasing its value. */
 static void do_entry_free(ddbc_store *s, entry *e) {
-  HASH_DELETE(hh, s->map, e);
   do_list_unlink(s, e);
   s->bytes -= e->bytes;
   s->st.entries--;
+  do_hash_del(s, e);
   if(e->kind == KIND_ITEM)
-    ddb_item_unref(e->v.item);
-  else
-    ddb_page_unref(e->v.page);
+    ddb_item_unref(*item_ref_of(e));
+  else if(e->kind == KIND_PAGE)
+    ddb_page_unref(page_of(e)->page);
   free(e);
 }
 
@@ -227,16 +371,26 @@ ddbc_store *ddbc_store_create(size_t bytes_max) {
   pthread_mutex_init(&s->lock, NULL);
   s->bytes_max = bytes_max;
   s->counter = s->epoch = 1;
+  /* the hash's seed: this store's address, as ASLR placed it */
+  s->seed = (uint64_t)(uintptr_t)s * 0x9e3779b97f4a7c15ULL;
+  return s;
+}
+
+ddbc_store *ddbc_store_create_packed(size_t bytes_max,
+                                     const ddbc_item_codec *codec) {
+  ddbc_store *s = ddbc_store_create(bytes_max);
+  if(s)
+    s->codec = *codec;
   return s;
 }
 
 /* Free every entry (lock held or store private). */
 static void do_empty(ddbc_store *s) {
-  entry *e, *tmp;
-  HASH_ITER(hh, s->map, e, tmp) {
-    do_entry_free(s, e);
-  }
-  assert(s->bytes == 0 && s->st.entries == 0);
+  int seg;
+  for(seg = 0; seg < 2; seg++)
+    while(s->tail[seg])
+      do_entry_free(s, s->tail[seg]);
+  assert(s->bytes == 0 && s->st.entries == 0 && !s->slots);
 }
 
 void ddbc_store_empty(ddbc_store *s) {
@@ -324,8 +478,7 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len) {
 ** entries) is a miss for this reader but stays: its fill replaces it. */
 static entry *do_lookup(ddbc_store *s, const char *key, size_t len, double now,
                         double max_age) {
-  entry *e;
-  HASH_FIND(hh, s->map, key, len, e);
+  entry *e = do_find(s, key, len, key_hash(s, key, len));
   if(!e)
     return NULL;
   if(e->expires <= now) {
@@ -347,38 +500,41 @@ static void do_touch(ddbc_store *s, entry *e) {
     do_enforce_budget(s);
 }
 
-/* Insert a new entry for key (replacing any), charged `value_bytes`.
-** Returns the entry, or NULL when it would not fit or memory ran out. */
-static entry *do_insert(ddbc_store *s, const char *key, size_t key_len,
-                        const ddbc_tag *tags, size_t value_bytes, double now,
-                        double ttl) {
+/* Insert a new entry of kind for key (replacing any), with extra bytes
+** after the key (pages: their tags; packed items: the item) and charged
+** value_bytes besides its own allocation (a referenced item or page).
+** Returns the entry, its key copied and the extra bytes for the caller to
+** fill, or NULL when it would not fit or memory ran out. */
+static entry *do_insert(ddbc_store *s, int kind, const char *key,
+                        size_t key_len, size_t extra, size_t value_bytes,
+                        double now, double ttl) {
   entry *e, *old;
-  size_t tag_len = tags ? tags[0].len + tags[1].len : 0;
+  uint32_t h = key_hash(s, key, key_len);
+  size_t size = sizeof(entry) + ext_size(kind) + key_len + extra;
   size_t bytes =
-      sizeof(entry) + key_len + tag_len + value_bytes + DDBC_MALLOC_OVERHEAD;
-  HASH_FIND(hh, s->map, key, key_len, old);
+      alloc_charge(size) + value_bytes + SLOTS_CHARGED * sizeof(entry *);
+  old = do_find(s, key, key_len, h);
   if(old)
     do_entry_free(s, old);
-  if(ttl <= 0 || bytes > s->bytes_max / DDBC_MAX_SHARE)
+  if(ttl <= 0 || bytes > s->bytes_max / DDBC_MAX_SHARE ||
+     key_len > UINT32_MAX || extra > UINT32_MAX)
     return NULL;
-  e = malloc(sizeof(*e) + key_len + tag_len);
+  e = malloc(size);
   if(!e)
     return NULL;
-  memset(e, 0, sizeof(*e));
-  e->key = (char *)(e + 1);
-  memcpy(e->key, key, key_len);
-  e->key_len = key_len;
-  e->tag = e->key + key_len;
-  if(tags) {
-    memcpy(e->tag, tags[0].p, tags[0].len);
-    memcpy(e->tag + tags[0].len, tags[1].p, tags[1].len);
-    e->tag_len[0] = tags[0].len;
-    e->tag_len[1] = tags[1].len;
-  }
+  memset(e, 0, sizeof(*e) + ext_size(kind));
+  e->kind = (unsigned char)kind;
+  e->hash = h;
+  e->key_len = (uint32_t)key_len;
+  memcpy(key_of(e), key, key_len);
   e->filled = now;
   e->expires = now + ttl;
   e->bytes = bytes;
-  HASH_ADD_KEYPTR(hh, s->map, e->key, key_len, e);
+  do_hash_add(s, e);
+  if(!s->n_slots) {
+    free(e);
+    return NULL;
+  }
   do_list_push(s, e, SEG_PROBATION);
   s->bytes += bytes;
   s->st.entries++;
@@ -392,11 +548,20 @@ static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
   int hit = 0;
   pthread_mutex_lock(&s->lock);
   e = do_lookup(s, key, key_len, now, max_age);
-  if(e && e->kind == KIND_ITEM) {
-    *out = ddb_item_ref(e->v.item);
+  if(e && e->kind == KIND_PACKED) {
+    /* a new item for this reader (NULL when packed as "no such item") */
+    *out = e->val_len
+               ? s->codec.unpack((const unsigned char *)key_of(e) + e->key_len,
+                                 e->val_len)
+               : NULL;
+    hit = !e->val_len || *out;
+  } else if(e && e->kind == KIND_ITEM) {
+    *out = ddb_item_ref(*item_ref_of(e));
+    hit = 1;
+  }
+  if(hit) {
     do_touch(s, e);
     s->st.item_hits++;
-    hit = 1;
   } else if(count_miss) {
     s->st.item_misses++;
   }
@@ -418,13 +583,24 @@ int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
 ** value that does not fit is not stored. */
 static void do_put_item(ddbc_store *s, const char *key, size_t key_len,
                         ddb_item *item, double now, double ttl) {
-  entry *e =
-      do_insert(s, key, key_len, NULL, item ? item->bytes : 0, now, ttl);
-  if(e) {
-    e->kind = KIND_ITEM;
-    e->v.item = ddb_item_ref(item);
-    do_enforce_budget(s);
+  entry *e;
+  if(s->codec.pack) {
+    size_t n = item ? s->codec.packed_size(item) : 0;
+    e = do_insert(s, KIND_PACKED, key, key_len, n, 0, now, ttl);
+    if(!e)
+      return;
+    e->val_len = (uint32_t)n;
+    if(n)
+      s->codec.pack(item, (unsigned char *)key_of(e) + key_len);
+  } else {
+    /* the item's chunk: its bytes and malloc's overhead */
+    size_t v = item ? alloc_charge(item->bytes) : 0;
+    e = do_insert(s, KIND_ITEM, key, key_len, 0, v, now, ttl);
+    if(!e)
+      return;
+    *item_ref_of(e) = ddb_item_ref(item);
   }
+  do_enforce_budget(s);
 }
 
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
@@ -449,9 +625,11 @@ void ddbc_store_write_item(ddbc_store *s, const char *key, size_t key_len,
 }
 
 /* Has a write moved either tag of page entry e since it was filled? */
-static int do_page_stale(ddbc_store *s, const entry *e) {
-  return e->gen[0] != do_gen(s, e->tag, e->tag_len[0]) ||
-         e->gen[1] != do_gen(s, e->tag + e->tag_len[0], e->tag_len[1]);
+static int do_page_stale(ddbc_store *s, entry *e) {
+  const page_ext *x = page_of(e);
+  const char *tag = key_of(e) + e->key_len;
+  return x->gen[0] != do_gen(s, tag, x->tag_len[0]) ||
+         x->gen[1] != do_gen(s, tag + x->tag_len[0], x->tag_len[1]);
 }
 
 int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
@@ -466,7 +644,7 @@ int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
     e = NULL;
   }
   if(e && e->kind == KIND_PAGE) {
-    *out = ddb_page_ref(e->v.page);
+    *out = ddb_page_ref(page_of(e)->page);
     do_touch(s, e);
     s->st.query_hits++;
     hit = 1;
@@ -487,12 +665,18 @@ void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
     s->st.stale++;
   } else {
     do_sweep(s, now);
-    e = do_insert(s, key, key_len, tags, page->bytes, now, ttl);
+    e = do_insert(s, KIND_PAGE, key, key_len, tags[0].len + tags[1].len,
+                  page->bytes, now, ttl);
     if(e) {
-      e->kind = KIND_PAGE;
-      e->gen[0] = gens[0];
-      e->gen[1] = gens[1];
-      e->v.page = ddb_page_ref(page);
+      page_ext *x = page_of(e);
+      char *tag = key_of(e) + key_len;
+      memcpy(tag, tags[0].p, tags[0].len);
+      memcpy(tag + tags[0].len, tags[1].p, tags[1].len);
+      x->tag_len[0] = (uint32_t)tags[0].len;
+      x->tag_len[1] = (uint32_t)tags[1].len;
+      x->gen[0] = gens[0];
+      x->gen[1] = gens[1];
+      x->page = ddb_page_ref(page);
       do_enforce_budget(s);
     }
   }
@@ -515,12 +699,12 @@ static const char *do_check_list(ddbc_store *s, int seg, size_t *bytes,
       return "a prev link is wrong";
     if(e->seg != seg)
       return "an entry is on the list of another segment";
-    HASH_FIND(hh, s->map, e->key, e->key_len, found);
-    if(found != e)
+    found = do_find(s, key_of(e), e->key_len, e->hash);
+    if(found != e || e->hash != key_hash(s, key_of(e), e->key_len))
       return "a listed entry is not in the hash";
     sum += e->bytes;
     (*n)++;
-    if(*n > HASH_COUNT(s->map))
+    if(*n > s->st.entries)
       return "a list is longer than the hash (cycle?)";
   }
   if(s->tail[seg] != prev)
@@ -531,6 +715,16 @@ static const char *do_check_list(ddbc_store *s, int seg, size_t *bytes,
   return NULL;
 }
 
+/* The entries in the hash table's chains. */
+static size_t hash_count(ddbc_store *s) {
+  size_t i, n = 0;
+  entry *e;
+  for(i = 0; i < s->n_slots; i++)
+    for(e = s->slots[i]; e; e = e->hnext)
+      n++;
+  return n;
+}
+
 const char *ddbc_store_check(ddbc_store *s) {
   const char *why = NULL;
   size_t bytes = 0, n = 0;
@@ -538,8 +732,12 @@ const char *ddbc_store_check(ddbc_store *s) {
   why = do_check_list(s, SEG_PROBATION, &bytes, &n);
   if(!why)
     why = do_check_list(s, SEG_PROTECTED, &bytes, &n);
-  if(!why && n != HASH_COUNT(s->map))
+  if(!why && n != hash_count(s))
     why = "the lists do not hold every entry of the hash";
+  if(!why &&
+     (s->st.entries > s->n_slots ||
+      (s->n_slots > TABLE_MIN && s->st.entries * SLOTS_CHARGED < s->n_slots)))
+    why = "the hash table is outside 1 to 3 slots an entry";
   if(!why && n != s->st.entries)
     why = "entries is not the number of entries";
   if(!why && bytes != s->bytes)
@@ -560,7 +758,7 @@ size_t ddbc_store_order(ddbc_store *s, int seg,
   size_t n = 0;
   pthread_mutex_lock(&s->lock);
   for(e = s->head[seg & 1]; e; e = e->next, n++)
-    fn(e->key, e->key_len, e->bytes, ctx);
+    fn(key_of(e), e->key_len, e->bytes, ctx);
   pthread_mutex_unlock(&s->lock);
   return n;
 }

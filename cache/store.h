@@ -35,8 +35,22 @@ typedef struct ddbc_store_stats {
   uint64_t bytes_max;
 } ddbc_store_stats;
 
-/* Create a store holding at most bytes_max bytes.  Returns NULL on OOM. */
+/* How a packed store packs items (ddb_item_packed_size, ddb_item_pack,
+** ddb_item_unpack of client/item.c: see ddb_client.h). */
+typedef struct ddbc_item_codec {
+  size_t (*packed_size)(const ddb_item *it);
+  void (*pack)(const ddb_item *it, unsigned char *out);
+  ddb_item *(*unpack)(const unsigned char *p, size_t n);
+} ddbc_item_codec;
+
+/* Create a store holding at most bytes_max bytes, which keeps a reference
+** to each item stored (what the tests use).  Returns NULL on OOM. */
 ddbc_store *ddbc_store_create(size_t bytes_max);
+/* Create a store that keeps each item packed by codec inside its entry
+** (one allocation, about a third of the item's ddb_item) and unpacks a new
+** item for each hit (what cache.c uses).  Returns NULL on OOM. */
+ddbc_store *ddbc_store_create_packed(size_t bytes_max,
+                                     const ddbc_item_codec *codec);
 /* Free the store and drop every entry (their references are released). */
 void ddbc_store_release(ddbc_store *s);
 /* Drop every entry; statistics other than entries/bytes are kept. */
@@ -63,13 +77,16 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
 ** Items.  Key and tag are the same string: the item's canonical key.
 **
 ** ddbc_store_get_item: 1 on a hit (*out is a new reference, or NULL for a
-** cached "no such item"), 0 on a miss (an expired entry is dropped).  An
+** cached "no such item"; in a packed store a new item, equal to the one
+** stored), 0 on a miss (an expired entry is dropped; in a packed store
+** also when unpacking ran out of memory).  An
 ** entry stored max_age seconds ago or earlier is a miss too (the reader's
 ** own TTL: a reader with a short TTL must not take what a reader with a
 ** long one stored long ago); it stays for other readers.
 ** ddbc_store_fill_item: store what a read returned (item may be NULL),
 ** unless the key's generation moved since `gen` was captured (a write
-** completed meanwhile).  Takes its own reference.
+** completed meanwhile).  Takes its own reference (a packed store: its
+** own packed copy).
 ** ddbc_store_write_item: a write through this process completed with
 ** this result (NULL: deleted): bump the key's generation and store it.
 */

@@ -206,6 +206,14 @@ ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n);
 int ddb_av_equal(const ddb_av *a, const ddb_av *b);
 /* The item's size as DynamoDB counts it against its 400 KB limit. */
 size_t ddb_item_size(const ddb_item *it);
+/* Packed items, for the cache: the item as a byte string without pointers
+** (format in item.c).  ddb_item_packed_size: its length;
+** ddb_item_pack: write it at out (ddb_item_packed_size(it) bytes);
+** ddb_item_unpack: a new item (one reference) equal to the one packed,
+** from p[0..n) as ddb_item_pack wrote it, or NULL on out of memory. */
+size_t ddb_item_packed_size(const ddb_item *it);
+void ddb_item_pack(const ddb_item *it, unsigned char *out);
+ddb_item *ddb_item_unpack(const unsigned char *p, size_t n);
 #define DDB_ITEM_MAX_SIZE (400 * 1024)
 
 /* The text of `t` as DynamoDB spells it ("S", "N", ...). */

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Side-by-side runs of the scale benchmark (issue 6); prints the report.
+"""Side-by-side runs of the scale benchmark (issues 6 and 13); prints the
+report.
 
     python3 bench/scale/bench.py ROOT URL TABLE WORKDIR
 
@@ -7,17 +8,28 @@ ROOT is the repository (build/dynamodb.so, bench/scale/), URL DynamoDB
 Local's endpoint (loaded by load.py, keys in WORKDIR/keys.json and
 keys.sql).  Called by bench/scale/run.sh, which starts and stops the server.
 
+The headline run goes through bench/scale/proxy.py, which holds every
+request BENCH_DELAY_MS (20) before forwarding it to DynamoDB Local (a
+region's distance): the extension, boto3 (py_peer.py) and the AWS SDK for
+JavaScript v3 (js_peer.mjs) on workloads 1-5 (full Scan count, full Scan
+JSON, Query, 2,000 GetItems cold, the same keys batched, warm).  The
+extension runs with its defaults (segments=auto for the Scans), the peers'
+full Scans with BENCH_PEER_SEGMENTS (8) parallel segments.  Then, if the
+time budget allows, the same without the proxy (no added latency), and
+the floors.
+
 Every measurement is its own process, one after another (never two at
 once): the sqlite3 shell with .load build/dynamodb and `.timer on` (whose
 user/sys come from getrusage of the shell process, every thread of it), and
-the peers py_peer.py (boto3) and js_peer.mjs (AWS SDK v3), which time their
-workload in-process the same way.  Each process also runs under
-/usr/bin/time for its peak RSS and whole-process CPU.  Nothing is asserted:
-this prints.  Environment: BENCH_REPS (3: repetitions of the query and
-GetItem workloads; the median is reported), BENCH_SCAN_REPS (2: of the full
-Scans of workloads 1 and 2, which DynamoDB Local serves slowly; 1b runs
-once), BENCH_BUDGET (seconds, 720:
-runs that would start later are skipped and said so), BENCH_DELAY_MS (20).
+the peers, which time their workload in-process the same way.  Each process
+also runs under /usr/bin/time for its peak RSS.  Nothing is asserted: this
+prints.  Environment: BENCH_REPS (3: repetitions of the Query and the
+batched keys; the median is reported), BENCH_SCAN_REPS (2: of the full
+Scans), BENCH_GET_REPS (1: of the 2,000 single GetItems, 40 s a client at
+20 ms), BENCH_BUDGET (seconds, 780: the optional runs -- segments=1, no
+added latency, floors -- that would start later are skipped and said so;
+the headline always runs whole), BENCH_DELAY_MS (20), BENCH_PEER_SEGMENTS
+(8).
 """
 
 import json
@@ -36,12 +48,12 @@ RUN_TIMEOUT = 420  # seconds, one process at the most
 HOT_PK = "HOT#0"
 
 WORKLOADS = [
-    ("count", "1. full Scan, count items"),
-    ("count_items", "1b. full Scan, count by reading items (peers)"),
+    ("count", "1. full Scan, count(*)"),
     ("scan_json", "2. full Scan, every item's JSON"),
     ("query_json", "3. Query of the 10,000-item partition, JSON"),
-    ("get_cold", "4. 2,000 GetItem, random keys, cold"),
-    ("get_warm", "5. the same 2,000, warm"),
+    ("get_cold", "4. 2,000 GetItems, cold (join / one call a key)"),
+    ("get_batch", "4b. the 2,000 keys batched (keys = / batch_get_item)"),
+    ("get_warm", "5. the 2,000 again, warm (item cache / no cache)"),
 ]
 EXT_SQL = {
     "count": "SELECT count(*) FROM t;",
@@ -50,15 +62,25 @@ EXT_SQL = {
                   "WHERE PK = '%s';" % HOT_PK,
     "get": "SELECT count(*), sum(length(t.item)) FROM k CROSS JOIN t "
            "ON t.PK = k.pk AND t.SK = k.sk;",
+    "batch": "SELECT count(*), sum(length(item)) FROM t WHERE keys = "
+             "(SELECT json_group_array(json_array(pk, sk)) FROM k);",
 }
-PEERS = ["boto3 client", "boto3 paginator", "JS SDK v3"]
+PASSES = {"get": ["get_cold", "get_warm"], "batch": ["get_batch"]}
+PEERS = ["boto3", "JS SDK v3"]
+SCANS = ("count", "scan_json")
+RUNS = ("20ms", "0ms")  # the proxy's run first: the headline
 
 
 class Bench:
     def __init__(self, root, url, table, work):
         self.root, self.url, self.table, self.work = root, url, table, work
         self.t0 = time.time()
-        self.budget = float(os.environ.get("BENCH_BUDGET", "720"))
+        self.budget = float(os.environ.get("BENCH_BUDGET", "780"))
+        self.delay = float(os.environ.get("BENCH_DELAY_MS", "20"))
+        self.nseg = int(os.environ.get("BENCH_PEER_SEGMENTS", "8"))
+        self.run = "20ms"  # which run the records go to
+        self.optional = False  # the budget skips only optional runs
+        self.target = url  # where the clients send their requests
         self.results = []  # dicts: client, workload, rep, items, calls, ...
         self.skipped = []
         self.commands = []
@@ -74,7 +96,7 @@ class Bench:
 
     # -- running one process -------------------------------------------
     def over_budget(self, what):
-        if time.time() - self.t0 > self.budget:
+        if self.optional and time.time() - self.t0 > self.budget:
             self.skipped.append(what)
             print("bench-scale: skipped (time budget): %s" % what,
                   file=sys.stderr)
@@ -102,42 +124,44 @@ class Bench:
 
     def record(self, client, workload, rep, items, calls, wall, cpu, check,
                proc_cpu, rss, extra=None):
-        r = {"client": client, "workload": workload, "rep": rep,
+        r = {"run": self.run, "client": client, "workload": workload,
+             "rep": rep,
              "items": items, "calls": calls, "wall": wall, "cpu": cpu,
              "check": check, "proc_cpu": proc_cpu, "rss_kib": rss}
         r.update(extra or {})
         self.results.append(r)
-        print("bench-scale: %-16s %-12s rep %d: %6d items %5d calls "
+        print("bench-scale: %-4s %-16s %-10s rep %d: %6d items %5d calls "
               "wall %7.3f s cpu %7.3f s rss %6.1f MiB" %
-              (client, workload, rep, items, calls, wall, cpu, rss / 1024),
+              (self.run, client, workload, rep, items, calls, wall, cpu,
+               rss / 1024),
               file=sys.stderr, flush=True)
 
     # -- the extension ---------------------------------------------------
-    def ext(self, client, workload, rep, opts="", url=None, label=None):
-        what = "%s %s rep %d" % (label or client, workload, rep)
+    def ext(self, client, workload, rep, opts="", label=None):
+        what = "%s %s %s rep %d" % (self.run, label or client, workload, rep)
         if self.over_budget(what):
             return None
         stmt = EXT_SQL[workload]
         lines = [".load build/dynamodb",
                  "CREATE VIRTUAL TABLE t USING dynamodb(table=%s%s);"
                  % (self.table, opts)]
-        if workload == "get":
+        if workload in PASSES:
             lines.append(".read %s" % os.path.join(self.work, "keys.sql"))
         lines += ["EXPLAIN QUERY PLAN %s" % stmt]
-        passes = ["get_cold", "get_warm"] if workload == "get" else [workload]
+        passes = PASSES.get(workload, [workload])
         for _ in passes:
             lines += [".timer on", stmt, ".timer off",
                       "SELECT 'STATS', name, value FROM dynamodb_stats;"]
         script = os.path.join(self.work, "ext-%d.sql" % (self.n + 1))
         with open(script, "w") as f:
             f.write("\n".join(lines) + "\n")
-        env = dict(self.env, AWS_ENDPOINT_URL_DYNAMODB=url or self.url)
+        env = dict(self.env, AWS_ENDPOINT_URL_DYNAMODB=self.target)
         argv = ["sqlite3", ":memory:"]
         text = "\n".join(lines).replace(self.work, "$WORK")
         self.commands.append(
             "AWS_ENDPOINT_URL_DYNAMODB=%s sqlite3 :memory: <<'SQL'   # %s\n"
-            "%s\nSQL" % ("$PROXY" if url else "$URL",
-                         re.sub(r" rep \d+$", "", what), text))
+            "%s\nSQL" % ("$URL" if self.target == self.url else "$PROXY",
+                         re.sub(r"^\S+ | rep \d+$", "", what), text))
         out, pwall, pcpu, rss = self.timed(argv, stdin_path=script, env=env)
         res, stats, plan = [], [], None
         cur = {}
@@ -165,7 +189,7 @@ class Bench:
         if len(res) != len(passes):
             raise RuntimeError("%s: could not read the timings:\n%s"
                                % (what, out[-2000:]))
-        self.plans[(label or client, workload)] = plan
+        self.plans[(self.run, label or client, workload)] = plan
         before = 0.0
         for i, name in enumerate(passes):
             wall, cpu, items, check = res[i]
@@ -182,23 +206,26 @@ class Bench:
 
     # -- the peers -------------------------------------------------------
     def peer(self, client, workload, rep):
-        what = "%s %s rep %d" % (client, workload, rep)
+        what = "%s %s %s rep %d" % (self.run, client, workload, rep)
         if self.over_budget(what):
             return
         keys = os.path.join(self.work, "keys.json")
         if client == "JS SDK v3":
-            argv = ["node", "bench/scale/js_peer.mjs", workload, self.url,
+            argv = ["node", "bench/scale/js_peer.mjs", workload, self.target,
                     self.table]
         else:
-            mode = "paginator" if client == "boto3 paginator" else "client"
-            argv = ["python3", "bench/scale/py_peer.py", mode, workload,
-                    self.url, self.table]
-        if workload == "get":
+            argv = ["python3", "bench/scale/py_peer.py", "client", workload,
+                    self.target, self.table]
+        if workload in PASSES:
             argv.append(keys)
-        self.commands.append(" ".join(shlex.quote(a) for a in argv)
-                             .replace(self.url, "$URL")
-                             .replace(self.work, "$WORK"))
-        out, pwall, pcpu, rss = self.timed(argv)
+        segs = self.nseg if workload in SCANS else 1
+        env = dict(self.env, BENCH_PEER_SEGMENTS=str(segs))
+        self.commands.append(
+            ("BENCH_PEER_SEGMENTS=%d " % segs if segs > 1 else "")
+            + " ".join(shlex.quote(a) for a in argv)
+            .replace(self.target, "$URL" if self.target == self.url
+                     else "$PROXY").replace(self.work, "$WORK"))
+        out, pwall, pcpu, rss = self.timed(argv, env=env)
         for line in out.splitlines():
             if line.startswith("{"):
                 r = json.loads(line)
@@ -206,7 +233,83 @@ class Bench:
                             r["calls"], r["wall"], r["cpu"], r["check"],
                             pcpu, rss)
 
-    # -- the latency run -------------------------------------------------
+    # -- the proxy -------------------------------------------------------
+    def start_proxy(self):
+        """Start proxy.py in front of DynamoDB Local with self.delay ms a
+        request, in "pass" mode (forward, remember nothing); its URL."""
+        port = self.url.rsplit(":", 1)[1]
+        portfile = os.path.join(self.work, "proxy.port")
+        if os.path.exists(portfile):
+            os.unlink(portfile)
+        cmd = ["python3", "bench/scale/proxy.py", port, "%g" % self.delay,
+               portfile, "1800"]
+        self.commands.append(" ".join(cmd).replace(self.work, "$WORK")
+                             .replace(" %s " % port, " $PORT ")
+                             + "   # the latency proxy, at $PROXY, then "
+                             "POST $PROXY/__bench/mode/pass")
+        self.proxy_log = open(os.path.join(self.work, "proxy.log"), "w")
+        self.proxy = subprocess.Popen(cmd, cwd=self.root,
+                                      stdout=self.proxy_log,
+                                      stderr=self.proxy_log)
+        for _ in range(100):
+            if os.path.exists(portfile) or self.proxy.poll() is not None:
+                break
+            time.sleep(0.1)
+        with open(portfile) as f:
+            self.purl = "http://127.0.0.1:%d" % int(f.read())
+        self.proxy_ctl("/__bench/mode/pass")
+        return self.purl
+
+    def proxy_ctl(self, path, post=True):
+        req = urllib.request.Request(self.purl + path,
+                                     data=b"" if post else None)
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def stop_proxy(self):
+        """Stop the proxy by its PID (SIGTERM, then SIGKILL after 10 s)."""
+        try:
+            self.proxy_stats = self.proxy_ctl("/__bench/stats", post=False)
+        except OSError:
+            self.proxy_stats = None
+        self.proxy.send_signal(signal.SIGTERM)
+        try:
+            self.proxy.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proxy.kill()
+            self.proxy.wait()
+        self.proxy_log.close()
+
+    def workloads(self, reps, scan_reps, get_reps, seg1=False):
+        """Workloads 1-5 for the extension and PEERS against self.target,
+        cheap ones first, interleaved by client; the full Scans in the
+        reverse order of clients every other repetition.  seg1: one more
+        run of the extension's count(*) with segments=1, optional (skipped
+        past the budget)."""
+        for rep in range(1, reps + 1):
+            self.ext("ext", "query_json", rep)
+            for p in PEERS:
+                self.peer(p, "query_json", rep)
+            self.ext("ext", "batch", rep)
+            for p in PEERS:
+                self.peer(p, "batch", rep)
+        for rep in range(1, get_reps + 1):
+            self.ext("ext", "get", rep)
+            for p in PEERS:
+                self.peer(p, "get", rep)
+        for rep in range(1, scan_reps + 1):
+            for wk in SCANS:
+                runs = [lambda wk=wk: self.ext("ext", wk, rep)]
+                runs += [lambda p=p, wk=wk: self.peer(p, wk, rep)
+                         for p in PEERS]
+                for run in (runs if rep % 2 else runs[::-1]):
+                    run()
+        if seg1:
+            self.optional = True
+            self.ext("ext", "count", 1, opts=", segments=1",
+                     label="ext segments=1")
+            self.optional = False
+
     # -- floors -------------------------------------------------------
     def floors(self, reps=3):
         """What the parts below the extension cost on their own, in this
@@ -225,6 +328,8 @@ class Bench:
             return
         us, rows = [], []
         for _ in range(reps):
+            if self.over_budget("floors"):
+                break
             out, _, _, _ = self.timed([exe, self.url + "/", "2000"])
             m = re.search(r"status (\d+) cpu_us ([\d.]+) bytes (\d+)", out)
             if m:
@@ -247,58 +352,6 @@ class Bench:
             self.floor["rows_s"] = statistics.median(rows)
         print("bench-scale: floors %s" % json.dumps(self.floor),
               file=sys.stderr, flush=True)
-
-    def latency(self, delay_ms):
-        port = self.url.rsplit(":", 1)[1]
-        portfile = os.path.join(self.work, "proxy.port")
-        if os.path.exists(portfile):
-            os.unlink(portfile)
-        cmd = ["python3", "bench/scale/proxy.py", port, str(delay_ms),
-               portfile, "1200"]
-        self.commands.append(" ".join(cmd).replace(self.work, "$WORK")
-                             .replace(" %s " % port, " $PORT ")
-                             + "   # the latency proxy, at $PROXY")
-        log = open(os.path.join(self.work, "proxy.log"), "w")
-        proxy = subprocess.Popen(cmd, cwd=self.root, stdout=log, stderr=log)
-        try:
-            for _ in range(100):
-                if os.path.exists(portfile) or proxy.poll() is not None:
-                    break
-                time.sleep(0.1)
-            with open(portfile) as f:
-                purl = "http://127.0.0.1:%d" % int(f.read())
-
-            def ctl(path, post=True):
-                req = urllib.request.Request(purl + path, data=b"" if post
-                                             else None)
-                with urllib.request.urlopen(req, timeout=10) as r:
-                    return json.loads(r.read())
-
-            # live: through the proxy to DynamoDB Local; answers remembered
-            for wk in ("count", "scan_json"):
-                for segs in (1, 8):
-                    self.ext("ext", wk, 1,
-                             opts=", segments=%d, query_ttl=0" % segs,
-                             url=purl, label="live segments=%d" % segs)
-            ctl("/__bench/mode/replay")
-            # replay: the same requests answered from memory after the delay
-            reps = int(os.environ.get("BENCH_REPS", "3"))
-            for rep in range(1, reps + 1):
-                for wk in ("count", "scan_json"):
-                    for segs in (1, 8):
-                        self.ext("ext", wk, rep,
-                                 opts=", segments=%d, query_ttl=0" % segs,
-                                 url=purl, label="replay segments=%d" % segs)
-            self.proxy_stats = ctl("/__bench/stats", post=False)
-        finally:
-            proxy.send_signal(signal.SIGTERM)
-            try:
-                proxy.wait(10)
-            except subprocess.TimeoutExpired:
-                proxy.kill()
-                proxy.wait()
-            log.close()
-
 
 def median_of(rows, key):
     return statistics.median(r[key] for r in rows)
@@ -355,24 +408,69 @@ def fmt(x, nd=3):
     return "-" if x is None else ("%.*f" % (nd, x))
 
 
-def report(b, mach, load_info):
-    out = []
-    w = out.append
-    agg = {}  # (client, workload) -> median row
-    for r in b.results:
-        agg.setdefault((r["client"], r["workload"]), []).append(r)
+def aggregate(results):
+    """(run, client, workload) -> medians of the repetitions."""
+    agg = {}
+    for r in results:
+        agg.setdefault((r["run"], r["client"], r["workload"]), []).append(r)
     med = {}
     for k, rows in agg.items():
         med[k] = {"items": rows[0]["items"], "calls": rows[0]["calls"],
                   "wall": median_of(rows, "wall"),
                   "cpu": median_of(rows, "cpu"),
-                  "proc_cpu": median_of(rows, "proc_cpu"),
                   "rss": max(r["rss_kib"] for r in rows) / 1024,
                   "n": len(rows), "check": rows[0]["check"],
                   "cache_bytes": rows[0].get("cache_bytes"),
                   "cache_max": rows[0].get("cache_max")}
-    w("## Results (median of the repetitions; CPU = user+sys of the client "
-      "process during the workload)")
+    return med
+
+
+def agreement(b, run):
+    """'yes', or what differs: every client's item count and JSON length
+    sum, for every repetition, the same within a workload of run."""
+    bad = []
+    for wk, _ in WORKLOADS:
+        seen = {(r["client"], r["items"], r["check"]) for r in b.results
+                if r["run"] == run and r["workload"] == wk}
+        if len({(i, c) for _, i, c in seen}) > 1:
+            bad.append("%s: %s" % (wk, sorted(seen)))
+    return "yes" if not bad else "NO: " + "; ".join(bad)
+
+
+def headline(b, med, run, w):
+    """The table of issue 13: workload | extension | boto3 | JS SDK | ratio
+    (extension / best peer), wall time; returns {workload: ratio}."""
+    ratios = {}
+    w("| workload | extension | boto3 | JS SDK v3 | ratio (ext / best "
+      "peer) | items | JSON bytes |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    for wk, title in WORKLOADS:
+        e = med.get((run, "ext", wk))
+        peers = [med.get((run, p, wk)) for p in PEERS]
+        if not e and not any(peers):
+            continue
+        best = min((m["wall"] for m in peers if m), default=None)
+        ratio = e["wall"] / best if e and best else None
+        if ratio is not None:
+            ratios[wk] = ratio
+        cells = ["%.3f s (%d calls)" % (m["wall"], m["calls"]) if m else "-"
+                 for m in [e] + peers]
+        any_m = e or next(m for m in peers if m)
+        w("| %s | %s | %s | %s |" % (
+            title, " | ".join(cells),
+            "-" if ratio is None else "%.2f×" % ratio,
+            "%d | %s" % (any_m["items"], "-" if wk == "count"
+                         else "{:,}".format(any_m["check"]))))
+    return ratios
+
+
+def report(b, mach, load_info):
+    out = []
+    w = out.append
+    med = aggregate(b.results)
+    nseg = b.nseg
+    plan = b.plans.get(("20ms", "ext", "count"), "")
+    w("## Results (wall time, median of the repetitions)")
     w("")
     w("Machine: %d CPUs, %s, %d GiB; Linux %s; load average at start %s, at "
       "end %s." % (mach["nproc"], mach["cpu"], mach["mem_gib"],
@@ -386,145 +484,75 @@ def report(b, mach, load_info):
        mach["client-dynamodb"], mach["java"]))
     w("Data: %s" % json.dumps(load_info))
     w("")
-    w("| workload | client | items | calls | wall s | CPU s | CPU µs/item "
-      "| process peak RSS MiB | runs |")
-    w("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    clients = ["ext", "ext segments=8"] + PEERS
-    for wk, title in WORKLOADS:
-        for c in clients:
-            m = med.get((c, wk))
-            if not m:
-                continue
-            w("| %s | %s | %d | %d | %s | %s | %s | %.1f | %d |" % (
-                title, c, m["items"], m["calls"], fmt(m["wall"]),
-                fmt(m["cpu"]), fmt(1e6 * m["cpu"] / max(m["items"], 1), 2),
-                m["rss"], m["n"]))
+    w("### %g ms added to every request (bench/scale/proxy.py, forwarding "
+      "to DynamoDB Local)" % b.delay)
     w("")
-    # consistency: every client saw the same number of items
-    bad = []
-    for wk, _ in WORKLOADS:
-        counts = {c: m["items"] for (c, k), m in med.items() if k == wk}
-        if len(set(counts.values())) > 1:
-            bad.append("%s: %s" % (wk, counts))
-    w("Item counts agree across clients: %s" % ("yes" if not bad else
-                                                 "NO: " + "; ".join(bad)))
-    bad = []
-    for wk in ("scan_json", "query_json", "get_cold", "get_warm"):
-        sums = {r["client"]: r["check"] for r in b.results
-                if r["workload"] == wk}
-        if len(set(sums.values())) > 1:
-            bad.append("%s: %s" % (wk, sums))
-    w("Sums of the JSON lengths agree across clients (workloads 2-5): %s" % (
-        "yes" if not bad else "NO: " + "; ".join(bad)))
+    w("Extension with its defaults (full Scans: segments=auto, plan `%s`); "
+      "boto3 and the JS SDK's full Scans as %d parallel segments; batched "
+      "keys: 100 a call, 4 calls in flight for every client." % (plan, nseg))
     w("")
-    w("### Ratios: peer ÷ extension (above 1: the extension is better)")
+    r20 = headline(b, med, "20ms", w)
     w("")
-    w("| workload | " + " | ".join("CPU ×%s" % p for p in PEERS) + " | "
-      + " | ".join("wall ×%s" % p for p in PEERS) + " |")
-    w("|---|" + "---:|" * (2 * len(PEERS)))
-    goals = {"cpu": [], "wall": []}
-    for wk, title in WORKLOADS:
-        ew = "count" if wk == "count_items" else wk
-        e = med.get(("ext", ew))
-        if not e:
-            continue
-        cells_c, cells_w = [], []
-        for p in PEERS:
-            m = med.get((p, wk))
-            if not m:
-                cells_c.append("-")
-                cells_w.append("-")
-                continue
-            rc = m["cpu"] / max(e["cpu"], 1e-6)
-            rw = m["wall"] / max(e["wall"], 1e-6)
-            cells_c.append("%.1f" % rc)
-            cells_w.append("%.2f" % rw)
-            need = 20 if p.startswith("boto3") else 5
-            goals["cpu"].append((title, p, rc, need))
-            goals["wall"].append((title, p, rw))
-        w("| %s | %s | %s |" % (title, " | ".join(cells_c),
-                                " | ".join(cells_w)))
-        e8 = med.get(("ext segments=8", ew))
-        if e8:
-            cc, cw = [], []
-            for p in PEERS:
-                m = med.get((p, wk))
-                cc.append("%.1f" % (m["cpu"] / max(e8["cpu"], 1e-6))
-                          if m else "-")
-                cw.append("%.2f" % (m["wall"] / max(e8["wall"], 1e-6))
-                          if m else "-")
-            w("| %s, ext segments=8 (not the default) | %s | %s |" % (
-                title, " | ".join(cc), " | ".join(cw)))
+    w("Item counts and JSON length sums agree across clients and "
+      "repetitions: %s" % agreement(b, "20ms"))
+    s1 = med.get(("20ms", "ext segments=1", "count"))
+    e8 = med.get(("20ms", "ext", "count"))
+    if s1 and e8:
+        w("")
+        w("The extension's count(*) with segments=1 (one request at a time): "
+          "%.3f s, %d calls; with its default %.3f s, %d calls (%.1f× "
+          "faster, the table's read capacity consumed that many requests "
+          "at a time)." % (s1["wall"], s1["calls"], e8["wall"], e8["calls"],
+                           s1["wall"] / max(e8["wall"], 1e-6)))
     w("")
-    w("(1b compares the peers' item-reading count with the extension's "
-      "`count(*)` of workload 1.)")
+    w("### Goals of issue 13, at %g ms" % b.delay)
     w("")
-    # latency
-    lat = {}
-    for wk in ("count", "scan_json"):
-        for mode in ("live", "replay"):
-            a = med.get(("%s segments=1" % mode, wk))
-            z = med.get(("%s segments=8" % mode, wk))
-            if a and z:
-                lat[(wk, mode)] = (a, z, a["wall"] / max(z["wall"], 1e-6))
-    w("### Latency run: the extension's full Scan through a proxy adding %s "
-      "ms to every call, segments=1 against segments=8" %
-      os.environ.get("BENCH_DELAY_MS", "20"))
+    kb = med.get(("20ms", "ext", "get_batch"))
+    bb = med.get(("20ms", "boto3", "get_batch"))
+    if kb and bb:
+        x = kb["wall"] / bb["wall"]
+        w("* joins on the full key, `keys =` form <= 1.5× boto3's batched "
+          "wall time: %.3f s / %.3f s = %.2f× — %s" % (
+              kb["wall"], bb["wall"], x, "met" if x <= 1.5 else "NOT met"))
+    for wk in SCANS:
+        if wk in r20:
+            w("* %s <= 1.1× the best peer: %.2f× — %s" % (
+                dict(WORKLOADS)[wk], r20[wk],
+                "met" if r20[wk] <= 1.1 else "NOT met"))
     w("")
-    w("| statement | mode | segments=1 wall s | segments=8 wall s | speed-up "
-      "| calls (1 / 8) | CPU s (1 / 8) | runs |")
-    w("|---|---|---:|---:|---:|---:|---:|---:|")
-    for (wk, mode), (a, z, ratio) in lat.items():
-        w("| `%s` | %s | %.3f | %.3f | %.2f× | %d / %d | %.3f / %.3f | %d |"
-          % (EXT_SQL[wk], mode, a["wall"], z["wall"], ratio, a["calls"],
-             z["calls"], a["cpu"], z["cpu"], a["n"]))
+    if any(k[0] == "0ms" for k in med):
+        w("### No added latency (DynamoDB Local directly)")
+        w("")
+        headline(b, med, "0ms", w)
+        w("")
+        w("Item counts and JSON length sums agree across clients and "
+          "repetitions: %s" % agreement(b, "0ms"))
+        w("")
+    w("### Every measurement (medians; CPU = user+sys of the client process "
+      "during the workload)")
     w("")
-    w("live: the proxy forwards to DynamoDB Local, whose own time per 1 MB "
-      "page dominates; replay: the proxy answers the same requests from "
-      "memory after the delay (server time ~0, as with a region that scales "
-      "out), so only the delay and the client remain.")
+    w("| run | workload | client | items | calls | wall s | CPU s | "
+      "CPU µs/item | process peak RSS MiB | runs |")
+    w("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for run in RUNS:
+        for wk, title in WORKLOADS:
+            for c in ["ext", "ext segments=1"] + PEERS:
+                m = med.get((run, c, wk))
+                if not m:
+                    continue
+                w("| %s | %s | %s | %d | %d | %s | %s | %s | %.1f | %d |" % (
+                    run, title, c, m["items"], m["calls"], fmt(m["wall"]),
+                    fmt(m["cpu"]),
+                    fmt(1e6 * m["cpu"] / max(m["items"], 1), 2),
+                    m["rss"], m["n"]))
+    w("")
     if getattr(b, "proxy_stats", None):
         w("Proxy counters: %s" % json.dumps(b.proxy_stats))
-    w("")
-    # goals
-    w("### Goals of issue 6")
-    w("")
-    cpu_fail = [g for g in goals["cpu"] if g[2] < g[3]]
-    w("* client CPU per item <= 1/20 of boto3's, <= 1/5 of the JS SDK's: "
-      "%s" % ("met in every workload" if not cpu_fail and goals["cpu"]
-              else "NOT met in %d of %d comparisons: %s" % (
-                  len(cpu_fail), len(goals["cpu"]),
-                  "; ".join("%s vs %s %.1f× (needs %d×)" % g
-                            for g in cpu_fail))))
-    wall_fail = [g for g in goals["wall"] if g[2] < 1.0]
-    w("* wall time never worse than either peer: %s" % (
-        "met" if not wall_fail and goals["wall"] else
-        "NOT met in %d of %d comparisons: %s" % (
-            len(wall_fail), len(goals["wall"]),
-            "; ".join("%s vs %s %.2f×" % g for g in wall_fail))))
-    for (wk, mode), (a, z, ratio) in lat.items():
-        w("* 8 segments >= 5× faster than 1 at %s ms, `%s`, %s: %.2f× — %s"
-          % (os.environ.get("BENCH_DELAY_MS", "20"), EXT_SQL[wk], mode,
-             ratio, "met" if ratio >= 5 else "NOT met"))
-    for c in ("ext", "ext segments=8"):
-        m = med.get((c, "scan_json"))
-        if m:
-            limit = 64 + (m["cache_max"] or 0) / 1048576
-            w("* peak RSS of the full Scan (%s): %.1f MiB, of which the cache "
-              "held %.1f MiB at the end; goal < 64 MiB + budget %.0f MiB = "
-              "%.0f MiB — %s" % (c, m["rss"], (m["cache_bytes"] or 0)
-                                 / 1048576, (m["cache_max"] or 0) / 1048576,
-                                 limit, "met" if m["rss"] < limit
-                                 else "NOT met"))
+        w("")
     fl = getattr(b, "floor", {})
     if fl.get("curl_us") is not None and fl.get("rows_s") is not None:
-        get = med.get(("boto3 client", "get_cold"))
-        cnt = med.get(("boto3 client", "count"))
-        ecnt = med.get(("ext", "count"))
-        eget = med.get(("ext", "get_cold"))
-        w("")
         w("### Floors: what the layers under the extension cost alone, "
-          "in this run")
+          "in this run (no added latency)")
         w("")
         w("* a bare libcurl loop of the same GetItem on a kept-alive "
           "connection (`bench/scale/curl_floor.c`: no signing, JSON parsing, "
@@ -534,29 +562,10 @@ def report(b, mach, load_info):
         w("* SQLite counting 100,000 rows of a virtual table that does "
           "nothing (`SELECT count(*) FROM generate_series(1, 100000)` in "
           "the same shell): **%.1f ms CPU**" % (1e3 * fl["rows_s"]))
-        if get and eget:
-            w("* cold GetItem: 1/20 of boto3's CPU is %.1f µs a call; "
-              "libcurl alone costs %.1f µs (%s); the extension %.1f µs, of "
-              "which %.1f µs are its own (signing, parsing, cache, the SQL "
-              "join, the JSON)" % (
-                  1e6 * get["cpu"] / get["items"] / 20, fl["curl_us"],
-                  "the goal is below it" if 1e6 * get["cpu"] / get["items"]
-                  / 20 < fl["curl_us"] else "the goal is above it",
-                  1e6 * eget["cpu"] / eget["items"],
-                  1e6 * eget["cpu"] / eget["items"] - fl["curl_us"]))
-        if cnt and ecnt:
-            least = fl["rows_s"] + ecnt["calls"] * fl["curl_us"] / 1e6
-            w("* Select=COUNT Scan: 1/20 of boto3's CPU is %.2f ms; SQLite's "
-              "row loop plus %d bare libcurl calls is %.2f ms (%s); the "
-              "extension %.2f ms" % (
-                  1e3 * cnt["cpu"] / 20, ecnt["calls"], 1e3 * least,
-                  "the goal is below it" if cnt["cpu"] / 20 < least
-                  else "the goal is above it", 1e3 * ecnt["cpu"]))
-    w("")
+        w("")
     if b.plans:
-        w("Plans: " + "; ".join("%s %s: `%s`" % (c, k, p)
-                                for (c, k), p in sorted(b.plans.items())
-                                if not c.startswith(("live", "replay"))))
+        w("Plans: " + "; ".join("%s %s %s: `%s`" % (r, c, k, p)
+                                for (r, c, k), p in sorted(b.plans.items())))
         w("")
     if b.skipped:
         w("Skipped (time budget %d s): %s" % (b.budget,
@@ -596,27 +605,17 @@ def main(argv):
         load_info = {}
     reps = int(os.environ.get("BENCH_REPS", "3"))
     scan_reps = int(os.environ.get("BENCH_SCAN_REPS", "2"))
-    # cheap workloads first, interleaved by client
-    for rep in range(1, reps + 1):
-        b.ext("ext", "query_json", rep)
-        for p in PEERS:
-            b.peer(p, "query_json", rep)
-        b.ext("ext", "get", rep)
-        b.peer("boto3 client", "get", rep)
-        b.peer("JS SDK v3", "get", rep)
-    # full Scans; every other repetition in the reverse order of clients
-    for rep in range(1, scan_reps + 1):
-        for wk in ("count", "scan_json"):
-            runs = [lambda: b.ext("ext", wk, rep),
-                    lambda: b.ext("ext", wk, rep, opts=", segments=8",
-                                  label="ext segments=8")]
-            runs += [lambda p=p: b.peer(p, wk, rep) for p in PEERS]
-            for run in (runs if rep % 2 else runs[::-1]):
-                run()
+    get_reps = int(os.environ.get("BENCH_GET_REPS", "1"))
+    # the headline: every client through the proxy
+    b.target = b.start_proxy()
+    try:
+        b.workloads(reps, scan_reps, get_reps, seg1=True)
+    finally:
+        b.stop_proxy()
+    # then, as the budget allows, no added latency, once each
+    b.run, b.target, b.optional = "0ms", url, True
+    b.workloads(1, 1, 1)
     b.floors()
-    b.latency(float(os.environ.get("BENCH_DELAY_MS", "20")))
-    for p in PEERS:
-        b.peer(p, "count_items", 1)
     text, med = report(b, mach, load_info)
     with open(os.path.join(work, "results.json"), "w") as f:
         json.dump({"machine": mach, "results": b.results,

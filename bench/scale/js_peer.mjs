@@ -3,8 +3,11 @@
 //
 //   node bench/scale/js_peer.mjs WORKLOAD ENDPOINT TABLE [KEYS.json]
 //
-// WORKLOAD is one of count, count_items, scan_json, query_json, get, as in
-// py_peer.py: ScanCommand/QueryCommand with LastEvaluatedKey paging by hand,
+// WORKLOAD is one of count, count_items, scan_json, query_json, get, batch,
+// as in py_peer.py: ScanCommand/QueryCommand with LastEvaluatedKey paging
+// by hand (the full Scans as BENCH_PEER_SEGMENTS parallel segments, 1 by
+// default, awaited together), BatchGetItemCommand of 100 keys with 4 calls
+// in flight for batch,
 // items to plain JSON with @aws-sdk/util-dynamodb's unmarshall and
 // JSON.stringify (sets as arrays).  The client is made, and one
 // DescribeTable sent, before the clock starts.  Prints one JSON line per
@@ -13,6 +16,7 @@
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import {
+  BatchGetItemCommand,
   DynamoDBClient,
   DescribeTableCommand,
   GetItemCommand,
@@ -23,6 +27,13 @@ import { unmarshall } from "@aws-sdk/util-dynamodb";
 
 const MAX_PAGES = 100000; // a bound on every paging loop
 const HOT_PK = "HOT#0";
+const BATCH = 100; // keys a BatchGetItem call
+const IN_FLIGHT = 4; // BatchGetItem calls at once
+const NSEG = Number(process.env.BENCH_PEER_SEGMENTS || "1");
+if (!Number.isInteger(NSEG) || NSEG < 1 || NSEG > 64) {
+  console.error("js_peer: BENCH_PEER_SEGMENTS must be 1..64");
+  process.exit(2);
+}
 
 const [workload, endpoint, table, keysFile] = process.argv.slice(2);
 if (!workload || !endpoint || !table) {
@@ -66,10 +77,17 @@ async function run(name, fn) {
   console.log(JSON.stringify({ workload: name, items, calls, wall, cpu: used, check }));
 }
 
-const scan = (selectCount, render) => async () => {
+const sum3 = (parts) =>
+  [0, 1, 2].map((i) => parts.reduce((a, p) => a + p[i], 0));
+
+const scanSegment = async (selectCount, render, seg) => {
   let n = 0, calls = 0, check = 0;
   const input = { TableName: table };
   if (selectCount) input.Select = "COUNT";
+  if (NSEG > 1) {
+    input.Segment = seg;
+    input.TotalSegments = NSEG;
+  }
   for await (const page of pages(ScanCommand, input)) {
     calls++;
     if (selectCount) {
@@ -83,6 +101,10 @@ const scan = (selectCount, render) => async () => {
   }
   return [n, calls, check];
 };
+
+const scan = (selectCount, render) => async () =>
+  sum3(await Promise.all([...Array(NSEG).keys()].map(
+    (seg) => scanSegment(selectCount, render, seg))));
 
 const query = async () => {
   let n = 0, calls = 0, check = 0;
@@ -117,6 +139,35 @@ const gets = (keys) => async () => {
   return [n, keys.length, check];
 };
 
+const batch = (keys) => async () => {
+  const chunks = [];
+  for (let i = 0; i < keys.length; i += BATCH)
+    chunks.push(keys.slice(i, i + BATCH));
+  let next = 0;
+  const worker = async () => {
+    let n = 0, calls = 0, check = 0;
+    while (next < chunks.length) {
+      const chunk = chunks[next++];
+      let req = {
+        [table]: { Keys: chunk.map((k) => ({ PK: { S: k.PK }, SK: { S: k.SK } })) },
+      };
+      for (let i = 0; req && i < MAX_PAGES; i++) {
+        const r = await ddb.send(new BatchGetItemCommand({ RequestItems: req }));
+        calls++;
+        for (const it of (r.Responses && r.Responses[table]) || []) {
+          n++;
+          check += toJson(it).length;
+        }
+        req = r.UnprocessedKeys && Object.keys(r.UnprocessedKeys).length
+          ? r.UnprocessedKeys : null;
+      }
+      if (req) throw new Error("UnprocessedKeys without end");
+    }
+    return [n, calls, check];
+  };
+  return sum3(await Promise.all([...Array(IN_FLIGHT)].map(worker)));
+};
+
 await ddb.send(new DescribeTableCommand({ TableName: table }));
 switch (workload) {
   case "count": await run("count", scan(true, false)); break;
@@ -128,6 +179,11 @@ switch (workload) {
     const keys = JSON.parse(readFileSync(keysFile, "utf8"));
     await run("get_cold", gets(keys));
     await run("get_warm", gets(keys));
+    break;
+  }
+  case "batch": {
+    if (!keysFile) throw new Error("batch needs KEYS.json");
+    await run("get_batch", batch(JSON.parse(readFileSync(keysFile, "utf8"))));
     break;
   }
   default:

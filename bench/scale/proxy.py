@@ -8,7 +8,8 @@ request to 127.0.0.1:UPSTREAM_PORT (DynamoDB Local) over one upstream
 connection per client connection (keep-alive both sides), and holds every
 request DELAY_MS before sending it on: the round trip to a distant region.
 
-Two modes, switched by a POST to /__bench/mode/live or /__bench/mode/replay:
+Three modes, switched by a POST to /__bench/mode/live, /__bench/mode/replay
+or /__bench/mode/pass:
 
   live    forward, and remember each answer by (X-Amz-Target, body);
   replay  answer a request seen before from memory, after the same delay,
@@ -16,6 +17,9 @@ Two modes, switched by a POST to /__bench/mode/live or /__bench/mode/replay:
           becomes ~0, so what is left is the delay and the client (the
           situation of a client far from a region whose servers scale).
           A request not seen before is forwarded (counted as a miss).
+  pass    forward, remember nothing (bench.py's mode: every client's
+          requests see DynamoDB Local and the delay, and the proxy's
+          memory stays small).
 
 GET /__bench/stats returns JSON counters.  Bounded: at most 64 client
 connections at once (more are closed), request heads of 64 KiB and bodies

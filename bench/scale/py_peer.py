@@ -3,6 +3,10 @@
 
     python3 bench/scale/py_peer.py MODE WORKLOAD ENDPOINT TABLE [KEYS.json]
 
+Environment: BENCH_PEER_SEGMENTS (1): the full Scans run as that many
+parallel segments (Segment/TotalSegments), one thread each, the counts and
+lengths summed; issue 13 compares with 8.
+
 MODE      client     low-level client, ExclusiveStartKey paging by hand
           paginator  client.get_paginator(...).paginate(...)
 WORKLOAD  count        full Scan, Select=COUNT
@@ -13,6 +17,9 @@ WORKLOAD  count        full Scan, Select=COUNT
           get          GetItem of each key of KEYS.json, each item to JSON,
                        twice: "get_cold" then "get_warm" (boto3 has no
                        cache: the second pass makes every call again)
+          batch        "get_batch": batch_get_item of KEYS.json, 100 keys
+                       a call, 4 calls in flight (threads), UnprocessedKeys
+                       asked again, each item to JSON
 
 The client is made, and one DescribeTable sent, before the clock starts (the
 extension does the same at CREATE VIRTUAL TABLE).  Prints one JSON line per
@@ -21,7 +28,9 @@ all threads, from getrusage), check (sum of JSON lengths).
 """
 
 import base64
+import concurrent.futures
 import json
+import os
 import resource
 import sys
 import time
@@ -32,6 +41,8 @@ from boto3.dynamodb.types import TypeDeserializer
 from botocore.config import Config
 
 MAX_PAGES = 100000  # a bound on every paging loop
+BATCH = 100  # keys a BatchGetItem call
+IN_FLIGHT = 4  # BatchGetItem calls at once
 HOT_PK = "HOT#0"
 DESER = TypeDeserializer()
 
@@ -94,15 +105,20 @@ def main(argv):
         "dynamodb", endpoint_url=endpoint, region_name="us-east-1",
         aws_access_key_id="test", aws_secret_access_key="test",
         config=Config(retries={"max_attempts": 10, "mode": "standard"},
-                      read_timeout=300))
+                      read_timeout=300, max_pool_connections=16))
     ddb.describe_table(TableName=table)
+    nseg = int(os.environ.get("BENCH_PEER_SEGMENTS", "1"))
+    if not 1 <= nseg <= 64:
+        sys.exit("py_peer: BENCH_PEER_SEGMENTS must be 1..64")
 
     def scan(select_count, render):
-        def fn():
+        def segment(seg):
             n = calls = check = 0
             kw = {"TableName": table}
             if select_count:
                 kw["Select"] = "COUNT"
+            if nseg > 1:
+                kw["Segment"], kw["TotalSegments"] = seg, nseg
             for page in pages(ddb, mode, "scan", **kw):
                 calls += 1
                 if select_count:
@@ -113,6 +129,13 @@ def main(argv):
                     if render:
                         check += len(to_json(it))
             return n, calls, check
+
+        def fn():
+            if nseg == 1:
+                return segment(0)
+            with concurrent.futures.ThreadPoolExecutor(nseg) as ex:
+                parts = list(ex.map(segment, range(nseg)))
+            return tuple(sum(p[i] for p in parts) for i in range(3))
         return fn
 
     def query():
@@ -140,6 +163,29 @@ def main(argv):
             return n, len(keys), check
         return fn
 
+    def batch(keys):
+        def one(chunk):
+            n = calls = check = 0
+            req = {table: {"Keys": [{"PK": {"S": k["PK"]},
+                                     "SK": {"S": k["SK"]}} for k in chunk]}}
+            for _ in range(MAX_PAGES):
+                r = ddb.batch_get_item(RequestItems=req)
+                calls += 1
+                for it in r["Responses"].get(table, []):
+                    n += 1
+                    check += len(to_json(it))
+                req = r.get("UnprocessedKeys")
+                if not req:
+                    return n, calls, check
+            raise RuntimeError("UnprocessedKeys without end")
+
+        def fn():
+            chunks = [keys[i:i + BATCH] for i in range(0, len(keys), BATCH)]
+            with concurrent.futures.ThreadPoolExecutor(IN_FLIGHT) as ex:
+                parts = list(ex.map(one, chunks))
+            return tuple(sum(p[i] for p in parts) for i in range(3))
+        return fn
+
     if workload == "count":
         run("count", scan(True, False))
     elif workload == "count_items":
@@ -148,13 +194,16 @@ def main(argv):
         run("scan_json", scan(False, True))
     elif workload == "query_json":
         run("query_json", query)
-    elif workload == "get":
+    elif workload in ("get", "batch"):
         if len(argv) != 6:
-            sys.exit("py_peer: get needs KEYS.json")
+            sys.exit("py_peer: %s needs KEYS.json" % workload)
         with open(argv[5]) as f:
             keys = json.load(f)
-        run("get_cold", gets(keys))
-        run("get_warm", gets(keys))
+        if workload == "batch":
+            run("get_batch", batch(keys))
+        else:
+            run("get_cold", gets(keys))
+            run("get_warm", gets(keys))
     else:
         sys.exit("py_peer: bad workload %r" % workload)
 

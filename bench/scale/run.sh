@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# make bench-scale: the side-by-side benchmark of issue 6 (see README.md
-# beside this file).  Starts its own DynamoDB Local (2 GiB heap) and always
-# stops it by PID, loads ~100,000 items, runs the extension, boto3 and the
-# AWS SDK for JavaScript v3 one after another on the same data, and prints
-# the report (also in build/bench-scale/latest/report.md).  Nothing is
-# asserted.
+# make bench-scale: the side-by-side benchmark of issues 6 and 13 (see
+# README.md beside this file).  Starts its own DynamoDB Local (2 GiB heap)
+# and always stops it by PID, loads ~100,000 items, runs the extension,
+# boto3 and the AWS SDK for JavaScript v3 one after another on the same
+# data, through a proxy adding BENCH_DELAY_MS to every request and then
+# without it, and prints the report (also in
+# build/bench-scale/latest/report.md).  Nothing is asserted.
 #
-#   bench/scale/run.sh            everything (about 12 minutes on 2 CPUs)
-#   BENCH_REPS=N                  repetitions of the query/GetItem workloads (3)
+#   bench/scale/run.sh            everything (about 12-15 minutes on 2 CPUs)
+#   BENCH_REPS=N                  repetitions of the Query and batched keys (3)
 #   BENCH_SCAN_REPS=N             repetitions of the full Scans (2)
-#   BENCH_BUDGET=SECONDS          later runs are skipped past this (720)
+#   BENCH_GET_REPS=N              of the 2,000 single GetItems (1)
+#   BENCH_BUDGET=SECONDS          later runs are skipped past this (780)
 #   BENCH_DELAY_MS=MS             the latency proxy's delay (20)
+#   BENCH_PEER_SEGMENTS=N         the peers' parallel Scan segments (8)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -19,7 +19,10 @@
 **
 ** After joining: the store's invariants (ddbc_store_check), bytes within
 ** the budget, hits + misses equal the gets made, and every item and page
-** is freed once the store is released (counted).
+** is freed once the store is released (counted).  All of it twice: on a
+** store holding references to the items (ddbc_store_create), and on a
+** packed store (ddbc_store_create_packed, as cache.c makes it) whose
+** codec here packs a version and unpacks a new counted item per hit.
 **
 ** Prints TAP lines ("ok N - ...", no plan: the suite script adds its own
 ** line and the plan); exits 1 if any is "not ok".  Built by
@@ -92,6 +95,28 @@ static void put_page(ddb_page *p) {
     free(p);
     __atomic_sub_fetch(&live_objects, 1, __ATOMIC_RELAXED);
   }
+}
+
+/* The packed store's codec (cache.c uses client/item.c's): a vitem packs
+** to its version and its padding, and unpacks to a new vitem (counted). */
+static size_t test_packed_size(const ddb_item *it) {
+  return sizeof(uint64_t) + (it->bytes - sizeof(vitem));
+}
+static void test_pack(const ddb_item *it, unsigned char *out) {
+  memcpy(out, &((const vitem *)it)->version, sizeof(uint64_t));
+  memset(out + sizeof(uint64_t), 0, it->bytes - sizeof(vitem));
+}
+static ddb_item *test_unpack(const unsigned char *p, size_t n) {
+  size_t bytes = sizeof(vitem) + (n - sizeof(uint64_t));
+  vitem *v = calloc(1, bytes);
+  if(!v)
+    abort();
+  v->it.refs = 1;
+  v->it.bytes = bytes;
+  v->it.root.type = DDB_M;
+  memcpy(&v->version, p, sizeof(uint64_t));
+  __atomic_add_fetch(&live_objects, 1, __ATOMIC_RELAXED);
+  return &v->it;
 }
 
 /*
@@ -329,8 +354,11 @@ static int test_no;
 static int failures;
 
 /* Print one TAP line. */
+static const char *mode = ""; /* the store under test, for the TAP names */
+
 static void tap(int ok, const char *name, const char *detail) {
-  printf("%sok %d - tsan-cache: %s\n", ok ? "" : "not ", ++test_no, name);
+  printf("%sok %d - tsan-cache: %s: %s\n", ok ? "" : "not ", ++test_no, mode,
+         name);
   if(!ok) {
     failures++;
     if(detail && *detail)
@@ -338,7 +366,11 @@ static void tap(int ok, const char *name, const char *detail) {
   }
 }
 
-int main(int argc, char **argv) {
+/* Run the threads on a new store (packed or holding references) and
+** print the TAP lines about it. */
+static void run_store(int packed) {
+  static const ddbc_item_codec codec = {test_packed_size, test_pack,
+                                        test_unpack};
   static worker ws[NTHREADS];
   ddbc_store_stats st;
   uint64_t gets = 0, pgets = 0, viol = 0, checked = 0, pchecked = 0;
@@ -347,24 +379,18 @@ int main(int argc, char **argv) {
   char detail[200];
   int i;
 
-  if(argc > 1) {
-    char *end;
-    long n = strtol(argv[1], &end, 10);
-    if(*end || n <= 0 || n > 100000000) {
-      fprintf(stderr, "usage: %s [ITERATIONS-PER-THREAD]\n", argv[0]);
-      return 2;
-    }
-    iterations = (int)n;
-  }
-  store = ddbc_store_create(BUDGET);
+  mode = packed ? "packed" : "references";
+  memset(ws, 0, sizeof(ws));
+  store = packed ? ddbc_store_create_packed(BUDGET, &codec)
+                 : ddbc_store_create(BUDGET);
   if(!store)
-    return 2;
+    exit(2);
   for(i = 0; i < NTHREADS; i++) {
     ws[i].id = i;
     ws[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);
     if(pthread_create(&ws[i].tid, NULL, run, &ws[i])) {
       perror("pthread_create");
-      return 2;
+      exit(2);
     }
   }
   for(i = 0; i < NTHREADS; i++)
@@ -379,7 +405,7 @@ int main(int argc, char **argv) {
     viol += ws[i].violations;
   }
 
-  printf("# %d threads x %d operations, budget %d bytes\n", NTHREADS,
+  printf("# %s: %d threads x %d operations, budget %d bytes\n", mode, NTHREADS,
          iterations, BUDGET);
   snprintf(detail, sizeof(detail), "%llu violations; first: %s",
            (unsigned long long)viol, first);
@@ -422,5 +448,19 @@ int main(int argc, char **argv) {
       (unsigned long long)__atomic_load_n(&live_objects, __ATOMIC_RELAXED));
   tap(__atomic_load_n(&live_objects, __ATOMIC_RELAXED) == 0,
       "release frees every item and page", detail);
+}
+
+int main(int argc, char **argv) {
+  if(argc > 1) {
+    char *end;
+    long n = strtol(argv[1], &end, 10);
+    if(*end || n <= 0 || n > 100000000) {
+      fprintf(stderr, "usage: %s [ITERATIONS-PER-THREAD]\n", argv[0]);
+      return 2;
+    }
+    iterations = (int)n;
+  }
+  run_store(0); /* what the unit tests use */
+  run_store(1); /* what cache.c uses */
   return failures ? 1 : 0;
 }

@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__GLIBC__) /* set by the headers above */
+#include <malloc.h>
+#endif
 
 #include "../../cache/ddb_cache.h"
 #include "../../cache/cache_int.h"
@@ -468,35 +471,68 @@ static void test_ttl_zero(void) {
 ** Bytes
 */
 
+/* The bytes glibc's malloc holds for a request of n: the request plus its
+** 8-byte size field, rounded up to 16, at least 32 (what store.c charges
+** for each allocation). */
+static size_t chunk(size_t n) {
+  size_t c = (n + 8 + 15) & ~(size_t)15;
+  return c < 32 ? 32 : c;
+}
+
+/* The charge of a page entry with a key of key_len bytes, tags of 3 bytes
+** each and a page claiming page_bytes, measured on a scratch store. */
+static size_t page_charge_of(size_t key_len, size_t page_bytes) {
+  ddbc_store *s = ddbc_store_create(1u << 30);
+  char key[256];
+  ddb_page *pg = mkpage(page_bytes);
+  size_t bytes;
+  memset(key, 'q', key_len);
+  key[key_len] = 0;
+  fill_page(s, key, "P#x", "T#t", pg, 0, 10);
+  bytes = (size_t)stats(s).bytes;
+  ddb_page_unref(pg);
+  ddbc_store_release(s);
+  return bytes;
+}
+
 static void test_bytes_sum_of_charges(void) {
   ddbc_store *s = ddbc_store_create(1 << 24);
-  size_t base = charge_of(1, ISZ) - 1 - ISZ; /* per-entry overhead */
+  size_t base = charge_of(1, 0); /* a negative entry, key of 1 byte */
   ddb_item *small = mkitem(200), *big = mkitem(50000);
   ddb_page *pg = mkpage(30000);
   size_t want;
-  CHECK(base >= 64 && base <= 512); /* entry struct + malloc overhead */
-  CHECK_INT(charge_of(7, ISZ), base + 7 + ISZ);
-  CHECK_INT(charge_of(1, 20000), base + 1 + 20000);
-  CHECK_INT(charge_of(5, 0), base + 5);
+  /* entry header + key + malloc overhead + 3 hash slots */
+  CHECK(base >= 64 && base <= 160);
+  /* each allocation is charged as a whole chunk (16-byte steps), the
+  ** referenced item's chunk besides the entry's */
+  CHECK_INT(charge_of(1, 0) % 16, 24 % 16);
+  CHECK_INT(charge_of(17, 0), base + 16);
+  CHECK_INT(charge_of(33, 0), base + 32);
+  CHECK_INT(charge_of(1, ISZ), base + chunk(ISZ));
+  CHECK_INT(charge_of(1, 20000), base + chunk(20000));
+  CHECK_INT(charge_of(7, ISZ) - charge_of(7, 0), chunk(ISZ));
+  /* a page: the entry (its tags in it) plus the page's own count */
+  CHECK_INT(page_charge_of(4, 30000) - page_charge_of(4, 0), 30000);
+  CHECK(page_charge_of(4, 0) >= charge_of(4 + 3 + 3, 0));
   fill(s, "k1", small, 0, 10);
   fill(s, "key2", big, 0, 10);
   fill(s, "neg", NULL, 0, 10);
   fill_page(s, "page", "P#x", "T#t", pg, 0, 10);
-  want = (base + 2 + 200) + (base + 4 + 50000) + (base + 3) +
-         (base + 4 + 3 + 3 + 30000);
+  want = charge_of(2, 200) + charge_of(4, 50000) + charge_of(3, 0) +
+         page_charge_of(4, 30000);
   CHECK_INT(stats(s).bytes, want);
   CHECK_INT(stats(s).entries, 4);
   CHECK_INVARIANTS(s);
   /* replacing a value changes the sum by the difference */
   fill(s, "k1", big, 1, 10);
-  want += 50000 - 200;
+  want += chunk(50000) - chunk(200);
   CHECK_INT(stats(s).bytes, want);
   ddbc_store_write_item(s, "key2", 4, NULL, 1, 10);
-  want -= 50000;
+  want -= chunk(50000);
   CHECK_INT(stats(s).bytes, want);
   CHECK_INT(stats(s).entries, 4);
   CHECK(!has(s, "k1", 11)); /* expired: its charge goes */
-  want -= base + 2 + 50000;
+  want -= charge_of(2, 50000);
   CHECK_INT(stats(s).bytes, want);
   CHECK_INVARIANTS(s);
   ddbc_store_release(s);
@@ -605,25 +641,33 @@ static void test_bytes_set_budget_shrinks(void) {
 }
 
 static void test_bytes_share_cap(void) {
-  size_t base = charge_of(1, ISZ) - 1 - ISZ;
-  size_t budget = 8 * 10000;
+  size_t budget = 8 * 10000, vfit, pfit;
   ddbc_store *s = ddbc_store_create(budget);
-  /* key "a": charge = base + 1 + value; the cap is budget/8 = 10000 */
-  ddb_item *fits = mkitem(10000 - base - 1);
-  ddb_item *over = mkitem(10000 - base);
-  ddb_page *pfits = mkpage(10000 - base - 1 - 2);
-  ddb_page *pover = mkpage(10000 - base - 1 - 1);
+  ddb_item *fits, *over;
+  ddb_page *pfits, *pover;
+  /* the cap is budget/8 = 10000: the largest item and page of key "a"
+  ** (pages: "q", tags "P#x", "T#t") whose charge is within it */
+  for(vfit = 10000; charge_of(1, vfit) > 10000; vfit--)
+    ;
+  for(pfit = 10000; page_charge_of(1, pfit) > 10000; pfit--)
+    ;
+  CHECK(vfit > 9000 && pfit > 9000);
+  fits = mkitem(vfit);
+  over = mkitem(vfit + 1);
+  pfits = mkpage(pfit);
+  pover = mkpage(pfit + 1);
   fill(s, "a", fits, 0, 10);
   CHECK(has(s, "a", 0));
-  CHECK_INT(stats(s).bytes, 10000);
+  CHECK_INT(stats(s).bytes, charge_of(1, vfit));
+  CHECK(charge_of(1, vfit + 1) > 10000);
   fill(s, "a", over, 1, 10); /* not stored, and the old value goes too */
   CHECK(!has(s, "a", 1));
   CHECK_INT(stats(s).entries, 0);
   ddbc_store_write_item(s, "b", 1, over, 1, 10);
   CHECK(!has(s, "b", 1));
-  fill_page(s, "q", "P", "T", pfits, 1, 10); /* tags count: 1 + 1 */
+  fill_page(s, "q", "P#x", "T#t", pfits, 1, 10);
   CHECK(has_page(s, "q", 1));
-  fill_page(s, "q", "P", "T", pover, 1, 10);
+  fill_page(s, "q", "P#x", "T#t", pover, 1, 10);
   CHECK(!has_page(s, "q", 1));
   CHECK_INT(stats(s).entries, 0);
   CHECK_INT(stats(s).bytes, 0);
@@ -635,6 +679,215 @@ static void test_bytes_share_cap(void) {
   ddb_item_unref(over);
   ddb_page_unref(pfits);
   ddb_page_unref(pover);
+}
+
+/* ------------------------------------------------------------------------
+** Packed items (ddbc_store_create_packed, as cache.c makes its store)
+*/
+
+static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
+                                      ddb_item_unpack};
+
+/* A real item from its typed JSON (the test fails if it does not parse). */
+static ddb_item *typed(const char *json) {
+  ddb_item *it = NULL;
+  ddb_error err;
+  memset(&err, 0, sizeof(err));
+  if(ddb_item_from_typed_json(json, strlen(json), &it, &err) != DDB_OK)
+    CHECK_MSG(0, "typed json: %s", err.message);
+  return it;
+}
+
+/* Does b hold the same tree as a, node for node (types, counts, names,
+** texts; sets in order), every string NUL-terminated? */
+static int same_tree(const ddb_av *a, const ddb_av *b) {
+  uint32_t i;
+  if(a->type != b->type || a->n != b->n)
+    return 0;
+  if((a->name != NULL) != (b->name != NULL) ||
+     (a->name && (a->name_len != b->name_len ||
+                  memcmp(a->name, b->name, a->name_len + 1) != 0)))
+    return 0;
+  if((a->text != NULL) != (b->text != NULL) ||
+     (a->text && memcmp(a->text, b->text, (size_t)a->n + 1) != 0))
+    return 0;
+  if((a->kids != NULL) != (b->kids != NULL))
+    return 0;
+  for(i = 0; a->kids && i < a->n; i++)
+    if(!same_tree(&a->kids[i], &b->kids[i]))
+      return 0;
+  return 1;
+}
+
+static void test_packed_round_trip(void) {
+  static const char *const items[] = {
+      "{}",
+      "{\"PK\":{\"S\":\"K#1\"}}",
+      "{\"PK\":{\"S\":\"a\\u0000b\"},\"e\":{\"S\":\"\"},\"n\":{\"N\":\"-1.5E+"
+      "3\"},"
+      "\"b\":{\"B\":\"AAEC\"},\"t\":{\"BOOL\":true},\"f\":{\"BOOL\":false},"
+      "\"z\":{\"NULL\":true}}",
+      "{\"m\":{\"M\":{\"x\":{\"L\":[{\"N\":\"1\"},{\"M\":{}},{\"L\":[]},"
+      "{\"SS\":[\"a\",\"b\"]}]},\"\":{\"S\":\"empty name\"}}},"
+      "\"ss\":{\"SS\":[\"x\",\"yy\",\"\"]},\"ns\":{\"NS\":[\"1\",\"2.5\"]},"
+      "\"bs\":{\"BS\":[\"AA==\"]},\"l\":{\"L\":[{\"NULL\":true},"
+      "{\"BOOL\":true}]}}",
+  };
+  size_t i;
+  char big[2000];
+  /* and one with a text over 127 bytes (a varint of two bytes) */
+  snprintf(big, sizeof(big), "{\"pad\":{\"S\":\"%0300d\"}}", 7);
+  for(i = 0; i <= sizeof(items) / sizeof(items[0]); i++) {
+    const char *json = i < sizeof(items) / sizeof(items[0]) ? items[i] : big;
+    ddb_item *it = typed(json), *back;
+    size_t n;
+    unsigned char *p;
+    ddb_buf a, b;
+    if(!it)
+      continue;
+    n = ddb_item_packed_size(it);
+    p = malloc(n + 1);
+    p[n] = 0xA5; /* a canary: pack writes exactly n bytes */
+    ddb_item_pack(it, p);
+    CHECK_INT(p[n], 0xA5);
+    back = ddb_item_unpack(p, n);
+    CHECK(back && back != it);
+    if(back) {
+      CHECK_MSG(same_tree(&it->root, &back->root), "tree of %s", json);
+      CHECK(ddb_av_equal(&it->root, &back->root));
+      CHECK_INT(back->refs, 1);
+      CHECK(back->bytes <= it->bytes); /* exact, where decoding bounds */
+      /* the same JSON, typed and plain */
+      ddb_buf_init(&a, 1 << 16);
+      ddb_buf_init(&b, 1 << 16);
+      ddb_item_to_typed_json(it, &a);
+      ddb_item_to_typed_json(back, &b);
+      CHECK_MEM(b.p, b.len, a.p, a.len);
+      ddb_buf_free(&a);
+      ddb_buf_free(&b);
+      /* smaller than the ddb_item (by 40 bytes a node, less varints) */
+      CHECK_MSG(n < it->bytes, "packed %zu, item %zu", n, it->bytes);
+    }
+    free(p);
+    ddb_item_unref(back);
+    ddb_item_unref(it);
+  }
+}
+
+static void test_packed_store(void) {
+  ddbc_store *s = ddbc_store_create_packed(1 << 20, &codec);
+  ddb_item *it = typed("{\"PK\":{\"S\":\"K#00001\"},\"SK\":{\"S\":\"S\"},"
+                       "\"total\":{\"N\":\"1\"}}");
+  ddb_item *out = NULL, *out2 = NULL;
+  size_t base;
+  if(!it) {
+    ddbc_store_release(s);
+    return;
+  }
+  fill(s, "k", it, 0, 10);
+  CHECK_INT(it->refs, 1); /* the store keeps its own packed copy */
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 1, ANY_AGE, &out), 1);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 1, ANY_AGE, &out2), 1);
+  CHECK(out && out != it && out2 && out2 != out);
+  if(out && out2) {
+    CHECK(same_tree(&it->root, &out->root));
+    CHECK(same_tree(&it->root, &out2->root));
+  }
+  ddb_item_unref(out);
+  ddb_item_unref(out2);
+  /* the charge: one chunk holding the entry, the key and the packed item,
+  ** and the hash slots; a negative entry holds no packed bytes */
+  base = (size_t)stats(s).bytes;
+  fill(s, "neg", NULL, 0, 10);
+  CHECK_INT(ddbc_store_get_item(s, "neg", 3, 1, ANY_AGE, &out), 1);
+  CHECK(out == NULL);
+  CHECK(stats(s).bytes - base < base);
+  CHECK(base - (stats(s).bytes - base) >= ddb_item_packed_size(it) - 16);
+  ddbc_store_write_item(s, "k", 1, NULL, 2, 10);
+  CHECK_INT(ddbc_store_get_item(s, "k", 1, 3, ANY_AGE, &out), 1);
+  CHECK(out == NULL);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  CHECK_INT(it->refs, 1);
+  ddb_item_unref(it);
+}
+
+#if defined(__GLIBC__) &&                                                     \
+    (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)) &&           \
+    !defined(__SANITIZE_ADDRESS__)
+#define HAVE_MALLINFO2 1
+/* Bytes malloc holds for the process (arena chunks in use and mmapped
+** blocks). */
+static size_t heap_in_use(void) {
+  struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+#endif
+
+/* The budget is honest: fill a packed store far past its budget with
+** items like the bench's, and compare what the store says it holds with
+** what malloc says it gave out meanwhile.  The charge may exceed the truth
+** (it charges 3 hash slots an entry where the table holds 1 to 3) but
+** never fall short of it by more than 1%. */
+static void test_packed_accounting(void) {
+#ifdef HAVE_MALLINFO2
+  enum { PROBE = 4000 };
+  const size_t budget = 4u << 20;
+  void **probe = malloc(PROBE * sizeof(*probe));
+  size_t m0, m1, i, n, got, real;
+  ddbc_store *s;
+  ddb_item *it;
+  char key[128], json[512];
+  /* does mallinfo2 count this process's malloc (not under valgrind)? */
+  m0 = heap_in_use();
+  for(i = 0; i < PROBE; i++)
+    probe[i] = malloc(200); /* chunks of 208 */
+  m1 = heap_in_use();
+  for(i = 0; i < PROBE; i++)
+    free(probe[i]);
+  free(probe);
+  if(m1 - m0 < PROBE * 208 / 10 * 9 || m1 - m0 > PROBE * 208 + 65536) {
+    printf("#   skipped: mallinfo2 does not count this malloc "
+           "(%zu bytes for %d x 208)\n",
+           m1 - m0, PROBE);
+    return;
+  }
+  s = ddbc_store_create_packed(budget, &codec);
+  m0 = heap_in_use();
+  for(n = 0; n < 40000; n++) {
+    size_t kl = (size_t)snprintf(key, sizeof(key),
+                                 "I\x15http://localhost:8000/us-east-1"
+                                 "0123456789abcdef\x0a"
+                                 "BenchItems\x02PKS\x07K#%05zu\x02SKS\x01S",
+                                 n);
+    snprintf(json, sizeof(json),
+             "{\"PK\":{\"S\":\"K#%05zu\"},\"SK\":{\"S\":\"S\"},"
+             "\"name\":{\"S\":\"customer %zu\"},\"total\":{\"N\":\"%zu\"},"
+             "\"pad\":{\"S\":\"%0*d\"}}",
+             n, n, n % 1000, (int)(n % 200), 0);
+    it = typed(json);
+    if(!it)
+      break;
+    ddbc_store_fill_item(s, key, kl, it, ddbc_store_gen(s, key, kl), 0, 100);
+    ddb_item_unref(it);
+  }
+  m1 = heap_in_use();
+  got = (size_t)stats(s).bytes;
+  real = m1 - m0;
+  CHECK(stats(s).evictions > 0);
+  CHECK(got <= budget && got > budget - budget / 8);
+  CHECK_MSG(got >= real - real / 100, "charged %zu, malloc grew %zu", got,
+            real);
+  CHECK_MSG(got <= real + real / 10, "charged %zu, malloc grew %zu", got,
+            real);
+  printf("#   %llu entries: charged %zu bytes, malloc grew %zu (%.3fx)\n",
+         (unsigned long long)stats(s).entries, got, real,
+         (double)got / (double)real);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+#else
+  printf("#   skipped: no mallinfo2 (not glibc >= 2.33, or ASan)\n");
+#endif
 }
 
 /* ------------------------------------------------------------------------
@@ -1377,6 +1630,12 @@ const tap_test tap_cache_tests[] = {
      test_bytes_set_budget_shrinks},
     {"cache: a value over 1/DDBC_MAX_SHARE of the budget is not stored",
      test_bytes_share_cap},
+    {"cache: packed items round-trip exactly (every type, nesting)",
+     test_packed_round_trip},
+    {"cache: a packed store keeps its own copy, hits get new items",
+     test_packed_store},
+    {"cache: the packed store's charge tracks mallinfo2 (budget honoured)",
+     test_packed_accounting},
     {"cache: negative item entries", test_negative_entries},
     {"cache: an item fill is refused after a bump of its key",
      test_gen_fill_refused_after_bump},
