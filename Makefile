@@ -27,9 +27,11 @@ endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
 LIBS    := -lcurl -lcjson -lm -pthread
 
-CLIENT_SRC := client/buf.c client/item.c client/config.c client/http.c \
-              client/json.c client/write.c client/creds.c client/crc32.c \
-              client/describe.c client/read.c client/get.c \
+CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
+              client/http.c client/signer.c client/cancel.c client/log.c \
+              client/live.c client/json.c client/write.c client/creds.c \
+              client/creds_process.c client/creds_meta.c client/creds_parse.c \
+              client/crc32.c client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/fanout.c

@@ -48,7 +48,7 @@ struct dyn_client {
   ddbc_policy pol; /* consistent = 0; the TTLs of the options */
   pthread_mutex_t lock;
   dyn_table *tables;
-  dyn_client *next_live; /* client.c's list of live clients, for fork() */
+  ddb_live live; /* on client/live.c's list while c lives, for fork() */
 };
 
 /* client.c */
@@ -81,9 +81,7 @@ ddbc_policy dyni_policy(const dyn_client *c, int flags);
 /* Check an item built from typed JSON or a builder against DynamoDB's
 ** rules for values (numbers, base64).  Returns DYN_OK or DYN_EINPUT. */
 dyn_code dyni_check_item(const ddb_item *it, dyn_error *err);
-/* Does N text s[0..n) fit DynamoDB (38 digits, 1e-130..1e126)? */
-int dyni_number_ok(const char *s, size_t n);
-/* Is s[0..n) non-empty, valid base64? */
-int dyni_base64_ok(const char *s, size_t n);
+/* (Numbers and binaries are checked by client/'s ddb_number_fits and
+** ddb_base64_ok, the one home of each rule.) */
 
 #endif /* DYN_API_INT_H */

@@ -107,50 +107,24 @@ static dyn_code ttl_option(double v, const char *name, double *out,
   return DYN_OK;
 }
 
-/* fork(): every live client is on a list; pthread_atfork handlers take
-** each one's lock before the fork and release them after it, in the parent
-** and the child alike, so the child never finds a table list half changed
-** or locked by a thread it does not have.  (The layers below do the same
-** for the cache, the connections and the credentials.) */
-static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
-static dyn_client *live; /* every client not yet freed (fork_lock) */
-
-static void fork_prepare(void) {
-  dyn_client *c;
-  pthread_mutex_lock(&fork_lock);
-  for(c = live; c; c = c->next_live)
-    pthread_mutex_lock(&c->lock);
+/* fork(): every live client is on client/live.c's list (the one list of
+** the process, the client layer's clients and request log on it too),
+** whose pthread_atfork handlers take each one's lock before the fork and
+** release it after, in the parent and the child alike, so the child never
+** finds a table list half changed or locked by a thread it does not have.
+** c->lock is a leaf: nothing else is taken while it is held. */
+static void client_fork_lock(void *obj) {
+  dyn_client *c = obj;
+  pthread_mutex_lock(&c->lock);
 }
 
-static void fork_after(void) {
-  dyn_client *c;
-  for(c = live; c; c = c->next_live)
-    pthread_mutex_unlock(&c->lock);
-  pthread_mutex_unlock(&fork_lock);
+static void client_fork_unlock(void *obj) {
+  dyn_client *c = obj;
+  pthread_mutex_unlock(&c->lock);
 }
 
-static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-static void fork_init_once(void) {
-  pthread_atfork(fork_prepare, fork_after, fork_after);
-}
-
-/* Put c on the list of live clients (add) or take it off. */
-static void live_set(dyn_client *c, int add) {
-  dyn_client **pp;
-  pthread_once(&fork_once, fork_init_once);
-  pthread_mutex_lock(&fork_lock);
-  if(add) {
-    c->next_live = live;
-    live = c;
-  } else {
-    for(pp = &live; *pp; pp = &(*pp)->next_live)
-      if(*pp == c) {
-        *pp = c->next_live;
-        break;
-      }
-  }
-  pthread_mutex_unlock(&fork_lock);
-}
+static const ddb_live_ops client_live_ops = {client_fork_lock,
+                                             client_fork_unlock, NULL};
 
 dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                         dyn_error *err) {
@@ -183,7 +157,7 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   if(!c)
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
-  live_set(c, 1);
+  ddb_live_add(&c->live, &client_live_ops, c);
   result = ttl_option(opt->item_ttl, "item_ttl", &c->pol.item_ttl, err);
   if(result)
     goto fail;
@@ -217,7 +191,7 @@ void dyn_client_free(dyn_client *c) {
   dyn_table *t, *next;
   if(!c)
     return;
-  live_set(c, 0);
+  ddb_live_remove(&c->live);
   for(t = c->tables; t; t = next) {
     next = t->next;
     dyni_table_unref(t);
@@ -339,11 +313,11 @@ dyn_code dyni_key(const dyn_table *t, const ddb_item *src, const char *what,
     if(a->n == 0)
       return dyni_fail(err, DYN_EINPUT, "%s: key attribute '%s' is empty",
                        what, ka[i]->name);
-    if(a->type == DDB_N && !dyni_number_ok(a->text, a->n))
+    if(a->type == DDB_N && !ddb_number_fits(a->text, a->n))
       return dyni_fail(err, DYN_EINPUT,
                        "%s: key attribute '%s' is not a DynamoDB number", what,
                        ka[i]->name);
-    if(a->type == DDB_B && !dyni_base64_ok(a->text, a->n))
+    if(a->type == DDB_B && !ddb_base64_ok(a->text, a->n))
       return dyni_fail(err, DYN_EINPUT, "%s: key attribute '%s' is not base64",
                        what, ka[i]->name);
     attrs[i] = a;

@@ -22,23 +22,6 @@
 /* ------------------------------------------------------------------------
 ** Value checks
 */
-int dyni_number_ok(const char *s, size_t n) {
-  return ddb_number_fits(s, n);
-}
-
-int dyni_base64_ok(const char *s, size_t n) {
-  unsigned char *tmp;
-  size_t r;
-  if(n == 0 || n % 4 != 0)
-    return 0;
-  tmp = malloc(n);
-  if(!tmp)
-    return 0;
-  r = ddb_base64_decode(s, n, tmp, n);
-  free(tmp);
-  return r != (size_t)-1;
-}
-
 /* Check av and below; path names where we are, for messages. */
 static dyn_code check_av(const ddb_av *av, char *path, size_t cap,
                          dyn_error *err) {
@@ -47,12 +30,12 @@ static dyn_code check_av(const ddb_av *av, char *path, size_t cap,
   dyn_code result = DYN_OK;
   switch(av->type) {
   case DDB_N:
-    if(!dyni_number_ok(av->text, av->n))
+    if(!ddb_number_fits(av->text, av->n))
       return dyni_fail(err, DYN_EINPUT, "%s: '%.60s' is not a DynamoDB number",
                        path, av->text);
     return DYN_OK;
   case DDB_B:
-    if(av->n && !dyni_base64_ok(av->text, av->n))
+    if(av->n && !ddb_base64_ok(av->text, av->n))
       return dyni_fail(err, DYN_EINPUT, "%s: binary value is not base64",
                        path);
     return DYN_OK;
@@ -472,7 +455,7 @@ dyn_code dyn_builder_s(dyn_builder *b, const char *name, const char *s) {
 }
 
 dyn_code dyn_builder_n(dyn_builder *b, const char *name, const char *digits) {
-  if(b && !b->failed && (!digits || !dyni_number_ok(digits, strlen(digits))))
+  if(b && !b->failed && (!digits || !ddb_number_fits(digits, strlen(digits))))
     return bfail(b, DYN_EINPUT, "'%.60s' is not a DynamoDB number",
                  digits ? digits : "NULL");
   return add_text(b, name, DDB_N, digits, digits ? strlen(digits) : 0);

@@ -250,11 +250,11 @@ static dyn_code key_value(ddb_av *v, ddb_type type, const char *text,
   if(n == 0)
     return dyni_fail(err, DYN_EINPUT, "%s: key '%s' cannot be empty", what,
                      name);
-  if(type == DDB_N && !dyni_number_ok(text, n))
+  if(type == DDB_N && !ddb_number_fits(text, n))
     return dyni_fail(err, DYN_EINPUT,
                      "%s: key '%s' is N; '%.60s' is not a DynamoDB number",
                      what, name, text);
-  if(type == DDB_B && !dyni_base64_ok(text, n))
+  if(type == DDB_B && !ddb_base64_ok(text, n))
     return dyni_fail(err, DYN_EINPUT, "%s: key '%s' is B; give it in base64",
                      what, name);
   v->type = type;

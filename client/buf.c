@@ -44,6 +44,46 @@ char *ddb_strdup(const char *s) {
   return p;
 }
 
+/* A malloc'ed a followed by b, or NULL on out of memory. */
+char *ddb_concat(const char *a, const char *b) {
+  size_t na = strlen(a), nb = strlen(b);
+  char *p = malloc(na + nb + 1);
+  if(!p)
+    return NULL;
+  memcpy(p, a, na);
+  memcpy(p + na, b, nb + 1);
+  return p;
+}
+
+/* A malloc'ed copy of s[0..n), NUL-terminated; NULL on out of memory. */
+char *ddb_strndup(const char *s, size_t n) {
+  char *p = malloc(n + 1);
+  if(p) {
+    if(n)
+      memcpy(p, s, n);
+    p[n] = 0;
+  }
+  return p;
+}
+
+/* Free s (NULL is fine) after overwriting it with zeros (for secrets). */
+void ddb_wipe_free(char *s) {
+  if(s) {
+    memset(s, 0, strlen(s));
+    free(s);
+  }
+}
+
+/* Copy src (NULL: "") into dst of cap bytes, cut to fit, NUL-terminated. */
+void ddb_copy_str(char *dst, size_t cap, const char *src) {
+  size_t n = src ? strlen(src) : 0;
+  if(n >= cap)
+    n = cap - 1;
+  if(n)
+    memcpy(dst, src, n);
+  dst[n] = 0;
+}
+
 /* ------------------------------------------------------------------------
 ** Bounded buffer
 */
@@ -331,4 +371,21 @@ size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
   if(bits >= 6 || pad > 2 || (pad && (n % 4 != 0 || bits == 0)))
     return (size_t)-1;
   return o;
+}
+
+/* See ddb_client.h.  Decoded a quantum (4 characters) at a time into 3
+** bytes: the same verdict as ddb_base64_decode over the whole text, since
+** each full quantum stands alone, with padding only in the last. */
+int ddb_base64_ok(const char *s, size_t n) {
+  unsigned char q[3];
+  size_t i;
+  if(n == 0 || n % 4 != 0)
+    return 0;
+  for(i = 0; i < n; i += 4) {
+    if(i + 4 < n && memchr(s + i, '=', 4))
+      return 0; /* data after padding */
+    if(ddb_base64_decode(s + i, 4, q, sizeof(q)) == (size_t)-1)
+      return 0;
+  }
+  return 1;
 }

@@ -152,6 +152,10 @@ size_t ddb_base64_encode(const unsigned char *in, size_t n, char *out,
                          size_t cap);
 size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
                          size_t cap);
+/* Is s[0..n) the base64 of a binary value: not empty, padded (a multiple
+** of 4 characters), and what ddb_base64_decode accepts?  The one home of
+** that check (binary values in JSON text, api/'s values). */
+int ddb_base64_ok(const char *s, size_t n);
 
 /* ------------------------------------------------------------------------
 ** AttributeValues and items
@@ -543,6 +547,33 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
                            const ddb_write *w, size_t n,
                            const char *const *key_names, int n_key,
                            ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** fork() safety (live.c): an object whose locks a child of fork() must
+** find free and whole (a client, the request log; api/'s clients too)
+** embeds a ddb_live node and adds it while it lives.  One set of
+** pthread_atfork handlers calls every node's ops: lock before the fork,
+** unlock_parent after it in the parent, unlock_child (NULL: the same as
+** unlock_parent) in the child.  A node's locks must be leaves with
+** respect to every other node's (never held while another node's are
+** taken): the nodes are taken in no particular order.
+*/
+typedef struct ddb_live_ops {
+  void (*lock)(void *obj);
+  void (*unlock_parent)(void *obj);
+  void (*unlock_child)(void *obj);
+} ddb_live_ops;
+
+typedef struct ddb_live {
+  const ddb_live_ops *ops;
+  void *obj;             /* what the ops are called with */
+  struct ddb_live *next; /* live.c's list */
+} ddb_live;
+
+/* Put n (for obj; ops must outlive n) on the list of live objects. */
+void ddb_live_add(ddb_live *n, const ddb_live_ops *ops, void *obj);
+/* Take n off the list (before obj's locks are destroyed). */
+void ddb_live_remove(ddb_live *n);
 
 /* ------------------------------------------------------------------------
 ** The request log: every HTTP request this process sent, newest last, in

@@ -15,6 +15,14 @@
 ** is a new item with one reference. */
 ddb_result ddb_item_decode(const cJSON *obj, ddb_item **out, ddb_error *err);
 
+/* buf.c: a malloc'ed a followed by b, or a copy of s[0..n) (NULL on out
+** of memory); free a string after wiping it (secrets; NULL is fine); copy
+** src (NULL: "") into dst[0..cap), cut to fit, NUL-terminated. */
+char *ddb_concat(const char *a, const char *b);
+char *ddb_strndup(const char *s, size_t n);
+void ddb_wipe_free(char *s);
+void ddb_copy_str(char *dst, size_t cap, const char *src);
+
 /* 1 for the bytes a JSON string holds as they are: not '"', not a
 ** backslash, not a control character (below 0x20) (buf.c). */
 extern const unsigned char ddb_json_plain_byte[256];
@@ -185,9 +193,9 @@ ddb_result ddb_creds_chain(const char *profile, int given,
 ** (cleared first).  Errors name the source, never a secret. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
                            ddb_error *err);
-/* Parse the JSON of a credential_process (process=1: Version 1,
-** SessionToken) or of a container/IMDS endpoint (process=0: Token, Code)
-** into *out; what names the source in errors. */
+/* creds_parse.c: parse the JSON of a credential_process (process=1:
+** Version 1, SessionToken) or of a container/IMDS endpoint (process=0:
+** Token, Code) into *out; what names the source in errors. */
 ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
                                const char *what, ddb_creds *out,
                                ddb_error *err);
@@ -196,6 +204,30 @@ ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
 int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
 void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
+
+/* What the files of the chain share: the value of environment variable
+** name, or NULL when unset or empty (profile.c); the most read from a
+** credential_process or a metadata endpoint, and the stderr of a failing
+** credential_process kept for the message. */
+const char *ddb_env(const char *name);
+#define DDB_CREDS_OUT_MAX (64 * 1024)
+#define DDB_CREDS_ERR_MAX 4096
+/* The sources' fetches, into *out (zeroed by ddb_creds_fetch); errors
+** name src->what: a credential_process (creds_process.c), the container
+** endpoint and instance metadata (creds_meta.c). */
+ddb_result ddb_creds_process_fetch(const ddb_cred_source *src, ddb_creds *out,
+                                   ddb_error *err);
+ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
+                                     ddb_creds *out, ddb_error *err);
+ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
+                                ddb_error *err);
+/* Look for the container endpoint in the environment: fills src and
+** returns 1 when one is configured, 0 when not, -1 on a bad setting (err
+** set) (creds_meta.c). */
+int ddb_creds_container_source(ddb_cred_source *src, ddb_error *err);
+/* The instance metadata endpoint (malloc'ed), without a trailing '/'
+** (creds_meta.c). */
+char *ddb_creds_imds_endpoint(void);
 
 /* ------------------------------------------------------------------------
 ** The cache's names for a client (config.c, creds.c; see

@@ -1,14 +1,103 @@
 /*
 ** http_int.h -- what the request files of client/ share (internal to
-** client/): one request with its retries (http.c), and the pieces of an
-** answer that describe.c, read.c and get.c all take.
+** client/): the client itself (client.c), its signing credentials
+** (signer.c), cancelling and backoff (cancel.c), the request log and
+** counters (log.c), one request with its retries (http.c), and the pieces
+** of an answer that describe.c, read.c and get.c all take.
 */
 #ifndef DDB_HTTP_INT_H
 #define DDB_HTTP_INT_H
 
+#include <curl/curl.h>
 #include <cjson/cJSON.h>
+#include <pthread.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
+
+/* Idle curl handles kept per client (each holds a kept-alive connection). */
+#define DDB_POOL_MAX 32
+/* The Host header as the client keeps it signed ("Host: <host[:port]>"). */
+#define DDB_HOST_HDR     "Host: "
+#define DDB_HOST_HDR_LEN (sizeof(DDB_HOST_HDR) - 1)
+
+/* One set of signing credentials, shared by the requests using it
+** (signer.c). */
+typedef struct ddb_signer {
+  int refs;        /* under cred_lock */
+  ddb_sigv4 *keys; /* the credentials and their cached signing key */
+  char *token_hdr; /* "X-Amz-Security-Token: ..." or NULL */
+  int64_t expires; /* Unix time; 0: never */
+} ddb_signer;
+
+struct ddb_client {
+  ddb_settings s;
+  char *host_hdr;  /* "Host: <host[:port]>", as signed */
+  char *sign_path; /* the canonical URI of the endpoint + "/" */
+  double timeout, connect_timeout;
+  int max_retries;
+  pthread_mutex_t lock; /* guards pool */
+  CURL *pool[DDB_POOL_MAX];
+  int n_pool;
+  pthread_mutex_t cred_lock;    /* guards sig, next_refresh, force_refresh */
+  pthread_mutex_t refresh_lock; /* one refresh at a time */
+  ddb_signer *sig;
+  int64_t next_refresh; /* no refresh try before this (Unix time) */
+  int force_refresh;    /* DynamoDB said the token expired */
+  /* the cache's scope (ddb_client_scope): the place (endpoint and region)
+  ** and every principal, the current first (read atomically, pushed under
+  ** cred_lock) */
+  unsigned char place[DDB_SCOPE_ID_LEN];
+  ddb_principal *principals;
+  ddb_live live;        /* on live.c's list while c lives (fork()) */
+  ddb_cancel_fn cancel; /* the cancel hook, or NULL (set before use) */
+  void *cancel_ud;
+};
+
+/* client.c: a curl handle from c's pool (with its kept-alive connection),
+** or a new one; NULL on out of memory.  ddb_handle_put gives it back (or
+** cleans it up when the pool is full). */
+CURL *ddb_handle_get(ddb_client *c);
+void ddb_handle_put(ddb_client *c, CURL *h);
+
+/* signer.c: a new signer (one reference) for the given credentials, or
+** NULL on out of memory; ddb_signer_free frees one (secrets wiped; NULL is
+** fine). */
+ddb_signer *ddb_signer_new(const char *ak, const char *sk, const char *token,
+                           int64_t expires);
+void ddb_signer_free(ddb_signer *g);
+/* Take a reference to c's current signing credentials, refreshing them
+** first when they are about to expire.  Returns DDB_OK with *out set, or
+** the refresh's error when the old credentials cannot be used any more.
+** ddb_signer_release drops the reference (NULL is fine). */
+ddb_result ddb_signer_acquire(ddb_client *c, ddb_signer **out, ddb_error *err);
+void ddb_signer_release(ddb_client *c, ddb_signer *g);
+/* Make the principal of credentials (ak, sk, token) c's current one,
+** unless it already is (the caller holds cred_lock, or c is not shared
+** yet).  Returns 0, or -1 on out of memory (the current one stays). */
+int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
+                       const char *token);
+/* The headers of one request of operation with body, signed with g at
+** the clock of now (a retry is signed again).  Returns DDB_OK with *out
+** (curl_slist_free_all), or an error. */
+ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
+                            const char *operation, const char *body,
+                            size_t body_len, struct curl_slist **out,
+                            ddb_error *err);
+
+/* cancel.c: milliseconds on the monotonic clock; is any cancel hook (the
+** calling thread's or c's) set; fill err for operation stopped by the
+** hook (returns DDB_ERR_CANCELLED). */
+double ddb_now_ms(void);
+int ddb_cancel_hooked(const ddb_client *c);
+ddb_result ddb_cancel_error(ddb_error *err, const char *operation);
+
+/* log.c: append e to the request log (its seq is set there); count one
+** call of operation: attempts requests (attempts-1 retries), throttles
+** throttling answers, consumed capacity units. */
+void ddb_log_add(const ddb_log_entry *e);
+void ddb_stats_add(const char *operation, int attempts, int throttles,
+                   double consumed);
 
 typedef struct call_info call_info;
 struct call_info {
@@ -36,9 +125,9 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err);
 
 /* The capacity units an answer says it consumed, summed over tables
-** (read.c). */
+** (log.c). */
 double ddb_answer_consumed(const cJSON *resp);
-/* The same from a tape of the answer's text (read.c). */
+/* The same from a tape of a ConsumedCapacity value (log.c). */
 double ddb_tape_consumed(const ddb_tape *t, const char *text);
 /* Append item it (a reference, taken) to page p, growing its array (*cap
 ** entries); returns 0, or -1 on out of memory (it is released) (read.c). */

@@ -73,18 +73,10 @@ static int scan_number(jparse *j, const char **s, const char **e) {
 }
 
 /* Is the JSON string span [s, e) (quotes included) valid base64 with no
-** escapes? */
+** escapes (ddb_base64_ok)? */
 static int is_base64_span(const char *s, const char *e) {
-  size_t n = (size_t)(e - s) - 2, r;
-  unsigned char *buf;
-  if(n == 0 || n % 4 != 0 || memchr(s + 1, '\\', n))
-    return 0;
-  buf = malloc(n); /* only validity matters */
-  if(!buf)
-    return 0;
-  r = ddb_base64_decode(s + 1, n, buf, n);
-  free(buf);
-  return r != (size_t)-1;
+  size_t n = (size_t)(e - s) - 2;
+  return !memchr(s + 1, '\\', n) && ddb_base64_ok(s + 1, n);
 }
 
 static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth);

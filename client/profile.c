@@ -151,3 +151,10 @@ char *ddb_profile_get(const char *profile, const char *key, int creds) {
   free(path);
   return v;
 }
+
+/* See ddb_client_int.h: the value of environment variable name, or NULL
+** when unset or empty. */
+const char *ddb_env(const char *name) {
+  const char *v = getenv(name);
+  return (v && *v) ? v : NULL;
+}

@@ -169,40 +169,6 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
   return DDB_OK;
 }
 
-/* The capacity units an answer says it consumed (summed over tables). */
-double ddb_answer_consumed(const cJSON *resp) {
-  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
-  const cJSON *u;
-  double sum = 0;
-  if(cJSON_IsArray(cc)) {
-    const cJSON *x;
-    cJSON_ArrayForEach(x, cc) {
-      u = cJSON_GetObjectItemCaseSensitive(x, "CapacityUnits");
-      if(cJSON_IsNumber(u))
-        sum += u->valuedouble;
-    }
-    return sum;
-  }
-  u = cJSON_GetObjectItemCaseSensitive(cc, "CapacityUnits");
-  return cJSON_IsNumber(u) ? u->valuedouble : 0;
-}
-
-/* The capacity units of a ConsumedCapacity value at token 0 of the tape
-** (an object, or an array of them: summed). */
-double ddb_tape_consumed(const ddb_tape *t, const char *text) {
-  uint32_t j, k;
-  long u;
-  double sum = 0;
-  if(t->tok[0].type == DDB_JARR) {
-    for(j = 0, k = 1; j < t->tok[0].n; j++, k = t->tok[k].end)
-      if((u = ddb_tape_member(t, text, k, "CapacityUnits")) > 0)
-        sum += ddb_tape_num(t, text, (uint32_t)u);
-    return sum;
-  }
-  u = ddb_tape_member(t, text, 0, "CapacityUnits");
-  return u > 0 ? ddb_tape_num(t, text, (uint32_t)u) : 0;
-}
-
 /* A count at token 0 of the tape: its value when it is a number in
 ** [0, 2^53], else dflt (a huge or negative number in a damaged answer is
 ** no count). */

@@ -1,6 +1,6 @@
 /*
 ** sigv4.c -- AWS Signature Version 4 (AWS4-HMAC-SHA256) for the requests
-** of http.c.
+** of http.c (their headers are put together by signer.c).
 **
 **   canonical request = METHOD \n PATH \n QUERY \n
 **                       name:value \n ... (sorted by lower-case name) \n

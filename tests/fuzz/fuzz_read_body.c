@@ -1,6 +1,6 @@
 /*
 ** fuzz_read_body.c -- libFuzzer harness of the expression builder:
-** ddb_read_body (client/http.c), which turns a ddb_read (table, index,
+** ddb_read_body (client/read.c), which turns a ddb_read (table, index,
 ** key condition, sort-key operator and values, filters, projection,
 ** ExclusiveStartKey, limits) into the JSON body of a Query or Scan.
 **

@@ -274,10 +274,21 @@ static void test_base64_invalid(void) {
   };
   size_t i;
   unsigned char out[64];
-  for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+  for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
     CHECK_MSG(ddb_base64_decode(bad[i], strlen(bad[i]), out, sizeof(out)) ==
                   (size_t)-1,
               "ddb_base64_decode(\"%s\") accepted", bad[i]);
+    CHECK_MSG(!ddb_base64_ok(bad[i], strlen(bad[i])),
+              "ddb_base64_ok(\"%s\") accepted", bad[i]);
+  }
+  /* ddb_base64_ok: padded, not empty; what the decoder takes whole */
+  CHECK(ddb_base64_ok("Zm9v", 4));
+  CHECK(ddb_base64_ok("Zm9vYg==", 8));
+  CHECK(ddb_base64_ok("Zm9vYmE=", 8));
+  CHECK(ddb_base64_ok("Zm9vYmFyZm9v", 12));
+  CHECK(!ddb_base64_ok("", 0));
+  CHECK(!ddb_base64_ok("Zg", 2));       /* unpadded */
+  CHECK(!ddb_base64_ok("Zg==Zm9v", 8)); /* padding inside */
 }
 
 /* BUG (client/buf.c ddb_base64_decode): a trailing group of one base64

@@ -1,0 +1,199 @@
+/*
+** creds_process.c -- credentials from a profile's credential_process: run
+** with /bin/sh -c (stdin from /dev/null), within PROCESS_TIMEOUT_MS, its
+** stdout read as the JSON of the SDKs' process protocol (Version 1), the
+** first line of its stderr kept for the message when it fails.  Secrets
+** read are wiped; the command line never goes into a message.
+*/
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddb_client_int.h"
+
+extern char **environ;
+
+/* How long a credential_process may run. */
+#define PROCESS_TIMEOUT_MS 30000
+
+/* Milliseconds on the monotonic clock. */
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Read what is available on fd into b (at most its cap; the rest is read
+** and dropped).  Returns 1 at end of file or on error, else 0. */
+static int drain(int fd, ddb_buf *b) {
+  char chunk[4096];
+  ssize_t got = read(fd, chunk, sizeof(chunk));
+  if(got < 0)
+    return errno == EINTR || errno == EAGAIN ? 0 : 1;
+  if(got == 0)
+    return 1;
+  if(!b->failed)
+    ddb_buf_add(b, chunk, (size_t)got);
+  return 0;
+}
+
+/* Run command with /bin/sh -c, stdin from /dev/null, and collect its stdout
+** into out and stderr into errb, within PROCESS_TIMEOUT_MS.  *status is
+** its wait status (-1 when unknown).  Returns DDB_OK or an error naming
+** what. */
+static ddb_result run_process(const char *command, const char *what,
+                              ddb_buf *out, ddb_buf *errb, int *status,
+                              ddb_error *err) {
+  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, open_fds = 2, rc;
+  posix_spawn_file_actions_t fa;
+  int fa_ok = 0;
+  pid_t pid = -1;
+  char *argv[4];
+  int64_t deadline = mono_ms() + PROCESS_TIMEOUT_MS;
+  ddb_result result = DDB_OK;
+
+  *status = -1;
+  if(pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot create a pipe: %s",
+                           what, strerror(errno));
+    goto fail;
+  }
+  if(posix_spawn_file_actions_init(&fa)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  fa_ok = 1;
+  if(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
+     posix_spawn_file_actions_adddup2(&fa, outp[1], 1) ||
+     posix_spawn_file_actions_adddup2(&fa, errp[1], 2)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  argv[0] = (char *)"sh";
+  argv[1] = (char *)"-c";
+  argv[2] = (char *)command;
+  argv[3] = NULL;
+  rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+  if(rc) {
+    pid = -1;
+    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot start: %s", what,
+                           strerror(rc));
+    goto fail;
+  }
+  close(outp[1]);
+  close(errp[1]);
+  outp[1] = errp[1] = -1;
+  while(open_fds > 0) {
+    struct pollfd pf[2];
+    int np = 0, i;
+    int64_t left = deadline - mono_ms();
+    if(left <= 0) {
+      kill(pid, SIGKILL);
+      result =
+          ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
+                        what, PROCESS_TIMEOUT_MS / 1000);
+      break;
+    }
+    if(outp[0] >= 0) {
+      pf[np].fd = outp[0];
+      pf[np++].events = POLLIN;
+    }
+    if(errp[0] >= 0) {
+      pf[np].fd = errp[0];
+      pf[np++].events = POLLIN;
+    }
+    rc = poll(pf, (nfds_t)np, (int)left);
+    if(rc < 0 && errno != EINTR) {
+      kill(pid, SIGKILL);
+      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: poll: %s", what,
+                             strerror(errno));
+      break;
+    }
+    for(i = 0; rc > 0 && i < np; i++) {
+      int *fd;
+      if(!pf[i].revents)
+        continue;
+      fd = pf[i].fd == outp[0] ? &outp[0] : &errp[0];
+      if(drain(*fd, fd == &outp[0] ? out : errb)) {
+        close(*fd);
+        *fd = -1;
+        open_fds--;
+      }
+    }
+  }
+  for(;;) {
+    int st;
+    pid_t w = waitpid(pid, &st, 0);
+    if(w == pid) {
+      *status = st;
+      break;
+    }
+    if(w < 0 && errno == EINTR)
+      continue;
+    break; /* ECHILD: SIGCHLD is ignored; the status is unknown */
+  }
+  pid = -1;
+
+fail:
+  if(fa_ok)
+    posix_spawn_file_actions_destroy(&fa);
+  if(outp[0] >= 0)
+    close(outp[0]);
+  if(outp[1] >= 0)
+    close(outp[1]);
+  if(errp[0] >= 0)
+    close(errp[0]);
+  if(errp[1] >= 0)
+    close(errp[1]);
+  return result;
+}
+
+/* See ddb_client_int.h: fetch credentials by running src->command. */
+ddb_result ddb_creds_process_fetch(const ddb_cred_source *src, ddb_creds *out,
+                                   ddb_error *err) {
+  ddb_buf o, e;
+  int status = -1;
+  ddb_result result;
+  ddb_buf_init(&o, DDB_CREDS_OUT_MAX);
+  ddb_buf_init(&e, DDB_CREDS_ERR_MAX);
+  result = run_process(src->command, src->what, &o, &e, &status, err);
+  if(result)
+    goto fail;
+  if(status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    /* its first line of stderr says why (a process that prints secrets
+    ** to stderr on failure is not expected) */
+    size_t n = 0;
+    while(n < e.len && n < 200 && e.p[n] != '\n' && e.p[n] != '\r')
+      n++;
+    if(WIFEXITED(status))
+      result = ddb_error_set(
+          err, DDB_ERR_CONFIG, "%s failed (exit status %d)%s%.*s", src->what,
+          WEXITSTATUS(status), n ? ": " : "", (int)n, n ? e.p : "");
+    else
+      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s killed by signal %d",
+                             src->what, WTERMSIG(status));
+    goto fail;
+  }
+  if(o.failed) {
+    result =
+        ddb_error_set(err, DDB_ERR_CONFIG, "%s: output larger than %d bytes",
+                      src->what, DDB_CREDS_OUT_MAX);
+    goto fail;
+  }
+  result = ddb_creds_from_json(o.p ? o.p : "", o.len, 1, src->what, out, err);
+
+fail:
+  if(o.p)
+    memset(o.p, 0, o.len);
+  ddb_buf_free(&o);
+  ddb_buf_free(&e);
+  return result;
+}

@@ -1,0 +1,151 @@
+/*
+** log.c -- the request log (a process-wide ring of the last DDB_LOG_SIZE
+** requests) and the request counters (see ddb_client.h).  http.c adds one
+** entry and counts one call at the end of each request, retries included;
+** the capacity an answer consumed is read here too, from its cJSON tree or
+** from a tape of its text.
+*/
+#include <cjson/cJSON.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "ddb_client_int.h"
+#include "http_int.h"
+
+/* The ring and the counters, both under log_lock: they change once per
+** request. */
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static ddb_log_entry log_ring[DDB_LOG_SIZE];
+static uint64_t log_seq;
+static ddb_stats stats;
+
+static const char *const op_names[DDB_OP_COUNT] = {
+    "GetItem",      "BatchGetItem",   "Query",
+    "Scan",         "PutItem",        "UpdateItem",
+    "DeleteItem",   "BatchWriteItem", "TransactWriteItems",
+    "DescribeTable"};
+
+/* fork(): log_lock is on the list of live.c, so a child never finds it
+** held by a thread it does not have. */
+static void log_fork_lock(void *obj) {
+  (void)obj;
+  pthread_mutex_lock(&log_lock);
+}
+
+static void log_fork_unlock(void *obj) {
+  (void)obj;
+  pthread_mutex_unlock(&log_lock);
+}
+
+static const ddb_live_ops log_live_ops = {log_fork_lock, log_fork_unlock,
+                                          NULL};
+static ddb_live log_live;
+static pthread_once_t log_once = PTHREAD_ONCE_INIT;
+
+static void log_init_once(void) {
+  ddb_live_add(&log_live, &log_live_ops, NULL);
+}
+
+/* Take log_lock (its fork handlers installed first). */
+static void log_lock_take(void) {
+  pthread_once(&log_once, log_init_once);
+  pthread_mutex_lock(&log_lock);
+}
+
+/* Append e to the ring with the next seq (see http_int.h). */
+void ddb_log_add(const ddb_log_entry *e) {
+  log_lock_take();
+  log_seq++;
+  log_ring[log_seq % DDB_LOG_SIZE] = *e;
+  log_ring[log_seq % DDB_LOG_SIZE].seq = log_seq;
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Copy at most n log entries with seq > after into out; returns how many. */
+int ddb_log_read(uint64_t after, ddb_log_entry *out, int n) {
+  int k = 0;
+  uint64_t s;
+  log_lock_take();
+  if(log_seq > DDB_LOG_SIZE && after < log_seq - DDB_LOG_SIZE)
+    after = log_seq - DDB_LOG_SIZE;
+  for(s = after + 1; s <= log_seq && k < n; s++)
+    out[k++] = log_ring[s % DDB_LOG_SIZE];
+  pthread_mutex_unlock(&log_lock);
+  return k;
+}
+
+/* The newest seq (0 when nothing was logged). */
+uint64_t ddb_log_last(void) {
+  uint64_t s;
+  log_lock_take();
+  s = log_seq;
+  pthread_mutex_unlock(&log_lock);
+  return s;
+}
+
+/* The name of op as DynamoDB spells it, "?" for none. */
+const char *ddb_op_name(ddb_op op) {
+  return op < DDB_OP_COUNT ? op_names[op] : "?";
+}
+
+/* A consistent copy of the process-wide counters. */
+void ddb_stats_get(ddb_stats *out) {
+  log_lock_take();
+  *out = stats;
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Count one call of operation (see http_int.h): attempts requests of
+** which attempts-1 retries. */
+void ddb_stats_add(const char *operation, int attempts, int throttles,
+                   double consumed) {
+  int i;
+  log_lock_take();
+  stats.requests += (uint64_t)attempts;
+  stats.retries += (uint64_t)(attempts - 1);
+  stats.throttles += (uint64_t)throttles;
+  for(i = 0; i < DDB_OP_COUNT; i++)
+    if(strcmp(op_names[i], operation) == 0) {
+      stats.op_requests[i] += (uint64_t)attempts;
+      if(i >= DDB_OP_PUT_ITEM && i <= DDB_OP_TRANSACT_WRITE_ITEMS)
+        stats.consumed_wcu += consumed;
+      else
+        stats.consumed_rcu += consumed;
+      break;
+    }
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* The capacity units an answer says it consumed (summed over tables). */
+double ddb_answer_consumed(const cJSON *resp) {
+  const cJSON *cc = cJSON_GetObjectItemCaseSensitive(resp, "ConsumedCapacity");
+  const cJSON *u;
+  double sum = 0;
+  if(cJSON_IsArray(cc)) {
+    const cJSON *x;
+    cJSON_ArrayForEach(x, cc) {
+      u = cJSON_GetObjectItemCaseSensitive(x, "CapacityUnits");
+      if(cJSON_IsNumber(u))
+        sum += u->valuedouble;
+    }
+    return sum;
+  }
+  u = cJSON_GetObjectItemCaseSensitive(cc, "CapacityUnits");
+  return cJSON_IsNumber(u) ? u->valuedouble : 0;
+}
+
+/* The capacity units of a ConsumedCapacity value at token 0 of the tape
+** (an object, or an array of them: summed). */
+double ddb_tape_consumed(const ddb_tape *t, const char *text) {
+  uint32_t j, k;
+  long u;
+  double sum = 0;
+  if(t->tok[0].type == DDB_JARR) {
+    for(j = 0, k = 1; j < t->tok[0].n; j++, k = t->tok[k].end)
+      if((u = ddb_tape_member(t, text, k, "CapacityUnits")) > 0)
+        sum += ddb_tape_num(t, text, (uint32_t)u);
+    return sum;
+  }
+  u = ddb_tape_member(t, text, 0, "CapacityUnits");
+  return u > 0 ? ddb_tape_num(t, text, (uint32_t)u) : 0;
+}
