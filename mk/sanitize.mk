@@ -63,7 +63,7 @@ $(SAN_SQLITE3): mk/sanitize.mk $(FLAGS_STAMP) $(SAN_KEEP)
 	  'exec $(SAN_REAL) "$$@"' >$@
 	@chmod +x $@
 
-test: $(SAN_SQLITE3)
+test check: $(SAN_SQLITE3)
 endif
 
 # valgrind fails on a memory error or a leak (its exit status 3).  A test
