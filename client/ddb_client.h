@@ -190,6 +190,9 @@ struct ddb_av {
 /* An immutable decoded item.  One allocation; `bytes` is its real size. */
 typedef struct ddb_item {
   int refs;     /* atomic; use ddb_item_ref/unref */
+  int plain;    /* 1: no name or text of the item needs escaping in JSON
+                   (known for items the cache unpacks: ddb_item_pack checks
+                   once); 0: not known */
   size_t bytes; /* allocated bytes, for cache accounting */
   ddb_av root;  /* type DDB_M; root.kids are the attributes */
 } ddb_item;
@@ -256,6 +259,9 @@ int ddb_number_canonical(const char *s, size_t n, ddb_buf *out);
 /* Append av as plain JSON (S->string, N->number with DynamoDB's exact
 ** digits, B->base64 string, sets->arrays, M->object, L->array). */
 int ddb_av_to_json(const ddb_av *av, ddb_buf *out);
+/* ddb_av_to_json of the item's attribute map, its strings copied without
+** looking for characters to escape when it->plain says there are none. */
+int ddb_item_to_json(const ddb_item *it, ddb_buf *out);
 /* Append av in DynamoDB's typed JSON ({"S":"..."} ...). */
 int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out);
 /* Append an item as DynamoDB's attribute map ({"a":{"S":"..."},...}),

@@ -90,6 +90,7 @@ static ddb_item *item_alloc(size_t nodes, size_t bytes, uint32_t n,
   if(!it)
     return NULL;
   it->refs = 1;
+  it->plain = 0;
   it->bytes = total;
   memset(&it->root, 0, sizeof(it->root));
   it->root.type = DDB_M;
@@ -538,7 +539,8 @@ size_t ddb_item_size(const ddb_item *it) {
 ** Packed items, for the cache (ddb_item_pack, ddb_item_unpack)
 **
 ** A packed item is a byte string: two varints (LEB128), the nodes and the
-** text bytes its ddb_item needs; those text bytes as the ddb_item holds
+** text bytes its ddb_item needs (the first one doubled, plus 1 when no name
+** or text needs escaping in JSON: ddb_item.plain); those text bytes as the ddb_item holds
 ** them (every name and text, NUL-terminated, in the order below); then
 ** the root's member count and its members' records.  A member's record is
 ** its name's length (varint) and its value's record; a value's record is
@@ -647,7 +649,7 @@ static size_t item_packed_size(const ddb_item *it, size_t *nodes,
   *bytes = 0;
   /* the root's record as an M's, less its type byte */
   n = av_record_size(&it->root, nodes, bytes) - 1;
-  return varint_len(*nodes) + varint_len(*bytes) + *bytes + n;
+  return varint_len(*nodes * 2 + 1) + varint_len(*bytes) + *bytes + n;
 }
 
 size_t ddb_item_packed_size(const ddb_item *it) {
@@ -659,12 +661,15 @@ size_t ddb_item_packed_size(const ddb_item *it) {
 typedef struct packer {
   unsigned char *rec;
   char *text;
+  int plain; /* every string so far is plain JSON string content */
 } packer;
 
 /* Append s[0..n) and a NUL to the text bytes, its length to the
 ** records. */
 static void pack_str(packer *P, const char *s, uint32_t n) {
   P->rec = varint_put(P->rec, n);
+  if(P->plain && ddb_json_plain(s, n) != n)
+    P->plain = 0;
   if(n)
     memcpy(P->text, s, n);
   P->text[n] = 0;
@@ -703,12 +708,18 @@ static void av_pack(const ddb_av *a, packer *P, int untyped) {
 void ddb_item_pack(const ddb_item *it, unsigned char *out) {
   size_t nodes, bytes;
   packer P;
+  unsigned char *head = out;
   item_packed_size(it, &nodes, &bytes);
-  out = varint_put(out, nodes);
+  /* the node count's varint, doubled: its length does not depend on the
+  ** plain bit (item_packed_size counts it so) */
+  out = varint_put(out, nodes * 2 + 1);
   out = varint_put(out, bytes);
   P.text = (char *)out;
   P.rec = out + bytes;
+  P.plain = 1;
   av_pack(&it->root, &P, 1);
+  if(!P.plain)
+    varint_put(head, nodes * 2); /* the same length: only bit 0 changes */
 }
 
 /* Take the next string of the text bytes, its length read from the
@@ -779,13 +790,17 @@ ddb_item *ddb_item_unpack(const unsigned char *p, size_t n) {
   layout L;
   ddb_item *it;
   uint32_t i;
+  int plain;
   (void)n; /* trusted: ddb_item_pack wrote it */
   p = varint_get(p, &nodes);
+  plain = (int)(nodes & 1);
+  nodes >>= 1;
   p = varint_get(p, &bytes);
   q = varint_get(p + bytes, &attrs);
   it = item_alloc((size_t)nodes, (size_t)bytes, (uint32_t)attrs, &L);
   if(!it)
     return NULL;
+  it->plain = plain;
   memcpy(L.next_byte, p, (size_t)bytes);
   for(i = 0; i < it->root.n; i++) {
     ddb_av *a = &it->root.kids[i];
@@ -1011,11 +1026,30 @@ int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
 /* ------------------------------------------------------------------------
 ** JSON rendering
 */
-int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
+
+/* Append s[0..n), known to need no escaping, as a JSON string. */
+static int json_str_plain(ddb_buf *b, const char *s, size_t n) {
+  if(!b->failed && b->p && n + 2 < b->cap - b->len &&
+     b->len + n + 2 <= b->max) {
+    char *d = b->p + b->len;
+    d[0] = '"';
+    memcpy(d + 1, s, n);
+    d[n + 1] = '"';
+    d[n + 2] = 0;
+    b->len += n + 2;
+    return 0;
+  }
+  return ddb_buf_json_str(b, s, n); /* growing, or failing: the slow way */
+}
+
+/* ddb_av_to_json; `plain`: no string of av needs escaping. */
+static int av_json(const ddb_av *av, ddb_buf *out, int plain) {
   uint32_t i;
   switch(av->type) {
   case DDB_S:
-  case DDB_B: return ddb_buf_json_str(out, av->text, av->n);
+  case DDB_B:
+    return plain ? json_str_plain(out, av->text, av->n)
+                 : ddb_buf_json_str(out, av->text, av->n);
   case DDB_N:
     /* DynamoDB's digits, verbatim; JSON has no leading '+' */
     if(av->n && av->text[0] == '+')
@@ -1028,9 +1062,12 @@ int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
     for(i = 0; i < av->n; i++) {
       if(i)
         ddb_buf_addc(out, ',');
-      ddb_buf_json_str(out, av->kids[i].name, av->kids[i].name_len);
+      if(plain)
+        json_str_plain(out, av->kids[i].name, av->kids[i].name_len);
+      else
+        ddb_buf_json_str(out, av->kids[i].name, av->kids[i].name_len);
       ddb_buf_addc(out, ':');
-      ddb_av_to_json(&av->kids[i], out);
+      av_json(&av->kids[i], out, plain);
     }
     return ddb_buf_addc(out, '}');
   case DDB_L:
@@ -1041,11 +1078,19 @@ int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
     for(i = 0; i < av->n; i++) {
       if(i)
         ddb_buf_addc(out, ',');
-      ddb_av_to_json(&av->kids[i], out);
+      av_json(&av->kids[i], out, plain);
     }
     return ddb_buf_addc(out, ']');
   default: return ddb_buf_adds(out, "null");
   }
+}
+
+int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
+  return av_json(av, out, 0);
+}
+
+int ddb_item_to_json(const ddb_item *it, ddb_buf *out) {
+  return av_json(&it->root, out, it->plain);
 }
 
 int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out) {

@@ -604,7 +604,13 @@ UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
 ** (nItem bytes, NUL-terminated), which the cursor keeps until the row
 ** changes (dd_item_json_drop).  Returns 0, or 1 when out of memory. */
 static int dd_item_json(dd_cursor *pCur) {
-  pCur->zItem = dd_av_json(&pCur->pCur->root, &pCur->nItem);
+  const ddb_item *it = pCur->pCur;
+  ddb_buf b;
+  ddb_buf_init(&b, 64u * 1024 * 1024);
+  /* the item's decoded size bounds its JSON closely: one allocation */
+  ddb_buf_reserve(&b, it->bytes);
+  ddb_item_to_json(it, &b);
+  pCur->zItem = ddb_buf_take(&b, &pCur->nItem);
   return pCur->zItem == NULL;
 }
 

@@ -27,13 +27,24 @@
 ** call (GetItem, BatchGetItem, Query on the table or an index); anything
 ** else is a paginated Scan.  SQLite re-checks every constraint (omit=0),
 ** so a pushed-down condition only ever needs to select a superset of the
-** rows, never the exact set.  See the plan table above dynamodbBestIndex.
+** rows, never the exact set.  See the plan table above dynamodbBestIndex
+** (plan.c).
 **
 ** Also registered: begins_with(X, P), pushed down to DynamoDB's
 ** begins_with() when X is a sort key; dynamodb_calls(), a summary of the
 ** DynamoDB calls since the previous dynamodb_calls() (for tests and for
 ** seeing what a statement cost); dynamodb_refresh(NAME), which describes
 ** the table again and stores it.
+**
+** The module is spread over the files of ext/, in the order SQLite calls
+** them: options.c (the parameters of CREATE VIRTUAL TABLE, one table of
+** them), schema.c and desc.c (xCreate, xConnect: the columns, the stored
+** description), plan.c and plancodec.c (xBestIndex, the plan as idxStr),
+** filter.c and keycond.c (xFilter: the key conditions, the calls),
+** cursor.c (xNext, xColumn, xRowid), keys.c (the hidden column keys),
+** write.c and txn.c (xUpdate, transactions), functions.c (the SQL
+** functions), monitor.c (statistics); dd_ext.h declares what they share.
+** This file holds the module table and the entry point.
 */
 #include <pthread.h>
 #include <stdarg.h>

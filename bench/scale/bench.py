@@ -458,7 +458,8 @@ def headline(b, med, run, w):
         any_m = e or next(m for m in peers if m)
         w("| %s | %s | %s | %s |" % (
             title, " | ".join(cells),
-            "-" if ratio is None else "%.2f×" % ratio,
+            "-" if ratio is None else "%.2f×" % ratio if ratio >= 0.01
+            else "1/%.0f" % (1 / max(ratio, 1e-9)),
             "%d | %s" % (any_m["items"], "-" if wk == "count"
                          else "{:,}".format(any_m["check"]))))
     return ratios

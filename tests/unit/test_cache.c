@@ -732,7 +732,12 @@ static void test_packed_round_trip(void) {
       "\"ss\":{\"SS\":[\"x\",\"yy\",\"\"]},\"ns\":{\"NS\":[\"1\",\"2.5\"]},"
       "\"bs\":{\"BS\":[\"AA==\"]},\"l\":{\"L\":[{\"NULL\":true},"
       "{\"BOOL\":true}]}}",
+      "{\"q\\\"n\":{\"S\":\"v\"}}",
+      "{\"k\":{\"M\":{\"x\":{\"SS\":[\"a\\nb\"]}}}}",
+      "{\"k\":{\"L\":[{\"S\":\"back\\\\slash\"}]}}",
   };
+  /* ddb_item.plain after the trip: no name or text needs escaping */
+  static const int plain[] = {1, 1, 0, 1, 0, 0, 0, 1};
   size_t i;
   char big[2000];
   /* and one with a text over 127 bytes (a varint of two bytes) */
@@ -762,6 +767,15 @@ static void test_packed_round_trip(void) {
       ddb_buf_init(&b, 1 << 16);
       ddb_item_to_typed_json(it, &a);
       ddb_item_to_typed_json(back, &b);
+      CHECK_MEM(b.p, b.len, a.p, a.len);
+      ddb_buf_free(&a);
+      ddb_buf_free(&b);
+      CHECK_MSG(back->plain == plain[i], "plain %d of %s", back->plain, json);
+      CHECK_INT(it->plain, 0); /* decoded: not known */
+      ddb_buf_init(&a, 1 << 16);
+      ddb_buf_init(&b, 1 << 16);
+      ddb_av_to_json(&it->root, &a);
+      ddb_item_to_json(back, &b); /* the plain fast path, where it is */
       CHECK_MEM(b.p, b.len, a.p, a.len);
       ddb_buf_free(&a);
       ddb_buf_free(&b);
