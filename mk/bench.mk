@@ -19,3 +19,10 @@ $(BENCH_BIN): bench/bench.c $(BUILD)/libddb.a $(HEADERS) mk/bench.mk
 bench: deps
 	$(MAKE) --no-print-directory loadable $(BENCH_BIN)
 	bench/run.sh $(BENCH_ARGS)
+
+# make bench-instr: part (a)'s warm lookups counted in instructions
+# (callgrind; the machine's load does not change them).  bench/instr.sh.
+.PHONY: bench-instr
+bench-instr: deps
+	$(MAKE) --no-print-directory loadable
+	bench/instr.sh
