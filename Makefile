@@ -6,7 +6,8 @@
 #   make check      unit tests + SQL tests only (a few minutes)
 #   make demo       install what is missing, build, and run the seed's
 #                   access patterns in the sqlite3 shell
-#   make lint       clang-format check, banned functions, cppcheck
+#   make lint       clang-format check, banned functions, cppcheck, file
+#                   cycles (tools/cycles.py)
 #   make format     clang-format -i on every source file
 #   SANITIZE=1      build with -fsanitize=address,undefined
 #   WERROR=1        warnings are errors (CI)
@@ -36,10 +37,10 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/fanout.c
-EXT_SRC    := ext/extension.c ext/options.c ext/schema.c ext/desc.c \
-              ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
+EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
+              ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
-              ext/monitor.c ext/write.c ext/txn.c
+              ext/monitor.c ext/write.c ext/row.c ext/txn.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -97,7 +98,7 @@ check: deps
 demo: deps
 	tools/demo.sh
 
-lint:
+lint: loadable $(API_OBJ)
 	tools/lint.sh
 
 format:

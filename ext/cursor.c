@@ -700,26 +700,6 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   return SQLITE_OK;
 }
 
-/*
-** The rowid of a row is a 64-bit hash (FNV-1a) of its primary key in
-** canonical form: the same item has the same rowid in every scan, which
-** SQLite relies on when it merges the rows of an OR of indexable terms.
-** (Two keys collide with odds of 2^-64 a pair.)
-*/
-sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
-  ddb_buf b;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  size_t i;
-  ddb_buf_init(&b, 4u * 1024 * 1024);
-  if(ddb_key_encode(it, p->azKey, p->nKey, &b) == 0)
-    for(i = 0; i < b.len; i++) {
-      h ^= (unsigned char)b.p[i];
-      h *= 0x100000001b3ULL;
-    }
-  ddb_buf_free(&b);
-  return (sqlite3_int64)(h >> 1);
-}
-
 /* See dd_ext.h. */
 int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   dd_cursor *pCur = (dd_cursor *)cur;
@@ -740,4 +720,12 @@ int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   /* in a write transaction, an UPDATE or DELETE will name this row by its
   ** rowid: remember the item */
   return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur) : SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err) {
+  return ddbc_batch_get_parallel(
+      p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
+      p->azKey, p->nKey, &p->pol, dd_interrupted, p->db, aFound, err);
 }

@@ -277,12 +277,12 @@ typedef struct dd_cursor {
 } dd_cursor;
 
 /* Every connected vtab of the process, for dynamodb_info() and
-** dynamodb_refresh(), linked by pNextVtab (extension.c). */
+** dynamodb_refresh(), linked by pNextVtab (common.c). */
 extern pthread_mutex_t dd_registry_lock;
 extern dd_vtab *dd_registry;
 
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
-** printf-style message (extension.c). */
+** printf-style message (common.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
@@ -296,7 +296,7 @@ void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 int dd_client(dd_vtab *p);
 /* The cancel hook of a table's client (ud: its sqlite3 *): has the
 ** statement running on this thread been interrupted (sqlite3_interrupt,
-** Ctrl-C)?  Only on the thread that runs the statement (extension.c). */
+** Ctrl-C)?  Only on the thread that runs the statement (common.c). */
 int dd_interrupted(void *pDb);
 /* dd_number_text: the DynamoDB number text of an SQL value (keycond.c,
 ** which documents it). */
@@ -360,11 +360,12 @@ void dd_txn_free(dd_vtab *p);
 ** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
 int dd_register_log(sqlite3 *db);
 
-/* extension.c: the module, the registry and the error helper. */
+/* extension.c: the module table and the entry point. */
 /* The entry point: registers the module dynamodb and the functions on db.
 ** Returns an SQLite code. */
 int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
                           const sqlite3_api_routines *pApi);
+/* common.c (besides the registry, dd_error, dd_rc, dd_interrupted). */
 /* Configure the table being connected (xCreate, xConnect): DIRECTONLY
 ** and CONSTRAINT_SUPPORT, each with its reason at the call. */
 void dd_vtab_config(sqlite3 *db);

@@ -43,111 +43,16 @@
 ** filter.c and keycond.c (xFilter: the key conditions, the calls),
 ** cursor.c (xNext, xColumn, xRowid), keys.c (the hidden column keys),
 ** write.c and txn.c (xUpdate, transactions), functions.c (the SQL
-** functions), monitor.c (statistics); dd_ext.h declares what they share.
-** This file holds the module table and the entry point.
+** functions), monitor.c (statistics); common.c what every one of them
+** uses (the API pointer, the error helper, interrupts, the registry, the
+** table's sqlite3_vtab_config); dd_ext.h declares what they share.  This
+** file holds the module table and the entry point, and nothing calls back
+** into it: the files of ext/ call each other without a cycle.
 */
-#include <pthread.h>
-#include <stdarg.h>
-#include <string.h>
-
 #include <sqlite3ext.h>
-SQLITE_EXTENSION_INIT1
+SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
-
-/* Every connected vtab of the process, for dynamodb_info(). */
-pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
-dd_vtab *dd_registry;
-
-/* ------------------------------------------------------------------------
-** Errors
-*/
-
-/* Set the vtab's error message (freeing the old one) to DD_PREFIX and a
-** printf-style message. */
-void dd_error(dd_vtab *p, const char *zFmt, ...) {
-  va_list ap;
-  char *z;
-  va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
-  va_end(ap);
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = sqlite3_mprintf(DD_PREFIX "%s", z ? z : "out of memory");
-  sqlite3_free(z);
-}
-
-/* ------------------------------------------------------------------------
-** Interrupts
-**
-** sqlite3_interrupt() (and the shell's Ctrl-C, which calls it) sets a flag
-** that SQLite itself checks only between its own opcodes: a statement
-** waiting in xFilter or xNext for DynamoDB (a hung request, a retry
-** loop's backoff) would not see it for (max_retries + 1) x timeout.  So
-** the client polls a cancel hook while a request waits and between
-** slices of every backoff sleep, and the hook asks SQLite.
-** sqlite3_is_interrupted() exists from 3.41 on; before it (Debian 12 has
-** 3.40) the flag can still be read: preparing " " runs the tokenizer,
-** which checks db->u1.isInterrupted at every space token and fails with
-** SQLITE_INTERRUPT while it is set (tokenize.c, sqlite3RunParser, 3.40;
-** the flag is reset there only when no statement is active, and the hook
-** runs inside one).  The hook runs only on the statement's thread (the
-** connection's mutex is held, and recursive); worker threads poll a stop
-** flag instead, which the statement's thread sets when it sees the
-** interrupt (ddbc_stream_next, ddbc_batch_get_parallel). */
-int dd_interrupted(void *pDb) {
-  sqlite3 *db = pDb;
-#if SQLITE_VERSION_NUMBER >= 3041000
-  if(sqlite3_libversion_number() >= 3041000)
-    return sqlite3_is_interrupted(db);
-#endif
-  sqlite3_stmt *pStmt = NULL;
-  int rc = sqlite3_prepare_v2(db, " ", -1, &pStmt, NULL);
-  sqlite3_finalize(pStmt);
-  return rc == SQLITE_INTERRUPT;
-}
-
-/* The SQLite result code for a client error. */
-int dd_rc(const ddb_error *e) {
-  switch(e->code) {
-  case DDB_OK: return SQLITE_OK;
-  case DDB_ERR_NOMEM: return SQLITE_NOMEM;
-  case DDB_ERR_CANCELLED: return SQLITE_INTERRUPT;
-  default: return SQLITE_ERROR;
-  }
-}
-/* The connected dynamodb vtab zName of db, or NULL. */
-dd_vtab *dd_find(sqlite3 *db, const char *zName) {
-  dd_vtab *p;
-  pthread_mutex_lock(&dd_registry_lock);
-  for(p = dd_registry; p; p = p->pNextVtab)
-    if(p->db == db && sqlite3_stricmp(p->zVtabName, zName) == 0)
-      break;
-  pthread_mutex_unlock(&dd_registry_lock);
-  return p;
-}
-
-/* ------------------------------------------------------------------------
-** The table's configuration (called by xCreate and xConnect, the only
-** place SQLite allows it)
-*/
-
-/* See dd_ext.h. */
-void dd_vtab_config(sqlite3 *db) {
-  /* A statement may read (and later write) DynamoDB with the user's
-  ** credentials, to the endpoint the file names.  A view or trigger stored
-  ** in a database file runs whenever that file is used, and a file can
-  ** come from anyone, so the table is DIRECTONLY: SQLite refuses it inside
-  ** the schema's views and triggers (after xConnect, which makes no call).
-  ** Views over the table are useful for reports, but that is what TEMP
-  ** views and triggers are for: only the user's own session creates them,
-  ** and they still work:
-  **   CREATE TEMP VIEW orders AS SELECT ... FROM shop WHERE ...; */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  /* an INSERT that finds its key returns SQLITE_CONSTRAINT and SQLite
-  ** applies the statement's ON CONFLICT (IGNORE skips the row; REPLACE is
-  ** done by xUpdate itself, as an unconditional PutItem) */
-  sqlite3_vtab_config(db, SQLITE_VTAB_CONSTRAINT_SUPPORT, 1);
-}
 
 /* ------------------------------------------------------------------------
 ** The module

@@ -31,14 +31,6 @@ static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
   return SQLITE_OK;
 }
 
-/* Order of values for dd_dedupe: by length, then bytes. */
-int dd_val_order(const void *pa, const void *pb) {
-  const dd_val *a = pa, *b = pb;
-  if(a->av.n != b->av.n)
-    return a->av.n < b->av.n ? -1 : 1;
-  return memcmp(a->av.text, b->av.text, a->av.n);
-}
-
 /* Drop repeated values from a[0..*pn): sorts, then keeps one of each
 ** (O(n log n); an IN list may hold thousands of keys). */
 static void dd_dedupe(dd_val *a, int *pn) {
@@ -101,14 +93,6 @@ static void dd_scan_denied(dd_vtab *p) {
            "partition key with = or IN: %s",
            p->pDesc->name, z ? z : "");
   sqlite3_free(z);
-}
-
-/* See dd_ext.h. */
-ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err) {
-  return ddbc_batch_get_parallel(
-      p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
-      p->azKey, p->nKey, &p->pol, dd_interrupted, p->db, aFound, err);
 }
 
 /* Start the parallel read of the cursor's plan (its rd is the template):

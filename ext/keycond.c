@@ -505,3 +505,31 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
     memset(&iv->hi, 0, sizeof(iv->hi));
   }
 }
+
+/* Order of values for dd_dedupe: by length, then bytes. */
+int dd_val_order(const void *pa, const void *pb) {
+  const dd_val *a = pa, *b = pb;
+  if(a->av.n != b->av.n)
+    return a->av.n < b->av.n ? -1 : 1;
+  return memcmp(a->av.text, b->av.text, a->av.n);
+}
+
+/*
+** The rowid of a row is a 64-bit hash (FNV-1a) of its primary key in
+** canonical form: the same item has the same rowid in every scan, which
+** SQLite relies on when it merges the rows of an OR of indexable terms.
+** (Two keys collide with odds of 2^-64 a pair.)
+*/
+sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it) {
+  ddb_buf b;
+  uint64_t h = 0xcbf29ce484222325ULL;
+  size_t i;
+  ddb_buf_init(&b, 4u * 1024 * 1024);
+  if(ddb_key_encode(it, p->azKey, p->nKey, &b) == 0)
+    for(i = 0; i < b.len; i++) {
+      h ^= (unsigned char)b.p[i];
+      h *= 0x100000001b3ULL;
+    }
+  ddb_buf_free(&b);
+  return (sqlite3_int64)(h >> 1);
+}

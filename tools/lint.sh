@@ -1,35 +1,78 @@
 #!/usr/bin/env bash
-# make lint: formatting (clang-format --dry-run), banned functions, cppcheck.
-# Exits non-zero on any finding.
+# make lint: formatting (clang-format --dry-run), banned functions, SQLite
+# printf formats, cppcheck, file cycles (tools/cycles.py).  Exits non-zero
+# on any finding.  --tap: one TAP line a check, its findings as comments
+# (tests/suites/05-lint.sh runs it so inside make test).
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+TAP=0
+[ "${1:-}" = --tap ] && TAP=1
 rc=0
+n=0
 SRC=$(git ls-files 'client/*.[ch]' 'cache/*.[ch]' 'ext/*.[ch]' 'tests/unit/*.[ch]' 'bench/*.[ch]' 'examples/*.[ch]' 'api/*.[ch]' 'tests/fuzz/*.[ch]')
 
-echo "lint: clang-format"
-if ! clang-format --dry-run --Werror $SRC; then rc=1; fi
+# check NAME CMD...: run one check; it fails when CMD exits non-zero.
+check() {
+  local name="$1" out status
+  shift
+  n=$((n + 1))
+  if [ $TAP = 1 ]; then
+    out=$("$@" 2>&1)
+    status=$?
+    if [ $status = 0 ]; then
+      echo "ok $n - lint: $name"
+    else
+      echo "not ok $n - lint: $name"
+      printf '%s\n' "$out" | sed 's/^/# /'
+      rc=1
+    fi
+  else
+    echo "lint: $name"
+    "$@" || rc=1
+  fi
+}
+
+clang_format() { clang-format --dry-run --Werror $SRC; }
 
 # Unbounded or thread-unsafe functions, banned as in curl's checksrc; calls
 # in code only, comments and strings blanked (tools/banned.py), so a call on
 # a line that also holds a comment is caught.
-echo "lint: banned functions"
-tools/banned.py --selftest >/dev/null || { tools/banned.py --selftest; rc=1; }
-if ! tools/banned.py $SRC; then
-  echo "lint: banned function used (see above)"; rc=1
-fi
+banned() {
+  tools/banned.py --selftest >/dev/null || { tools/banned.py --selftest; return 1; }
+  tools/banned.py $SRC || { echo "lint: banned function used (see above)"; return 1; }
+}
 
 # SQLite's printf has no %z: it would read the argument as a string.
-echo "lint: SQLite printf formats"
-if grep -nE '(sqlite3_mprintf|sqlite3_str_appendf|sqlite3_snprintf|dd_error)\(.*%z' $SRC; then
-  echo "lint: %z in an SQLite printf (use %lld and a cast)"; rc=1
-fi
+printf_z() {
+  if grep -nE '(sqlite3_mprintf|sqlite3_str_appendf|sqlite3_snprintf|dd_error)\(.*%z' $SRC; then
+    echo "lint: %z in an SQLite printf (use %lld and a cast)"
+    return 1
+  fi
+}
 
-echo "lint: cppcheck"
-if command -v cppcheck >/dev/null; then
+run_cppcheck() {
+  command -v cppcheck >/dev/null || { echo "cppcheck not installed"; return 1; }
   cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
     --inline-suppr --suppress=missingIncludeSystem \
-    -I client -I cache -I ext client cache ext || rc=1
+    -I client -I cache -I ext client cache ext
+}
+
+# No file cycles, no layer calling one above it, in the objects of the last
+# build (the Makefile's lint target builds them first).
+cycles() {
+  tools/cycles.py --selftest >/dev/null || { tools/cycles.py --selftest; return 1; }
+  tools/cycles.py "${BUILD:-build}"
+}
+
+check "clang-format" clang_format
+check "banned functions" banned
+check "SQLite printf formats" printf_z
+check "cppcheck" run_cppcheck
+check "file cycles" cycles
+if [ $TAP = 1 ]; then
+  echo "1..$n"
+  exit 0
 fi
 [ $rc = 0 ] && echo "lint: clean"
 exit $rc
