@@ -29,7 +29,8 @@ LIBS    := -lcurl -lcjson -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/http.c client/signer.c client/cancel.c client/log.c \
-              client/live.c client/json.c client/write.c client/creds.c \
+              client/live.c client/json.c client/pack.c client/number.c \
+              client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/crc32.c client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c

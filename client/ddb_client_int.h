@@ -50,6 +50,27 @@ static inline size_t ddb_json_plain(const char *s, size_t n) {
 }
 
 /* ------------------------------------------------------------------------
+** Item layout (item.c, pack.c): [ddb_item][ddb_av nodes][texts]
+*/
+/* Where the next node and the next text bytes of an item being laid out
+** go (and, while decoding, what the first pass counted). */
+typedef struct ddb_layout {
+  size_t nodes;
+  size_t bytes;
+  ddb_av *next_node;
+  char *next_byte;
+  const struct ddb_jtok *bad_number; /* an N that is not a number, for the
+                                        message */
+} ddb_layout;
+
+/* A new item (one reference) laid out for n attributes among nodes
+** ddb_avs and bytes of text, its root an M of those n kids; *L points
+** past the root's kids and at the text, for the caller to fill.  NULL on
+** out of memory (item.c). */
+ddb_item *ddb_item_alloc(size_t nodes, size_t bytes, uint32_t n,
+                         ddb_layout *L);
+
+/* ------------------------------------------------------------------------
 ** JSON tapes (tape.c): one pass over the text, one flat array of tokens
 */
 enum {

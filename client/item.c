@@ -1,5 +1,6 @@
 /*
-** item.c -- DynamoDB AttributeValues: decoding, numbers, JSON rendering.
+** item.c -- DynamoDB AttributeValues: decoding, building, comparing,
+** JSON rendering (numbers: number.c; packed items for the cache: pack.c).
 **
 ** An item is decoded from a tape of its JSON text (tape.c) in two passes:
 ** the first counts nodes and string bytes, the second lays everything out
@@ -71,20 +72,10 @@ const ddb_av *ddb_item_get(const ddb_item *it, const char *name) {
 /* ------------------------------------------------------------------------
 ** Decoding, from a tape of the JSON text (tape.c)
 */
-typedef struct layout {
-  size_t nodes;
-  size_t bytes;
-  ddb_av *next_node;
-  char *next_byte;
-  const ddb_jtok *bad_number; /* an N that is not a number, for the message */
-} layout;
 
-/* A new item (one reference) laid out for n attributes among nodes
-** ddb_avs and bytes of text, its root an M of those n kids; *L points
-** past the root's kids and at the text, for the caller to fill.  NULL on
-** out of memory. */
-static ddb_item *item_alloc(size_t nodes, size_t bytes, uint32_t n,
-                            layout *L) {
+/* See ddb_client_int.h. */
+ddb_item *ddb_item_alloc(size_t nodes, size_t bytes, uint32_t n,
+                         ddb_layout *L) {
   size_t total = sizeof(ddb_item) + nodes * sizeof(ddb_av) + bytes;
   ddb_item *it = malloc(total);
   if(!it)
@@ -147,8 +138,8 @@ static int number_ok(const char *text, const ddb_jtok *k) {
 /* Pass 1 over the AttributeValue {"T": value} at token i: count nodes and
 ** bytes (a string's raw length bounds its unescaped one).  Returns 0, or
 ** -1 when it is not a valid AttributeValue. */
-static int av_count(const char *text, const ddb_jtok *t, uint32_t i, layout *L,
-                    int depth) {
+static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
+                    ddb_layout *L, int depth) {
   const ddb_jtok *v;
   uint32_t j, k;
   ddb_type ty;
@@ -211,7 +202,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i, layout *L,
 }
 
 /* Copy string token k into the layout's bytes; its length goes to *len. */
-static const char *lay_str(layout *L, const char *text, const ddb_jtok *k,
+static const char *lay_str(ddb_layout *L, const char *text, const ddb_jtok *k,
                            uint32_t *len) {
   char *p = L->next_byte;
   size_t n = ddb_tape_str(text, k, p);
@@ -223,7 +214,7 @@ static const char *lay_str(layout *L, const char *text, const ddb_jtok *k,
 /* Pass 2: fill *out from the AttributeValue at token i (checked by
 ** av_count). */
 static void av_fill(const char *text, const ddb_jtok *t, uint32_t i,
-                    ddb_av *out, layout *L) {
+                    ddb_av *out, ddb_layout *L) {
   const ddb_jtok *v = &t[i + 2];
   ddb_type ty = type_of(text, &t[i + 1]);
   uint32_t j, k;
@@ -289,7 +280,7 @@ static const char *excerpt(const char *text, const ddb_jtok *k, char *buf,
 ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
                               uint32_t obj, ddb_item **out, ddb_error *err) {
   const ddb_jtok *t = tp->tok;
-  layout L;
+  ddb_layout L;
   ddb_item *it;
   uint32_t j, k;
   char name[101], num[61];
@@ -312,7 +303,7 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
                            excerpt(text, &t[k], name, sizeof(name)));
     }
   }
-  it = item_alloc(L.nodes, L.bytes, t[obj].n, &L);
+  it = ddb_item_alloc(L.nodes, L.bytes, t[obj].n, &L);
   if(!it)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory decoding an item");
   for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
@@ -360,11 +351,11 @@ ddb_item *ddb_item_from_avs(const ddb_av *vals, int n) {
   size_t bytes = 0;
   int i;
   ddb_item *it;
-  layout L;
+  ddb_layout L;
   char *p;
   for(i = 0; i < n; i++)
     bytes += strlen(vals[i].name) + 1 + vals[i].n + 1;
-  it = item_alloc((size_t)n, bytes, (uint32_t)n, &L);
+  it = ddb_item_alloc((size_t)n, bytes, (uint32_t)n, &L);
   if(!it)
     return NULL;
   p = L.next_byte;
@@ -403,7 +394,7 @@ static void tree_count(const ddb_av *a, size_t *nodes, size_t *bytes) {
   }
 }
 
-static void tree_copy(const ddb_av *a, ddb_av *out, layout *L) {
+static void tree_copy(const ddb_av *a, ddb_av *out, ddb_layout *L) {
   uint32_t i;
   *out = *a;
   if(a->name) {
@@ -428,12 +419,12 @@ static void tree_copy(const ddb_av *a, ddb_av *out, layout *L) {
 
 ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n) {
   size_t nodes = (size_t)n, bytes = 0;
-  layout L;
+  ddb_layout L;
   ddb_item *it;
   int i;
   for(i = 0; i < n; i++)
     tree_count(attrs[i], &nodes, &bytes);
-  it = item_alloc(nodes, bytes, (uint32_t)n, &L);
+  it = ddb_item_alloc(nodes, bytes, (uint32_t)n, &L);
   if(!it)
     return NULL;
   for(i = 0; i < n; i++)
@@ -533,494 +524,6 @@ size_t ddb_item_size(const ddb_item *it) {
   for(i = 0; i < it->root.n; i++)
     n += it->root.kids[i].name_len + av_size(&it->root.kids[i]);
   return n;
-}
-
-/* ------------------------------------------------------------------------
-** Packed items, for the cache (ddb_item_pack, ddb_item_unpack)
-**
-** A packed item is a byte string: two varints (LEB128), the nodes and the
-** text bytes its ddb_item needs (the first one doubled, plus 1 when no name
-** or text needs escaping in JSON: ddb_item.plain); those text bytes as the ddb_item holds
-** them (every name and text, NUL-terminated, in the order below); then
-** the root's member count and its members' records.  A member's record is
-** its name's length (varint) and its value's record; a value's record is
-** a type byte, then:
-**
-**     S, N, B      varint length
-**     BOOL         one byte, 0 or 1
-**     NULL         nothing
-**     M            varint count, then that many member records
-**     L            varint count, then that many value records
-**     SS, NS, BS   varint count, then that many varint lengths
-**
-** No pointers and no padding: the bench's item of 169 bytes of JSON packs
-** to about 165 bytes, where its ddb_item takes 40 bytes a node besides.
-** ddb_item_unpack makes one allocation of the exact size, copies the text
-** bytes with one memcpy and walks the records to set the nodes (laid out
-** in the order av_fill lays them), each string found where the previous
-** one ended: no copy per string, so a cache hit stays cheap.
-*/
-
-/* Bytes varint_put writes for v. */
-static size_t varint_len(uint64_t v) {
-  size_t n = 1;
-  while(v >= 0x80) {
-    v >>= 7;
-    n++;
-  }
-  return n;
-}
-
-/* Write v at p as a LEB128 varint; returns the byte after it. */
-static unsigned char *varint_put(unsigned char *p, uint64_t v) {
-  while(v >= 0x80) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (unsigned char)v;
-  return p;
-}
-
-/* Read a varint at p into *v; returns the byte after it. */
-static const unsigned char *varint_get(const unsigned char *p, uint64_t *v) {
-  uint64_t x;
-  unsigned shift = 7;
-  if(!(*p & 0x80)) { /* most lengths and counts: one byte */
-    *v = *p;
-    return p + 1;
-  }
-  x = *p++ & 0x7f;
-  while(*p & 0x80) {
-    x |= (uint64_t)(*p++ & 0x7f) << shift;
-    shift += 7;
-  }
-  *v = x | (uint64_t)*p++ << shift;
-  return p;
-}
-
-/* Is t a set type? */
-static int is_set(ddb_type t) {
-  return t == DDB_SS || t == DDB_NS || t == DDB_BS;
-}
-
-/* The size of value a's record (not its name's length); adds the nodes
-** below a and the text bytes of a and below (as item_alloc counts them)
-** to *nodes and *bytes. */
-static size_t av_record_size(const ddb_av *a, size_t *nodes, size_t *bytes) {
-  size_t n = 1; /* the type byte */
-  uint32_t i;
-  switch(a->type) {
-  case DDB_S:
-  case DDB_N:
-  case DDB_B: *bytes += a->n + 1; return n + varint_len(a->n);
-  case DDB_BOOL: return n + 1;
-  case DDB_M:
-  case DDB_L:
-    n += varint_len(a->n);
-    *nodes += a->n;
-    for(i = 0; i < a->n; i++) {
-      const ddb_av *k = &a->kids[i];
-      if(a->type == DDB_M) {
-        n += varint_len(k->name_len);
-        *bytes += k->name_len + 1;
-      }
-      n += av_record_size(k, nodes, bytes);
-    }
-    return n;
-  default:
-    if(!is_set(a->type))
-      return n; /* NULL (or NONE) */
-    n += varint_len(a->n);
-    *nodes += a->n;
-    for(i = 0; i < a->n; i++) {
-      n += varint_len(a->kids[i].n);
-      *bytes += a->kids[i].n + 1;
-    }
-    return n;
-  }
-}
-
-/* The packed size of it, and the nodes and text bytes its ddb_item
-** needs. */
-static size_t item_packed_size(const ddb_item *it, size_t *nodes,
-                               size_t *bytes) {
-  size_t n;
-  *nodes = 0;
-  *bytes = 0;
-  /* the root's record as an M's, less its type byte */
-  n = av_record_size(&it->root, nodes, bytes) - 1;
-  return varint_len(*nodes * 2 + 1) + varint_len(*bytes) + *bytes + n;
-}
-
-size_t ddb_item_packed_size(const ddb_item *it) {
-  size_t nodes, bytes;
-  return item_packed_size(it, &nodes, &bytes);
-}
-
-/* Where ddb_item_pack writes: the records, and the text bytes. */
-typedef struct packer {
-  unsigned char *rec;
-  char *text;
-  int plain; /* every string so far is plain JSON string content */
-} packer;
-
-/* Append s[0..n) and a NUL to the text bytes, its length to the
-** records. */
-static void pack_str(packer *P, const char *s, uint32_t n) {
-  P->rec = varint_put(P->rec, n);
-  if(P->plain && ddb_json_plain(s, n) != n)
-    P->plain = 0;
-  if(n)
-    memcpy(P->text, s, n);
-  P->text[n] = 0;
-  P->text += n + 1;
-}
-
-/* Pack the value a (without its name; with its type byte unless
-** `untyped`). */
-static void av_pack(const ddb_av *a, packer *P, int untyped) {
-  uint32_t i;
-  if(!untyped)
-    *P->rec++ = (unsigned char)a->type;
-  switch(a->type) {
-  case DDB_S:
-  case DDB_N:
-  case DDB_B: pack_str(P, a->text, a->n); return;
-  case DDB_BOOL: *P->rec++ = a->n ? 1 : 0; return;
-  case DDB_M:
-  case DDB_L:
-    P->rec = varint_put(P->rec, a->n);
-    for(i = 0; i < a->n; i++) {
-      if(a->type == DDB_M)
-        pack_str(P, a->kids[i].name, a->kids[i].name_len);
-      av_pack(&a->kids[i], P, 0);
-    }
-    return;
-  default:
-    if(!is_set(a->type))
-      return;
-    P->rec = varint_put(P->rec, a->n);
-    for(i = 0; i < a->n; i++)
-      pack_str(P, a->kids[i].text, a->kids[i].n);
-  }
-}
-
-void ddb_item_pack(const ddb_item *it, unsigned char *out) {
-  size_t nodes, bytes;
-  packer P;
-  unsigned char *head = out;
-  item_packed_size(it, &nodes, &bytes);
-  /* the node count's varint, doubled: its length does not depend on the
-  ** plain bit (item_packed_size counts it so) */
-  out = varint_put(out, nodes * 2 + 1);
-  out = varint_put(out, bytes);
-  P.text = (char *)out;
-  P.rec = out + bytes;
-  P.plain = 1;
-  av_pack(&it->root, &P, 1);
-  if(!P.plain)
-    varint_put(head, nodes * 2); /* the same length: only bit 0 changes */
-}
-
-/* Take the next string of the text bytes, its length read from the
-** records at *pp. */
-static const char *unpack_str(const unsigned char **pp, layout *L,
-                              uint32_t *len) {
-  uint64_t n;
-  const char *t = L->next_byte;
-  *pp = varint_get(*pp, &n);
-  L->next_byte += n + 1;
-  *len = (uint32_t)n;
-  return t;
-}
-
-/* Set *out (its name set by the caller) from the value record at *pp of
-** type ty (its type byte already read). */
-static void av_unpack(const unsigned char **pp, ddb_type ty, ddb_av *out,
-                      layout *L) {
-  uint64_t n;
-  uint32_t i;
-  out->type = ty;
-  out->kids = NULL;
-  out->text = NULL;
-  switch(ty) {
-  case DDB_S:
-  case DDB_N:
-  case DDB_B: out->text = unpack_str(pp, L, &out->n); return;
-  case DDB_BOOL: out->n = *(*pp)++; return;
-  case DDB_M:
-  case DDB_L:
-    *pp = varint_get(*pp, &n);
-    out->n = (uint32_t)n;
-    out->kids = L->next_node;
-    L->next_node += n;
-    for(i = 0; i < out->n; i++) {
-      ddb_av *kid = &out->kids[i];
-      if(ty == DDB_M) {
-        kid->name = unpack_str(pp, L, &kid->name_len);
-      } else {
-        kid->name = NULL;
-        kid->name_len = 0;
-      }
-      av_unpack(pp, (ddb_type) * (*pp)++, kid, L);
-    }
-    return;
-  default:
-    out->n = 0;
-    if(!is_set(ty))
-      return;
-    *pp = varint_get(*pp, &n);
-    out->n = (uint32_t)n;
-    out->kids = L->next_node;
-    L->next_node += n;
-    for(i = 0; i < out->n; i++) {
-      ddb_av *kid = &out->kids[i];
-      kid->type = ty == DDB_SS ? DDB_S : ty == DDB_NS ? DDB_N : DDB_B;
-      kid->name = NULL;
-      kid->name_len = 0;
-      kid->kids = NULL;
-      kid->text = unpack_str(pp, L, &kid->n);
-    }
-  }
-}
-
-ddb_item *ddb_item_unpack(const unsigned char *p, size_t n) {
-  uint64_t nodes, bytes, attrs;
-  const unsigned char *q;
-  layout L;
-  ddb_item *it;
-  uint32_t i;
-  int plain;
-  (void)n; /* trusted: ddb_item_pack wrote it */
-  p = varint_get(p, &nodes);
-  plain = (int)(nodes & 1);
-  nodes >>= 1;
-  p = varint_get(p, &bytes);
-  q = varint_get(p + bytes, &attrs);
-  it = item_alloc((size_t)nodes, (size_t)bytes, (uint32_t)attrs, &L);
-  if(!it)
-    return NULL;
-  it->plain = plain;
-  memcpy(L.next_byte, p, (size_t)bytes);
-  for(i = 0; i < it->root.n; i++) {
-    ddb_av *a = &it->root.kids[i];
-    ddb_type ty;
-    if(q[0] < 0x80 && (q[1] == DDB_S || q[1] == DDB_N) && q[2] < 0x80) {
-      /* the common attribute: a short name, a short S or N, inline */
-      a->name = L.next_byte;
-      a->name_len = q[0];
-      L.next_byte += q[0] + 1;
-      a->type = (ddb_type)q[1];
-      a->n = q[2];
-      a->text = L.next_byte;
-      a->kids = NULL;
-      L.next_byte += q[2] + 1;
-      q += 3;
-      continue;
-    }
-    a->name = unpack_str(&q, &L, &a->name_len);
-    ty = (ddb_type)*q++;
-    av_unpack(&q, ty, a, &L);
-  }
-  return it;
-}
-
-/* ------------------------------------------------------------------------
-** Numbers
-**
-** An N maps to SQL INTEGER when it is an integer literal that fits in 64
-** bits; else to REAL when it has at most 15 significant digits (DBL_DIG:
-** any such decimal survives the trip through a double and back); else to
-** TEXT, keeping every digit.
-*/
-/* The longest number text accepted.  DynamoDB writes some numbers out in
-** full: -1.2345678901234567890123456789012345678E-92 comes back as a sign,
-** "0.", 91 zeros and 38 digits, and the smallest magnitudes (1E-130) take
-** about 170 characters; 1024 leaves room for leading zeros a person may
-** type, and keeps the conversion buffer of ddb_number_classify on the
-** stack. */
-#define NUMBER_MAX 1024
-/* DynamoDB's numbers: at most 38 significant digits, magnitude from 1E-130
-** to 9.9999999999999999999999999999999999999E+125 (and zero). */
-#define NUMBER_DIGITS  38
-#define NUMBER_MAX_MAG 126  /* |value| < 10^126 */
-#define NUMBER_MIN_MAG -130 /* |value| >= 10^-130 */
-
-/* The shape of a number, from number_scan(). */
-typedef struct number_shape {
-  size_t sig;  /* significant digits */
-  int frac;    /* has a point */
-  int expo;    /* has an exponent */
-  int started; /* has a non-zero digit */
-} number_shape;
-
-/* Scan s[0..n) as a number: -1 when it is not one (the only test of
-** ddb_number_ok), else 0 with *sh filled. */
-static int number_scan(const char *s, size_t n, number_shape *sh) {
-  size_t i = 0, zeros = 0;
-  int digits = 0;
-  memset(sh, 0, sizeof(*sh));
-  if(i < n && (s[i] == '-' || s[i] == '+'))
-    i++;
-  for(; i < n; i++) {
-    char c = s[i];
-    if(c >= '0' && c <= '9') {
-      digits++;
-      if(c == '0') {
-        if(sh->started)
-          zeros++; /* a zero that counts only if a non-zero follows */
-      } else {
-        sh->started = 1;
-        sh->sig += zeros + 1;
-        zeros = 0;
-      }
-    } else if(c == '.' && !sh->frac && !sh->expo) {
-      sh->frac = 1;
-    } else if((c == 'e' || c == 'E') && digits && !sh->expo) {
-      long e10 = 0;
-      sh->expo = 1;
-      if(i + 1 < n && (s[i + 1] == '-' || s[i + 1] == '+'))
-        i++;
-      if(i + 1 >= n)
-        return -1;
-      for(i++; i < n; i++) {
-        if(s[i] < '0' || s[i] > '9')
-          return -1;
-        /* far past DynamoDB's range (and ddb_number_canonical's) */
-        if((e10 = e10 * 10 + (s[i] - '0')) > 1000000)
-          return -1;
-      }
-      break;
-    } else {
-      return -1;
-    }
-  }
-  return digits && n <= NUMBER_MAX ? 0 : -1;
-}
-
-/* Is s[0..n) a number this layer takes (see ddb_client.h)? */
-int ddb_number_ok(const char *s, size_t n) {
-  number_shape sh;
-  return number_scan(s, n, &sh) == 0;
-}
-
-/* Does the number s[0..n) fit DynamoDB (see ddb_client.h)? */
-int ddb_number_fits(const char *s, size_t n) {
-  char tmp[160];
-  ddb_buf b;
-  int ok = 0;
-  ddb_buf_init_with(&b, tmp, sizeof(tmp), 256);
-  if(ddb_number_canonical(s, n, &b) == 0 && !b.failed) {
-    /* canonical: "0" or [-]DIGITSe<exp>; value = DIGITS x 10^exp */
-    const char *d = b.p + (b.p[0] == '-');
-    const char *ex = strchr(d, 'e');
-    if(!ex) {
-      ok = 1; /* zero */
-    } else {
-      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
-      long mag = digits + exp10; /* 10^(mag-1) <= |value| < 10^mag */
-      ok = digits <= NUMBER_DIGITS && mag <= NUMBER_MAX_MAG &&
-           mag - 1 >= NUMBER_MIN_MAG;
-    }
-  }
-  ddb_buf_free(&b);
-  return ok;
-}
-
-/* The shortest decimal text of d that reads back as d (see ddb_client.h). */
-int ddb_number_from_double(double d, char *buf, size_t cap) {
-  int prec;
-  if(cap < 32 || !isfinite(d))
-    return -1;
-  if(d == floor(d) && fabs(d) < 1e15) {
-    snprintf(buf, cap, "%.0f", d == 0 ? 0.0 : d); /* no "-0", no "1e+02" */
-    return 0;
-  }
-  for(prec = 1; prec <= 17; prec++) {
-    snprintf(buf, cap, "%.*g", prec, d);
-    if(strtod(buf, NULL) == d)
-      break;
-  }
-  return ddb_number_fits(buf, strlen(buf)) ? 0 : -1;
-}
-
-/* Classify the number s[0..n) (see ddb_client.h). */
-ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
-                                double *dval) {
-  number_shape sh;
-  char tmp[NUMBER_MAX + 1];
-  if(number_scan(s, n, &sh))
-    return DDB_NUM_BAD;
-  memcpy(tmp, s, n);
-  tmp[n] = 0;
-  if(!sh.frac && !sh.expo) {
-    char *end;
-    long long v;
-    errno = 0;
-    v = strtoll(tmp, &end, 10);
-    if(errno == 0 && *end == 0) {
-      if(ival)
-        *ival = v;
-      return DDB_NUM_INT;
-    }
-  }
-  if(sh.sig <= 15) {
-    char *end;
-    double d = strtod(tmp, &end);
-    /* finite, and not a non-zero that underflowed to zero */
-    if(*end == 0 && d == d && d - d == 0 && (d != 0 || !sh.started)) {
-      if(dval)
-        *dval = d;
-      return DDB_NUM_REAL;
-    }
-  }
-  return DDB_NUM_TEXT;
-}
-
-int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
-  char digits[128];
-  size_t i = 0, nd = 0, first;
-  long point = 0, exp10 = 0;
-  int neg = 0, seen_point = 0;
-  if(!ddb_number_ok(s, n))
-    return -1;
-  if(s[i] == '-' || s[i] == '+')
-    neg = s[i++] == '-';
-  for(; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
-    if(s[i] == '.') {
-      seen_point = 1;
-      continue;
-    }
-    if(nd < sizeof(digits))
-      digits[nd++] = s[i];
-    else if(!seen_point)
-      point++; /* digits past the buffer only scale the value */
-    if(!seen_point)
-      point++;
-  }
-  if(i < n) {
-    /* classify checked the form and that |exponent| <= 10^6 (no DynamoDB
-    ** number is near; it keeps the sums below in range) */
-    int eneg = 0;
-    i++;
-    if(s[i] == '-' || s[i] == '+')
-      eneg = s[i++] == '-';
-    for(; i < n; i++)
-      exp10 = exp10 * 10 + (s[i] - '0');
-    if(eneg)
-      exp10 = -exp10;
-  }
-  /* value = 0.digits x 10^point x 10^exp10 */
-  for(first = 0; first < nd && digits[first] == '0'; first++)
-    point--;
-  while(nd > first && digits[nd - 1] == '0')
-    nd--;
-  if(first == nd)
-    return ddb_buf_addc(out, '0');
-  if(neg)
-    ddb_buf_addc(out, '-');
-  ddb_buf_add(out, digits + first, nd - first);
-  return ddb_buf_addf(out, "e%ld", point + exp10 - (long)(nd - first));
 }
 
 /* ------------------------------------------------------------------------

@@ -97,7 +97,7 @@ static void put_page(ddb_page *p) {
   }
 }
 
-/* The packed store's codec (cache.c uses client/item.c's): a vitem packs
+/* The packed store's codec (cache.c uses client/pack.c's): a vitem packs
 ** to its version and its padding, and unpacks to a new vitem (counted). */
 static size_t test_packed_size(const ddb_item *it) {
   return sizeof(uint64_t) + (it->bytes - sizeof(vitem));
@@ -121,8 +121,8 @@ static ddb_item *test_unpack(const unsigned char *p, size_t n) {
 
 /*
 ** The store releases its references with ddb_item_unref/ddb_page_unref
-** (client/item.c).  This binary defines them itself, counting frees; it
-** is linked without item.c.
+** (client/pack.c).  This binary defines them itself, counting frees; it
+** is linked without pack.c.
 */
 ddb_item *ddb_item_ref(ddb_item *it) {
   if(it)

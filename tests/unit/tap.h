@@ -69,6 +69,9 @@ extern const tap_test tap_api_tests[];
 extern const tap_test tap_sigv4_tests[];
 extern const tap_test tap_creds_tests[];
 extern const tap_test tap_tape_tests[];
+extern const tap_test tap_request_tests[];
+extern const tap_test tap_cache_gen_tests[];
+extern const tap_test tap_cache_keys_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>

@@ -1,0 +1,732 @@
+/*
+** test_request.c -- unit tests of client/: request bodies (Query, Scan,
+** attribute-name placeholders), INI files and settings resolution (region,
+** endpoint, credentials), the LastEvaluatedKey loop guard.  No network.
+*/
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../client/ddb_client_int.h"
+#include "helpers.h"
+#include "tap.h"
+
+/* ------------------------------------------------------------------------
+** Request bodies
+*/
+static char *body_of(const ddb_read *r, ddb_result *rc, ddb_error *err) {
+  ddb_buf b;
+  ddb_buf_init(&b, 1 << 16);
+  ddb_error_clear(err);
+  *rc = ddb_read_body(r, &b, err);
+  if(*rc) {
+    ddb_buf_free(&b);
+    return NULL;
+  }
+  return ddb_buf_take(&b, NULL);
+}
+
+static void test_read_body_query_ops(void) {
+  static const struct {
+    ddb_skop op;
+    const char *kce;
+  } v[] = {
+      {DDB_SK_EQ, " AND #k1 = :v1"},
+      {DDB_SK_LT, " AND #k1 < :v1"},
+      {DDB_SK_LE, " AND #k1 <= :v1"},
+      {DDB_SK_GT, " AND #k1 > :v1"},
+      {DDB_SK_GE, " AND #k1 >= :v1"},
+      {DDB_SK_BEGINS_WITH, " AND begins_with(#k1, :v1)"},
+  };
+  ddb_read r;
+  ddb_result rc;
+  ddb_error err;
+  char want[1024], *s;
+  size_t i;
+  memset(&r, 0, sizeof(r));
+  r.table = "T";
+  r.pk_name = "PK";
+  r.pk = mkav(DDB_S, "u1");
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s, "{\"TableName\":\"T\",\"KeyConditionExpression\":\"#k0 = :v0\","
+               "\"ExpressionAttributeNames\":{\"#k0\":\"PK\"},"
+               "\"ExpressionAttributeValues\":{\":v0\":{\"S\":\"u1\"}},"
+               "\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+  r.sk_name = "SK";
+  r.sk[0] = mkav(DDB_S, "a");
+  for(i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    r.sk_op = v[i].op;
+    s = body_of(&r, &rc, &err);
+    snprintf(want, sizeof(want),
+             "{\"TableName\":\"T\",\"KeyConditionExpression\":\"#k0 = "
+             ":v0%s\",\"ExpressionAttributeNames\":{\"#k0\":\"PK\",\"#k1\":"
+             "\"SK\"},\"ExpressionAttributeValues\":{\":v0\":{\"S\":\"u1\"},"
+             "\":v1\":{\"S\":\"a\"}},\"ReturnConsumedCapacity\":\"TOTAL\"}",
+             v[i].kce);
+    CHECK_STR(s, want);
+    free(s);
+  }
+  r.sk_op = DDB_SK_BETWEEN;
+  r.sk[0] = mkav(DDB_N, "-1.5");
+  r.sk[1] = mkav(DDB_N, "10");
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s, "{\"TableName\":\"T\",\"KeyConditionExpression\":\"#k0 = :v0 "
+               "AND #k1 BETWEEN :v1 AND :v2\",\"ExpressionAttributeNames\":"
+               "{\"#k0\":\"PK\",\"#k1\":\"SK\"},\"ExpressionAttributeValues\":"
+               "{\":v0\":{\"S\":\"u1\"},\":v1\":{\"N\":\"-1.5\"},\":v2\":"
+               "{\"N\":\"10\"}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+}
+
+static void test_read_body_query_options(void) {
+  ddb_read r;
+  ddb_result rc;
+  ddb_error err;
+  ddb_av k[2];
+  ddb_item *start;
+  char *s;
+  k[0] = mkav(DDB_N, "42");
+  k[0].name = "PK";
+  k[1] = mkav(DDB_B, "AQI=");
+  k[1].name = "SK";
+  start = ddb_item_from_avs(k, 2);
+  memset(&r, 0, sizeof(r));
+  r.table = "T";
+  r.index = "GSI1";
+  r.pk_name = "PK";
+  r.pk = mkav(DDB_N, "42");
+  r.descending = 1;
+  r.consistent = 1;
+  r.limit = 25;
+  r.count_only = 1;
+  r.start = start;
+  r.segment = 2;
+  r.total_segments = 4; /* ignored by a Query */
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s, "{\"TableName\":\"T\",\"IndexName\":\"GSI1\","
+               "\"KeyConditionExpression\":\"#k0 = :v0\","
+               "\"ExpressionAttributeNames\":{\"#k0\":\"PK\"},"
+               "\"ExpressionAttributeValues\":{\":v0\":{\"N\":\"42\"}},"
+               "\"ScanIndexForward\":false,\"ConsistentRead\":true,"
+               "\"Limit\":25,\"Select\":\"COUNT\",\"ExclusiveStartKey\":"
+               "{\"PK\":{\"N\":\"42\"},\"SK\":{\"B\":\"AQI=\"}},"
+               "\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+  ddb_item_unref(start);
+}
+
+static void test_read_body_scan(void) {
+  ddb_read r;
+  ddb_result rc;
+  ddb_error err;
+  char *s;
+  memset(&r, 0, sizeof(r));
+  r.table = "Store";
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s,
+            "{\"TableName\":\"Store\",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+  r.segment = 3;
+  r.total_segments = 4;
+  r.limit = 100;
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s, "{\"TableName\":\"Store\",\"Segment\":3,\"TotalSegments\":4,"
+               "\"Limit\":100,\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+  r.segment = 0;
+  r.total_segments = 1; /* not parallel */
+  r.limit = 0;
+  r.index = "by\"q";
+  r.descending = 1; /* a Scan has no order */
+  s = body_of(&r, &rc, &err);
+  CHECK_STR(s, "{\"TableName\":\"Store\",\"IndexName\":\"by\\\"q\","
+               "\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  free(s);
+}
+
+/* Attribute names never appear in expressions, whatever they contain. */
+static void test_read_body_names(void) {
+  static const char *const names[] = {"Date",      "size",      "a#b",
+                                      "a.b",       "has space", "na\xc3\xafve",
+                                      "q\"uo\\te", ":v0",       "#k0"};
+  ddb_read r;
+  ddb_result rc;
+  ddb_error err;
+  size_t i;
+  for(i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+    char *s;
+    cJSON *j;
+    const cJSON *kce, *ean, *eav;
+    memset(&r, 0, sizeof(r));
+    r.table = "T";
+    r.pk_name = names[i];
+    r.pk = mkav(DDB_S, names[i]);
+    r.sk_name = names[(i + 1) % (sizeof(names) / sizeof(names[0]))];
+    r.sk_op = DDB_SK_GE;
+    r.sk[0] = mkav(DDB_S, "x");
+    s = body_of(&r, &rc, &err);
+    j = s ? cJSON_Parse(s) : NULL;
+    if(!CHECK_MSG(j != NULL, "body for '%s' is not JSON: %s", names[i],
+                  s ? s : err.message)) {
+      free(s);
+      continue;
+    }
+    kce = cJSON_GetObjectItemCaseSensitive(j, "KeyConditionExpression");
+    ean = cJSON_GetObjectItemCaseSensitive(j, "ExpressionAttributeNames");
+    eav = cJSON_GetObjectItemCaseSensitive(j, "ExpressionAttributeValues");
+    CHECK(cJSON_IsString(kce) &&
+          strcmp(kce->valuestring, "#k0 = :v0 AND #k1 >= :v1") == 0);
+    CHECK_STR(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ean, "#k0")),
+        r.pk_name);
+    CHECK_STR(
+        cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ean, "#k1")),
+        r.sk_name);
+    CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                  cJSON_GetObjectItemCaseSensitive(eav, ":v0"), "S")),
+              names[i]);
+    cJSON_Delete(j);
+    free(s);
+  }
+}
+
+static void test_read_body_errors(void) {
+  ddb_read r;
+  ddb_result rc;
+  ddb_error err;
+  char *s;
+  ddb_buf b;
+  memset(&r, 0, sizeof(r));
+  r.table = "T";
+  r.pk_name = "PK";
+  r.pk = mkav(DDB_N, "abc");
+  s = body_of(&r, &rc, &err);
+  CHECK(s == NULL);
+  CHECK_INT(rc, DDB_ERR_INPUT);
+  CHECK_INT(err.code, DDB_ERR_INPUT);
+  CHECK_STR(err.message, "bad value for key 'PK'");
+  r.pk = mkav(DDB_N, "");
+  s = body_of(&r, &rc, &err);
+  CHECK_INT(rc, DDB_ERR_INPUT);
+  free(s);
+  r.pk = mkav(DDB_BOOL, ""); /* not a key type */
+  s = body_of(&r, &rc, &err);
+  CHECK_INT(rc, DDB_ERR_INPUT);
+  free(s);
+  r.pk = mkav(DDB_N, "7");
+  r.sk_name = "SK";
+  r.sk_op = DDB_SK_LT;
+  r.sk[0] = mkav(DDB_N, "1e");
+  s = body_of(&r, &rc, &err);
+  CHECK_INT(rc, DDB_ERR_INPUT);
+  CHECK_STR(err.message, "bad value for key 'SK'");
+  free(s);
+  r.sk_op = DDB_SK_BETWEEN;
+  r.sk[0] = mkav(DDB_N, "1");
+  r.sk[1] = mkav(DDB_N, "--2"); /* the second operand too */
+  s = body_of(&r, &rc, &err);
+  CHECK_INT(rc, DDB_ERR_INPUT);
+  free(s);
+  r.sk[1] = mkav(DDB_N, "2");
+  s = body_of(&r, &rc, &err);
+  CHECK_INT(rc, DDB_OK);
+  free(s);
+  /* the buffer's cap */
+  ddb_buf_init(&b, 40);
+  ddb_error_clear(&err);
+  CHECK_INT(ddb_read_body(&r, &b, &err), DDB_ERR_NOMEM);
+  CHECK_INT(err.code, DDB_ERR_NOMEM);
+  ddb_buf_free(&b);
+}
+
+/* ------------------------------------------------------------------------
+** INI files and settings
+*/
+static int write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if(!f)
+    return -1;
+  fputs(text, f);
+  return fclose(f);
+}
+
+typedef struct tmpdir {
+  char dir[64];
+  char config[128];
+  char creds[128];
+  char missing[128];
+} tmpdir;
+
+static int tmpdir_make(tmpdir *t) {
+  snprintf(t->dir, sizeof(t->dir), "/tmp/ddb-unit-XXXXXX");
+  if(!mkdtemp(t->dir))
+    return -1;
+  snprintf(t->config, sizeof(t->config), "%s/config", t->dir);
+  snprintf(t->creds, sizeof(t->creds), "%s/credentials", t->dir);
+  snprintf(t->missing, sizeof(t->missing), "%s/missing", t->dir);
+  return 0;
+}
+
+static void tmpdir_remove(tmpdir *t) {
+  char p[160];
+  unlink(t->config);
+  unlink(t->creds);
+  snprintf(p, sizeof(p), "%s/.aws/config", t->dir);
+  unlink(p);
+  snprintf(p, sizeof(p), "%s/.aws", t->dir);
+  rmdir(p);
+  rmdir(t->dir);
+}
+
+static void test_ini_get(void) {
+  tmpdir t;
+  char *v;
+  static const struct {
+    const char *section, *key, *want;
+  } v_[] = {
+      {"default", "region", "us-west-2"},
+      {"default", "aws_access_key_id", "AKID"},
+      {"default", "spaced key", "spaced value"},
+      {"default", "eq", "a=b=c"},
+      {"default", "empty", ""},
+      {"default", "dup", "first"},
+      {"default", "crlf", "yes"},
+      {"profile dev", "region", "eu-west-1"},
+      {"dev", "region", "plain-dev"},
+      {"trimmed", "x", "1"},
+      {"default", "hidden", NULL}, /* commented out */
+      {"default", "Region", NULL}, /* keys are case-sensitive */
+      {"default", "missing", NULL},
+      {"nosuch", "region", NULL},
+      {"profile", "region", NULL},
+      {"default", "orphan", NULL}, /* a line without '=' */
+      {"trimmed", "region", NULL}, /* not inherited from another section */
+  };
+  size_t i;
+  if(!CHECK(tmpdir_make(&t) == 0))
+    return;
+  CHECK(write_file(t.config, "# a comment\n"
+                             "; another comment\n"
+                             "region = outside-any-section\n"
+                             "\n"
+                             "[default]\n"
+                             "region = us-west-2\n"
+                             "   aws_access_key_id=AKID   \t\n"
+                             "spaced key  =  spaced value \n"
+                             "eq = a=b=c\n"
+                             "empty =\n"
+                             "dup = first\n"
+                             "dup = second\n"
+                             "crlf = yes\r\n"
+                             "#hidden = 1\n"
+                             "  ; hidden = 2\n"
+                             "orphan\n"
+                             "[profile dev]\n"
+                             "region=eu-west-1\n"
+                             "[dev]\n"
+                             "region = plain-dev\n"
+                             "[  trimmed  ]\n"
+                             "x = 1\n") == 0);
+  for(i = 0; i < sizeof(v_) / sizeof(v_[0]); i++) {
+    v = ddb_ini_get(t.config, v_[i].section, v_[i].key);
+    if(!CHECK_STR(v, v_[i].want))
+      tap_diag("  [%s] %s", v_[i].section, v_[i].key);
+    free(v);
+  }
+  CHECK(ddb_ini_get(t.missing, "default", "region") == NULL);
+  CHECK(ddb_ini_get(NULL, "default", "region") == NULL);
+  tmpdir_remove(&t);
+}
+
+static const char *const env_vars[] = {
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL_DYNAMODB",
+    "AWS_ENDPOINT_URL",
+    "AWS_PROFILE",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "AWS_CONFIG_FILE",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
+    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
+    "AWS_CA_BUNDLE",
+    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
+    "HOME"};
+#define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
+
+/* Save and clear every variable the settings read. */
+static void env_save(char *saved[N_ENV_VARS]) {
+  size_t i;
+  for(i = 0; i < N_ENV_VARS; i++) {
+    const char *v = getenv(env_vars[i]);
+    saved[i] = v ? strdup(v) : NULL;
+    unsetenv(env_vars[i]);
+  }
+}
+
+static void env_restore(char *saved[N_ENV_VARS]) {
+  size_t i;
+  for(i = 0; i < N_ENV_VARS; i++) {
+    if(saved[i])
+      setenv(env_vars[i], saved[i], 1);
+    else
+      unsetenv(env_vars[i]);
+    free(saved[i]);
+    saved[i] = NULL;
+  }
+}
+
+static void env_clear(void) {
+  size_t i;
+  for(i = 0; i < N_ENV_VARS; i++)
+    unsetenv(env_vars[i]);
+}
+
+static const char cfg_text[] = "[default]\n"
+                               "region = us-west-2\n"
+                               "aws_access_key_id = CFGDEFAULTKEY\n"
+                               "aws_secret_access_key = CFGDEFAULTSECRET\n"
+                               "[profile dev]\n"
+                               "region = eu-west-1\n"
+                               "aws_access_key_id = CFGDEVKEY\n"
+                               "aws_secret_access_key = CFGDEVSECRET\n"
+                               "[dev]\n"
+                               "region = wrong-section\n"
+                               "[profile noregion]\n"
+                               "region =\n"
+                               "[profile cfgonly]\n"
+                               "region = ca-central-1\n"
+                               "aws_access_key_id = CFGONLYKEY\n"
+                               "aws_secret_access_key = CFGONLYSECRET\n"
+                               "[profile nocreds]\n"
+                               "region = sa-east-1\n";
+
+static const char creds_text[] = "[default]\n"
+                                 "aws_access_key_id = CREDDEFAULTKEY\n"
+                                 "aws_secret_access_key = CREDDEFAULTSECRET\n"
+                                 "[dev]\n"
+                                 "aws_access_key_id = CREDDEVKEY\n"
+                                 "aws_secret_access_key = CREDDEVSECRET\n"
+                                 "aws_session_token = CREDDEVTOKEN\n"
+                                 "[profile dev]\n"
+                                 "aws_access_key_id = WRONGSECTION\n"
+                                 "[nocreds]\n"
+                                 "aws_access_key_id = HALF\n";
+
+/* Resolve cfg; returns the result; s must be freed by the caller. */
+static ddb_result resolve(const ddb_config *cfg, ddb_settings *s,
+                          ddb_error *err) {
+  ddb_error_clear(err);
+  return ddb_settings_resolve(cfg, s, err);
+}
+
+static void test_settings_region(void) {
+  char *saved[N_ENV_VARS];
+  tmpdir t;
+  ddb_config cfg;
+  ddb_settings s;
+  ddb_error err;
+  char p[160];
+  if(!CHECK(tmpdir_make(&t) == 0))
+    return;
+  env_save(saved);
+  write_file(t.config, cfg_text);
+  write_file(t.creds, creds_text);
+  setenv("AWS_CONFIG_FILE", t.config, 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", t.creds, 1);
+  setenv("HOME", t.dir, 1);
+  memset(&cfg, 0, sizeof(cfg));
+
+  /* option > AWS_REGION > AWS_DEFAULT_REGION > config file */
+  setenv("AWS_REGION", "env-region", 1);
+  setenv("AWS_DEFAULT_REGION", "env-default-region", 1);
+  cfg.region = "opt-region";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "opt-region");
+  ddb_settings_free(&s);
+  cfg.region = NULL;
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "env-region");
+  ddb_settings_free(&s);
+  unsetenv("AWS_REGION");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "env-default-region");
+  ddb_settings_free(&s);
+  setenv("AWS_REGION", "", 1); /* empty counts as unset */
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "env-default-region");
+  ddb_settings_free(&s);
+  unsetenv("AWS_REGION");
+  unsetenv("AWS_DEFAULT_REGION");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "us-west-2");
+  ddb_settings_free(&s);
+
+  /* the profile's section is [profile NAME] in the config file */
+  setenv("AWS_PROFILE", "dev", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "eu-west-1");
+  ddb_settings_free(&s);
+  setenv("AWS_PROFILE", "nocreds", 1);
+  cfg.profile = "dev"; /* the option beats AWS_PROFILE */
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "eu-west-1");
+  ddb_settings_free(&s);
+  unsetenv("AWS_PROFILE");
+
+  /* no region anywhere */
+  cfg.profile = "noregion";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK(strncmp(err.message, "no region", 9) == 0);
+  CHECK(strstr(err.message, "'noregion'") != NULL);
+  CHECK(s.region == NULL && s.endpoint == NULL && s.access_key == NULL);
+  cfg.profile = NULL;
+  setenv("AWS_CONFIG_FILE", t.missing, 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK(strstr(err.message, "profile 'default'") != NULL);
+
+  /* without AWS_CONFIG_FILE: ~/.aws/config */
+  unsetenv("AWS_CONFIG_FILE");
+  snprintf(p, sizeof(p), "%s/.aws", t.dir);
+  CHECK(mkdir(p, 0700) == 0);
+  snprintf(p, sizeof(p), "%s/.aws/config", t.dir);
+  write_file(p, "[default]\nregion = home-region\n");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.region, "home-region");
+  ddb_settings_free(&s);
+
+  env_clear();
+  env_restore(saved);
+  tmpdir_remove(&t);
+}
+
+static void test_settings_endpoint(void) {
+  char *saved[N_ENV_VARS];
+  tmpdir t;
+  ddb_config cfg;
+  ddb_settings s;
+  ddb_error err;
+  if(!CHECK(tmpdir_make(&t) == 0))
+    return;
+  env_save(saved);
+  write_file(t.creds, creds_text);
+  setenv("AWS_CONFIG_FILE", t.missing, 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", t.creds, 1);
+  setenv("HOME", t.dir, 1);
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.region = "eu-north-1";
+
+  /* option > AWS_ENDPOINT_URL_DYNAMODB > AWS_ENDPOINT_URL > default */
+  setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://ddb-env:8000", 1);
+  setenv("AWS_ENDPOINT_URL", "http://all-env:8000", 1);
+  cfg.endpoint = "http://opt:1/";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "http://opt:1");
+  ddb_settings_free(&s);
+  cfg.endpoint = NULL;
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "http://ddb-env:8000");
+  ddb_settings_free(&s);
+  setenv("AWS_ENDPOINT_URL_DYNAMODB", "", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "http://all-env:8000");
+  ddb_settings_free(&s);
+  unsetenv("AWS_ENDPOINT_URL_DYNAMODB");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "http://all-env:8000");
+  ddb_settings_free(&s);
+  unsetenv("AWS_ENDPOINT_URL");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "https://dynamodb.eu-north-1.amazonaws.com");
+  CHECK_STR(s.region, "eu-north-1");
+  ddb_settings_free(&s);
+
+  /* trailing slashes go; other schemes are refused */
+  cfg.endpoint = "https://x.example///";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.endpoint, "https://x.example");
+  ddb_settings_free(&s);
+  cfg.endpoint = "localhost:8000";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK_STR(err.message, "bad endpoint 'localhost:8000': must start with "
+                         "http:// or https://");
+  CHECK(s.region == NULL && s.endpoint == NULL);
+  cfg.endpoint = NULL;
+  setenv("AWS_ENDPOINT_URL", "ftp://x", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+
+  env_clear();
+  env_restore(saved);
+  tmpdir_remove(&t);
+}
+
+static void test_settings_credentials(void) {
+  char *saved[N_ENV_VARS];
+  tmpdir t;
+  ddb_config cfg;
+  ddb_settings s;
+  ddb_error err;
+  if(!CHECK(tmpdir_make(&t) == 0))
+    return;
+  env_save(saved);
+  write_file(t.config, cfg_text);
+  write_file(t.creds, creds_text);
+  setenv("AWS_CONFIG_FILE", t.config, 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", t.creds, 1);
+  setenv("HOME", t.dir, 1);
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  memset(&cfg, 0, sizeof(cfg));
+
+  /* environment first when no profile option is given */
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+  setenv("AWS_SESSION_TOKEN", "ENVTOKEN", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "ENVKEY");
+  CHECK_STR(s.secret_key, "ENVSECRET");
+  CHECK_STR(s.session_token, "ENVTOKEN");
+  CHECK_STR(s.cred_source, "environment");
+  ddb_settings_free(&s);
+  unsetenv("AWS_SESSION_TOKEN");
+  setenv("AWS_PROFILE", "dev", 1); /* AWS_PROFILE does not beat them */
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "ENVKEY");
+  CHECK(s.session_token == NULL);
+  CHECK_STR(s.region, "eu-west-1");
+  ddb_settings_free(&s);
+  unsetenv("AWS_PROFILE");
+
+  /* the profile option does: the credentials file's [dev] */
+  cfg.profile = "dev";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "CREDDEVKEY");
+  CHECK_STR(s.secret_key, "CREDDEVSECRET");
+  CHECK_STR(s.session_token, "CREDDEVTOKEN");
+  CHECK_STR(s.cred_source, "profile 'dev'");
+  ddb_settings_free(&s);
+  cfg.profile = NULL;
+
+  /* half the environment pair: the files */
+  unsetenv("AWS_SECRET_ACCESS_KEY");
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "CREDDEFAULTKEY");
+  CHECK_STR(s.secret_key, "CREDDEFAULTSECRET");
+  CHECK_STR(s.cred_source, "profile 'default'");
+  ddb_settings_free(&s);
+  unsetenv("AWS_ACCESS_KEY_ID");
+
+  /* the credentials file before the config file; the config file alone */
+  setenv("AWS_SHARED_CREDENTIALS_FILE", t.missing, 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "CFGDEFAULTKEY");
+  ddb_settings_free(&s);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", t.creds, 1);
+  cfg.profile = "cfgonly";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_OK);
+  CHECK_STR(s.access_key, "CFGONLYKEY");
+  CHECK_STR(s.secret_key, "CFGONLYSECRET");
+  CHECK_STR(s.region, "ca-central-1");
+  ddb_settings_free(&s);
+
+  /* nothing found: the message lists what was tried */
+  cfg.profile = NULL;
+  setenv("AWS_PROFILE", "nocreds", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK_STR(err.message,
+            "no credentials: tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; "
+            "the shared credentials and config files (profile 'nocreds'); "
+            "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/"
+            "FULL_URI not set); instance metadata "
+            "(AWS_EC2_METADATA_DISABLED=true)");
+  CHECK(s.region == NULL && s.access_key == NULL && s.cred_source == NULL);
+  unsetenv("AWS_PROFILE");
+  cfg.profile = "nocreds";
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK_STR(err.message,
+            "no credentials: tried the shared credentials and config files "
+            "(profile 'nocreds'); container credentials "
+            "(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI not set); "
+            "instance metadata (AWS_EC2_METADATA_DISABLED=true)");
+
+  env_clear();
+  env_restore(saved);
+  tmpdir_remove(&t);
+}
+
+/* A key item PK=<n> (a new reference). */
+static ddb_item *lek_key(int n) {
+  char text[16];
+  ddb_av v;
+  memset(&v, 0, sizeof(v));
+  snprintf(text, sizeof(text), "k%d", n);
+  v.type = DDB_S;
+  v.text = text;
+  v.n = (uint32_t)strlen(text);
+  v.name = "PK";
+  v.name_len = 2;
+  return ddb_item_from_avs(&v, 1);
+}
+
+/* Feed the keys seq(0), seq(1), ... to a guard; the page at which it
+** says "loop", or -1 within max pages. */
+static int lek_run(int tail, int cycle, int max) {
+  ddb_lek_guard g;
+  ddb_error err;
+  int i, at = -1;
+  memset(&g, 0, sizeof(g));
+  for(i = 0; i < max && at < 0; i++) {
+    int n = i < tail || cycle == 0 ? i : tail + (i - tail) % cycle;
+    ddb_item *k = lek_key(n);
+    if(ddb_lek_next(&g, "Query", "T", k, &err) != DDB_OK) {
+      at = i;
+      CHECK(strstr(err.message, "LastEvaluatedKey") != NULL);
+    }
+    ddb_item_unref(k);
+  }
+  ddb_lek_guard_free(&g);
+  return at;
+}
+
+/* A server whose LastEvaluatedKeys go round in a circle is caught within
+** 4 x (the pages before the circle + the circle's); distinct keys never
+** are. */
+static void test_lek_guard(void) {
+  int tail, cycle;
+  ddb_lek_guard g;
+  CHECK_INT(lek_run(0, 0, 5000), -1);
+  for(tail = 0; tail < 20; tail += 7)
+    for(cycle = 1; cycle <= 40; cycle += 13) {
+      int at = lek_run(tail, cycle, 5000);
+      CHECK(at > 0);
+      CHECK(at <= 4 * (tail + cycle) + 4);
+    }
+  /* the end of a read (no key) is no loop */
+  memset(&g, 0, sizeof(g));
+  CHECK_INT(ddb_lek_next(&g, "Scan", "T", NULL, NULL), DDB_OK);
+  ddb_lek_guard_free(&g);
+}
+
+const tap_test tap_request_tests[] = {
+    {"client: read body, Query sort-key operators", test_read_body_query_ops},
+    {"client: read body, Query options", test_read_body_query_options},
+    {"client: read body, Scan", test_read_body_scan},
+    {"client: read body, attribute names via placeholders",
+     test_read_body_names},
+    {"client: read body, errors", test_read_body_errors},
+    {"client: ddb_ini_get", test_ini_get},
+    {"client: settings, region", test_settings_region},
+    {"client: settings, endpoint", test_settings_endpoint},
+    {"client: settings, credentials", test_settings_credentials},
+    {"client: a LastEvaluatedKey loop is caught (Brent)", test_lek_guard},
+    {NULL, NULL}};
