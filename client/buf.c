@@ -220,17 +220,9 @@ const unsigned char ddb_json_plain_byte[256] = {
 int ddb_buf_json_str(ddb_buf *b, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   size_t i = 0, run = ddb_json_plain(s, n);
-  if(run == n && !b->failed && b->p && n + 2 < b->cap - b->len &&
-     b->len + n + 2 <= b->max) {
-    /* the common case: nothing to escape and room already there */
-    char *d = b->p + b->len;
-    d[0] = '"';
-    memcpy(d + 1, s, n);
-    d[n + 1] = '"';
-    d[n + 2] = 0;
-    b->len += n + 2;
+  /* the common case: nothing to escape and room already there */
+  if(run == n && ddb_buf_quoted_fast(b, s, n))
     return 0;
-  }
   if(ddb_buf_addc(b, '"'))
     return -1;
   for(;;) {

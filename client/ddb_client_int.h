@@ -49,6 +49,23 @@ static inline size_t ddb_json_plain(const char *s, size_t n) {
   return i;
 }
 
+/* Append '"', s[0..n) as it is and '"' when the buffer has room for them
+** already (no growing, no escaping: the caller knows s needs none).
+** Returns 1 when done, 0 when the caller must take the general way
+** (ddb_buf_json_str), with b untouched. */
+static inline int ddb_buf_quoted_fast(ddb_buf *b, const char *s, size_t n) {
+  char *d;
+  if(b->failed || !b->p || n + 2 >= b->cap - b->len || b->len + n + 2 > b->max)
+    return 0;
+  d = b->p + b->len;
+  d[0] = '"';
+  memcpy(d + 1, s, n);
+  d[n + 1] = '"';
+  d[n + 2] = 0;
+  b->len += n + 2;
+  return 1;
+}
+
 /* ------------------------------------------------------------------------
 ** Item layout (item.c, pack.c): [ddb_item][ddb_av nodes][texts]
 */

@@ -532,16 +532,8 @@ size_t ddb_item_size(const ddb_item *it) {
 
 /* Append s[0..n), known to need no escaping, as a JSON string. */
 static int json_str_plain(ddb_buf *b, const char *s, size_t n) {
-  if(!b->failed && b->p && n + 2 < b->cap - b->len &&
-     b->len + n + 2 <= b->max) {
-    char *d = b->p + b->len;
-    d[0] = '"';
-    memcpy(d + 1, s, n);
-    d[n + 1] = '"';
-    d[n + 2] = 0;
-    b->len += n + 2;
+  if(ddb_buf_quoted_fast(b, s, n))
     return 0;
-  }
   return ddb_buf_json_str(b, s, n); /* growing, or failing: the slow way */
 }
 

@@ -72,6 +72,7 @@ extern const tap_test tap_tape_tests[];
 extern const tap_test tap_request_tests[];
 extern const tap_test tap_cache_gen_tests[];
 extern const tap_test tap_cache_keys_tests[];
+extern const tap_test tap_plan_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>
