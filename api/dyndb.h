@@ -438,7 +438,8 @@ dyn_code dyn_get_item(dyn_client *c, const char *table, const dyn_item *key,
 dyn_code dyn_get_json(dyn_client *c, const char *table, const char *key_json,
                       int flags, char **out, dyn_error *err);
 
-/* BatchGetItem of n keys, any n: sent 100 distinct keys a request with
+/* BatchGetItem of n keys, any n: sent 100 distinct keys a request, up to
+** 4 requests in flight (the SQL extension's fan-out), with
 ** UnprocessedKeys re-sent (with backoff) until done; keys found in the
 ** cache are not sent at all.  found must have room for n: found[i] is the
 ** item of keys[i] (a new reference) or NULL when there is none.  On
@@ -497,8 +498,9 @@ typedef struct dyn_iter dyn_iter;
 /* Open an iterator over a Query or a Scan.  No item is read yet, but the
 ** table's key schema is (DescribeTable, unless remembered), so a wrong
 ** table, index or key type fails here.  Pages are read lazily, one
-** request each when dyn_iter_next() runs out (a parallel Scan reads at
-** most one page ahead per segment).  On success *out is the iterator
+** request each when dyn_iter_next() runs out (a parallel Scan's threads
+** read ahead, holding at most 2 x segments pages not yet handed out: the
+** SQL extension's bound, the same code).  On success *out is the iterator
 ** (dyn_iter_free()); q/s and their strings are copied.  flags: 0 or
 ** DYN_CONSISTENT (not on a GSI). */
 dyn_code dyn_query_open(dyn_client *c, const dyn_query *q, int flags,
@@ -518,7 +520,8 @@ dyn_code dyn_scan_open(dyn_client *c, const dyn_scan *s, int flags,
 dyn_code dyn_iter_next(dyn_iter *it, const dyn_item **item, dyn_error *err);
 
 /* Pages read so far (requests made or answered from the cache, empty
-** pages included).  0 for NULL. */
+** pages included; a parallel Scan counts the pages its threads have
+** handed to the iterator, not those still read ahead).  0 for NULL. */
 size_t dyn_iter_pages(const dyn_iter *it);
 
 /* Free an iterator (a parallel Scan's threads are stopped and joined

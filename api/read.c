@@ -3,12 +3,13 @@
 ** through cache/ (ddbc_*), so that they share the process-wide cache.
 **
 ** Iterators read one page at a time, when the items of the previous one
-** are used up.  A parallel Scan runs one thread per segment; each thread
-** reads its segment's pages in order and puts them on one queue, at most
-** one page ahead of the consumer per segment (so memory stays at about
-** one page per segment), and the consumer takes them in arrival order.
-** The first error of any segment stops them all and is what
-** dyn_iter_next() returns from then on.
+** are used up.  A parallel Scan is the SQL extension's page stream
+** (cache/stream.c): one thread per segment, each reading its segment's
+** pages in order onto one bounded queue (at most 2 x segments pages held
+** ahead of the consumer), which the consumer takes in arrival order.  The
+** first error of any segment stops them all and is what dyn_iter_next()
+** returns from then on.  BatchGetItem is the extension's fan-out too
+** (cache/fanout.c): up to 4 requests of 100 keys in flight.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,8 +175,8 @@ dyn_code dyn_batch_get(dyn_client *c, const char *table,
     k[i] = CITEM(keys[i]);
   pol = dyni_policy(c, flags);
   ddb_error_clear(&e);
-  if(ddbc_batch_get(c->ddb, t->desc->name, k, n, t->key_names, t->n_key, &pol,
-                    got, &e)) {
+  if(ddbc_batch_get_parallel(c->ddb, t->desc->name, k, n, t->key_names,
+                             t->n_key, &pol, NULL, NULL, got, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
@@ -192,22 +193,6 @@ fail:
 /* ------------------------------------------------------------------------
 ** Iterators
 */
-typedef struct seg {
-  struct dyn_iter *it;
-  pthread_t thread;
-  int started;
-  ddb_read rd;       /* this segment's request */
-  ddb_item *start;   /* its ExclusiveStartKey */
-  ddb_lek_guard lek; /* its LastEvaluatedKeys (a server's loop) */
-  int queued;        /* its pages waiting in the queue */
-} seg;
-
-typedef struct qnode {
-  struct qnode *next;
-  ddb_page *page;
-  seg *from;
-} qnode;
-
 struct dyn_iter {
   dyn_client *c;
   dyn_table *t; /* rd's index name points into t->desc */
@@ -226,16 +211,8 @@ struct dyn_iter {
   dyn_error error;   /* sticky error (error.code != DYN_OK) */
 
   /* parallel Scan */
-  int nseg;
-  seg *segs;
-  int threads_started;
-  pthread_mutex_t lock;
-  pthread_cond_t cond; /* any change of the queue, running or stop */
-  qnode *head, *tail;
-  int running; /* segments not yet at their end */
-  int stop;    /* tells the threads to end */
-  int seg_failed;
-  ddb_error seg_err;
+  int nseg;            /* segments (threads); > 1: parallel */
+  ddbc_stream *stream; /* started by the first dyn_iter_next() */
 };
 
 /* Make v a key value of type type from text (owned by the iterator);
@@ -293,8 +270,6 @@ static dyn_code iter_new(dyn_client *c, const char *table, const char *index,
   it->page_size = page_size;
   it->pol = dyni_policy(c, flags);
   it->more = 1;
-  pthread_mutex_init(&it->lock, NULL);
-  pthread_cond_init(&it->cond, NULL);
   result = dyni_table_get(c, table, &it->t, err);
   if(result)
     goto fail;
@@ -394,7 +369,6 @@ dyn_code dyn_scan_open(dyn_client *c, const dyn_scan *s, int flags,
                        dyn_iter **out, dyn_error *err) {
   dyn_iter *it = NULL;
   dyn_code result;
-  int i;
 
   result = enter(c, flags, DYN_CONSISTENT, "dyn_scan_open", err);
   if(result)
@@ -423,21 +397,8 @@ dyn_code dyn_scan_open(dyn_client *c, const dyn_scan *s, int flags,
     return result;
   it->rd.segment = s->segment;
   it->rd.total_segments = s->total_segments;
-  if(s->segments > 1) {
+  if(s->segments > 1)
     it->nseg = s->segments;
-    it->segs = calloc((size_t)it->nseg, sizeof(seg));
-    if(!it->segs) {
-      dyn_iter_free(it);
-      return dyni_fail(err, DYN_ENOMEM, "out of memory");
-    }
-    for(i = 0; i < it->nseg; i++) {
-      it->segs[i].it = it;
-      it->segs[i].rd = it->rd;
-      it->segs[i].rd.segment = i;
-      it->segs[i].rd.total_segments = it->nseg;
-      it->segs[i].rd.limit = it->page_size;
-    }
-  }
   *out = it;
   return DYN_OK;
 }
@@ -479,141 +440,35 @@ static dyn_code read_next_page(dyn_iter *it, dyn_error *err) {
   return DYN_OK;
 }
 
-/* A parallel Scan's thread: read segment s page by page onto the queue. */
-static void *seg_main(void *arg) {
-  seg *s = arg;
-  dyn_iter *it = s->it;
-  for(;;) {
-    ddb_page *pg = NULL;
-    qnode *q = NULL;
-    ddb_error e;
-    ddb_result r;
-    int last;
-
-    pthread_mutex_lock(&it->lock);
-    while(!it->stop && s->queued > 0)
-      pthread_cond_wait(&it->cond, &it->lock);
-    if(it->stop) {
-      pthread_mutex_unlock(&it->lock);
-      break;
-    }
-    pthread_mutex_unlock(&it->lock);
-
-    ddb_error_clear(&e);
-    s->rd.start = s->start;
-    r = ddbc_read_page(it->c->ddb, &s->rd, &it->pol, &pg, &e);
-    if(r == DDB_OK &&
-       (r = ddb_lek_next(&s->lek, "Scan", s->rd.table, pg->last_key, &e))) {
-      ddb_page_unref(pg);
-      pg = NULL;
-    }
-    if(r == DDB_OK && pg->n_items > 0) {
-      q = malloc(sizeof(*q));
-      if(!q)
-        r = ddb_error_set(&e, DDB_ERR_NOMEM, "out of memory");
-    }
-    pthread_mutex_lock(&it->lock);
-    if(r) {
-      if(!it->seg_failed) {
-        it->seg_failed = 1;
-        it->seg_err = e;
-      }
-      it->stop = 1;
-      pthread_cond_broadcast(&it->cond);
-      pthread_mutex_unlock(&it->lock);
-      ddb_page_unref(pg);
-      break;
-    }
-    __atomic_add_fetch(&it->pages, 1, __ATOMIC_RELAXED);
-    ddb_item_unref(s->start);
-    s->start = ddb_item_ref(pg->last_key);
-    last = s->start == NULL;
-    if(q) {
-      q->next = NULL;
-      q->page = pg;
-      q->from = s;
-      if(it->tail)
-        it->tail->next = q;
-      else
-        it->head = q;
-      it->tail = q;
-      s->queued++;
-      pg = NULL;
-    }
-    if(last)
-      it->running--;
-    pthread_cond_broadcast(&it->cond);
-    pthread_mutex_unlock(&it->lock);
-    ddb_page_unref(pg);
-    if(last)
-      break;
-  }
-  return NULL;
-}
-
-/* Stop and join a parallel Scan's threads. */
-static void stop_threads(dyn_iter *it) {
-  int i;
-  if(!it->threads_started)
-    return;
-  pthread_mutex_lock(&it->lock);
-  it->stop = 1;
-  pthread_cond_broadcast(&it->cond);
-  pthread_mutex_unlock(&it->lock);
-  for(i = 0; i < it->nseg; i++)
-    if(it->segs[i].started) {
-      pthread_join(it->segs[i].thread, NULL);
-      it->segs[i].started = 0;
-    }
-  it->threads_started = 0;
-}
-
-static dyn_code start_threads(dyn_iter *it, dyn_error *err) {
-  int i;
-  it->running = it->nseg;
-  it->threads_started = 1;
-  for(i = 0; i < it->nseg; i++) {
-    if(pthread_create(&it->segs[i].thread, NULL, seg_main, &it->segs[i])) {
-      stop_threads(it);
-      dyni_fail(&it->error, DYN_ENOMEM,
-                "Scan: cannot start the thread of segment %d", i);
+/* Parallel: the next page of the Scan's stream (started on the first
+** call) into it->page; at the end it->page stays NULL.  Empty pages come
+** too: dyn_iter_next() skips them. */
+static dyn_code take_next_page(dyn_iter *it, dyn_error *err) {
+  ddb_page *pg = NULL;
+  ddb_error e;
+  ddb_error_clear(&e);
+  if(!it->stream) {
+    ddb_read rd = it->rd;
+    rd.limit = it->page_size; /* the Limit of every request */
+    if(ddbc_stream_start(it->c->ddb, &rd, &it->pol, NULL, it->nseg, it->nseg,
+                         DDBC_STREAM_LIMIT_EVERY, &it->stream, &e)) {
+      dyni_error(&it->error, &e);
       return iter_fail(it, err);
     }
-    it->segs[i].started = 1;
   }
-  return DYN_OK;
-}
-
-/* Parallel: wait for the next page on the queue into it->page; at the
-** end it->page stays NULL. */
-static dyn_code take_next_page(dyn_iter *it, dyn_error *err) {
-  qnode *q;
-  pthread_mutex_lock(&it->lock);
-  while(!it->head && it->running > 0 && !it->seg_failed)
-    pthread_cond_wait(&it->cond, &it->lock);
-  if(it->seg_failed) {
-    ddb_error e = it->seg_err;
-    pthread_mutex_unlock(&it->lock);
+  if(ddbc_stream_next(it->stream, NULL, NULL, &pg, NULL, &e)) {
     dyni_error(&it->error, &e);
-    stop_threads(it);
+    ddbc_stream_free(it->stream); /* its threads stop */
+    it->stream = NULL;
     return iter_fail(it, err);
   }
-  q = it->head;
-  if(q) {
-    it->head = q->next;
-    if(!it->head)
-      it->tail = NULL;
-    q->from->queued--;
-    pthread_cond_broadcast(&it->cond);
-  }
-  pthread_mutex_unlock(&it->lock);
-  if(!q) {
+  if(!pg) {
     it->more = 0;
     return DYN_OK;
   }
-  it->page = q->page;
+  __atomic_add_fetch(&it->pages, 1, __ATOMIC_RELAXED);
+  it->page = pg;
   it->pos = 0;
-  free(q);
   return DYN_OK;
 }
 
@@ -639,11 +494,6 @@ dyn_code dyn_iter_next(dyn_iter *it, const dyn_item **item, dyn_error *err) {
     if(it->done || !it->more || (it->limit && it->returned >= it->limit))
       break;
     if(it->nseg > 1) {
-      if(!it->threads_started) {
-        result = start_threads(it, err);
-        if(result)
-          return result;
-      }
       result = take_next_page(it, err);
     } else {
       result = read_next_page(it, err);
@@ -653,8 +503,8 @@ dyn_code dyn_iter_next(dyn_iter *it, const dyn_item **item, dyn_error *err) {
   }
   /* the end: let a parallel Scan's threads go now */
   it->done = 1;
-  if(it->nseg > 1)
-    stop_threads(it);
+  ddbc_stream_free(it->stream);
+  it->stream = NULL;
   ddb_page_unref(it->page);
   it->page = NULL;
   return DYN_OK;
@@ -665,22 +515,9 @@ size_t dyn_iter_pages(const dyn_iter *it) {
 }
 
 void dyn_iter_free(dyn_iter *it) {
-  qnode *q;
-  int i;
   if(!it)
     return;
-  if(it->nseg > 1)
-    stop_threads(it);
-  while((q = it->head) != NULL) {
-    it->head = q->next;
-    ddb_page_unref(q->page);
-    free(q);
-  }
-  for(i = 0; it->segs && i < it->nseg; i++) {
-    ddb_item_unref(it->segs[i].start);
-    ddb_lek_guard_free(&it->segs[i].lek);
-  }
-  free(it->segs);
+  ddbc_stream_free(it->stream); /* stops and joins its threads */
   ddb_page_unref(it->page);
   ddb_item_unref(it->start);
   ddb_lek_guard_free(&it->lek);
@@ -689,7 +526,5 @@ void dyn_iter_free(dyn_iter *it) {
   free(it->pk);
   free(it->sk);
   free(it->sk_hi);
-  pthread_mutex_destroy(&it->lock);
-  pthread_cond_destroy(&it->cond);
   free(it);
 }

@@ -181,19 +181,23 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
 /* A parallel Scan, or the Queries of a list of partition keys, as one
 ** stream of pages (stream.c). */
 typedef struct ddbc_stream ddbc_stream;
+/* ddbc_stream_start's flags: r->limit is the Limit of every request. */
+#define DDBC_STREAM_LIMIT_EVERY 1
 
 /* Start n_workers threads reading n_units units of read r: the segments
 ** 0 .. n_units-1 of a Scan (TotalSegments = n_units) when pks is NULL,
 ** else one Query per partition key pks[0 .. n_units) (each in place of
 ** r->pk).  Worker i reads units i, i + n_workers, ...  r->limit sizes
-** each unit's first request only.  The array pks is copied; r is copied,
+** each unit's first request only (SQL's LIMIT + OFFSET), or, with
+** DDBC_STREAM_LIMIT_EVERY in flags, every request of every unit (a page
+** size: libdyndb's page_size).  The array pks is copied; r is copied,
 ** but the strings and values r and pks point to are borrowed and must
 ** outlive the stream.  Returns DDB_OK with *out (ddbc_stream_free);
 ** else an error with *out NULL and no thread left running. */
 ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
                              const ddbc_policy *pol, const ddb_av *pks,
-                             int n_workers, int n_units, ddbc_stream **out,
-                             ddb_error *err);
+                             int n_workers, int n_units, int flags,
+                             ddbc_stream **out, ddb_error *err);
 /* The next page of s in *out (a new reference, ddb_page_unref), with the
 ** unit it belongs to in *unit (unit may be NULL); *out NULL when every
 ** unit is done.  Waits for a worker.  Returns DDB_OK; the first worker's

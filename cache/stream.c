@@ -59,8 +59,10 @@ struct ddbc_stream {
   long long nHeldByte; /* their bytes (ddb_page.bytes) */
   ddb_error err;       /* the first error */
   ddb_client *pClient;
-  ddb_read rd; /* template: workers copy it (borrowed strings); its limit
-               ** sizes each unit's first request only (LIMIT+OFFSET) */
+  ddb_read rd;     /* template: workers copy it (borrowed strings); its
+                   ** limit sizes each unit's first request only
+                   ** (LIMIT+OFFSET), or every request (bLimitEvery) */
+  int bLimitEvery; /* DDBC_STREAM_LIMIT_EVERY */
   ddbc_policy pol;
   stream_worker *aW; /* free() */
 };
@@ -133,7 +135,7 @@ static void *stream_worker_main(void *pArg) {
       rd.total_segments = s->nUnit;
     }
     rd.start = pStart;
-    rd.limit = pStart ? 0 : s->rd.limit;
+    rd.limit = pStart && !s->bLimitEvery ? 0 : s->rd.limit;
     if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
       stream_fail(s, &err);
       break;
@@ -214,8 +216,8 @@ void ddbc_stream_free(ddbc_stream *s) {
 /* See ddb_cache.h. */
 ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
                              const ddbc_policy *pol, const ddb_av *pks,
-                             int n_workers, int n_units, ddbc_stream **out,
-                             ddb_error *err) {
+                             int n_workers, int n_units, int flags,
+                             ddbc_stream **out, ddb_error *err) {
   ddbc_stream *s = calloc(1, sizeof(*s));
   int i;
   *out = NULL;
@@ -231,6 +233,7 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
   s->nUnit = n_units;
   s->pClient = c;
   s->rd = *r;
+  s->bLimitEvery = (flags & DDBC_STREAM_LIMIT_EVERY) != 0;
   s->pol = *pol;
   if(pks) {
     s->aPk = malloc(sizeof(ddb_av) * (size_t)n_units);

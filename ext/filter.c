@@ -117,7 +117,7 @@ static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
     for(i = 0; i < nUnit; i++)
       aPk[i] = pCur->aPk[i].av;
   }
-  if(ddbc_stream_start(p->pClient, &rd, &pol, aPk, nWorker, nUnit,
+  if(ddbc_stream_start(p->pClient, &rd, &pol, aPk, nWorker, nUnit, 0,
                        &pCur->pScan, &err)) {
     sqlite3_free(aPk);
     return dd_cursor_error(pCur, &err);
