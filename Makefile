@@ -58,8 +58,9 @@ $(BUILD)/%.o: %.c $(HEADERS) Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ)
-	$(CC) -shared -o $@ $^ $(LDFLAGS) $(LIBS)
+$(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ) ext/dynamodb.map
+	$(CC) -shared -o $@ $(LIB_OBJ) $(EXT_OBJ) $(LDFLAGS) \
+	    -Wl,--version-script=ext/dynamodb.map $(LIBS)
 
 $(BUILD)/libddb.a: $(LIB_OBJ)
 	ar rcs $@ $^

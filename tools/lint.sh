@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # make lint: formatting (clang-format --dry-run), banned functions, SQLite
-# printf formats, cppcheck, file cycles (tools/cycles.py).  Exits non-zero
+# printf formats, cppcheck, file cycles (tools/cycles.py), the symbols
+# dynamodb.so exports.  Exits non-zero
 # on any finding.  --tap: one TAP line a check, its findings as comments
 # (tests/suites/05-lint.sh runs it so inside make test).
 set -uo pipefail
@@ -65,11 +66,22 @@ cycles() {
   tools/cycles.py "${BUILD:-build}"
 }
 
+# The extension exports its entry point and nothing else (ext/dynamodb.map):
+# its internals must bind to its own copies, never to another library's.
+exports() {
+  local so="${BUILD:-build}/dynamodb.so" extra
+  [ -f "$so" ] || { echo "$so not built"; return 1; }
+  extra=$(nm -D --defined-only "$so" | awk '{ print $NF }' |
+          grep -vx 'sqlite3_dynamodb_init')
+  [ -z "$extra" ] || { echo "$so exports more than its entry point:"; echo "$extra" | head; return 1; }
+}
+
 check "clang-format" clang_format
 check "banned functions" banned
 check "SQLite printf formats" printf_z
 check "cppcheck" run_cppcheck
 check "file cycles" cycles
+check "exported symbols" exports
 if [ $TAP = 1 ]; then
   echo "1..$n"
   exit 0
