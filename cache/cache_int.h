@@ -6,6 +6,8 @@
 #ifndef DDB_CACHE_INT_H
 #define DDB_CACHE_INT_H
 
+#include <time.h>
+
 #include "ddb_cache.h"
 
 #ifdef __cplusplus
@@ -26,4 +28,17 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
 #ifdef __cplusplus
 }
 #endif
+/* *ts = now (CLOCK_REALTIME, as pthread_cond_timedwait and
+** pthread_timedjoin_np take it) + DDB_CANCEL_POLL_MS: when a thread that
+** waits for workers next looks at its caller's cancel hook (stream.c,
+** fanout.c). */
+static inline void ddbc_poll_deadline(struct timespec *ts) {
+  clock_gettime(CLOCK_REALTIME, ts);
+  ts->tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
+  if(ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
 #endif /* DDB_CACHE_INT_H */

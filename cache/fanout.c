@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "ddb_cache.h"
+#include "cache_int.h"
 
 /* Keys of one BatchGetItem (DynamoDB's limit). */
 #define FANOUT_CHUNK 100
@@ -115,12 +115,7 @@ ddb_result ddbc_batch_get_parallel(ddb_client *c, const char *table,
   for(i = 1; i < nThread; i++) {
     while(aStarted[i]) {
       struct timespec ts;
-      clock_gettime(CLOCK_REALTIME, &ts);
-      ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
-      if(ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-      }
+      ddbc_poll_deadline(&ts);
       if(pthread_timedjoin_np(aTid[i], NULL, &ts) == 0)
         break;
       if(!__atomic_load_n(&bStop, __ATOMIC_ACQUIRE) && cancel && cancel(ud))

@@ -29,7 +29,7 @@
 #include <malloc.h> /* malloc_trim */
 #endif
 
-#include "ddb_cache.h"
+#include "cache_int.h"
 
 /* Pages queued per worker at the most. */
 #define STREAM_QUEUE_PER_WORKER 1
@@ -275,12 +275,7 @@ ddb_result ddbc_stream_next(ddbc_stream *s, ddb_cancel_fn cancel, void *ud,
   while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed) {
     /* wait in slices, to see a cancel (only this thread may ask) */
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    ts.tv_nsec += DDB_CANCEL_POLL_MS * 1000000L;
-    if(ts.tv_nsec >= 1000000000L) {
-      ts.tv_sec++;
-      ts.tv_nsec -= 1000000000L;
-    }
+    ddbc_poll_deadline(&ts);
     if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->nQ == 0 &&
        !s->bFailed && cancel && cancel(ud)) {
       s->bFailed = 1;

@@ -31,6 +31,15 @@ static size_t on_meta_body(char *p, size_t size, size_t n, void *ud) {
   return ddb_buf_add(ud, p, size * n) ? 0 : size * n;
 }
 
+/* Free a request's header list (NULL is fine), its one header, which may
+** hold a token, wiped first. */
+static void headers_wipe_free(struct curl_slist *hdrs) {
+  if(hdrs) {
+    memset(hdrs->data, 0, strlen(hdrs->data));
+    curl_slist_free_all(hdrs);
+  }
+}
+
 /* One request to a metadata endpoint: method ("GET" or "PUT") on url with
 ** the headers hdrs, short timeouts, no proxy, no redirects.  out gets the
 ** body and *status the HTTP status.  Errors name what and the URL. */
@@ -143,10 +152,7 @@ ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
                                out, err);
 
 fail:
-  if(hdrs) {
-    memset(hdrs->data, 0, strlen(hdrs->data));
-    curl_slist_free_all(hdrs);
-  }
+  headers_wipe_free(hdrs);
   if(hdr.p)
     memset(hdr.p, 0, hdr.len);
   if(body.p)
@@ -242,10 +248,7 @@ ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
                                out, err);
 
 fail:
-  if(hdrs) {
-    memset(hdrs->data, 0, strlen(hdrs->data));
-    curl_slist_free_all(hdrs);
-  }
+  headers_wipe_free(hdrs);
   if(body.p)
     memset(body.p, 0, body.len);
   ddb_buf_free(&body);
