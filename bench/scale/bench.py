@@ -25,7 +25,7 @@ the peers, which time their workload in-process the same way.  Each process
 also runs under /usr/bin/time for its peak RSS.  Nothing is asserted: this
 prints.  Environment: BENCH_REPS (3: repetitions of the Query, the
 batched keys and the replayed count(*); the median is reported),
-BENCH_COUNT_REPS (6: of the full Scan's count(*), each client first in
+BENCH_COUNT_REPS (9: of the full Scan's count(*), each client first in
 the order equally often), BENCH_SCAN_REPS (2: of the full Scan of every
 item), BENCH_GET_REPS (1: of the 2,000 single GetItems, 40 s a client at
 20 ms), BENCH_BUDGET (seconds, 780: the optional runs -- segments=1, no
@@ -112,10 +112,12 @@ class Bench:
         tfile = os.path.join(self.work, "time.%d" % self.n)
         efile = os.path.join(self.work, "stderr.%d" % self.n)
         full = ["/usr/bin/time", "-f", "%e %U %S %M", "-o", tfile] + argv
+        self.window = [time.time(), None]
         with open(stdin_path or os.devnull) as fin, open(efile, "w") as ferr:
             p = subprocess.run(full, stdin=fin, stdout=subprocess.PIPE,
                                stderr=ferr, env=env or self.env,
                                cwd=self.root, timeout=RUN_TIMEOUT, text=True)
+        self.window[1] = time.time()
         with open(tfile) as f:
             last = f.read().strip().splitlines()[-1].split()
         if p.returncode != 0:
@@ -130,7 +132,8 @@ class Bench:
         r = {"run": self.run, "client": client, "workload": workload,
              "rep": rep,
              "items": items, "calls": calls, "wall": wall, "cpu": cpu,
-             "check": check, "proc_cpu": proc_cpu, "rss_kib": rss}
+             "check": check, "proc_cpu": proc_cpu, "rss_kib": rss,
+             "window": list(self.window)}
         r.update(extra or {})
         self.results.append(r)
         print("bench-scale: %-4s %-16s %-10s rep %d: %6d items %5d calls "
@@ -251,7 +254,10 @@ class Bench:
                              + "   # the latency proxy, at $PROXY, then "
                              "POST $PROXY/__bench/mode/pass")
         self.proxy_log = open(os.path.join(self.work, "proxy.log"), "w")
+        self.timeline = os.path.join(self.work, "proxy-timeline.log")
         self.proxy = subprocess.Popen(cmd, cwd=self.root,
+                                      env=dict(os.environ,
+                                               BENCH_PROXY_LOG=self.timeline),
                                       stdout=self.proxy_log,
                                       stderr=self.proxy_log)
         for _ in range(100):
@@ -307,6 +313,8 @@ class Bench:
         # that time drifts (its JIT, its garbage collector, the machine),
         # so more repetitions, and every client in every place of the
         # order equally often (rep r starts with client r mod 3)
+        if replay:
+            self.record_counts()
         for rep in range(1, count_reps + 1):
             runs = self.scan_runs("count", rep)
             k = (rep - 1) % len(runs)
@@ -317,7 +325,7 @@ class Bench:
             for run in (runs if rep % 2 else runs[::-1]):
                 run()
         if replay:
-            self.replayed_counts(replay)
+            self.replay_counts(replay)
         if seg1:
             self.optional = True
             self.ext("ext", "count", 1, opts=", segments=1",
@@ -329,18 +337,26 @@ class Bench:
         return ([lambda: self.ext("ext", wk, rep)]
                 + [lambda p=p: self.peer(p, wk, rep) for p in PEERS])
 
-    def replayed_counts(self, reps):
-        """count(*) once more per client with the proxy recording the
-        answers (mode live; not counted), then reps times with the proxy
-        answering every request from that memory after the same delay
-        (mode replay), recorded as run RUN_REPLAY: DynamoDB Local's own
-        time per page taken out, what is left is the delay and each
-        client's own work (threads, connections, signing, parsing)."""
+    def record_counts(self):
+        """count(*) once per client with the proxy recording the answers
+        (mode live), not counted in the results: it also warms DynamoDB
+        Local's Scan path (its JIT), whose first Scans after the GetItems
+        are slower for whichever client comes first."""
         saved = self.run
         self.proxy_ctl("/__bench/mode/live")
         self.run = "record"
         for run in self.scan_runs("count", 0):
             run()
+        self.proxy_ctl("/__bench/mode/pass")
+        self.run = saved
+
+    def replay_counts(self, reps):
+        """count(*) reps times per client with the proxy answering every
+        request from what record_counts recorded, after the same delay
+        (mode replay), recorded as run RUN_REPLAY: DynamoDB Local's own
+        time per page taken out, what is left is the delay and each
+        client's own work (threads, connections, signing, parsing)."""
+        saved = self.run
         self.proxy_ctl("/__bench/mode/replay")
         self.run = RUN_REPLAY
         for rep in range(1, reps + 1):
@@ -469,6 +485,43 @@ def aggregate(results):
     return med
 
 
+def server_side(b):
+    """(client, workload) -> medians over the 20 ms runs of the full Scans
+    of what the proxy's timeline (BENCH_PROXY_LOG) says of each run: the
+    mean time a request spent in DynamoDB Local (sent on to answered), and
+    the time no request of the run was in it between its first request's
+    arrival and its last answer (the client's own gaps, the delay, the
+    last segment's lone pages).  {} without a timeline."""
+    try:
+        with open(b.timeline) as f:
+            rows = [ln.split() for ln in f]
+        tl = [(float(r[1]), float(r[2]), float(r[3])) for r in rows
+              if len(r) == 5]
+    except (OSError, AttributeError, ValueError):
+        return {}
+    per = {}
+    for r in b.results:
+        if r["run"] != "20ms" or r["workload"] not in SCANS:
+            continue
+        t0, t1 = r["window"]
+        reqs = sorted(x for x in tl if t0 <= x[0] <= t1)
+        if not reqs:
+            continue
+        ev = sorted([(x[1], 1) for x in reqs] + [(x[2], -1) for x in reqs])
+        idle, depth, last = 0.0, 0, reqs[0][0]
+        for t, d in ev:
+            if depth == 0:
+                idle += t - last
+            depth += d
+            last = t
+        per.setdefault((r["client"], r["workload"]), []).append(
+            (sum(x[2] - x[1] for x in reqs) / len(reqs), idle, len(reqs)))
+    return {k: (statistics.median(v[0] for v in vs),
+                statistics.median(v[1] for v in vs),
+                statistics.median(v[2] for v in vs), len(vs))
+            for k, vs in per.items()}
+
+
 def agreement(b, run):
     """'yes', or what differs: every client's item count and JSON length
     sum, for every repetition, the same within a workload of run."""
@@ -593,6 +646,29 @@ def report(b, mach, load_info):
               "on to DynamoDB Local): %d." % (rs.get("replayed", 0),
                                               rs.get("misses", 0)))
         w("")
+    ss = server_side(b)
+    if ss:
+        w("### The full Scans at 20 ms, seen from the proxy")
+        w("")
+        w("From the proxy's timeline: the mean time a request spent in "
+          "DynamoDB Local (sent on to answered), and the time no request "
+          "of the run was in it between its first request and its last "
+          "answer (the %g ms delay, the client's own gaps, the last "
+          "segments' lone pages). Medians over the runs." % b.delay)
+        w("")
+        w("Requests: the Scans and the client's DescribeTable.")
+        w("")
+        w("| workload | client | requests | in DynamoDB Local, mean | "
+          "nothing in DynamoDB Local | runs |")
+        w("|---|---|---:|---:|---:|---:|")
+        for wk in SCANS:
+            for c in ["ext"] + PEERS:
+                m = ss.get((c, wk))
+                if m:
+                    w("| %s | %s | %d | %.0f ms | %.3f s | %d |" % (
+                        dict(WORKLOADS)[wk], c, m[2], 1e3 * m[0], m[1],
+                        m[3]))
+        w("")
     if any(k[0] == "0ms" for k in med):
         w("### No added latency (DynamoDB Local directly)")
         w("")
@@ -677,7 +753,7 @@ def main(argv):
     except OSError:
         load_info = {}
     reps = int(os.environ.get("BENCH_REPS", "3"))
-    count_reps = int(os.environ.get("BENCH_COUNT_REPS", "6"))
+    count_reps = int(os.environ.get("BENCH_COUNT_REPS", "9"))
     scan_reps = int(os.environ.get("BENCH_SCAN_REPS", "2"))
     get_reps = int(os.environ.get("BENCH_GET_REPS", "1"))
     # the headline: every client through the proxy

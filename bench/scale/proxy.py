@@ -21,6 +21,12 @@ or /__bench/mode/pass:
           requests see DynamoDB Local and the delay, and the proxy's
           memory stays small).
 
+With BENCH_PROXY_LOG=PATH in its environment, it appends one line per
+request it forwards to DynamoDB Local: the client connection's number, the
+times (seconds since the epoch) the request arrived, was sent on, and was
+answered, and its X-Amz-Target; bench.py reads it to show DynamoDB Local's
+own time per request for each client.
+
 GET /__bench/stats returns JSON counters.  Bounded: at most 64 client
 connections at once (more are closed), request heads of 64 KiB and bodies
 of 16 MiB at the most, idle connections closed after 300 s, and the
@@ -31,6 +37,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 
 MAX_CONN = 64
 MAX_HEAD = 64 * 1024
@@ -38,6 +45,8 @@ MAX_BODY = 16 * 1024 * 1024
 IDLE = 300.0
 MAX_REMEMBERED = 512 * 1024 * 1024  # bytes of remembered answers
 
+TIMELINE = None  # the BENCH_PROXY_LOG file, or None
+conn_seq = [0]
 state = {"mode": "live", "calls": 0, "replayed": 0, "misses": 0,
          "remembered_bytes": 0, "refused": 0, "conns": 0}
 memory = {}
@@ -110,6 +119,8 @@ async def handle(reader, writer, upstream_port, delay):
         writer.close()
         return
     state["conns"] += 1
+    conn_seq[0] += 1
+    conn_id = conn_seq[0]
     up = None
     try:
         for _ in range(10 ** 7):
@@ -124,6 +135,7 @@ async def handle(reader, writer, upstream_port, delay):
                 continue
             state["calls"] += 1
             key = (headers.get("x-amz-target", ""), body)
+            t_arrived = time.time()
             await asyncio.sleep(delay)
             if state["mode"] == "replay" and key in memory:
                 state["replayed"] += 1
@@ -132,6 +144,7 @@ async def handle(reader, writer, upstream_port, delay):
                 continue
             if state["mode"] == "replay":
                 state["misses"] += 1
+            t_sent = time.time()
             for attempt in (1, 2):
                 fresh = up is None
                 if fresh:
@@ -152,6 +165,10 @@ async def handle(reader, writer, upstream_port, delay):
                     if fresh or attempt == 2:
                         raise Closed()
             answer = rhead + rraw
+            if TIMELINE:
+                TIMELINE.write("%d %.6f %.6f %.6f %s\n" % (
+                    conn_id, t_arrived, t_sent, time.time(),
+                    key[0].rsplit(".", 1)[-1] or "-"))
             if (state["mode"] == "live" and state["remembered_bytes"]
                     + len(answer) <= MAX_REMEMBERED and key not in memory):
                 memory[key] = answer
@@ -174,7 +191,10 @@ async def handle(reader, writer, upstream_port, delay):
 async def main(argv):
     if len(argv) not in (4, 5):
         sys.exit(__doc__)
+    global TIMELINE
     upstream_port, delay = int(argv[1]), float(argv[2]) / 1000.0
+    if os.environ.get("BENCH_PROXY_LOG"):
+        TIMELINE = open(os.environ["BENCH_PROXY_LOG"], "a", buffering=1)
     portfile = argv[3]
     max_seconds = float(argv[4]) if len(argv) == 5 else 1800.0
     server = await asyncio.start_server(

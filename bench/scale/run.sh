@@ -9,7 +9,7 @@
 #
 #   bench/scale/run.sh            everything (about 12-15 minutes on 2 CPUs)
 #   BENCH_REPS=N                  repetitions of the Query and batched keys (3)
-#   BENCH_COUNT_REPS=N            repetitions of the full Scan's count(*) (6)
+#   BENCH_COUNT_REPS=N            repetitions of the full Scan's count(*) (9)
 #   BENCH_SCAN_REPS=N             repetitions of the full Scan of items (2)
 #   BENCH_GET_REPS=N              of the 2,000 single GetItems (1)
 #   BENCH_BUDGET=SECONDS          later runs are skipped past this (780)
