@@ -187,7 +187,8 @@ typedef struct ddbc_stream ddbc_stream;
 /* Start n_workers threads reading n_units units of read r: the segments
 ** 0 .. n_units-1 of a Scan (TotalSegments = n_units) when pks is NULL,
 ** else one Query per partition key pks[0 .. n_units) (each in place of
-** r->pk).  Worker i reads units i, i + n_workers, ...  r->limit sizes
+** r->pk).  Worker i reads unit i, then the next unit no worker has taken,
+** until none is left.  r->limit sizes
 ** each unit's first request only (SQL's LIMIT + OFFSET), or, with
 ** DDBC_STREAM_LIMIT_EVERY in flags, every request of every unit (a page
 ** size: libdyndb's page_size).  The array pks is copied; r is copied,

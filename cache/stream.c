@@ -2,10 +2,13 @@
 ** stream.c -- a parallel Scan (or the Queries of a partition-key list) as
 ** one stream of pages.
 **
-** A Scan of N segments runs as N workers, one thread per segment
-** (TotalSegments=N), each reading its segment page by page through the
-** cache (ddbc_read_page), each with its own kept-alive connection from the
-** client's pool.  Pages go through a bounded queue (STREAM_QUEUE_PER_WORKER
+** A Scan of N segments (TotalSegments=N) runs as W <= N workers, one
+** thread each, each reading a segment page by page through the cache
+** (ddbc_read_page), each with its own kept-alive connection from the
+** client's pool.  A worker starts on segment i (its number) and, when a
+** segment ends, takes the next segment no worker has taken yet: a worker
+** whose segments are short reads more of them, so one long segment does
+** not leave the others idle behind it.  Pages go through a bounded queue (STREAM_QUEUE_PER_WORKER
 ** page per worker) to the consumer, so memory stays O(workers x page) and
 ** rows reach the caller as pages arrive.  The first error stops every
 ** worker and is the stream's; freeing the stream early stops them too.
@@ -36,7 +39,7 @@
 
 typedef struct stream_worker {
   struct ddbc_stream *s;
-  int iFirst; /* its first unit; then every nWorker-th */
+  int iFirst; /* its first unit; then the next one not taken (nNext) */
   int bStarted;
   pthread_t tid;
 } stream_worker;
@@ -49,6 +52,7 @@ struct ddbc_stream {
   int nQCap, iHead, nQ;
   int nWorker, nRunning; /* workers started, and still producing */
   int nUnit;             /* Scan segments, or Query partitions */
+  int nNext;             /* the next unit no worker has taken */
   ddb_av *aPk;           /* Query: the partition keys (a copy of the
                             array; the bytes are the caller's); free() */
   int bStop;             /* the consumer is gone or an error happened */
@@ -175,8 +179,11 @@ static void *stream_worker_main(void *pArg) {
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-    if(!pStart)
-      iUnit += s->nWorker; /* this unit is done: the next one */
+    if(!pStart) { /* this unit is done: the next one not taken */
+      pthread_mutex_lock(&s->mu);
+      iUnit = s->nNext < s->nUnit ? s->nNext++ : s->nUnit;
+      pthread_mutex_unlock(&s->mu);
+    }
   }
   ddb_item_unref(pStart);
   ddb_lek_guard_free(&lek);
@@ -230,6 +237,7 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
   s->aQUnit = malloc(sizeof(int) * (size_t)s->nQCap);
   s->aW = calloc((size_t)n_workers, sizeof(stream_worker));
   s->nWorker = n_workers;
+  s->nNext = n_workers; /* worker i starts on unit i */
   s->nUnit = n_units;
   s->pClient = c;
   s->rd = *r;

@@ -560,7 +560,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       ** Limit (about a page): segments would each read a page */
       if(p->nSegments > 1 && p->nSlice == 0 &&
          (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
-        rc = dd_stream_start(pCur, p->nSegments, p->nSegments);
+        rc = dd_stream_start(pCur, p->nSegments, p->nUnits);
         if(rc)
           goto fail;
       }

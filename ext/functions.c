@@ -244,12 +244,12 @@ void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       ddb_buf_addc(&b, ':');
       ddb_buf_json_str(&b, azVal[i], strlen(azVal[i]));
     }
-    ddb_buf_addf(&b,
-                 ",\"consistent_read\":%s,\"segments\":%d,"
-                 "\"table_bytes\":%lld}",
-                 p->pol.consistent ? "true" : "false",
-                 p->nSlice ? 1 : p->nSegments,
-                 (long long)p->pDesc->size_bytes);
+    ddb_buf_addf(
+        &b,
+        ",\"consistent_read\":%s,\"segments\":%d,"
+        "\"total_segments\":%d,\"table_bytes\":%lld}",
+        p->pol.consistent ? "true" : "false", p->nSlice ? 1 : p->nSegments,
+        p->nSlice ? p->nSlice : p->nUnits, (long long)p->pDesc->size_bytes);
   }
   pthread_mutex_unlock(&dd_registry_lock);
   if(!p)

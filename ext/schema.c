@@ -281,6 +281,18 @@ UNITTEST int dd_auto_segments(long long nBytes) {
     n = DD_MIN_AUTO_SEGMENTS;
   return n > DD_AUTO_SEGMENTS ? DD_AUTO_SEGMENTS : (int)n;
 }
+
+/* The TotalSegments of segments=auto for a table of nBytes (as for
+** dd_auto_segments) read by nWorker workers: one per DD_UNIT_BYTES, at
+** least nWorker (also when the size is unknown) and at most
+** DD_UNITS_PER_WORKER x nWorker. */
+UNITTEST int dd_auto_units(long long nBytes, int nWorker) {
+  long long n = nBytes > 0 ? nBytes / DD_UNIT_BYTES : 0;
+  long long nMax = (long long)nWorker * DD_UNITS_PER_WORKER;
+  if(n < nWorker)
+    n = nWorker;
+  return n > nMax ? (int)nMax : (int)n;
+}
 /* Set p->zDefer to DD_PREFIX-less text z (which may carry the prefix);
 ** takes z (sqlite3_free).  Returns SQLITE_OK, or SQLITE_NOMEM. */
 static int dd_defer(dd_vtab *p, char *z, int bOptErr) {
@@ -447,8 +459,11 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     }
   }
   if(p->pDesc) {
-    if(p->nSegments == 0)
+    if(p->nSegments == 0) {
       p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
+      p->nUnits = dd_auto_units(p->pDesc->size_bytes, p->nSegments);
+    } else if(p->nUnits == 0)
+      p->nUnits = p->nSegments; /* segments=N: N segments, N at a time */
     zSchema = dd_schema_sql(p);
   } else {
     zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "

@@ -377,6 +377,21 @@ static void test_auto_segments(void) {
   CHECK_INT(dd_auto_segments(1000000 * MiB), 16);
 }
 
+/* segments=auto's TotalSegments: one per MiB of a known size, between one
+** and four per worker; an unknown size keeps one per worker. */
+static void test_auto_units(void) {
+  const long long MiB = 1024 * 1024;
+  CHECK_INT(dd_auto_units(-1, 8), 8);
+  CHECK_INT(dd_auto_units(0, 8), 8); /* unknown, or loaded in the last hours */
+  CHECK_INT(dd_auto_units(MiB, 8), 8);
+  CHECK_INT(dd_auto_units(9 * MiB - 1, 8), 8);
+  CHECK_INT(dd_auto_units(9 * MiB, 8), 9);
+  CHECK_INT(dd_auto_units(25 * MiB, 8), 25);
+  CHECK_INT(dd_auto_units(32 * MiB, 8), 32);
+  CHECK_INT(dd_auto_units(100 * MiB, 8), 32);
+  CHECK_INT(dd_auto_units(1000000 * MiB, 16), 64);
+}
+
 /* keys = ?: the JSON key list becomes distinct table keys, or an error
 ** naming the key (dd_keys_parse; the calls are in 057_keys.test). */
 static void test_keys_parse(void) {
@@ -459,6 +474,7 @@ static void test_keys_parse(void) {
 
 const tap_test tap_plan_tests[] = {
     {"ext: segments=auto", test_auto_segments},
+    {"ext: segments=auto TotalSegments", test_auto_units},
     {"ext: begins_with(), dynamodb_calls() and column values",
      test_begins_with_func},
     {"ext: dd_plan_str and row estimates", test_plan_str},
