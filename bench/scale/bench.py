@@ -629,7 +629,7 @@ def report(b, mach, load_info):
           "%g ms, without asking DynamoDB Local: what is left is the "
           "delay and the client's own work. With the server in the loop "
           "(above), the pages' time inside DynamoDB Local is most of the "
-          "wall time and is the same for every client." % b.delay)
+          "wall time (see the next table)." % b.delay)
         w("")
         w("| client | wall (median) | min-max | calls | runs |")
         w("|---|---:|---:|---:|---:|")
