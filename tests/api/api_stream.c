@@ -11,7 +11,13 @@
 **     stream never held more than 2 x segments pages (ddbc_stream_peak);
 **   - the same with limit 5: 5 items, then the end;
 **   - dyn_batch_get of N + 50 keys (several requests in flight, 50 of the
-**     keys missing): found[i] answers keys[i], NULL for the missing ones.
+**     keys missing): found[i] answers keys[i], NULL for the missing ones;
+**   - cache/stream.c itself with fewer workers than segments (2 workers,
+**     7 segments, Limit 1 on every request): every item once, every
+**     segment read, and the segments without the partition all done
+**     before the last page of the one that holds it (a worker whose
+**     segment ends takes the next one no worker has taken, rather than
+**     waiting behind the long one: segments=auto's finer split).
 **
 **    api_stream ENDPOINT TABLE N
 **
@@ -70,6 +76,82 @@ static long scan(dyn_client *c, const char *table, int segments,
   *pages = dyn_iter_pages(it);
   dyn_iter_free(it);
   return got;
+}
+
+/* ddbc_stream_start on TABLE with 2 workers and 7 segments, every request
+** Limit 1; checks as in the head comment.  seen[i] counts item S#i. */
+static void units(const char *endpoint, const char *table, int *seen, int n) {
+  ddb_config cfg;
+  ddb_client *dc = NULL;
+  ddb_read rd;
+  ddbc_policy pol = {0, 0, 0}; /* not cached: every page a request */
+  ddbc_stream *st = NULL;
+  ddb_error err;
+  ddb_page *pg;
+  int unit, i, once = 1, big = -1, late = 0, pages[7] = {0}, last_big = 0;
+  int done_at[7] = {0}, seq = 0;
+  long got = 0;
+  char msg[200];
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.endpoint = endpoint;
+  memset(&rd, 0, sizeof(rd));
+  rd.table = table;
+  rd.limit = 1;
+  ddb_error_clear(&err);
+  if(ddb_client_new(&cfg, &dc, &err) ||
+     ddbc_stream_start(dc, &rd, &pol, NULL, 2, 7, DDBC_STREAM_LIMIT_EVERY, &st,
+                       &err)) {
+    printf("# stream: %s\n", err.message);
+    tap(0, "stream, 2 workers on 7 segments: start");
+    ddb_client_free(dc);
+    return;
+  }
+  while(ddbc_stream_next(st, NULL, NULL, &pg, &unit, &err) == DDB_OK && pg) {
+    seq++;
+    if(unit >= 0 && unit < 7) {
+      pages[unit]++;
+      if(!pg->last_key)
+        done_at[unit] = seq;
+    }
+    for(i = 0; i < pg->n_items; i++) {
+      const ddb_av *v = ddb_item_get(pg->items[i], "SK");
+      int k = v && v->type == DDB_S && v->n > 2
+                  ? (int)strtol(v->text + 2, NULL, 10)
+                  : -1;
+      if(k >= 0 && k < n)
+        seen[k]++;
+      big = unit;
+      got++;
+    }
+    ddb_page_unref(pg);
+  }
+  if(err.code)
+    printf("# stream: %s\n", err.message);
+  for(i = 0; i < n; i++)
+    once &= seen[i] == 1;
+  snprintf(msg, sizeof(msg),
+           "stream, 2 workers on 7 segments: %ld of %d items, each once", got,
+           n);
+  tap(!err.code && got == n && once, msg);
+  for(i = 0; i < 7; i++)
+    if(done_at[i] == 0)
+      late = 1;
+  snprintf(msg, sizeof(msg),
+           "stream, 2 workers on 7 segments: every segment read to its end");
+  tap(!late, msg);
+  if(big >= 0)
+    last_big = done_at[big];
+  late = 0;
+  for(i = 0; i < 7; i++)
+    if(i != big && done_at[i] > last_big)
+      late++;
+  snprintf(msg, sizeof(msg),
+           "stream, 2 workers on 7 segments: the 6 short segments done before "
+           "the long one (segment %d, %d pages): %d after it",
+           big, big >= 0 ? pages[big] : 0, late);
+  tap(big >= 0 && late == 0, msg);
+  ddbc_stream_free(st);
+  ddb_client_free(dc);
 }
 
 int main(int argc, char **argv) {
@@ -151,6 +233,8 @@ int main(int argc, char **argv) {
   }
   free(keys);
   free(found);
+  memset(seen, 0, sizeof(int) * (size_t)n);
+  units(argv[1], argv[2], seen, n);
   free(seen);
   dyn_client_free(c);
   printf("1..%d\n", n_test);
