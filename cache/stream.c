@@ -8,9 +8,9 @@
 ** client's pool.  A worker starts on segment i (its number) and, when a
 ** segment ends, takes the next segment no worker has taken yet: a worker
 ** whose segments are short reads more of them, so one long segment does
-** not leave the others idle behind it.  Pages go through a bounded queue (STREAM_QUEUE_PER_WORKER
-** page per worker) to the consumer, so memory stays O(workers x page) and
-** rows reach the caller as pages arrive.  The first error stops every
+** not leave the others idle behind it.  Pages go through a bounded queue
+** (STREAM_QUEUE_PER_WORKER page per worker) to the consumer, so memory
+** stays O(workers x page) and rows reach the caller as pages arrive.  The first error stops every
 ** worker and is the stream's; freeing the stream early stops them too.
 **
 ** The same machinery runs the Queries of a list of partition keys

@@ -458,12 +458,13 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
         goto fail;
     }
   }
+  if(p->pDesc && p->nSegments == 0) {
+    p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
+    p->nUnits = dd_auto_units(p->pDesc->size_bytes, p->nSegments);
+  }
+  if(p->nUnits < p->nSegments)
+    p->nUnits = p->nSegments; /* segments=N: N segments, N at a time */
   if(p->pDesc) {
-    if(p->nSegments == 0) {
-      p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
-      p->nUnits = dd_auto_units(p->pDesc->size_bytes, p->nSegments);
-    } else if(p->nUnits == 0)
-      p->nUnits = p->nSegments; /* segments=N: N segments, N at a time */
     zSchema = dd_schema_sql(p);
   } else {
     zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "

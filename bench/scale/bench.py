@@ -74,6 +74,14 @@ RUNS = ("20ms", "0ms")  # the proxy's run first: the headline
 RUN_REPLAY = "20ms replay"  # count(*) with the proxy replaying answers
 
 
+def rotated(runs, rep):
+    """runs in the order of repetition rep (1, 2, ...): rep 1 as given, rep
+    2 starting with the second, ...: over len(runs) repetitions every run
+    is in every place once."""
+    k = (rep - 1) % len(runs)
+    return runs[k:] + runs[:k]
+
+
 class Bench:
     def __init__(self, root, url, table, work):
         self.root, self.url, self.table, self.work = root, url, table, work
@@ -316,9 +324,7 @@ class Bench:
         if replay:
             self.record_counts()
         for rep in range(1, count_reps + 1):
-            runs = self.scan_runs("count", rep)
-            k = (rep - 1) % len(runs)
-            for run in runs[k:] + runs[:k]:
+            for run in rotated(self.scan_runs("count", rep), rep):
                 run()
         for rep in range(1, scan_reps + 1):
             runs = self.scan_runs("scan_json", rep)
@@ -360,9 +366,7 @@ class Bench:
         self.proxy_ctl("/__bench/mode/replay")
         self.run = RUN_REPLAY
         for rep in range(1, reps + 1):
-            runs = self.scan_runs("count", rep)
-            k = (rep - 1) % len(runs)
-            for run in runs[k:] + runs[:k]:
+            for run in rotated(self.scan_runs("count", rep), rep):
                 run()
         self.replay_stats = self.proxy_ctl("/__bench/stats", post=False)
         self.proxy_ctl("/__bench/mode/pass")
