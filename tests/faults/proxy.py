@@ -37,7 +37,8 @@ the requests it is told to, injects one fault:
 Which requests: those whose X-Amz-Target operation is in `ops`; with mode
 "first" only the first time a given body is seen (so every request fails on
 its first try and a retry of the same bytes goes through), with "always"
-every time.
+every time.  With `after` N, the first N such requests go through untouched
+(the second TransactWriteItems of a COMMIT fails for ever with after 1).
 
 With `split` on, a BatchGetItem / BatchWriteItem with at least SPLIT_MIN
 keys or writes seen for the first time is sent upstream with only its first
@@ -47,7 +48,8 @@ real DynamoDB does under load (DynamoDB Local never does).
 Control (the extension never calls these):
     POST /__control  {"fault": "none|throttle|500|503|reset|truncate|badcrc|
                       delay", "mode": "first|always", "ops": [...],
-                      "delay": 1.5, "split": true}      resets the counters
+                      "delay": 1.5, "split": true, "after": 0}
+                                                        resets the counters
     GET  /__stats    {"requests": {op: n}, "faults": {op: n},
                       "forwarded": {op: n}}
 
@@ -93,6 +95,8 @@ class State:
             self.ops = set(cfg.get("ops", []))
             self.delay = float(cfg.get("delay", 2.0))
             self.split = bool(cfg.get("split", False))
+            self.after = int(cfg.get("after", 0))
+            self.matched = 0
             self.seen = set()
             self.split_seen = set()
             self.first_key = {}
@@ -108,7 +112,9 @@ class State:
             self.requests[op] = self.requests.get(op, 0) + 1
             fault = "none"
             if self.fault != "none" and op in self.ops:
-                if self.mode == "always" or h not in self.seen:
+                self.matched += 1
+                if self.matched > self.after and (
+                        self.mode == "always" or h not in self.seen):
                     fault = self.fault
                     self.faults[op] = self.faults.get(op, 0) + 1
                 self.seen.add(h)
