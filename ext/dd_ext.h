@@ -349,6 +349,11 @@ dd_txn *dd_txn_get(dd_vtab *p);
 ** Returns an SQLite code; on error nothing is buffered. */
 int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
               const ddb_item *item, const ddb_item *old, int bInsert);
+/* Buffer the move of item old to it's key (an UPDATE of the key): the
+** Delete of old (must exist) and the Put of it (must not exist), which
+** COMMIT never sends apart, in one TransactWriteItems however big the
+** COMMIT.  Returns an SQLite code; on error neither is buffered. */
+int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it);
 /* Remember row it under rowid for a later xUpdate (during a write
 ** transaction only).  Returns an SQLite code. */
 int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);

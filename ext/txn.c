@@ -13,7 +13,10 @@
 ** each (atomic each, not together), then the unconditional puts (REPLACE)
 ** and deletes as BatchWriteItem, with the INSERTs first checked with a
 ** consistent BatchGetItem, so an existing key still fails the COMMIT
-** before anything is written; with split_transactions=no, an error.
+** before anything is written; with split_transactions=no, an error.  In
+** such a split COMMIT the Delete and the Put of a key move (and every
+** write merged with either) stay in one TransactWriteItems, and a failure
+** part way names the writes applied and those not (dd_report_split).
 ** ROLLBACK sends nothing; ROLLBACK TO a savepoint drops the writes after
 ** it.
 **
@@ -53,6 +56,12 @@ typedef struct dd_op {
   ddb_item *old;  /* UPDATE: the item as the statement read it (the diff
                      against it is what COMMIT sends); a reference */
   int bInsert;    /* from an INSERT: an existing key is an error */
+  int bTied;      /* buffered: to be applied with the write buffered just
+                     before it, never apart (the Put of a key move, tied
+                     to its Delete) */
+  int iGroup;     /* merged (dd_coalesce): the union-find parent, in the
+                     merged writes, of the group that must be applied
+                     together (dd_group_root) */
 } dd_op;
 
 /* The newest buffered write of one key: what the transaction's reads see
@@ -269,9 +278,12 @@ int dd_pending_any(dd_vtab *p) {
 }
 
 /* Append a buffered write (takes references to item and old) and make it
-** the newest write of its key. */
-int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
-              const ddb_item *item, const ddb_item *old, int bInsert) {
+** the newest write of its key; bTied: to be applied with the write before
+** it (see dd_op.bTied).  Returns an SQLite code; on error nothing is
+** buffered. */
+static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+                      const ddb_item *item, const ddb_item *old, int bInsert,
+                      int bTied) {
   dd_txn *t = p->pTxn;
   if(t->nOp == t->nAlloc) {
     int n = t->nAlloc ? t->nAlloc * 2 : 64;
@@ -286,12 +298,35 @@ int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   t->aOp[t->nOp].item = ddb_item_ref((ddb_item *)item);
   t->aOp[t->nOp].old = old ? ddb_item_ref((ddb_item *)old) : NULL;
   t->aOp[t->nOp].bInsert = bInsert;
+  t->aOp[t->nOp].bTied = bTied && t->nOp > 0;
+  t->aOp[t->nOp].iGroup = 0;
   t->nOp++;
   if(dd_pend_note(p, t->nOp - 1)) {
     dd_ops_truncate(p, t, t->nOp - 1);
     return SQLITE_NOMEM;
   }
   return SQLITE_OK;
+}
+
+int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+              const ddb_item *item, const ddb_item *old, int bInsert) {
+  return dd_op_push(p, kind, cond, item, old, bInsert, 0);
+}
+
+/* The Delete (must exist) and the Put (must not exist) of a key move,
+** tied: COMMIT sends them in one TransactWriteItems however big it is
+** (apart, a failure between them would leave the item nowhere).  Both or
+** neither are buffered. */
+int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
+  dd_txn *t = p->pTxn;
+  int n = t->nOp;
+  int rc = dd_op_push(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0, 0);
+  if(rc == SQLITE_OK) {
+    rc = dd_op_push(p, DDB_WRITE_PUT, DDB_COND_NOT_EXISTS, it, NULL, 1, 1);
+    if(rc)
+      dd_ops_truncate(p, t, n);
+  }
+  return rc;
 }
 
 int dd_begin(sqlite3_vtab *pVtab) {
@@ -373,7 +408,68 @@ int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
 
 /* ------------------------------------------------------------------------
 ** COMMIT: send the buffered writes
+**
+** The outline: dd_coalesce merges the buffered writes into one per item
+** and ties the writes that must be applied together into groups;
+** dd_writes_build turns them into DynamoDB writes.  Up to 100 (and 4 MB)
+** go as one call.  More (dd_commit_split): dd_cut_build cuts them into
+** atomic groups (dd_atomic_groups) and packs the groups into calls, never
+** cutting a group; the calls go one after the other, and a failure says
+** which writes were applied and which were not (dd_report_split).
 */
+
+/* Writes DynamoDB takes in one BatchWriteItem. */
+#define DD_BATCH_MAX 25
+/* Bytes of a key quoted in a message, at most. */
+#define DD_KEY_BRIEF 80
+
+/* The root of merged write i's group: the union-find over a[].iGroup,
+** with path halving.  The root is the group's first write, since
+** dd_group_join keeps the smaller. */
+static int dd_group_root(dd_op *a, int i) {
+  while(a[i].iGroup != i) {
+    a[i].iGroup = a[a[i].iGroup].iGroup;
+    i = a[i].iGroup;
+  }
+  return i;
+}
+
+/* Put merged writes i and j (and their groups) in one group. */
+static void dd_group_join(dd_op *a, int i, int j) {
+  i = dd_group_root(a, i);
+  j = dd_group_root(a, j);
+  if(i < j)
+    a[j].iGroup = i;
+  else if(j < i)
+    a[i].iGroup = j;
+}
+
+/* Merge the buffered write o into x, the merged write of the same key
+** (see dd_coalesce for the table). */
+static void dd_merge(dd_op *x, const dd_op *o) {
+  if(o->kind == DDB_WRITE_DELETE) {
+    x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+    x->kind = DDB_WRITE_DELETE;
+    x->item = o->item;
+    x->old = NULL;
+  } else if(o->kind == DDB_WRITE_PUT) {
+    if(x->kind == DDB_WRITE_UPDATE) {
+      x->cond = DDB_COND_NONE; /* REPLACE of an item that exists */
+      x->bInsert = 0;
+    } else if(x->kind == DDB_WRITE_DELETE) {
+      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+    }
+    x->kind = DDB_WRITE_PUT;
+    x->item = o->item;
+    x->old = NULL;
+  } else { /* UPDATE: of an item this transaction put, or updated */
+    x->item = o->item;
+    if(x->kind == DDB_WRITE_DELETE) { /* not reachable: the row is gone */
+      x->kind = DDB_WRITE_PUT;
+      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+    }
+  }
+}
 
 /* Merge the buffered writes into one per item, in first-seen order (the
 ** dd_op's in *paOut borrow the transaction's references):
@@ -389,6 +485,12 @@ int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
 **                      (nothing is written, but the INSERT's check stays)
 **   DELETE, PUT        PUT, unconditional; after an INSERT and a DELETE
 **                      the INSERT's "must not exist" again
+**
+** A buffered write tied to the one before it (bTied: the Put and the
+** Delete of a key move) puts their merged writes in one group (iGroup,
+** dd_group_root), and so does every later write merged into either: an
+** UPDATE that moves a row onto a key an earlier move freed chains the two
+** moves into one group.  Returns an SQLite code.
 */
 static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   typedef struct seen {
@@ -400,20 +502,22 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   dd_op *a = sqlite3_malloc64(sizeof(dd_op) * ((sqlite3_uint64)t->nOp + 1));
   seen *map = NULL, *e, *tmp;
   ddb_buf b;
-  int i, j, n = 0, rc = SQLITE_OK;
+  int i, j, n = 0, iPrev = -1, rc = SQLITE_OK;
   if(!a)
     return SQLITE_NOMEM;
   ddb_buf_init(&b, 4u * 1024 * 1024);
   for(i = 0; i < t->nOp && rc == SQLITE_OK; i++) {
     const dd_op *o = &t->aOp[i];
-    dd_op *x;
     ddb_buf_reset(&b);
     if(ddb_key_encode(o->item, p->azKey, p->nKey, &b) || !b.p) {
       rc = SQLITE_NOMEM;
       break;
     }
     HASH_FIND(hh, map, b.p, b.len, e);
-    if(!e) {
+    if(e) {
+      j = e->idx;
+      dd_merge(&a[j], o);
+    } else {
       e = sqlite3_malloc(sizeof(*e));
       if(!e || !(e->zKey = sqlite3_malloc64(b.len + 1))) {
         sqlite3_free(e);
@@ -421,35 +525,14 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
         break;
       }
       memcpy(e->zKey, b.p, b.len);
-      e->idx = n;
+      e->idx = j = n;
       HASH_ADD_KEYPTR(hh, map, e->zKey, b.len, e);
-      a[n++] = *o;
-      continue;
+      a[n] = *o;
+      a[n++].iGroup = j;
     }
-    j = e->idx;
-    x = &a[j];
-    if(o->kind == DDB_WRITE_DELETE) {
-      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-      x->kind = DDB_WRITE_DELETE;
-      x->item = o->item;
-      x->old = NULL;
-    } else if(o->kind == DDB_WRITE_PUT) {
-      if(x->kind == DDB_WRITE_UPDATE) {
-        x->cond = DDB_COND_NONE; /* REPLACE of an item that exists */
-        x->bInsert = 0;
-      } else if(x->kind == DDB_WRITE_DELETE) {
-        x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-      }
-      x->kind = DDB_WRITE_PUT;
-      x->item = o->item;
-      x->old = NULL;
-    } else { /* UPDATE: of an item this transaction put, or updated */
-      x->item = o->item;
-      if(x->kind == DDB_WRITE_DELETE) { /* not reachable: the row is gone */
-        x->kind = DDB_WRITE_PUT;
-        x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-      }
-    }
+    if(o->bTied && iPrev >= 0)
+      dd_group_join(a, j, iPrev);
+    iPrev = j;
   }
   HASH_ITER(hh, map, e, tmp) {
     HASH_DEL(map, e);
@@ -473,6 +556,8 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
 typedef struct dd_writes {
   ddb_write *w;
   dd_op **aOp;         /* aOp[i]: the merged write of w[i] */
+  int *aGroup;         /* aGroup[i]: the first write (index in w) of the
+                          group w[i] must be applied with (w[i] alone: i) */
   ddb_item **aSet;     /* one a write; references */
   const char **azName; /* the REMOVE names of all writes */
   int n;
@@ -484,23 +569,41 @@ static void dd_writes_free(dd_writes *x) {
     ddb_item_unref(x->aSet[i]);
   sqlite3_free(x->w);
   sqlite3_free(x->aOp);
+  sqlite3_free(x->aGroup);
   sqlite3_free(x->aSet);
   sqlite3_free((void *)x->azName);
   memset(x, 0, sizeof(*x));
 }
 
+/* Fill x->aGroup from the groups of the merged writes a[] (dd_coalesce);
+** aFirst is scratch room for one int a merged write. */
+static void dd_writes_group(dd_writes *x, dd_op *a, int *aFirst, int nA) {
+  int i;
+  for(i = 0; i < nA; i++)
+    aFirst[i] = -1;
+  for(i = 0; i < x->n; i++) {
+    int r = dd_group_root(a, (int)(x->aOp[i] - a));
+    if(aFirst[r] < 0)
+      aFirst[r] = i;
+    x->aGroup[i] = aFirst[r];
+  }
+}
+
 static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
   size_t nName = 1;
   int i, used = 0, rc = SQLITE_OK;
+  int *aFirst = sqlite3_malloc64(sizeof(int) * ((size_t)n + 1));
   memset(x, 0, sizeof(*x));
   for(i = 0; i < n; i++)
     if(a[i].kind == DDB_WRITE_UPDATE)
       nName += a[i].old->root.n;
   x->w = sqlite3_malloc64(sizeof(*x->w) * ((size_t)n + 1));
   x->aOp = sqlite3_malloc64(sizeof(*x->aOp) * ((size_t)n + 1));
+  x->aGroup = sqlite3_malloc64(sizeof(*x->aGroup) * ((size_t)n + 1));
   x->aSet = sqlite3_malloc64(sizeof(*x->aSet) * ((size_t)n + 1));
   x->azName = sqlite3_malloc64(sizeof(*x->azName) * nName);
-  if(!x->w || !x->aOp || !x->aSet || !x->azName) {
+  if(!aFirst || !x->w || !x->aOp || !x->aGroup || !x->aSet || !x->azName) {
+    sqlite3_free(aFirst);
     dd_writes_free(x);
     return SQLITE_NOMEM;
   }
@@ -527,70 +630,71 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
     }
     x->aOp[x->n++] = &a[i];
   }
+  if(rc == SQLITE_OK)
+    dd_writes_group(x, a, aFirst, n);
+  sqlite3_free(aFirst);
   if(rc)
     dd_writes_free(x);
   return rc;
 }
 
-/* Find "item N" in a transaction's error and name that item's key. */
-static void dd_name_failed_item(dd_vtab *p, const ddb_error *e,
-                                dd_op *const *a, int n, const char *zHow) {
+/* Why the writes whose merged writes are a[0..n) failed, from e: a failed
+** condition names the item ("the item with key PK='a' already exists"),
+** another error is e's message, naming the item it points at ("item 3").
+** From sqlite3_malloc (the caller frees it); NULL when out of memory. */
+static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
+                               int n) {
   const char *z = strstr(e->message, "item ");
   long k = z ? strtol(z + 5, NULL, 10) : 0;
   char *zKey = (k >= 1 && k <= n) ? dd_key_text(p, a[k - 1]->item) : NULL;
+  char *zWhy;
   if(zKey && strstr(e->message, "ConditionalCheckFailed"))
-    dd_error(p, "COMMIT: %s: the item with key %s %s", zHow, zKey,
-             a[k - 1]->bInsert ? "already exists" : "does not exist any more");
+    zWhy = sqlite3_mprintf("the item with key %s %s", zKey,
+                           a[k - 1]->bInsert ? "already exists"
+                                             : "does not exist any more");
   else if(zKey)
-    dd_error(p, "COMMIT: %s: %s (item %lld is %s)", zHow, e->message,
-             (long long)k, zKey);
+    zWhy = sqlite3_mprintf("%s (item %lld is %s)", e->message, (long long)k,
+                           zKey);
   else
-    dd_error(p, "COMMIT: %s: %s", zHow, e->message);
+    zWhy = sqlite3_mprintf("%s", e->message);
   sqlite3_free(zKey);
+  return zWhy;
 }
 
-/* Send w[0..n) (n <= 100) as one TransactWriteItems, or one plain call
-** when n is 1 (atomic too, at half the cost).  Returns an SQLite code with
-** the error set on p (zHow says what was written when it failed). */
-static int dd_send_atomic(dd_vtab *p, const dd_writes *x, int i0, int n,
-                          const char *zHow) {
-  const ddb_write *w = x->w + i0;
+/* The SQLite code of a failed COMMIT call: a failed condition is
+** SQLITE_CONSTRAINT. */
+static int dd_commit_rc(const ddb_error *e) {
+  return strstr(e->message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
+                                                      : dd_rc(e);
+}
+
+/* Send w[0..n) (n <= 100; aOp their merged writes) as one
+** TransactWriteItems, or one plain call when n is 1 (atomic too, at half
+** the cost).  Returns a ddb_result with err filled on failure (a failed
+** condition of a plain call reads "item 1: ConditionalCheckFailed", as a
+** transaction's does). */
+static ddb_result dd_send_writes(dd_vtab *p, const ddb_write *w,
+                                 dd_op *const *aOp, int n, ddb_error *err) {
   ddbc_policy forget = p->pol;
-  ddb_error err;
-  int rc = SQLITE_OK;
-  ddb_error_clear(&err);
+  ddb_result r;
+  ddb_error_clear(err);
   /* no answer of a TransactWriteItems holds the images: the cache forgets
   ** the items (item_ttl 0) */
   forget.item_ttl = 0;
-  if(n == 1 && w[0].kind == DDB_WRITE_PUT && w[0].cond != DDB_COND_EXISTS) {
-    if(ddbc_put_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
-                     w[0].cond, &p->pol, NULL, &err))
-      rc = SQLITE_ERROR;
-  } else if(n == 1 && w[0].kind == DDB_WRITE_UPDATE) {
-    if(ddbc_update_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
-                        w[0].set, w[0].remove, w[0].n_remove, x->aOp[i0]->old,
-                        &p->pol, NULL, &err))
-      rc = SQLITE_ERROR;
-  } else if(ddbc_transact_write(p->pClient, p->pDesc, w, n, p->azKey, p->nKey,
-                                NULL, &forget, &err)) {
-    rc = SQLITE_ERROR;
-  }
-  if(rc) {
-    int bCond = strcmp(err.type, "ConditionalCheckFailedException") == 0;
-    if(bCond)
-      snprintf(err.message, sizeof(err.message),
-               "item 1: ConditionalCheckFailed");
-    if(err.maybe_applied && strcmp(zHow, "nothing written") == 0)
-      /* an attempt may have reached DynamoDB (its answer was lost, or the
-      ** statement was interrupted after sending): all or nothing */
-      zHow = n == 1 ? "the write may or may not have been applied"
-                    : "the transaction may or may not have been applied "
-                      "(all of its writes or none)";
-    dd_name_failed_item(p, &err, x->aOp + i0, n, zHow);
-    rc = strstr(err.message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
-                                                       : dd_rc(&err);
-  }
-  return rc;
+  if(n == 1 && w[0].kind == DDB_WRITE_PUT && w[0].cond != DDB_COND_EXISTS)
+    r = ddbc_put_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
+                      w[0].cond, &p->pol, NULL, err);
+  else if(n == 1 && w[0].kind == DDB_WRITE_UPDATE)
+    r = ddbc_update_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
+                         w[0].set, w[0].remove, w[0].n_remove, aOp[0]->old,
+                         &p->pol, NULL, err);
+  else
+    r = ddbc_transact_write(p->pClient, p->pDesc, w, n, p->azKey, p->nKey,
+                            NULL, &forget, err);
+  if(r && strcmp(err->type, "ConditionalCheckFailedException") == 0)
+    snprintf(err->message, sizeof(err->message),
+             "item 1: ConditionalCheckFailed");
+  return r;
 }
 
 /* The bytes write w adds to a TransactWriteItems (see DD_TRANSACT_BYTES). */
@@ -601,110 +705,349 @@ static long long dd_write_bytes(const ddb_write *w) {
   return n;
 }
 
-/* How many of w[0..n) go in the next TransactWriteItems: at most
-** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes (at least one). */
-static int dd_transact_chunk(const ddb_write *w, int n) {
+/* Do w[0..n) fit one TransactWriteItems: at most DD_TRANSACT_MAX writes
+** and DD_TRANSACT_BYTES bytes (one write always fits)? */
+static int dd_transact_fits(const ddb_write *w, int n) {
   long long bytes = 0;
   int k;
-  for(k = 0; k < n && k < DD_TRANSACT_MAX; k++) {
+  if(n > DD_TRANSACT_MAX)
+    return 0;
+  for(k = 0; k < n; k++)
     bytes += dd_write_bytes(&w[k]);
-    if(bytes > DD_TRANSACT_BYTES && k > 0)
-      break;
-  }
-  return k;
+  return n <= 1 || bytes <= DD_TRANSACT_BYTES;
 }
 
-/* More than 100 items, or 4 MB (split_transactions=yes).  Each write keeps its kind
-** and condition; they go as TransactWriteItems of up to 100 (atomic each,
-** not together), and the unconditional PUTs (REPLACE) and DELETEs as
-** BatchWriteItem calls of 25, last.  The INSERTs are first checked with
-** consistent BatchGetItem calls (100 keys each), so an existing key fails
-** the COMMIT before anything is written. */
-static int dd_commit_split(dd_vtab *p, dd_writes *x) {
+/* May w go in a BatchWriteItem: an unconditional PUT (REPLACE) or DELETE?
+** (Only when it is alone in its group: see dd_cut_build.) */
+static int dd_write_unconditional(const ddb_write *w) {
+  return w->cond == DDB_COND_NONE && w->kind != DDB_WRITE_UPDATE;
+}
+
+/* One call of a split COMMIT: the cut's writes [i0, i0 + n). */
+typedef struct dd_call {
+  int i0, n;
+  int bBatch; /* BatchWriteItem (unconditional writes, each alone in its
+                 group); else TransactWriteItems (or one plain call) */
+} dd_call;
+
+/* A split COMMIT cut into calls (dd_cut_build); free with dd_cut_free.
+** The writes are numbered in this order in messages (1, 2, ...). */
+typedef struct dd_cut {
+  ddb_write *w;   /* copies of dd_writes.w, in the order they are sent */
+  dd_op **aOp;    /* aOp[i]: the merged write of w[i] */
+  dd_call *aCall; /* the calls, in the order they are sent */
+  int n, nCall;
+} dd_cut;
+
+static void dd_cut_free(dd_cut *pl) {
+  sqlite3_free(pl->w);
+  sqlite3_free(pl->aOp);
+  sqlite3_free(pl->aCall);
+  memset(pl, 0, sizeof(*pl));
+}
+
+/* Cut x's writes into atomic groups, the writes that must be applied
+** together (dd_writes.aGroup): aMember[0..x->n) gets x's writes (indexes
+** into x->w) group after group, the groups in the order of their first
+** write, the writes of each in their order; group g is aMember[aStart[g]
+** .. aStart[g + 1]).  aMember and aPos (scratch) have room for x->n,
+** aStart for x->n + 1.  Returns the number of groups. */
+static int dd_atomic_groups(const dd_writes *x, int *aMember, int *aStart,
+                            int *aPos) {
+  int i, nGroup = 0, at = 0;
+  for(i = 0; i < x->n; i++)
+    aPos[i] = 0;
+  for(i = 0; i < x->n; i++)
+    aPos[x->aGroup[i]]++; /* the group's size, at its first write */
+  for(i = 0; i < x->n; i++) {
+    if(x->aGroup[i] == i) {
+      int nSize = aPos[i];
+      aStart[nGroup++] = at;
+      aPos[i] = at; /* now where its next write goes */
+      at += nSize;
+    }
+  }
+  aStart[nGroup] = x->n;
+  for(i = 0; i < x->n; i++)
+    aMember[aPos[x->aGroup[i]]++] = i;
+  return nGroup;
+}
+
+/* Append write x->w[k] to the cut, in call c (a new call when c is
+** pl->nCall). */
+static void dd_cut_add(dd_cut *pl, const dd_writes *x, int k, int c,
+                       int bBatch) {
+  if(c == pl->nCall) {
+    pl->aCall[c].i0 = pl->n;
+    pl->aCall[c].n = 0;
+    pl->aCall[c].bBatch = bBatch;
+    pl->nCall++;
+  }
+  pl->w[pl->n] = x->w[k];
+  pl->aOp[pl->n++] = x->aOp[k];
+  pl->aCall[c].n++;
+}
+
+/* Cut the writes into the calls of a split COMMIT: first the groups that need a
+** transaction (more than one write, or one write with a condition or an
+** UPDATE), in order, packed into TransactWriteItems of at most
+** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut;
+** then the unconditional PUTs and DELETEs alone in their group, as
+** BatchWriteItem calls of DD_BATCH_MAX.  A group too big for one
+** transaction is an error set on p (nothing sent).  Returns an SQLite
+** code; on success *pl holds the cut (dd_cut_free). */
+static int dd_cut_build(dd_vtab *p, const dd_writes *x, dd_cut *pl) {
+  size_t nAlloc = (size_t)x->n + 1;
+  int *aMember = sqlite3_malloc64(sizeof(int) * nAlloc);
+  int *aStart = sqlite3_malloc64(sizeof(int) * nAlloc);
+  int *aPos = sqlite3_malloc64(sizeof(int) * nAlloc);
+  long long bytes = 0;
+  int g, i, nGroup, c = -1, rc = SQLITE_OK;
+
+  memset(pl, 0, sizeof(*pl));
+  pl->w = sqlite3_malloc64(sizeof(*pl->w) * nAlloc);
+  pl->aOp = sqlite3_malloc64(sizeof(*pl->aOp) * nAlloc);
+  pl->aCall = sqlite3_malloc64(sizeof(*pl->aCall) * nAlloc);
+  if(!aMember || !aStart || !aPos || !pl->w || !pl->aOp || !pl->aCall) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  nGroup = dd_atomic_groups(x, aMember, aStart, aPos);
+  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
+    const int *m = aMember + aStart[g];
+    int nm = aStart[g + 1] - aStart[g];
+    if(nm == 1 && dd_write_unconditional(&x->w[m[0]]))
+      continue;
+    for(i = 0; i < nm; i++)
+      pl->w[i] = x->w[m[i]]; /* scratch, for dd_transact_fits */
+    if(!dd_transact_fits(pl->w, nm)) {
+      char *zKey = dd_key_text(p, x->w[m[0]].item);
+      dd_error(p,
+               "COMMIT: nothing written: %d writes must be applied "
+               "together (UPDATEs that move rows onto keys this "
+               "transaction freed, chained; the first: %s), over "
+               "DynamoDB's %d writes or 4 MB for one transaction: commit "
+               "such moves in smaller transactions",
+               nm, zKey ? zKey : "?", DD_TRANSACT_MAX);
+      sqlite3_free(zKey);
+      rc = SQLITE_CONSTRAINT;
+      break;
+    }
+  }
+  /* second pass, now that nothing is refused: fill the cut */
+  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
+    const int *m = aMember + aStart[g];
+    int nm = aStart[g + 1] - aStart[g];
+    long long gBytes = 0;
+    if(nm == 1 && dd_write_unconditional(&x->w[m[0]]))
+      continue;
+    for(i = 0; i < nm; i++)
+      gBytes += dd_write_bytes(&x->w[m[i]]);
+    if(c < 0 || pl->aCall[c].n + nm > DD_TRANSACT_MAX ||
+       bytes + gBytes > DD_TRANSACT_BYTES) {
+      c = pl->nCall;
+      bytes = 0;
+    }
+    for(i = 0; i < nm; i++)
+      dd_cut_add(pl, x, m[i], c, 0);
+    bytes += gBytes;
+  }
+  for(g = 0, c = -1; g < nGroup && rc == SQLITE_OK; g++) {
+    const int *m = aMember + aStart[g];
+    if(aStart[g + 1] - aStart[g] != 1 || !dd_write_unconditional(&x->w[m[0]]))
+      continue;
+    if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
+      c = pl->nCall;
+    dd_cut_add(pl, x, m[0], c, 1);
+  }
+
+fail:
+  sqlite3_free(aMember);
+  sqlite3_free(aStart);
+  sqlite3_free(aPos);
+  if(rc)
+    dd_cut_free(pl);
+  return rc;
+}
+
+/* Append the keys of the cut's writes [i0, i0 + n) to s, briefly: all of
+** them up to four, else the first two, how many more, and the last; each
+** cut to DD_KEY_BRIEF bytes. */
+static void dd_keys_brief(dd_vtab *p, const dd_cut *pl, int i0, int n,
+                          sqlite3_str *s) {
+  int i;
+  for(i = i0; i < i0 + n; i++) {
+    char *z;
+    int nz;
+    if(n > 4 && i == i0 + 2) {
+      sqlite3_str_appendf(s, "; %d more", n - 3);
+      i = i0 + n - 1;
+    }
+    z = dd_key_text(p, pl->w[i].item);
+    nz = z ? (int)strlen(z) : 0;
+    if(nz > DD_KEY_BRIEF) {
+      nz = DD_KEY_BRIEF;
+      while(nz > 0 && (z[nz] & 0xc0) == 0x80)
+        nz--; /* not inside a UTF-8 character */
+    }
+    sqlite3_str_appendf(s, "%s%.*s%s", i > i0 ? "; " : "", nz, z ? z : "",
+                        z && z[nz] ? "..." : "");
+    sqlite3_free(z);
+  }
+}
+
+/* Append "writes A-B <what> (keys)" for the cut's writes [i0, i0 + n)
+** to s (numbered from 1). */
+static void dd_report_range(dd_vtab *p, const dd_cut *pl, int i0, int n,
+                            const char *zWhat, sqlite3_str *s) {
+  if(n == 1)
+    sqlite3_str_appendf(s, "write %d %s (", i0 + 1, zWhat);
+  else
+    sqlite3_str_appendf(s, "writes %d-%d %s (", i0 + 1, i0 + n, zWhat);
+  dd_keys_brief(p, pl, i0, n, s);
+  sqlite3_str_appendall(s, ")");
+}
+
+/* Call c of the cut failed with e: set the error on p, saying which
+** writes were applied (the calls before c), which may have been (call c,
+** when e says so, or a BatchWriteItem, which is not atomic), and which
+** were not.  Returns the SQLite code. */
+static int dd_report_split(dd_vtab *p, const dd_cut *pl, int c,
+                           const ddb_error *e) {
+  const dd_call *k = &pl->aCall[c];
+  int bMaybe = k->bBatch || e->maybe_applied;
+  int iNot = bMaybe ? k->i0 + k->n : k->i0;
+  char *zWhy = dd_failure_reason(p, e, pl->aOp + k->i0, k->n);
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *z;
+  if(c == 0 && !bMaybe) {
+    sqlite3_str_appendf(s, "COMMIT: nothing written: %s", zWhy ? zWhy : "?");
+  } else {
+    sqlite3_str_appendf(s,
+                        "COMMIT failed%s (over %d writes or 4 MB are not one "
+                        "transaction): ",
+                        c ? " part way" : "", DD_TRANSACT_MAX);
+    if(k->i0 > 0) {
+      dd_report_range(p, pl, 0, k->i0, "applied", s);
+      sqlite3_str_appendall(s, "; ");
+    }
+    if(bMaybe) {
+      dd_report_range(p, pl, k->i0, k->n,
+                      k->bBatch ? "may be partly applied (BatchWriteItem is "
+                                  "not atomic)"
+                                : "may or may not have been applied (all of "
+                                  "them or none)",
+                      s);
+      if(iNot < pl->n)
+        sqlite3_str_appendall(s, "; ");
+    }
+    if(iNot < pl->n)
+      dd_report_range(p, pl, iNot, pl->n - iNot, "not applied", s);
+    sqlite3_str_appendf(s, ": call %d of %d (%s): %s", c + 1, pl->nCall,
+                        k->bBatch ? "BatchWriteItem" : "TransactWriteItems",
+                        zWhy ? zWhy : "?");
+  }
+  z = sqlite3_str_finish(s);
+  dd_error(p, "%s", z ? z : "COMMIT failed (out of memory)");
+  sqlite3_free(z);
+  sqlite3_free(zWhy);
+  return dd_commit_rc(e);
+}
+
+/* Are the INSERTs among x's writes free to go?  One consistent
+** BatchGetItem (100 keys a call): an existing key is an error set on p,
+** before anything is written.  Returns an SQLite code. */
+static int dd_check_inserts(dd_vtab *p, const dd_writes *x) {
   const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
   ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
-  ddb_write *wB = sqlite3_malloc64(sizeof(*wB) * ((size_t)x->n + 1));
-  ddb_write *wT = sqlite3_malloc64(sizeof(*wT) * ((size_t)x->n + 1));
-  dd_op **aT = sqlite3_malloc64(sizeof(*aT) * ((size_t)x->n + 1));
   ddb_error err;
-  int i, m = 0, nB = 0, nT = 0, nDone = 0, rc = SQLITE_OK;
+  int i, m = 0, rc = SQLITE_OK;
 
   ddb_error_clear(&err);
-  if(!aKey || !aFound || !wB || !wT || !aT) {
+  if(!aKey || !aFound) {
     rc = SQLITE_NOMEM;
     goto fail;
   }
   for(i = 0; i < x->n; i++)
     if(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT)
       aKey[m++] = x->w[i].item;
-  if(m > 0) {
-    if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, (size_t)m, p->azKey,
-                     p->nKey, 1, aFound, &err)) {
-      dd_error(p, "COMMIT: nothing written: %s", err.message);
-      rc = dd_rc(&err);
-      goto fail;
-    }
-    for(i = 0; i < m; i++) {
-      if(aFound[i] && rc == SQLITE_OK) {
-        char *zKey = dd_key_text(p, aKey[i]);
-        dd_error(p,
-                 "COMMIT: nothing written: INSERT of key %s, which "
-                 "already exists",
-                 zKey ? zKey : "?");
-        sqlite3_free(zKey);
-        rc = SQLITE_CONSTRAINT;
-      }
-      ddb_item_unref(aFound[i]);
-    }
-    if(rc)
-      goto fail;
+  if(m == 0)
+    goto fail;
+  if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, (size_t)m, p->azKey,
+                   p->nKey, 1, aFound, &err)) {
+    dd_error(p, "COMMIT: nothing written: %s", err.message);
+    rc = dd_rc(&err);
+    goto fail;
   }
-  for(i = 0; i < x->n; i++) {
-    if(x->w[i].cond == DDB_COND_NONE && x->w[i].kind != DDB_WRITE_UPDATE) {
-      wB[nB++] = x->w[i];
-    } else {
-      aT[nT] = x->aOp[i];
-      wT[nT++] = x->w[i];
-    }
-  }
-  for(i = 0; i < nT && rc == SQLITE_OK;) {
-    dd_writes chunk;
-    char zHow[160];
-    int k = dd_transact_chunk(wT + i, nT - i);
-    memset(&chunk, 0, sizeof(chunk));
-    chunk.w = wT + i;
-    chunk.aOp = aT + i;
-    chunk.n = k;
-    if(nDone == 0)
-      snprintf(zHow, sizeof(zHow), "nothing written");
-    else
-      snprintf(zHow, sizeof(zHow),
-               "failed part way (%d of the %d writes done: a COMMIT of more "
-               "than %d items or 4 MB is not atomic)",
-               nDone, x->n, DD_TRANSACT_MAX);
-    rc = dd_send_atomic(p, &chunk, 0, k, zHow);
-    nDone += k;
-    i += k;
-  }
-  if(rc == SQLITE_OK && nB > 0) {
-    if(ddbc_batch_write(p->pClient, p->pDesc, wB, (size_t)nB, p->azKey,
-                        p->nKey, &p->pol, &err)) {
+  for(i = 0; i < m; i++) {
+    if(aFound[i] && rc == SQLITE_OK) {
+      char *zKey = dd_key_text(p, aKey[i]);
       dd_error(p,
-               "COMMIT failed part way (%d of the %d writes done, then "
-               "BatchWriteItem, which is not atomic, failed: some of its %d "
-               "writes may be done): %s",
-               nDone, x->n, nB, err.message);
-      rc = dd_rc(&err);
+               "COMMIT: nothing written: INSERT of key %s, which "
+               "already exists",
+               zKey ? zKey : "?");
+      sqlite3_free(zKey);
+      rc = SQLITE_CONSTRAINT;
     }
+    ddb_item_unref(aFound[i]);
   }
 
 fail:
   sqlite3_free((void *)aKey);
   sqlite3_free(aFound);
-  sqlite3_free(wB);
-  sqlite3_free(wT);
-  sqlite3_free(aT);
   return rc;
+}
+
+/* More than 100 items, or 4 MB (split_transactions=yes): cut into
+** calls (dd_cut_build: a key move and every write chained to it stay in
+** one TransactWriteItems; each write keeps its kind and condition), the
+** INSERTs checked first (dd_check_inserts), then the calls sent one after
+** the other: each is atomic, together they are not.  A failure stops
+** there and says which writes were applied (dd_report_split); the cache
+** is told by each call what it did (cache/write.c). */
+static int dd_commit_split(dd_vtab *p, dd_writes *x) {
+  dd_cut pl;
+  int c, rc;
+
+  rc = dd_cut_build(p, x, &pl);
+  if(rc)
+    return rc;
+  rc = dd_check_inserts(p, x);
+  for(c = 0; rc == SQLITE_OK && c < pl.nCall; c++) {
+    const dd_call *k = &pl.aCall[c];
+    ddb_error err;
+    ddb_result r;
+    ddb_error_clear(&err);
+    if(k->bBatch)
+      r = ddbc_batch_write(p->pClient, p->pDesc, pl.w + k->i0, (size_t)k->n,
+                           p->azKey, p->nKey, &p->pol, &err);
+    else
+      r = dd_send_writes(p, pl.w + k->i0, pl.aOp + k->i0, k->n, &err);
+    if(r)
+      rc = dd_report_split(p, &pl, c, &err);
+  }
+  dd_cut_free(&pl);
+  return rc;
+}
+
+/* Up to 100 items and 4 MB: one call, all or nothing.  Returns an SQLite
+** code with the error set on p. */
+static int dd_commit_atomic(dd_vtab *p, dd_writes *x) {
+  ddb_error err;
+  const char *zHow = "nothing written";
+  char *zWhy;
+  if(dd_send_writes(p, x->w, x->aOp, x->n, &err) == DDB_OK)
+    return SQLITE_OK;
+  if(err.maybe_applied)
+    /* an attempt may have reached DynamoDB (its answer was lost, or the
+    ** statement was interrupted after sending): all or nothing */
+    zHow = x->n == 1 ? "the write may or may not have been applied"
+                     : "the transaction may or may not have been applied "
+                       "(all of its writes or none)";
+  zWhy = dd_failure_reason(p, &err, x->aOp, x->n);
+  dd_error(p, "COMMIT: %s: %s", zHow, zWhy ? zWhy : err.message);
+  sqlite3_free(zWhy);
+  return dd_commit_rc(&err);
 }
 
 int dd_sync(sqlite3_vtab *pVtab) {
@@ -725,8 +1068,8 @@ int dd_sync(sqlite3_vtab *pVtab) {
   }
   if(x.n == 0) {
     rc = SQLITE_OK;
-  } else if(dd_transact_chunk(x.w, x.n) == x.n) {
-    rc = dd_send_atomic(p, &x, 0, x.n, "nothing written");
+  } else if(dd_transact_fits(x.w, x.n)) {
+    rc = dd_commit_atomic(p, &x);
   } else if(!p->bSplit && x.n <= DD_TRANSACT_MAX) {
     dd_error(p,
              "COMMIT: nothing written: %d items of over %lld bytes in one "

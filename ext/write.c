@@ -10,7 +10,8 @@
 **                       REMOVE), on condition that the item exists,
 **                       ReturnValues=ALL_NEW; changing a table key column
 **                       is a TransactWriteItems of Delete(old, must exist)
-**                       and Put(new, must not exist)
+**                       and Put(new, must not exist), never sent apart,
+**                       even in a COMMIT cut into several calls
 **   DELETE              DeleteItem, ReturnValues=ALL_OLD
 **
 ** The row written is the `item` JSON object (or `item_raw`, DynamoDB's
@@ -529,9 +530,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       rc = dd_insert_check(
           p, it, sqlite3_vtab_on_conflict(p->db) == SQLITE_IGNORE, "UPDATE");
       if(rc == SQLITE_OK)
-        rc = dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0);
-      if(rc == SQLITE_OK)
-        rc = dd_op_add(p, DDB_WRITE_PUT, DDB_COND_NOT_EXISTS, it, NULL, 1);
+        rc = dd_op_add_move(p, old, it);
     } else {
       rc = dd_rekey_now(p, old, it);
     }
