@@ -8,8 +8,16 @@
 ** except where a hint (the item as it was read) holds a set or a binary at
 ** the same place: there an array of distinct strings stays SS (or BS when
 ** every string is base64), an array of distinct numbers stays NS, and a
-** base64 string stays B.  So reading an item and writing it back, changed
-** or not, keeps its types.
+** base64 string (or "", the empty binary) stays B.  So reading an item and
+** writing it back, changed or not, keeps its types.  An array with an
+** element twice (by value: 1 and 1.0 are one number, two base64 texts of
+** the same bytes one binary) cannot be a set: it is the L the plain rules
+** make (lists_for_sets_with_duplicates).
+**
+** Typed JSON (item_raw) says each type itself; what DynamoDB would refuse
+** is an error naming the attribute (check_values): a name twice in a map,
+** a number out of DynamoDB's range or precision, a binary that is not
+** base64, an empty set or an element twice in one.
 **
 ** cJSON would turn numbers into doubles, so the plain JSON is read by the
 ** small parser below (strings scanned by tape.c's rules), which writes
@@ -80,6 +88,8 @@ static int is_base64_span(const char *s, const char *e) {
 }
 
 static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth);
+static ddb_result typed_item(const char *text, size_t n, int from_plain,
+                             ddb_item **out, ddb_error *err);
 
 /* The kid of hint M named [s, e) (a JSON string span), or NULL. */
 static const ddb_av *hint_member(const ddb_av *hint, const char *s,
@@ -112,8 +122,8 @@ static ddb_result parse_array(jparse *j, const ddb_av *hint, int depth) {
         if(scan_string(j, &s, &e))
           break;
         all_num = 0;
-        if(!is_base64_span(s, e))
-          all_b64 = 0;
+        if(e - s != 2 && !is_base64_span(s, e))
+          all_b64 = 0; /* "" is the empty binary */
       } else if(*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
         if(scan_number(j, &s, &e))
           break;
@@ -253,7 +263,9 @@ static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth) {
   case '"':
     if(scan_string(j, &s, &e))
       return jerr(j, "bad string");
-    if(hint && hint->type == DDB_B && is_base64_span(s, e))
+    /* "" over a B is the empty binary (DynamoDB allows one outside keys):
+    ** the plain JSON of B "" and of S "" look alike */
+    if(hint && hint->type == DDB_B && (e - s == 2 || is_base64_span(s, e)))
       ddb_buf_adds(j->out, "{\"B\":");
     else
       ddb_buf_adds(j->out, "{\"S\":");
@@ -315,12 +327,12 @@ ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
   if(r == DDB_OK && typed.failed)
     r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory converting an item");
   if(r == DDB_OK)
-    r = ddb_item_from_typed_json(typed.p, typed.len, out, err);
+    r = typed_item(typed.p, typed.len, 1, out, err);
   ddb_buf_free(&typed);
   return r;
 }
 
-/* Order of two attributes by name, for find_duplicate. */
+/* Order of two attributes by name, for check_values. */
 static int name_order(const void *pa, const void *pb) {
   const ddb_av *a = *(const ddb_av *const *)pa;
   const ddb_av *b = *(const ddb_av *const *)pb;
@@ -329,49 +341,188 @@ static int name_order(const void *pa, const void *pb) {
   return c ? c : (a->name_len < b->name_len ? -1 : a->name_len > b->name_len);
 }
 
+/* One element of a set as set_duplicate compares it: its bytes for an SS,
+** its canonical number for an NS, its decoded bytes for a BS. */
+typedef struct elem_key {
+  const char *p; /* the bytes compared (p[0..n)) */
+  size_t off, n; /* where they are in the keys' buffer (NS, BS) */
+  uint32_t idx;  /* the element, in the set's kids */
+} elem_key;
+
+static int elem_order(const void *pa, const void *pb) {
+  const elem_key *a = pa, *b = pb;
+  size_t n = a->n < b->n ? a->n : b->n;
+  int c = n ? memcmp(a->p, b->p, n) : 0;
+  if(c)
+    return c;
+  if(a->n != b->n)
+    return a->n < b->n ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx; /* the later one second */
+}
+
+/* Does set av (SS, NS or BS) hold an element twice, by value ("1" and
+** "1.0" are one number; two spellings of the same bytes one binary)?
+** Returns 1 with *pDup the later of the two (its index in av->kids), 0
+** when every element differs, -1 when out of memory. */
+static int set_duplicate(const ddb_av *av, uint32_t *pDup) {
+  elem_key *a;
+  unsigned char *raw = NULL;
+  ddb_buf b;
+  size_t most = 0;
+  uint32_t i;
+  int found = 0;
+  if(av->n < 2)
+    return 0;
+  a = malloc(sizeof(*a) * av->n);
+  if(!a)
+    return -1;
+  for(i = 0; i < av->n; i++)
+    if(av->kids[i].n > most)
+      most = av->kids[i].n;
+  ddb_buf_init(&b, 64u * 1024 * 1024);
+  if(av->type == DDB_BS && !(raw = malloc(most + 1))) {
+    free(a);
+    return -1;
+  }
+  for(i = 0; i < av->n; i++) {
+    const ddb_av *k = &av->kids[i];
+    a[i].idx = i;
+    a[i].p = k->text;
+    a[i].n = k->n;
+    a[i].off = b.len;
+    if(av->type == DDB_NS) {
+      if(ddb_number_canonical(k->text, k->n, &b))
+        ddb_buf_add(&b, k->text, k->n); /* not a number: compare as is */
+      a[i].n = b.len - a[i].off;
+    } else if(av->type == DDB_BS) {
+      size_t m = ddb_base64_decode(k->text, k->n, raw, most + 1);
+      if(m == (size_t)-1)
+        ddb_buf_add(&b, k->text, k->n);
+      else
+        ddb_buf_add(&b, raw, m);
+      a[i].n = b.len - a[i].off;
+    }
+  }
+  if(av->type != DDB_SS && b.failed) {
+    found = -1;
+  } else {
+    if(av->type != DDB_SS)
+      for(i = 0; i < av->n; i++)
+        a[i].p = b.p ? b.p + a[i].off : "";
+    qsort(a, av->n, sizeof(*a), elem_order);
+    for(i = 1; i < av->n && !found; i++)
+      if(a[i - 1].n == a[i].n &&
+         (a[i].n == 0 || memcmp(a[i - 1].p, a[i].p, a[i].n) == 0)) {
+        *pDup = a[i].idx;
+        found = 1;
+      }
+  }
+  ddb_buf_free(&b);
+  free(raw);
+  free(a);
+  return found;
+}
+
 /*
-** Is a name used twice in map m, or in any map inside av (at any depth)?
-** JSON allows it; DynamoDB would keep the last, while a check of the item
-** (its key attributes, say) reads the first, so a duplicate is an error.
-** Names compare as decoded ("P\u004b" is "PK").  Returns DDB_OK, or
-** DDB_ERR_INPUT naming the name and where it is (path, "" at the top), or
+** Would DynamoDB take av, where path names it ("" at the top)?  Checked at
+** any depth of maps and lists:
+**   a name used twice in a map: JSON allows it; DynamoDB would keep the
+**     last, while a check of the item (its key attributes, say) reads the
+**     first.  Names compare as decoded ("P\u004b" is "PK");
+**   a number (N, or in an NS) out of DynamoDB's range or precision;
+**   a binary (B, or in a BS) that is not base64 ("" is the empty binary);
+**   an empty set, or an element twice in a set (SS, NS, BS; by value, see
+**   set_duplicate).
+** Returns DDB_OK, or DDB_ERR_INPUT naming what and where, or
 ** DDB_ERR_NOMEM.
 */
-static ddb_result find_duplicate(const ddb_av *av, ddb_buf *path,
-                                 ddb_error *err) {
-  uint32_t i;
+static ddb_result check_values(const ddb_av *av, ddb_buf *path,
+                               ddb_error *err) {
+  uint32_t i, dup;
   size_t plen = path->len;
+  const char *zPath = path->p ? path->p : "";
+  int pl = (int)(plen > 200 ? 200 : plen);
+  const char *zSep = plen ? ": " : "";
   ddb_result r;
-  if(av->type != DDB_M && av->type != DDB_L)
+  switch(av->type) {
+  case DDB_N:
+    if(!ddb_number_fits(av->text, av->n))
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s%snumber '%.60s' out of DynamoDB's range or "
+                           "precision (38 digits, 1E-130 to 9.99E+125)",
+                           pl, zPath, zSep, av->text);
     return DDB_OK;
+  case DDB_B:
+    if(av->n && !ddb_base64_ok(av->text, av->n))
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s%sbinary value is not base64", pl, zPath,
+                           zSep);
+    return DDB_OK;
+  case DDB_NS:
+  case DDB_SS:
+  case DDB_BS:
+    if(av->n == 0)
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s%sa set must not be empty (DynamoDB holds no "
+                           "empty %s)",
+                           pl, zPath, zSep, ddb_type_name(av->type));
+    for(i = 0; av->type != DDB_SS && i < av->n; i++) {
+      const ddb_av *k = &av->kids[i];
+      if(av->type == DDB_NS ? ddb_number_fits(k->text, k->n)
+                            : !k->n || ddb_base64_ok(k->text, k->n))
+        continue;
+      if(av->type == DDB_NS)
+        return ddb_error_set(err, DDB_ERR_INPUT,
+                             "%.*s[%u]: number '%.60s' out of DynamoDB's "
+                             "range or precision (38 digits, 1E-130 to "
+                             "9.99E+125)",
+                             pl, zPath, i, k->text);
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s[%u]: binary value is not base64", pl, zPath,
+                           i);
+    }
+    switch(set_duplicate(av, &dup)) {
+    case 0: return DDB_OK;
+    case 1:
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s%s'%.60s' is in the %s twice (a set's "
+                           "elements must differ)",
+                           pl, zPath, zSep, av->kids[dup].text,
+                           ddb_type_name(av->type));
+    default: return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    }
+  case DDB_M:
+  case DDB_L: break;
+  default: return DDB_OK;
+  }
   if(av->type == DDB_M && av->n > 1) {
     const ddb_av **a = malloc(sizeof(*a) * av->n);
-    const ddb_av *dup = NULL;
+    const ddb_av *dupName = NULL;
     if(!a)
       return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     for(i = 0; i < av->n; i++)
       a[i] = &av->kids[i];
     qsort((void *)a, av->n, sizeof(*a), name_order);
-    for(i = 1; i < av->n && !dup; i++)
+    for(i = 1; i < av->n && !dupName; i++)
       if(name_order(&a[i - 1], &a[i]) == 0)
-        dup = a[i];
+        dupName = a[i];
     free((void *)a);
-    if(dup)
+    if(dupName)
       return ddb_error_set(
-          err, DDB_ERR_INPUT, "%.*s%sduplicate attribute name '%.*s'",
-          (int)(plen > 200 ? 200 : plen), path->p ? path->p : "",
-          plen ? ": " : "", (int)(dup->name_len > 200 ? 200 : dup->name_len),
-          dup->name);
+          err, DDB_ERR_INPUT, "%.*s%sduplicate attribute name '%.*s'", pl,
+          zPath, zSep,
+          (int)(dupName->name_len > 200 ? 200 : dupName->name_len),
+          dupName->name);
   }
   for(i = 0; i < av->n; i++) {
     const ddb_av *k = &av->kids[i];
-    if(k->type != DDB_M && k->type != DDB_L)
-      continue;
+    if(k->type == DDB_S || k->type == DDB_BOOL || k->type == DDB_NULL)
+      continue; /* nothing to check */
     if(av->type == DDB_M)
       ddb_buf_addf(path, "%s%.*s", plen ? "." : "", (int)k->name_len, k->name);
     else
       ddb_buf_addf(path, "[%u]", i);
-    r = find_duplicate(k, path, err);
+    r = check_values(k, path, err);
     path->len = plen;
     if(path->p)
       path->p[plen] = 0;
@@ -381,8 +532,42 @@ static ddb_result find_duplicate(const ddb_av *av, ddb_buf *path,
   return DDB_OK;
 }
 
-ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
-                                    ddb_error *err) {
+/* Make every set in av (at any depth) that holds an element twice the
+** list the plain rules make of its array: L of its elements, a BS's as S
+** (strings).  Only for an item just decoded from plain JSON, whose sets
+** came from hints (ddb_item_from_json), before anyone else sees it.
+** Returns 0, or -1 when out of memory. */
+static int lists_for_sets_with_duplicates(ddb_av *av) {
+  uint32_t i, dup;
+  int found;
+  switch(av->type) {
+  case DDB_SS:
+  case DDB_NS:
+  case DDB_BS:
+    found = set_duplicate(av, &dup);
+    if(found < 0)
+      return -1;
+    if(found) {
+      for(i = 0; av->type == DDB_BS && i < av->n; i++)
+        av->kids[i].type = DDB_S;
+      av->type = DDB_L;
+    }
+    return 0;
+  case DDB_M:
+  case DDB_L:
+    for(i = 0; i < av->n; i++)
+      if(lists_for_sets_with_duplicates(&av->kids[i]))
+        return -1;
+    return 0;
+  default: return 0;
+  }
+}
+
+/* Decode typed JSON text[0..n) into *out and check it (check_values).
+** from_plain: the text is what parse_members wrote from plain JSON: a set
+** there with an element twice becomes a list first. */
+static ddb_result typed_item(const char *text, size_t n, int from_plain,
+                             ddb_item **out, ddb_error *err) {
   ddb_buf path;
   ddb_result r = ddb_item_parse(text, n, out, err);
   if(r == DDB_ERR_PARSE && err) {
@@ -392,12 +577,21 @@ ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
   }
   if(r)
     return r;
-  ddb_buf_init(&path, 64u * 1024);
-  r = find_duplicate(&(*out)->root, &path, err);
-  ddb_buf_free(&path);
+  if(from_plain && lists_for_sets_with_duplicates(&(*out)->root))
+    r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  if(r == DDB_OK) {
+    ddb_buf_init(&path, 64u * 1024);
+    r = check_values(&(*out)->root, &path, err);
+    ddb_buf_free(&path);
+  }
   if(r) {
     ddb_item_unref(*out);
     *out = NULL;
   }
   return r;
+}
+
+ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
+                                    ddb_error *err) {
+  return typed_item(text, n, 0, out, err);
 }

@@ -883,6 +883,128 @@ static void test_refcount(void) {
   ddb_item_unref(it);
 }
 
+/* ------------------------------------------------------------------------
+** Items from JSON text (client/json.c)
+*/
+
+/* The typed JSON of the plain JSON plain written over the item hint (typed
+** JSON), or the error message; malloc'ed. */
+static char *over_hint(const char *plain_json, const char *hint_json) {
+  ddb_item *hint = NULL, *it = NULL;
+  ddb_error e;
+  char *out;
+  ddb_error_clear(&e);
+  if(ddb_item_from_typed_json(hint_json, strlen(hint_json), &hint, &e))
+    return strdup(e.message);
+  if(ddb_item_from_json(plain_json, strlen(plain_json), hint, &it, &e))
+    out = strdup(e.message);
+  else
+    out = typed(it);
+  ddb_item_unref(it);
+  ddb_item_unref(hint);
+  return out;
+}
+
+/* The message of typed JSON json's refusal, or "accepted"; malloc'ed. */
+static char *typed_refusal(const char *json) {
+  ddb_item *it = NULL;
+  ddb_error e;
+  ddb_error_clear(&e);
+  if(ddb_item_from_typed_json(json, strlen(json), &it, &e) == DDB_OK) {
+    ddb_item_unref(it);
+    return strdup("accepted");
+  }
+  return strdup(e.message);
+}
+
+static void test_json_sets_over_hints(void) {
+  static const struct {
+    const char *plain, *hint, *want;
+  } c[] = {
+      /* distinct elements keep the set, in any order */
+      {"{\"s\":[\"y\",\"x\"]}", "{\"s\":{\"SS\":[\"x\",\"y\"]}}",
+       "{\"s\":{\"SS\":[\"y\",\"x\"]}}"},
+      /* an element twice cannot be a set: the list the plain rules make,
+      ** whatever the length */
+      {"{\"s\":[\"y\",\"y\"]}", "{\"s\":{\"SS\":[\"x\",\"y\"]}}",
+       "{\"s\":{\"L\":[{\"S\":\"y\"},{\"S\":\"y\"}]}}"},
+      {"{\"s\":[\"y\",\"z\",\"y\"]}", "{\"s\":{\"SS\":[\"x\",\"y\"]}}",
+       "{\"s\":{\"L\":[{\"S\":\"y\"},{\"S\":\"z\"},{\"S\":\"y\"}]}}"},
+      /* escapes compare decoded: "\u0079" is "y" */
+      {"{\"s\":[\"y\",\"\\u0079\"]}", "{\"s\":{\"SS\":[\"x\",\"y\"]}}",
+       "{\"s\":{\"L\":[{\"S\":\"y\"},{\"S\":\"y\"}]}}"},
+      /* numbers by value: 1 and 1.0 are one number */
+      {"{\"n\":[1,1.0]}", "{\"n\":{\"NS\":[\"1\",\"2\"]}}",
+       "{\"n\":{\"L\":[{\"N\":\"1\"},{\"N\":\"1.0\"}]}}"},
+      {"{\"n\":[1,10]}", "{\"n\":{\"NS\":[\"1\",\"2\"]}}",
+       "{\"n\":{\"NS\":[\"1\",\"10\"]}}"},
+      /* binaries by their bytes; a BS's strings become S */
+      {"{\"b\":[\"AAE=\",\"AAE=\"]}", "{\"b\":{\"BS\":[\"AAE=\",\"AAI=\"]}}",
+       "{\"b\":{\"L\":[{\"S\":\"AAE=\"},{\"S\":\"AAE=\"}]}}"},
+      {"{\"b\":[\"AAE=\",\"AAI=\"]}", "{\"b\":{\"BS\":[\"AAI=\"]}}",
+       "{\"b\":{\"BS\":[\"AAE=\",\"AAI=\"]}}"},
+      /* inside a map too */
+      {"{\"m\":{\"s\":[\"a\",\"a\"]}}",
+       "{\"m\":{\"M\":{\"s\":{\"SS\":[\"a\"]}}}}",
+       "{\"m\":{\"M\":{\"s\":{\"L\":[{\"S\":\"a\"},{\"S\":\"a\"}]}}}}"},
+      /* "" over a B is the empty binary, not an empty string */
+      {"{\"b\":\"\",\"s\":\"\"}", "{\"b\":{\"B\":\"\"},\"s\":{\"S\":\"\"}}",
+       "{\"b\":{\"B\":\"\"},\"s\":{\"S\":\"\"}}"},
+      {"{\"b\":\"\"}", "{\"b\":{\"B\":\"AAE=\"}}", "{\"b\":{\"B\":\"\"}}"},
+      {"{\"b\":[\"\",\"AAE=\"]}", "{\"b\":{\"BS\":[\"\",\"AAE=\"]}}",
+       "{\"b\":{\"BS\":[\"\",\"AAE=\"]}}"},
+  };
+  size_t i;
+  for(i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+    char *got = over_hint(c[i].plain, c[i].hint);
+    CHECK_MSG(got && strcmp(got, c[i].want) == 0, "%s over %s: got %s",
+              c[i].plain, c[i].hint, got ? got : "(null)");
+    free(got);
+  }
+}
+
+static void test_json_typed_refusals(void) {
+  static const struct {
+    const char *json, *want;
+  } c[] = {
+      {"{\"x\":{\"N\":\"1E+126\"}}",
+       "x: number '1E+126' out of DynamoDB's range or precision (38 digits, "
+       "1E-130 to 9.99E+125)"},
+      {"{\"x\":{\"N\":\"9.99E+125\"}}", "accepted"},
+      {"{\"x\":{\"N\":\"1E-131\"}}",
+       "x: number '1E-131' out of DynamoDB's range or precision (38 digits, "
+       "1E-130 to 9.99E+125)"},
+      {"{\"x\":{\"N\":\"123456789012345678901234567890123456789\"}}",
+       "x: number '123456789012345678901234567890123456789' out of "
+       "DynamoDB's range or precision (38 digits, 1E-130 to 9.99E+125)"},
+      {"{\"m\":{\"M\":{\"l\":{\"L\":[{\"N\":\"1\"},{\"NS\":[\"2\",\"1e200\"]}]"
+       "}}}}",
+       "m.l[1][1]: number '1e200' out of DynamoDB's range or precision (38 "
+       "digits, 1E-130 to 9.99E+125)"},
+      {"{\"s\":{\"SS\":[\"a\",\"b\",\"a\"]}}",
+       "s: 'a' is in the SS twice (a set's elements must differ)"},
+      {"{\"n\":{\"NS\":[\"1\",\"10E-1\"]}}",
+       "n: '10E-1' is in the NS twice (a set's elements must differ)"},
+      {"{\"b\":{\"BS\":[\"AAE=\",\"AAI=\",\"AAE=\"]}}",
+       "b: 'AAE=' is in the BS twice (a set's elements must differ)"},
+      {"{\"s\":{\"SS\":[]}}",
+       "s: a set must not be empty (DynamoDB holds no empty SS)"},
+      {"{\"b\":{\"B\":\"not base64!\"}}", "b: binary value is not base64"},
+      {"{\"b\":{\"BS\":[\"AAE=\",\"x\"]}}",
+       "b[1]: binary value is not base64"},
+      {"{\"b\":{\"B\":\"\"},\"bs\":{\"BS\":[\"\"]}}", "accepted"},
+      {"{\"a\":{\"S\":\"x\"},\"a\":{\"S\":\"y\"}}",
+       "duplicate attribute name 'a'"},
+  };
+  size_t i;
+  for(i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+    char *got = typed_refusal(c[i].json);
+    CHECK_MSG(got && strcmp(got, c[i].want) == 0, "%s: got %s", c[i].json,
+              got ? got : "(null)");
+    free(got);
+  }
+}
+
 const tap_test tap_client_tests[] = {
     {"client: ddb_buf basics", test_buf_basic},
     {"client: ddb_buf bounded by max", test_buf_bounded},
@@ -909,4 +1031,9 @@ const tap_test tap_client_tests[] = {
      test_key_encode_numbers},
     {"client: ddb_item_from_avs", test_item_from_avs},
     {"client: item and page reference counts", test_refcount},
+    {"client: plain JSON over sets and binaries (an element twice: L; \"\" "
+     "over a B: B)",
+     test_json_sets_over_hints},
+    {"client: typed JSON DynamoDB would refuse is an error naming where",
+     test_json_typed_refusals},
     {NULL, NULL}};
