@@ -19,7 +19,9 @@
 ** back as client/json.c says; an UPDATE passes the item as it was read as
 ** the type hint, so sets and binaries keep their types.  Everything is
 ** checked before anything is sent: key attributes present, of their
-** declared types and not empty, the item under 400 KB.
+** declared types and not empty, the item under 400 KB, and (client/json.c)
+** every value of `item` and `item_raw` one DynamoDB takes (numbers in
+** range, sets without an element twice).
 **
 ** Outside BEGIN ... COMMIT each row is written when the statement reaches
 ** it.  Inside, xUpdate hands the write to the transaction (txn.c:
