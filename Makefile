@@ -2,8 +2,9 @@
 #
 #   make            build/dynamodb.so (the loadable extension)
 #   make test       unit tests + SQL tests + differential test + suites
-#                   against DynamoDB Local (started and stopped by the runner)
-#   make check      unit tests + SQL tests only (a few minutes)
+#                   against DynamoDB Local, and the SQL tests against dynalite
+#                   (both started and stopped by the runner)
+#   make check      unit tests + SQL tests on DynamoDB Local only (a few minutes)
 #   make demo       install what is missing, build, and run the seed's
 #                   access patterns in the sqlite3 shell
 #   make lint       clang-format check, banned functions, cppcheck, file

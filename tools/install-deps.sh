@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Install what the build, the tests and the demo need on a Debian 12
 # machine, only what is missing: Debian packages (apt output goes to a log
-# file shown only on failure), and AWS's DynamoDB Local from the npm
-# package amplify-dynamodb-simulator (pinned in tests/harness/ddblocal.sh).
+# file shown only on failure), AWS's DynamoDB Local from the npm
+# package amplify-dynamodb-simulator (pinned in tests/harness/ddblocal.sh),
+# and dynalite, the second server of the SQL tests (npm, pinned in
+# tests/harness/dynalite.sh).
 # Used by .ci/run and by `make demo`.
 set -uo pipefail
 
@@ -78,5 +80,8 @@ fi
 
 step "DynamoDB Local"
 tests/harness/ddblocal.sh install >>"$APT_LOG" 2>&1 || die "tests/harness/ddblocal.sh install failed"
+
+step "dynalite"
+tests/harness/dynalite.sh install >>"$APT_LOG" 2>&1 || die "tests/harness/dynalite.sh install failed"
 
 step "versions: $(sqlite3 --version | cut -d' ' -f1), $(java -version 2>&1 | head -n1), $(gcc --version | head -n1)"

@@ -19,6 +19,9 @@ Usage:
     python3 tests/harness/fixtures.py put TABLE NAME=VALUE...   # PutItem of S/N attributes
     python3 tests/harness/fixtures.py scan TABLE      # every item, one per line like `get`,
                                              # sorted by primary key (bytewise, N numeric)
+    python3 tests/harness/fixtures.py describe TABLE  # DescribeTable's ItemCount and TableSizeBytes
+                                             # as one line of JSON, for a test to compare
+                                             # with what the extension stored
 
 Environment: AWS_ENDPOINT_URL_DYNAMODB (required, so that nothing here ever
 talks to real AWS by accident), AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
@@ -29,7 +32,7 @@ wait until the table and its indexes are ACTIVE, then write the items. Output
 is empty on success (so they can run from a .test file's setup section);
 errors go to stderr with exit status 1.
 
-Importable: connect(), create_table(), drop_table(), put_items(), to_ddb(),
+Importable: connect(), create_table(), drop_table(), wait_active(), put_items(), to_ddb(),
 SEED000_*/SEED001_* data, seed000(), seed001(), count_items(), get_item().
 """
 
@@ -150,6 +153,13 @@ def _active(client, name):
                for g in t.get("GlobalSecondaryIndexes", []))
 
 
+def wait_active(client, name):
+    """Wait until table `name` and its GSIs are ACTIVE, polling from 50 ms
+    up to 1 s apart (boto3's waiters poll every 20 s: slow on a server
+    that keeps a new table CREATING for a moment, as dynalite and AWS do)."""
+    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+
+
 def create_table(client, name, hash_key, range_key=None, gsis=(),
                  attr_types=None, recreate=True):
     """Create a PAY_PER_REQUEST table and wait until it and its GSIs are ACTIVE.
@@ -192,7 +202,7 @@ def create_table(client, name, hash_key, range_key=None, gsis=(),
     if gsi_defs:
         kwargs["GlobalSecondaryIndexes"] = gsi_defs
     client.create_table(**kwargs)
-    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+    wait_active(client, name)
 
 
 def put_items(client, name, items):
@@ -430,7 +440,7 @@ def load_file(client, name, path):
     kwargs["TableName"] = name
     kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
     client.create_table(**kwargs)
-    _wait(lambda: _active(client, name), "table %s to become ACTIVE" % name)
+    wait_active(client, name)
     put_ddb_items(client, name, [_binary(it) for it in spec.get("items", [])])
 
 
@@ -528,6 +538,10 @@ def main(argv):
                 print("(no item)")
                 return 0
             print(dump_item(item))
+        elif cmd == "describe" and len(args) == 1:
+            t = client.describe_table(TableName=args[0])["Table"]
+            print(json.dumps({"ItemCount": t.get("ItemCount", 0),
+                              "TableSizeBytes": t.get("TableSizeBytes", 0)}))
         elif cmd == "scan" and len(args) == 1:
             for item in sort_by_key(client, args[0], scan_items(client, args[0])):
                 print(dump_item(item))

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test suite against one DynamoDB Local; this is what `make test` calls.
+# Run every test suite against one DynamoDB Local, and the SQL tests against
+# dynalite too; this is what `make test` calls.
 #
 # 1. Starts DynamoDB Local (tests/harness/ddblocal.sh, in-memory, free loopback port,
 #    state under .test-tmp/) and stops it on exit whatever happens; or, with
@@ -9,20 +10,32 @@
 # 2. Runs, in order:
 #        build/unit-tests            (C binary, TAP lines)
 #        tests/harness/run-sql.sh             (tests/sql/*.test)
+#        tests/harness/run-sql.sh on dynalite (the same files on a second,
+#                                     independent server, started here with
+#                                     tests/harness/dynalite.sh and stopped by
+#                                     PID; its tests named "dynalite: ...";
+#                                     files whose "-- requires:" dynalite
+#                                     lacks are skipped, each with a
+#                                     "# skip" line)
 #        python3 tests/diff/run.py    (differential test)
 #        tests/suites/*.sh            (sorted)
 #    A runner that is missing (or a suite that is not executable) is a
-#    failure, not a skip.  RUN_ALL_QUICK=1 (make check) runs the first two
-#    only.  Arguments given to run-all.sh are passed to tests/harness/run-sql.sh only.
-# 3. Counts lines starting with "ok " / "not ok " in their output. A runner
+#    failure, not a skip.  RUN_ALL_QUICK=1 (make check) runs the unit and
+#    SQL tests on DynamoDB Local only, for the edit-test loop's speed
+#    (RUN_ALL_DYNALITE=1 adds the SQL tests on dynalite).
+#    Arguments given to run-all.sh are passed to tests/harness/run-sql.sh only.
+# 3. Counts lines starting with "ok " / "not ok " in their output, and the
+#    tests of the "# skip FILE on SERVER: ... (N tests)" lines. A runner
 #    that dies from a signal, times out, or exits non-zero without printing
 #    any "not ok" line counts as one more failure, named after it.
-# 4. Ends with "N passed, N failed"; exit status 1 if anything failed or if no
-#    test ran at all.
+# 4. Ends with "N passed, N failed, N skipped"; exit status 1 if anything
+#    failed or if no test ran at all.
 #
 # Environment: SANITIZE (passed through untouched), RUN_ALL_QUICK, DDB_ENDPOINT, DDB_HEAP
-# (JVM heap for DynamoDB Local, e.g. 1g), SUITE_TIMEOUT (seconds per runner,
-# default 1800), plus those of tests/harness/run-sql.sh (see tests/README.md).
+# (JVM heap for DynamoDB Local, e.g. 1g), RUN_ALL_DYNALITE (1: the SQL tests
+# on dynalite too, the default unless RUN_ALL_QUICK=1; 0: not), SUITE_TIMEOUT
+# (seconds per runner, default 1800), plus those of tests/harness/run-sql.sh
+# (see tests/README.md).
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -35,10 +48,16 @@ mkdir -p .test-tmp
 
 PASSED=0
 FAILED=0
+SKIPPED=0
 STATE=""
+DSTATE=""
 LOGDIR="$(mktemp -d "$ROOT/.test-tmp/run-all.XXXXXX")"
 
 cleanup() {
+    if [ -n "$DSTATE" ]; then
+        "$ROOT/tests/harness/dynalite.sh" stop "$DSTATE" >/dev/null 2>&1 || true
+        rm -rf "$DSTATE"
+    fi
     if [ -n "$STATE" ]; then
         "$ROOT/tests/harness/ddblocal.sh" stop "$STATE" >/dev/null 2>&1 || true
         rm -rf "$STATE"
@@ -61,11 +80,14 @@ run_suite() {
     echo "# === $name ==="
     timeout --kill-after=10 "${SUITE_TIMEOUT:-1800}" "$@" </dev/null 2>&1 | tee "$log"
     local rc=${PIPESTATUS[0]}
-    local ok notok
+    local ok notok skipped
     ok=$(grep -c '^ok ' "$log")
     notok=$(grep -c '^not ok ' "$log")
+    skipped=$(sed -n 's/^# skip .* (\([0-9][0-9]*\) tests\{0,1\})$/\1/p' "$log" |
+        awk '{ n += $1 } END { print n + 0 }')
     PASSED=$((PASSED + ok))
     FAILED=$((FAILED + notok))
+    SKIPPED=$((SKIPPED + skipped))
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         fail_line "$name: timed out after ${SUITE_TIMEOUT:-1800}s"
     elif [ "$rc" -gt 128 ]; then
@@ -107,9 +129,36 @@ need() {
 if need build/unit-tests; then
     run_suite build/unit-tests build/unit-tests
 fi
+# the SQL tests on dynalite: a test must hold on any correct server
+run_sql_dynalite() {
+    local url
+    if ! "$ROOT/tests/harness/dynalite.sh" install 2>&1 | sed 's/^/# /'; then
+        fail_line "run-all: dynalite is not installed (tests/harness/dynalite.sh install)"
+        return
+    fi
+    DSTATE="$(mktemp -d "$ROOT/.test-tmp/dynalite.XXXXXX")"
+    if url="$("$ROOT/tests/harness/dynalite.sh" start "$DSTATE" 2>"$DSTATE/start.err")"; then
+        echo "# dynalite at $url (pid $(cat "$DSTATE/pid"))"
+        run_suite "tests/harness/run-sql.sh on dynalite" env \
+            AWS_ENDPOINT_URL_DYNAMODB="$url" SQL_TEST_SERVER=dynalite \
+            SQL_TEST_LACKS="$("$ROOT/tests/harness/dynalite.sh" lacks)" \
+            tests/harness/run-sql.sh "$@"
+    else
+        sed 's/^/# /' "$DSTATE/start.err"
+        fail_line "run-all: dynalite did not start"
+    fi
+    "$ROOT/tests/harness/dynalite.sh" stop "$DSTATE" >/dev/null 2>&1 || true
+    rm -rf "$DSTATE"
+    DSTATE=""
+}
+
 if [ "$DDB_UP" = 1 ]; then
     if need tests/harness/run-sql.sh; then
         run_suite tests/harness/run-sql.sh tests/harness/run-sql.sh "$@"
+    fi
+    if [ "${RUN_ALL_DYNALITE:-$([ "${RUN_ALL_QUICK:-}" = 1 ] && echo 0 || echo 1)}" = 1 ] &&
+        need tests/harness/dynalite.sh; then
+        run_sql_dynalite "$@"
     fi
     if [ "${RUN_ALL_QUICK:-}" != 1 ]; then
         if need tests/diff/run.py; then
@@ -128,7 +177,7 @@ else
     echo "# skipping the suites that need DynamoDB"
 fi
 
-echo "$PASSED passed, $FAILED failed"
+echo "$PASSED passed, $FAILED failed, $SKIPPED skipped"
 if [ "$FAILED" -gt 0 ] || [ "$PASSED" -eq 0 ]; then
     exit 1
 fi

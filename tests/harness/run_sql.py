@@ -26,6 +26,12 @@ Test file format
 
 * "-- env: NAME=VALUE" (anywhere) sets NAME for the whole file's sqlite3
   process; an empty VALUE unsets it. Placeholders work in VALUE.
+* "-- requires: FEATURE" (before the first "-- test:"; several features
+  separated by commas) says the file needs a part of DynamoDB that a test
+  server may lack. Features: see FEATURES below (today only "transactions":
+  TransactWriteItems). When SQL_TEST_LACKS names one of them, the file is
+  not run and the line "# skip FILE on SERVER: no CALL (N tests)" says so.
+  An unknown feature, or a near miss of the marker, is a format error.
 * Lines before the first "-- test: NAME" line are the setup. Their output
   must be empty; otherwise a failed test "<file>: setup" is reported.
 * "-- test: NAME" starts a test. Its SQL / dot-commands run until the line
@@ -72,6 +78,12 @@ Environment
                      without LD_PRELOAD (a shim first on PATH, which is also
                      a python3 that can import boto3)
   SQL_TEST_TIMEOUT   seconds per file before sqlite3 is killed (default 300)
+  SQL_TEST_SERVER    name of the server (e.g. dynalite): prefixes every
+                     test's name ("ok 5 - dynalite: file.test: name") and
+                     names the server in skip lines
+  SQL_TEST_LACKS     features (as in "-- requires:") the server lacks,
+                     separated by commas or spaces: files that require one
+                     are skipped, each with a "# skip" line
   KEEP_TEST_TMP=1    keep the generated script and db even when all pass
 
 Results are TAP-like lines "ok N - file.test: name" / "not ok N - ...", a
@@ -96,6 +108,21 @@ TMP_BASE = os.path.join(ROOT, ".test-tmp", "sql")
 TEST_RE = re.compile(r"^-- test:[ \t]*(.*?)[ \t]*$")
 EXPECT_RE = re.compile(r"^-- expect:[ \t]*$")
 NEAR_MISS_RE = re.compile(r"^\s*--\s*(test|expect)\s*:", re.IGNORECASE)
+REQUIRES_RE = re.compile(r"^-- requires: *(.*?) *$")
+REQUIRES_NEAR_RE = re.compile(r"^\s*--\s*requires?\s*:", re.IGNORECASE)
+
+# What "-- requires: FEATURE" may name: the feature and the DynamoDB calls
+# it stands for (what a skip line says the server lacks).
+FEATURES = {
+    "transactions": "TransactWriteItems",
+}
+
+
+def parse_features(text):
+    """Words of a "-- requires:" line or of SQL_TEST_LACKS -> (known, unknown)."""
+    words = [w for w in re.split(r"[\s,]+", text) if w]
+    return ([w for w in words if w in FEATURES],
+            [w for w in words if w not in FEATURES])
 
 ERR_NEAR_LINE_RE = re.compile(
     r"^(Parse error|Runtime error|Error:?) near line \d+: ")
@@ -110,6 +137,7 @@ class Block:
         self.expected = []
         self.has_expect = False
         self.format_errors = []
+        self.requires = []        # setup only: the "-- requires:" features
 
 
 def parse_test_file(text):
@@ -139,7 +167,25 @@ def parse_test_file(text):
             cur.has_expect = True
             in_expect = True
             continue
-        if NEAR_MISS_RE.match(line):
+        if REQUIRES_NEAR_RE.match(line):
+            m = REQUIRES_RE.match(line)
+            if not m:
+                cur.format_errors.append(
+                    "line %d: looks like a marker but is not exactly "
+                    "'-- requires: FEATURE': %r" % (n, line))
+            elif cur.name is not None:
+                cur.format_errors.append(
+                    "line %d: '-- requires:' after the first '-- test:' "
+                    "(it is for the whole file)" % n)
+            else:
+                known, unknown = parse_features(m.group(1))
+                if unknown or not known:
+                    setup.format_errors.append(
+                        "line %d: '-- requires:' names no known feature "
+                        "(%s; known: %s)" % (n, ", ".join(unknown) or "none",
+                                            ", ".join(sorted(FEATURES))))
+                setup.requires += known
+        elif NEAR_MISS_RE.match(line):
             cur.format_errors.append(
                 "line %d: looks like a marker but is not exactly "
                 "'-- test: NAME' or '-- expect:': %r" % (n, line))
@@ -187,11 +233,14 @@ def signal_name(num):
 
 
 class Reporter:
-    def __init__(self, filters, show):
+    def __init__(self, filters, show, server=""):
         self.n = 0
         self.failed = 0
         self.filters = [f.lower() for f in filters]
         self.show = show
+        self.server = server        # SQL_TEST_SERVER: prefix of every name
+        self.skipped_files = 0
+        self.skipped_tests = 0
 
     def wanted(self, label):
         if not self.filters:
@@ -203,7 +252,9 @@ class Reporter:
         self.n += 1
         if not ok:
             self.failed += 1
-        print("%s %d - %s" % ("ok" if ok else "not ok", self.n, label))
+        print("%s %d - %s%s" % ("ok" if ok else "not ok", self.n,
+                                self.server + ": " if self.server else "",
+                                label))
         for note in notes:
             print("# " + note)
         if not ok and expected is not None and actual is not None:
@@ -216,11 +267,28 @@ class Reporter:
                 print("#   | " + a)
         sys.stdout.flush()
 
+    def skip(self, fname, ntests, missing):
+        """A file not run: the server lacks `missing` (feature names)."""
+        self.skipped_files += 1
+        self.skipped_tests += ntests
+        print("# skip %s on %s: no %s (%d test%s)"
+              % (fname, self.server or "this server",
+                 ", ".join(FEATURES[f] for f in missing), ntests,
+                 "" if ntests == 1 else "s"))
+        sys.stdout.flush()
 
-def run_file(path, reporter, env):
+
+def run_file(path, reporter, env, lacks=()):
     fname = os.path.basename(path)
     with open(path, encoding="utf-8") as f:
         text = f.read()
+    head = parse_test_file(text)
+    missing = [f for f in FEATURES
+               if f in head[0].requires and f in lacks]
+    if missing and not head[0].format_errors:
+        if any(reporter.wanted("%s: %s" % (fname, b.name)) for b in head[1:]):
+            reporter.skip(fname, len(head) - 1, missing)
+        return
 
     os.makedirs(TMP_BASE, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]", "_", fname.rsplit(".test", 1)[0])
@@ -447,16 +515,28 @@ def main(argv):
     env.setdefault("AWS_DEFAULT_REGION", env["AWS_REGION"])
     env["PYTHONUNBUFFERED"] = "1"
     install_python_shim(env)
-    if not env.get("AWS_ENDPOINT_URL_DYNAMODB"):
-        print("# warning: AWS_ENDPOINT_URL_DYNAMODB is not set "
+    if not env.get("AWS_ENDPOINT_URL_DYNAMODB") and env.get("DDB_TEST_NO_LOAD") != "1":
+        # without it the extension would talk to real AWS
+        print("# run_sql: AWS_ENDPOINT_URL_DYNAMODB is not set "
               "(use tests/harness/run-all.sh, or set it yourself)")
+        return 2
 
-    reporter = Reporter(filters, show)
+    lacks, unknown = parse_features(env.get("SQL_TEST_LACKS", ""))
+    if unknown:
+        print("# run_sql: SQL_TEST_LACKS names unknown features: %s (known: %s)"
+              % (", ".join(unknown), ", ".join(sorted(FEATURES))))
+        return 2
+    reporter = Reporter(filters, show, env.get("SQL_TEST_SERVER", ""))
     if not files:
         print("# no test files found in %s" % os.path.relpath(TEST_DIR, ROOT))
     for path in files:
-        run_file(path, reporter, env)
+        run_file(path, reporter, env, lacks)
     print("1..%d" % reporter.n)
+    if reporter.skipped_files:
+        print("# skipped on %s: %d file%s, %d tests"
+              % (reporter.server or "this server", reporter.skipped_files,
+                 "" if reporter.skipped_files == 1 else "s",
+                 reporter.skipped_tests))
     if reporter.n == 0:
         print("# no tests ran")
     return 1 if reporter.failed else 0

@@ -18,11 +18,7 @@ import fixtures  # noqa: E402
 
 
 def make(c, name, keys):
-    try:
-        c.delete_table(TableName=name)
-        c.get_waiter("table_not_exists").wait(TableName=name)
-    except c.exceptions.ResourceNotFoundException:
-        pass
+    fixtures.drop_table(c, name)
     c.create_table(
         TableName=name,
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
@@ -31,7 +27,7 @@ def make(c, name, keys):
                     "KeyType": "HASH" if i == 0 else "RANGE"}
                    for i, (n, _) in enumerate(keys)],
         BillingMode="PAY_PER_REQUEST")
-    c.get_waiter("table_exists").wait(TableName=name)
+    fixtures.wait_active(c, name)
 
 
 def put_all(c, name, items):

@@ -70,7 +70,7 @@ def main(argv):
                 "KeySchema": [{"AttributeName": "Grp", "KeyType": "HASH"},
                               {"AttributeName": "Num", "KeyType": "RANGE"}],
                 "Projection": {"ProjectionType": "ALL"}}])
-        c.get_waiter("table_exists").wait(TableName=t)
+        fixtures.wait_active(c, t)
     elif cmd == "fill":
         pk, n = argv[2], int(argv[3])
         fixtures.put_items(c, t, [{"PK": pk, "SK": "%03d" % i, "n": 0,

@@ -4,7 +4,14 @@
 1. Runs the SQL runner (tests/harness/run_sql.py, without the extension) on
    tests/harness/selftest/sample.test and checks its verdicts: tests named "pass: ..."
    must be "ok", tests named "fail: ..." must be "not ok".
-2. Loads seed 000 (fixtures.py) and checks that each of the 15 access
+2. Runs it on tests/harness/selftest/requires.test ("-- requires:
+   transactions") with SQL_TEST_LACKS=transactions: skipped with its
+   "# skip" line and counted, no verdict; without: run; with
+   SQL_TEST_SERVER: every name prefixed; requires_bad.test (an unknown
+   feature, a near miss, a marker after the first test): format errors,
+   not a skip, even where the server lacks the feature; an unknown
+   feature in SQL_TEST_LACKS: refused.
+3. Loads seed 000 (fixtures.py) and checks that each of the 15 access
    patterns of the seed's worksheet returns the documented items.
 
 Needs AWS_ENDPOINT_URL_DYNAMODB (run by tests/harness/run-all.sh via
@@ -63,6 +70,66 @@ def check_runner():
     if m:   # the failing sample's leftovers: not needed
         import shutil
         shutil.rmtree(os.path.join(ROOT, m.group(1)), ignore_errors=True)
+
+
+def run_runner(files, **env_over):
+    """Run the SQL runner without the extension; (exit status, output)."""
+    env = dict(os.environ, DDB_TEST_NO_LOAD="1")
+    for k in ("SQL_TEST_LACKS", "SQL_TEST_SERVER"):
+        env.pop(k, None)
+    env.update(env_over)
+    p = subprocess.run([sys.executable,
+                        os.path.join(ROOT, "tests", "harness", "run_sql.py")]
+                       + [os.path.join(HERE, f) for f in files],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       cwd=ROOT, env=env, timeout=300)
+    out = p.stdout.decode("utf-8", "replace")
+    m = re.search(r"script and db kept in (\S+)", out)
+    if m:   # a failing file's leftovers: not needed
+        import shutil
+        shutil.rmtree(os.path.join(ROOT, m.group(1)), ignore_errors=True)
+    return p.returncode, out
+
+
+def check_requires():
+    def check(ok, name, shown):
+        result(bool(ok), name, [] if ok else shown)
+
+    rc, out = run_runner(["requires.test"], SQL_TEST_LACKS="transactions",
+                         SQL_TEST_SERVER="srv")
+    shown = ["| " + l for l in out.splitlines()]
+    check("# skip requires.test on srv: no TransactWriteItems (2 tests)\n"
+          in out and not re.search(r"^(not )?ok ", out, re.M) and rc == 0,
+          "runner: a file that requires what the server lacks is skipped, "
+          "with a line saying why", shown)
+    check("# skipped on srv: 1 file, 2 tests" in out,
+          "runner: the skipped files and tests are counted", shown)
+    rc, out = run_runner(["requires.test"], SQL_TEST_LACKS="")
+    shown = ["| " + l for l in out.splitlines()]
+    check(len(re.findall(r"^ok \d+ - requires\.test: pass: ", out, re.M)) == 2
+          and "# skip" not in out and rc == 0,
+          "runner: the same file runs where nothing is lacking", shown)
+    rc, out = run_runner(["requires.test"], SQL_TEST_SERVER="srv")
+    shown = ["| " + l for l in out.splitlines()]
+    check(len(re.findall(r"^ok \d+ - srv: requires\.test: pass: ", out,
+                         re.M)) == 2,
+          "runner: SQL_TEST_SERVER prefixes every test's name", shown)
+    rc, out = run_runner(["requires_bad.test"], SQL_TEST_LACKS="transactions")
+    shown = ["| " + l for l in out.splitlines()]
+    check(re.search(r"^not ok \d+ - requires_bad\.test: setup$", out, re.M)
+          and "names no known feature (teleportation" in out
+          and "'-- requires: FEATURE'" in out and "# skip" not in out
+          and rc == 1,
+          "runner: an unknown feature or a near miss of '-- requires:' is a "
+          "format error of the setup, and the file is not skipped", shown)
+    check(re.search(r"^not ok \d+ - requires_bad\.test: the test runs, "
+                    r"and the marker inside it is an error$", out, re.M)
+          and "after the first '-- test:'" in out,
+          "runner: '-- requires:' inside a test is a format error", shown)
+    rc, out = run_runner(["requires.test"], SQL_TEST_LACKS="transaction")
+    check(rc == 2 and "unknown features: transaction" in out,
+          "runner: an unknown feature in SQL_TEST_LACKS is refused",
+          ["| " + l for l in out.splitlines()])
 
 
 def check_seed000():
@@ -158,6 +225,7 @@ def main():
         print("Bail out! selftest: AWS_ENDPOINT_URL_DYNAMODB not set")
         return 2
     check_runner()
+    check_requires()
     check_seed000()
     print("1..%d" % N)
     return 1 if FAILED else 0
