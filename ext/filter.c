@@ -379,9 +379,10 @@ static void dd_check_add(dd_cursor *pCur, int c, int op, dd_val *v) {
 /* The N comparison "column c <k> pArg" (k DD_SK_EQ .. DD_SK_LE), made
 ** exact: iv->bEmpty when no row passes; else, when bSend (a FILTER of
 ** the plan) and DynamoDB can hold the value, *pv set to it and *pbSent =
-** 1; and a row check wherever the request does not decide (not sent, or
-** a gated column, which shows NULL for some items that have it).
-** Returns an SQLite code. */
+** 1; and a row check wherever the request does not decide (not sent; a
+** gated column, which shows NULL for some items that have it; the open
+** transaction's own writes, which no request filters).  Returns an
+** SQLite code. */
 static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
                         sqlite3_value *pArg, int bSend, dd_val *pv,
                         int *pbSent) {
@@ -404,7 +405,7 @@ static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
     return SQLITE_OK;
   }
   if(bSend && !v.bOut) {
-    if(col->mGate) {
+    if(col->mGate || dd_pending_any(p)) {
       dd_val w;
       rc = dd_val_copy(&w, &v);
       if(rc) {
@@ -513,12 +514,14 @@ static int dd_has_n_check(const dd_vtab *p, const dd_extra *x) {
 /* A Query on an N sort key: the exact interval (lo, hi, copies taken
 ** before dd_iv_finish, moved here) becomes row checks when the key
 ** condition sent is wider (an open end of a BETWEEN, a bound DynamoDB
-** cannot hold). */
+** cannot hold), or when the open transaction's writes join the rows (no
+** key condition selects those). */
 static void dd_interval_checks(dd_cursor *pCur, const dd_interval *iv,
                                dd_val *lo, int loOpen, dd_val *hi,
                                int hiOpen) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int c = pCur->pPath->iSk;
-  if(!iv->bEmpty && !iv->bExact) {
+  if(!iv->bEmpty && (!iv->bExact || dd_pending_any(p))) {
     if(lo->av.type)
       dd_check_add(pCur, c, loOpen ? DD_SK_GT : DD_SK_GE, lo);
     if(hi->av.type)
