@@ -245,11 +245,22 @@ int ddb_number_ok(const char *s, size_t n);
 ** magnitude from 1E-130 to below 1E+126, or zero?  0 when not, or when
 ** s is not a number.  The one home of DynamoDB's number rule. */
 int ddb_number_fits(const char *s, size_t n);
-/* Write into buf[0..cap) (cap >= 32) the shortest decimal text that reads
-** back as d (0.3 -> "0.3", not "0.29999999999999999"; integral values
-** below 1e15 without exponent).  Returns 0, or -1 when d is not finite or
-** out of DynamoDB's range (then buf holds the text, for a message). */
+/* Write into buf[0..cap) (cap >= 40) the number d stands for: a whole
+** number below 1E38 in magnitude as its exact integer (2^60 ->
+** "1152921504606846976", 1e20 -> "100000000000000000000"), any other the
+** shortest decimal text that reads back as d (0.3 -> "0.3", not
+** "0.29999999999999999"; 1e40 -> "1e+40").  Returns 0, or -1 when d is
+** not finite or out of DynamoDB's range (then buf holds the text, for a
+** message: "inf", "1e+200"), or cap is under 40. */
 int ddb_number_from_double(double d, char *buf, size_t cap);
+/* Compare the numbers a[0..na) and b[0..nb) exactly, by value, whatever
+** their length or spelling (1E-130 and its 132-character expansion are
+** equal; 18446744073709551616 < 18446744073709551617; 38 digits and more
+** are kept): -1, 0 or 1.  A text that is not a number orders after every
+** number, and among such texts by bytes (a total order).  The one home
+** of N order and N equality: nothing else compares N values through a
+** double. */
+int ddb_number_cmp(const char *a, size_t na, const char *b, size_t nb);
 
 /* Append the canonical form of number s[0..n): the same text for every
 ** spelling of one value ("1.50", "15E-1", "1.5" -> "15e-1"; "0", "-0.0"
@@ -493,6 +504,43 @@ ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
 /* DynamoDB typed JSON ({"a":{"S":"x"}}) -> item. */
 ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
                                     ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** JSON values (jsonval.c): one JSON text as tokens, for callers outside
+** client/ (the keys column).  Token 0 is the whole value; an array's
+** elements follow it (the first at i + 1, each next at ddb_jv_next of the
+** one before); an object's members are a string token (the name) then the
+** value.  Every value keeps its exact bytes: no number goes through a
+** double, and a string's length is its bytes (\u0000 included).
+*/
+typedef enum ddb_jv_type {
+  DDB_JV_OBJECT = 1,
+  DDB_JV_ARRAY,
+  DDB_JV_STRING,
+  DDB_JV_NUMBER,
+  DDB_JV_TRUE,
+  DDB_JV_FALSE,
+  DDB_JV_NULL
+} ddb_jv_type;
+typedef struct ddb_jv ddb_jv;
+/* Tokenize text[0..n), which must be exactly one JSON value (white space
+** around it allowed).  DDB_OK with *out (ddb_jv_free; it points into
+** text, which must outlive it); DDB_ERR_INPUT when text is not one valid
+** JSON value (or nests deeper than 256); DDB_ERR_NOMEM. */
+ddb_result ddb_jv_parse(const char *text, size_t n, ddb_jv **out);
+void ddb_jv_free(ddb_jv *j);
+/* The type of token i. */
+ddb_jv_type ddb_jv_type_of(const ddb_jv *j, uint32_t i);
+/* The elements of array i, or the members of object i. */
+uint32_t ddb_jv_count(const ddb_jv *j, uint32_t i);
+/* The first token after value i and everything inside it. */
+uint32_t ddb_jv_next(const ddb_jv *j, uint32_t i);
+/* The bytes of scalar i as written: a number's or a literal's text, a
+** string's bytes between its quotes (escapes undecoded); *n its length. */
+const char *ddb_jv_raw(const ddb_jv *j, uint32_t i, size_t *n);
+/* String token i decoded: malloc()ed, NUL-terminated, *n its length
+** (which a \u0000 inside does not shorten); NULL when out of memory. */
+char *ddb_jv_string(const ddb_jv *j, uint32_t i, size_t *n);
 
 /* ------------------------------------------------------------------------
 ** Writes (write.c)

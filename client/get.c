@@ -303,14 +303,17 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
     }
     HASH_FIND(hh, map, enc.p, enc.len, bk);
     if(!bk) {
+      size_t len;
       bk = &all[n_all++];
-      bk->enc = ddb_buf_take(&enc, NULL);
+      bk->enc = ddb_buf_take(&enc, &len);
       if(!bk->enc) {
         result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
         goto fail;
       }
       bk->key = keys[i];
-      HASH_ADD_KEYPTR(hh, map, bk->enc, strlen(bk->enc), bk);
+      /* by its length, never strlen: a key 'p0'||char(0)||'x' holds a NUL
+      ** (and is not the key 'p0') */
+      HASH_ADD_KEYPTR(hh, map, bk->enc, len, bk);
     }
     slot[i] = bk;
   }

@@ -454,18 +454,8 @@ int ddb_av_equal(const ddb_av *a, const ddb_av *b) {
   switch(a->type) {
   case DDB_S:
   case DDB_B: return a->n == b->n && memcmp(a->text, b->text, a->n) == 0;
-  case DDB_N: {
-    ddb_buf x, y;
-    int eq;
-    ddb_buf_init(&x, 256);
-    ddb_buf_init(&y, 256);
-    eq = ddb_number_canonical(a->text, a->n, &x) == 0 &&
-         ddb_number_canonical(b->text, b->n, &y) == 0 && x.len == y.len &&
-         memcmp(x.p, y.p, x.len) == 0;
-    ddb_buf_free(&x);
-    ddb_buf_free(&y);
-    return eq;
-  }
+  case DDB_N: /* by value, exactly: 1.50 = 15E-1 */
+    return ddb_number_cmp(a->text, a->n, b->text, b->n) == 0;
   case DDB_BOOL: return a->n == b->n;
   case DDB_NULL: return 1;
   case DDB_L:

@@ -1,7 +1,7 @@
 /*
 ** number.c -- DynamoDB numbers: the range rule (ddb_number_fits), SQL's
-** view of them (ddb_number_classify), the canonical form and the shortest
-** text of a double.
+** view of them (ddb_number_classify), their exact order (ddb_number_cmp),
+** the canonical form and the text of a double.
 */
 #include <errno.h>
 #include <math.h>
@@ -23,9 +23,10 @@
 /* The longest number text accepted.  DynamoDB writes some numbers out in
 ** full: -1.2345678901234567890123456789012345678E-92 comes back as a sign,
 ** "0.", 91 zeros and 38 digits, and the smallest magnitudes (1E-130) take
-** about 170 characters; 1024 leaves room for leading zeros a person may
-** type, and keeps the conversion buffer of ddb_number_classify on the
-** stack. */
+** 132 characters; 1024 leaves room for leading zeros a person may type,
+** and keeps the conversion buffer of ddb_number_classify on the stack.
+** Everything else here reads the text in place (number_parts_of): no
+** digit buffer, so no length below NUMBER_MAX cuts a number short. */
 #define NUMBER_MAX 1024
 /* DynamoDB's numbers: at most 38 significant digits, magnitude from 1E-130
 ** to 9.9999999999999999999999999999999999999E+125 (and zero). */
@@ -91,35 +92,127 @@ int ddb_number_ok(const char *s, size_t n) {
   return number_scan(s, n, &sh) == 0;
 }
 
-/* Does the number s[0..n) fit DynamoDB (see ddb_client.h)? */
-int ddb_number_fits(const char *s, size_t n) {
-  char tmp[160];
-  ddb_buf b;
-  int ok = 0;
-  ddb_buf_init_with(&b, tmp, sizeof(tmp), 256);
-  if(ddb_number_canonical(s, n, &b) == 0 && !b.failed) {
-    /* canonical: "0" or [-]DIGITSe<exp>; value = DIGITS x 10^exp */
-    const char *d = b.p + (b.p[0] == '-');
-    const char *ex = strchr(d, 'e');
-    if(!ex) {
-      ok = 1; /* zero */
-    } else {
-      long digits = (long)(ex - d), exp10 = strtol(ex + 1, NULL, 10);
-      long mag = digits + exp10; /* 10^(mag-1) <= |value| < 10^mag */
-      ok = digits <= NUMBER_DIGITS && mag <= NUMBER_MAX_MAG &&
-           mag - 1 >= NUMBER_MIN_MAG;
-    }
+/* A number's significant digits and magnitude, read in place from its
+** text (no copy, any length): value = [-]0.D x 10^mag, where D are the
+** digits of s[first..last) without the point, the first and the last of
+** them non-zero. */
+typedef struct number_parts {
+  const char *s;
+  size_t first, last; /* first == last: zero */
+  size_t ndig;        /* digits in s[first..last) */
+  long mag;
+  int neg;
+} number_parts;
+
+/* Read s[0..n) into *np.  Returns 0, or -1 when it is not a number
+** (number_scan), with *np zeroed. */
+static int number_parts_of(const char *s, size_t n, number_parts *np) {
+  number_shape sh;
+  size_t i = 0, m, k, point;
+  long exp10 = 0, before = 0, zeros = 0;
+  memset(np, 0, sizeof(*np));
+  if(number_scan(s, n, &sh))
+    return -1;
+  np->s = s;
+  if(s[i] == '-' || s[i] == '+')
+    np->neg = s[i++] == '-';
+  for(m = i; m < n && s[m] != 'e' && s[m] != 'E'; m++)
+    ;
+  if(m < n) {
+    /* number_scan checked the form and that |exponent| <= 10^6 (no
+    ** DynamoDB number is near; it keeps the sums below in range) */
+    size_t j = m + 1;
+    int eneg = 0;
+    if(s[j] == '-' || s[j] == '+')
+      eneg = s[j++] == '-';
+    for(; j < n; j++)
+      exp10 = exp10 * 10 + (s[j] - '0');
+    if(eneg)
+      exp10 = -exp10;
   }
-  ddb_buf_free(&b);
-  return ok;
+  for(point = i; point < m && s[point] != '.'; point++)
+    ;
+  for(k = i; k < m && (s[k] == '0' || s[k] == '.'); k++)
+    ;
+  if(k == m) {
+    np->first = np->last = m; /* zero, whatever its sign */
+    np->neg = 0;
+    return 0;
+  }
+  np->first = k;
+  for(np->last = m; s[np->last - 1] == '0' || s[np->last - 1] == '.';)
+    np->last--;
+  for(k = np->first; k < point; k++)
+    before++; /* significant digits before the point */
+  for(k = point + 1; k < np->first; k++)
+    zeros++; /* zeros between the point and the first significant digit */
+  np->mag = (np->first < point ? before : -zeros) + exp10;
+  for(k = np->first; k < np->last; k++)
+    np->ndig += s[k] != '.';
+  return 0;
 }
 
-/* The shortest decimal text of d that reads back as d (see ddb_client.h). */
+/* The significant digit of np at *k, skipping the point, and *k moved
+** past it; 0 past the last one. */
+static int number_digit(const number_parts *np, size_t *k) {
+  if(*k < np->last && np->s[*k] == '.')
+    (*k)++;
+  return *k < np->last ? np->s[(*k)++] - '0' : 0;
+}
+
+/* Compare two numbers exactly (see ddb_client.h). */
+int ddb_number_cmp(const char *a, size_t na, const char *b, size_t nb) {
+  number_parts x, y;
+  int bx = number_parts_of(a, na, &x), by = number_parts_of(b, nb, &y);
+  int sx, sy, c = 0;
+  size_t i, j;
+  if(bx || by) {
+    /* not numbers: after every number, among themselves by bytes */
+    size_t n = na < nb ? na : nb;
+    if(!bx || !by)
+      return bx ? 1 : -1;
+    c = n ? memcmp(a, b, n) : 0;
+    return c ? (c < 0 ? -1 : 1) : na < nb ? -1 : na > nb;
+  }
+  sx = x.first == x.last ? 0 : x.neg ? -1 : 1;
+  sy = y.first == y.last ? 0 : y.neg ? -1 : 1;
+  if(sx != sy || sx == 0)
+    return sx < sy ? -1 : sx > sy;
+  if(x.mag != y.mag)
+    return x.mag < y.mag ? -sx : sx;
+  for(i = x.first, j = y.first; c == 0 && (i < x.last || j < y.last);) {
+    int dx = number_digit(&x, &i), dy = number_digit(&y, &j);
+    c = dx < dy ? -1 : dx > dy;
+  }
+  return c * sx;
+}
+
+/* Does the number s[0..n) fit DynamoDB (see ddb_client.h)? */
+int ddb_number_fits(const char *s, size_t n) {
+  number_parts np;
+  if(number_parts_of(s, n, &np))
+    return 0;
+  /* zero, or 10^(mag-1) <= |value| < 10^mag */
+  return np.first == np.last ||
+         (np.ndig <= NUMBER_DIGITS && np.mag <= NUMBER_MAX_MAG &&
+          np.mag - 1 >= NUMBER_MIN_MAG);
+}
+
+/* The text of d: a whole number below 1E38 exactly, any other the
+** shortest text that reads back as d (see ddb_client.h). */
 int ddb_number_from_double(double d, char *buf, size_t cap) {
   int prec;
-  if(cap < 32 || !isfinite(d))
+  if(cap < 40)
     return -1;
-  if(d == floor(d) && fabs(d) < 1e15) {
+  if(!isfinite(d)) {
+    snprintf(buf, cap, "%s", d != d ? "nan" : d > 0 ? "inf" : "-inf");
+    return -1;
+  }
+  /* A whole double is an integer, and SQLite compares it with an INTEGER
+  ** exactly: 2^60 goes out as 1152921504606846976, never as its shortest
+  ** text 1.152921504606847e+18, which names another number.  Below 1E38
+  ** it has at most 38 digits, which glibc's %.0f writes exactly. */
+  if(d == floor(d) && fabs(d) < 1e38) {
     snprintf(buf, cap, "%.0f", d == 0 ? 0.0 : d); /* no "-0", no "1e+02" */
     return 0;
   }
@@ -164,48 +257,18 @@ ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *ival,
   return DDB_NUM_TEXT;
 }
 
+/* Append the canonical form of s[0..n) (see ddb_client.h). */
 int ddb_number_canonical(const char *s, size_t n, ddb_buf *out) {
-  char digits[128];
-  size_t i = 0, nd = 0, first;
-  long point = 0, exp10 = 0;
-  int neg = 0, seen_point = 0;
-  if(!ddb_number_ok(s, n))
+  number_parts np;
+  size_t k;
+  if(number_parts_of(s, n, &np))
     return -1;
-  if(s[i] == '-' || s[i] == '+')
-    neg = s[i++] == '-';
-  for(; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
-    if(s[i] == '.') {
-      seen_point = 1;
-      continue;
-    }
-    if(nd < sizeof(digits))
-      digits[nd++] = s[i];
-    else if(!seen_point)
-      point++; /* digits past the buffer only scale the value */
-    if(!seen_point)
-      point++;
-  }
-  if(i < n) {
-    /* classify checked the form and that |exponent| <= 10^6 (no DynamoDB
-    ** number is near; it keeps the sums below in range) */
-    int eneg = 0;
-    i++;
-    if(s[i] == '-' || s[i] == '+')
-      eneg = s[i++] == '-';
-    for(; i < n; i++)
-      exp10 = exp10 * 10 + (s[i] - '0');
-    if(eneg)
-      exp10 = -exp10;
-  }
-  /* value = 0.digits x 10^point x 10^exp10 */
-  for(first = 0; first < nd && digits[first] == '0'; first++)
-    point--;
-  while(nd > first && digits[nd - 1] == '0')
-    nd--;
-  if(first == nd)
+  if(np.first == np.last)
     return ddb_buf_addc(out, '0');
-  if(neg)
+  if(np.neg)
     ddb_buf_addc(out, '-');
-  ddb_buf_add(out, digits + first, nd - first);
-  return ddb_buf_addf(out, "e%ld", point + exp10 - (long)(nd - first));
+  for(k = np.first; k < np.last; k++)
+    if(s[k] != '.')
+      ddb_buf_addc(out, s[k]);
+  return ddb_buf_addf(out, "e%ld", np.mag - (long)np.ndig);
 }

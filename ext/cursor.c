@@ -91,6 +91,9 @@ void dd_cursor_reset(dd_cursor *pCur) {
   pCur->pPeek = NULL;
   sqlite3_value_free(pCur->pKeys);
   pCur->pKeys = NULL;
+  for(i = 0; i < pCur->nCheck; i++)
+    dd_val_clear(&pCur->aCheck[i].v);
+  pCur->nCheck = 0;
 }
 
 /* See dd_ext.h. */
@@ -332,26 +335,11 @@ static int dd_next_raw(dd_cursor *pCur) {
   return SQLITE_OK;
 }
 
-/* Compare two key values of type t as SQLite orders the column's values
-** (S and B by their bytes, N by value). */
+/* Compare two key values of type t in DynamoDB's order (S and B by their
+** bytes, N by value, every digit counted), the order a Query returns. */
 static int dd_av_order(const ddb_av *a, const ddb_av *b) {
-  if(a->type == DDB_N && b->type == DDB_N) {
-    int64_t i, j;
-    double x, y;
-    ddb_numkind ka = ddb_number_classify(a->text, a->n, &i, &x);
-    ddb_numkind kb = ddb_number_classify(b->text, b->n, &j, &y);
-    if(ka == DDB_NUM_INT && kb == DDB_NUM_INT)
-      return i < j ? -1 : i > j;
-    if(ka == DDB_NUM_INT)
-      x = (double)i;
-    else if(ka != DDB_NUM_REAL)
-      x = strtod(a->text, NULL);
-    if(kb == DDB_NUM_INT)
-      y = (double)j;
-    else if(kb != DDB_NUM_REAL)
-      y = strtod(b->text, NULL);
-    return x < y ? -1 : x > y;
-  }
+  if(a->type == DDB_N && b->type == DDB_N)
+    return ddb_number_cmp(a->text, a->n, b->text, b->n); /* exactly */
   if(a->type == DDB_B && b->type == DDB_B) {
     unsigned char *za = sqlite3_malloc64((sqlite3_uint64)a->n + 1);
     unsigned char *zb = sqlite3_malloc64((sqlite3_uint64)b->n + 1);
@@ -499,12 +487,11 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
   return SQLITE_OK;
 }
 
-/* See dd_ext.h. */
-int dynamodbNext(sqlite3_vtab_cursor *cur) {
-  dd_cursor *pCur = (dd_cursor *)cur;
-  dd_vtab *p = (dd_vtab *)cur->pVtab;
+/* The next row, the overlay of the transaction's writes merged in, into
+** pCur->pCur, or bEof. */
+static int dd_next_row(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int rc;
-  dd_item_json_drop(pCur);
   if(!pCur->bOverlay)
     return dd_next_raw(pCur);
   for(;;) {
@@ -538,6 +525,57 @@ int dynamodbNext(sqlite3_vtab_cursor *cur) {
     }
     return SQLITE_OK;
   }
+}
+
+static int dd_gate_ok(const dd_vtab *p, const ddb_item *it,
+                      sqlite3_uint64 mGate);
+
+/* The attribute of key column i that the row shows (xColumn's value), or
+** NULL: an index's partition key outside its gate, a declared column's
+** attribute of another type. */
+static const ddb_av *dd_col_av(dd_vtab *p, const ddb_item *it, int i) {
+  const ddb_av *av;
+  if(p->aCol[i].mGate && !dd_gate_ok(p, it, p->aCol[i].mGate))
+    return NULL;
+  av = ddb_item_get(it, p->aCol[i].zName);
+  /* a declared column shows its attribute only in the declared type, so
+  ** that SQLite and a FilterExpression agree on every comparison */
+  return av && (!p->aCol[i].bAttr || av->type == p->aCol[i].type) ? av : NULL;
+}
+
+/* Does the current row pass the cursor's row checks (dd_check)? */
+static int dd_row_ok(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int i;
+  for(i = 0; i < pCur->nCheck; i++) {
+    const dd_check *ck = &pCur->aCheck[i];
+    const ddb_av *av = dd_col_av(p, pCur->pCur, ck->iCol);
+    int c;
+    if(!av || av->type != DDB_N)
+      return 0; /* NULL compares to nothing */
+    if(ck->op == DD_SK_NONE)
+      continue;
+    c = ddb_number_cmp(av->text, av->n, ck->v.av.text, ck->v.av.n);
+    if(!(ck->op == DD_SK_EQ   ? c == 0
+         : ck->op == DD_SK_GT ? c > 0
+         : ck->op == DD_SK_GE ? c >= 0
+         : ck->op == DD_SK_LT ? c < 0
+                              : c <= 0))
+      return 0;
+  }
+  return 1;
+}
+
+/* See dd_ext.h.  Rows that fail the row checks are skipped. */
+int dynamodbNext(sqlite3_vtab_cursor *cur) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  int rc;
+  dd_item_json_drop(pCur);
+  do {
+    rc = dd_next_row(pCur);
+  } while(rc == SQLITE_OK && !pCur->bEof && pCur->nCheck && pCur->pCur &&
+          !dd_row_ok(pCur));
+  return rc;
 }
 
 /* See dd_ext.h. */
@@ -660,12 +698,9 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   if(!pCur->pCur)
     return SQLITE_OK;
   if(i < p->nCol) {
-    if(p->aCol[i].mGate && !dd_gate_ok(p, pCur->pCur, p->aCol[i].mGate))
-      return SQLITE_OK; /* not in the index: NULL (in an UPDATE: unchanged) */
-    av = ddb_item_get(pCur->pCur, p->aCol[i].zName);
-    /* a declared column shows its attribute only in the declared type, so
-    ** that SQLite and a FilterExpression agree on every comparison */
-    if(av && (!p->aCol[i].bAttr || av->type == p->aCol[i].type))
+    /* NULL outside the index's gate (in an UPDATE: unchanged) */
+    av = dd_col_av(p, pCur->pCur, i);
+    if(av)
       dd_result_av(ctx, av);
     return SQLITE_OK;
   }

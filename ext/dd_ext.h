@@ -84,6 +84,7 @@ enum {
 #define DD_SK_SHIFT 12
 #define DD_FETCH    (1 << 28)
 #define DD_KEYS     (1 << 29)
+#define DD_NONE     (1 << 30)
 
 /* The function-constraint op xFindFunction assigns to begins_with. */
 #define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
@@ -106,10 +107,11 @@ enum {
   DD_ARG_FILTER,
   DD_ARG_LIMIT,
   DD_ARG_OFFSET,
-  DD_ARG_KEYS
+  DD_ARG_KEYS,
+  DD_ARG_CHECK
 };
 /* xFilter arguments at the most: PK, the sort-key constraints, the
-** filters, LIMIT and OFFSET. */
+** filters and checks (DD_MAX_FILTER together), LIMIT and OFFSET. */
 #define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
 #define DD_PLAN_MAGIC "ddplan1"
 
@@ -142,9 +144,8 @@ typedef struct dd_val {
   char *zBuf;               /* free() */
   const unsigned char *raw; /* bytes for ordering (text, or blob bytes) */
   int nRaw;
-  double num;        /* N: the value as a double, for ordering */
-  sqlite3_int64 i64; /* N: the value, exactly, when bInt */
-  int bInt;
+  int bOut; /* N: a number beyond DynamoDB's range or precision (1E-131,
+               39 digits): compared exactly, never sent */
 } dd_val;
 
 /* What a Query or Scan does besides its key condition: the part of the
@@ -156,7 +157,25 @@ typedef struct dd_extra {
   int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
   sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
   int bCount;                     /* Select=COUNT */
+  /* CHECK: comparisons sent nowhere, which xFilter judges (a value no
+  ** row can match costs no call; an N comparison is checked exactly on
+  ** each row); at most DD_MAX_FILTER - nFilter */
+  int nCheck;
+  int aCheckCol[DD_MAX_FILTER];
+  int aCheckKind[DD_MAX_FILTER];
 } dd_extra;
+
+/* A row check: the current row's column iCol compared with v, exactly
+** (ddb_number_cmp), by op DD_SK_EQ .. DD_SK_LE; op DD_SK_NONE: the
+** column has a value.  For the N comparisons SQLite was told to omit
+** whose answer the request alone does not give (see dynamodbFilter). */
+typedef struct dd_check {
+  int iCol, op;
+  dd_val v;
+} dd_check;
+/* Row checks of one cursor at the most: the sort key's two bounds, and
+** a filter or check each. */
+#define DD_MAX_CHECKS (DD_MAX_FILTER + 2)
 
 /* A sort-key condition being built (see "Sort-key conditions" in
 ** keycond.c). */
@@ -263,9 +282,11 @@ typedef struct dd_cursor {
   int bCount;             /* rows are counted, not fetched: only columns
                              with a known value (= in the call) are used */
   ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
-  ddbc_stream *pScan;     /* a parallel read's workers, or NULL */
-  int nSegDone;           /* segments finished (progress) */
-  double tStart;          /* when xFilter ran (progress) */
+  int nCheck;             /* rows must pass aCheck (never with bCount) */
+  dd_check aCheck[DD_MAX_CHECKS];
+  ddbc_stream *pScan; /* a parallel read's workers, or NULL */
+  int nSegDone;       /* segments finished (progress) */
+  double tStart;      /* when xFilter ran (progress) */
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
@@ -453,6 +474,10 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo);
 ** NULL when out of memory. */
 char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
                   int bLimit);
+/* The plan for people of a WHERE no row satisfies: column iCol IS NULL
+** (kind -1) or compared by kind: a new string (sqlite3_free), NULL when
+** out of memory. */
+char *dd_plan_none_str(dd_vtab *p, int iCol, int kind);
 /* Add an argument block to pc; returns its argvIndex (1-based). */
 int dd_plan_arg(dd_plancode *pc, int role, int kind, int col);
 /* Join zText (sqlite3_free()d here) and pc into one idxStr
@@ -474,6 +499,19 @@ int dd_utf8_ok(const unsigned char *z, int n);
 /* Set v to a copy of z[0..n) as a value of type t.  Returns SQLITE_OK or
 ** SQLITE_NOMEM. */
 int dd_val_text(dd_val *v, ddb_type t, const char *z, int n);
+/* Set dst to a copy of src (its own buffer).  Returns SQLITE_OK or
+** SQLITE_NOMEM (dst zeroed). */
+int dd_val_copy(dd_val *dst, const dd_val *src);
+/* dd_n_bound: how an SQL value compares with an N column's values
+** (keycond.c documents it). */
+enum { DD_NB_NULL = 0, DD_NB_ABOVE, DD_NB_BELOW, DD_NB_NUM };
+int dd_n_bound(sqlite3_value *pVal, dd_val *v, int *pCls);
+/* Is "column col <k> pVal" (k DD_SK_EQ .. DD_SK_BEGINS) false for every
+** row, as SQLite compares with the column's affinity?  NULL, a key value
+** no key can hold (GB = '' on a B key, an empty S key), a number no item
+** holds, a bound above or below every value.  0 when some row may pass
+** (or memory ran out). */
+int dd_never_true(const dd_column *col, int k, sqlite3_value *pVal);
 /* Convert pVal to a key value of type t as SQLite's comparison would
 ** see it: SQLITE_OK with *pbOk=1 and v set (dd_val_clear), or *pbOk=0
 ** when no key of that type can equal it; SQLITE_NOMEM. */

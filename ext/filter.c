@@ -2,6 +2,8 @@
 ** filter.c -- xFilter: the runners of each plan (GetItem, BatchGetItem,
 ** Query, Scan, keys = ?).
 */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,10 +49,32 @@ static void dd_dedupe(dd_val *a, int *pn) {
   *pn = j + 1;
 }
 
+/* May the REAL d in an IN list on an N key be a longer number SQLite
+** rounded?  SQLite converts the values of an IN list by the column's
+** NUMERIC affinity before the extension sees them, so the text
+** '12345678901234567890123456789012345678' arrives as the REAL
+** 1.2345678901234568e+37, and no digit of it can be had back.  A REAL of
+** more than 15 significant digits, or a whole one from 2^53 on (its
+** neighbours are 2 apart), may be such a rounding; the others are what a
+** text of at most 15 digits converts to, without loss.  (A longer text
+** that rounds to a short double, '1.0000000000000001', cannot be told.) */
+static int dd_real_ambiguous(double d) {
+  char z[64];
+  if(d == floor(d))
+    return fabs(d) >= 9007199254740992.0;
+  if(ddb_number_from_double(d, z, sizeof(z)))
+    return 0; /* out of DynamoDB's range: finds nothing anyway */
+  return ddb_number_classify(z, strlen(z), NULL, NULL) == DDB_NUM_TEXT;
+}
+
 /* Collect the distinct usable values of argument pArg (an IN list when
-** bIn) converted to type t, appended to the list *pa of *pn values. */
-static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
-                      ddb_type t, int nMax) {
+** bIn) converted to the type of p's column c, appended to the list *pa
+** of *pn values.  Returns an SQLite code; SQLITE_ERROR with p's message
+** set for an IN value on an N key that may have lost digits
+** (dd_real_ambiguous). */
+static int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn,
+                      sqlite3_value *pArg, int bIn, int nMax) {
+  ddb_type t = p->aCol[c].type;
   sqlite3_value *pV;
   dd_val v;
   int ok, rc;
@@ -63,7 +87,22 @@ static int dd_collect(dd_val **pa, int *pn, sqlite3_value *pArg, int bIn,
   for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
       rc = sqlite3_vtab_in_next(pArg, &pV)) {
     /* pV is valid only until the next call: dd_val_from_sql copies it */
-    int rc2 = dd_val_from_sql(pV, t, &v, &ok);
+    int rc2;
+    if(t == DDB_N && sqlite3_value_type(pV) == SQLITE_FLOAT &&
+       dd_real_ambiguous(sqlite3_value_double(pV))) {
+      char z[32];
+      snprintf(z, sizeof(z), "%.17g", sqlite3_value_double(pV));
+      dd_error(p,
+               "%s IN (...): %s may be a longer number rounded to a double "
+               "(SQLite turns the values of an IN list into REAL by the "
+               "column's NUMERIC affinity, keeping 15 to 17 digits, before "
+               "the extension sees them); for every digit write %s = "
+               "'<digits>' (UNION ALL for several) or give the keys to the "
+               "keys column, the number as a JSON string",
+               p->aCol[c].zName, z, p->aCol[c].zName);
+      return SQLITE_ERROR;
+    }
+    rc2 = dd_val_from_sql(pV, t, &v, &ok);
     if(rc2 == SQLITE_OK && ok)
       rc2 = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
     if(rc2)
@@ -314,6 +353,193 @@ fail:
   return rc;
 }
 
+/* ------------------------------------------------------------------------
+** Exact N comparisons.  SQLite compares a number of more than 15 digits
+** as a double: 18446744073709551617 > '18446744073709551616' is false to
+** it, and DynamoDB's order keeps every digit.  So plan.c omits every
+** comparison on an N column from SQLite's check, and xFilter makes each
+** exact: the request says what DynamoDB can (a FILTER, the key
+** condition), and a row check (dd_check, applied by dynamodbNext)
+** whatever the request alone does not decide.
+*/
+
+/* Add the row check "column c <op> *v" to the cursor, v moved (NULL with
+** op DD_SK_NONE: the column has a value). */
+static void dd_check_add(dd_cursor *pCur, int c, int op, dd_val *v) {
+  dd_check *ck = &pCur->aCheck[pCur->nCheck++];
+  memset(ck, 0, sizeof(*ck));
+  ck->iCol = c;
+  ck->op = op;
+  if(v) {
+    ck->v = *v;
+    memset(v, 0, sizeof(*v));
+  }
+}
+
+/* The N comparison "column c <k> pArg" (k DD_SK_EQ .. DD_SK_LE), made
+** exact: iv->bEmpty when no row passes; else, when bSend (a FILTER of
+** the plan) and DynamoDB can hold the value, *pv set to it and *pbSent =
+** 1; and a row check wherever the request does not decide (not sent; a
+** gated column, which shows NULL for some items that have it; the open
+** transaction's own writes, which no request filters).  Returns an
+** SQLite code. */
+static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
+                        sqlite3_value *pArg, int bSend, dd_val *pv,
+                        int *pbSent) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  const dd_column *col = &p->aCol[c];
+  dd_val v;
+  int cls, rc;
+  *pbSent = 0;
+  if(dd_never_true(col, k, pArg)) {
+    iv->bEmpty = 1;
+    return SQLITE_OK;
+  }
+  rc = dd_n_bound(pArg, &v, &cls);
+  if(rc)
+    return rc;
+  if(cls != DD_NB_NUM) {
+    /* above or below every number: true of every row with a value */
+    if(!dd_is_table_key(p, c))
+      dd_check_add(pCur, c, DD_SK_NONE, NULL);
+    return SQLITE_OK;
+  }
+  if(bSend && !v.bOut) {
+    if(col->mGate || dd_pending_any(p)) {
+      dd_val w;
+      rc = dd_val_copy(&w, &v);
+      if(rc) {
+        dd_val_clear(&v);
+        return rc;
+      }
+      dd_check_add(pCur, c, k, &w);
+    }
+    *pv = v;
+    *pbSent = 1;
+    return SQLITE_OK;
+  }
+  dd_check_add(pCur, c, k, &v);
+  return SQLITE_OK;
+}
+
+/* The FILTER values argv[*piArg ..] of the plan x into the cursor's
+** FilterExpression (aFilter, aFv), *piArg moved past them: a value no row
+** can match sets iv->bEmpty; one DynamoDB cannot compare is left out (a
+** superset: SQLite checks it again, or, for N, a row check).  Returns an
+** SQLite code. */
+static int dd_filter_values(dd_cursor *pCur, const dd_extra *x,
+                            dd_interval *iv, int argc, sqlite3_value **argv,
+                            int *piArg) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int i, rc = SQLITE_OK;
+  for(i = 0; i < x->nFilter && *piArg < argc; i++) {
+    int c = x->aFilterCol[i], k = x->aFilterKind[i], ok = 0;
+    dd_val *v = &pCur->aFv[pCur->nFilter];
+    ddb_filter *f = &pCur->aFilter[pCur->nFilter];
+    sqlite3_value *pArg = argv[(*piArg)++];
+    if(k == DD_SK_BEGINS) {
+      const char *z = (const char *)sqlite3_value_text(pArg);
+      int n = sqlite3_value_bytes(pArg);
+      if(sqlite3_value_type(pArg) == SQLITE_NULL) {
+        iv->bEmpty = 1;
+        continue;
+      }
+      if(!z || n == 0 || !dd_utf8_ok((const unsigned char *)z, n))
+        continue; /* no narrowing: SQLite checks */
+      rc = dd_val_text(v, DDB_S, z, n);
+      ok = rc == SQLITE_OK;
+    } else if(p->aCol[c].type == DDB_N) {
+      rc = dd_n_compare(pCur, iv, c, k, pArg, 1, v, &ok);
+    } else {
+      rc = dd_val_from_sql(pArg, p->aCol[c].type, v, &ok);
+      /* NULL or a value no row holds: no row; else (an empty attribute
+      ** value, a bound DynamoDB cannot take) SQLite checks */
+      if(rc == SQLITE_OK && !ok && dd_never_true(&p->aCol[c], k, pArg))
+        iv->bEmpty = 1;
+    }
+    if(rc)
+      return rc;
+    if(!ok) {
+      dd_val_clear(v);
+      continue;
+    }
+    memset(f, 0, sizeof(*f));
+    f->name = p->aCol[c].zName;
+    f->op = k == DD_SK_BEGINS ? DDB_SK_BEGINS_WITH
+            : k == DD_SK_EQ   ? DDB_SK_EQ
+            : k == DD_SK_GT   ? DDB_SK_GT
+            : k == DD_SK_GE   ? DDB_SK_GE
+            : k == DD_SK_LT   ? DDB_SK_LT
+                              : DDB_SK_LE;
+    f->v[0] = v->av;
+    pCur->aFilterCol[pCur->nFilter] = c;
+    pCur->nFilter++;
+  }
+  return SQLITE_OK;
+}
+
+/* The CHECK values argv[*piArg ..] of the plan x (comparisons sent
+** nowhere), *piArg moved past them: a value no row can match sets
+** iv->bEmpty (no call); an N comparison becomes a row check.  Returns an
+** SQLite code. */
+static int dd_check_values(dd_cursor *pCur, const dd_extra *x, dd_interval *iv,
+                           int argc, sqlite3_value **argv, int *piArg) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int i, rc, bSent;
+  for(i = 0; i < x->nCheck && *piArg < argc; i++) {
+    int c = x->aCheckCol[i], k = x->aCheckKind[i];
+    sqlite3_value *pArg = argv[(*piArg)++];
+    dd_val unused;
+    if(p->aCol[c].type == DDB_N) {
+      rc = dd_n_compare(pCur, iv, c, k, pArg, 0, &unused, &bSent);
+      if(rc)
+        return rc;
+    } else if(dd_never_true(&p->aCol[c], k, pArg)) {
+      iv->bEmpty = 1;
+    }
+  }
+  return SQLITE_OK;
+}
+
+/* Does plan x have a CHECK on an N column (a row check the cached
+** GetItem path would skip)? */
+static int dd_has_n_check(const dd_vtab *p, const dd_extra *x) {
+  int i;
+  for(i = 0; i < x->nCheck; i++)
+    if(p->aCol[x->aCheckCol[i]].type == DDB_N)
+      return 1;
+  return 0;
+}
+
+/* A Query on an N sort key: the exact interval (lo, hi, copies taken
+** before dd_iv_finish, moved here) becomes row checks when the key
+** condition sent is wider (an open end of a BETWEEN, a bound DynamoDB
+** cannot hold), or when the open transaction's writes join the rows (no
+** key condition selects those). */
+static void dd_interval_checks(dd_cursor *pCur, const dd_interval *iv,
+                               dd_val *lo, int loOpen, dd_val *hi,
+                               int hiOpen) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int c = pCur->pPath->iSk;
+  if(!iv->bEmpty && (!iv->bExact || dd_pending_any(p))) {
+    if(lo->av.type)
+      dd_check_add(pCur, c, loOpen ? DD_SK_GT : DD_SK_GE, lo);
+    if(hi->av.type)
+      dd_check_add(pCur, c, hiOpen ? DD_SK_LT : DD_SK_LE, hi);
+  }
+  dd_val_clear(lo);
+  dd_val_clear(hi);
+}
+
+/* Row checks drop rows: the request's Limit no longer counts the rows
+** SQLite gets, and a count would count what the checks drop. */
+static void dd_checks_settle(dd_cursor *pCur) {
+  if(pCur->nCheck == 0)
+    return;
+  pCur->nLimit = 0;
+  pCur->bCount = pCur->rd.count_only = 0;
+}
+
 /*
 ** xFilter: run the plan xBestIndex chose.  The plan, as plan.c documents
 ** it above dynamodbBestIndex (and ext/PLAN.md):
@@ -328,11 +554,12 @@ fail:
 **   12-27         the sort-key constraints, 4 bits each (DD_SK_*)
 **   28            DD_FETCH: read each page's rows again by table key
 **   29            DD_KEYS: BatchGetItem of the key list keys = ?
+**   30            DD_NONE: no row can match: no call
 **
 ** argv, in this order: the partition key (GetItem, BatchGetItem, Query),
 ** the sort-key constraints in bit order, the FILTER values in the order
-** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET; or, for
-** DD_KEYS, the key list alone.
+** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET, the
+** CHECK values; or, for DD_KEYS, the key list alone.
 */
 int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                    int argc, sqlite3_value **argv) {
@@ -344,9 +571,13 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   dd_val *aSkv = NULL; /* sort-key values (=, IN) for Get/BatchGetItem */
   int nSkv = 0;
   dd_extra x;
+  dd_val lohi[2]; /* a Query's exact N interval (dd_interval_checks) */
+  sqlite3_int64 nLim = -1, nOff = 0;
   int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
 
   dd_cursor_reset(pCur);
+  if(idxNum & DD_NONE)
+    return SQLITE_OK; /* no row can match: no call, no credentials */
   /* the first real read: the client (and credentials) are made now */
   rc = dd_client(p);
   if(rc)
@@ -354,19 +585,20 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   pp = &p->aPath[(idxNum >> 2) & 31];
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
+  memset(lohi, 0, sizeof(lohi));
   iv.bExact = 1;
-  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
-     dd_get_cached(pCur, argc, argv))
-    return dynamodbNext(cur);
-  pCur->op = idxNum & 3;
-  pCur->pPath = pp;
-  pCur->bEof = 0;
-  pCur->bFetch = (idxNum & DD_FETCH) != 0;
   if(dd_plan_decode(p, idxStr, argc, &x)) {
     dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
              idxStr ? idxStr : "");
     return SQLITE_ERROR;
   }
+  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
+     !dd_has_n_check(p, &x) && dd_get_cached(pCur, argc, argv))
+    return dynamodbNext(cur);
+  pCur->op = idxNum & 3;
+  pCur->pPath = pp;
+  pCur->bEof = 0;
+  pCur->bFetch = (idxNum & DD_FETCH) != 0;
   if(dd_in_write(p)) {
     /* an UPDATE or DELETE (or a read in a write transaction): rows must
     ** be whole items with their keys, never counted or projected */
@@ -402,9 +634,8 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     }
     pCur->rd.table = p->pDesc->name;
   } else {
-    rc = dd_collect(&pCur->aPk, &pCur->nPk, argv[iArg++],
-                    (idxNum & DD_PK_IN) != 0, p->aCol[pp->iPk].type,
-                    DD_MAX_PK_BYTES);
+    rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, argv[iArg++],
+                    (idxNum & DD_PK_IN) != 0, DD_MAX_PK_BYTES);
     if(rc)
       goto fail;
     if(pCur->nPk == 0)
@@ -415,8 +646,8 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         break;
       if(pCur->op != DD_OP_QUERY) {
         /* the table's sort key, = or IN: gather its values */
-        rc = dd_collect(&aSkv, &nSkv, argv[iArg++], (idxNum & DD_SK_IN) != 0,
-                        p->aCol[pp->iSk].type, DD_MAX_SK_BYTES);
+        rc = dd_collect(p, pp->iSk, &aSkv, &nSkv, argv[iArg++],
+                        (idxNum & DD_SK_IN) != 0, DD_MAX_SK_BYTES);
         if(rc)
           goto fail;
         nSkEq = nSkv;
@@ -434,47 +665,9 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       iv.bEmpty = 1;
   }
   /* FILTER values, in plan order */
-  for(i = 0; i < x.nFilter && iArg < argc; i++) {
-    int c = x.aFilterCol[i], k = x.aFilterKind[i], ok = 0;
-    dd_val *v = &pCur->aFv[pCur->nFilter];
-    ddb_filter *f = &pCur->aFilter[pCur->nFilter];
-    sqlite3_value *pArg = argv[iArg++];
-    if(k == DD_SK_BEGINS) {
-      const char *z = (const char *)sqlite3_value_text(pArg);
-      int n = sqlite3_value_bytes(pArg);
-      if(sqlite3_value_type(pArg) == SQLITE_NULL) {
-        iv.bEmpty = 1;
-        continue;
-      }
-      if(!z || n == 0 || !dd_utf8_ok((const unsigned char *)z, n))
-        continue; /* no narrowing: SQLite checks */
-      rc = dd_val_text(v, DDB_S, z, n);
-      ok = rc == SQLITE_OK;
-    } else {
-      rc = dd_val_from_sql(pArg, p->aCol[c].type, v, &ok);
-    }
-    if(rc)
-      goto fail;
-    if(!ok) {
-      /* NULL or a value no attribute of that type equals: no row for =;
-      ** for a bound, leave it to SQLite */
-      if(k == DD_SK_EQ || sqlite3_value_type(pArg) == SQLITE_NULL)
-        iv.bEmpty = 1;
-      dd_val_clear(v);
-      continue;
-    }
-    memset(f, 0, sizeof(*f));
-    f->name = p->aCol[c].zName;
-    f->op = k == DD_SK_BEGINS ? DDB_SK_BEGINS_WITH
-            : k == DD_SK_EQ   ? DDB_SK_EQ
-            : k == DD_SK_GT   ? DDB_SK_GT
-            : k == DD_SK_GE   ? DDB_SK_GE
-            : k == DD_SK_LT   ? DDB_SK_LT
-                              : DDB_SK_LE;
-    f->v[0] = v->av;
-    pCur->aFilterCol[pCur->nFilter] = c;
-    pCur->nFilter++;
-  }
+  rc = dd_filter_values(pCur, &x, &iv, argc, argv, &iArg);
+  if(rc)
+    goto fail;
   pCur->rd.filters = pCur->aFilter;
   pCur->rd.n_filters = pCur->nFilter;
   for(i = 0; i < p->nCol && i < 64; i++)
@@ -484,21 +677,25 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   pCur->rd.n_proj = x.bCount ? 0 : pCur->nProj;
   pCur->bCount = pCur->rd.count_only = x.bCount;
   if(idxNum & DD_LIMIT) {
-    sqlite3_int64 nLim = sqlite3_value_int64(argv[iArg++]);
-    sqlite3_int64 nOff =
-        (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
+    nLim = sqlite3_value_int64(argv[iArg++]);
+    nOff = (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
     if(nOff < 0)
       nOff = 0;
     if(nLim == 0)
       iv.bEmpty = 1; /* LIMIT 0: no row, no call */
-    /* LIMIT only when the call selects exactly the WHERE's rows; Limit is
-    ** a 32-bit integer to DynamoDB: n+m beyond it (or overflowing) asks
-    ** for DD_MAX_LIMIT, as good as none */
-    if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
-      pCur->nLimit = nLim > DD_MAX_LIMIT - nOff || nOff > DD_MAX_LIMIT
-                         ? DD_MAX_LIMIT
-                         : nLim + nOff;
   }
+  /* CHECK values: sent nowhere, judged here */
+  rc = dd_check_values(pCur, &x, &iv, argc, argv, &iArg);
+  if(rc)
+    goto fail;
+  /* LIMIT only when the call selects exactly the WHERE's rows; Limit is
+  ** a 32-bit integer to DynamoDB: n+m beyond it (or overflowing) asks
+  ** for DD_MAX_LIMIT, as good as none */
+  if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
+    pCur->nLimit = nLim > DD_MAX_LIMIT - nOff || nOff > DD_MAX_LIMIT
+                       ? DD_MAX_LIMIT
+                       : nLim + nOff;
+  dd_checks_settle(pCur);
   if(iv.bEmpty) {
     pCur->bEof = 1;
     goto fail;
@@ -517,7 +714,20 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     pCur->rd.pk_name = p->aCol[pp->iPk].zName;
     if(pp->iSk >= 0)
       pCur->rd.sk_name = p->aCol[pp->iSk].zName;
-    dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
+    if(pp->iSk >= 0 && p->aCol[pp->iSk].type == DDB_N) {
+      /* the exact interval, before dd_iv_finish shapes the request */
+      rc = dd_val_copy(&lohi[0], &iv.lo);
+      if(rc == SQLITE_OK)
+        rc = dd_val_copy(&lohi[1], &iv.hi);
+      if(rc)
+        goto fail;
+      i = iv.loOpen + 2 * iv.hiOpen;
+      dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
+      dd_interval_checks(pCur, &iv, &lohi[0], i & 1, &lohi[1], i >> 1);
+      dd_checks_settle(pCur);
+    } else {
+      dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
+    }
     if(iv.bEmpty) {
       pCur->bEof = 1;
       goto fail;
@@ -572,6 +782,8 @@ fail:
   dd_val_clear(&iv.lo);
   dd_val_clear(&iv.hi);
   dd_val_clear(&iv.prefix);
+  dd_val_clear(&lohi[0]);
+  dd_val_clear(&lohi[1]);
   for(i = 0; i < nSkv; i++)
     dd_val_clear(&aSkv[i]);
   sqlite3_free(aSkv);

@@ -3,6 +3,7 @@
 ** constraints of a plan as one key condition (intervals, LIKE, GLOB,
 ** begins_with).
 */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ int dd_utf8_ok(const unsigned char *z, int n) {
 
 /* Set v to a copy of z[0..n) as a value of type t. */
 int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
+  memset(v, 0, sizeof(*v));
   v->zBuf = malloc((size_t)n + 1);
   if(!v->zBuf)
     return SQLITE_NOMEM;
@@ -86,10 +88,36 @@ int dd_val_text(dd_val *v, ddb_type t, const char *z, int n) {
   return SQLITE_OK;
 }
 
+/* Set dst to a copy of src, buffer and raw bytes included. */
+int dd_val_copy(dd_val *dst, const dd_val *src) {
+  size_t nText = src->av.n, nRaw = (size_t)src->nRaw;
+  int bRaw = src->raw && src->raw != (const unsigned char *)src->av.text;
+  memset(dst, 0, sizeof(*dst));
+  if(!src->av.type)
+    return SQLITE_OK;
+  dst->zBuf = malloc(nText + 1 + (bRaw ? nRaw : 0));
+  if(!dst->zBuf)
+    return SQLITE_NOMEM;
+  memcpy(dst->zBuf, src->av.text, nText);
+  dst->zBuf[nText] = 0;
+  dst->av = src->av;
+  dst->av.text = dst->zBuf;
+  dst->raw = (const unsigned char *)dst->zBuf;
+  if(bRaw) {
+    memcpy(dst->zBuf + nText + 1, src->raw, nRaw);
+    dst->raw = (const unsigned char *)dst->zBuf + nText + 1;
+  }
+  dst->nRaw = src->nRaw;
+  dst->bOut = src->bOut;
+  return SQLITE_OK;
+}
+
 /*
 ** The DynamoDB number that SQL value pVal stands for as a key of type N,
-** the way NUMERIC affinity sees it.  An INTEGER is its digits; a REAL the
-** shortest text that reads back as the same double (0.1 -> "0.1"); TEXT
+** the way NUMERIC affinity sees it.  An INTEGER is its digits; a REAL a
+** whole number below 1E38 its exact integer (2^60 ->
+** "1152921504606846976"), any other the shortest text that reads back as
+** the same double (0.1 -> "0.1"; see ddb_number_from_double); TEXT
 ** that is a number with more digits than a double holds is kept digit for
 ** digit (a 38-digit key given as text is matched exactly, not rounded);
 ** other TEXT that looks like a number (' 1 ', '1.5') is converted as
@@ -189,14 +217,6 @@ int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v, int *pbOk) {
     if(dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d) != DD_NUM_OK)
       return SQLITE_OK; /* no number, or none DynamoDB can hold */
     rc = dd_val_text(v, DDB_N, z, n);
-    if(rc == SQLITE_OK) {
-      int64_t i;
-      v->num = d;
-      if(ddb_number_classify(z, (size_t)n, &i, NULL) == DDB_NUM_INT) {
-        v->i64 = i;
-        v->bInt = 1;
-      }
-    }
     *pbOk = rc == SQLITE_OK;
     return rc;
   }
@@ -222,17 +242,99 @@ int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v, int *pbOk) {
   return SQLITE_OK;
 }
 
-/* Compare two key values of the same type in DynamoDB's order. */
+/*
+** How SQL value pVal compares with the values of an N column, all of
+** which SQLite sees as numbers (NUMERIC affinity), set in *pCls:
+** DD_NB_NULL (it compares to nothing), DD_NB_ABOVE (above every number
+** DynamoDB can hold: text that is no number, a blob, +Inf, 1E126 and
+** beyond), DD_NB_BELOW (-Inf, -1E126 and below), or DD_NB_NUM with v set
+** to the number (v->bOut when DynamoDB cannot hold it: a magnitude below
+** 1E-130, more than 38 digits; it still orders exactly).  Returns
+** SQLITE_OK or SQLITE_NOMEM (v is then zeroed).
+*/
+int dd_n_bound(sqlite3_value *pVal, dd_val *v, int *pCls) {
+  char zNum[64];
+  const char *z;
+  int n, r, rc;
+  double d;
+  memset(v, 0, sizeof(*v));
+  *pCls = DD_NB_NULL;
+  if(sqlite3_value_type(pVal) == SQLITE_NULL)
+    return SQLITE_OK;
+  r = dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d);
+  if(r == DD_NUM_RANGE && isinf(d)) {
+    /* a REAL, or a text NUMERIC affinity makes one ('-1e999') */
+    *pCls = d > 0 ? DD_NB_ABOVE : DD_NB_BELOW;
+    return SQLITE_OK;
+  }
+  if(r == DD_NUM_NONE) {
+    /* text that is no number, or a blob: SQLite orders both after every
+    ** number */
+    *pCls = DD_NB_ABOVE;
+    return SQLITE_OK;
+  }
+  if(r == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "1e126", 5) >= 0) {
+    *pCls = DD_NB_ABOVE;
+    return SQLITE_OK;
+  }
+  if(r == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "-1e126", 6) <= 0) {
+    *pCls = DD_NB_BELOW;
+    return SQLITE_OK;
+  }
+  rc = dd_val_text(v, DDB_N, z, n);
+  if(rc)
+    return rc;
+  v->bOut = r == DD_NUM_RANGE;
+  *pCls = DD_NB_NUM;
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dd_never_true(const dd_column *col, int k, sqlite3_value *pVal) {
+  int e = sqlite3_value_type(pVal), n, cls, bOut;
+  int bLo = k == DD_SK_GT || k == DD_SK_GE,
+      bHi = k == DD_SK_LT || k == DD_SK_LE;
+  dd_val v;
+  if(e == SQLITE_NULL)
+    return 1; /* x op NULL is NULL, LIKE and begins_with too */
+  if(k != DD_SK_EQ && !bLo && !bHi)
+    return 0;
+  if(col->type == DDB_N) {
+    if(dd_n_bound(pVal, &v, &cls))
+      return 0; /* out of memory: no shortcut */
+    bOut = v.bOut;
+    dd_val_clear(&v);
+    if(cls == DD_NB_ABOVE)
+      return !bHi;
+    if(cls == DD_NB_BELOW)
+      return !bLo;
+    return k == DD_SK_EQ && bOut; /* no item holds such a number */
+  }
+  n = sqlite3_value_bytes(pVal);
+  if(col->type == DDB_S) {
+    /* TEXT affinity turns numbers into text; a blob stays a blob, which
+    ** SQLite orders after every text */
+    if(e == SQLITE_BLOB)
+      return !bHi;
+    if(k != DD_SK_EQ)
+      return 0;
+    if(n == 0)
+      return !col->bAttr; /* a key is never empty, an attribute may be */
+    return !dd_utf8_ok(sqlite3_value_text(pVal), n);
+  }
+  /* B: no affinity: only a blob equals a blob, and a blob is above every
+  ** number and text */
+  if(e != SQLITE_BLOB)
+    return !bLo;
+  return k == DD_SK_EQ && n == 0 && !col->bAttr;
+}
+
+/* Compare two key values of the same type in DynamoDB's order (N by
+** value, exactly: ddb_number_cmp; S and B by bytes). */
 UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b) {
   int n, c;
-  if(a->av.type == DDB_N) {
-    /* exact for 64-bit integers (a double holds only 53 bits) */
-    long double x = a->bInt ? (long double)a->i64 : (long double)a->num;
-    long double y = b->bInt ? (long double)b->i64 : (long double)b->num;
-    if(a->bInt && b->bInt)
-      return a->i64 < b->i64 ? -1 : a->i64 > b->i64 ? 1 : 0;
-    return x < y ? -1 : x > y ? 1 : 0;
-  }
+  if(a->av.type == DDB_N)
+    return ddb_number_cmp(a->av.text, a->av.n, b->av.text, b->av.n);
   n = a->nRaw < b->nRaw ? a->nRaw : b->nRaw;
   c = n ? memcmp(a->raw, b->raw, (size_t)n) : 0;
   return c ? c : a->nRaw - b->nRaw;
@@ -415,9 +517,28 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
     sqlite3_free(zLo);
     return rc;
   }
-  rc = dd_val_from_sql(pVal, t, &v, &ok);
-  if(rc)
-    return rc;
+  if(t == DDB_N) {
+    /* every bound orders exactly (the cursor checks what the request
+    ** cannot say, plan.c omits these constraints from SQLite's check) */
+    int cls;
+    rc = dd_n_bound(pVal, &v, &cls);
+    if(rc)
+      return rc;
+    if(cls != DD_NB_NUM || (k == DD_SK_EQ && v.bOut)) {
+      /* NULL, or a value above or below every number: the constraint is
+      ** true of no item, or of every one */
+      int bLo = k == DD_SK_GT || k == DD_SK_GE;
+      if(cls == DD_NB_NULL || k == DD_SK_EQ || (cls == DD_NB_ABOVE) == bLo)
+        iv->bEmpty = 1;
+      dd_val_clear(&v);
+      return SQLITE_OK;
+    }
+    ok = 1;
+  } else {
+    rc = dd_val_from_sql(pVal, t, &v, &ok);
+    if(rc)
+      return rc;
+  }
   if(ok && !dd_key_fits(&v, DD_MAX_SK_BYTES)) {
     dd_val_clear(&v); /* no sort key equals it; as a bound: dropped */
     ok = 0;
@@ -435,21 +556,10 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
   switch(k) {
   case DD_SK_EQ: {
     dd_val w;
-    rc = dd_val_text(&w, v.av.type, v.av.text, (int)v.av.n);
+    rc = dd_val_copy(&w, &v);
     if(rc) {
       dd_val_clear(&v);
       return rc;
-    }
-    w.num = v.num;
-    w.i64 = v.i64;
-    w.bInt = v.bInt;
-    if(v.av.type == DDB_B) { /* keep raw bytes for ordering */
-      dd_val_clear(&w);
-      rc = dd_val_from_sql(pVal, t, &w, &ok);
-      if(rc) {
-        dd_val_clear(&v);
-        return rc;
-      }
     }
     dd_iv_lo(iv, &v, 0);
     dd_iv_hi(iv, &w, 0);
@@ -470,10 +580,20 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
     return;
   if(iv->lo.av.type && iv->hi.av.type) {
     int c = dd_val_cmp(&iv->lo, &iv->hi);
-    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen))) {
+    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen || iv->lo.bOut))) {
       iv->bEmpty = 1;
       return;
     }
+  }
+  /* a bound DynamoDB cannot hold (1E-131, 39 digits) stays out of the
+  ** request, a superset the cursor narrows (see dynamodbFilter) */
+  if(iv->lo.bOut) {
+    dd_val_clear(&iv->lo);
+    iv->bExact = 0;
+  }
+  if(iv->hi.bOut) {
+    dd_val_clear(&iv->hi);
+    iv->bExact = 0;
   }
   if(nPrefix == 1 && nOther == 0 && iv->prefix.av.type) {
     rd->sk_op = DDB_SK_BEGINS_WITH;
@@ -506,9 +626,12 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
   }
 }
 
-/* Order of values for dd_dedupe: by length, then bytes. */
+/* Order of values of one type for dd_dedupe: N by value (7 and 7.0, or
+** 1E2 and 100, are one key), others by length, then bytes. */
 int dd_val_order(const void *pa, const void *pb) {
   const dd_val *a = pa, *b = pb;
+  if(a->av.type == DDB_N && b->av.type == DDB_N)
+    return ddb_number_cmp(a->av.text, a->av.n, b->av.text, b->av.n);
   if(a->av.n != b->av.n)
     return a->av.n < b->av.n ? -1 : 1;
   return memcmp(a->av.text, b->av.text, a->av.n);

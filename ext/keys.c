@@ -16,11 +16,12 @@ SQLITE_EXTENSION_INIT3
 ** The hidden column keys takes a JSON array of table keys, each
 ** [PK, SK] (or {"PK": .., "SK": ..} by attribute name; a table without a
 ** sort key also takes a plain value or [PK]).  A value is a JSON string
-** for an S key, a JSON number (or a string holding a number, for more
-** digits than 64 bits) for N, base64 text for B; it converts as PK = ?
-** would, so a value no key can hold (an empty string, a number DynamoDB
-** cannot hold, a key over the length limits) finds nothing, as the join
-** does.  A key of another shape or type is an error naming it.
+** for an S key (every byte, \u0000 included), a JSON number or a string
+** holding a number for N (every digit kept), base64 text for B; it
+** converts as PK = ? would, so a value no key can hold (an empty string,
+** a number DynamoDB cannot hold, a key over the length limits) finds
+** nothing, as the join does.  A key of another shape or type is an error
+** naming it.
 */
 #define DD_MAX_KEYS 1000000
 
@@ -37,147 +38,210 @@ static int dd_keypair_order(const void *pa, const void *pb) {
   return dd_val_order(&a->sk, &b->sk);
 }
 
-/* One key value: pVal (from json_extract, of JSON type zType) to column
-** c's type into v.  Returns SQLITE_OK (*pbOk=0: no key can equal it), or
-** SQLITE_ERROR with *pzWhy set to what is wrong (static text). */
-static int dd_keys_val(dd_vtab *p, int c, sqlite3_value *pVal,
-                       const char *zType, dd_val *v, int *pbOk,
-                       const char **pzWhy) {
+/* The key list as tokens (ddb_jv, client/jsonval.c): the list is parsed
+** here, not by SQLite's JSON functions, which cut a string at \u0000 (3.40:
+** json_extract('["p0\u0000x"]', '$[0]') is 'p0', another key) and read a
+** number as a double (38 digits are not one). */
+
+/* Append token i of j to s as compact JSON, for messages: strings and
+** numbers as written, containers without white space. */
+static void dd_keys_render(sqlite3_str *s, const ddb_jv *j, uint32_t i) {
+  size_t n;
+  const char *z;
+  uint32_t k, m, e;
+  switch(ddb_jv_type_of(j, i)) {
+  case DDB_JV_ARRAY:
+  case DDB_JV_OBJECT: {
+    int bObj = ddb_jv_type_of(j, i) == DDB_JV_OBJECT;
+    sqlite3_str_appendchar(s, 1, bObj ? '{' : '[');
+    for(k = 0, m = i + 1, e = ddb_jv_count(j, i); k < e; k++) {
+      if(k)
+        sqlite3_str_appendchar(s, 1, ',');
+      if(bObj) {
+        dd_keys_render(s, j, m);
+        sqlite3_str_appendchar(s, 1, ':');
+        m++;
+      }
+      dd_keys_render(s, j, m);
+      m = ddb_jv_next(j, m);
+    }
+    sqlite3_str_appendchar(s, 1, bObj ? '}' : ']');
+    return;
+  }
+  case DDB_JV_STRING:
+    z = ddb_jv_raw(j, i, &n);
+    sqlite3_str_appendf(s, "\"%.*s\"", (int)n, z);
+    return;
+  default: z = ddb_jv_raw(j, i, &n); sqlite3_str_appendf(s, "%.*s", (int)n, z);
+  }
+}
+
+/* The value token of member zName (bytes, NUL-terminated) of object i,
+** or 0 when there is none (token 0 is the list: never a member). */
+static uint32_t dd_keys_member(const ddb_jv *j, uint32_t i, const char *zName,
+                               int *pbNoMem) {
+  uint32_t k, m, e;
+  size_t nName = strlen(zName);
+  for(k = 0, m = i + 1, e = ddb_jv_count(j, i); k < e; k++) {
+    size_t n;
+    char *z = ddb_jv_string(j, m, &n);
+    int bSame = z && n == nName && memcmp(z, zName, n) == 0;
+    if(!z) {
+      *pbNoMem = 1;
+      return 0;
+    }
+    free(z);
+    if(bSame)
+      return m + 1;
+    m = ddb_jv_next(j, m + 1);
+  }
+  return 0;
+}
+
+/* One key value: token i of j (0: missing) to column c's type into v.
+** Returns SQLITE_OK (*pbOk=0: no key can equal it), or SQLITE_ERROR with
+** *pzWhy set to what is wrong (static text); SQLITE_NOMEM. */
+static int dd_keys_val(dd_vtab *p, int c, const ddb_jv *j, uint32_t i,
+                       dd_val *v, int *pbOk, const char **pzWhy) {
   ddb_type t = p->aCol[c].type;
-  int bText = zType && strcmp(zType, "text") == 0;
-  int bNum =
-      zType && (strcmp(zType, "integer") == 0 || strcmp(zType, "real") == 0);
+  ddb_jv_type jt = i ? ddb_jv_type_of(j, i) : DDB_JV_NULL;
+  char *z = NULL;
+  size_t n = 0;
+  int rc = SQLITE_OK;
   memset(v, 0, sizeof(*v));
   *pbOk = 0;
-  if(!zType) {
+  if(!i) {
     *pzWhy = "missing";
     return SQLITE_ERROR;
   }
-  if(t == DDB_S && !bText) {
-    *pzWhy = "must be a JSON string (S key)";
+  if(jt != DDB_JV_STRING && (t != DDB_N || jt != DDB_JV_NUMBER)) {
+    *pzWhy = t == DDB_S   ? "must be a JSON string (S key)"
+             : t == DDB_N ? "must be a JSON number (N key)"
+                          : "must be base64 text (B key)";
     return SQLITE_ERROR;
   }
-  if(t == DDB_N && !bNum && !bText) {
-    *pzWhy = "must be a JSON number (N key)";
-    return SQLITE_ERROR;
-  }
-  if(t == DDB_B) {
-    const char *z = (const char *)sqlite3_value_text(pVal);
-    int n = sqlite3_value_bytes(pVal);
-    size_t cap = (size_t)n / 4 * 3 + 3, nRaw;
-    if(!bText || !z) {
-      *pzWhy = "must be base64 text (B key)";
-      return SQLITE_ERROR;
-    }
-    if(n == 0)
+  if(jt == DDB_JV_NUMBER) {
+    /* every digit as written; a number DynamoDB cannot hold finds
+    ** nothing, as PK = ? does */
+    const char *zNum = ddb_jv_raw(j, i, &n);
+    if(!ddb_number_fits(zNum, n))
       return SQLITE_OK;
-    v->zBuf = malloc((size_t)n + 1 + cap);
-    if(!v->zBuf)
-      return SQLITE_NOMEM;
-    nRaw =
-        ddb_base64_decode(z, (size_t)n, (unsigned char *)v->zBuf + n + 1, cap);
-    if(nRaw == (size_t)-1) {
-      dd_val_clear(v);
-      *pzWhy = "is not base64 (B key)";
-      return SQLITE_ERROR;
-    }
-    /* canonical base64 of the bytes, and the bytes, for ordering */
-    if(ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
-                         (size_t)n + 1) == (size_t)-1) {
-      dd_val_clear(v);
-      *pzWhy = "is not base64 (B key)";
-      return SQLITE_ERROR;
-    }
-    v->av.type = DDB_B;
-    v->av.text = v->zBuf;
-    v->av.n = (uint32_t)strlen(v->zBuf);
-    v->raw = (const unsigned char *)v->zBuf + n + 1;
-    v->nRaw = (int)nRaw;
-    *pbOk = nRaw > 0;
-    return SQLITE_OK;
-  }
-  if(t == DDB_N && bText) {
-    int rc = dd_val_from_sql(pVal, t, v, pbOk);
-    if(rc == SQLITE_OK && !*pbOk) {
-      *pzWhy = "must be a JSON number (N key)";
-      return SQLITE_ERROR;
-    }
+    rc = dd_val_text(v, DDB_N, zNum, (int)n);
+    *pbOk = rc == SQLITE_OK;
     return rc;
   }
-  return dd_val_from_sql(pVal, t, v, pbOk);
+  z = ddb_jv_string(j, i, &n);
+  if(!z)
+    return SQLITE_NOMEM;
+  if(n > 0x7fffffff) {
+    rc = SQLITE_TOOBIG;
+  } else if(t == DDB_S) {
+    /* every byte, a NUL included; no key is empty or invalid UTF-8 */
+    if(n > 0 && dd_utf8_ok((const unsigned char *)z, (int)n)) {
+      rc = dd_val_text(v, DDB_S, z, (int)n);
+      *pbOk = rc == SQLITE_OK;
+    }
+  } else if(t == DDB_N) {
+    /* a number in a string: white space around it, as NUMERIC affinity
+    ** allows, and its digits kept */
+    const char *zNum = z;
+    size_t nNum = n;
+    while(nNum &&
+          (*zNum == ' ' || *zNum == '\t' || *zNum == '\n' || *zNum == '\r'))
+      zNum++, nNum--;
+    while(nNum && (zNum[nNum - 1] == ' ' || zNum[nNum - 1] == '\t' ||
+                   zNum[nNum - 1] == '\n' || zNum[nNum - 1] == '\r'))
+      nNum--;
+    if(nNum && *zNum == '+')
+      zNum++, nNum--;
+    if(!ddb_number_ok(zNum, nNum) || (nNum && zNum[0] == '+')) {
+      *pzWhy = "must be a JSON number (N key)";
+      rc = SQLITE_ERROR;
+    } else if(ddb_number_fits(zNum, nNum)) {
+      rc = dd_val_text(v, DDB_N, zNum, (int)nNum);
+      *pbOk = rc == SQLITE_OK;
+    }
+  } else {
+    /* B: base64 text, kept canonical, and the bytes for ordering */
+    size_t cap = n / 4 * 3 + 3, nRaw;
+    if(n > 0) {
+      v->zBuf = malloc(n + 1 + cap);
+      if(!v->zBuf) {
+        free(z);
+        return SQLITE_NOMEM;
+      }
+      nRaw = ddb_base64_decode(z, n, (unsigned char *)v->zBuf + n + 1, cap);
+      if(nRaw == (size_t)-1 ||
+         ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
+                           n + 1) == (size_t)-1) {
+        dd_val_clear(v);
+        *pzWhy = "is not base64 (B key)";
+        rc = SQLITE_ERROR;
+      } else {
+        v->av.type = DDB_B;
+        v->av.text = v->zBuf;
+        v->av.n = (uint32_t)strlen(v->zBuf);
+        v->raw = (const unsigned char *)v->zBuf + n + 1;
+        v->nRaw = (int)nRaw;
+        *pbOk = nRaw > 0;
+      }
+    }
+  }
+  free(z);
+  return rc;
+}
+
+/* The error for key iKey (token i of j) of the list: "keys: key N (..)
+** zWhat zWhy", or, without zWhat, the shape expected. */
+static void dd_keys_bad(dd_vtab *p, const ddb_jv *j, uint32_t i, int iKey,
+                        const char *zWhat, const char *zWhy) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  char *zKey;
+  dd_keys_render(s, j, i);
+  zKey = sqlite3_str_finish(s);
+  if(zWhat)
+    dd_error(p, "keys: key %d (%.60s): %s %s", iKey, zKey ? zKey : "", zWhat,
+             zWhy);
+  else if(p->nKey == 2)
+    dd_error(p,
+             "keys: key %d (%.60s) %s: expected [%s, %s] or "
+             "{\"%s\": .., \"%s\": ..}",
+             iKey, zKey ? zKey : "", zWhy, p->azKey[0], p->azKey[1],
+             p->azKey[0], p->azKey[1]);
+  else
+    dd_error(p,
+             "keys: key %d (%.60s) %s: expected a value, [%s] or "
+             "{\"%s\": ..}",
+             iKey, zKey ? zKey : "", zWhy, p->azKey[0], p->azKey[0]);
+  sqlite3_free(zKey);
 }
 
 /* Parse the key list pList (the argument of keys = ?) into table keys:
 ** *paKey (sqlite3_free(), each ddb_item_unref()) of *pnKey distinct keys,
 ** in key order.  Keys no item can have are left out.  Returns SQLITE_OK;
 ** SQLITE_ERROR with the vtab's message set when the list or a key is
-** malformed, naming it. */
+** malformed, naming it; SQLITE_NOMEM. */
 int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
                   int *pnKey) {
-  static const char zSql[] =
-      "SELECT e.key, json_quote(e.value),"
-      " CASE e.type WHEN 'array' THEN json_array_length(e.value)"
-      "  WHEN 'object' THEN (SELECT count(*) FROM json_each(e.value))"
-      "  ELSE 0 END,"
-      " CASE e.type WHEN 'array' THEN json_type(e.value, '$[0]')"
-      "  WHEN 'object' THEN json_type(e.value, ?2) ELSE e.type END,"
-      " CASE e.type WHEN 'array' THEN json_extract(e.value, '$[0]')"
-      "  WHEN 'object' THEN json_extract(e.value, ?2) ELSE e.value END,"
-      " CASE e.type WHEN 'array' THEN json_type(e.value, '$[1]')"
-      "  WHEN 'object' THEN json_type(e.value, ?3) END,"
-      " CASE e.type WHEN 'array' THEN json_extract(e.value, '$[1]')"
-      "  WHEN 'object' THEN json_extract(e.value, ?3) END,"
-      " e.type"
-      " FROM json_each(CASE WHEN json_valid(?1) AND json_type(?1) = 'array'"
-      "  THEN ?1 ELSE json_array(?1, 0) END) e";
-  sqlite3_stmt *pStmt = NULL;
+  ddb_jv *j = NULL;
   dd_keypair *a = NULL;
   ddb_item **aKey = NULL;
-  char *zPath[2] = {NULL, NULL};
-  const char *zWhy = NULL;
-  char *zWhat = NULL;
-  int n = 0, nAlloc = 0, i, j, rc, bList;
   const char *zList;
+  int n = 0, nAlloc = 0, i, rc = SQLITE_OK, nList;
+  uint32_t iKey, nKeys, e;
+  ddb_result jr;
   *paKey = NULL;
   *pnKey = 0;
   if(sqlite3_value_type(pList) == SQLITE_NULL)
     return SQLITE_OK; /* keys = NULL: no row, as PK = NULL */
   zList = (const char *)sqlite3_value_text(pList);
+  nList = sqlite3_value_bytes(pList);
   if(!zList)
     return SQLITE_NOMEM;
-  for(i = 0; i < p->nKey; i++) {
-    zPath[i] = sqlite3_mprintf("$.\"%s\"", p->azKey[i]);
-    if(!zPath[i]) {
-      rc = SQLITE_NOMEM;
-      goto fail;
-    }
-  }
-  rc = sqlite3_prepare_v2(p->db, zSql, -1, &pStmt, NULL);
-  if(rc)
-    goto fail;
-  sqlite3_bind_value(pStmt, 1, pList);
-  sqlite3_bind_text(pStmt, 2, zPath[0], -1, SQLITE_STATIC);
-  sqlite3_bind_text(pStmt, 3, p->nKey == 2 ? zPath[1] : "$", -1,
-                    SQLITE_STATIC);
-  bList = 1;
-  {
-    /* is it a JSON array at all?  (json_each would walk an object's
-    ** members, and fail on malformed text with no word of where) */
-    sqlite3_stmt *pChk = NULL;
-    rc = sqlite3_prepare_v2(p->db,
-                            "SELECT CASE WHEN json_valid(?1) THEN "
-                            "json_type(?1) = 'array' ELSE 0 END",
-                            -1, &pChk, NULL);
-    if(rc)
-      goto fail;
-    sqlite3_bind_value(pChk, 1, pList);
-    if(sqlite3_step(pChk) == SQLITE_ROW)
-      bList = sqlite3_column_int(pChk, 0);
-    rc = sqlite3_finalize(pChk);
-    if(rc)
-      goto fail;
-  }
-  if(!bList) {
+  jr = ddb_jv_parse(zList, (size_t)nList, &j);
+  if(jr == DDB_ERR_NOMEM)
+    return SQLITE_NOMEM;
+  if(jr != DDB_OK || ddb_jv_type_of(j, 0) != DDB_JV_ARRAY) {
     dd_error(p,
              "keys: not a JSON array of keys: '%.60s' (expected e.g. "
              "[[\"pk1\", \"sk1\"], ...] or [{\"%s\": ...}, ...])",
@@ -185,46 +249,49 @@ int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
     rc = SQLITE_ERROR;
     goto fail;
   }
-  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-    int iKey = sqlite3_column_int(pStmt, 0);
-    int nPart = sqlite3_column_int(pStmt, 2);
-    const char *zType = (const char *)sqlite3_column_text(pStmt, 7);
-    int bArr = zType && strcmp(zType, "array") == 0;
-    int bObj = zType && strcmp(zType, "object") == 0;
-    int ok0 = 0, ok1 = 1;
+  nKeys = ddb_jv_count(j, 0);
+  if(nKeys > DD_MAX_KEYS) {
+    dd_error(p, "keys: more than %d keys", DD_MAX_KEYS);
+    rc = SQLITE_ERROR;
+    goto fail;
+  }
+  for(iKey = 0, e = 1; iKey < nKeys; iKey++, e = ddb_jv_next(j, e)) {
+    ddb_jv_type jt = ddb_jv_type_of(j, e);
+    int bArr = jt == DDB_JV_ARRAY, bObj = jt == DDB_JV_OBJECT;
+    int nPart = bArr || bObj ? (int)ddb_jv_count(j, e) : 0;
+    uint32_t aTok[2] = {0, 0};
+    int ok0 = 0, ok1 = 1, bNoMem = 0, k;
     dd_keypair kp;
     memset(&kp, 0, sizeof(kp));
-    if(n >= DD_MAX_KEYS) {
-      dd_error(p, "keys: more than %d keys", DD_MAX_KEYS);
+    if((bArr || bObj) ? nPart != p->nKey : p->nKey != 1) {
+      dd_keys_bad(p, j, e, (int)iKey, NULL, "has the wrong shape");
       rc = SQLITE_ERROR;
       goto fail;
     }
-    if((bArr || bObj) ? nPart != p->nKey : p->nKey != 1) {
-      zWhy = "has the wrong shape";
-      goto bad;
+    for(k = 0; k < p->nKey; k++) {
+      if(bArr)
+        aTok[k] = k == 0 ? e + 1 : ddb_jv_next(j, e + 1);
+      else if(bObj)
+        aTok[k] = dd_keys_member(j, e, p->azKey[k], &bNoMem);
+      else
+        aTok[k] = e; /* a plain value: the partition key */
     }
-    rc = dd_keys_val(p, p->aPath[0].iPk, sqlite3_column_value(pStmt, 4),
-                     (const char *)sqlite3_column_text(pStmt, 3), &kp.pk, &ok0,
-                     &zWhy);
-    if(rc == SQLITE_ERROR) {
-      zWhat = sqlite3_mprintf("%s", p->azKey[0]);
-      goto bad;
-    }
-    if(rc)
+    if(bNoMem) {
+      rc = SQLITE_NOMEM;
       goto fail;
-    if(p->nKey == 2) {
-      rc = dd_keys_val(p, p->aPath[0].iSk, sqlite3_column_value(pStmt, 6),
-                       (const char *)sqlite3_column_text(pStmt, 5), &kp.sk,
-                       &ok1, &zWhy);
-      if(rc == SQLITE_ERROR) {
-        dd_val_clear(&kp.pk);
-        zWhat = sqlite3_mprintf("%s", p->azKey[1]);
-        goto bad;
-      }
-      if(rc) {
-        dd_val_clear(&kp.pk);
-        goto fail;
-      }
+    }
+    for(k = 0; k < p->nKey && rc == SQLITE_OK; k++) {
+      const char *zWhy = "";
+      rc = dd_keys_val(p, k == 0 ? p->aPath[0].iPk : p->aPath[0].iSk, j,
+                       aTok[k], k == 0 ? &kp.pk : &kp.sk, k == 0 ? &ok0 : &ok1,
+                       &zWhy);
+      if(rc == SQLITE_ERROR)
+        dd_keys_bad(p, j, e, (int)iKey, p->azKey[k], zWhy);
+    }
+    if(rc) {
+      dd_val_clear(&kp.pk);
+      dd_val_clear(&kp.sk);
+      goto fail;
     }
     if(!ok0 || !ok1 || !dd_key_fits(&kp.pk, DD_MAX_PK_BYTES) ||
        (p->nKey == 2 && !dd_key_fits(&kp.sk, DD_MAX_SK_BYTES))) {
@@ -245,32 +312,7 @@ int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
       a = aNew;
     }
     a[n++] = kp;
-    continue;
-  bad:
-    if(zWhat)
-      dd_error(p, "keys: key %d (%.60s): %s %s", iKey,
-               (const char *)sqlite3_column_text(pStmt, 1), zWhat, zWhy);
-    else if(p->nKey == 2)
-      dd_error(p,
-               "keys: key %d (%.60s) %s: expected [%s, %s] or "
-               "{\"%s\": .., \"%s\": ..}",
-               iKey, (const char *)sqlite3_column_text(pStmt, 1), zWhy,
-               p->azKey[0], p->azKey[1], p->azKey[0], p->azKey[1]);
-    else
-      dd_error(p,
-               "keys: key %d (%.60s) %s: expected a value, [%s] or "
-               "{\"%s\": ..}",
-               iKey, (const char *)sqlite3_column_text(pStmt, 1), zWhy,
-               p->azKey[0], p->azKey[0]);
-    rc = SQLITE_ERROR;
-    goto fail;
   }
-  if(rc != SQLITE_DONE) {
-    dd_error(p, "keys: %s", sqlite3_errmsg(p->db));
-    rc = SQLITE_ERROR;
-    goto fail;
-  }
-  rc = SQLITE_OK;
   /* the same key twice is one key (BatchGetItem refuses duplicates) */
   if(n > 1)
     qsort(a, (size_t)n, sizeof(*a), dd_keypair_order);
@@ -279,7 +321,7 @@ int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
     rc = SQLITE_NOMEM;
     goto fail;
   }
-  for(i = j = 0; i < n; i++) {
+  for(i = 0, nList = 0; i < n; i++) {
     ddb_av kv[2];
     if(i > 0 && dd_keypair_order(&a[i], &a[i - 1]) == 0)
       continue;
@@ -291,31 +333,28 @@ int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
       kv[1].name = p->azKey[1];
       kv[1].name_len = 0;
     }
-    aKey[j] = ddb_item_from_avs(kv, p->nKey);
-    if(!aKey[j]) {
+    aKey[nList] = ddb_item_from_avs(kv, p->nKey);
+    if(!aKey[nList]) {
       rc = SQLITE_NOMEM;
       break;
     }
-    j++;
+    nList++;
   }
   if(rc) {
-    while(j > 0)
-      ddb_item_unref(aKey[--j]);
+    while(nList > 0)
+      ddb_item_unref(aKey[--nList]);
     sqlite3_free(aKey);
     goto fail;
   }
   *paKey = aKey;
-  *pnKey = j;
+  *pnKey = nList;
 
 fail:
-  sqlite3_finalize(pStmt);
+  ddb_jv_free(j);
   for(i = 0; i < n; i++) {
     dd_val_clear(&a[i].pk);
     dd_val_clear(&a[i].sk);
   }
   sqlite3_free(a);
-  sqlite3_free(zPath[0]);
-  sqlite3_free(zPath[1]);
-  sqlite3_free(zWhat);
   return rc;
 }

@@ -268,6 +268,52 @@ static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
+/* The plan of a WHERE no row can satisfy: a key attribute of the table
+** IS NULL (every item has it), or a comparison whose value SQLite knows
+** now (a literal: sqlite3_vtab_rhs_value) that no row passes
+** (dd_never_true: GB = '' on a binary key, SK = 1e-131).  Such a plan
+** makes no call and resolves no credentials (xFilter returns at once);
+** values known only at xFilter (a parameter) cost no call either, as
+** xFilter finds them (dynamodbFilter), but EXPLAIN cannot show it.
+** Returns SQLITE_OK with pInfo filled, SQLITE_NOTFOUND when the WHERE
+** may match, SQLITE_NOMEM. */
+static int dd_plan_none(dd_vtab *p, sqlite3_index_info *pInfo) {
+  dd_plancode pc;
+  int i, iCol = -1, kind = -1;
+  for(i = 0; i < pInfo->nConstraint && iCol < 0; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    sqlite3_value *pVal = NULL;
+    int k = dd_sk_kind(c);
+    if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol)
+      continue;
+    if(c->op == SQLITE_INDEX_CONSTRAINT_ISNULL) {
+      if(dd_is_table_key(p, c->iColumn))
+        iCol = c->iColumn;
+      continue;
+    }
+    if(k == DD_SK_NONE || sqlite3_vtab_rhs_value(pInfo, i, &pVal) || !pVal ||
+       (sqlite3_value_type(pVal) != SQLITE_NULL && !dd_binary(pInfo, i)))
+      continue;
+    if(dd_never_true(&p->aCol[c->iColumn], k, pVal)) {
+      iCol = c->iColumn;
+      kind = k;
+    }
+  }
+  if(iCol < 0)
+    return SQLITE_NOTFOUND;
+  memset(&pc, 0, sizeof(pc));
+  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
+  pInfo->idxNum = DD_OP_SCAN | DD_NONE;
+  pInfo->idxStr = dd_plan_encode(dd_plan_none_str(p, iCol, kind), &pc);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = 0.5;
+  pInfo->estimatedRows = 1;
+  pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  return SQLITE_OK;
+}
+
 /* ------------------------------------------------------------------------
 ** The query plan
 **
@@ -292,11 +338,15 @@ static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
 **   29            DD_KEYS: BatchGetItem of the key list given to the
 **                 hidden column keys (keys = ?, or shop(?)): one
 **                 argument, the JSON list (see dd_keys_parse)
+**   30            DD_NONE: no row can match (dd_plan_none): no call, no
+**                 argument
 **
 ** Arguments reach xFilter in this order: the partition key (GetItem,
 ** BatchGetItem, Query), the sort-key constraints in bit order, the FILTER
 ** values (their columns and kinds in the machine half of idxStr), LIMIT,
-** OFFSET.
+** OFFSET, the CHECK values (comparisons sent nowhere, which xFilter
+** judges: a value no row can match costs no call, an N comparison is
+** checked exactly).
 **
 ** The choice, cheapest first (estimatedCost):
 **
@@ -313,9 +363,12 @@ static int dd_plan_keys(dd_vtab *p, sqlite3_index_info *pInfo) {
 ** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
 ** the list, cost 2.
 **
-** Only constraints with BINARY collation are pushed.  Every constraint
-** is left for SQLite to check again (omit=0): the DynamoDB call selects a
-** superset.  LIKE on a sort key becomes the range it implies in binary
+** Only constraints with BINARY collation are pushed.  A constraint is
+** left for SQLite to check again (omit=0): the DynamoDB call selects a
+** superset; except PK = ? and SK = ?, which the call enforces exactly,
+** and every comparison on an N column (the sort key's ranges, FILTER
+** and CHECK), which the cursor checks exactly (DynamoDB's order: SQLite
+** would compare numbers of over 15 digits as doubles, and lose rows).  LIKE on a sort key becomes the range it implies in binary
 ** order ([upper(prefix), successor(lower(prefix))), a superset of the
 ** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
 ** begins_with.  LIMIT is pushed only when every WHERE term is a
@@ -340,6 +393,11 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     return SQLITE_ERROR;
   }
   mUsed = dd_cols_needed(p, pInfo->colUsed);
+
+  /* a WHERE no row can satisfy: no call at all */
+  rc = dd_plan_none(p, pInfo);
+  if(rc != SQLITE_NOTFOUND)
+    return rc;
 
   /* keys = ?: the whole key list in one BatchGetItem plan */
   rc = dd_plan_keys(p, pInfo);
@@ -377,9 +435,12 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
     for(i = 0; i < best.nSk; i++) {
       pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = dd_plan_arg(
           &pc, DD_ARG_SK, best.aSkKind[i], p->aPath[best.iPath].iSk);
-      /* likewise SK = ? */
+      /* likewise SK = ?; and a Query's ranges on an N sort key, which
+      ** xFilter makes exact (the request, then the cursor's checks) */
       pInfo->aConstraintUsage[best.aSkCons[i]].omit =
-          best.aSkKind[i] == DD_SK_EQ && !best.bSkIn;
+          (best.aSkKind[i] == DD_SK_EQ && !best.bSkIn) ||
+          (best.op == DD_OP_QUERY &&
+           p->aCol[p->aPath[best.iPath].iSk].type == DDB_N);
       idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
     }
     if(best.bSkIn) {
@@ -414,6 +475,8 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
         continue;
       pInfo->aConstraintUsage[i].argvIndex =
           dd_plan_arg(&pc, DD_ARG_FILTER, k, c->iColumn);
+      /* N: xFilter checks it exactly on each row */
+      pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
       extra.aFilterCol[extra.nFilter] = c->iColumn;
       extra.aFilterKind[extra.nFilter] = k;
       extra.nFilter++;
@@ -470,6 +533,25 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
           dd_plan_arg(&pc, DD_ARG_OFFSET, 0, -1);
       idxNum |= DD_OFFSET;
     }
+  }
+  /* CHECK: the comparisons on columns no FILTER took (a GetItem's, or a
+  ** Query's that the query cache or a fetch by key keeps from filtering),
+  ** for xFilter to judge; never shown in the plan (nothing is sent) */
+  for(i = 0;
+      i < pInfo->nConstraint && extra.nFilter + extra.nCheck < DD_MAX_FILTER;
+      i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    int k = dd_sk_kind(c);
+    if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
+       pInfo->aConstraintUsage[i].argvIndex > 0 || k < DD_SK_EQ ||
+       k > DD_SK_LE || !dd_binary(pInfo, i) ||
+       (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)))
+      continue;
+    pInfo->aConstraintUsage[i].argvIndex =
+        dd_plan_arg(&pc, DD_ARG_CHECK, k, c->iColumn);
+    pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
+    extra.aCheckCol[extra.nCheck] = c->iColumn;
+    extra.aCheckKind[extra.nCheck++] = k;
   }
   if(bFetch)
     idxNum |= DD_FETCH;

@@ -121,6 +121,24 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
   return sqlite3_str_finish(s);
 }
 
+/* See dd_ext.h. */
+char *dd_plan_none_str(dd_vtab *p, int iCol, int kind) {
+  static const char *const azKind[] = {
+      "", "= ?", "> ?", ">= ?", "< ?", "<= ?", "LIKE ?", "GLOB ?", ""};
+  sqlite3_str *s = sqlite3_str_new(0);
+  sqlite3_str_appendall(s, "no call (");
+  if(kind == DD_SK_BEGINS) {
+    sqlite3_str_appendall(s, "begins_with(");
+    dd_name(s, p->aCol[iCol].zName);
+    sqlite3_str_appendall(s, ", ?)");
+  } else {
+    dd_name(s, p->aCol[iCol].zName);
+    sqlite3_str_appendf(s, " %s", kind < 0 ? "IS NULL" : azKind[kind]);
+  }
+  sqlite3_str_appendall(s, ": no row can match)");
+  return sqlite3_str_finish(s);
+}
+
 /*
 ** The plan as xFilter reads it
 **
@@ -138,9 +156,11 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
 **   header   magic "ddplan1" (8 bytes with its NUL), nArg (== argc),
 **            mProj (the columns to project, bit c for column c < 64;
 **            0: whole items), bCount (Select=COUNT)
-**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET or _KEYS
-**            (the key list of keys = ?, col -1);
-**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER;
+**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET, _KEYS
+**            (the key list of keys = ?, col -1) or _CHECK (a comparison
+**            sent nowhere, which xFilter judges; after OFFSET);
+**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER,
+**            DD_SK_EQ .. DD_SK_LE for _CHECK;
 **            col: the column the argument is compared with (-1: none)
 */
 
@@ -188,11 +208,19 @@ int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x) {
   x->bCount = pc.bCount != 0;
   for(i = 0; i < pc.nArg; i++) {
     int role = pc.aArg[i].role, kind = pc.aArg[i].kind, col = pc.aArg[i].col;
-    if(role < DD_ARG_PK || role > DD_ARG_KEYS || col < -1 || col >= p->nCol)
+    if(role < DD_ARG_PK || role > DD_ARG_CHECK || col < -1 || col >= p->nCol)
       return -1;
+    if(role == DD_ARG_CHECK) {
+      if(x->nFilter + x->nCheck >= DD_MAX_FILTER || col < 0 ||
+         kind < DD_SK_EQ || kind > DD_SK_LE)
+        return -1;
+      x->aCheckCol[x->nCheck] = col;
+      x->aCheckKind[x->nCheck++] = kind;
+      continue;
+    }
     if(role != DD_ARG_FILTER)
       continue;
-    if(x->nFilter >= DD_MAX_FILTER || col < 0 ||
+    if(x->nFilter + x->nCheck >= DD_MAX_FILTER || col < 0 ||
        (kind != DD_SK_BEGINS && (kind < DD_SK_EQ || kind > DD_SK_LE)))
       return -1;
     x->aFilterCol[x->nFilter] = col;

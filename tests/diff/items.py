@@ -64,7 +64,7 @@ def rand_decimal(rng):
     if r < 0.55:
         return Decimal(rng.choice([
             INT64_MAX, INT64_MIN, INT64_MAX - 1, INT64_MIN + 1, 2 ** 53, 2 ** 53 + 1,
-            -(2 ** 53) - 1, 10 ** 18, 4611686018427387904, 9007199254740993]))
+            -(2 ** 53) - 1, 10 ** 18, 4611686018427387904, 9007199254740993, 2 ** 60]))
     if r < 0.60:
         # DynamoDB's extremes: 1E-130 comes back written out in full
         return Decimal(rng.choice(["1E-130", "-1E-130", "9.99999999999999E+125", "-9.99999999999999E+125",
@@ -194,6 +194,10 @@ def gen_items(rng, nitems):
         pk = rng.choices(pks, weights)[0]
         sk = rng.choice(SPECIAL_SKS) if rng.random() < 0.15 else rand_key(rng, KEY_PREFIXES)
         add(decorate({"PK": pk, "SK": sk}))
+    # Scores at 2^60 and the ends of 64 bits, which whole-number REALs
+    # name exactly (fixed_queries: Score = 1152921504606846976.0)
+    for i, v in enumerate([2 ** 60, INT64_MIN, INT64_MIN + 1, INT64_MAX, 2 ** 53 + 1]):
+        add({"PK": "EDGE#N", "SK": "S#%d" % i, "Type": "EDGE", "Score": Decimal(v)})
     return items
 
 

@@ -101,8 +101,10 @@ class Gen:
         if col == "Score":
             if x < 0.75 and pool:
                 return r.choice(pool)
+            # whole-number REALs near 2^63 (2^60, -2^63, 2^63) name their exact integers
             return r.choice([0, 10, 10.0, 1.5, -1, 0.1, 1e300, -1e300, INT64_MAX, INT64_MIN,
-                             9.3e18, -9.3e18, 2 ** 53 + 1, 0.5, 99999, -0.0000001, 7.25])
+                             9.3e18, -9.3e18, 2 ** 53 + 1, 0.5, 99999, -0.0000001, 7.25,
+                             float(2 ** 60), float(INT64_MIN), float(2 ** 63)])
         if x < 0.72 and pool:
             return r.choice(pool)
         if pool:
@@ -522,6 +524,13 @@ def fixed_queries(g):
     add(X("Score >= 9.3e18"))
     add(X("Score = 9007199254740993"))
     add(X("Score < X'00'"))
+    # whole-number REALs near 2^63 are their exact integers (EDGE#N items)
+    add(X("Type = 'EDGE' AND Score = 1152921504606846976.0"))
+    add(X("Type = 'EDGE' AND Score <= -9223372036854775808.0"))
+    add(X("Type = 'EDGE' AND Score > 1152921504606846975.0"), order=[("Score", "")])
+    add(X("Type = 'EDGE' AND Score >= 9223372036854775807.0"))
+    add(X("Score = 1152921504606846976.0"))
+    add(X("Score IN (1152921504606846976, -9223372036854775808)"))
     add(X("Score LIKE '1%'"))
     add(X("Score GLOB '-*'"))
     add(begins_with(X("Score"), X("'1'")))

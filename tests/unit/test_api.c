@@ -392,6 +392,30 @@ static void test_builder_number_edges(void) {
   dyn_builder_free(b);
 }
 
+/* N equality is by value at any length: 1E-130 as written and its
+** 132-character expansion (DynamoDB Local returns the expansion; the
+** cache holds the written form) are one number, and 1E-130 is not 0. */
+static void test_number_equal_long(void) {
+  char json[800];
+  dyn_item *it;
+  snprintf(json, sizeof(json),
+           "{\"w\":{\"N\":\"1E-130\"},\"x\":{\"N\":\"0.%0129d1\"},"
+           "\"z\":{\"N\":\"0\"},\"y\":{\"N\":\"-0.%0129d1\"},"
+           "\"b\":{\"N\":\"99999999999999999999999999999999999999\"},"
+           "\"c\":{\"N\":\"9.9999999999999999999999999999999999999E37\"},"
+           "\"d\":{\"N\":\"99999999999999999999999999999999999998\"}}",
+           0, 0);
+  it = parse(json, DYN_JSON_TYPED);
+  if(!CHECK(it != NULL))
+    return;
+  CHECK(dyn_value_equal(dyn_item_get(it, "w"), dyn_item_get(it, "x")));
+  CHECK(!dyn_value_equal(dyn_item_get(it, "x"), dyn_item_get(it, "z")));
+  CHECK(!dyn_value_equal(dyn_item_get(it, "x"), dyn_item_get(it, "y")));
+  CHECK(dyn_value_equal(dyn_item_get(it, "b"), dyn_item_get(it, "c")));
+  CHECK(!dyn_value_equal(dyn_item_get(it, "b"), dyn_item_get(it, "d")));
+  dyn_item_unref(it);
+}
+
 static void test_builder_value(void) {
   dyn_item *src = parse("{\"m\":{\"x\":[1,{\"y\":\"z\"}]},\"s\":\"t\"}", 0);
   dyn_builder *b = dyn_builder_new();
@@ -755,6 +779,8 @@ const tap_test tap_api_tests[] = {
     {"api: references", test_refcount},
     {"api: builder, every type and nesting", test_builder},
     {"api: builder, numbers at DynamoDB's edges", test_builder_number_edges},
+    {"api: N equality by value at any length (1E-130 expanded)",
+     test_number_equal_long},
     {"api: builder copies values", test_builder_value},
     {"api: builder mistakes are sticky", test_builder_errors},
     {"api: codes, names, error mapping", test_codes},

@@ -377,6 +377,124 @@ static void test_number_edges(void) {
   CHECK_INT(ddb_number_from_double(1e126, buf, sizeof(buf)), -1);
   CHECK_INT(ddb_number_from_double(1e-131, buf, sizeof(buf)), -1);
   CHECK_INT(ddb_number_from_double(1.0 / 0.0, buf, sizeof(buf)), -1);
+  /* a whole double below 1E38 is its exact integer: SQLite compares it
+  ** with an INTEGER exactly, and the shortest text names another number */
+  CHECK_INT(ddb_number_from_double(1152921504606846976.0, buf, sizeof(buf)),
+            0);
+  CHECK_STR(buf, "1152921504606846976");
+  CHECK_INT(ddb_number_from_double(-9223372036854775808.0, buf, sizeof(buf)),
+            0);
+  CHECK_STR(buf, "-9223372036854775808");
+  CHECK_INT(ddb_number_from_double(18446744073709551616.0, buf, sizeof(buf)),
+            0);
+  CHECK_STR(buf, "18446744073709551616");
+  CHECK_INT(ddb_number_from_double(1e37, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "9999999999999999538762658202121142272");
+  CHECK_INT(ddb_number_from_double(-1e20, buf, 40), 0);
+  CHECK_STR(buf, "-100000000000000000000");
+  CHECK_INT(ddb_number_from_double(1e40, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "1e+40");
+  CHECK_INT(ddb_number_from_double(0.5, buf, 39), -1); /* cap under 40 */
+}
+
+/* ddb_jv: a JSON text as tokens, every value with its exact bytes. */
+static void test_jv(void) {
+  static const char text[] =
+      " [[\"p0\\u0000x\", 12345678901234567890123456789012345678],"
+      " {\"a\": true, \"b\": [null, false]}, \"\\u00e9\"] ";
+  ddb_jv *j = NULL;
+  size_t n = 0;
+  const char *z;
+  char *str;
+  uint32_t e1, e2, e3;
+  CHECK_INT(ddb_jv_parse(text, strlen(text), &j), DDB_OK);
+  if(!CHECK(j != NULL))
+    return;
+  CHECK_INT(ddb_jv_type_of(j, 0), DDB_JV_ARRAY);
+  CHECK_INT(ddb_jv_count(j, 0), 3);
+  e1 = 1;
+  CHECK_INT(ddb_jv_type_of(j, e1), DDB_JV_ARRAY);
+  CHECK_INT(ddb_jv_count(j, e1), 2);
+  str = ddb_jv_string(j, e1 + 1, &n);
+  CHECK_MEM(str, n, "p0\0x", 4); /* \u0000 kept: 4 bytes, not "p0" */
+  free(str);
+  z = ddb_jv_raw(j, ddb_jv_next(j, e1 + 1), &n);
+  CHECK_MEM(z, n, "12345678901234567890123456789012345678", 38);
+  CHECK_INT(ddb_jv_type_of(j, ddb_jv_next(j, e1 + 1)), DDB_JV_NUMBER);
+  e2 = ddb_jv_next(j, e1);
+  CHECK_INT(ddb_jv_type_of(j, e2), DDB_JV_OBJECT);
+  CHECK_INT(ddb_jv_count(j, e2), 2);
+  CHECK_INT(ddb_jv_type_of(j, e2 + 2), DDB_JV_TRUE);
+  CHECK_INT(ddb_jv_type_of(j, e2 + 4), DDB_JV_ARRAY);
+  CHECK_INT(ddb_jv_type_of(j, e2 + 5), DDB_JV_NULL);
+  CHECK_INT(ddb_jv_type_of(j, e2 + 6), DDB_JV_FALSE);
+  e3 = ddb_jv_next(j, e2);
+  str = ddb_jv_string(j, e3, &n);
+  CHECK_MEM(str, n, "\xc3\xa9", 2);
+  free(str);
+  CHECK_INT(ddb_jv_next(j, e3), ddb_jv_next(j, 0));
+  ddb_jv_free(j);
+  CHECK_INT(ddb_jv_parse("[1] x", 5, &j), DDB_ERR_INPUT);
+  CHECK(j == NULL);
+  CHECK_INT(ddb_jv_parse("[1,", 3, &j), DDB_ERR_INPUT);
+  CHECK_INT(ddb_jv_parse("[\"\\ud800\"]", 10, &j), DDB_ERR_INPUT);
+  CHECK_INT(ddb_jv_parse("", 0, &j), DDB_ERR_INPUT);
+  ddb_jv_free(NULL);
+}
+
+/* Exact order of numbers at any length and spelling (ddb_number_cmp). */
+static void test_number_cmp(void) {
+  static const struct {
+    const char *a, *b;
+    int want;
+  } v[] = {
+      {"1", "1", 0},
+      {"1.50", "15E-1", 0},
+      {"0", "-0.0", 0},
+      {"0", "0e5", 0},
+      {"-1", "1", -1},
+      {"-2", "-1", -1},
+      {"0.1", "0.10000000000000001", -1},
+      {"18446744073709551616", "18446744073709551617", -1},
+      {"-9223372036854775810", "-9223372036854775809", -1},
+      {"9007199254740993", "9007199254740992", 1},
+      {"12345678901234567890123456789012345678",
+       "12345678901234567890123456789012345679", -1},
+      {"1.2345678901234567890123456789012345678E+37",
+       "12345678901234567890123456789012345678", 0},
+      {"1E-130", "0", 1},
+      {"-1E-130", "0", -1},
+      {"1E-130", "2E-130", -1},
+      {"9.9999999999999999999999999999999999999E+125", "1E126", -1},
+      {"100", "99.999", 1},
+      {"0.001", "0.01", -1},
+      {"-0.001", "-0.01", 1},
+      {"5", "5.0000000000000000000000000000000000000000000001", -1},
+      {"abc", "1", 1}, /* not numbers: after every number */
+      {"1", "abc", -1},
+      {"abc", "abd", -1},
+  };
+  char tiny[200], tinier[200], neg[200];
+  size_t i;
+  for(i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+    int c = ddb_number_cmp(v[i].a, strlen(v[i].a), v[i].b, strlen(v[i].b));
+    int r = ddb_number_cmp(v[i].b, strlen(v[i].b), v[i].a, strlen(v[i].a));
+    CHECK_MSG(c == v[i].want && r == -v[i].want,
+              "ddb_number_cmp(%s, %s) = %d (reversed %d), want %d", v[i].a,
+              v[i].b, c, r, v[i].want);
+  }
+  /* 1E-130 written out in full (132 characters, as DynamoDB Local returns
+  ** it) is 1E-130, above 0 and 1E-131, below 2E-130 */
+  snprintf(tiny, sizeof(tiny), "0.%0129d1", 0);
+  snprintf(tinier, sizeof(tinier), "0.%0130d1", 0);
+  snprintf(neg, sizeof(neg), "-0.%0129d1", 0);
+  CHECK_INT(ddb_number_cmp(tiny, strlen(tiny), "1E-130", 6), 0);
+  CHECK_INT(ddb_number_cmp(tiny, strlen(tiny), "0", 1), 1);
+  CHECK_INT(ddb_number_cmp(tiny, strlen(tiny), tinier, strlen(tinier)), 1);
+  CHECK_INT(ddb_number_cmp(neg, strlen(neg), "-1e-130", 7), 0);
+  CHECK_INT(ddb_number_cmp(tiny, strlen(tiny), "2E-130", 6), -1);
+  CHECK(ddb_number_fits(tiny, strlen(tiny)));
+  CHECK(!ddb_number_fits(tinier, strlen(tinier)));
 }
 
 static void test_number_real_text(void) {
@@ -753,6 +871,19 @@ static void test_number_canonical(void) {
       {"-0.0", "0"},
       {"0e5", "0"},
       {"1E-130", "1e-130"},
+      /* written out in full, as DynamoDB Local returns it: every digit
+      ** counts, however long (a 127-byte buffer made this "0") */
+      {"0.0000000000000000000000000000000000000000000000000000000000000000"
+       "000000000000000000000000000000000000000000000000000000000000000001",
+       "1e-130"},
+      {"-0.000000000000000000000000000000000000000000000000000000000000000"
+       "000000000000000000000000000009999999999999999999999999999999999999"
+       "9",
+       "-99999999999999999999999999999999999999e-130"},
+      {"000000000000000000000000000000000000000000000000000000000000000000"
+       "000000000000000000000000000000000000000000000000000000000000000001"
+       "5.5",
+       "155e-1"},
       {"12345678901234567890123456789012345678",
        "12345678901234567890123456789012345678e0"},
       {"abc", "ERR"},
@@ -1027,6 +1158,8 @@ const tap_test tap_client_tests[] = {
     {"client: typed JSON round trip", test_typed_json},
     {"client: ddb_key_encode", test_key_encode},
     {"client: ddb_number_canonical", test_number_canonical},
+    {"client: ddb_number_cmp, exact at any length", test_number_cmp},
+    {"client: ddb_jv, JSON tokens with exact bytes", test_jv},
     {"client: ddb_key_encode, numbers in canonical form",
      test_key_encode_numbers},
     {"client: ddb_item_from_avs", test_item_from_avs},
