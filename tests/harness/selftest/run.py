@@ -65,14 +65,14 @@ def check_runner():
         shutil.rmtree(os.path.join(ROOT, m.group(1)), ignore_errors=True)
 
 
-def check_seed000():
+def check_ecommerce():
     import fixtures
     c = fixtures.connect()
     t = "SelftestShop"
-    fixtures.seed000(c, t)
+    fixtures.ecommerce(c, t)
     try:
-        result(fixtures.count_items(c, t) == len(fixtures.seed000_items()),
-               "seed000 item count")
+        result(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
+               "ecommerce example: item count")
 
         def q(index=None, kce="", names=None, values=None):
             kw = dict(TableName=t, KeyConditionExpression=kce,
@@ -147,7 +147,7 @@ def check_seed000():
              ["CATEGORY#books", "CATEGORY#electronics", "CATEGORY#garden"]),
         ]
         for num, name, got, want in cases:
-            result(got == want, "seed000 access pattern %d: %s" % (num, name),
+            result(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
                    [] if got == want else ["want %r" % want, "got  %r" % got])
     finally:
         fixtures.drop_table(c, t)
@@ -158,7 +158,7 @@ def main():
         print("Bail out! selftest: AWS_ENDPOINT_URL_DYNAMODB not set")
         return 2
     check_runner()
-    check_seed000()
+    check_ecommerce()
     print("1..%d" % N)
     return 1 if FAILED else 0
 
