@@ -4,8 +4,10 @@
 #   make test       unit tests + SQL tests + differential test + suites
 #                   against DynamoDB Local (started and stopped by the runner)
 #   make check      unit tests + SQL tests only (a few minutes)
-#   make demo       install what is missing, build, and run the seed's
-#                   access patterns in the sqlite3 shell
+#   make demo       install what is missing, build, and run the e-commerce
+#                   example's 15 access patterns in the sqlite3 shell
+#   make shell      the same setup, then the sqlite3 shell to try things
+#                   (tools/shell.sh; the server stops when the shell exits)
 #   make lint       clang-format check, banned functions, cppcheck, file
 #                   cycles (tools/cycles.py)
 #   make format     clang-format -i on every source file
@@ -26,6 +28,11 @@ ifeq ($(SANITIZE),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
+# Each object's header dependencies, written by the compiler next to it
+# (X.o: X.d) and included at the end: touching a header rebuilds the
+# objects that include it, and only those.  -MP: a deleted header is no
+# error.
+DEPFLAGS := -MMD -MP
 LIBS    := -lcurl -lcjson -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
@@ -50,13 +57,13 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test check unit demo lint format clean
+.PHONY: all loadable deps test check unit demo shell lint format clean
 all: loadable
 loadable: $(BUILD)/dynamodb.so
 
-$(BUILD)/%.o: %.c $(HEADERS) Makefile
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ) ext/dynamodb.map
 	$(CC) -shared -o $@ $(LIB_OBJ) $(EXT_OBJ) $(LDFLAGS) \
@@ -70,15 +77,14 @@ $(BUILD)/libddb.a: $(LIB_OBJ)
 # helpers marked UNITTEST are external, for tests/unit/test_ext.c: see
 # ext/dd_ext.h).
 UNIT_EXT_OBJ := $(EXT_SRC:%.c=$(BUILD)/unit/%.o)
-$(BUILD)/unit/%.o: %.c $(HEADERS) Makefile
+UNIT_OBJ     := $(UNIT_SRC:%.c=$(BUILD)/unit/%.o)
+$(BUILD)/unit/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -c $< -o $@
 
-$(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(UNIT_EXT_OBJ) \
-                     $(API_OBJ) $(BUILD)/libddb.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -o $@ $(UNIT_SRC) \
-	    $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 \
-	    $(LIBS)
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/libddb.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) \
+	    $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
@@ -99,6 +105,10 @@ check: deps
 demo: deps
 	tools/demo.sh
 
+shell: deps
+	$(MAKE) --no-print-directory loadable
+	tools/shell.sh
+
 lint: loadable $(API_OBJ)
 	tools/lint.sh
 
@@ -113,3 +123,7 @@ clean:
 # (make fuzz), mk/install.mk (make install / uninstall, the libraries),
 # mk/tsan.mk (the ThreadSanitizer build of the cache test).
 -include $(wildcard mk/*.mk)
+
+# The header dependencies the compiler wrote (see DEPFLAGS).
+-include $(LIB_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(API_OBJ:.o=.d) \
+         $(UNIT_OBJ:.o=.d) $(UNIT_EXT_OBJ:.o=.d)

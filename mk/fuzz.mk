@@ -31,15 +31,17 @@ FUZZ_BINS    := $(FUZZERS:%=$(FUZZ_DIR)/fuzz_%)
 
 .PHONY: fuzz fuzz-build
 .SECONDARY: $(FUZZ_OBJ) $(FUZZ_EXT_OBJ)
-$(FUZZ_DIR)/%.o: %.c $(HEADERS) mk/fuzz.mk
+$(FUZZ_DIR)/%.o: %.c mk/fuzz.mk
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_options: $(FUZZ_EXT_OBJ)
 $(FUZZ_DIR)/fuzz_options: FUZZ_MORE := $(FUZZ_EXT_OBJ)
-$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) $(HEADERS) mk/fuzz.mk
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_MORE) \
-	    $(FUZZ_OBJ) -lsqlite3 $(LIBS)
+$(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJ) mk/fuzz.mk
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(DEPFLAGS) -MF $@.d -fsanitize=fuzzer -o $@ \
+	    $< $(FUZZ_MORE) $(FUZZ_OBJ) -lsqlite3 $(LIBS)
+
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_EXT_OBJ:.o=.d) $(FUZZ_BINS:=.d)
 
 fuzz-build: $(FUZZ_BINS)
 
