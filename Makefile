@@ -47,7 +47,8 @@ CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
-              ext/monitor.c ext/write.c ext/row.c ext/txn.c
+              ext/monitor.c ext/write.c ext/row.c ext/txn.c \
+              ext/import.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
