@@ -8,7 +8,7 @@
 #   3. runs sqlite3 with examples/ecommerce/shell.sql as its -init file:
 #      the extension loaded and the virtual table `shop` over Store;
 #   4. stops that server (by its PID) when the shell exits, however it
-#      exits.
+#      exits; Ctrl-C interrupts a statement and leaves the server be.
 #
 # The shell and the loader, and only they, get dummy credentials, a region
 # and AWS_ENDPOINT_URL_DYNAMODB pointing at that server, with the AWS
@@ -27,13 +27,17 @@ ensure_boto3_python "$ROOT" || true
 mkdir -p .test-tmp
 STATE="$(mktemp -d "$ROOT/.test-tmp/shell.XXXXXX")"
 stop() {
+    trap '' HUP INT TERM    # a second signal must not cut the cleanup short
     tests/harness/ddblocal.sh stop "$STATE" >/dev/null 2>&1 || true
     rm -rf "$STATE"
 }
 trap stop EXIT
 trap 'exit 129' HUP
 trap 'exit 143' TERM
-URL="$(tests/harness/ddblocal.sh start "$STATE")"
+# The server in a session of its own: the terminal's signals (Ctrl-C to
+# interrupt a statement, which the JVM would take as an order to exit)
+# never reach it; stop() ends it.
+URL="$(setsid tests/harness/ddblocal.sh start "$STATE")"
 
 # DynamoDB Local accepts any credentials; never a real profile here.
 local_aws() {
@@ -50,6 +54,10 @@ if [ -t 0 ]; then
          ".quit stops the server" >&2
 fi
 set +e
+# On a terminal, sqlite3 runs as a job of its own (job control): Ctrl-C
+# then reaches the shell alone, which stops the running statement, and
+# not make or this script.
+[ -t 0 ] && set -m
 local_aws "${SQLITE3:-sqlite3}" -init examples/ecommerce/shell.sql "$@"
 rc=$?
 exit $rc
