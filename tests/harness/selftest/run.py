@@ -4,8 +4,9 @@
 1. Runs the SQL runner (tests/harness/run_sql.py, without the extension) on
    tests/harness/selftest/sample.test and checks its verdicts: tests named "pass: ..."
    must be "ok", tests named "fail: ..." must be "not ok".
-2. Loads seed 000 (fixtures.py) and checks that each of the 15 access
-   patterns of the seed's worksheet returns the documented items.
+2. Loads the e-commerce example (fixtures.py ecommerce) and checks that
+   each of the 15 access patterns of its worksheet
+   (examples/ecommerce/README.md) returns the documented items.
 
 Needs AWS_ENDPOINT_URL_DYNAMODB (run by tests/harness/run-all.sh via
 tests/suites/00-selftest.sh).
