@@ -5,8 +5,10 @@
 #                   against DynamoDB Local, and the SQL tests against dynalite
 #                   (both started and stopped by the runner)
 #   make check      unit tests + SQL tests on DynamoDB Local only (a few minutes)
-#   make demo       install what is missing, build, and run the seed's
-#                   access patterns in the sqlite3 shell
+#   make demo       install what is missing, build, and run the e-commerce
+#                   example's 15 access patterns in the sqlite3 shell
+#   make shell      the same setup, then the sqlite3 shell to try things
+#                   (tools/shell.sh; the server stops when the shell exits)
 #   make lint       clang-format check, banned functions, cppcheck, file
 #                   cycles (tools/cycles.py)
 #   make format     clang-format -i on every source file
@@ -27,6 +29,11 @@ ifeq ($(SANITIZE),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
+# Each object's header dependencies, written by the compiler next to it
+# (X.o: X.d) and included at the end: touching a header rebuilds the
+# objects that include it, and only those.  -MP: a deleted header is no
+# error.
+DEPFLAGS := -MMD -MP
 LIBS    := -lcurl -lcjson -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
@@ -42,7 +49,8 @@ CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
-              ext/monitor.c ext/write.c ext/row.c ext/txn.c
+              ext/monitor.c ext/write.c ext/row.c ext/txn.c \
+              ext/import.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -52,13 +60,13 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test check unit demo lint format clean
+.PHONY: all loadable deps test check unit demo shell lint format clean
 all: loadable
 loadable: $(BUILD)/dynamodb.so
 
-$(BUILD)/%.o: %.c $(HEADERS) Makefile
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ) ext/dynamodb.map
 	$(CC) -shared -o $@ $(LIB_OBJ) $(EXT_OBJ) $(LDFLAGS) \
@@ -72,15 +80,14 @@ $(BUILD)/libddb.a: $(LIB_OBJ)
 # helpers marked UNITTEST are external, for tests/unit/test_ext.c: see
 # ext/dd_ext.h).
 UNIT_EXT_OBJ := $(EXT_SRC:%.c=$(BUILD)/unit/%.o)
-$(BUILD)/unit/%.o: %.c $(HEADERS) Makefile
+UNIT_OBJ     := $(UNIT_SRC:%.c=$(BUILD)/unit/%.o)
+$(BUILD)/unit/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -c $< -o $@
 
-$(BUILD)/unit-tests: $(UNIT_SRC) $(wildcard tests/unit/*.h) $(UNIT_EXT_OBJ) \
-                     $(API_OBJ) $(BUILD)/libddb.a $(HEADERS)
-	$(CC) $(ALL_CFLAGS) -DSQLITE_CORE=1 -DUNITTESTS -o $@ $(UNIT_SRC) \
-	    $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 \
-	    $(LIBS)
+$(BUILD)/unit-tests: $(UNIT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/libddb.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(UNIT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) \
+	    $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
 
 unit: $(BUILD)/unit-tests
 	$(BUILD)/unit-tests
@@ -101,6 +108,10 @@ check: deps
 demo: deps
 	tools/demo.sh
 
+shell: deps
+	$(MAKE) --no-print-directory loadable
+	tools/shell.sh
+
 lint: loadable $(API_OBJ)
 	tools/lint.sh
 
@@ -115,3 +126,7 @@ clean:
 # (make fuzz), mk/install.mk (make install / uninstall, the libraries),
 # mk/tsan.mk (the ThreadSanitizer build of the cache test).
 -include $(wildcard mk/*.mk)
+
+# The header dependencies the compiler wrote (see DEPFLAGS).
+-include $(LIB_OBJ:.o=.d) $(EXT_OBJ:.o=.d) $(API_OBJ:.o=.d) \
+         $(UNIT_OBJ:.o=.d) $(UNIT_EXT_OBJ:.o=.d)

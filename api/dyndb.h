@@ -149,7 +149,7 @@
 ** ------------------------------------------------------------------------
 ** CONFIGURATION (dyn_options; NULL or all zero: every default)
 **
-** The same resolution as the SQL extension's (see its README, "Options"),
+** The same resolution as the SQL extension's (docs/reference.md, "Options"),
 ** which follows the AWS SDKs:
 **
 **   region     AWS_REGION, AWS_DEFAULT_REGION, `region` of the profile in

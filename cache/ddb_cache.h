@@ -26,7 +26,7 @@ typedef struct ddbc_policy {
   double query_ttl; /* seconds a query-cache entry lives; 0: don't cache */
 } ddbc_policy;
 
-/* Cache-wide statistics (see dynamodb_stats in the README). */
+/* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
 typedef struct ddbc_stats {
   uint64_t item_hits, item_misses;
   uint64_t query_hits, query_misses;

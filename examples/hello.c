@@ -1,9 +1,9 @@
 /*
-** hello.c -- the five lines of the README's "C API" section: one cached
+** hello.c -- the five lines of docs/c-api.md: one cached
 ** GetItem, the item printed as JSON.
 **
 **    cc hello.c $(pkg-config --cflags --libs dyndb) -o hello
-**    ./hello [TABLE]        (default Store, seed 001's lesson table)
+**    ./hello [TABLE]        (default Store, the table of examples/lesson/)
 */
 #include <dyndb.h>
 #include <stdio.h>

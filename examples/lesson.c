@@ -1,6 +1,6 @@
 /*
-** lesson.c -- seed 001's lesson ("DynamoDB: Single-Table Design") in C,
-** through the cache of libdyndb.
+** lesson.c -- the lesson table of examples/lesson/ (customers and their
+** orders, one table) in C, through the cache of libdyndb.
 **
 ** Customers and their orders live in one table: a profile is SK =
 ** "PROFILE", an order SK = "ORDER#<date>#<id>"; orders also carry
@@ -11,8 +11,8 @@
 ** answers it changes stale.
 **
 **    cc lesson.c $(pkg-config --cflags --libs dyndb) -o lesson
-**    ./lesson [TABLE]        (default Store; load it with
-**                             python3 tests/harness/fixtures.py seed001 Store)
+**    ./lesson [TABLE]        (default Store; to load it into DynamoDB Local:
+**      python3 examples/load.py examples/lesson/store.json Store)
 **
 ** The program leaves the table as it found it, so it can run again.
 */

@@ -6,7 +6,7 @@
 **
 **    cc threads.c $(pkg-config --cflags --libs dyndb) -pthread -o threads
 **    ./threads [TABLE [THREADS [READS]]]   (default Store 8 1000; the
-**                                           table of seed 001's lesson)
+**                                           table of examples/lesson/)
 **
 ** Standard output shows counts only, the same on every run; the time a
 ** cached read took goes to standard error.

@@ -230,6 +230,9 @@ typedef struct dd_vtab {
   int bProgress;        /* progress= */
   int bSplit;           /* split_transactions: >100 writes may go as
                            BatchWriteItem (not atomic) */
+  int bHeaderRefused;   /* a row of the open transaction looked like a
+                           CSV header: its later INSERTs are refused
+                           (import.c) */
   dd_txn *pTxn;
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
@@ -353,6 +356,13 @@ char *dd_key_text(dd_vtab *p, const ddb_item *it);
 ** set.  Returns an SQLite code. */
 int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
             ddb_item **pSet, const char **azRemove, int *pnRemove);
+
+/* import.c: the sqlite3 shell's .import mistake (a CSV header row).
+** dd_import_check: SQLITE_OK, or SQLITE_CONSTRAINT with p's error set for
+** a header row and every later INSERT of its transaction;
+** dd_import_reset: at xBegin. */
+int dd_import_check(dd_vtab *p, sqlite3_value **argv);
+void dd_import_reset(dd_vtab *p);
 
 /* txn.c: the transaction methods, the writes buffered until COMMIT. */
 int dd_begin(sqlite3_vtab *pVtab);

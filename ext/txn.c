@@ -335,6 +335,7 @@ int dd_begin(sqlite3_vtab *pVtab) {
     return SQLITE_NOMEM;
   dd_txn_end(t);
   t->bActive = 1;
+  dd_import_reset((dd_vtab *)pVtab);
   return SQLITE_OK;
 }
 

@@ -506,6 +506,11 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       return SQLITE_CONSTRAINT;
     }
   }
+  if(!old) {
+    rc = dd_import_check(p, argv); /* a CSV header row (import.c) */
+    if(rc)
+      return rc;
+  }
   rc = dd_build_row(p, argv, old, &it);
   if(rc)
     return rc;

@@ -11,10 +11,11 @@
 BENCH_BIN := $(BUILD)/bench-cache
 
 .PHONY: bench
-$(BENCH_BIN): bench/bench.c $(BUILD)/libddb.a $(HEADERS) mk/bench.mk
+$(BENCH_BIN): bench/bench.c $(BUILD)/libddb.a mk/bench.mk
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ bench/bench.c $(BUILD)/libddb.a $(LDFLAGS) \
-	    -lsqlite3 $(LIBS)
+	$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -MF $@.d -o $@ bench/bench.c \
+	    $(BUILD)/libddb.a $(LDFLAGS) -lsqlite3 $(LIBS)
+-include $(BENCH_BIN).d
 
 bench: deps
 	$(MAKE) --no-print-directory loadable $(BENCH_BIN)

@@ -21,8 +21,15 @@
 #   $(PKGCONFIGDIR)/dyndb.pc         cc app.c $(pkg-config --cflags
 #                                    --libs dyndb)
 #
-# The paths in dyndb.pc are PREFIX's, without DESTDIR.  Run ldconfig
-# after installing into a system folder.
+# The paths in dyndb.pc are PREFIX's, without DESTDIR.
+#
+# So that a program built against the installed library runs without
+# LD_LIBRARY_PATH: when LIBDIR is a folder the dynamic linker searches
+# (/usr/local/lib, /usr/lib/...: the folders of /etc/ld.so.conf and
+# ldconfig's own), `make install` without DESTDIR runs ldconfig (as root;
+# otherwise it says to); for any other LIBDIR, dyndb.pc's Libs carry
+# -Wl,-rpath,LIBDIR, so `cc app.c $(pkg-config --cflags --libs dyndb)`
+# writes the folder into the program.
 
 PREFIX       ?= /usr/local
 DESTDIR      ?=
@@ -38,6 +45,15 @@ DYN_VERSION := $(shell sed -n 's/^\#define DYN_VERSION *"\(.*\)"/\1/p' \
 DYN_MAJOR   := $(firstword $(subst ., ,$(DYN_VERSION)))
 DYN_SO      := libdyndb.so.$(DYN_VERSION)
 DYN_OBJ     := $(LIB_OBJ) $(API_OBJ)
+
+# The folders the dynamic linker searches (recursive: ldconfig runs only
+# when a rule needs it), and whether LIBDIR is one of them.
+LDCONFIG       ?= $(firstword $(wildcard /sbin/ldconfig /usr/sbin/ldconfig) \
+                    ldconfig)
+LDSO_DIRS       = $(shell $(LDCONFIG) -v -N -X 2>/dev/null | \
+                    sed -n 's/^\([^[:space:]][^:]*\):.*/\1/p') /lib /usr/lib
+DYN_SYSTEM_LIB  = $(filter $(abspath $(LIBDIR)),$(LDSO_DIRS))
+DYN_RPATH       = $(if $(DYN_SYSTEM_LIB),,-Wl,-rpath,$${libdir})
 
 .PHONY: lib install uninstall
 lib: $(BUILD)/libdyndb.a $(BUILD)/$(DYN_SO) $(BUILD)/dyndb.pc
@@ -59,6 +75,7 @@ $(BUILD)/dyndb.pc: api/dyndb.pc.in api/dyndb.h mk/install.mk
 	@mkdir -p $(dir $@)
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(DYN_VERSION)|' \
+	    -e 's| @RPATH@|$(if $(DYN_RPATH), $(DYN_RPATH))|' \
 	    api/dyndb.pc.in > $@
 
 # dyndb.pc depends on PREFIX: build it fresh for every install.
@@ -74,6 +91,11 @@ install: loadable lib
 	$(INSTALL) -m 644 $(BUILD)/libdyndb.a $(DESTDIR)$(LIBDIR)/libdyndb.a
 	$(INSTALL) -m 644 api/dyndb.h $(DESTDIR)$(INCLUDEDIR)/dyndb.h
 	$(INSTALL) -m 644 $(BUILD)/dyndb.pc $(DESTDIR)$(PKGCONFIGDIR)/dyndb.pc
+	@if [ -z "$(DESTDIR)" ] && [ -n "$(DYN_SYSTEM_LIB)" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "$(LDCONFIG)"; $(LDCONFIG); \
+	  else echo "install: run '$(LDCONFIG)' as root, so that programs" \
+	    "find libdyndb.so.$(DYN_MAJOR) in $(LIBDIR)"; fi; \
+	fi
 
 uninstall:
 	rm -f $(DESTDIR)$(EXTDIR)/dynamodb.so \

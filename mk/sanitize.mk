@@ -29,8 +29,8 @@ $(FLAGS_STAMP): FORCE
 	@echo '$(FLAGS_TEXT)' | cmp -s - $@ 2>/dev/null || \
 	    echo '$(FLAGS_TEXT)' >$@
 
-$(LIB_OBJ) $(EXT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) $(BUILD)/unit-tests: \
-    $(FLAGS_STAMP)
+$(LIB_OBJ) $(EXT_OBJ) $(UNIT_OBJ) $(UNIT_EXT_OBJ) $(API_OBJ) \
+    $(BUILD)/unit-tests: $(FLAGS_STAMP)
 
 ifeq ($(SANITIZE),1)
 SAN_SQLITE3 := $(abspath $(BUILD))/san/sqlite3

@@ -5,7 +5,8 @@
 # package amplify-dynamodb-simulator (pinned in tests/harness/ddblocal.sh),
 # and dynalite, the second server of the SQL tests (npm, pinned in
 # tests/harness/dynalite.sh).
-# Used by .ci/run and by `make demo`.
+# Used by .ci/run and by `make test`, `make check`, `make demo` and
+# `make shell`.
 set -uo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,6 +59,9 @@ apt_install() {  # install those of the given packages that are missing
 apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
     libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
     ca-certificates coreutils procps
+# pkg-config: `cc app.c $(pkg-config --cflags --libs dyndb)` (docs/c-api.md,
+# tests/suites/30-examples.sh)
+apt_install pkg-config
 
 # libFuzzer (tests/suites/23-fuzz.sh, make fuzz) and a self-signed
 # certificate for the TLS tests (tests/suites/21-creds.sh)

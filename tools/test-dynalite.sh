@@ -6,7 +6,7 @@
 # extension.  Arguments go to tests/harness/run-sql.sh (files or name
 # filters).  The files that need what dynalite lacks (TransactWriteItems:
 # "-- requires: transactions") are skipped, each with a "# skip" line.
-# Last run: 180 passed, 0 failed, 23 skipped (see README, "Tests").
+# Last run: 180 passed, 0 failed, 23 skipped (see docs/development.md, "Tests").
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT" || exit 1

@@ -125,8 +125,8 @@ def gen_items(rng, nitems):
             it["GSI1SK"] = rand_key(rng, GSI1SK_PREFIXES)
         # An item with an index's partition key but not its sort key is
         # not in the index, and the partition-key column shows NULL for it
-        # (README: "Indexes and items without all index keys"; native_row
-        # models the rule), whichever path a query takes.
+        # (docs/query-planning.md: "Indexes and items without all index
+        # keys"; native_row models the rule), whichever path a query takes.
         elif r < 0.49:   # GSI1SK without GSI1PK
             it["GSI1SK"] = rand_key(rng, GSI1SK_PREFIXES)
         elif r < 0.53:   # GSI1PK without GSI1SK: not in GSI1

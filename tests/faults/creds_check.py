@@ -219,7 +219,7 @@ def main():
     ext = os.path.abspath(os.path.join(
         ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
     client = fixtures.connect()
-    fixtures.seed001(client, TABLE)
+    fixtures.lesson(client, TABLE)
     t = Tap()
     meta = ThreadingHTTPServer(("127.0.0.1", 0), MetaHandler)
     meta.daemon_threads = True

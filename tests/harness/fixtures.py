@@ -2,8 +2,8 @@
 """Load known data into DynamoDB (Local) for the tests, and read it back.
 
 Usage:
-    python3 tests/harness/fixtures.py seed000 TABLE   # e-commerce single-table design (seed 000)
-    python3 tests/harness/fixtures.py seed001 TABLE   # customers/orders lesson table (seed 001)
+    python3 tests/harness/fixtures.py ecommerce TABLE # examples/ecommerce: the single-table design
+    python3 tests/harness/fixtures.py lesson TABLE    # examples/lesson: customers and orders
     python3 tests/harness/fixtures.py drop TABLE      # delete the table if it exists
     python3 tests/harness/fixtures.py count TABLE     # item count (paginated, consistent Scan)
     python3 tests/harness/fixtures.py get TABLE KEY...
@@ -27,13 +27,14 @@ Environment: AWS_ENDPOINT_URL_DYNAMODB (required, so that nothing here ever
 talks to real AWS by accident), AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
 (default test/test), AWS_REGION (default us-east-1).
 
-seed* subcommands (re)create the table: delete it if it exists, wait, create,
-wait until the table and its indexes are ACTIVE, then write the items. Output
+ecommerce and lesson (re)create the table from examples/*/store.json
+(examples/load.py): delete it if it exists, wait, create, wait until the
+table and its indexes are ACTIVE, then write the items. Output
 is empty on success (so they can run from a .test file's setup section);
 errors go to stderr with exit status 1.
 
 Importable: connect(), create_table(), drop_table(), wait_active(), put_items(), to_ddb(),
-SEED000_*/SEED001_* data, seed000(), seed001(), count_items(), get_item().
+ecommerce(), ecommerce_items(), lesson(), count_items(), get_item().
 """
 
 import json
@@ -282,135 +283,37 @@ def dump_item(item):
 
 
 # --------------------------------------------------------------------------
-# seed 000: e-commerce single-table design (Users, Orders, Categories,
-# Products, Reviews), GSI1 = GSI1PK/GSI1SK, GSI2 = Type/SK, all projection ALL.
+# The examples of examples/ (examples/load.py reads and loads them):
 #
-# Access-pattern worksheet, with what this data returns:
-#  1 user alice:               PK=SK=USER#alice                 -> 1 item
-#  2 all users:                GSI2 Type=USER                   -> alice, bob, carol
-#  3 all products:             GSI2 Type=PRODUCT                -> 5 (dune, emma, laptop, phone, shovel)
-#  4 products in books:        PK=CATEGORY#books, SK^=PRODUCT#  -> dune, emma
-#  5 product by name:          GSI2 Type=PRODUCT, SK=PRODUCT#laptop -> laptop
-#  6 orders for alice:         PK=USER#alice, SK^=ORDER#        -> o-0001, o-0002, o-0004
-#  7 all orders:               GSI2 Type=ORDER                  -> o-0001 .. o-0006
-#  8 order-ID range:           GSI2 Type=ORDER, SK BETWEEN ORDER#o-0002 AND ORDER#o-0004
-#                                                               -> o-0002, o-0003, o-0004
-#  9 status + date range:      GSI1 GSI1PK=ORDER, GSI1SK BETWEEN STATUS#PENDING#2026-02-01
-#                              AND STATUS#PENDING#2026-02-28~   -> o-0002, o-0003 (not o-0006, March)
-# 10 order by id:              GSI2 Type=ORDER, SK=ORDER#o-0005 -> carol's SHIPPED order
-# 11 reviews for alice:        PK=USER#alice, SK^=REVIEW#       -> r-0001, r-0003
-# 12 all reviews:              GSI2 Type=REVIEW                 -> r-0001 .. r-0004
-# 13 review by id:             GSI2 Type=REVIEW, SK=REVIEW#r-0002 -> bob's laptop review
-# 14 reviews for a product:    GSI1 GSI1PK=PRODUCT#laptop, GSI1SK^=REVIEW# -> r-0001, r-0002
-# 15 all categories:           GSI2 Type=CATEGORY               -> books, electronics, garden
+# ecommerce: the e-commerce single-table design of examples/ecommerce/
+# (users, orders, categories, products, reviews; GSI1 = GSI1PK/GSI1SK,
+# GSI2 = Type/SK, projection ALL).  Its README.md is the worksheet of the
+# 15 access patterns with what this data returns for each.
+#
+# lesson: the customers-and-orders table of examples/lesson/ (profiles,
+# SK PROFILE, and orders, SK ORDER#<date>#<id>; GSI1 on GSI1PK/GSI1SK,
+# orders only), 6 items.
 
-D = Decimal
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+import load as example_load  # noqa: E402  (examples/load.py)
 
-SEED000_USERS = [
-    # username, name, email
-    ("alice", "Alice Anders", "alice@example.com"),
-    ("bob", "Bob Brown", "bob@example.com"),
-    ("carol", "Carol Chen", "carol@example.com"),
-]
-
-SEED000_CATEGORIES = [
-    # category, description
-    ("books", "Printed books"),
-    ("electronics", "Gadgets and computers"),
-    ("garden", "Tools for the garden"),
-]
-
-SEED000_PRODUCTS = [
-    # category, product, price
-    ("books", "dune", D("9.99")),
-    ("books", "emma", D("7.5")),
-    ("electronics", "laptop", D("1299")),
-    ("electronics", "phone", D("599.95")),
-    ("garden", "shovel", D("25")),
-]
-
-SEED000_ORDERS = [
-    # order_id, username, status, created_at (UTC, ISO-8601), total
-    ("o-0001", "alice", "SHIPPED", "2026-01-05T10:00:00Z", D("30")),
-    ("o-0002", "alice", "PENDING", "2026-02-10T09:30:00Z", D("55.5")),
-    ("o-0003", "bob", "PENDING", "2026-02-20T14:00:00Z", D("12")),
-    ("o-0004", "alice", "DELIVERED", "2026-03-01T08:15:00Z", D("18.25")),
-    ("o-0005", "carol", "SHIPPED", "2026-03-15T16:45:00Z", D("1299")),
-    ("o-0006", "bob", "PENDING", "2026-03-20T11:00:00Z", D("40")),
-]
-
-SEED000_REVIEWS = [
-    # review_id, username, product, rating, text
-    ("r-0001", "alice", "laptop", 5, "Fast and light"),
-    ("r-0002", "bob", "laptop", 3, "Battery could be better"),
-    ("r-0003", "alice", "dune", 4, "A classic"),
-    ("r-0004", "carol", "phone", 2, "Screen scratches easily"),
-]
-
-SEED000_INDEXES = [
-    ("GSI1", "GSI1PK", "GSI1SK", "ALL"),
-    ("GSI2", "Type", "SK", "ALL"),
-]
+ECOMMERCE_FILE = os.path.join(ROOT, "examples", "ecommerce", "store.json")
+LESSON_FILE = os.path.join(ROOT, "examples", "lesson", "store.json")
 
 
-def seed000_items():
-    items = []
-    for user, name, email in SEED000_USERS:
-        items.append({"PK": "USER#" + user, "SK": "USER#" + user,
-                      "Type": "USER", "username": user,
-                      "name": name, "email": email})
-    for cat, desc in SEED000_CATEGORIES:
-        items.append({"PK": "CATEGORY#" + cat, "SK": "CATEGORY#" + cat,
-                      "Type": "CATEGORY", "category": cat,
-                      "description": desc})
-    for cat, prod, price in SEED000_PRODUCTS:
-        items.append({"PK": "CATEGORY#" + cat, "SK": "PRODUCT#" + prod,
-                      "Type": "PRODUCT", "name": prod, "category": cat,
-                      "price": price})
-    for oid, user, status, created, total in SEED000_ORDERS:
-        items.append({"PK": "USER#" + user, "SK": "ORDER#" + oid,
-                      "Type": "ORDER", "order_id": oid, "username": user,
-                      "status": status, "created_at": created, "total": total,
-                      "GSI1PK": "ORDER",
-                      "GSI1SK": "STATUS#%s#%s#%s" % (status, created, oid)})
-    for rid, user, prod, rating, text in SEED000_REVIEWS:
-        items.append({"PK": "USER#" + user, "SK": "REVIEW#" + rid,
-                      "Type": "REVIEW", "review_id": rid, "username": user,
-                      "product": prod, "rating": rating, "text": text,
-                      "GSI1PK": "PRODUCT#" + prod, "GSI1SK": "REVIEW#" + rid})
-    return items
+def ecommerce_items():
+    """The e-commerce example's items, plain Python (numbers Decimal)."""
+    return example_load.read_example(ECOMMERCE_FILE)[1]
 
 
-def seed000(client, name):
-    create_table(client, name, "PK", "SK", gsis=SEED000_INDEXES)
-    put_items(client, name, seed000_items())
+def ecommerce(client, name):
+    example_load.load(client, name, ECOMMERCE_FILE)
 
 
-# --------------------------------------------------------------------------
-# seed 001: "DynamoDB: Single-Table Design" lesson (table Store there):
-# customer profiles (SK PROFILE) and orders (SK ORDER#<date>#<id>), GSI1 on
-# GSI1PK/GSI1SK (orders only), projection ALL. Exactly the lesson's 6 items.
-
-SEED001_INDEXES = [("GSI1", "GSI1PK", "GSI1SK", "ALL")]
-
-SEED001_ITEMS_DDB = [
-    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "PROFILE"},
-     "name": {"S": "Alice"}, "email": {"S": "alice@example.com"}},
-    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-01-05#o-100"},
-     "status": {"S": "shipped"}, "total": {"N": "30"},
-     "GSI1PK": {"S": "STATUS#shipped"}, "GSI1SK": {"S": "ORDER#2026-01-05#o-100"}},
-    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-02-10#o-101"},
-     "status": {"S": "pending"}, "total": {"N": "55"},
-     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-02-10#o-101"}},
-    {"PK": {"S": "CUSTOMER#alice"}, "SK": {"S": "ORDER#2026-03-01#o-102"},
-     "status": {"S": "pending"}, "total": {"N": "18"},
-     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-03-01#o-102"}},
-    {"PK": {"S": "CUSTOMER#bob"}, "SK": {"S": "PROFILE"},
-     "name": {"S": "Bob"}, "email": {"S": "bob@example.com"}},
-    {"PK": {"S": "CUSTOMER#bob"}, "SK": {"S": "ORDER#2026-02-20#o-200"},
-     "status": {"S": "pending"}, "total": {"N": "12"},
-     "GSI1PK": {"S": "STATUS#pending"}, "GSI1SK": {"S": "ORDER#2026-02-20#o-200"}},
-]
+def lesson(client, name):
+    example_load.load(client, name, LESSON_FILE)
 
 
 def put_ddb_items(client, name, items):
@@ -463,10 +366,6 @@ def _binary(item):
     return {k: av(v) for k, v in item.items()}
 
 
-def seed001(client, name):
-    create_table(client, name, "PK", "SK", gsis=SEED001_INDEXES)
-    put_ddb_items(client, name, SEED001_ITEMS_DDB)
-
 
 # --------------------------------------------------------------------------
 # command line
@@ -502,16 +401,22 @@ def _usage():
     return 2
 
 
+# Older names of the two example subcommands, kept for tests written
+# before the examples had names.
+ALIASES = {"seed000": "ecommerce", "seed001": "lesson"}
+
+
 def main(argv):
     if len(argv) < 2:
         return _usage()
     cmd, args = argv[0], argv[1:]
     try:
         client = connect()
-        if cmd == "seed000" and len(args) == 1:
-            seed000(client, args[0])
-        elif cmd == "seed001" and len(args) == 1:
-            seed001(client, args[0])
+        cmd = ALIASES.get(cmd, cmd)
+        if cmd == "ecommerce" and len(args) == 1:
+            ecommerce(client, args[0])
+        elif cmd == "lesson" and len(args) == 1:
+            lesson(client, args[0])
         elif cmd == "drop" and len(args) == 1:
             drop_table(client, args[0])
         elif cmd == "count" and len(args) == 1:

@@ -14,7 +14,7 @@ Usage: tests/harness/run-sql.sh [--show] [FILE.test ... | NAME-FILTER ...]
 Test file format
 ----------------
     -- anything before the first "-- test:" line is setup
-    .shell python3 tests/harness/fixtures.py seed001 Lesson
+    .shell python3 tests/harness/fixtures.py lesson Lesson
     CREATE VIRTUAL TABLE t USING dynamodb(table=Lesson);
     -- test: pattern 1, profile and orders in one query
     SELECT SK FROM t WHERE PK = 'CUSTOMER#alice';

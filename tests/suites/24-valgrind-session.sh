@@ -12,7 +12,7 @@ if [ "${SANITIZE:-}" = 1 ] || ! command -v valgrind >/dev/null; then
   echo "1..1"
   exit 0
 fi
-python3 tests/harness/fixtures.py seed000 Vg024 >/dev/null || { echo "not ok 1 - valgrind session: fixtures"; echo "1..1"; exit 0; }
+python3 tests/harness/fixtures.py ecommerce Vg024 >/dev/null || { echo "not ok 1 - valgrind session: fixtures"; echo "1..1"; exit 0; }
 TMP=$(mktemp -d "$ROOT/.test-tmp/vg.XXXXXX")
 cat >"$TMP/s.sql" <<SQL
 .load ${DDB_EXT:-build/dynamodb}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# fork, interrupts and bounds (README: Trust model).  TAP lines.
+# fork, interrupts and bounds (docs/trust-model.md).  TAP lines.
 #   * tests/trust/fork_check.c (the C API): parent and child of a fork()
 #     issue GetItems and PutItems at once on what was one kept-alive
 #     connection: every answer is the right item, every put reported done

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cache isolation and lifetime (README "Trust model: cache isolation and
+# Cache isolation and lifetime (docs/trust-model.md, "Cache isolation and
 # lifetime"). TAP lines.
 #  - tests/trust/cache_principals.py: a second DynamoDB Local WITHOUT
 #    -sharedDb (one database per access key and region, started here on a

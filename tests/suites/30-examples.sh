@@ -2,10 +2,14 @@
 # The C library as a user gets it: `make install` into a temporary prefix,
 # then examples/*.c built against the INSTALLED header and dyndb.pc
 # (PKG_CONFIG_PATH), linked shared and static, and run against DynamoDB
-# Local on seed 001's lesson table, their standard output compared with
-# examples/*.expected.  Also: only dyn_* is exported, the installed
-# extension loads in sqlite3, DESTDIR staging, `make uninstall` leaves
-# nothing behind.  Prints TAP lines.
+# Local on the lesson table (examples/lesson/), their standard output
+# compared with examples/*.expected.  They run without LD_LIBRARY_PATH:
+# dyndb.pc gives a prefix the dynamic linker does not search as an rpath,
+# and an install into one it searches runs ldconfig.  Also: only dyn_* is
+# exported, the installed extension loads in sqlite3, DESTDIR staging,
+# `make uninstall` leaves nothing behind, and the build's header
+# dependencies (a header seen as changed rebuilds exactly the objects that
+# include it).  Prints TAP lines.
 #
 # Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/run-all.sh sets it) and python3
 # with boto3 (tests/harness/fixtures.py).  The build goes to its own folder under
@@ -86,10 +90,10 @@ PC_CFLAGS="$(pkg-config --cflags dyndb 2>"$LOG")"
 PC_LIBS="$(pkg-config --libs dyndb 2>>"$LOG")"
 # (--cflags also lists libcurl's and libcjson's, from Requires.private)
 if [ "${PC_CFLAGS%% *}" = "-I$PREFIX/include" ] &&
-   [ "$(echo $PC_LIBS)" = "-L$PREFIX/lib -ldyndb" ] &&
+   [ "$(echo $PC_LIBS)" = "-L$PREFIX/lib -Wl,-rpath,$PREFIX/lib -ldyndb" ] &&
    [ "$(pkg-config --modversion dyndb)" = "$VERSION" ] &&
    pkg-config --static --libs dyndb | grep -q -- -lcurl; then
-    ok "pkg-config --cflags --libs dyndb: the prefix's"
+    ok "pkg-config --cflags --libs dyndb: the prefix's, with its rpath"
 else
     not_ok "pkg-config dyndb: '$PC_CFLAGS' '$PC_LIBS'"
     show "$LOG"
@@ -110,10 +114,10 @@ else
 fi
 
 # --- the examples ------------------------------------------------------------
-if python3 tests/harness/fixtures.py seed001 "$TABLE" >"$LOG" 2>&1; then
-    ok "seed 001 loaded into $TABLE"
+if python3 tests/harness/fixtures.py lesson "$TABLE" >"$LOG" 2>&1; then
+    ok "the lesson example loaded into $TABLE"
 else
-    not_ok "seed 001 loaded into $TABLE"
+    not_ok "the lesson example loaded into $TABLE"
     show "$LOG"
     finish 1
 fi
@@ -127,7 +131,7 @@ build() {
 # run NAME ARGS...: the example's stdout against examples/NAME.expected
 run() {
     local name="$1"; shift
-    if ! LD_LIBRARY_PATH="$PREFIX/lib" "$TMP/$name" "$@" \
+    if ! env -u LD_LIBRARY_PATH "$TMP/$name" "$@" \
            >"$TMP/$name.out" 2>"$TMP/$name.err"; then
         echo "#   exit status $?"
         show "$TMP/$name.err" 10
@@ -157,6 +161,11 @@ for ex in hello lesson threads; do
     fi
     if ! readelf -d "$TMP/$ex" | grep -q 'NEEDED.*libdyndb\.so\.0'; then
         not_ok "examples/$ex is not linked to libdyndb.so.0"
+        continue
+    fi
+    if ! readelf -d "$TMP/$ex" | grep -q "R.*PATH.*\[$PREFIX/lib\]"; then
+        not_ok "examples/$ex has no rpath $PREFIX/lib"
+        readelf -d "$TMP/$ex" | grep -i path | sed 's/^/#   /'
         continue
     fi
     case "$ex" in
@@ -196,6 +205,67 @@ if command -v sqlite3 >/dev/null; then
         not_ok "sqlite3 .load <prefix>/lib/sqlite-dynamodb/dynamodb: $out"
     fi
 fi
+
+# --- a prefix the dynamic linker searches: ldconfig, no rpath ---------------
+# (a folder of ours stands for /usr/local/lib: LDSO_DIRS names it, and a
+# stand-in ldconfig records that it ran)
+SYS="$TMP/sys"
+printf '#!/bin/sh\necho "$@" >>"%s/ldconfig.ran"\n' "$TMP" >"$TMP/ldconfig"
+chmod +x "$TMP/ldconfig"
+if make "${MAKE_ARGS[@]}" install "PREFIX=$SYS" "LDSO_DIRS=$SYS/lib" \
+        "LDCONFIG=$TMP/ldconfig" >"$LOG" 2>&1 &&
+   [ -f "$TMP/ldconfig.ran" ] &&
+   grep -qx 'Libs: -L${libdir} -ldyndb' "$SYS/lib/pkgconfig/dyndb.pc" &&
+   make "${MAKE_ARGS[@]}" uninstall "PREFIX=$SYS" >>"$LOG" 2>&1; then
+    ok "install into a folder ld.so searches: ldconfig runs, no rpath in dyndb.pc"
+else
+    not_ok "install into a folder ld.so searches: ldconfig runs, no rpath in dyndb.pc"
+    show "$LOG"
+    grep Libs "$SYS/lib/pkgconfig/dyndb.pc" 2>&1 | sed 's/^/#   /'
+fi
+rm -f "$TMP/ldconfig.ran"
+if make "${MAKE_ARGS[@]}" install DESTDIR="$TMP/stage2" "PREFIX=$SYS" \
+        "LDSO_DIRS=$SYS/lib" "LDCONFIG=$TMP/ldconfig" >"$LOG" 2>&1 &&
+   [ -f "$TMP/stage2$SYS/lib/libdyndb.so" ] && [ ! -f "$TMP/ldconfig.ran" ]; then
+    ok "install with DESTDIR: no ldconfig (the files are not in place yet)"
+else
+    not_ok "install with DESTDIR: no ldconfig (the files are not in place yet)"
+    show "$LOG"
+fi
+rm -rf "$TMP/stage2"
+
+# --- header dependencies -----------------------------------------------------
+# make -W H (H taken as changed, not touched) in this suite's build: the
+# objects compiled must be exactly those whose sources include H, directly
+# or through other headers of ours.
+SRCS="$(make -pq 2>/dev/null |
+        sed -n 's/^\(CLIENT\|CACHE\|EXT\|API\)_SRC *:= *//p' | tr '\n' ' ')"
+includers() {  # the sources of $SRCS that include header $1, transitively
+    python3 -c '
+import os, re, sys
+target, srcs = os.path.normpath(sys.argv[1]), sys.argv[2:]
+inc = re.compile(r"^\s*#\s*include\s+\"([^\"]+)\"", re.M)
+def closure(path, seen):
+    for name in inc.findall(open(path).read()):
+        h = os.path.normpath(os.path.join(os.path.dirname(path), name))
+        if os.path.exists(h) and h not in seen:
+            seen.add(h)
+            closure(h, seen)
+    return seen
+print(" ".join(sorted(s for s in srcs if target in closure(s, set()))))
+' "$1" $SRCS
+}
+for h in client/sigv4.h cache/store.h api/api_int.h ext/dd_ext.h; do
+    want="$(includers "$h")"
+    got="$(make --no-print-directory -j4 "BUILD=$TMP/build" SANITIZE= \
+             "CFLAGS=-O2 -g" LDFLAGS= -W "$h" loadable lib 2>&1 |
+           sed -n 's/.* -c \([^ ]*\.c\) .*/\1/p' | sort | tr '\n' ' ')"
+    if [ -n "$want" ] && [ "$(echo $got)" = "$want" ]; then
+        ok "a change of $h rebuilds its $(echo $want | wc -w) includers and nothing else"
+    else
+        not_ok "a change of $h rebuilds '$(echo $got)'; its includers: '$want'"
+    fi
+done
 
 # --- DESTDIR, uninstall ------------------------------------------------------
 STAGE="$TMP/stage"

@@ -48,7 +48,7 @@ def stats(db):
 
 
 def main():
-    subprocess.run(["python3", os.path.join(ROOT, "tests", "harness", "fixtures.py"), "seed001",
+    subprocess.run(["python3", os.path.join(ROOT, "tests", "harness", "fixtures.py"), "lesson",
                     TABLE], check=True, cwd=ROOT)
     db = session()
     first = db.execute(GET).fetchall()

@@ -11,8 +11,9 @@
    feature, a near miss, a marker after the first test): format errors,
    not a skip, even where the server lacks the feature; an unknown
    feature in SQL_TEST_LACKS: refused.
-3. Loads seed 000 (fixtures.py) and checks that each of the 15 access
-   patterns of the seed's worksheet returns the documented items.
+3. Loads the e-commerce example (fixtures.py ecommerce) and checks that
+   each of the 15 access patterns of its worksheet
+   (examples/ecommerce/README.md) returns the documented items.
 
 Needs AWS_ENDPOINT_URL_DYNAMODB (run by tests/harness/run-all.sh via
 tests/suites/00-selftest.sh).
@@ -132,14 +133,14 @@ def check_requires():
           ["| " + l for l in out.splitlines()])
 
 
-def check_seed000():
+def check_ecommerce():
     import fixtures
     c = fixtures.connect()
     t = "SelftestShop"
-    fixtures.seed000(c, t)
+    fixtures.ecommerce(c, t)
     try:
-        result(fixtures.count_items(c, t) == len(fixtures.seed000_items()),
-               "seed000 item count")
+        result(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
+               "ecommerce example: item count")
 
         def q(index=None, kce="", names=None, values=None):
             kw = dict(TableName=t, KeyConditionExpression=kce,
@@ -214,7 +215,7 @@ def check_seed000():
              ["CATEGORY#books", "CATEGORY#electronics", "CATEGORY#garden"]),
         ]
         for num, name, got, want in cases:
-            result(got == want, "seed000 access pattern %d: %s" % (num, name),
+            result(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
                    [] if got == want else ["want %r" % want, "got  %r" % got])
     finally:
         fixtures.drop_table(c, t)
@@ -226,7 +227,7 @@ def main():
         return 2
     check_runner()
     check_requires()
-    check_seed000()
+    check_ecommerce()
     print("1..%d" % N)
     return 1 if FAILED else 0
 

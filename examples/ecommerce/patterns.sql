@@ -1,17 +1,11 @@
--- The 15 access patterns of shared/seeds/000 as SQL, each followed by the
--- DynamoDB call it cost.  Run by `make demo` (tools/demo.sh).
-.load build/dynamodb
-.headers on
-.mode column
-CREATE VIRTUAL TABLE shop USING dynamodb(table=Store);
+-- The 15 access patterns of the e-commerce example (README.md here) as
+-- SQL, each followed by the DynamoDB call it cost.  `make demo` runs it;
+-- in `make shell`, `.read examples/ecommerce/patterns.sql` does the same.
+-- It expects what examples/ecommerce/shell.sql sets up: the virtual table
+-- `shop` over the example's table, output as columns with headers.
 .print
-.print -- columns of the virtual table, from DescribeTable
+.print -- columns of the virtual table (CREATE VIRTUAL TABLE read them with DescribeTable)
 SELECT name, type FROM pragma_table_xinfo('shop');
-.headers off
-.mode list
-SELECT '   cost: ' || dynamodb_calls();
-.headers on
-.mode column
 .print
 .print -- 1. Get a user by username
 SELECT PK, SK, json_extract(item, '$.email') AS email FROM shop
@@ -57,7 +51,7 @@ SELECT '   cost: ' || dynamodb_calls();
 .print
 .print -- 6. Get orders for a user
 SELECT SK, json_extract(item, '$.status') AS status, json_extract(item, '$.total') AS total
-  FROM shop WHERE PK = 'USER#alice' AND SK LIKE 'ORDER#%';
+  FROM shop WHERE PK = 'USER#alice' AND begins_with(SK, 'ORDER#');
 .headers off
 .mode list
 SELECT '   cost: ' || dynamodb_calls();
@@ -101,7 +95,7 @@ SELECT '   cost: ' || dynamodb_calls();
 .print
 .print -- 11. Get reviews for a user
 SELECT SK, json_extract(item, '$.rating') AS rating FROM shop
- WHERE PK = 'USER#alice' AND begins_with(SK, 'REVIEW#');
+ WHERE PK = 'USER#alice' AND SK GLOB 'REVIEW#*';
 .headers off
 .mode list
 SELECT '   cost: ' || dynamodb_calls();
