@@ -8,15 +8,15 @@
 **      three from that file;
 **   3. the profile's credential_process (run with /bin/sh -c, its stdout
 **      read as the JSON of the SDKs' process protocol, Version 1);
-**   3b. the profile's keys in the config file ([profile NAME]), all three
+**   4. the profile's keys in the config file ([profile NAME]), all three
 **      from that file (botocore's order: shared-credentials-file,
 **      custom-process, config-file; profile.c reads the files);
-**   4. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+**   5. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
 **      http://169.254.170.2) or AWS_CONTAINER_CREDENTIALS_FULL_URI (https,
 **      or http to a loopback or the ECS/EKS addresses), with the
 **      Authorization header from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or
 **      AWS_CONTAINER_AUTHORIZATION_TOKEN;
-**   5. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
+**   6. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
 **      the role name, then its credentials; 1 s to connect and 2 s per
 **      request, one attempt; skipped when AWS_EC2_METADATA_DISABLED=true;
 **      AWS_EC2_METADATA_SERVICE_ENDPOINT replaces http://169.254.169.254.
@@ -26,7 +26,7 @@
 ** instance-metadata service that does not answer just ends the chain.
 ** When nothing is found the error lists what was tried.
 **
-** Sources 3 to 5 hand out temporary credentials with an expiry;
+** Sources 3, 5 and 6 hand out temporary credentials with an expiry;
 ** ddb_creds_fetch() fetches them again (signer.c calls it before they
 ** expire) and refuses a set that has already expired.  No secret ever goes into a message: errors name the source,
 ** the variable, the file, never a key, a token or a command line.
@@ -116,7 +116,7 @@ static int step_env(ddb_creds *out, char **what) {
   return 1;
 }
 
-/* Steps 2 and 3b, the profile's keys in one of the shared files (the
+/* Steps 2 and 4, the profile's keys in one of the shared files (the
 ** credentials file when creds_file): 1 found, 0 not, -1 an unusable set
 ** there (err set). */
 static int step_file(const ddb_profile *prof, int creds_file, ddb_creds *out,
@@ -179,7 +179,7 @@ static int step_unsupported(const ddb_profile *prof, ddb_error *err) {
   return 0;
 }
 
-/* Step 4, container credentials: 1 found, 0 not configured, -1 error. */
+/* Step 5, container credentials: 1 found, 0 not configured, -1 error. */
 static int step_container(ddb_cred_source *src, ddb_creds *out, char **what,
                           ddb_error *err) {
   int rc = ddb_creds_container_source(src, err);
@@ -191,7 +191,7 @@ static int step_container(ddb_cred_source *src, ddb_creds *out, char **what,
   return 1;
 }
 
-/* Step 5, instance metadata: 1 found, 0 not (why added to tried), -1 out
+/* Step 6, instance metadata: 1 found, 0 not (why added to tried), -1 out
 ** of memory. */
 static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
                      ddb_buf *tried, ddb_error *err) {
