@@ -23,7 +23,8 @@
 /* Container and instance metadata: connect, and a whole request. */
 #define META_CONNECT_MS   1000
 #define META_TIMEOUT_MS   2000
-#define CONTAINER_HOST    "http://169.254.170.2"
+#define CONTAINER_ADDR    "169.254.170.2"
+#define CONTAINER_HOST    "http://" CONTAINER_ADDR
 #define IMDS_DEFAULT      "http://169.254.169.254"
 #define IMDS_DEFAULT_IPV6 "http://[fd00:ec2::254]"
 #define IMDS_TOKEN_TTL    "21600"
@@ -131,6 +132,8 @@ ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
   ddb_result result = DDB_OK;
 
   ddb_buf_init(&body, DDB_CREDS_OUT_MAX);
+  /* the answer's room at once: a realloc would leave a copy unwiped */
+  ddb_buf_reserve(&body, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&hdr, DDB_CREDS_ERR_MAX + 32);
   if(src->auth_file) {
     token = read_token_file(src->auth_file, src->what, err);
@@ -190,6 +193,8 @@ ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
   ddb_result result;
 
   ddb_buf_init(&body, DDB_CREDS_OUT_MAX);
+  /* the answer's room at once: a realloc would leave a copy unwiped */
+  ddb_buf_reserve(&body, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&line, 1024);
   /* 1. a session token */
   hdrs = curl_slist_append(
@@ -324,7 +329,7 @@ static char *container_url(const char *url, const char *var, int relative,
                   var, url);
     goto done;
   }
-  if(relative ? strcmp(host, CONTAINER_HOST + 7) != 0
+  if(relative ? strcmp(host, CONTAINER_ADDR) != 0
               : strcmp(scheme, "http") == 0 && !container_host_ok(host)) {
     ddb_error_set(err, DDB_ERR_CONFIG,
                   "%s '%.200s': must be https, or http to a loopback address "

@@ -208,6 +208,11 @@ ddb_result ddb_creds_process_fetch(const ddb_cred_source *src,
   ddb_result result;
   ddb_buf_init(&o, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&e, DDB_CREDS_ERR_MAX);
+  /* the output's room at once: a realloc would leave a copy unwiped */
+  if(ddb_buf_reserve(&o, DDB_CREDS_OUT_MAX)) {
+    ddb_buf_free(&o);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
   result = run_process(src->command, src->what, stop, stop_ud, &o, &e, &status,
                        err);
   if(result)

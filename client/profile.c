@@ -241,6 +241,9 @@ static ddb_result ini_parse(const char *text, size_t len, const char *what,
 
   pv.kv = NULL;
   ddb_buf_init(&pv.text, PROFILE_FILE_MAX);
+  /* room for any value at once: a realloc would leave a copy unwiped */
+  if(len && ddb_buf_reserve(&pv.text, len))
+    goto nomem;
   while(pos < len) {
     size_t n = 0, vn, indent = 0;
     const char *l = text + pos, *v, *d;
