@@ -66,10 +66,12 @@ char *ddb_strndup(const char *s, size_t n) {
   return p;
 }
 
-/* Free s (NULL is fine) after overwriting it with zeros (for secrets). */
+/* Free s (NULL is fine) after overwriting it with zeros (for secrets):
+** explicit_bzero, which the compiler may not drop as a dead store before
+** free() (a memset there, it may and does). */
 void ddb_wipe_free(char *s) {
   if(s) {
-    memset(s, 0, strlen(s));
+    explicit_bzero(s, strlen(s));
     free(s);
   }
 }

@@ -33,9 +33,10 @@
 #define DEFAULT_CONNECT_TIMEOUT_S 10.0
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-/* curl_global_init, once per process. */
+/* curl_global_init, once per process (with allocators that wipe: see
+** signer.c). */
 static void curl_init_once(void) {
-  curl_global_init(CURL_GLOBAL_DEFAULT);
+  ddb_curl_global_init();
 }
 
 /* Before fork(): take c's locks (see above). */

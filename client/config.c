@@ -2,8 +2,8 @@
 ** config.c -- finding the region, the endpoint, the CA bundle and the
 ** credentials the way the AWS SDKs do.
 **
-**   region:      option, AWS_REGION, AWS_DEFAULT_REGION, `region` in the
-**                profile's section of the config file.
+**   region:      option, AWS_REGION, AWS_DEFAULT_REGION, `region` of the
+**                profile (the credentials file's over the config file's).
 **   endpoint:    option, AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL, the
 **                `dynamodb` entry of the profile's `services` section,
 **                `endpoint_url` of the profile,
@@ -13,7 +13,9 @@
 **                ignore_configured_endpoint_urls = true).
 **   ca_bundle:   option, AWS_CA_BUNDLE, `ca_bundle` of the profile; none:
 **                the system's CAs.  HTTPS always verifies certificates.
-**   profile:     option, AWS_PROFILE, "default".
+**   profile:     option, AWS_PROFILE, "default"; one that the option or
+**                AWS_PROFILE names must exist in one of the files (as in
+**                botocore, even with keys in the environment).
 **   credentials: the chain of creds.c (environment, shared files,
 **                credential_process, container, instance metadata).
 **   files:       AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and
@@ -33,8 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "ddb_client_int.h"
+#include "http_int.h"
 #include "sigv4.h"
 
 /* The value of environment variable name, or NULL when unset or empty. */
@@ -50,28 +54,18 @@ static int is_true(const char *v) {
 
 /* The endpoint the profile configures for DynamoDB: the dynamodb entry of
 ** its services section, else its endpoint_url; NULL when none. */
-static char *config_endpoint(const char *profile) {
-  char *services = ddb_profile_get(profile, "services", 0), *v = NULL;
-  if(services && *services) {
-    char *path = ddb_aws_file("AWS_CONFIG_FILE", "config");
-    char section[300];
-    if(snprintf(section, sizeof(section), "services %s", services) <
-       (int)sizeof(section))
-      v = ddb_ini_get_sub(path, section, "dynamodb", "endpoint_url");
-    free(path);
-  }
-  free(services);
+static char *config_endpoint(const ddb_profile *prof) {
+  const char *services = ddb_profile_value(prof, "services");
+  const char *url;
+  char *v = NULL;
+  if(services && *services)
+    v = ddb_profile_service(prof, services, "dynamodb", "endpoint_url");
   if(v && !*v) {
     free(v);
     v = NULL;
   }
-  if(!v) {
-    v = ddb_profile_get(profile, "endpoint_url", 0);
-    if(v && !*v) {
-      free(v);
-      v = NULL;
-    }
-  }
+  if(!v && (url = ddb_profile_value(prof, "endpoint_url")) != NULL && *url)
+    v = ddb_strdup(url);
   return v;
 }
 
@@ -113,17 +107,15 @@ static ddb_result set_endpoint(ddb_settings *s, const char *v,
 }
 
 /* Resolve the endpoint into s (see the top of the file). */
-static ddb_result resolve_endpoint(const ddb_config *cfg, const char *profile,
-                                   ddb_settings *s, ddb_error *err) {
+static ddb_result resolve_endpoint(const ddb_config *cfg,
+                                   const ddb_profile *prof, ddb_settings *s,
+                                   ddb_error *err) {
   const char *v = NULL, *what = "";
-  char *conf = NULL, *ignore, buf[1024];
+  char *conf = NULL, buf[1024];
   ddb_result result;
-  int ignore_configured = is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"));
-  if(!ignore_configured) {
-    ignore = ddb_profile_get(profile, "ignore_configured_endpoint_urls", 0);
-    ignore_configured = is_true(ignore);
-    free(ignore);
-  }
+  int ignore_configured =
+      is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) ||
+      is_true(ddb_profile_value(prof, "ignore_configured_endpoint_urls"));
   if(cfg->endpoint)
     v = cfg->endpoint;
   else if(!ignore_configured) {
@@ -131,7 +123,7 @@ static ddb_result resolve_endpoint(const ddb_config *cfg, const char *profile,
       what = " (AWS_ENDPOINT_URL_DYNAMODB)";
     else if((v = env("AWS_ENDPOINT_URL")) != NULL)
       what = " (AWS_ENDPOINT_URL)";
-    else if((conf = config_endpoint(profile)) != NULL) {
+    else if((conf = config_endpoint(prof)) != NULL) {
       v = conf;
       what = " (config file)";
     }
@@ -152,47 +144,34 @@ static ddb_result resolve_endpoint(const ddb_config *cfg, const char *profile,
 
 /* Resolve the CA bundle into s: option, AWS_CA_BUNDLE, the profile's
 ** ca_bundle; the file must be readable. */
-static ddb_result resolve_ca_bundle(const ddb_config *cfg, const char *profile,
-                                    ddb_settings *s, ddb_error *err) {
-  const char *v = cfg->ca_bundle, *what = "ca_bundle";
-  char *conf = NULL;
+static ddb_result resolve_ca_bundle(const ddb_config *cfg,
+                                    const ddb_profile *prof, ddb_settings *s,
+                                    ddb_error *err) {
+  const char *v = cfg->ca_bundle, *what = "ca_bundle", *conf;
   FILE *f;
   if(v && !*v)
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "bad value for ca_bundle: '' (expected a PEM file)");
   if(!v && (v = env("AWS_CA_BUNDLE")) != NULL)
     what = "AWS_CA_BUNDLE";
-  if(!v && (conf = ddb_profile_get(profile, "ca_bundle", 0)) != NULL &&
-     *conf) {
+  if(!v && (conf = ddb_profile_value(prof, "ca_bundle")) != NULL && *conf) {
     v = conf;
     what = "ca_bundle of the config file";
   }
-  if(!v || !*v) {
-    free(conf);
+  if(!v || !*v)
     return DDB_OK;
-  }
   f = fopen(v, "r");
   if(!f) {
     int e = errno;
     ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': cannot read: %s", what, v,
                   strerror(e));
-    free(conf);
     return DDB_ERR_CONFIG;
   }
   fclose(f);
   s->ca_bundle = ddb_strdup(v);
-  free(conf);
   if(!s->ca_bundle)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   return DDB_OK;
-}
-
-/* Free a string after overwriting it with zeros (for secrets). */
-static void wipe_free(char *p) {
-  if(p) {
-    memset(p, 0, strlen(p));
-    free(p);
-  }
 }
 
 /* Free everything s holds (secrets wiped) and zero it. */
@@ -201,11 +180,20 @@ void ddb_settings_free(ddb_settings *s) {
   free(s->endpoint);
   free(s->ca_bundle);
   free(s->access_key);
-  wipe_free(s->secret_key);
-  wipe_free(s->session_token);
+  ddb_wipe_free(s->secret_key);
+  ddb_wipe_free(s->session_token);
   free(s->cred_source);
   ddb_cred_source_free(&s->src);
   memset(s, 0, sizeof(*s));
+}
+
+/* The stop hook of a resolution (ud: the ddb_config): the calling
+** thread's cancel hook, else the config's. */
+static int resolve_stopped(void *ud) {
+  const ddb_config *cfg = ud;
+  if(ddb_cancel_hooked(NULL))
+    return ddb_cancelled(NULL);
+  return cfg->cancel && cfg->cancel(cfg->cancel_ud) != 0;
 }
 
 /* Resolve region, endpoint, CA bundle and credentials (see the top of
@@ -214,48 +202,56 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
                                 ddb_error *err) {
   const char *profile = cfg->profile ? cfg->profile : env("AWS_PROFILE");
   const char *v;
+  ddb_profile prof;
   ddb_creds creds;
   ddb_result result = DDB_OK;
 
   memset(s, 0, sizeof(*s));
   memset(&creds, 0, sizeof(creds));
-  if(!profile)
-    profile = "default";
+  memset(&prof, 0, sizeof(prof));
+
+  /* the profile: one named by the option or AWS_PROFILE must exist */
+  result = ddb_profile_load(profile ? profile : "default", profile != NULL,
+                            &prof, err);
+  if(result)
+    goto fail;
 
   /* region */
   if(cfg->region)
     s->region = ddb_strdup(cfg->region);
-  else if((v = env("AWS_REGION")) || (v = env("AWS_DEFAULT_REGION")))
+  else if((v = env("AWS_REGION")) || (v = env("AWS_DEFAULT_REGION")) ||
+          (v = ddb_profile_value(&prof, "region")))
     s->region = ddb_strdup(v);
-  else
-    s->region = ddb_profile_get(profile, "region", 0);
   if(!s->region || !*s->region) {
     result = ddb_error_set(err, DDB_ERR_CONFIG,
                            "no region: set the region= option, AWS_REGION, "
                            "or region in the config file's profile '%s'",
-                           profile);
+                           prof.name);
     goto fail;
   }
 
-  result = resolve_endpoint(cfg, profile, s, err);
+  result = resolve_endpoint(cfg, &prof, s, err);
   if(result)
     goto fail;
-  result = resolve_ca_bundle(cfg, profile, s, err);
+  result = resolve_ca_bundle(cfg, &prof, s, err);
   if(result)
     goto fail;
 
   /* credentials */
-  result = ddb_creds_chain(profile, cfg->profile != NULL, &s->src, &creds,
-                           &s->cred_source, err);
+  result = ddb_creds_chain(&prof, cfg->profile != NULL, resolve_stopped,
+                           (void *)cfg, &s->src, &creds, &s->cred_source, err);
   if(result)
     goto fail;
   s->access_key = creds.access_key;
   s->secret_key = creds.secret_key;
   s->session_token = creds.session_token;
   s->expires = creds.expires;
+  s->fetched = (int64_t)time(NULL);
+  ddb_profile_free(&prof);
   return DDB_OK;
 
 fail:
+  ddb_profile_free(&prof);
   ddb_creds_clear(&creds);
   ddb_settings_free(s);
   return result;

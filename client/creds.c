@@ -4,16 +4,19 @@
 **   1. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 **      AWS_SESSION_TOKEN (skipped when the profile= option names a
 **      profile: naming one means "use that profile");
-**   2. the profile's keys in the shared credentials file, then in the
-**      config file ([profile NAME] there; see profile.c);
+**   2. the profile's keys in the shared credentials file ([NAME]), all
+**      three from that file;
 **   3. the profile's credential_process (run with /bin/sh -c, its stdout
 **      read as the JSON of the SDKs' process protocol, Version 1);
-**   4. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+**   4. the profile's keys in the config file ([profile NAME]), all three
+**      from that file (botocore's order: shared-credentials-file,
+**      custom-process, config-file; profile.c reads the files);
+**   5. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
 **      http://169.254.170.2) or AWS_CONTAINER_CREDENTIALS_FULL_URI (https,
 **      or http to a loopback or the ECS/EKS addresses), with the
 **      Authorization header from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or
 **      AWS_CONTAINER_AUTHORIZATION_TOKEN;
-**   5. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
+**   6. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
 **      the role name, then its credentials; 1 s to connect and 2 s per
 **      request, one attempt; skipped when AWS_EC2_METADATA_DISABLED=true;
 **      AWS_EC2_METADATA_SERVICE_ENDPOINT replaces http://169.254.169.254.
@@ -23,12 +26,13 @@
 ** instance-metadata service that does not answer just ends the chain.
 ** When nothing is found the error lists what was tried.
 **
-** Sources 3 to 5 hand out temporary credentials with an expiry;
+** Sources 3, 5 and 6 hand out temporary credentials with an expiry;
 ** ddb_creds_fetch() fetches them again (signer.c calls it before they
-** expire).  No secret ever goes into a message: errors name the source,
+** expire) and refuses a set that has already expired.  No secret ever goes into a message: errors name the source,
 ** the variable, the file, never a key, a token or a command line.
 **
-** Not resolved here (the error says what to do instead): role_arn /
+** Not resolved here (the error says what to do instead, before any key
+** of the profile is used, as botocore tries these first): role_arn /
 ** source_profile (AssumeRole), sso_* profiles and web identity tokens;
 ** `credential_process = aws configure export-credentials --profile NAME
 ** --format process` covers all of them.
@@ -43,6 +47,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "ddb_client_int.h"
 #include "sigv4.h"
@@ -50,19 +55,42 @@
 /* The list of what was tried, for the "no credentials" message. */
 #define TRIED_MAX 400
 
-/* See ddb_client_int.h: fresh credentials from src into *out. */
-ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
-                           ddb_error *err) {
+/* See ddb_client_int.h: fresh credentials from src into *out; a set that
+** has already expired is an error naming src and the expiry. */
+ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
+                           void *stop_ud, ddb_creds *out, ddb_error *err) {
+  ddb_result result;
+  char when[32];
   memset(out, 0, sizeof(*out));
   switch(src->kind) {
-  case DDB_CRED_PROCESS: return ddb_creds_process_fetch(src, out, err);
-  case DDB_CRED_CONTAINER: return ddb_creds_container_fetch(src, out, err);
-  case DDB_CRED_IMDS: return ddb_creds_imds_fetch(src, out, err);
+  case DDB_CRED_PROCESS:
+    result = ddb_creds_process_fetch(src, stop, stop_ud, out, err);
+    break;
+  case DDB_CRED_CONTAINER:
+    result = ddb_creds_container_fetch(src, out, err);
+    break;
+  case DDB_CRED_IMDS: result = ddb_creds_imds_fetch(src, out, err); break;
   default:
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "credentials from %s cannot be refreshed",
                          src->what ? src->what : "this source");
   }
+  if(result == DDB_OK && out->expires && out->expires <= (int64_t)time(NULL)) {
+    ddb_creds_time(out->expires, when, sizeof(when));
+    ddb_creds_clear(out);
+    result = ddb_error_set(err, DDB_ERR_CONFIG,
+                           "%s returned credentials that expired at %s",
+                           src->what, when);
+  }
+  return result;
+}
+
+/* See ddb_client_int.h: t as ISO 8601 UTC ("2026-01-05T10:00:00Z"). */
+void ddb_creds_time(int64_t t, char *buf, size_t cap) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if(!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, cap, "%lld", (long long)t);
 }
 
 /* ------------------------------------------------------------------------
@@ -88,45 +116,44 @@ static int step_env(ddb_creds *out, char **what) {
   return 1;
 }
 
-/* Step 2, the profile's keys in the shared files: 1 found, 0 not. */
-static int step_files(const char *profile, ddb_creds *out, char **what) {
-  char *ak = ddb_profile_get(profile, "aws_access_key_id", 1);
-  char *sk = ddb_profile_get(profile, "aws_secret_access_key", 1);
+/* Steps 2 and 4, the profile's keys in one of the shared files (the
+** credentials file when creds_file): 1 found, 0 not, -1 an unusable set
+** there (err set). */
+static int step_file(const ddb_profile *prof, int creds_file, ddb_creds *out,
+                     char **what, ddb_error *err) {
+  const char *ak, *sk, *tok;
   ddb_buf name;
-  if(!ak || !*ak || !sk || !*sk) {
-    free(ak);
-    ddb_wipe_free(sk);
-    return 0;
-  }
-  out->access_key = ak;
-  out->secret_key = sk;
-  out->session_token = ddb_profile_get(profile, "aws_session_token", 1);
+  int rc = ddb_profile_keys(prof, creds_file, &ak, &sk, &tok, err);
+  if(rc <= 0)
+    return rc;
+  out->access_key = ddb_strdup(ak);
+  out->secret_key = ddb_strdup(sk);
+  out->session_token = ddb_strdup(tok);
   ddb_buf_init(&name, 512);
-  ddb_buf_addf(&name, "profile '%.200s'", profile);
+  ddb_buf_addf(&name, "profile '%.200s'", prof->name);
   *what = ddb_buf_take(&name, NULL);
   return 1;
 }
 
 /* Step 3, the profile's credential_process: 1 found (src set too), 0 none
 ** configured, -1 error (err set). */
-static int step_process(const char *profile, ddb_cred_source *src,
-                        ddb_creds *out, char **what, ddb_error *err) {
-  char *process = ddb_profile_get(profile, "credential_process", 1);
+static int step_process(const ddb_profile *prof, ddb_cancel_fn stop,
+                        void *stop_ud, ddb_cred_source *src, ddb_creds *out,
+                        char **what, ddb_error *err) {
+  const char *process = ddb_profile_value(prof, "credential_process");
   ddb_buf name;
-  if(!process || !*process) {
-    free(process);
+  if(!process || !*process)
     return 0;
-  }
   src->kind = DDB_CRED_PROCESS;
-  src->command = process;
+  src->command = ddb_strdup(process);
   ddb_buf_init(&name, 512);
-  ddb_buf_addf(&name, "credential_process of profile '%.200s'", profile);
+  ddb_buf_addf(&name, "credential_process of profile '%.200s'", prof->name);
   src->what = ddb_buf_take(&name, NULL);
-  if(!src->what) {
+  if(!src->what || !src->command) {
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     return -1;
   }
-  if(ddb_creds_fetch(src, out, err))
+  if(ddb_creds_fetch(src, stop, stop_ud, out, err))
     return -1;
   *what = ddb_strdup(src->what);
   return 1;
@@ -134,39 +161,37 @@ static int step_process(const char *profile, ddb_cred_source *src,
 
 /* A profile that needs what the SDKs do and this extension does not
 ** (AssumeRole, SSO): -1 with err saying what to do instead, else 0. */
-static int step_unsupported(const char *profile, ddb_error *err) {
+static int step_unsupported(const ddb_profile *prof, ddb_error *err) {
   static const char *const keys[] = {
       "role_arn", "sso_session", "sso_start_url", "web_identity_token_file"};
   size_t i;
   for(i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-    char *v = ddb_profile_get(profile, keys[i], 0);
-    int set = v && *v;
-    free(v);
-    if(set) {
+    const char *v = ddb_profile_value(prof, keys[i]);
+    if(v && *v) {
       ddb_error_set(err, DDB_ERR_CONFIG,
                     "profile '%.100s' uses %s, which this extension does not "
                     "resolve: add credential_process = aws configure "
                     "export-credentials --profile %.100s --format process",
-                    profile, keys[i], profile);
+                    prof->name, keys[i], prof->name);
       return -1;
     }
   }
   return 0;
 }
 
-/* Step 4, container credentials: 1 found, 0 not configured, -1 error. */
+/* Step 5, container credentials: 1 found, 0 not configured, -1 error. */
 static int step_container(ddb_cred_source *src, ddb_creds *out, char **what,
                           ddb_error *err) {
   int rc = ddb_creds_container_source(src, err);
   if(rc <= 0)
     return rc;
-  if(ddb_creds_fetch(src, out, err))
+  if(ddb_creds_fetch(src, NULL, NULL, out, err))
     return -1;
   *what = ddb_strdup(src->what);
   return 1;
 }
 
-/* Step 5, instance metadata: 1 found, 0 not (why added to tried), -1 out
+/* Step 6, instance metadata: 1 found, 0 not (why added to tried), -1 out
 ** of memory. */
 static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
                      ddb_buf *tried, ddb_error *err) {
@@ -185,7 +210,7 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     return -1;
   }
-  if(ddb_creds_fetch(src, out, &e) == DDB_OK) {
+  if(ddb_creds_fetch(src, NULL, NULL, out, &e) == DDB_OK) {
     *what = ddb_strdup(src->what);
     return 1;
   }
@@ -196,7 +221,8 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
 
 /* See ddb_client_int.h: walk the chain; on failure the error lists what
 ** was tried, or names the configured source that failed. */
-ddb_result ddb_creds_chain(const char *profile, int given,
+ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
+                           ddb_cancel_fn stop, void *stop_ud,
                            ddb_cred_source *src, ddb_creds *out, char **what,
                            ddb_error *err) {
   ddb_buf tried;
@@ -211,13 +237,15 @@ ddb_result ddb_creds_chain(const char *profile, int given,
   ddb_buf_init(&tried, TRIED_MAX);
   if(!given && (rc = step_env(out, what)) == 0)
     tried_add(&tried, "%s", "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY");
-  if(rc == 0 && (rc = step_files(profile, out, what)) == 0)
+  if(rc == 0)
+    rc = step_unsupported(prof, &e);
+  if(rc == 0)
+    rc = step_file(prof, 1, out, what, &e);
+  if(rc == 0)
+    rc = step_process(prof, stop, stop_ud, src, out, what, &e);
+  if(rc == 0 && (rc = step_file(prof, 0, out, what, &e)) == 0)
     tried_add(&tried, "the shared credentials and config files (profile '%s')",
-              profile);
-  if(rc == 0)
-    rc = step_process(profile, src, out, what, &e);
-  if(rc == 0)
-    rc = step_unsupported(profile, &e);
+              prof->name);
   if(rc == 0 && (rc = step_container(src, out, what, &e)) == 0)
     tried_add(&tried, "%s",
               "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/"

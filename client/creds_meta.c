@@ -2,13 +2,15 @@
 ** creds_meta.c -- credentials from the container endpoint (ECS/EKS:
 ** AWS_CONTAINER_CREDENTIALS_RELATIVE_URI on http://169.254.170.2, or
 ** AWS_CONTAINER_CREDENTIALS_FULL_URI, https or http to a loopback or the
-** ECS/EKS addresses, with the Authorization header from
+** ECS/EKS addresses, checked on the host libcurl's URL parser says it
+** will connect to, with the Authorization header from
 ** AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or _TOKEN) and from EC2 instance
 ** metadata (IMDSv2 only: a PUT for a session token, then the role name,
 ** then its credentials; AWS_EC2_METADATA_SERVICE_ENDPOINT replaces
 ** http://169.254.169.254).  Both over HTTP with short timeouts (1 s to
 ** connect, 2 s per request), one attempt, no proxy, no redirects.
 */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +23,8 @@
 /* Container and instance metadata: connect, and a whole request. */
 #define META_CONNECT_MS   1000
 #define META_TIMEOUT_MS   2000
-#define CONTAINER_HOST    "http://169.254.170.2"
+#define CONTAINER_ADDR    "169.254.170.2"
+#define CONTAINER_HOST    "http://" CONTAINER_ADDR
 #define IMDS_DEFAULT      "http://169.254.169.254"
 #define IMDS_DEFAULT_IPV6 "http://[fd00:ec2::254]"
 #define IMDS_TOKEN_TTL    "21600"
@@ -129,6 +132,8 @@ ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
   ddb_result result = DDB_OK;
 
   ddb_buf_init(&body, DDB_CREDS_OUT_MAX);
+  /* the answer's room at once: a realloc would leave a copy unwiped */
+  ddb_buf_reserve(&body, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&hdr, DDB_CREDS_ERR_MAX + 32);
   if(src->auth_file) {
     token = read_token_file(src->auth_file, src->what, err);
@@ -188,6 +193,8 @@ ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
   ddb_result result;
 
   ddb_buf_init(&body, DDB_CREDS_OUT_MAX);
+  /* the answer's room at once: a realloc would leave a copy unwiped */
+  ddb_buf_reserve(&body, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&line, 1024);
   /* 1. a session token */
   hdrs = curl_slist_append(
@@ -260,34 +267,92 @@ fail:
 ** Finding the endpoints
 */
 
-/* Is host[0..n) one a container endpoint may be reached on over plain
-** http: a loopback, or the ECS/EKS link-local addresses? */
-static int container_host_ok(const char *host, size_t n) {
-  static const char *const ok[] = {"localhost", "[::1]", "169.254.170.2",
-                                   "169.254.170.23", "[fd00:ec2::23]"};
-  size_t i;
-  for(i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
-    if(strlen(ok[i]) == n && strncasecmp(host, ok[i], n) == 0)
-      return 1;
-  return n > 4 && strncmp(host, "127.", 4) == 0 &&
-         strspn(host, "0123456789.") == n;
+/* Is host (as curl's URL parser gives it: an IPv6 address in brackets)
+** one a container endpoint may be reached on over plain http: a loopback
+** address or "localhost", or the ECS/EKS link-local addresses (the SDKs'
+** rule)? */
+static int container_host_ok(const char *host) {
+  unsigned char a[16];
+  char v6[64];
+  size_t n = strlen(host);
+  if(strcasecmp(host, "localhost") == 0)
+    return 1;
+  if(inet_pton(AF_INET, host, a) == 1)
+    return a[0] == 127 || strcmp(host, "169.254.170.2") == 0 ||
+           strcmp(host, "169.254.170.23") == 0;
+  if(n < 3 || n - 2 >= sizeof(v6) || host[0] != '[' || host[n - 1] != ']')
+    return 0;
+  memcpy(v6, host + 1, n - 2);
+  v6[n - 2] = 0;
+  if(inet_pton(AF_INET6, v6, a) != 1)
+    return 0;
+  {
+    static const unsigned char eks[16] = {
+        0xfd, 0x00, 0x0e, 0xc2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x23};
+    static const unsigned char lo[16] = {0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0, 0, 0, 0, 0, 0, 1};
+    return memcmp(a, lo, 16) == 0 || memcmp(a, eks, 16) == 0;
+  }
 }
 
-/* Check AWS_CONTAINER_CREDENTIALS_FULL_URI url.  Returns 0 or -1. */
-static int container_url_ok(const char *url) {
-  const char *host, *end;
-  if(strncmp(url, "https://", 8) == 0)
-    return 0;
-  if(strncmp(url, "http://", 7) != 0)
-    return -1;
-  host = url + 7;
-  if(*host == '[')
-    end = strchr(host, ']') ? strchr(host, ']') + 1 : NULL;
-  else
-    end = host + strcspn(host, ":/?#");
-  if(!end)
-    return -1;
-  return container_host_ok(host, (size_t)(end - host)) ? 0 : -1;
+/* Parse the container endpoint url (from variable var) with libcurl's URL
+** API, as curl will connect: https to any host, http only to a host that
+** container_host_ok() allows (relative: only to CONTAINER_HOST), never a
+** user name or password.  Returns the URL as curl gives it back (what is
+** fetched is what was checked; malloc'ed), or NULL (err set). */
+static char *container_url(const char *url, const char *var, int relative,
+                           ddb_error *err) {
+  CURLU *u = curl_url();
+  char *scheme = NULL, *host = NULL, *user = NULL, *pass = NULL, *full = NULL;
+  char *result = NULL;
+  if(!u) {
+    ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    return NULL;
+  }
+  if(curl_url_set(u, CURLUPART_URL, url, 0) ||
+     curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) ||
+     curl_url_get(u, CURLUPART_HOST, &host, 0)) {
+    ddb_error_set(err, DDB_ERR_CONFIG, "%s: not a URL", var);
+    goto done;
+  }
+  curl_url_get(u, CURLUPART_USER, &user, 0);
+  curl_url_get(u, CURLUPART_PASSWORD, &pass, 0);
+  if(user || pass) {
+    ddb_error_set(err, DDB_ERR_CONFIG,
+                  "%s: a user name or password in the URL is not allowed "
+                  "(it would connect to host '%.100s')",
+                  var, host);
+    goto done;
+  }
+  if(strcmp(scheme, "https") != 0 && strcmp(scheme, "http") != 0) {
+    ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': must be http or https",
+                  var, url);
+    goto done;
+  }
+  if(relative ? strcmp(host, CONTAINER_ADDR) != 0
+              : strcmp(scheme, "http") == 0 && !container_host_ok(host)) {
+    ddb_error_set(err, DDB_ERR_CONFIG,
+                  "%s '%.200s': must be https, or http to a loopback address "
+                  "or the ECS/EKS credentials address, not to host '%.100s'",
+                  var, url, host);
+    goto done;
+  }
+  if(curl_url_get(u, CURLUPART_URL, &full, 0)) {
+    ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  result = ddb_strdup(full);
+  if(!result)
+    ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+
+done:
+  curl_free(scheme);
+  curl_free(host);
+  curl_free(user);
+  curl_free(pass);
+  curl_free(full);
+  curl_url_cleanup(u);
+  return result;
 }
 
 /* Look for the container endpoint: fills src and returns 1 when one is
@@ -306,32 +371,33 @@ int ddb_creds_container_source(ddb_cred_source *src, ddb_error *err) {
     if(rel[0] != '/')
       ddb_buf_addc(&u, '/');
     ddb_buf_adds(&u, rel);
-  } else {
-    if(container_url_ok(full)) {
-      ddb_error_set(err, DDB_ERR_CONFIG,
-                    "AWS_CONTAINER_CREDENTIALS_FULL_URI '%.200s': must be "
-                    "https, or http to a loopback address or the ECS/EKS "
-                    "credentials address",
-                    full);
-      ddb_buf_free(&u);
-      return -1;
-    }
+  } else
     ddb_buf_adds(&u, full);
+  if(u.failed) {
+    ddb_buf_free(&u);
+    ddb_error_set(err, DDB_ERR_CONFIG, "%s: longer than 4096 bytes",
+                  rel ? "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
+                      : "AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    return -1;
   }
   src->kind = DDB_CRED_CONTAINER;
-  src->url = ddb_buf_take(&u, NULL);
+  src->url = container_url(u.p,
+                           rel ? "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI"
+                               : "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+                           rel != NULL, err);
+  ddb_buf_free(&u);
+  if(!src->url)
+    return -1;
   src->what = ddb_strdup("container credentials");
   if(tok_file)
     src->auth_file = ddb_strdup(tok_file);
   else if(tok)
     src->auth = ddb_strdup(tok);
-  if(!src->url || !src->what || (tok_file && !src->auth_file) ||
+  if(!src->what || (tok_file && !src->auth_file) ||
      (!tok_file && tok && !src->auth)) {
-    ddb_buf_free(&u);
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     return -1;
   }
-  ddb_buf_free(&u);
   return 1;
 }
 

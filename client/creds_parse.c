@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 /* Free c's strings (the secrets wiped first) and zero it. */
 void ddb_creds_clear(ddb_creds *c) {
@@ -102,6 +103,16 @@ static const char *json_str(const cJSON *obj, const char *name) {
   return (v && *v) ? v : NULL;
 }
 
+/* Wipe every string value of the tree j (the secret and the token among
+** them) before it is freed. */
+static void json_wipe(cJSON *j) {
+  for(; j; j = j->next) {
+    if(j->valuestring)
+      ddb_wipe(j->valuestring, strlen(j->valuestring));
+    json_wipe(j->child);
+  }
+}
+
 /* See ddb_client_int.h: the credentials JSON text[0..n) into *out. */
 ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
                                const char *what, ddb_creds *out,
@@ -158,6 +169,7 @@ ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
 fail:
   if(result)
     ddb_creds_clear(out);
+  json_wipe(j);
   cJSON_Delete(j);
   return result;
 }

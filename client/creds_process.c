@@ -1,9 +1,12 @@
 /*
 ** creds_process.c -- credentials from a profile's credential_process: run
-** with /bin/sh -c (stdin from /dev/null), within PROCESS_TIMEOUT_MS, its
-** stdout read as the JSON of the SDKs' process protocol (Version 1), the
-** first line of its stderr kept for the message when it fails.  Secrets
-** read are wiped; the command line never goes into a message.
+** with /bin/sh -c (stdin from /dev/null) in a process group of its own,
+** within PROCESS_TIMEOUT_MS, its stdout read as the JSON of the SDKs'
+** process protocol (Version 1), the first line of its stderr kept for the
+** message when it fails.  While it runs, the caller's stop hook is polled
+** every POLL_MS: when it says stop (sqlite3_interrupt, Ctrl-C), or at the
+** timeout, the whole group is killed and reaped.  Secrets read are wiped;
+** the command line never goes into a message.
 */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +21,14 @@
 #include <unistd.h>
 
 #include "ddb_client_int.h"
+#include "sigv4.h"
 
 extern char **environ;
 
-/* How long a credential_process may run. */
+/* How long a credential_process may run; how often the stop hook is
+** polled while it does. */
 #define PROCESS_TIMEOUT_MS 30000
+#define POLL_MS            DDB_CANCEL_POLL_MS
 
 /* Milliseconds on the monotonic clock. */
 static int64_t mono_ms(void) {
@@ -42,19 +48,23 @@ static int drain(int fd, ddb_buf *b) {
     return 1;
   if(!b->failed)
     ddb_buf_add(b, chunk, (size_t)got);
+  ddb_wipe(chunk, (size_t)got);
   return 0;
 }
 
-/* Run command with /bin/sh -c, stdin from /dev/null, and collect its stdout
-** into out and stderr into errb, within PROCESS_TIMEOUT_MS.  *status is
-** its wait status (-1 when unknown).  Returns DDB_OK or an error naming
-** what. */
+/* Run command with /bin/sh -c, stdin from /dev/null, in a process group
+** of its own, and collect its stdout into out and stderr into errb, within
+** PROCESS_TIMEOUT_MS, polling stop(stop_ud) (stop may be NULL).  *status
+** is its wait status (-1 when unknown).  Returns DDB_OK, or an error naming
+** what (DDB_ERR_CANCELLED when stop said so); the group is killed and the
+** child reaped on every path. */
 static ddb_result run_process(const char *command, const char *what,
-                              ddb_buf *out, ddb_buf *errb, int *status,
-                              ddb_error *err) {
+                              ddb_cancel_fn stop, void *stop_ud, ddb_buf *out,
+                              ddb_buf *errb, int *status, ddb_error *err) {
   int outp[2] = {-1, -1}, errp[2] = {-1, -1}, open_fds = 2, rc;
   posix_spawn_file_actions_t fa;
-  int fa_ok = 0;
+  posix_spawnattr_t attr;
+  int fa_ok = 0, attr_ok = 0;
   pid_t pid = -1;
   char *argv[4];
   int64_t deadline = mono_ms() + PROCESS_TIMEOUT_MS;
@@ -71,7 +81,15 @@ static ddb_result run_process(const char *command, const char *what,
     goto fail;
   }
   fa_ok = 1;
-  if(posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
+  if(posix_spawnattr_init(&attr)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  attr_ok = 1;
+  /* a group of its own: the kill reaches what the shell started too */
+  if(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP) ||
+     posix_spawnattr_setpgroup(&attr, 0) ||
+     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
      posix_spawn_file_actions_adddup2(&fa, outp[1], 1) ||
      posix_spawn_file_actions_adddup2(&fa, errp[1], 2)) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -81,7 +99,7 @@ static ddb_result run_process(const char *command, const char *what,
   argv[1] = (char *)"-c";
   argv[2] = (char *)command;
   argv[3] = NULL;
-  rc = posix_spawn(&pid, "/bin/sh", &fa, NULL, argv, environ);
+  rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ);
   if(rc) {
     pid = -1;
     result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot start: %s", what,
@@ -95,13 +113,21 @@ static ddb_result run_process(const char *command, const char *what,
     struct pollfd pf[2];
     int np = 0, i;
     int64_t left = deadline - mono_ms();
+    if(stop && stop(stop_ud)) {
+      kill(-pid, SIGKILL);
+      result = ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                             what);
+      break;
+    }
     if(left <= 0) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       result =
           ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
                         what, PROCESS_TIMEOUT_MS / 1000);
       break;
     }
+    if(left > POLL_MS)
+      left = POLL_MS;
     if(outp[0] >= 0) {
       pf[np].fd = outp[0];
       pf[np++].events = POLLIN;
@@ -112,7 +138,7 @@ static ddb_result run_process(const char *command, const char *what,
     }
     rc = poll(pf, (nfds_t)np, (int)left);
     if(rc < 0 && errno != EINTR) {
-      kill(pid, SIGKILL);
+      kill(-pid, SIGKILL);
       result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: poll: %s", what,
                              strerror(errno));
       break;
@@ -129,22 +155,39 @@ static ddb_result run_process(const char *command, const char *what,
       }
     }
   }
+  /* reap it; one that closed its output and goes on is still stopped by
+  ** the hook and the timeout */
   for(;;) {
     int st;
-    pid_t w = waitpid(pid, &st, 0);
+    struct timespec ts = {0, 2 * 1000000};
+    pid_t w = waitpid(pid, &st, WNOHANG);
     if(w == pid) {
       *status = st;
       break;
     }
     if(w < 0 && errno == EINTR)
       continue;
-    break; /* ECHILD: SIGCHLD is ignored; the status is unknown */
+    if(w < 0)
+      break; /* ECHILD: SIGCHLD is ignored; the status is unknown */
+    if(!result && stop && stop(stop_ud)) {
+      kill(-pid, SIGKILL);
+      result = ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                             what);
+    } else if(!result && mono_ms() >= deadline) {
+      kill(-pid, SIGKILL);
+      result =
+          ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
+                        what, PROCESS_TIMEOUT_MS / 1000);
+    }
+    nanosleep(&ts, NULL);
   }
   pid = -1;
 
 fail:
   if(fa_ok)
     posix_spawn_file_actions_destroy(&fa);
+  if(attr_ok)
+    posix_spawnattr_destroy(&attr);
   if(outp[0] >= 0)
     close(outp[0]);
   if(outp[1] >= 0)
@@ -157,14 +200,21 @@ fail:
 }
 
 /* See ddb_client_int.h: fetch credentials by running src->command. */
-ddb_result ddb_creds_process_fetch(const ddb_cred_source *src, ddb_creds *out,
-                                   ddb_error *err) {
+ddb_result ddb_creds_process_fetch(const ddb_cred_source *src,
+                                   ddb_cancel_fn stop, void *stop_ud,
+                                   ddb_creds *out, ddb_error *err) {
   ddb_buf o, e;
   int status = -1;
   ddb_result result;
   ddb_buf_init(&o, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&e, DDB_CREDS_ERR_MAX);
-  result = run_process(src->command, src->what, &o, &e, &status, err);
+  /* the output's room at once: a realloc would leave a copy unwiped */
+  if(ddb_buf_reserve(&o, DDB_CREDS_OUT_MAX)) {
+    ddb_buf_free(&o);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  result = run_process(src->command, src->what, stop, stop_ud, &o, &e, &status,
+                       err);
   if(result)
     goto fail;
   if(status != -1 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
@@ -192,7 +242,7 @@ ddb_result ddb_creds_process_fetch(const ddb_cred_source *src, ddb_creds *out,
 
 fail:
   if(o.p)
-    memset(o.p, 0, o.len);
+    ddb_wipe(o.p, o.len);
   ddb_buf_free(&o);
   ddb_buf_free(&e);
   return result;

@@ -283,6 +283,9 @@ int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out);
 ** Configuration: region, endpoint, credentials (see config.c for the
 ** resolution order, which follows the AWS SDKs).
 */
+/* A cancel hook (see ddb_client_set_cancel below). */
+typedef int (*ddb_cancel_fn)(void *ud);
+
 typedef struct ddb_config {
   const char *region;   /* NULL: AWS_REGION, AWS_DEFAULT_REGION, config file */
   const char *endpoint; /* NULL: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
@@ -293,6 +296,10 @@ typedef struct ddb_config {
   double timeout;         /* seconds for a whole request; 0: default (60) */
   double connect_timeout; /* seconds; 0: default (10, at most timeout) */
   int max_retries;        /* < 0: default (10) */
+  ddb_cancel_fn cancel;   /* NULL, or polled while ddb_client_new runs a
+                             credential_process (the calling thread's own
+                             hook is polled too) */
+  void *cancel_ud;
 } ddb_config;
 
 typedef struct ddb_client ddb_client;
@@ -313,7 +320,6 @@ void ddb_client_free(ddb_client *c);
 ** client's hook may be called from any thread that uses the client
 ** without a hook of its own. */
 #define DDB_CANCEL_POLL_MS 50
-typedef int (*ddb_cancel_fn)(void *ud);
 void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud);
 /* Set the calling thread's hook (fn NULL: none). */
 void ddb_cancel_thread(ddb_cancel_fn fn, void *ud);

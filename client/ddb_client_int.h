@@ -219,18 +219,26 @@ typedef struct ddb_creds {
   int64_t expires;     /* Unix time they expire; 0: never */
 } ddb_creds;
 
-/* Walk the chain for profile (given: named by the profile= option, which
-** skips the environment).  On success *out holds the credentials, *src how
-** to refresh them and *what (malloc'ed) where they came from ("environment",
-** "profile 'x'", ...).  On failure a DDB_ERR_CONFIG that lists what was
-** tried, or the error of a configured source that failed. */
-ddb_result ddb_creds_chain(const char *profile, int given,
+/* Walk the chain for the loaded profile prof (given: named by the
+** profile= option, which skips the environment); stop (may be NULL) is
+** polled while a credential_process runs.  On success *out holds the
+** credentials, *src how to refresh them and *what (malloc'ed) where they
+** came from ("environment", "profile 'x'", ...).  On failure a
+** DDB_ERR_CONFIG that lists what was tried, or the error of a configured
+** source that failed (DDB_ERR_CANCELLED when stop said so). */
+typedef struct ddb_profile ddb_profile;
+ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
+                           ddb_cancel_fn stop, void *stop_ud,
                            ddb_cred_source *src, ddb_creds *out, char **what,
                            ddb_error *err);
 /* Fetch fresh credentials from src (PROCESS, CONTAINER or IMDS) into *out
-** (cleared first).  Errors name the source, never a secret. */
-ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_creds *out,
-                           ddb_error *err);
+** (cleared first); stop (may be NULL) is polled while a credential_process
+** runs.  Credentials that have already expired are an error naming src and
+** their expiry.  Errors name the source, never a secret. */
+ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
+                           void *stop_ud, ddb_creds *out, ddb_error *err);
+/* t (Unix seconds) as ISO 8601 UTC into buf (cap >= 21). */
+void ddb_creds_time(int64_t t, char *buf, size_t cap);
 /* creds_parse.c: parse the JSON of a credential_process (process=1:
 ** Version 1, SessionToken) or of a container/IMDS endpoint (process=0:
 ** Token, Code) into *out; what names the source in errors. */
@@ -253,8 +261,9 @@ const char *ddb_env(const char *name);
 /* The sources' fetches, into *out (zeroed by ddb_creds_fetch); errors
 ** name src->what: a credential_process (creds_process.c), the container
 ** endpoint and instance metadata (creds_meta.c). */
-ddb_result ddb_creds_process_fetch(const ddb_cred_source *src, ddb_creds *out,
-                                   ddb_error *err);
+ddb_result ddb_creds_process_fetch(const ddb_cred_source *src,
+                                   ddb_cancel_fn stop, void *stop_ud,
+                                   ddb_creds *out, ddb_error *err);
 ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
                                      ddb_creds *out, ddb_error *err);
 ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
@@ -320,6 +329,7 @@ typedef struct ddb_settings {
   char *session_token; /* NULL if none */
   char *cred_source;   /* where the credentials came from, for messages */
   int64_t expires;     /* when they expire (Unix time); 0: never */
+  int64_t fetched;     /* when they were fetched (Unix time) */
   ddb_cred_source src; /* how to fetch them again */
 } ddb_settings;
 
@@ -327,18 +337,58 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
                                 ddb_error *err);
 void ddb_settings_free(ddb_settings *s);
 
-/* profile.c: the shared config and credentials files (a leaf). */
-/* Read key from [section] of an INI file (AWS config/credentials style).
-** Returns a malloc'ed value or NULL. */
+/* profile.c: the shared config and credentials files, read as botocore
+** reads them (a leaf; see the top of profile.c). */
+typedef struct ddb_ini ddb_ini;
+struct ddb_ini_sec;
+/* Read and parse the INI file at path (NULL, missing or not a regular
+** file: no sections) into *out (free with ddb_ini_free).  Errors (a file
+** botocore cannot read either, or larger than 4 MiB) name what and the
+** line; nothing of the file is quoted. */
+ddb_result ddb_ini_load(const char *path, const char *what, ddb_ini **out,
+                        ddb_error *err);
+void ddb_ini_free(ddb_ini *f);
+/* key (lower-case) of [section] in f, else of its [DEFAULT]; owned by f,
+** or NULL. */
+const char *ddb_ini_value(const ddb_ini *f, const char *section,
+                          const char *key);
+/* The same from the file at path, malloc'ed (a file that does not parse
+** has no keys): for tests. */
 char *ddb_ini_get(const char *path, const char *section, const char *key);
-/* Read the sub-property sub of key (key's indented lines) in [section]. */
+/* The sub-property sub of key (its indented "sub = value" lines). */
 char *ddb_ini_get_sub(const char *path, const char *section, const char *key,
                       const char *sub);
 /* Path of an AWS file: the variable's value, else ~/.aws/<name> (malloc'ed;
 ** NULL without HOME). */
 char *ddb_aws_file(const char *var, const char *name);
-/* key of the profile: from the credentials file's [profile] first (creds
-** set), then the config file's [profile NAME] ([default]).  Malloc'ed. */
-char *ddb_profile_get(const char *profile, const char *key, int creds);
+
+/* A profile: both files, parsed, and its sections in each. */
+struct ddb_profile {
+  char *name;
+  char *config_path, *creds_path; /* NULL without HOME */
+  ddb_ini *config, *creds;
+  const struct ddb_ini_sec
+      *in_config;                     /* [profile NAME] / [default], or NULL */
+  const struct ddb_ini_sec *in_creds; /* [NAME], or NULL */
+};
+/* Load both files and find profile name in them.  named: the user named
+** it (option or AWS_PROFILE), so it must exist (as in botocore), else the
+** error names it and both files.  On error *p is empty. */
+ddb_result ddb_profile_load(const char *name, int named, ddb_profile *p,
+                            ddb_error *err);
+void ddb_profile_free(ddb_profile *p);
+/* A setting of the profile (the credentials file's over the config
+** file's, as botocore merges them); owned by p, or NULL. */
+const char *ddb_profile_value(const ddb_profile *p, const char *key);
+/* The profile's keys, all from one file (creds_file: the credentials
+** file, else the config file): 1 found (*ak, *sk, *tok owned by p; *tok
+** NULL without a token), 0 no aws_access_key_id there, -1 an unusable
+** set (no or an empty secret, an empty key id: err names the file). */
+int ddb_profile_keys(const ddb_profile *p, int creds_file, const char **ak,
+                     const char **sk, const char **tok, ddb_error *err);
+/* Sub-property sub of key in the config file's [services NAME]
+** (malloc'ed), or NULL. */
+char *ddb_profile_service(const ddb_profile *p, const char *services,
+                          const char *key, const char *sub);
 
 #endif

@@ -411,7 +411,7 @@ static attempt_verdict attempt_once(attempt *a) {
   curl_easy_setopt(a->h, CURLOPT_DEBUGDATA, NULL);
   curl_easy_setopt(a->h, CURLOPT_XFERINFODATA, NULL);
   curl_easy_setopt(a->h, CURLOPT_NOPROGRESS, 1L);
-  curl_slist_free_all(hdrs);
+  ddb_sign_headers_free(hdrs);
   if(a->resent)
     a->ambiguous = 1;
   if(cc == CURLE_ABORTED_BY_CALLBACK && xs.cancelled) {
@@ -503,6 +503,17 @@ static void attempt_record(const attempt *a, ddb_result result, int sent,
                            : 0);
 }
 
+/* A table DynamoDB says is not there: err's message names the table, the
+** endpoint and the region asked, then what DynamoDB said. */
+static void not_found_error(const ddb_client *c, const char *table,
+                            ddb_error *err) {
+  char said[sizeof(err->message)];
+  memcpy(said, err->message, sizeof(said));
+  snprintf(err->message, sizeof(err->message),
+           "table '%.100s' not found at %.150s in region %.40s (%.180s)",
+           table, c->s.endpoint, c->s.region, said);
+}
+
 /* See http_int.h: one call with its retries, logged and counted. */
 ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err) {
@@ -573,6 +584,8 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
     int write = is_write(ci->operation);
     if(!a.e->http_status)
       a.e->http_status = a.status;
+    if(ci->table && strcmp(a.e->type, "ResourceNotFoundException") == 0)
+      not_found_error(c, ci->table, a.e);
     if(a.e->retries > 0)
       error_append(a.e, " (after %d retr%s)", a.e->retries,
                    a.e->retries == 1 ? "y" : "ies");

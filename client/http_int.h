@@ -79,7 +79,14 @@ int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
                        const char *token);
 /* The headers of one request of operation with body, signed with g at
 ** the clock of now (a retry is signed again).  Returns DDB_OK with *out
-** (curl_slist_free_all), or an error. */
+** (ddb_sign_headers_free), or an error. */
+/* Free a header list of ddb_sign_request, its lines (the session token
+** among them) wiped first. */
+void ddb_sign_headers_free(struct curl_slist *hdrs);
+/* curl_global_init (once per process, client.c) with allocators that wipe
+** every block libcurl frees: its copies of the request headers hold the
+** session token (signer.c). */
+void ddb_curl_global_init(void);
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, const char *body,
                             size_t body_len, struct curl_slist **out,

@@ -5,12 +5,20 @@
 ** The signing credentials are a reference-counted `ddb_signer` that a
 ** request takes under cred_lock and keeps for one attempt.  Temporary
 ** credentials (credential_process, container, instance metadata) are
-** fetched again REFRESH_AHEAD_S before they expire, by one thread at a
-** time (refresh_lock); the others keep signing with the old ones while
-** those are still good for GRACE_S.  A failed refresh is tried again
-** after REFRESH_RETRY_S; once the old credentials are within GRACE_S of
-** expiring, the failure is the request's error.  DynamoDB's
-** ExpiredTokenException sets force_refresh (http.c).
+** refreshed with botocore's windows, one thread at a time (refresh_lock):
+**
+**   * ADVISORY_S (15 min) before they expire, one thread refreshes while
+**     the others go on signing with the current ones;
+**   * MANDATORY_S (10 min) before, every thread waits for the refresh
+**     (and then finds it done);
+**   * at most one refresh a REFRESH_MIN_S while the current ones are still
+**     valid, whatever their window: a source that hands out credentials
+**     good for 4 minutes is asked again once a minute, not per request;
+**   * a failed refresh keeps credentials that are still valid;
+**   * credentials that have expired (or that DynamoDB refused as expired:
+**     ExpiredTokenException sets force_refresh, http.c) are never used to
+**     sign: each request then waits for a refresh, and fails with an
+**     error naming the source and the expiry when there is none.
 **
 ** One request is one POST of a JSON body to the endpoint with
 **   X-Amz-Target: DynamoDB_20120810.<Operation>
@@ -26,6 +34,7 @@
 ** vectors in tests/unit/test_sigv4.c.
 */
 #include <curl/curl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,12 +45,12 @@
 #include "http_int.h"
 #include "sigv4.h"
 
-/* Temporary credentials: refresh this long before they expire; keep the
-** old ones for requests until this close to expiring; after a failed
-** refresh, wait this long before the next try. */
-#define REFRESH_AHEAD_S 300
-#define GRACE_S         60
-#define REFRESH_RETRY_S 10
+/* Temporary credentials: botocore's advisory and mandatory refresh
+** windows before they expire, and the least time between two refreshes
+** while they are still valid. */
+#define ADVISORY_S    (15 * 60)
+#define MANDATORY_S   (10 * 60)
+#define REFRESH_MIN_S 60
 
 /* The headers ddb_sign_request() signs and sets, and the lengths of their
 ** names (the values follow). */
@@ -52,6 +61,59 @@
 #define TARGET_HDR_LEN (sizeof(TARGET_HDR) - 1)
 #define AUTH_HDR       "Authorization: "
 #define AUTH_HDR_LEN   (sizeof(AUTH_HDR) - 1)
+
+/* ------------------------------------------------------------------------
+** libcurl's memory, wiped when freed: each request's headers carry the
+** session token (X-Amz-Security-Token), and curl copies them into buffers
+** of its own (the request it sends), which it frees without wiping.  So
+** libcurl gets these allocators (curl_global_init_mem): every block it
+** frees, or that realloc moves, is zeroed first (explicit_bzero over
+** malloc_usable_size).  A few kilobytes a request.
+*/
+
+/* curl's free(): wipe, then free. */
+static void curl_wipe_free(void *p) {
+  if(p) {
+    explicit_bzero(p, malloc_usable_size(p));
+    free(p);
+  }
+}
+
+/* curl's realloc(): in place when the block is large enough, else a new
+** block, the old one wiped and freed. */
+static void *curl_wipe_realloc(void *p, size_t n) {
+  size_t old;
+  void *q;
+  if(!p)
+    return malloc(n);
+  if(n == 0) {
+    curl_wipe_free(p);
+    return NULL;
+  }
+  old = malloc_usable_size(p);
+  if(n <= old)
+    return p;
+  q = malloc(n);
+  if(!q)
+    return NULL;
+  memcpy(q, p, old);
+  curl_wipe_free(p);
+  return q;
+}
+
+/* See http_int.h: curl_global_init with the wiping allocators. */
+void ddb_curl_global_init(void) {
+  curl_global_init_mem(CURL_GLOBAL_DEFAULT, malloc, curl_wipe_free,
+                       curl_wipe_realloc, strdup, calloc);
+}
+
+/* See http_int.h: free a request's header list, its token wiped. */
+void ddb_sign_headers_free(struct curl_slist *hdrs) {
+  struct curl_slist *x;
+  for(x = hdrs; x; x = x->next)
+    explicit_bzero(x->data, strlen(x->data));
+  curl_slist_free_all(hdrs);
+}
 
 /* See http_int.h: push the principal of (ak, sk, token) on c's list. */
 int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
@@ -122,22 +184,37 @@ static int64_t wall_now(void) {
   return (int64_t)time(NULL);
 }
 
-/* Should credentials expiring at `expires` be fetched again now? */
-static int needs_refresh(const ddb_client *c, int64_t expires, int64_t now) {
+/* What a request must do about c's credentials g at now (cred_lock
+** held). */
+enum { KEEP, REFRESH_ADVISORY, REFRESH_MANDATORY };
+static int do_refresh_state(const ddb_client *c, const ddb_signer *g,
+                            int64_t now) {
   if(c->s.src.kind == DDB_CRED_STATIC)
-    return 0;
-  if(c->force_refresh)
-    return 1;
-  return expires && now + REFRESH_AHEAD_S >= expires && now >= c->next_refresh;
+    return KEEP;
+  if(c->force_refresh || (g->expires && now >= g->expires))
+    return REFRESH_MANDATORY; /* never signed with */
+  if(!g->expires || now + ADVISORY_S < g->expires)
+    return KEEP;
+  if(now < c->s.fetched + REFRESH_MIN_S || now < c->next_refresh)
+    return KEEP; /* still valid, and refreshed a moment ago */
+  return now + MANDATORY_S >= g->expires ? REFRESH_MANDATORY
+                                         : REFRESH_ADVISORY;
+}
+
+/* Stop hook of a refresh (ud: the client): the thread's or c's hook. */
+static int refresh_stopped(void *ud) {
+  return ddb_cancelled(ud);
 }
 
 /* Fetch fresh credentials and swap them in (the caller holds
-** refresh_lock).  On failure the old ones stay; next_refresh is pushed
-** back.  Returns DDB_OK or the fetch's error. */
+** refresh_lock).  On failure the old ones stay.  Either way the next
+** refresh waits REFRESH_MIN_S while the credentials are valid.  Returns
+** DDB_OK or the fetch's error. */
 static ddb_result refresh(ddb_client *c, ddb_error *err) {
   ddb_creds fresh;
   ddb_signer *g = NULL, *old;
-  ddb_result result = ddb_creds_fetch(&c->s.src, &fresh, err);
+  ddb_result result =
+      ddb_creds_fetch(&c->s.src, refresh_stopped, c, &fresh, err);
   if(result == DDB_OK) {
     g = ddb_signer_new(fresh.access_key, fresh.secret_key, fresh.session_token,
                        fresh.expires);
@@ -152,68 +229,79 @@ static ddb_result refresh(ddb_client *c, ddb_error *err) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
   ddb_creds_clear(&fresh);
+  old = NULL;
   if(g) {
     old = c->sig;
     c->sig = g;
     c->force_refresh = 0;
-    c->next_refresh = 0;
-  } else {
-    old = NULL;
-    c->next_refresh = wall_now() + REFRESH_RETRY_S;
   }
+  c->next_refresh = wall_now() + REFRESH_MIN_S;
   pthread_mutex_unlock(&c->cred_lock);
   ddb_signer_release(c, old);
   return result;
 }
 
-/* See http_int.h: a reference to c's signing credentials, refreshed when
-** they are about to expire. */
+/* The error of a request whose credentials g expired (or were refused as
+** expired) and could not be refreshed (why: e). */
+static ddb_result expired_error(const ddb_client *c, const ddb_signer *g,
+                                int refused, const ddb_error *e,
+                                ddb_error *err) {
+  char when[32];
+  if(e->code == DDB_ERR_CANCELLED)
+    return ddb_error_set(err, e->code, "%s", e->message);
+  ddb_creds_time(g->expires, when, sizeof(when));
+  if(refused)
+    return ddb_error_set(err, e->code ? e->code : DDB_ERR_CONFIG,
+                         "the credentials from %s were refused as expired "
+                         "and could not be refreshed: %s",
+                         c->s.cred_source, e->message);
+  return ddb_error_set(err, e->code ? e->code : DDB_ERR_CONFIG,
+                       "the credentials from %s expired at %s and could not "
+                       "be refreshed: %s",
+                       c->s.cred_source, when, e->message);
+}
+
+/* See http_int.h: a reference to c's signing credentials, refreshed as the
+** top of the file says; never expired ones. */
 ddb_result ddb_signer_acquire(ddb_client *c, ddb_signer **out,
                               ddb_error *err) {
   int64_t now = wall_now();
   ddb_signer *g;
-  int want, usable;
+  int state, refused;
   ddb_result result = DDB_OK;
   ddb_error e;
 
   *out = NULL;
+  ddb_error_clear(&e);
   pthread_mutex_lock(&c->cred_lock);
-  g = c->sig;
-  want = needs_refresh(c, g->expires, now);
-  usable = !c->force_refresh && (!g->expires || now + GRACE_S < g->expires);
+  state = do_refresh_state(c, c->sig, now);
   pthread_mutex_unlock(&c->cred_lock);
-  if(want) {
-    /* one thread refreshes; the others go on with good old credentials */
-    if(usable) {
-      if(pthread_mutex_trylock(&c->refresh_lock) == 0) {
-        ddb_error_clear(&e);
-        pthread_mutex_lock(&c->cred_lock);
-        want = needs_refresh(c, c->sig->expires, now);
-        pthread_mutex_unlock(&c->cred_lock);
-        if(want)
-          refresh(c, &e); /* a failure keeps the old ones */
-        pthread_mutex_unlock(&c->refresh_lock);
-      }
-    } else {
-      pthread_mutex_lock(&c->refresh_lock);
-      pthread_mutex_lock(&c->cred_lock);
-      g = c->sig;
-      usable =
-          !c->force_refresh && (!g->expires || now + GRACE_S < g->expires);
-      pthread_mutex_unlock(&c->cred_lock);
-      if(!usable) {
-        ddb_error_clear(&e);
-        result = refresh(c, &e);
-        if(result)
-          ddb_error_set(err, result,
-                        "the credentials from %s expired and could not be "
-                        "refreshed: %s",
-                        c->s.cred_source, e.message);
-      }
-      pthread_mutex_unlock(&c->refresh_lock);
-      if(result)
-        return result;
-    }
+  if(state == REFRESH_ADVISORY &&
+     pthread_mutex_trylock(&c->refresh_lock) == 0) {
+    /* one thread refreshes; the others go on with valid credentials */
+    pthread_mutex_lock(&c->cred_lock);
+    state = do_refresh_state(c, c->sig, now);
+    pthread_mutex_unlock(&c->cred_lock);
+    if(state != KEEP)
+      refresh(c, &e); /* a failure keeps the valid ones */
+    pthread_mutex_unlock(&c->refresh_lock);
+  } else if(state == REFRESH_MANDATORY) {
+    /* wait for the thread that refreshes, or refresh */
+    pthread_mutex_lock(&c->refresh_lock);
+    pthread_mutex_lock(&c->cred_lock);
+    state = do_refresh_state(c, c->sig, now);
+    pthread_mutex_unlock(&c->cred_lock);
+    if(state != KEEP)
+      refresh(c, &e);
+    pthread_mutex_lock(&c->cred_lock);
+    g = c->sig;
+    refused = c->force_refresh;
+    if(refused || (g->expires && wall_now() >= g->expires))
+      result = expired_error(c, g, refused, &e, err);
+    pthread_mutex_unlock(&c->cred_lock);
+    pthread_mutex_unlock(&c->refresh_lock);
+    if(result)
+      return result;
   }
   pthread_mutex_lock(&c->cred_lock);
   g = c->sig;

@@ -98,7 +98,11 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     goto fail;
   }
   if(ddbc_describe_table_fresh(p->pClient, p->zTable, &d, &err)) {
-    zErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable, err.message);
+    /* (a missing table's message names it, the endpoint and the region) */
+    zErr = strcmp(err.type, "ResourceNotFoundException") == 0
+               ? sqlite3_mprintf(DD_PREFIX "%s", err.message)
+               : sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
+                                 err.message);
     goto fail;
   }
   rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, &zErr);

@@ -318,6 +318,10 @@ int dd_client_make(dd_vtab *p, int bAny) {
   if(p->pClient)
     return SQLITE_OK;
   ddb_error_clear(&err);
+  /* connected: sqlite3_interrupt() also stops the credential_process that
+  ** making the client may run */
+  p->cfg.cancel = p->db ? dd_interrupted : NULL;
+  p->cfg.cancel_ud = p->db;
   if(ddb_client_new(&p->cfg, &p->pClient, &err)) {
     dd_error(p, "table '%s': %s", p->zTable, err.message);
     return dd_rc(&err);
@@ -404,6 +408,10 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
         *pzErr = p->base.zErrMsg;
         p->base.zErrMsg = NULL;
         rc = SQLITE_ERROR;
+      } else if(strcmp(err.type, "ResourceNotFoundException") == 0) {
+        /* the client's message names the table, the endpoint, the region */
+        *pzErr = sqlite3_mprintf(DD_PREFIX "%s", err.message);
+        rc = dd_rc(&err);
       } else {
         *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
                                  err.message);

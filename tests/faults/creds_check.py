@@ -9,12 +9,22 @@ credential_process.  Checked:
 
   * credential_process, container credentials and IMDSv2 sign requests,
     and dynamodb_info() says where the credentials came from;
-  * temporary credentials are fetched again before they expire (the key
-    id in the signatures changes), not while they are far from expiry,
-    old ones are kept while a refresh fails and they are still good, and
-    an expired set that cannot be refreshed fails the statement with an
-    error naming the source;
+  * temporary credentials: a credential_process handing out credentials
+    good for 4 minutes runs at most twice for 52 requests; one returning
+    expired credentials signs nothing and the error names it and the
+    expiry; container credentials are used while valid, fetched again at
+    most once a minute, fetched again once expired (never signing with
+    the expired ones), and an expired set that cannot be refreshed fails
+    the statement with an error naming the source and the expiry;
+  * AWS_CONTAINER_CREDENTIALS_FULL_URI is checked on the host libcurl
+    connects to (http://127.0.0.1:1@evil.localhost:PORT/ is refused, and
+    nothing reaches the listener behind evil.localhost);
+  * sqlite3's interrupt() stops a slow credential_process (making the
+    client, and refreshing), killing it and what it started
+    (tests/faults/creds_interrupt.py, Debian's /usr/bin/python3);
   * with nothing configured, the error lists what was tried;
+  * a missing table's error names it, the endpoint and the region, at
+    CREATE VIRTUAL TABLE and at the first read of a table dropped since;
   * https verifies the certificate (a self-signed one is refused, with a
     hint), and ca_bundle= or AWS_CA_BUNDLE trusts it;
   * the endpoint from the config file's services section;
@@ -254,8 +264,53 @@ def main():
                 and all(i == "AKIDPROC" for i in ids),
                 "credential_process signs the requests", (out, ids))
 
-        # -- container credentials, refreshed before they expire -----------
+        # -- a credential_process of short-lived credentials: not run on
+        # every request (51 requests: one run, at most one refresh) --------
+        counter = os.path.join(tmp, "runs")
+        short = os.path.join(tmp, "short.sh")
+        with open(short, "w") as f:
+            f.write("#!/bin/sh\necho run >> '%s'\n"
+                    "n=$(wc -l < '%s')\n"
+                    "exp=$(date -u -d \"@$(( $(date +%%s) + %s ))\" "
+                    "+%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+                    "printf '{\"Version\": 1, \"AccessKeyId\": "
+                    "\"AKIDSHORT%%s\", \"SecretAccessKey\": \"s\", "
+                    "\"SessionToken\": \"t\", \"Expiration\": \"%%s\"}' "
+                    "\"$n\" \"$exp\"\n"
+                    % (counter, counter, "${TTL:-240}"))
+        os.chmod(short, 0o700)
+        with open(env.config, "w") as f:
+            f.write("[profile short]\ncredential_process = %s\n" % short)
+        get = ("SELECT count(*) FROM t WHERE PK = 'CUSTOMER#alice' AND "
+               "SK = 'PROFILE';")
+        env.key_ids()
+        out, _ = env.sql("\n".join([get] * 51), env.base(), ", profile=short")
+        ids = env.key_ids()
+        with open(counter) as f:
+            runs = len(f.readlines())
+        t.check(out == "\n".join(["1"] * 51) and len(ids) == 52 and
+                runs <= 2 and all(i.startswith("AKIDSHORT") for i in ids),
+                "a credential_process whose credentials expire in 4 minutes "
+                "runs %d time(s) for 52 requests, not once a request"
+                % runs, (out[-200:], runs, len(ids)))
+        # already expired: never used to sign; the error names the source
+        # and the expiry
+        os.unlink(counter)
+        e = env.base()
+        e["TTL"] = "-3600"
+        out, _ = env.sql(get, e, ", profile=short")
+        ids = env.key_ids()
+        m = re.match(r"Runtime error: dynamodb: table '%s': credential_process "
+                     r"of profile 'short' returned credentials that expired "
+                     r"at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\n" % TABLE,
+                     out + "\n")
+        t.check(m and not ids and len(out.splitlines()) <= 2,
+                "a credential_process that returns expired credentials: "
+                "nothing is signed with them, the error names the source and "
+                "the expiry", (out, ids))
         open(env.config, "w").close()
+
+        # -- container credentials, refreshed before they expire -----------
         e = env.base()
         e["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = meta_url + "/container"
         e["AWS_CONTAINER_AUTHORIZATION_TOKEN"] = "Basic c2VjcmV0"
@@ -264,10 +319,11 @@ def main():
         ids = env.key_ids()
         t.check(out == "4\n4\n4\ncontainer credentials"
                 and Meta.auth == "Basic c2VjcmV0"
-                and Meta.fetches >= 3 and len(set(ids)) >= 3
-                and ids == sorted(ids, key=lambda x: int(x[8:])),
-                "container credentials 2 minutes from expiry are fetched "
-                "again before requests", (out, Meta.fetches, ids))
+                and 1 <= Meta.fetches <= 2 and set(ids) <= {"AKIDCONT1",
+                                                             "AKIDCONT2"},
+                "container credentials 2 minutes from expiry are used while "
+                "valid, fetched again at most once a minute",
+                (out, Meta.fetches, ids))
         meta_reset(ttl=3600)
         out, _ = env.sql("\n".join([q] * 3), e)
         ids = env.key_ids()
@@ -275,23 +331,93 @@ def main():
                 set(ids) == {"AKIDCONT1"},
                 "container credentials an hour from expiry are not fetched "
                 "again", (out, Meta.fetches, ids))
-        meta_reset(ttl=120, fail_after=1)
-        out, _ = env.sql("\n".join([q] * 3), e)
+        # expired while in use: fetched again before the next request
+        meta_reset(ttl=2)
+        out, _ = env.sql(q + "\n.shell sleep 3\n" + q, e)
         ids = env.key_ids()
-        t.check(out == "4\n4\n4" and set(ids) == {"AKIDCONT1"}
-                and Meta.fetches <= 3,
-                "a failed refresh keeps credentials that are still good "
-                "(and is not retried on every request)",
-                (out, Meta.fetches, ids))
-        meta_reset(ttl=30, fail_after=1)
-        out, _ = env.sql(q, e)
-        t.check(out.startswith(
-                "Runtime error: dynamodb: table '%s': the credentials from "
-                "container credentials expired and could not be refreshed: "
-                "container credentials (%s/container): HTTP 500"
-                % (TABLE, meta_url)),
+        t.check(out == "4\n4" and Meta.fetches == 2 and
+                ids == ["AKIDCONT1", "AKIDCONT1", "AKIDCONT2"],
+                "credentials that expired are fetched again, and the old "
+                "ones are not used after their expiry", (out, Meta.fetches,
+                                                         ids))
+        meta_reset(ttl=2, fail_after=1)
+        out, _ = env.sql(q + "\n.shell sleep 3\n" + q, e)
+        ids = env.key_ids()
+        t.check(re.match(
+                r"4\nRuntime error: dynamodb: the credentials "
+                r"from container credentials expired at "
+                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ and could not be "
+                r"refreshed: container credentials \(%s/container\): "
+                r"HTTP 500$" % re.escape(meta_url), out) and
+                ids and all(i == "AKIDCONT1" for i in ids),
                 "expired credentials that cannot be refreshed fail the "
-                "statement, naming the source", out)
+                "statement, naming the source and the expiry", (out, ids))
+        # the host curl connects to is checked: user:password@ is not a
+        # loopback host (evil.localhost resolves to 127.0.0.1 here, so a
+        # request would reach this server, and the token with it)
+        meta_reset(ttl=3600)
+        port_m = meta.server_address[1]
+        for url, host in [
+                ("http://127.0.0.1:1@evil.localhost:%d/container" % port_m,
+                 "evil.localhost"),
+                ("http://evil.localhost:%d/container" % port_m,
+                 "evil.localhost")]:
+            meta_reset(ttl=3600)
+            e2 = dict(e)
+            e2["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = url
+            out, _ = env.sql(q, e2)
+            t.check(out.startswith("Runtime error: dynamodb: table '%s': "
+                                   "AWS_CONTAINER_CREDENTIALS_FULL_URI"
+                                   % TABLE) and
+                    "host '%s'" % host in out and Meta.fetches == 0 and
+                    Meta.auth is None,
+                    "AWS_CONTAINER_CREDENTIALS_FULL_URI %s is refused before "
+                    "any connection (the token goes nowhere)" % url,
+                    (out, Meta.fetches, Meta.auth))
+        env.key_ids()
+
+        # -- interrupt() stops a slow credential_process (Debian's python3,
+        # tests/faults/creds_interrupt.py) --------------------------------
+        pydeb = "/usr/bin/python3"
+        idir = os.path.join(tmp, "interrupt")
+        os.mkdir(idir)
+        slow = os.path.join(idir, "slow.sh")
+        with open(slow, "w") as f:
+            f.write("#!/bin/sh\nd='%s'\n"
+                    "if [ -e \"$d/slow\" ]; then\n"
+                    "  sleep 40 & echo $$ $! > \"$d/pids\"; wait\nfi\n"
+                    "exp=$(date -u -d \"@$(( $(date +%%s) + $(cat \"$d/ttl\") "
+                    "))\" +%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+                    "printf '{\"Version\": 1, \"AccessKeyId\": \"AKIDSLOW\", "
+                    "\"SecretAccessKey\": \"s\", \"Expiration\": \"%%s\"}' "
+                    "\"$exp\"\n" % idir)
+        os.chmod(slow, 0o700)
+        with open(env.config, "w") as f:
+            f.write("[profile slow]\ncredential_process = %s\n" % slow)
+        can_load = subprocess.run(
+            [pydeb, "-c", "import sqlite3; sqlite3.connect(':memory:')"
+             ".enable_load_extension(True)"], capture_output=True)
+        if os.path.exists(pydeb) and can_load.returncode == 0:
+            e = env.base()
+            if e.get("LD_PRELOAD") and os.environ.get("SANITIZE") == "1":
+                e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
+            p = subprocess.run(
+                [pydeb, os.path.join(ROOT, "tests/faults/creds_interrupt.py"),
+                 ext, "http://127.0.0.1:%d" % port, TABLE, idir],
+                capture_output=True, text=True, env=e, timeout=300)
+            lines = [ln for ln in p.stdout.splitlines()
+                     if re.match(r"(not )?ok \d+ - ", ln)]
+            for ln in lines:
+                m = re.match(r"(not ok|ok) \d+ - creds: (.*)", ln)
+                t.check(m.group(1) == "ok", m.group(2), p.stdout + p.stderr)
+            if len(lines) != 2:
+                t.check(False, "creds_interrupt.py ran", p.stdout + p.stderr)
+        else:
+            for name in ("making the client", "refreshing"):
+                t.check(True, "interrupt() stops a slow credential_process "
+                        "(%s) # SKIP %s cannot load extensions" % (name, pydeb))
+        open(env.config, "w").close()
+        env.key_ids()
 
         # -- IMDSv2 --------------------------------------------------------
         e = env.base()
@@ -314,6 +440,38 @@ def main():
                 "not set); instance metadata (AWS_EC2_METADATA_DISABLED=true)"
                 "\nParse error: no such table: t" % TABLE,
                 "no credentials: the error lists what was tried", out)
+
+        # -- a missing table: the error names it, the endpoint, the region
+        e = env.base()
+        e.update({"AWS_ACCESS_KEY_ID": "AKIDMISS",
+                  "AWS_SECRET_ACCESS_KEY": "s", "AWS_REGION": "eu-west-2"})
+        ep = "http://127.0.0.1:%d" % port
+        script = (".bail off\n.load %s\n"
+                  "CREATE VIRTUAL TABLE m USING dynamodb(table=Missing21, "
+                  "endpoint='%s');\n"
+                  ".shell python3 tests/harness/fixtures.py seed001 Gone21\n"
+                  "CREATE VIRTUAL TABLE g USING dynamodb(table=Gone21, "
+                  "endpoint='%s', item_ttl=0, query_ttl=0);\n"
+                  ".shell python3 tests/harness/fixtures.py drop Gone21\n"
+                  "SELECT count(*) FROM g WHERE PK = 'CUSTOMER#alice';\n"
+                  % (ext, ep, ep))
+        e2 = dict(e)
+        e2["AWS_ENDPOINT_URL_DYNAMODB"] = upstream
+        p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
+                           input=script, capture_output=True, text=True,
+                           env=e2, cwd=ROOT, timeout=120)
+        out = re.sub(r"^(Runtime|Parse) error near line \d+:", r"\1 error:",
+                     p.stdout + p.stderr, flags=re.M).splitlines()
+        for i, (table, when) in enumerate([("Missing21",
+                                            "CREATE VIRTUAL TABLE"),
+                                           ("Gone21", "its first read")]):
+            want = ("Runtime error: dynamodb: table '%s' not found at %s in "
+                    "region eu-west-2 (ResourceNotFoundException: "
+                    % (table, ep))
+            t.check(len(out) == 2 and out[i].startswith(want),
+                    "a missing table: the error of %s names the table, the "
+                    "endpoint and the region" % when, "\n".join(out))
+        env.key_ids()
 
         # -- the endpoint from the config file's services section ----------
         e = env.base()

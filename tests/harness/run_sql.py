@@ -52,6 +52,7 @@ Test file format
       @DB@   path of this file's database file (e.g. for ".open @DB@")
       @TMP@  a scratch directory private to this file
       @EXT@  the extension path used by the prelude's .load
+      @ENDPOINT@  AWS_ENDPOINT_URL_DYNAMODB (e.g. in an expected error)
 * DynamoDB is shared by all files: use table names unique to your file.
 
 Output normalization (applied to the actual output only)
@@ -297,7 +298,8 @@ def run_file(path, reporter, env, lacks=()):
     scratch = os.path.join(workdir, "tmp")
     os.makedirs(scratch)
     ext = env.get("DDB_EXT", "build/dynamodb")
-    for ph, val in (("@DB@", dbfile), ("@TMP@", scratch), ("@EXT@", ext)):
+    for ph, val in (("@DB@", dbfile), ("@TMP@", scratch), ("@EXT@", ext),
+                    ("@ENDPOINT@", env.get("AWS_ENDPOINT_URL_DYNAMODB", ""))):
         text = text.replace(ph, val)
 
     # "-- env: NAME=VALUE" lines set (an empty VALUE: unset) a variable for

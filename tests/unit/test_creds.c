@@ -19,11 +19,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "../../api/api_int.h"
 #include "../../client/ddb_client_int.h"
+#include "../../client/http_int.h"
+#include "../../client/sigv4.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------------
@@ -128,6 +133,7 @@ typedef struct fake_http {
   char last_auth[256];    /* Authorization of the last container GET */
   int saw_token_ttl;      /* the token PUT had its TTL header */
   int saw_token_on_creds; /* the credentials GET had the token */
+  int not_found;          /* POST /: DynamoDB's ResourceNotFoundException */
 } fake_http;
 
 /* The value of header name in head, copied into out (cap bytes); "" when
@@ -192,6 +198,12 @@ static void fake_serve(fake_http *f, int c) {
     f->saw_token_on_creds = strcmp(hv, "IMDSTOKEN42") == 0;
     status = f->saw_token_on_creds ? "200 OK" : "401 Unauthorized";
     body = f->saw_token_on_creds ? f->role_json : "";
+  } else if(strncmp(head, "POST / ", 7) == 0 && f->not_found) {
+    /* DynamoDB, for a table that is not there */
+    status = "400 Bad Request";
+    body = "{\"__type\":\"com.amazonaws.dynamodb.v20120810#"
+           "ResourceNotFoundException\",\"message\":\"Requested resource "
+           "not found\"}";
   } else if(strncmp(head, "GET /container ", 15) == 0) {
     header_value(head, "Authorization", f->last_auth, sizeof(f->last_auth));
     status = "200 OK";
@@ -205,6 +217,9 @@ static void fake_serve(fake_http *f, int c) {
   if(send(c, resp, strlen(resp), MSG_NOSIGNAL) < 0)
     tap_diag("fake http: send failed");
   close(c);
+  /* what it received (a session token, say) is not left on its stack for
+  ** the heap scan of test_wipe to find */
+  ddb_wipe(head, sizeof(head));
 }
 
 /* The server thread: accept until stop is set. */
@@ -269,9 +284,16 @@ typedef struct chain_out {
 } chain_out;
 
 static ddb_result chain(const char *profile, int given, chain_out *o) {
+  ddb_profile p;
+  ddb_result r;
   memset(o, 0, sizeof(*o));
-  return ddb_creds_chain(profile, given, &o->src, &o->creds, &o->what,
-                         &o->err);
+  r = ddb_profile_load(profile, 0, &p, &o->err);
+  if(r)
+    return r;
+  r = ddb_creds_chain(&p, given, NULL, NULL, &o->src, &o->creds, &o->what,
+                      &o->err);
+  ddb_profile_free(&p);
+  return r;
 }
 
 /* Free what chain() returned in o. */
@@ -488,7 +510,7 @@ static void test_chain_container(void) {
   {
     ddb_creds again;
     ddb_error e;
-    CHECK_INT(ddb_creds_fetch(&o.src, &again, &e), DDB_OK);
+    CHECK_INT(ddb_creds_fetch(&o.src, NULL, NULL, &again, &e), DDB_OK);
     CHECK_STR(again.secret_key, "rolesecret");
     ddb_creds_clear(&again);
   }
@@ -505,6 +527,57 @@ static void test_chain_container(void) {
   CHECK_INT(chain("default", 0, &o), DDB_ERR_CONFIG);
   CHECK(strstr(o.err.message, "must be https") != NULL);
   chain_free(&o);
+  /* the host checked is the one curl connects to: user:password@HOST is
+  ** HOST, and is refused (before any connection) like HOST itself */
+  {
+    static const struct {
+      const char *url, *want;
+    } bad[] = {
+        {"http://127.0.0.1:1@evil.example/creds",
+         "AWS_CONTAINER_CREDENTIALS_FULL_URI: a user name or password in the "
+         "URL is not allowed (it would connect to host 'evil.example')"},
+        {"https://user:pw@example.com/creds",
+         "AWS_CONTAINER_CREDENTIALS_FULL_URI: a user name or password in the "
+         "URL is not allowed (it would connect to host 'example.com')"},
+        {"http://169.254.170.2.evil.example/",
+         "AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://169.254.170.2.evil."
+         "example/': must be https, or http to a loopback address or the "
+         "ECS/EKS credentials address, not to host "
+         "'169.254.170.2.evil.example'"},
+        {"http://127.0.0.1.evil.example/",
+         "AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://127.0.0.1.evil.example/"
+         "': must be https, or http to a loopback address or the ECS/EKS "
+         "credentials address, not to host '127.0.0.1.evil.example'"},
+        {"http://[fd00:ec2::24]/",
+         "AWS_CONTAINER_CREDENTIALS_FULL_URI 'http://[fd00:ec2::24]/': must "
+         "be https, or http to a loopback address or the ECS/EKS credentials "
+         "address, not to host '[fd00:ec2::24]'"},
+        {"ftp://127.0.0.1/", "AWS_CONTAINER_CREDENTIALS_FULL_URI "
+                             "'ftp://127.0.0.1/': must be http or https"},
+        {"127.0.0.1:9/x", "AWS_CONTAINER_CREDENTIALS_FULL_URI: not a URL"},
+    };
+    size_t i;
+    int before = f.requests;
+    for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", bad[i].url, 1);
+      CHECK_INT(chain("default", 0, &o), DDB_ERR_CONFIG);
+      CHECK_STR(o.err.message, bad[i].want);
+      chain_free(&o);
+    }
+    CHECK_INT(f.requests, before);
+    /* loopback in other spellings is allowed: the fetch is tried */
+    setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://localhost:9/x", 1);
+    CHECK_INT(chain("default", 0, &o), DDB_ERR_CONFIG);
+    CHECK(strncmp(o.err.message,
+                  "container credentials (http://localhost:9"
+                  "/x): ",
+                  45) == 0);
+    chain_free(&o);
+    setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.1.2.3:9/x", 1);
+    CHECK_INT(chain("default", 0, &o), DDB_ERR_CONFIG);
+    CHECK(strstr(o.err.message, "must be https") == NULL);
+    chain_free(&o);
+  }
   /* a configured endpoint that does not answer is an error naming it */
   setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:9/x", 1);
   CHECK_INT(chain("default", 0, &o), DDB_ERR_CONFIG);
@@ -677,6 +750,314 @@ static void test_ca_bundle(void) {
   sandbox_close(&s);
 }
 
+/* ------------------------------------------------------------------------
+** Refresh (signer.c)
+*/
+
+/* The number of lines of the file at path (0 when missing). */
+static int count_lines(const char *path) {
+  FILE *f = fopen(path, "r");
+  int n = 0, ch;
+  if(!f)
+    return 0;
+  while((ch = fgetc(f)) != EOF)
+    n += ch == '\n';
+  fclose(f);
+  return n;
+}
+
+typedef struct acquirer {
+  ddb_client *c;
+  ddb_signer *g;
+  ddb_result rc;
+} acquirer;
+
+static void *acquire_main(void *arg) {
+  acquirer *a = arg;
+  ddb_error e;
+  ddb_error_clear(&e);
+  a->rc = ddb_signer_acquire(a->c, &a->g, &e);
+  return NULL;
+}
+
+/* Mark c's credentials expired a second ago (as the clock would). */
+static void expire_now(ddb_client *c) {
+  pthread_mutex_lock(&c->cred_lock);
+  c->sig->expires = (int64_t)time(NULL) - 1;
+  pthread_mutex_unlock(&c->cred_lock);
+}
+
+/* A credential_process of credentials good for 4 minutes: 51 requests run
+** it once (not once a request); once they expire, 8 threads at once run
+** it once more and all sign with the new set; one that returns expired
+** credentials makes the request fail, naming the source and the expiry. */
+static void test_refresh(void) {
+  sandbox s;
+  ddb_config cfg;
+  ddb_client *c = NULL;
+  ddb_error e;
+  char cfgtext[256], runs[160], ttl[160], script[1024];
+  acquirer a[8];
+  pthread_t tid[8];
+  int i, ok = 1;
+  if(!CHECK(sandbox_open(&s) == 0))
+    return;
+  snprintf(runs, sizeof(runs), "%s/runs", s.dir);
+  snprintf(ttl, sizeof(ttl), "%s/ttl", s.dir);
+  snprintf(script, sizeof(script),
+           "#!/bin/sh\necho run >> '%s'\nsleep 0.2\n"
+           "exp=$(date -u -d \"@$(( $(date +%%s) + $(cat '%s') ))\" "
+           "+%%Y-%%m-%%dT%%H:%%M:%%SZ)\n"
+           "echo \"{\\\"Version\\\": 1, \\\"AccessKeyId\\\": "
+           "\\\"AK$(wc -l < '%s')\\\", \\\"SecretAccessKey\\\": "
+           "\\\"s\\\", \\\"Expiration\\\": \\\"$exp\\\"}\"\n",
+           runs, ttl, runs);
+  put_script(s.script, script);
+  put_file(ttl, "240\n");
+  snprintf(cfgtext, sizeof(cfgtext),
+           "[profile p]\nregion = us-east-1\ncredential_process = %s\n",
+           s.script);
+  put_file(s.config, cfgtext);
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.profile = "p";
+  cfg.endpoint = "http://127.0.0.1:9";
+  ddb_error_clear(&e);
+  if(!CHECK_MSG(ddb_client_new(&cfg, &c, &e) == DDB_OK, "client: %s",
+                e.message)) {
+    unlink(runs);
+    unlink(ttl);
+    sandbox_close(&s);
+    return;
+  }
+  /* 51 requests, credentials 4 minutes from expiry: the one run */
+  for(i = 0; i < 51; i++) {
+    ddb_signer *g = NULL;
+    ok &= ddb_signer_acquire(c, &g, &e) == DDB_OK;
+    ddb_signer_release(c, g);
+  }
+  CHECK(ok);
+  CHECK_INT(count_lines(runs), 1);
+  /* expired: 8 threads at once, one refresh, all with the new set */
+  expire_now(c);
+  for(i = 0; i < 8; i++) {
+    a[i].c = c;
+    a[i].g = NULL;
+    pthread_create(&tid[i], NULL, acquire_main, &a[i]);
+  }
+  for(i = 0; i < 8; i++)
+    pthread_join(tid[i], NULL);
+  CHECK_INT(count_lines(runs), 2);
+  for(i = 0; i < 8; i++) {
+    CHECK_INT(a[i].rc, DDB_OK);
+    CHECK(a[i].g && a[i].g == a[0].g && a[i].g->expires > (int64_t)time(NULL));
+    ddb_signer_release(c, a[i].g);
+  }
+  /* the process returns expired credentials: not used, an error */
+  put_file(ttl, "-60\n");
+  expire_now(c);
+  {
+    ddb_signer *g = NULL;
+    CHECK_INT(ddb_signer_acquire(c, &g, &e), DDB_ERR_CONFIG);
+    CHECK(g == NULL);
+    CHECK_MSG(strncmp(e.message,
+                      "the credentials from credential_process of profile "
+                      "'p' expired at 20",
+                      67) == 0 &&
+                  strstr(e.message,
+                         "Z and could not be refreshed: credential_process of "
+                         "profile 'p' returned credentials that expired at "
+                         "20") != NULL,
+              "message: %s", e.message);
+  }
+  CHECK_INT(count_lines(runs), 3);
+  ddb_client_free(c);
+  unlink(runs);
+  unlink(ttl);
+  sandbox_close(&s);
+}
+
+/* ------------------------------------------------------------------------
+** Secrets in memory
+*/
+
+/* The scan's buffer, and the patterns it looks for: static, so neither is
+** in the heap or the anonymous mappings scanned (and matches inside them
+** are skipped anyway). */
+static unsigned char scan_buf[1 << 16];
+static char pat_secret[64], pat_token[2100];
+
+/* Write text to path with write(2): stdio's buffer would keep a copy. */
+static int put_file_raw(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  size_t n = strlen(text), done = 0;
+  while(fd >= 0 && done < n) {
+    ssize_t w = write(fd, text + done, n - done);
+    if(w <= 0)
+      break;
+    done += (size_t)w;
+  }
+  if(fd >= 0)
+    close(fd);
+  return fd >= 0 && done == n ? 0 : -1;
+}
+
+/* How many copies of pat[0..n) the process's heap and anonymous mappings
+** hold (read through /proc/self/mem, so unreadable pages are skipped), not
+** counting pat itself and the scan's own buffer; -1 if it cannot look. */
+static int memory_copies(const char *pat, size_t n) {
+  FILE *maps = fopen("/proc/self/maps", "r");
+  int mem = open("/proc/self/mem", O_RDONLY), found = 0;
+  char line[512];
+  if(!maps || mem < 0) {
+    if(maps)
+      fclose(maps);
+    if(mem >= 0)
+      close(mem);
+    return -1;
+  }
+  while(fgets(line, sizeof(line), maps)) {
+    unsigned long lo, hi;
+    char perms[8], path[256] = "";
+    if(sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &lo, &hi, perms, path) <
+       3)
+      continue;
+    if(perms[0] != 'r' || perms[1] != 'w' ||
+       (path[0] && strcmp(path, "[heap]") != 0))
+      continue;
+    for(unsigned long at = lo; at < hi;) {
+      size_t want = hi - at < sizeof(scan_buf) ? hi - at : sizeof(scan_buf);
+      ssize_t got = pread(mem, scan_buf, want, (off_t)at);
+      size_t i;
+      if(got <= 0) {
+        at += 4096; /* an unreadable page */
+        continue;
+      }
+      for(i = 0; i + n <= (size_t)got; i++)
+        if(scan_buf[i] == (unsigned char)pat[0] &&
+           memcmp(scan_buf + i, pat, n) == 0) {
+          unsigned long where = at + i;
+          if((where >= (unsigned long)pat &&
+              where < (unsigned long)pat + sizeof(pat_token)) ||
+             (where >= (unsigned long)scan_buf &&
+              where < (unsigned long)scan_buf + sizeof(scan_buf)))
+            continue;
+          found++;
+          if(getenv("WIPE_DEBUG")) {
+            size_t k0 = i >= 48 ? i - 48 : 0, k;
+            char ctx[64];
+            for(k = 0; k < 48 && k0 + k < i; k++)
+              ctx[k] = scan_buf[k0 + k] >= 32 && scan_buf[k0 + k] < 127
+                           ? (char)scan_buf[k0 + k]
+                           : '.';
+            ctx[k] = 0;
+            tap_diag("copy at %lx (%s) after \"%s\"", where,
+                     path[0] ? path : "anon", ctx);
+          }
+        }
+      /* a copy across the end of this read is found by the next one */
+      at += (size_t)got > n ? (size_t)got - n + 1 : (size_t)got;
+    }
+  }
+  fclose(maps);
+  close(mem);
+  return found;
+}
+
+/* A client made from a credentials file with a unique secret and a
+** 2,000-character session token, which sends one request: once it is
+** freed, neither the secret nor the token is anywhere in the process's
+** heap (the file read, the profile parsed, the settings, the signer and
+** its signing key, the request's header list: all wiped). */
+static void test_wipe(void) {
+  sandbox s;
+  fake_http f;
+  ddb_config cfg;
+  ddb_client *c = NULL;
+  ddb_table_desc *desc = NULL;
+  ddb_error e;
+  char url[64], text[2400];
+  unsigned char r[16];
+  int i;
+  if(!CHECK(sandbox_open(&s) == 0))
+    return;
+  if(!CHECK(fake_start(&f, ROLE_JSON) == 0)) {
+    sandbox_close(&s);
+    return;
+  }
+  ddb_random_bytes(r, sizeof(r));
+  snprintf(pat_secret, sizeof(pat_secret), "WIPESECRET");
+  for(i = 0; i < 16; i++)
+    snprintf(pat_secret + 10 + 2 * i, 3, "%02x", r[i]);
+  memcpy(pat_token, "WIPETOKEN", 9);
+  for(i = 9; i < 2000; i++)
+    pat_token[i] = "0123456789abcdef"[(r[i % 16] + i) % 16];
+  pat_token[2000] = 0;
+  snprintf(text, sizeof(text),
+           "[default]\naws_access_key_id = AKIDWIPE\n"
+           "aws_secret_access_key = %s\naws_session_token = %s\n",
+           pat_secret, pat_token);
+  CHECK(put_file_raw(s.creds, text) == 0);
+  ddb_wipe(text, sizeof(text));
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
+  memset(&cfg, 0, sizeof(cfg));
+  cfg.region = "us-east-1";
+  cfg.endpoint = url;
+  cfg.max_retries = 0;
+  ddb_error_clear(&e);
+  if(CHECK(ddb_client_new(&cfg, &c, &e) == DDB_OK)) {
+    /* in use, the token is there (the scan sees it) */
+    CHECK(memory_copies(pat_token, 2000) > 0);
+    ddb_describe_table(c, "Wipe", &desc, &e); /* 404: an error, sent */
+    CHECK(f.requests == 1);
+    ddb_table_desc_free(desc);
+    ddb_client_free(c);
+  }
+  fake_stop(&f);
+  i = memory_copies(pat_secret, strlen(pat_secret));
+  CHECK_MSG(i == 0, "the secret: %d copies after ddb_client_free", i);
+  i = memory_copies(pat_token, 2000);
+  CHECK_MSG(i == 0, "the session token: %d copies after ddb_client_free", i);
+  sandbox_close(&s);
+}
+
+/* A table that is not there: the C API's error names the table, the
+** endpoint and the region (and what DynamoDB said). */
+static void test_missing_table(void) {
+  sandbox s;
+  fake_http f;
+  dyn_options opt;
+  dyn_client *c = NULL;
+  dyn_error e;
+  char *json = NULL, url[64], want[512];
+  if(!CHECK(sandbox_open(&s) == 0))
+    return;
+  if(!CHECK(fake_start(&f, ROLE_JSON) == 0)) {
+    sandbox_close(&s);
+    return;
+  }
+  f.not_found = 1;
+  setenv("AWS_ACCESS_KEY_ID", "AK", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
+  memset(&opt, 0, sizeof(opt));
+  opt.endpoint = url;
+  opt.region = "eu-west-2";
+  if(CHECK(dyn_client_new(&opt, &c, &e) == DYN_OK)) {
+    CHECK(dyn_get_json(c, "NoSuchTable", "{\"PK\":\"a\"}", 0, &json, &e) ==
+          DYN_ESERVICE);
+    CHECK(json == NULL);
+    snprintf(want, sizeof(want),
+             "table 'NoSuchTable' not found at %s in region eu-west-2 "
+             "(ResourceNotFoundException: Requested resource not found)",
+             url);
+    CHECK_STR(e.message, want);
+    CHECK_STR(e.type, "ResourceNotFoundException");
+    dyn_client_free(c);
+  }
+  fake_stop(&f);
+  sandbox_close(&s);
+}
+
 const tap_test tap_creds_tests[] = {
     {"creds: ISO 8601 expiry times", test_iso8601},
     {"creds: credential JSON of a process and of metadata endpoints",
@@ -687,4 +1068,12 @@ const tap_test tap_creds_tests[] = {
     {"creds: chain, IMDSv2", test_chain_imds},
     {"config: endpoint from the services section", test_services_endpoint},
     {"config: CA bundle", test_ca_bundle},
+    {"signer: short-lived credentials are fetched once, not per request; "
+     "one refresh for 8 threads; expired ones never sign",
+     test_refresh},
+    {"api: a missing table's error names the table, endpoint and region",
+     test_missing_table},
+    {"creds: the secret and the session token are wiped when a client is "
+     "freed (heap scan)",
+     test_wipe},
     {NULL, NULL}};

@@ -282,9 +282,15 @@ static void tmpdir_remove(tmpdir *t) {
   rmdir(t->dir);
 }
 
+/* ddb_ini_get reads a file as botocore's configparser does: keys
+** lower-cased, '=' or ':', continuation lines, [DEFAULT], comments on their
+** own lines only, \r\n and \r line ends, no line-length limit; a file it
+** refuses (a duplicate, a line without a delimiter, text before the first
+** section) has no keys. */
 static void test_ini_get(void) {
   tmpdir t;
-  char *v;
+  char *v, *longline;
+  size_t i;
   static const struct {
     const char *section, *key, *want;
   } v_[] = {
@@ -292,41 +298,46 @@ static void test_ini_get(void) {
       {"default", "aws_access_key_id", "AKID"},
       {"default", "spaced key", "spaced value"},
       {"default", "eq", "a=b=c"},
+      {"default", "colon", "x:y"},
       {"default", "empty", ""},
-      {"default", "dup", "first"},
       {"default", "crlf", "yes"},
-      {"profile dev", "region", "eu-west-1"},
-      {"dev", "region", "plain-dev"},
-      {"trimmed", "x", "1"},
+      {"default", "cr", "too"},
+      {"default", "inline", "v # not a comment"},
+      {"default", "multi", "one\ntwo"},
+      {"default", "inherited", "from-default"},
       {"default", "hidden", NULL}, /* commented out */
-      {"default", "Region", NULL}, /* keys are case-sensitive */
-      {"default", "missing", NULL},
+      {"default", "Region", NULL}, /* looked up in lower case */
+      {"profile dev", "region", "eu-west-1"},
+      {"profile dev", "inherited", "mine"},
+      {"dev", "region", "plain-dev"},
+      {"  trimmed  ", "x", "1"}, /* a section's name is kept as written */
+      {"trimmed", "x", NULL},
+      {"DEFAULT", "inherited", NULL}, /* not a section */
       {"nosuch", "region", NULL},
-      {"profile", "region", NULL},
-      {"default", "orphan", NULL}, /* a line without '=' */
-      {"trimmed", "region", NULL}, /* not inherited from another section */
   };
-  size_t i;
   if(!CHECK(tmpdir_make(&t) == 0))
     return;
   CHECK(write_file(t.config, "# a comment\n"
                              "; another comment\n"
-                             "region = outside-any-section\n"
-                             "\n"
+                             "[DEFAULT]\n"
+                             "inherited = from-default\n"
                              "[default]\n"
-                             "region = us-west-2\n"
-                             "   aws_access_key_id=AKID   \t\n"
+                             "REGION = us-west-2\n"
+                             "aws_access_key_id:AKID   \t\n"
                              "spaced key  =  spaced value \n"
                              "eq = a=b=c\n"
+                             "colon = x:y\n"
                              "empty =\n"
-                             "dup = first\n"
-                             "dup = second\n"
                              "crlf = yes\r\n"
+                             "cr = too\r"
+                             "inline = v # not a comment\n"
+                             "multi = one\n"
+                             "  two\n"
                              "#hidden = 1\n"
                              "  ; hidden = 2\n"
-                             "orphan\n"
                              "[profile dev]\n"
                              "region=eu-west-1\n"
+                             "inherited = mine\n"
                              "[dev]\n"
                              "region = plain-dev\n"
                              "[  trimmed  ]\n"
@@ -336,6 +347,39 @@ static void test_ini_get(void) {
     if(!CHECK_STR(v, v_[i].want))
       tap_diag("  [%s] %s", v_[i].section, v_[i].key);
     free(v);
+  }
+  /* a line of 10,000 bytes is one line */
+  longline = malloc(10100);
+  if(CHECK(longline != NULL)) {
+    memcpy(longline, "[default]\ntoken = ", 18);
+    memset(longline + 18, 'T', 10000);
+    memcpy(longline + 18 + 10000, "\nnext = 1\n", 11);
+    CHECK(write_file(t.config, longline) == 0);
+    v = ddb_ini_get(t.config, "default", "token");
+    CHECK(v && strlen(v) == 10000);
+    free(v);
+    v = ddb_ini_get(t.config, "default", "next");
+    CHECK_STR(v, "1");
+    free(v);
+    free(longline);
+  }
+  /* files botocore refuses have no keys */
+  {
+    static const char *const bad[] = {
+        "region = outside\n[default]\nregion = x\n",
+        "[default]\nregion = x\n[default]\nregion = y\n",
+        "[default]\nregion = x\nRegion = y\n",
+        "[default]\nregion = x\norphan\n",
+        "[default]\nregion = x\n= y\n",
+        "\xef\xbb\xbf[default]\nregion = x\n",
+        "[default]\nregion = x\ns3 =\n  no equals sign\n"};
+    for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+      CHECK(write_file(t.config, bad[i]) == 0);
+      v = ddb_ini_get(t.config, "default", "region");
+      if(!CHECK(v == NULL))
+        tap_diag("  bad file %zu", i);
+      free(v);
+    }
   }
   CHECK(ddb_ini_get(t.missing, "default", "region") == NULL);
   CHECK(ddb_ini_get(NULL, "default", "region") == NULL);
@@ -640,24 +684,35 @@ static void test_settings_credentials(void) {
   /* nothing found: the message lists what was tried */
   cfg.profile = NULL;
   setenv("AWS_PROFILE", "nocreds", 1);
+  /* (a key id without its secret is an error, as in botocore: never
+  ** completed from the other file) */
   CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
-  CHECK_STR(err.message,
-            "no credentials: tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; "
-            "the shared credentials and config files (profile 'nocreds'); "
-            "container credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/"
-            "FULL_URI not set); instance metadata "
-            "(AWS_EC2_METADATA_DISABLED=true)");
+  {
+    char want[512];
+    snprintf(want, sizeof(want),
+             "profile 'nocreds' in the AWS credentials file '%s': "
+             "aws_access_key_id without aws_secret_access_key",
+             t.creds);
+    CHECK_STR(err.message, want);
+  }
   CHECK(s.region == NULL && s.access_key == NULL && s.cred_source == NULL);
   unsetenv("AWS_PROFILE");
   cfg.profile = "nocreds";
   setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
   CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
+  CHECK(strstr(err.message, "aws_access_key_id without "
+                            "aws_secret_access_key") != NULL);
+  /* a profile with no keys anywhere: the message lists what was tried */
+  cfg.profile = "noregion";
+  cfg.region = "us-east-1";
+  CHECK_INT(resolve(&cfg, &s, &err), DDB_ERR_CONFIG);
   CHECK_STR(err.message,
             "no credentials: tried the shared credentials and config files "
-            "(profile 'nocreds'); container credentials "
+            "(profile 'noregion'); container credentials "
             "(AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI not set); "
             "instance metadata (AWS_EC2_METADATA_DISABLED=true)");
+  cfg.region = NULL;
 
   env_clear();
   env_restore(saved);
