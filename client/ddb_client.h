@@ -50,12 +50,15 @@ typedef enum ddb_result {
   DDB_ERR_CANCELLED /* the cancel hook said stop (see ddb_client_set_cancel) */
 } ddb_result;
 
+/* The room of an error's message, its NUL included. */
+#define DDB_ERROR_MAX 512
+
 typedef struct ddb_error {
   ddb_result code;
   int http_status; /* 0 when no HTTP answer was received */
   int retries;     /* retries spent on the failing call */
   char type[96];   /* DynamoDB error type without namespace, or "" */
-  char message[512];
+  char message[DDB_ERROR_MAX];
   int maybe_applied; /* a write that failed, but an attempt of it may have
                         reached DynamoDB: it may have been applied */
 } ddb_error;

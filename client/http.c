@@ -99,10 +99,21 @@ static int curl_retryable(CURLcode cc) {
   }
 }
 
-/* Fill err from a DynamoDB error response body (err must not be NULL). */
+/* The most of a server's error message quoted in ours.  DynamoDB's
+** messages are a sentence, a ValidationException quoting a bit of an
+** expression at most; a longer one is cut here, with "...", so that no
+** server can fill the terminal (one sent 100 KB). */
+#define SERVER_TEXT_MAX 300
+
+/* Fill err from a DynamoDB error response body (err must not be NULL).
+** The server's text (its type, its message, a cancelled transaction's
+** reason codes) enters the client here: it is cut to SERVER_TEXT_MAX
+** bytes and, as every message, made safe for a terminal by
+** ddb_error_set() (escape sequences, CR, bytes that are no UTF-8). */
 static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   cJSON *j = body->len ? cJSON_ParseWithLength(body->p, body->len) : NULL;
   const char *type = NULL, *msg = NULL, *hash;
+  size_t nmsg = 0, cut = 0;
   if(j) {
     type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "__type"));
     msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
@@ -112,12 +123,16 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   }
   if(type && (hash = strrchr(type, '#')) != NULL)
     type = hash + 1;
+  if(!msg)
+    msg = type ? "(no message)" : "unexpected answer";
+  nmsg = strlen(msg);
+  cut = ddb_text_cut(msg, nmsg, SERVER_TEXT_MAX);
   if(type)
-    ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %.400s", type,
-                  msg ? msg : "(no message)");
+    ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %.*s%s", type, (int)cut, msg,
+                  cut < nmsg ? "..." : "");
   else
-    ddb_error_set(err, DDB_ERR_SERVICE, "HTTP %d: %.400s", status,
-                  msg ? msg : "unexpected answer");
+    ddb_error_set(err, DDB_ERR_SERVICE, "HTTP %d: %.*s%s", status, (int)cut,
+                  msg, cut < nmsg ? "..." : "");
   /* a cancelled transaction says which item failed, and why */
   if(j) {
     const cJSON *reasons =
@@ -134,11 +149,13 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
         ddb_buf_addf(&b, "%sitem %d: %.60s", b.len ? "; " : "", i, code);
     }
     if(b.len && !b.failed)
-      snprintf(err->message, sizeof(err->message), "%.90s: %s",
-               type ? type : "TransactionCanceledException", b.p);
+      ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %s",
+                    type ? type : "TransactionCanceledException", b.p);
     ddb_buf_free(&b);
   }
-  ddb_copy_str(err->type, sizeof(err->type), type ? type : "");
+  /* the type, as compared and shown: safe text too */
+  ddb_text_safe(err->type, sizeof(err->type), type ? type : "",
+                type ? ddb_text_cut(type, strlen(type), 90) : 0);
   err->http_status = status;
   cJSON_Delete(j);
 }
@@ -161,12 +178,15 @@ static void error_append(ddb_error *err, const char *fmt, ...)
     ;
 static void error_append(ddb_error *err, const char *fmt, ...) {
   size_t n = strlen(err->message);
+  char raw[DDB_ERROR_MAX];
   va_list ap;
   if(n + 1 >= sizeof(err->message))
     return;
   va_start(ap, fmt);
-  vsnprintf(err->message + n, sizeof(err->message) - n, fmt, ap);
+  vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
+  /* curl's details may quote what the server sent */
+  ddb_text_safe(err->message + n, sizeof(err->message) - n, raw, strlen(raw));
 }
 
 /* Does the x-amz-crc32 header of the last response on h (if any) match

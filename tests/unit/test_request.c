@@ -717,6 +717,53 @@ static void test_lek_guard(void) {
   ddb_lek_guard_free(&g);
 }
 
+/* Text a terminal shows as it is: control characters, C1, bidi controls
+** and bytes that are no UTF-8 escaped, whole characters only. */
+static void test_text_safe(void) {
+  char out[64];
+  CHECK_INT(
+      (int)ddb_text_safe(out, sizeof(out), "plain \xc3\xa9t\xc3\xa9", 11), 11);
+  CHECK_STR(out, "plain \xc3\xa9t\xc3\xa9");
+  ddb_text_safe(out, sizeof(out), "a\x1b[2J\rb\x07\x7f", 9);
+  CHECK_STR(out, "a\\x1b[2J\\x0db\\x07\\x7f");
+  ddb_text_safe(out, sizeof(out), "\xc2\x9b|\xe2\x80\xae|\xe2\x81\xa6", 10);
+  CHECK_STR(out, "\\u009b|\\u202e|\\u2066");
+  /* no UTF-8: a lone continuation byte, an overlong form, a surrogate, a
+  ** sequence cut short */
+  ddb_text_safe(out, sizeof(out), "\x80\xc0\xaf\xed\xa0\x80\xe2\x82", 8);
+  CHECK_STR(out, "\\x80\\xc0\\xaf\\xed\\xa0\\x80\\xe2\\x82");
+  /* cut before an escape that does not fit */
+  CHECK_INT((int)ddb_text_safe(out, 6, "ab\x1b", 3), 2);
+  CHECK_STR(out, "ab");
+  CHECK_INT((int)ddb_text_cut("ab\xc3\xa9", 4, 3), 2);
+  CHECK_INT((int)ddb_text_cut("ab\xc3\xa9", 4, 4), 4);
+}
+
+/* DynamoDB's error text enters the client cut to 300 bytes and escaped;
+** every message (ddb_error_set) is terminal-safe. */
+static void test_service_error_text(void) {
+  ddb_buf b;
+  ddb_error err;
+  int i;
+  ddb_buf_init(&b, 1 << 20);
+  ddb_buf_adds(&b, "{\"__type\":\"com.amazon#Bad\\u001b]0;x\\u0007Type\","
+                   "\"message\":\"m\\u001b[31m\\r");
+  for(i = 0; i < 100000; i++)
+    ddb_buf_addc(&b, 'x');
+  ddb_buf_adds(&b, "\"}");
+  ddb_error_from_response(b.p, b.len, 400, &err);
+  CHECK(strlen(err.message) < 400);
+  CHECK(strstr(err.message, "Bad\\x1b]0;x\\x07Type: m\\x1b[31m\\x0dxxx") ==
+        err.message);
+  CHECK(strcmp(err.message + strlen(err.message) - 4, "x...") == 0);
+  CHECK_STR(err.type, "Bad\\x1b]0;x\\x07Type");
+  for(i = 0; err.message[i]; i++)
+    CHECK((unsigned char)err.message[i] >= 0x20);
+  ddb_error_set(&err, DDB_ERR_PARSE, "attribute '%s'", "\x1b[2J\xff");
+  CHECK_STR(err.message, "attribute '\\x1b[2J\\xff'");
+  ddb_buf_free(&b);
+}
+
 const tap_test tap_request_tests[] = {
     {"client: read body, Query sort-key operators", test_read_body_query_ops},
     {"client: read body, Query options", test_read_body_query_options},
@@ -729,4 +776,7 @@ const tap_test tap_request_tests[] = {
     {"client: settings, endpoint", test_settings_endpoint},
     {"client: settings, credentials", test_settings_credentials},
     {"client: a LastEvaluatedKey loop is caught (Brent)", test_lek_guard},
+    {"client: text safe for a terminal", test_text_safe},
+    {"client: a server's error text is cut and escaped",
+     test_service_error_text},
     {NULL, NULL}};
