@@ -144,16 +144,20 @@ long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
 double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i);
 
 /* A reader of a top-level JSON object, member by member, that tokenizes one
-** member value, or one element of a member array, at a time into tape. */
+** member value, or one element of a member array, at a time into tape;
+** an object member may be entered (ddb_jr_object) to read its members the
+** same way. */
 typedef struct ddb_jreader {
   const char *text, *p, *end;
   int first, first_elem;
+  int depth; /* objects entered (ddb_jr_object) and not yet left */
   ddb_tape tape;
 } ddb_jreader;
 
 int ddb_jr_open(ddb_jreader *r, const char *text, size_t n);
 int ddb_jr_next(ddb_jreader *r, ddb_jtok *name);
 int ddb_jr_value(ddb_jreader *r);
+int ddb_jr_object(ddb_jreader *r);
 int ddb_jr_array(ddb_jreader *r);
 int ddb_jr_element(ddb_jreader *r);
 

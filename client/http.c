@@ -35,12 +35,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ddb_client_int.h"
 #include "http_int.h"
 
-/* The largest response body read.  DynamoDB pages are at most 1 MB of
-** items and BatchGetItem at most 16 MB; JSON adds overhead. */
+/* The largest response body read unless the call says less (call_info's
+** max_body: a Query or Scan page, GetItem, BatchGetItem set their own,
+** with their reasons: read.c, get.c).  The answers parsed into a cJSON
+** tree (writes, DescribeTable) are one item, or a few hundred, at most. */
 #define RESPONSE_MAX (64u * 1024 * 1024)
 
 /* ------------------------------------------------------------------------
@@ -338,7 +341,7 @@ static void attempt_setopt(attempt *a, struct curl_slist *hdrs, xfer_state *xs,
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
-  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RESPONSE_MAX);
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->resp.max);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   if(c->s.ca_bundle)
@@ -448,9 +451,12 @@ static attempt_verdict attempt_once(attempt *a) {
 
   if(cc == CURLE_FILESIZE_EXCEEDED ||
      (cc == CURLE_WRITE_ERROR && resp->failed)) {
+    /* more than any correct answer to op can be: not retried */
     ddb_error_set(e, DDB_ERR_PARSE,
-                  "the response to %s is larger than %u bytes", op,
-                  RESPONSE_MAX);
+                  "the response to %s is larger than %zu bytes (%zu MB), "
+                  "more than DynamoDB sends",
+                  op, resp->max, resp->max >> 20);
+    a->ci->too_large = 1;
     return ATTEMPT_FAIL;
   }
   if(cc != CURLE_OK) {
@@ -542,7 +548,7 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   a.body = body;
   a.body_len = body_len;
   a.e = err ? err : &local;
-  ddb_buf_init(&a.resp, RESPONSE_MAX);
+  ddb_buf_init(&a.resp, ci->max_body ? ci->max_body : RESPONSE_MAX);
 
   if(snprintf(url, sizeof(url), "%s/", c->s.endpoint) >= (int)sizeof(url)) {
     result = ddb_error_set(a.e, DDB_ERR_CONFIG, "endpoint too long");

@@ -116,6 +116,10 @@ struct call_info {
   void *ud;
   long long items;
   double consumed;
+  /* The largest answer read (0: http.c's RESPONSE_MAX); a larger one
+  ** fails the call, not retried, with too_large set. */
+  size_t max_body;
+  int too_large;
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

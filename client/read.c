@@ -169,18 +169,61 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
   return DDB_OK;
 }
 
-/* A count at token 0 of the tape: its value when it is a number in
-** [0, 2^53], else dflt (a huge or negative number in a damaged answer is
-** no count). */
-static long long tape_count(const ddb_tape *t, const char *text,
-                            long long dflt) {
-  double d;
-  if(t->tok[0].type != DDB_JNUM)
-    return dflt;
-  d = ddb_tape_num(t, text, 0);
-  if(!(d >= 0) || d > 9007199254740992.0)
-    return dflt;
-  return (long long)d;
+/* ------------------------------------------------------------------------
+** What one page may cost
+**
+** DynamoDB answers a Query or Scan with at most 1 MB of the items it read
+** (1,048,576 bytes, items sized as DynamoDB sizes them: the UTF-8 bytes of
+** names and values, 1 byte a List or Map element, 3 a List or Map:
+** developerguide/CapacityUnitCalculations.html), stopping on the item that
+** passes it: a page holds at most 1 MB + one item (400 KB) = 1,458,176
+** bytes of items.  A projection or a filter only makes it less.  The
+** bounds below are what no correct page reaches, so a page past one is not
+** what DynamoDB sends: it fails with an error naming the bound (a
+** DDB_ERR_PARSE, not retried: its bytes passed their CRC, so the server
+** meant them), before it costs more.
+**
+** PAGE_TEXT_MAX, the answer's JSON text (curl refuses a longer one from its
+** Content-Length, before reading it).  Typed JSON spells an attribute
+** "name":{"S":"value"}, 10 bytes more than its size, and a control
+** character takes 6 bytes (\u0001).  The most text for a byte of size is an
+** empty string under a one-byte name that is a control character: 18
+** bytes ("\u0001":{"S":""},) for 1 (two-byte names give 12 for 2, list
+** elements {"S":""}, 9 for 1): at most 1,458,176 x 18 = 25 MB.
+**
+** PAGE_ITEMS_MAX, the items of a page.  Each has its own key, and keys are
+** distinct: under a one-byte key name, 256 values of one byte (items of 2
+** bytes), 65,536 of two, then values of three bytes (items of 4) fill
+** 1,458,176 bytes with 381,056 items; numbers are no smaller (1 or 2
+** significant digits, size 2: 46,080 values).  Select=COUNT's Count and
+** ScannedCount count items read by one page: the same bound.
+**
+** PAGE_DECODED_MAX, the decoded page (ddb_page.bytes: items and the array
+** of their pointers).  A List element costs a node (40 bytes) and its
+** text's NUL: a page of lists of empty strings (1 byte each) decodes to
+** 1,458,176 x 41 = 60 MB, the most; 381,056 one-attribute items take
+** about 112 bytes each, 43 MB.
+*/
+#define PAGE_TEXT_MAX    ((size_t)32 << 20)
+#define PAGE_ITEMS_MAX   524288 /* 2^19 */
+#define PAGE_DECODED_MAX ((size_t)96 << 20)
+
+/* A count (Count, ScannedCount) at token 0 of the tape: its value when it
+** is an integer in [0, PAGE_ITEMS_MAX], else -1 (a negative, fractional or
+** huge count is none a page of DynamoDB has). */
+static long long tape_count(const ddb_tape *t, const char *text) {
+  const ddb_jtok *k = &t->tok[0];
+  long long v = 0;
+  uint32_t i;
+  if(k->type != DDB_JNUM || k->len > 7)
+    return -1;
+  for(i = 0; i < k->len; i++) {
+    char ch = text[k->off + i];
+    if(ch < '0' || ch > '9')
+      return -1;
+    v = v * 10 + (ch - '0');
+  }
+  return v <= PAGE_ITEMS_MAX ? v : -1;
 }
 
 /* Append it to the page's items (taking its reference); 0, or -1 on out
@@ -202,12 +245,28 @@ int ddb_page_push(ddb_page *p, int *cap, ddb_item *it) {
   return 0;
 }
 
-/* Parse a Query/Scan answer into a page (see ddb_client_int.h). */
+/* The error for a Count or ScannedCount (name) whose token k in text is
+** not a count of this page; returns DDB_ERR_PARSE. */
+static ddb_result bad_count(const char *text, const ddb_jtok *k,
+                            const char *operation, const char *name,
+                            const char *why, ddb_error *err) {
+  int n = k->len > 40 ? 40 : (int)k->len;
+  return ddb_error_set(
+      err, DDB_ERR_PARSE, "malformed response to %s: %s %.*s%s %s", operation,
+      name, n, text + k->off, n < (int)k->len ? "..." : "", why);
+}
+
+/* Parse a Query/Scan answer into a page (see ddb_client_int.h).  Beyond
+** its syntax, an answer must be one DynamoDB sends: at most PAGE_ITEMS_MAX
+** items and PAGE_DECODED_MAX decoded bytes; a Count that is an integer
+** from 0 to PAGE_ITEMS_MAX, equal to the number of Items when they come;
+** a ScannedCount (when there is one) no smaller than Count.  A negative
+** Count is an error, never a count of 0. */
 ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
                           int count_only, ddb_page **out, int *malformed,
                           ddb_error *err) {
   ddb_jreader r;
-  ddb_jtok name;
+  ddb_jtok name, count_tok, scanned_tok;
   ddb_page *p;
   ddb_item *it;
   ddb_result result = DDB_OK;
@@ -217,6 +276,8 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
   *out = NULL;
   *malformed = 0;
   memset(&r, 0, sizeof(r));
+  memset(&count_tok, 0, sizeof(count_tok));
+  memset(&scanned_tok, 0, sizeof(scanned_tok));
   p = calloc(1, sizeof(*p));
   if(!p)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -230,11 +291,27 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
       /* the items, one at a time: the tape holds one item */
       have_items = 1;
       while((rc = ddb_jr_element(&r)) == 1) {
+        if(p->n_items >= PAGE_ITEMS_MAX) {
+          result = ddb_error_set(err, DDB_ERR_PARSE,
+                                 "malformed response to %s: more than %d "
+                                 "items in one page (a page holds at most "
+                                 "1 MB of items)",
+                                 operation, PAGE_ITEMS_MAX);
+          goto fail;
+        }
         result = ddb_item_from_tape(body, &r.tape, 0, &it, err);
         if(result)
           goto fail;
         if(ddb_page_push(p, &cap, it)) {
           result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+          goto fail;
+        }
+        if(p->bytes > PAGE_DECODED_MAX) {
+          result = ddb_error_set(err, DDB_ERR_PARSE,
+                                 "malformed response to %s: a page of more "
+                                 "than %zu MB decoded (a page holds at most "
+                                 "1 MB of items)",
+                                 operation, PAGE_DECODED_MAX >> 20);
           goto fail;
         }
       }
@@ -248,10 +325,12 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
       have_items = have_items ? have_items : -1; /* not an array */
     else if(!have_count && ddb_tape_eq(body, &name, "Count")) {
       have_count = r.tape.tok[0].type == DDB_JNUM ? 1 : -1;
-      count = tape_count(&r.tape, body, -1);
+      count_tok = r.tape.tok[0];
+      count = tape_count(&r.tape, body);
     } else if(!have_scanned && ddb_tape_eq(body, &name, "ScannedCount")) {
       have_scanned = 1;
-      scanned = tape_count(&r.tape, body, -1);
+      scanned_tok = r.tape.tok[0];
+      scanned = tape_count(&r.tape, body);
     } else if(!p->last_key && ddb_tape_eq(body, &name, "LastEvaluatedKey")) {
       result = ddb_item_from_tape(body, &r.tape, 0, &p->last_key, err);
       if(result)
@@ -270,8 +349,27 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
                       operation, have_count == 1 ? "Items array" : "Count");
     goto fail;
   }
-  p->count = count >= 0 ? count : p->n_items;
-  p->scanned = have_scanned && scanned >= 0 ? scanned : p->count;
+  /* the counts must be counts of this page */
+  if(count < 0) {
+    result = bad_count(body, &count_tok, operation, "Count",
+                       "is not a count of one page", err);
+    goto fail;
+  }
+  if(have_items == 1 && count != p->n_items) {
+    result = ddb_error_set(err, DDB_ERR_PARSE,
+                           "malformed response to %s: Count %lld but %d "
+                           "Items",
+                           operation, count, p->n_items);
+    goto fail;
+  }
+  if(have_scanned && (scanned < 0 || scanned < count)) {
+    result = bad_count(
+        body, &scanned_tok, operation, "ScannedCount",
+        scanned < 0 ? "is not a count of one page" : "is below Count", err);
+    goto fail;
+  }
+  p->count = count;
+  p->scanned = have_scanned ? scanned : p->count;
   *out = p;
   p = NULL;
   goto fail;
@@ -352,6 +450,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   ci.table = r->table;
   ci.index = r->index;
   ci.continuation = r->start != NULL;
+  ci.max_body = PAGE_TEXT_MAX;
   pt.r = r;
   pt.page = NULL;
   ci.take = take_page;
