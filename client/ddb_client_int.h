@@ -195,6 +195,13 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err);
 void ddb_error_from_response(const char *body, size_t len, int status,
                              ddb_error *err);
+/* Does the LastEvaluatedKey of page pg (none: yes) keep the rules of
+** read.c for the Query/Scan r: the key attributes of what r reads (from
+** r->desc), a Query's partition, its sort key past r->start's in r's
+** direction and within r's key condition?  DDB_OK, or DDB_ERR_PARSE with
+** err naming the rule broken (ddb_read_page's check of every page). */
+ddb_result ddb_lek_check(const ddb_read *r, const ddb_page *pg,
+                         ddb_error *err);
 /* Sleep a full-jitter backoff for retry number attempt (1, 2, ...), in
 ** slices, polling c's cancel hook.  Returns DDB_OK, or DDB_ERR_CANCELLED
 ** (err set: "interrupted: <operation> ...") when the hook said stop. */
