@@ -304,15 +304,18 @@ typedef struct attempt {
   const char *url;
   const char *body;
   size_t body_len;
-  ddb_signer *g; /* the credentials this attempt is signed with */
-  ddb_buf resp;  /* the answer's body */
-  int status;    /* its HTTP status; 0 if none */
-  int throttled; /* DynamoDB said slow down */
-  int resent;    /* times curl sent it again by itself */
-  int ambiguous; /* some attempt may have been executed */
-  int expired;   /* the token expired (once: then refreshed) */
-  cJSON *out;    /* on success without ci->take: the parsed answer */
-  ddb_error *e;  /* the failure of the last attempt */
+  ddb_signer *g;     /* the credentials this attempt is signed with */
+  ddb_buf resp;      /* the answer's body */
+  int status;        /* its HTTP status; 0 if none */
+  int throttled;     /* DynamoDB said slow down */
+  int resent;        /* times curl sent it again by itself */
+  int ambiguous;     /* some attempt may have been executed */
+  int expired;       /* the token expired (once: then refreshed) */
+  int skewed;        /* refused for our clock (once: signed again with the
+                        server's time) */
+  int64_t skew_used; /* c->clock_skew when this attempt was signed */
+  cJSON *out;        /* on success without ci->take: the parsed answer */
+  ddb_error *e;      /* the failure of the last attempt */
 } attempt;
 
 /* The verdict on one attempt. */
@@ -378,6 +381,67 @@ static attempt_verdict attempt_take(attempt *a) {
   return ATTEMPT_RETRY;
 }
 
+/* ------------------------------------------------------------------------
+** A clock out of step
+**
+** SigV4 signs the time of the request (X-Amz-Date), and DynamoDB refuses
+** one more than 15 minutes from its own clock: a machine whose clock is
+** off can make no call at all.  As the AWS SDKs do (botocore, the Java and
+** JavaScript SDKs: "clock skew correction"), a refusal for the time
+** (RequestTimeTooSkewed; InvalidSignatureException "Signature expired" or
+** "Signature not yet current") tells the server's time: the answer's Date
+** header, or else the time DynamoDB's message quotes ("... (20260102T030405Z
+** - 15 min.)").  The difference is kept in the client (c->clock_skew,
+** added to the clock by every later signature: signer.c) and the request
+** is signed again and sent once more at once.  A refusal whose time
+** cannot be read, or that tells no other time than the one already used,
+** fails as it is.
+*/
+
+/* The server's time (Unix seconds) as a refusal for the clock tells it,
+** or -1: from the Date header of the answer on h, else from the last
+** "(YYYYMMDDTHHMMSSZ" in message. */
+static int64_t server_time(CURL *h, const char *message) {
+  struct curl_header *hh = NULL;
+  const char *p, *q = NULL;
+  struct tm tm;
+  if(curl_easy_header(h, "Date", 0, CURLH_HEADER, -1, &hh) == CURLHE_OK &&
+     hh && hh->value) {
+    time_t t = curl_getdate(hh->value, NULL);
+    if(t > 0)
+      return (int64_t)t;
+  }
+  for(p = message; (p = strchr(p, '(')) != NULL; p++)
+    q = p + 1;
+  memset(&tm, 0, sizeof(tm));
+  if(!q || !strptime(q, "%Y%m%dT%H%M%SZ", &tm))
+    return -1;
+  return (int64_t)timegm(&tm);
+}
+
+/* Is the refusal e one for the time of the request? */
+static int is_clock_refusal(const ddb_error *e) {
+  return strcmp(e->type, "RequestTimeTooSkewed") == 0 ||
+         (strcmp(e->type, "InvalidSignatureException") == 0 &&
+          (strstr(e->message, "Signature expired") ||
+           strstr(e->message, "Signature not yet current")));
+}
+
+/* A refusal for our clock: learn the server's time into c->clock_skew.
+** Returns 1 when the request should be signed again (the skew changed),
+** 0 when not. */
+static int learn_skew(attempt *a) {
+  int64_t server = server_time(a->h, a->e->message);
+  int64_t skew;
+  if(server <= 0)
+    return 0;
+  skew = server - (int64_t)time(NULL);
+  if(skew == a->skew_used)
+    return 0; /* signed with that time already: refused for another reason */
+  __atomic_store_n(&a->c->clock_skew, skew, __ATOMIC_RELAXED);
+  return 1;
+}
+
 /* The verdict on an error answer (status code) in a->resp. */
 static attempt_verdict attempt_refused(attempt *a, long code) {
   ddb_error *e = a->e;
@@ -385,6 +449,10 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
   a->throttled = is_throttle(e->type) || code == 429;
   if(a->throttled)
     return ATTEMPT_RETRY;
+  if(!a->skewed && is_clock_refusal(e) && learn_skew(a)) {
+    a->skewed = 1;
+    return ATTEMPT_RETRY;
+  }
   if(code >= 500) {
     a->ambiguous = 1;
     return ATTEMPT_RETRY;
@@ -424,6 +492,7 @@ static attempt_verdict attempt_once(attempt *a) {
   a->throttled = 0;
   a->resent = 0;
   errbuf[0] = 0;
+  a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
   if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
     return ATTEMPT_FAIL;
   ddb_buf_reset(resp);
@@ -561,7 +630,7 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   }
 
   for(n = 0;; n++) {
-    int was_expired = a.expired;
+    int was_expired = a.expired, was_skewed = a.skewed;
     attempt_verdict v;
     ddb_error_clear(a.e);
     if(ddb_cancelled(c)) {
@@ -590,6 +659,8 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
       pthread_mutex_unlock(&c->cred_lock);
       continue;
     }
+    if(a.skewed && !was_skewed)
+      continue; /* signed again with the server's time, at once */
     result = ddb_backoff(c, ci->operation, n + 1, a.throttled, a.e);
     if(result)
       break;

@@ -49,6 +49,9 @@ struct ddb_client {
   ** cred_lock) */
   unsigned char place[DDB_SCOPE_ID_LEN];
   ddb_principal *principals;
+  int64_t clock_skew;   /* seconds the server's clock is ahead of ours, as
+                           a refusal for the time told it (http.c); added
+                           to the clock of every signature (atomic) */
   ddb_live live;        /* on live.c's list while c lives (fork()) */
   ddb_cancel_fn cancel; /* the cancel hook, or NULL (set before use) */
   void *cancel_ud;
@@ -78,7 +81,7 @@ void ddb_signer_release(ddb_client *c, ddb_signer *g);
 int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
                        const char *token);
 /* The headers of one request of operation with body, signed with g at
-** the clock of now (a retry is signed again).  Returns DDB_OK with *out
+** the clock of now plus c->clock_skew (a retry is signed again).  Returns DDB_OK with *out
 ** (curl_slist_free_all), or an error. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, const char *body,
