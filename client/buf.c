@@ -113,9 +113,15 @@ size_t ddb_text_cut(const char *s, size_t n, size_t max) {
   return max;
 }
 
+/* Of a message made safe that does not fit an error's DDB_ERROR_MAX, the
+** bytes kept from its start; the rest of the room is its end (what went
+** wrong is often said last: "...: duplicate attribute name"). */
+#define ERROR_HEAD 300
+
 ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
                          ...) {
-  char raw[DDB_ERROR_MAX];
+  char raw[DDB_ERROR_MAX], safe[4 * DDB_ERROR_MAX];
+  size_t n, head, tail;
   va_list ap;
   if(!err)
     return code;
@@ -123,7 +129,20 @@ ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
   va_start(ap, fmt);
   vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
-  ddb_text_safe(err->message, sizeof(err->message), raw, strlen(raw));
+  /* each byte takes 4 at most (\xHH), so safe holds all of raw */
+  n = ddb_text_safe(safe, sizeof(safe), raw, strlen(raw));
+  if(n < DDB_ERROR_MAX) {
+    memcpy(err->message, safe, n + 1);
+    return code;
+  }
+  /* escapes made it longer: its start, "...", its end */
+  head = ddb_text_cut(safe, n, ERROR_HEAD);
+  tail = n - (DDB_ERROR_MAX - 1 - head - 3);
+  while(tail < n && ((unsigned char)safe[tail] & 0xC0) == 0x80)
+    tail++;
+  memcpy(err->message, safe, head);
+  memcpy(err->message + head, "...", 3);
+  memcpy(err->message + head + 3, safe + tail, n - tail + 1);
   return code;
 }
 

@@ -1026,6 +1026,18 @@ static void test_service_error_text(void) {
     CHECK((unsigned char)err.message[i] >= 0x20);
   ddb_error_set(&err, DDB_ERR_PARSE, "attribute '%s'", "\x1b[2J\xff");
   CHECK_STR(err.message, "attribute '\\x1b[2J\\xff'");
+  /* escapes that make a message too long keep its start and its end */
+  ddb_buf_reset(&b);
+  for(i = 0; i < 300; i++)
+    ddb_buf_addc(&b, (char)0x85);
+  ddb_error_set(&err, DDB_ERR_PARSE, "attribute '%s': duplicate name", b.p);
+  CHECK(strlen(err.message) < sizeof(err.message));
+  CHECK(strncmp(err.message, "attribute '\\x85\\x85", 19) == 0);
+  CHECK(strstr(err.message, "...") != NULL);
+  {
+    const char *end = "\\x85\\x85': duplicate name";
+    CHECK(strcmp(err.message + strlen(err.message) - strlen(end), end) == 0);
+  }
   ddb_buf_free(&b);
 }
 
