@@ -293,6 +293,7 @@ static dyn_code iter_new(dyn_client *c, const char *table, const char *index,
   }
   it->rd.table = it->table;
   it->rd.index = idx->name;
+  it->rd.desc = it->t->desc; /* the keys of every LastEvaluatedKey */
   *out = it;
   return DYN_OK;
 
@@ -425,8 +426,7 @@ static dyn_code read_next_page(dyn_iter *it, dyn_error *err) {
     dyni_error(&it->error, &e);
     return iter_fail(it, err);
   }
-  if(ddb_lek_next(&it->lek, it->rd.pk_name ? "Query" : "Scan", it->rd.table,
-                  pg->last_key, &e)) {
+  if(ddb_lek_next(&it->lek, it->c->ddb, &it->rd, pg, &e)) {
     ddb_page_unref(pg);
     dyni_error(&it->error, &e);
     return iter_fail(it, err);

@@ -146,8 +146,7 @@ static void *stream_worker_main(void *pArg) {
     }
     if(!pStart)
       ddb_lek_guard_free(&lek); /* a new unit's first page */
-    if(ddb_lek_next(&lek, rd.pk_name ? "Query" : "Scan", rd.table,
-                    pg->last_key, &err)) {
+    if(ddb_lek_next(&lek, s->pClient, &rd, pg, &err)) {
       ddb_page_unref(pg);
       stream_fail(s, &err);
       break;

@@ -8,15 +8,141 @@
 
 #include "ddb_client_int.h"
 
+/* ------------------------------------------------------------------------
+** Text a terminal shows as it is
+**
+** Messages quote what others wrote: DynamoDB's error text, attribute
+** names of an answer, a credential_process's stderr.  A hostile endpoint
+** can put escape sequences there (clear the screen, set the title, move
+** the cursor, make a link), a CR that overwrites the line, bidi controls
+** that show text in another order, or bytes that are no UTF-8; every
+** message of this layer goes through ddb_text_safe() once, in
+** ddb_error_set(), so none of them reaches a terminal.
+*/
+
+/* Is the code point u one a terminal would act on rather than show: a
+** C1 control, a line or paragraph separator, or a bidi control (the
+** "Trojan Source" ones: LRM, RLM, ALM, LRE..RLO, LRI..PDI)? */
+static int unsafe_code_point(unsigned long u) {
+  return (u >= 0x80 && u <= 0x9F) || u == 0x61C || u == 0x200E ||
+         u == 0x200F || (u >= 0x2028 && u <= 0x202E) ||
+         (u >= 0x2066 && u <= 0x2069);
+}
+
+/* The length of the well-formed UTF-8 sequence at s[0..n) (RFC 3629: no
+** overlong form, no surrogate, at most U+10FFFF) with *u its code point,
+** or 0 when s does not start with one. */
+static size_t utf8_seq(const unsigned char *s, size_t n, unsigned long *u) {
+  size_t len, i;
+  unsigned long min;
+  if(s[0] < 0x80) {
+    *u = s[0];
+    return 1;
+  }
+  if(s[0] >= 0xC2 && s[0] <= 0xDF) {
+    len = 2;
+    min = 0x80;
+    *u = s[0] & 0x1F;
+  } else if(s[0] >= 0xE0 && s[0] <= 0xEF) {
+    len = 3;
+    min = 0x800;
+    *u = s[0] & 0x0F;
+  } else if(s[0] >= 0xF0 && s[0] <= 0xF4) {
+    len = 4;
+    min = 0x10000;
+    *u = s[0] & 0x07;
+  } else {
+    return 0;
+  }
+  if(n < len)
+    return 0;
+  for(i = 1; i < len; i++) {
+    if((s[i] & 0xC0) != 0x80)
+      return 0;
+    *u = *u << 6 | (s[i] & 0x3F);
+  }
+  if(*u < min || *u > 0x10FFFF || (*u >= 0xD800 && *u <= 0xDFFF))
+    return 0;
+  return len;
+}
+
+/* See ddb_client_int.h: s[0..n) into out[0..cap) with what a terminal
+** would act on written as escapes. */
+size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t i = 0, o = 0;
+  if(cap == 0)
+    return 0;
+  while(i < n) {
+    char esc[16];
+    const char *w = (const char *)p + i;
+    unsigned long u = 0;
+    size_t len = utf8_seq(p + i, n - i, &u), wn = len;
+    if(len == 0) {
+      /* a byte that is no UTF-8 */
+      snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
+      w = esc;
+      wn = 4;
+      len = 1;
+    } else if(u < 0x20 || u == 0x7F) {
+      snprintf(esc, sizeof(esc), "\\x%02lx", u);
+      w = esc;
+      wn = 4;
+    } else if(unsafe_code_point(u)) {
+      snprintf(esc, sizeof(esc), "\\u%04lx", u);
+      w = esc;
+      wn = 6;
+    }
+    if(o + wn >= cap)
+      break; /* only whole characters and escapes */
+    memcpy(out + o, w, wn);
+    o += wn;
+    i += len;
+  }
+  out[o] = 0;
+  return o;
+}
+
+/* See ddb_client_int.h: how much of s[0..n) to quote, at most max bytes,
+** ending on a character boundary. */
+size_t ddb_text_cut(const char *s, size_t n, size_t max) {
+  if(n <= max)
+    return n;
+  while(max > 0 && ((unsigned char)s[max] & 0xC0) == 0x80)
+    max--;
+  return max;
+}
+
+/* Of a message made safe that does not fit an error's DDB_ERROR_MAX, the
+** bytes kept from its start; the rest of the room is its end (what went
+** wrong is often said last: "...: duplicate attribute name"). */
+#define ERROR_HEAD 300
+
 ddb_result ddb_error_set(ddb_error *err, ddb_result code, const char *fmt,
                          ...) {
+  char raw[DDB_ERROR_MAX], safe[4 * DDB_ERROR_MAX];
+  size_t n, head, tail;
   va_list ap;
   if(!err)
     return code;
   err->code = code;
   va_start(ap, fmt);
-  vsnprintf(err->message, sizeof(err->message), fmt, ap);
+  vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
+  /* each byte takes 4 at most (\xHH), so safe holds all of raw */
+  n = ddb_text_safe(safe, sizeof(safe), raw, strlen(raw));
+  if(n < DDB_ERROR_MAX) {
+    memcpy(err->message, safe, n + 1);
+    return code;
+  }
+  /* escapes made it longer: its start, "...", its end */
+  head = ddb_text_cut(safe, n, ERROR_HEAD);
+  tail = n - (DDB_ERROR_MAX - 1 - head - 3);
+  while(tail < n && ((unsigned char)safe[tail] & 0xC0) == 0x80)
+    tail++;
+  memcpy(err->message, safe, head);
+  memcpy(err->message + head, "...", 3);
+  memcpy(err->message + head + 3, safe + tail, n - tail + 1);
   return code;
 }
 

@@ -50,12 +50,15 @@ typedef enum ddb_result {
   DDB_ERR_CANCELLED /* the cancel hook said stop (see ddb_client_set_cancel) */
 } ddb_result;
 
+/* The room of an error's message, its NUL included. */
+#define DDB_ERROR_MAX 512
+
 typedef struct ddb_error {
   ddb_result code;
   int http_status; /* 0 when no HTTP answer was received */
   int retries;     /* retries spent on the failing call */
   char type[96];   /* DynamoDB error type without namespace, or "" */
-  char message[512];
+  char message[DDB_ERROR_MAX];
   int maybe_applied; /* a write that failed, but an attempt of it may have
                         reached DynamoDB: it may have been applied */
 } ddb_error;
@@ -426,6 +429,9 @@ typedef struct ddb_read {
   int n_proj;                /* 0: whole items */
   const ddb_filter *filters; /* FilterExpression: all of these */
   int n_filters;
+  /* The table's description (borrowed; NULL: none): the key attributes
+  ** every LastEvaluatedKey of the read must hold (read.c) */
+  const ddb_table_desc *desc;
 } ddb_read;
 
 /* One page of a Query or Scan.  Reference-counted and immutable. */
@@ -452,21 +458,27 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err);
 
 /* Following LastEvaluatedKey from page to page, a guard against a server
-** that leads a read in a circle (A, B, A, B, ...; one that repeats the
-** start key at once is caught by ddb_read_page).  Brent's cycle
-** detection: one saved key, one comparison a page; a circle of L keys
-** entered after T pages is found within 4 x (T + L) pages.  Zero-initialize;
-** ddb_lek_guard_free() when done (then it may be reused). */
+** whose keys never end (the rules are in read.c): keys that go round in a
+** circle (A, B, A, B, ...; one that repeats the start key at once is
+** caught by ddb_read_page), found by Brent's cycle detection (one saved
+** key, one comparison a page; a circle of L keys entered after T pages is
+** found within 4 x (T + L) pages), and more pages ending on a key than the
+** table has items (DescribeTable asked past 1000 idle pages, or 100,000
+** pages).  Zero-initialize; ddb_lek_guard_free() when done (then it may be
+** reused). */
 typedef struct ddb_lek_guard {
   ddb_item *saved; /* a reference, or NULL */
   long power, lam;
+  long long pages, idle;       /* pages that ended on a key; of them, idle */
+  long long bound, idle_bound; /* the most allowed before DescribeTable
+                                  is asked again */
 } ddb_lek_guard;
-/* Note the LastEvaluatedKey key (NULL: the read ended) of the next page
-** of operation on table.  Returns DDB_OK, or DDB_ERR_PARSE (err set)
-** when key came before: the server leads the read in a loop. */
-ddb_result ddb_lek_next(ddb_lek_guard *g, const char *operation,
-                        const char *table, const ddb_item *key,
-                        ddb_error *err);
+/* Note page pg of the read r (pg->last_key NULL: the read ended), read
+** with c.  Returns DDB_OK, or DDB_ERR_PARSE (err set) when the server
+** leads the read in a loop, or ends on more keys than the table has
+** items. */
+ddb_result ddb_lek_next(ddb_lek_guard *g, ddb_client *c, const ddb_read *r,
+                        const ddb_page *pg, ddb_error *err);
 void ddb_lek_guard_free(ddb_lek_guard *g);
 
 /* GetItem.  key holds the key attributes (names set).  On success *out is

@@ -23,6 +23,17 @@ char *ddb_strndup(const char *s, size_t n);
 void ddb_wipe_free(char *s);
 void ddb_copy_str(char *dst, size_t cap, const char *src);
 
+/* buf.c: s[0..n) as text a terminal shows as it is, into out[0..cap)
+** (NUL-terminated; cut before the first character or escape that does
+** not fit): control characters (C0, DEL) and bytes that are no UTF-8 as
+** \xHH, C1 controls, line separators and bidi controls as \uHHHH.
+** Returns the length written.  ddb_error_set() passes every message
+** through it.  ddb_text_cut: the length of the longest prefix of s[0..n)
+** of at most max bytes that does not split a UTF-8 sequence (n when
+** n <= max). */
+size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n);
+size_t ddb_text_cut(const char *s, size_t n, size_t max);
+
 /* 1 for the bytes a JSON string holds as they are: not '"', not a
 ** backslash, not a control character (below 0x20) (buf.c). */
 extern const unsigned char ddb_json_plain_byte[256];
@@ -133,16 +144,20 @@ long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
 double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i);
 
 /* A reader of a top-level JSON object, member by member, that tokenizes one
-** member value, or one element of a member array, at a time into tape. */
+** member value, or one element of a member array, at a time into tape;
+** an object member may be entered (ddb_jr_object) to read its members the
+** same way. */
 typedef struct ddb_jreader {
   const char *text, *p, *end;
   int first, first_elem;
+  int depth; /* objects entered (ddb_jr_object) and not yet left */
   ddb_tape tape;
 } ddb_jreader;
 
 int ddb_jr_open(ddb_jreader *r, const char *text, size_t n);
 int ddb_jr_next(ddb_jreader *r, ddb_jtok *name);
 int ddb_jr_value(ddb_jreader *r);
+int ddb_jr_object(ddb_jreader *r);
 int ddb_jr_array(ddb_jreader *r);
 int ddb_jr_element(ddb_jreader *r);
 
@@ -180,6 +195,13 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err);
 void ddb_error_from_response(const char *body, size_t len, int status,
                              ddb_error *err);
+/* Does the LastEvaluatedKey of page pg (none: yes) keep the rules of
+** read.c for the Query/Scan r: the key attributes of what r reads (from
+** r->desc), a Query's partition, its sort key past r->start's in r's
+** direction and within r's key condition?  DDB_OK, or DDB_ERR_PARSE with
+** err naming the rule broken (ddb_read_page's check of every page). */
+ddb_result ddb_lek_check(const ddb_read *r, const ddb_page *pg,
+                         ddb_error *err);
 /* Sleep a full-jitter backoff for retry number attempt (1, 2, ...), in
 ** slices, polling c's cancel hook.  Returns DDB_OK, or DDB_ERR_CANCELLED
 ** (err set: "interrupted: <operation> ...") when the hook said stop. */

@@ -12,6 +12,16 @@
 /* Keys per BatchGetItem call (DynamoDB's limit). */
 #define BATCH_GET_MAX 100
 
+/* What one answer may be.  GetItem: one item, at most 400 KB as DynamoDB
+** sizes it; typed JSON takes at most about 10 bytes of text a byte of a
+** large item (names and values of control characters, escaped: 6 bytes
+** each, and "name":{"S":"..."} around them), so 8 MB.  BatchGetItem: at
+** most 16 MB of items and as many items as keys asked; its text can pass
+** 64 MB (http.c's cap) only when its items are mostly control characters:
+** then the keys are asked again, fewer at a time (ddb_batch_get), until
+** one key's answer (one item) is asked for alone. */
+#define GET_ITEM_TEXT_MAX ((size_t)8 << 20)
+
 /* ------------------------------------------------------------------------
 ** GetItem and BatchGetItem
 */
@@ -80,7 +90,10 @@ ddb_result ddb_get_item(ddb_client *c, const char *table, const ddb_item *key,
   ddb_buf body;
   cJSON *resp = NULL;
   ddb_result result;
-  call_info ci = {.operation = "GetItem", .table = table, .take = take_item};
+  call_info ci = {.operation = "GetItem",
+                  .table = table,
+                  .take = take_item,
+                  .max_body = GET_ITEM_TEXT_MAX};
 
   *out = NULL;
   ci.ud = out;
@@ -110,13 +123,17 @@ typedef struct batch_key {
   const ddb_item *key;
   ddb_item *found; /* the item, or NULL */
   int done;
+  int asked; /* in the call under way */
+  int back;  /* that call's answer had it (an item, or unprocessed) */
   UT_hash_handle hh;
 } batch_key;
 
 /* What ddb_http_call()'s take for BatchGetItem collects (ci->ud): the items of
-** Responses[table] and the keys of UnprocessedKeys[table].Keys. */
+** Responses[table] (at most n_asked) and the keys of
+** UnprocessedKeys[table].Keys. */
 typedef struct batch_take {
   const char *table;
+  int n_asked;      /* keys in the request */
   ddb_page *got;    /* items */
   ddb_page *unproc; /* keys, as items */
 } batch_take;
@@ -154,9 +171,6 @@ static ddb_result batch_member(call_info *ci, const char *body,
                                ddb_error *e) {
   batch_take *bt = ci->ud;
   long x;
-  if(!bt->got && ddb_tape_eq(body, name, "Responses"))
-    return tape_items(body, t, ddb_tape_member(t, body, 0, bt->table),
-                      &bt->got, e);
   if(!bt->unproc && ddb_tape_eq(body, name, "UnprocessedKeys")) {
     x = ddb_tape_member(t, body, 0, bt->table);
     if(x >= 0)
@@ -168,32 +182,131 @@ static ddb_result batch_member(call_info *ci, const char *body,
   return DDB_OK;
 }
 
-/* ddb_http_call()'s take for BatchGetItem. */
+/* Read the Responses member, the current one of r: {table: [item, ...]},
+** an item at a time, into bt->got.  A correct answer names no other table
+** than the one asked about and has at most as many items as keys asked.
+** Returns DDB_OK, an error, or DDB_ERR_PARSE with *malformed set. */
+static ddb_result take_responses(batch_take *bt, ddb_jreader *r,
+                                 const char *body, int *malformed,
+                                 ddb_error *e) {
+  ddb_jtok name;
+  ddb_item *it;
+  int rc, cap = 0;
+  ddb_result result;
+  bt->got = calloc(1, sizeof(*bt->got));
+  if(!bt->got)
+    return ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+  bt->got->refs = 1;
+  if(ddb_jr_object(r))
+    goto malformed;
+  while((rc = ddb_jr_next(r, &name)) == 1) {
+    if(!ddb_tape_eq(body, &name, bt->table) || bt->got->n_items > 0)
+      return ddb_error_set(e, DDB_ERR_PARSE,
+                           "malformed response to BatchGetItem: Responses "
+                           "for a table not asked about");
+    if(ddb_jr_array(r))
+      goto malformed;
+    while((rc = ddb_jr_element(r)) == 1) {
+      if(bt->got->n_items >= bt->n_asked)
+        return ddb_error_set(e, DDB_ERR_PARSE,
+                             "malformed response to BatchGetItem: more items "
+                             "than the %d keys asked",
+                             bt->n_asked);
+      result = ddb_item_from_tape(body, &r->tape, 0, &it, e);
+      if(result)
+        return result;
+      if(ddb_page_push(bt->got, &cap, it))
+        return ddb_error_set(e, DDB_ERR_NOMEM, "out of memory");
+    }
+    if(rc < 0)
+      goto malformed;
+  }
+  if(rc == 0)
+    return DDB_OK;
+malformed:
+  *malformed = 1;
+  return DDB_ERR_PARSE;
+}
+
+/* ddb_http_call()'s take for BatchGetItem: the members of the answer, the
+** items of Responses one at a time (take_responses), the others each
+** tokenized whole (batch_member). */
 static ddb_result take_batch(call_info *ci, const char *body, size_t len,
                              int *malformed, ddb_error *e) {
   batch_take *bt = ci->ud;
-  ddb_result result;
+  ddb_jreader r;
+  ddb_jtok name;
+  ddb_result result = DDB_OK;
+  int rc;
+
   ci->consumed = 0;
-  result = each_member(ci, body, len, batch_member, malformed, e);
+  memset(&r, 0, sizeof(r));
+  rc = ddb_jr_open(&r, body, len) ? -1 : 1;
+  while(rc == 1 && (rc = ddb_jr_next(&r, &name)) == 1) {
+    if(!bt->got && ddb_tape_eq(body, &name, "Responses"))
+      result = take_responses(bt, &r, body, malformed, e);
+    else if(ddb_jr_value(&r))
+      rc = -1;
+    else
+      result = batch_member(ci, body, &name, &r.tape, e);
+    if(result)
+      break;
+  }
+  if(rc < 0 && !result) {
+    *malformed = 1;
+    result = DDB_ERR_PARSE;
+  }
+  if(result && *malformed)
+    ddb_error_set(e, DDB_ERR_PARSE,
+                  "malformed response to BatchGetItem (%zu bytes)", len);
   if(result) {
     ddb_page_unref(bt->got);
     ddb_page_unref(bt->unproc);
     bt->got = bt->unproc = NULL;
   }
+  ddb_tape_free(&r.tape);
   ci->items = bt->got ? bt->got->n_items : 0;
   return result;
 }
 
+/* The key of map that item (an item of an answer, or an unprocessed key)
+** is, when it was asked in the call under way and not yet given back by
+** its answer (it is then marked given back); NULL with err set when not:
+** an answer that is not one DynamoDB sends. */
+static batch_key *batch_answered(batch_key *map, const ddb_item *item,
+                                 const char *const *names, int n_names,
+                                 ddb_buf *enc, ddb_error *err) {
+  batch_key *bk = NULL;
+  ddb_buf_reset(enc);
+  if(ddb_key_encode(item, names, n_names, enc)) {
+    ddb_error_set(err, DDB_ERR_PARSE,
+                  "BatchGetItem returned an item without its key");
+    return NULL;
+  }
+  HASH_FIND(hh, map, enc->p, enc->len, bk);
+  if(!bk || !bk->asked || bk->back) {
+    ddb_error_set(err, DDB_ERR_PARSE, "malformed response to BatchGetItem: %s",
+                  !bk || !bk->asked ? "a key it was not asked for"
+                                    : "a key it was asked for once, twice");
+    return NULL;
+  }
+  bk->back = 1;
+  return bk;
+}
+
 /* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
-** come back unprocessed stay !done. */
+** come back unprocessed stay !done.  Every item and unprocessed key of the
+** answer must be one of keys, once.  *too_large is set when the answer was
+** larger than any is taken (then fewer keys a call may do). */
 static ddb_result batch_once(ddb_client *c, const char *table,
                              batch_key **keys, int n, batch_key *map,
                              const char *const *names, int n_names,
-                             int consistent, int retry, ddb_error *err) {
+                             int consistent, int retry, int *too_large,
+                             ddb_error *err) {
   ddb_buf body, enc;
   cJSON *resp = NULL;
   ddb_result result = DDB_OK;
-  batch_take bt = {.table = table};
+  batch_take bt = {.table = table, .n_asked = n};
   call_info ci = {.operation = "BatchGetItem",
                   .table = table,
                   .continuation = retry,
@@ -231,36 +344,44 @@ static ddb_result batch_once(ddb_client *c, const char *table,
     result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
     goto fail;
   }
+  for(i = 0; i < n; i++)
+    keys[i]->asked = 1;
   result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  *too_large = ci.too_large;
   if(result)
     goto fail;
   for(i = 0; bt.got && i < bt.got->n_items; i++) {
-    ddb_item *it = bt.got->items[i];
-    batch_key *bk;
-    ddb_buf_reset(&enc);
-    if(ddb_key_encode(it, names, n_names, &enc)) {
-      result = ddb_error_set(err, DDB_ERR_PARSE,
-                             "BatchGetItem returned an item without its key");
+    batch_key *bk =
+        batch_answered(map, bt.got->items[i], names, n_names, &enc, err);
+    if(!bk) {
+      result = DDB_ERR_PARSE;
       goto fail;
     }
-    HASH_FIND(hh, map, enc.p, enc.len, bk);
-    if(bk && !bk->found)
-      bk->found = ddb_item_ref(it);
+    bk->found = ddb_item_ref(bt.got->items[i]);
   }
   /* everything sent is done unless listed as unprocessed */
   for(i = 0; i < n; i++)
     keys[i]->done = 1;
   for(i = 0; bt.unproc && i < bt.unproc->n_items; i++) {
-    batch_key *bk;
-    ddb_buf_reset(&enc);
-    if(ddb_key_encode(bt.unproc->items[i], names, n_names, &enc) == 0) {
-      HASH_FIND(hh, map, enc.p, enc.len, bk);
-      if(bk)
-        bk->done = 0;
+    batch_key *bk =
+        batch_answered(map, bt.unproc->items[i], names, n_names, &enc, err);
+    if(!bk) {
+      result = DDB_ERR_PARSE;
+      goto fail;
     }
+    bk->done = 0;
   }
 
 fail:
+  for(i = 0; i < n; i++)
+    keys[i]->asked = keys[i]->back = 0;
+  if(result)
+    for(i = 0; i < n; i++) {
+      /* nothing of a failed call is kept */
+      ddb_item_unref(keys[i]->found);
+      keys[i]->found = NULL;
+      keys[i]->done = 0;
+    }
   ddb_page_unref(bt.got);
   ddb_page_unref(bt.unproc);
   cJSON_Delete(resp);
@@ -280,7 +401,7 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
   ddb_buf enc;
   ddb_result result = DDB_OK;
   size_t i, n_all = 0, next = 0;
-  int stalls = 0;
+  int stalls = 0, per_call = BATCH_GET_MAX;
 
   ddb_buf_init(&enc, 4 * 1024 * 1024);
   for(i = 0; i < n; i++)
@@ -322,14 +443,14 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
   ** max_retries of them in a row, the call fails (a server that keeps
   ** returning every key unprocessed cannot keep us here) */
   for(;;) {
-    int m = 0, retry = 0, k, done = 0;
+    int m = 0, retry = 0, k, done = 0, too_large = 0;
     size_t j;
-    for(j = 0; j < next && m < BATCH_GET_MAX; j++)
+    for(j = 0; j < next && m < per_call; j++)
       if(!all[j].done) {
         send[m++] = &all[j];
         retry = 1;
       }
-    while(m < BATCH_GET_MAX && next < n_all)
+    while(m < per_call && next < n_all)
       send[m++] = &all[next++];
     if(m == 0)
       break;
@@ -346,7 +467,15 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
         goto fail;
     }
     result = batch_once(c, table, send, m, map, names, n_names, consistent,
-                        retry, err);
+                        retry, &too_large, err);
+    if(result && too_large && m > 1) {
+      /* an answer past the cap (items of control characters): the same
+      ** keys again, half as many a call */
+      per_call = m / 2;
+      ddb_error_clear(err);
+      result = DDB_OK;
+      continue;
+    }
     if(result)
       goto fail;
     for(k = 0; k < m; k++)

@@ -35,12 +35,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ddb_client_int.h"
 #include "http_int.h"
 
-/* The largest response body read.  DynamoDB pages are at most 1 MB of
-** items and BatchGetItem at most 16 MB; JSON adds overhead. */
+/* The largest response body read unless the call says less (call_info's
+** max_body: a Query or Scan page, GetItem, BatchGetItem set their own,
+** with their reasons: read.c, get.c).  The answers parsed into a cJSON
+** tree (writes, DescribeTable) are one item, or a few hundred, at most. */
 #define RESPONSE_MAX (64u * 1024 * 1024)
 
 /* ------------------------------------------------------------------------
@@ -99,10 +102,21 @@ static int curl_retryable(CURLcode cc) {
   }
 }
 
-/* Fill err from a DynamoDB error response body (err must not be NULL). */
+/* The most of a server's error message quoted in ours.  DynamoDB's
+** messages are a sentence, a ValidationException quoting a bit of an
+** expression at most; a longer one is cut here, with "...", so that no
+** server can fill the terminal (one sent 100 KB). */
+#define SERVER_TEXT_MAX 300
+
+/* Fill err from a DynamoDB error response body (err must not be NULL).
+** The server's text (its type, its message, a cancelled transaction's
+** reason codes) enters the client here: it is cut to SERVER_TEXT_MAX
+** bytes and, as every message, made safe for a terminal by
+** ddb_error_set() (escape sequences, CR, bytes that are no UTF-8). */
 static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   cJSON *j = body->len ? cJSON_ParseWithLength(body->p, body->len) : NULL;
   const char *type = NULL, *msg = NULL, *hash;
+  size_t nmsg = 0, cut = 0;
   if(j) {
     type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "__type"));
     msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "message"));
@@ -112,12 +126,16 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
   }
   if(type && (hash = strrchr(type, '#')) != NULL)
     type = hash + 1;
+  if(!msg)
+    msg = type ? "(no message)" : "unexpected answer";
+  nmsg = strlen(msg);
+  cut = ddb_text_cut(msg, nmsg, SERVER_TEXT_MAX);
   if(type)
-    ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %.400s", type,
-                  msg ? msg : "(no message)");
+    ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %.*s%s", type, (int)cut, msg,
+                  cut < nmsg ? "..." : "");
   else
-    ddb_error_set(err, DDB_ERR_SERVICE, "HTTP %d: %.400s", status,
-                  msg ? msg : "unexpected answer");
+    ddb_error_set(err, DDB_ERR_SERVICE, "HTTP %d: %.*s%s", status, (int)cut,
+                  msg, cut < nmsg ? "..." : "");
   /* a cancelled transaction says which item failed, and why */
   if(j) {
     const cJSON *reasons =
@@ -134,11 +152,13 @@ static void service_error(const ddb_buf *body, int status, ddb_error *err) {
         ddb_buf_addf(&b, "%sitem %d: %.60s", b.len ? "; " : "", i, code);
     }
     if(b.len && !b.failed)
-      snprintf(err->message, sizeof(err->message), "%.90s: %s",
-               type ? type : "TransactionCanceledException", b.p);
+      ddb_error_set(err, DDB_ERR_SERVICE, "%.90s: %s",
+                    type ? type : "TransactionCanceledException", b.p);
     ddb_buf_free(&b);
   }
-  ddb_copy_str(err->type, sizeof(err->type), type ? type : "");
+  /* the type, as compared and shown: safe text too */
+  ddb_text_safe(err->type, sizeof(err->type), type ? type : "",
+                type ? ddb_text_cut(type, strlen(type), 90) : 0);
   err->http_status = status;
   cJSON_Delete(j);
 }
@@ -161,12 +181,15 @@ static void error_append(ddb_error *err, const char *fmt, ...)
     ;
 static void error_append(ddb_error *err, const char *fmt, ...) {
   size_t n = strlen(err->message);
+  char raw[DDB_ERROR_MAX];
   va_list ap;
   if(n + 1 >= sizeof(err->message))
     return;
   va_start(ap, fmt);
-  vsnprintf(err->message + n, sizeof(err->message) - n, fmt, ap);
+  vsnprintf(raw, sizeof(raw), fmt, ap);
   va_end(ap);
+  /* curl's details may quote what the server sent */
+  ddb_text_safe(err->message + n, sizeof(err->message) - n, raw, strlen(raw));
 }
 
 /* Does the x-amz-crc32 header of the last response on h (if any) match
@@ -281,15 +304,18 @@ typedef struct attempt {
   const char *url;
   const char *body;
   size_t body_len;
-  ddb_signer *g; /* the credentials this attempt is signed with */
-  ddb_buf resp;  /* the answer's body */
-  int status;    /* its HTTP status; 0 if none */
-  int throttled; /* DynamoDB said slow down */
-  int resent;    /* times curl sent it again by itself */
-  int ambiguous; /* some attempt may have been executed */
-  int expired;   /* the token expired (once: then refreshed) */
-  cJSON *out;    /* on success without ci->take: the parsed answer */
-  ddb_error *e;  /* the failure of the last attempt */
+  ddb_signer *g;     /* the credentials this attempt is signed with */
+  ddb_buf resp;      /* the answer's body */
+  int status;        /* its HTTP status; 0 if none */
+  int throttled;     /* DynamoDB said slow down */
+  int resent;        /* times curl sent it again by itself */
+  int ambiguous;     /* some attempt may have been executed */
+  int expired;       /* the token expired (once: then refreshed) */
+  int skewed;        /* refused for our clock (once: signed again with the
+                        server's time) */
+  int64_t skew_used; /* c->clock_skew when this attempt was signed */
+  cJSON *out;        /* on success without ci->take: the parsed answer */
+  ddb_error *e;      /* the failure of the last attempt */
 } attempt;
 
 /* The verdict on one attempt. */
@@ -318,7 +344,7 @@ static void attempt_setopt(attempt *a, struct curl_slist *hdrs, xfer_state *xs,
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   /* identity: x-amz-crc32 covers the bytes as sent */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
-  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)RESPONSE_MAX);
+  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->resp.max);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
   if(c->s.ca_bundle)
@@ -355,6 +381,67 @@ static attempt_verdict attempt_take(attempt *a) {
   return ATTEMPT_RETRY;
 }
 
+/* ------------------------------------------------------------------------
+** A clock out of step
+**
+** SigV4 signs the time of the request (X-Amz-Date), and DynamoDB refuses
+** one more than 15 minutes from its own clock: a machine whose clock is
+** off can make no call at all.  As the AWS SDKs do (botocore, the Java and
+** JavaScript SDKs: "clock skew correction"), a refusal for the time
+** (RequestTimeTooSkewed; InvalidSignatureException "Signature expired" or
+** "Signature not yet current") tells the server's time: the answer's Date
+** header, or else the time DynamoDB's message quotes ("... (20260102T030405Z
+** - 15 min.)").  The difference is kept in the client (c->clock_skew,
+** added to the clock by every later signature: signer.c) and the request
+** is signed again and sent once more at once.  A refusal whose time
+** cannot be read, or that tells no other time than the one already used,
+** fails as it is.
+*/
+
+/* The server's time (Unix seconds) as a refusal for the clock tells it,
+** or -1: from the Date header of the answer on h, else from the last
+** "(YYYYMMDDTHHMMSSZ" in message. */
+static int64_t server_time(CURL *h, const char *message) {
+  struct curl_header *hh = NULL;
+  const char *p, *q = NULL;
+  struct tm tm;
+  if(curl_easy_header(h, "Date", 0, CURLH_HEADER, -1, &hh) == CURLHE_OK &&
+     hh && hh->value) {
+    time_t t = curl_getdate(hh->value, NULL);
+    if(t > 0)
+      return (int64_t)t;
+  }
+  for(p = message; (p = strchr(p, '(')) != NULL; p++)
+    q = p + 1;
+  memset(&tm, 0, sizeof(tm));
+  if(!q || !strptime(q, "%Y%m%dT%H%M%SZ", &tm))
+    return -1;
+  return (int64_t)timegm(&tm);
+}
+
+/* Is the refusal e one for the time of the request? */
+static int is_clock_refusal(const ddb_error *e) {
+  return strcmp(e->type, "RequestTimeTooSkewed") == 0 ||
+         (strcmp(e->type, "InvalidSignatureException") == 0 &&
+          (strstr(e->message, "Signature expired") ||
+           strstr(e->message, "Signature not yet current")));
+}
+
+/* A refusal for our clock: learn the server's time into c->clock_skew.
+** Returns 1 when the request should be signed again (the skew changed),
+** 0 when not. */
+static int learn_skew(attempt *a) {
+  int64_t server = server_time(a->h, a->e->message);
+  int64_t skew;
+  if(server <= 0)
+    return 0;
+  skew = server - (int64_t)time(NULL);
+  if(skew == a->skew_used)
+    return 0; /* signed with that time already: refused for another reason */
+  __atomic_store_n(&a->c->clock_skew, skew, __ATOMIC_RELAXED);
+  return 1;
+}
+
 /* The verdict on an error answer (status code) in a->resp. */
 static attempt_verdict attempt_refused(attempt *a, long code) {
   ddb_error *e = a->e;
@@ -362,6 +449,10 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
   a->throttled = is_throttle(e->type) || code == 429;
   if(a->throttled)
     return ATTEMPT_RETRY;
+  if(!a->skewed && is_clock_refusal(e) && learn_skew(a)) {
+    a->skewed = 1;
+    return ATTEMPT_RETRY;
+  }
   if(code >= 500) {
     a->ambiguous = 1;
     return ATTEMPT_RETRY;
@@ -401,6 +492,7 @@ static attempt_verdict attempt_once(attempt *a) {
   a->throttled = 0;
   a->resent = 0;
   errbuf[0] = 0;
+  a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
   if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
     return ATTEMPT_FAIL;
   ddb_buf_reset(resp);
@@ -428,9 +520,12 @@ static attempt_verdict attempt_once(attempt *a) {
 
   if(cc == CURLE_FILESIZE_EXCEEDED ||
      (cc == CURLE_WRITE_ERROR && resp->failed)) {
+    /* more than any correct answer to op can be: not retried */
     ddb_error_set(e, DDB_ERR_PARSE,
-                  "the response to %s is larger than %u bytes", op,
-                  RESPONSE_MAX);
+                  "the response to %s is larger than %zu bytes (%zu MB), "
+                  "more than DynamoDB sends",
+                  op, resp->max, resp->max >> 20);
+    a->ci->too_large = 1;
     return ATTEMPT_FAIL;
   }
   if(cc != CURLE_OK) {
@@ -533,7 +628,7 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   a.body = body;
   a.body_len = body_len;
   a.e = err ? err : &local;
-  ddb_buf_init(&a.resp, RESPONSE_MAX);
+  ddb_buf_init(&a.resp, ci->max_body ? ci->max_body : RESPONSE_MAX);
 
   if(snprintf(url, sizeof(url), "%s/", c->s.endpoint) >= (int)sizeof(url)) {
     result = ddb_error_set(a.e, DDB_ERR_CONFIG, "endpoint too long");
@@ -546,7 +641,7 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   }
 
   for(n = 0;; n++) {
-    int was_expired = a.expired;
+    int was_expired = a.expired, was_skewed = a.skewed;
     attempt_verdict v;
     ddb_error_clear(a.e);
     if(ddb_cancelled(c)) {
@@ -575,6 +670,8 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
       pthread_mutex_unlock(&c->cred_lock);
       continue;
     }
+    if(a.skewed && !was_skewed)
+      continue; /* signed again with the server's time, at once */
     result = ddb_backoff(c, ci->operation, n + 1, a.throttled, a.e);
     if(result)
       break;

@@ -49,6 +49,9 @@ struct ddb_client {
   ** cred_lock) */
   unsigned char place[DDB_SCOPE_ID_LEN];
   ddb_principal *principals;
+  int64_t clock_skew;   /* seconds the server's clock is ahead of ours, as
+                           a refusal for the time told it (http.c); added
+                           to the clock of every signature (atomic) */
   ddb_live live;        /* on live.c's list while c lives (fork()) */
   ddb_cancel_fn cancel; /* the cancel hook, or NULL (set before use) */
   void *cancel_ud;
@@ -77,9 +80,6 @@ void ddb_signer_release(ddb_client *c, ddb_signer *g);
 ** yet).  Returns 0, or -1 on out of memory (the current one stays). */
 int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
                        const char *token);
-/* The headers of one request of operation with body, signed with g at
-** the clock of now (a retry is signed again).  Returns DDB_OK with *out
-** (ddb_sign_headers_free), or an error. */
 /* Free a header list of ddb_sign_request, its lines (the session token
 ** among them) wiped first. */
 void ddb_sign_headers_free(struct curl_slist *hdrs);
@@ -87,6 +87,9 @@ void ddb_sign_headers_free(struct curl_slist *hdrs);
 ** every block libcurl frees: its copies of the request headers hold the
 ** session token (signer.c). */
 void ddb_curl_global_init(void);
+/* The headers of one request of operation with body, signed with g at
+** the clock of now plus c->clock_skew (a retry is signed again).  Returns
+** DDB_OK with *out (ddb_sign_headers_free), or an error. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, const char *body,
                             size_t body_len, struct curl_slist **out,
@@ -123,6 +126,10 @@ struct call_info {
   void *ud;
   long long items;
   double consumed;
+  /* The largest answer read (0: http.c's RESPONSE_MAX); a larger one
+  ** fails the call, not retried, with too_large set. */
+  size_t max_body;
+  int too_large;
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

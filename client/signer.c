@@ -326,8 +326,11 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
   *out = NULL;
   snprintf(target, sizeof(target), TARGET_HDR "DynamoDB_20120810.%.60s",
            operation);
-  /* signed with the clock of this attempt (a retry is signed again) */
-  if(ddb_sigv4_amz_date(time(NULL), date + DATE_HDR_LEN) ||
+  /* signed with the clock of this attempt (a retry is signed again),
+  ** corrected by what the server said of its own (http.c) */
+  if(ddb_sigv4_amz_date(time(NULL) + (time_t)__atomic_load_n(&c->clock_skew,
+                                                             __ATOMIC_RELAXED),
+                        date + DATE_HDR_LEN) ||
      ddb_sigv4_sign_json(
          g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, c->sign_path,
          CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN, target + TARGET_HDR_LEN,

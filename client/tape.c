@@ -29,8 +29,14 @@
 /* Deepest nesting of arrays and objects accepted (an AttributeValue of
 ** DynamoDB's 32 levels is 64 JSON levels). */
 #define TAPE_MAX_DEPTH 256
-/* The most tokens one value may have (a 400 KB item has far fewer). */
-#define TAPE_MAX_TOKENS (16u * 1024 * 1024)
+/* The most tokens one value may have.  A value tokenized at once is one
+** item (400 KB at most, as DynamoDB sizes it), a key, a ConsumedCapacity
+** or UnprocessedKeys (at most 100 keys): never a page, nor the Responses
+** of a BatchGetItem, which are read an item at a time.  An item has the
+** most tokens as a List of empty strings ({"S":""}: 3 tokens, and 1 byte
+** of size for the element): 3 x 400 KB = 1.2 M tokens (24 MB of tape);
+** past 2 M, a value is none DynamoDB sends. */
+#define TAPE_MAX_TOKENS (2u * 1024 * 1024)
 
 /* Make room for one more token; 0, or -1 on out of memory or too many. */
 static int tape_grow(ddb_tape *t) {
@@ -422,7 +428,8 @@ int ddb_jr_open(ddb_jreader *r, const char *text, size_t n) {
 }
 
 /* The next member's name: 1 with *name set (a token of r->tape, which is
-** reset first), 0 at the end of the object (and of the text: nothing but
+** reset first), 0 at the end of the object (of an entered one: the reader
+** is then back among its parent's members; of the top one: nothing but
 ** white space may follow), -1 on malformed text. */
 int ddb_jr_next(ddb_jreader *r, ddb_jtok *name) {
   const char *q;
@@ -431,6 +438,13 @@ int ddb_jr_next(ddb_jreader *r, ddb_jtok *name) {
   if(r->p >= r->end)
     return -1;
   if(*r->p == '}') {
+    if(r->depth > 0) {
+      /* the end of an object entered: back to its parent's members */
+      r->depth--;
+      r->first = 0;
+      r->p++;
+      return 0;
+    }
     r->p = skip_ws(r->p + 1, r->end);
     return r->p == r->end ? 0 : -1;
   }
@@ -461,6 +475,20 @@ int ddb_jr_next(ddb_jreader *r, ddb_jtok *name) {
 int ddb_jr_value(ddb_jreader *r) {
   r->tape.n = 0;
   return ddb_tape_value(&r->tape, r->text, &r->p, r->end);
+}
+
+/* Enter the current member's value, which must be an object: the next
+** calls of ddb_jr_next() give its members, then 0 at its end, after which
+** they go on with the members of the object around it.  Returns 0, or -1
+** when it is not an object (or is nested too deep). */
+int ddb_jr_object(ddb_jreader *r) {
+  r->p = skip_ws(r->p, r->end);
+  if(r->p >= r->end || *r->p != '{' || r->depth >= TAPE_MAX_DEPTH)
+    return -1;
+  r->p++;
+  r->depth++;
+  r->first = 1;
+  return 0;
 }
 
 /* Enter the current member's value, which must be an array.  Returns 0,

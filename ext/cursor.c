@@ -267,8 +267,7 @@ int dd_next_page(dd_cursor *pCur) {
       return dd_cursor_error(pCur, &err);
     if(!pCur->pStart)
       ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
-    if(ddb_lek_next(&pCur->lek, pCur->rd.pk_name ? "Query" : "Scan",
-                    pCur->rd.table, pg->last_key, &err)) {
+    if(ddb_lek_next(&pCur->lek, p->pClient, &pCur->rd, pg, &err)) {
       ddb_page_unref(pg);
       return dd_cursor_error(pCur, &err);
     }

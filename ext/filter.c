@@ -670,6 +670,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     goto fail;
   pCur->rd.filters = pCur->aFilter;
   pCur->rd.n_filters = pCur->nFilter;
+  pCur->rd.desc = p->pDesc; /* the keys of every LastEvaluatedKey */
   for(i = 0; i < p->nCol && i < 64; i++)
     if(x.mProj & ((sqlite3_uint64)1 << i))
       pCur->azProj[pCur->nProj++] = p->aCol[i].zName;

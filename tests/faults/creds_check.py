@@ -531,7 +531,7 @@ def main():
                 ("badshape", "Runtime error: dynamodb: attribute 'PK' is not "
                  "a valid AttributeValue"),
                 ("huge", "Runtime error: dynamodb: the response to GetItem "
-                 "is larger than 67108864 bytes")]:
+                 "is larger than 8388608 bytes (8 MB)")]:
             control(port, fault=fault, mode="always", ops=["GetItem"])
             out, secs = env.sql(get, e, ", max_retries=1")
             control(port, fault="none")

@@ -4,7 +4,8 @@
 ** every item and LastEvaluatedKey decoded), an item alone
 ** (ddb_item_parse; whatever these take must be JSON to cJSON too), a
 ** DynamoDB error body
-** (ddb_error_from_response), and a DescribeTable answer.  For every item
+** (ddb_error_from_response; its message, as every error's, free of
+** control characters), and a DescribeTable answer.  For every item
 ** that decodes, its plain and typed JSON, canonical key and size are
 ** computed, and the typed JSON must decode again to an equal item unless
 ** it holds what input refuses (refused_as_input), and then be refused.
@@ -131,6 +132,14 @@ static void poke_item(const ddb_item *it) {
   ddb_buf_free(&b);
 }
 
+/* Is s text a terminal shows as it is (no control character: every
+** message of the client passes through ddb_text_safe)?  Aborts if not. */
+static void check_safe(const char *s) {
+  for(; *s; s++)
+    if((unsigned char)*s < 0x20 || *s == 0x7f)
+      abort();
+}
+
 /* libFuzzer's entry point: one input; returns 0. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -151,6 +160,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if(strlen(e.message) >= sizeof(e.message) ||
        strlen(e.type) >= sizeof(e.type))
       abort();
+    check_safe(e.message);
+    check_safe(e.type);
     return 0;
   }
   if(mode == 0 || mode == 1) {
@@ -169,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       poke_item(it);
       ddb_item_unref(it);
     }
+    check_safe(e.message); /* errors quote names of the answer */
     /* what the tape parser takes is JSON: cJSON must take it too */
     if(ok) {
       j = cJSON_ParseWithLength((const char *)data, size);

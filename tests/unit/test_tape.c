@@ -389,6 +389,176 @@ static void test_number_ok(void) {
   CHECK_INT(ddb_number_classify(longest, 1025, NULL, NULL), DDB_NUM_BAD);
 }
 
+/* Counts must be counts of the page: a negative, fractional or huge
+** Count, a Count that is not the number of Items, a ScannedCount below
+** Count are errors (not retried), never a count of 0. */
+static void test_page_counts(void) {
+  static const struct {
+    const char *body;
+    int count_only;
+    const char *msg;
+  } bad[] = {
+      {"{\"Count\":-5,\"ScannedCount\":7}", 1,
+       "malformed response to Scan: Count -5 is not a count of one page"},
+      {"{\"Count\":1.5}", 1,
+       "malformed response to Scan: Count 1.5 is not a count of one page"},
+      {"{\"Count\":1e3}", 1,
+       "malformed response to Scan: Count 1e3 is not a count of one page"},
+      {"{\"Count\":1000000000}", 1,
+       "malformed response to Scan: Count 1000000000 is not a count of one "
+       "page"},
+      {"{\"Count\":524289}", 1,
+       "malformed response to Scan: Count 524289 is not a count of one "
+       "page"},
+      {"{\"Count\":2,\"Items\":[{}]}", 0,
+       "malformed response to Scan: Count 2 but 1 Items"},
+      {"{\"Count\":0,\"Items\":[{}]}", 0,
+       "malformed response to Scan: Count 0 but 1 Items"},
+      {"{\"Count\":3,\"ScannedCount\":2}", 1,
+       "malformed response to Scan: ScannedCount 2 is below Count"},
+      {"{\"Count\":3,\"ScannedCount\":-1}", 1,
+       "malformed response to Scan: ScannedCount -1 is not a count of one "
+       "page"},
+  };
+  ddb_page *p = NULL;
+  ddb_error err;
+  int malformed, i;
+  for(i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+    ddb_error_clear(&err);
+    CHECK_INT(page(bad[i].body, bad[i].count_only, &p, &malformed, &err),
+              DDB_ERR_PARSE);
+    CHECK(p == NULL);
+    CHECK_INT(malformed, 0);
+    CHECK_STR(err.message, bad[i].msg);
+  }
+  CHECK_INT(page("{\"Count\":524288,\"ScannedCount\":524288}", 1, &p,
+                 &malformed, &err),
+            DDB_OK);
+  if(p)
+    CHECK_INT(p->count, 524288);
+  ddb_page_unref(p);
+  CHECK_INT(page("{\"Count\":0}", 1, &p, &malformed, &err), DDB_OK);
+  if(p)
+    CHECK_INT(p->scanned, 0);
+  ddb_page_unref(p);
+}
+
+/* A page of n copies of item, in b. */
+static void page_of(ddb_buf *b, const char *item, int n) {
+  int i;
+  ddb_buf_reset(b);
+  ddb_buf_addf(b, "{\"Count\":%d,\"Items\":[", n);
+  for(i = 0; i < n; i++) {
+    if(i)
+      ddb_buf_addc(b, ',');
+    ddb_buf_adds(b, item);
+  }
+  ddb_buf_addf(b, "],\"ScannedCount\":%d}", n);
+}
+
+/* What one page may cost: at most 524,288 items and 96 MB decoded (read.c,
+** PAGE_*); past either, an error naming the bound, not retried. */
+static void test_page_bounds(void) {
+  ddb_buf b, l;
+  ddb_page *p = NULL;
+  ddb_error err;
+  int malformed = -1, i;
+  ddb_buf_init(&b, (size_t)64 << 20);
+  ddb_buf_init(&l, (size_t)4 << 20);
+  page_of(&b, "{}", 524288);
+  CHECK_INT(ddb_page_parse(b.p, b.len, "Scan", 0, &p, &malformed, &err),
+            DDB_OK);
+  if(p)
+    CHECK_INT(p->n_items, 524288);
+  ddb_page_unref(p);
+  page_of(&b, "{}", 524289);
+  CHECK_INT(ddb_page_parse(b.p, b.len, "Scan", 0, &p, &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(malformed, 0);
+  CHECK(p == NULL);
+  CHECK_STR(err.message, "malformed response to Scan: more than 524288 items "
+                         "in one page (a page holds at most 1 MB of items)");
+  /* items of a List of 100,000 empty strings: 4 MB decoded each */
+  ddb_buf_adds(&l, "{\"L\":{\"L\":[");
+  for(i = 0; i < 100000; i++)
+    ddb_buf_adds(&l, i ? ",{\"S\":\"\"}" : "{\"S\":\"\"}");
+  ddb_buf_adds(&l, "]}}");
+  page_of(&b, l.p, 30);
+  CHECK(!b.failed);
+  CHECK_INT(ddb_page_parse(b.p, b.len, "Query", 0, &p, &malformed, &err),
+            DDB_ERR_PARSE);
+  CHECK_INT(malformed, 0);
+  CHECK_STR(err.message, "malformed response to Query: a page of more than "
+                         "96 MB decoded (a page holds at most 1 MB of items)");
+  page_of(&b, l.p, 20);
+  CHECK_INT(ddb_page_parse(b.p, b.len, "Query", 0, &p, &malformed, &err),
+            DDB_OK);
+  ddb_page_unref(p);
+  ddb_buf_free(&b);
+  ddb_buf_free(&l);
+}
+
+/* The reader enters an object member and comes back out of it. */
+static void test_reader_object(void) {
+  const char *s = "{\"a\":1,\"R\":{\"T\":[{\"x\":{\"S\":\"1\"}},{}],"
+                  "\"U\":[]},\"b\":{\"c\":2}}";
+  ddb_jreader r;
+  ddb_jtok name;
+  int n = 0, rc;
+  memset(&r, 0, sizeof(r));
+  CHECK_INT(ddb_jr_open(&r, s, strlen(s)), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK(ddb_tape_eq(s, &name, "a"));
+  CHECK_INT(ddb_jr_object(&r), -1); /* 1 is no object */
+  CHECK_INT(ddb_jr_value(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK(ddb_tape_eq(s, &name, "R"));
+  CHECK_INT(ddb_jr_object(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK(ddb_tape_eq(s, &name, "T"));
+  CHECK_INT(ddb_jr_array(&r), 0);
+  while((rc = ddb_jr_element(&r)) == 1)
+    n++;
+  CHECK_INT(rc, 0);
+  CHECK_INT(n, 2);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK(ddb_tape_eq(s, &name, "U"));
+  CHECK_INT(ddb_jr_value(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 0); /* the end of R */
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK(ddb_tape_eq(s, &name, "b"));
+  CHECK_INT(ddb_jr_value(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 0); /* the end of the text */
+  ddb_tape_free(&r.tape);
+  /* an entered object cut short is malformed */
+  memset(&r, 0, sizeof(r));
+  CHECK_INT(ddb_jr_open(&r, "{\"R\":{\"T\":1", 11), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK_INT(ddb_jr_object(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), 1);
+  CHECK_INT(ddb_jr_value(&r), 0);
+  CHECK_INT(ddb_jr_next(&r, &name), -1);
+  ddb_tape_free(&r.tape);
+}
+
+/* A value of more tokens than one item can have (2 M) is refused. */
+static void test_tape_tokens_max(void) {
+  ddb_buf b;
+  ddb_tape t;
+  const char *p;
+  int i;
+  ddb_buf_init(&b, (size_t)16 << 20);
+  memset(&t, 0, sizeof(t));
+  ddb_buf_addc(&b, '[');
+  for(i = 0; i < 2100000; i++)
+    ddb_buf_adds(&b, i ? ",1" : "1");
+  ddb_buf_addc(&b, ']');
+  p = b.p;
+  CHECK_INT(ddb_tape_value(&t, b.p, &p, b.p + b.len), -1);
+  ddb_tape_free(&t);
+  ddb_buf_free(&b);
+}
+
 const tap_test tap_tape_tests[] = {
     {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
@@ -399,4 +569,10 @@ const tap_test tap_tape_tests[] = {
     {"tape: items from text", test_items},
     {"tape: Query/Scan pages, cut and wrong bodies", test_pages},
     {"tape: a page of 5,000 items", test_big_page},
+    {"tape: a page's Count and ScannedCount are counts of it",
+     test_page_counts},
+    {"tape: a page past 524,288 items or 96 MB decoded is refused",
+     test_page_bounds},
+    {"tape: the reader enters an object and leaves it", test_reader_object},
+    {"tape: a value of more than 2 M tokens is refused", test_tape_tokens_max},
     {NULL, NULL}};
