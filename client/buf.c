@@ -74,7 +74,8 @@ size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n) {
   if(cap == 0)
     return 0;
   while(i < n) {
-    char esc[16];
+    char esc[24]; /* "\\u" and up to 16 hex digits: room the compiler
+                     can see, though every escape is 4 or 6 bytes */
     const char *w = (const char *)p + i;
     unsigned long u = 0;
     size_t len = utf8_seq(p + i, n - i, &u), wn = len;
@@ -89,7 +90,7 @@ size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n) {
       w = esc;
       wn = 4;
     } else if(unsafe_code_point(u)) {
-      snprintf(esc, sizeof(esc), "\\u%04lx", u);
+      snprintf(esc, sizeof(esc), "\\u%04lx", u & 0xFFFF); /* all <= FFFF */
       w = esc;
       wn = 6;
     }
