@@ -305,9 +305,11 @@ static ddb_result ini_parse(const char *text, size_t len, const char *what,
     }
     /* a key line: the name up to the first '=' or ':' */
     {
-      size_t k = strcspn(v, "=:"), kn;
+      size_t k = 0, kn;
       const char *val;
       size_t valn;
+      while(k < vn && v[k] != '=' && v[k] != ':')
+        k++; /* the line is not NUL-terminated: no strcspn */
       if(k >= vn) {
         result =
             ddb_error_set(err, DDB_ERR_CONFIG,
@@ -419,6 +421,7 @@ ddb_result ddb_ini_load(const char *path, const char *what, ddb_ini **out,
       break;
     len += (size_t)got;
   }
+  text[len] = 0; /* ini_parse reads text[0..len) only; a NUL as a guard */
   result = ini_parse(text, len, what, f, err);
   if(result)
     goto fail;
