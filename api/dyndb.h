@@ -240,18 +240,25 @@ void dyn_free(void *p);
 #define DYN_OFF (-1)
 
 typedef struct dyn_options {
-  const char *region;     /* NULL: see CONFIGURATION above */
-  const char *endpoint;   /* NULL: see above.  http:// only when given */
-  const char *profile;    /* NULL: AWS_PROFILE, then "default" */
-  const char *ca_bundle;  /* PEM file of the CAs to trust; NULL: see
+  const char *region;          /* NULL: see CONFIGURATION above */
+  const char *endpoint;        /* NULL: see above.  http:// only when given */
+  const char *profile;         /* NULL: AWS_PROFILE, then "default" */
+  const char *ca_bundle;       /* PEM file of the CAs to trust; NULL: see
                              above */
-  double timeout;         /* seconds for one request; 0: 60 */
-  double connect_timeout; /* seconds to connect; 0: 10 */
-  int max_retries;        /* 0: 10; DYN_OFF: no retry */
-  double item_ttl;        /* seconds an item stays cached; 0: 300;
+  double timeout;              /* seconds for one request; 0: 60 */
+  double connect_timeout;      /* seconds to connect; 0: 10 */
+  int max_retries;             /* 0: 10; DYN_OFF: no retry */
+  double item_ttl;             /* seconds an item stays cached; 0: 300;
                              DYN_OFF: items are not cached */
-  double query_ttl;       /* seconds a Query/Scan page stays cached; 0:
+  double query_ttl;            /* seconds a Query/Scan page stays cached; 0:
                              300; DYN_OFF: pages are not cached */
+  const char *shared_cache;    /* a shared tier behind the process's cache,
+                               redis[s]://[user[:password]@]host[:port][/db]
+                               (docs/cache.md); NULL: the environment's
+                               DYNAMODB_SHARED_CACHE (unset: none); "" or
+                               "off": none */
+  double shared_cache_timeout; /* seconds: bound of a connect and of each
+                                  command to it; 0: 0.02 */
 } dyn_options;
 
 typedef struct dyn_client dyn_client;

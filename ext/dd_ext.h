@@ -135,6 +135,7 @@ typedef struct dd_opts {
   char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
       *zProgress, *zSegments, *zSegment, *zSplit;
+  char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
 } dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
@@ -218,19 +219,21 @@ typedef struct dd_vtab {
                             the hidden `keys`, nCol+2 `item_raw` */
   dd_column *aCol;       /* sqlite3_free() */
   int nPath;
-  dd_path *aPath;       /* sqlite3_free(); [0] is the base table */
-  const char *azKey[2]; /* the table's key attribute names (in pDesc) */
-  int nKey;             /* 1 or 2 */
-  int bScanDeny;        /* scan=deny */
-  ddbc_policy pol;      /* how reads may be served */
-  int nSegments;        /* parallel Scan workers (segments=) */
-  int nUnits;           /* a full Scan's TotalSegments: nSegments, or more
+  dd_path *aPath;        /* sqlite3_free(); [0] is the base table */
+  const char *azKey[2];  /* the table's key attribute names (in pDesc) */
+  int nKey;              /* 1 or 2 */
+  int bScanDeny;         /* scan=deny */
+  ddbc_policy pol;       /* how reads may be served (pol.shared: the
+                           shared tier of shared_cache=, or NULL) */
+  double rSharedTimeout; /* shared_cache_timeout= (0: the default) */
+  int nSegments;         /* parallel Scan workers (segments=) */
+  int nUnits;            /* a full Scan's TotalSegments: nSegments, or more
                         ** for segments=auto (dd_auto_units) */
-  int iSlice, nSlice;   /* segment=I/N; nSlice 0: the whole table */
-  int bProgress;        /* progress= */
-  int bSplit;           /* split_transactions: >100 writes may go as
+  int iSlice, nSlice;    /* segment=I/N; nSlice 0: the whole table */
+  int bProgress;         /* progress= */
+  int bSplit;            /* split_transactions: >100 writes may go as
                            BatchWriteItem (not atomic) */
-  int bHeaderRefused;   /* a row of the open transaction looked like a
+  int bHeaderRefused;    /* a row of the open transaction looked like a
                            CSV header: its later INSERTs are refused
                            (import.c) */
   dd_txn *pTxn;
