@@ -375,6 +375,14 @@ void dyn_stats_get(dyn_stats *out) {
   out->throttles = rs.throttles;
   out->consumed_rcu = rs.consumed_rcu;
   out->consumed_wcu = rs.consumed_wcu;
+  out->shared_hits = cs.shared_hits;
+  out->shared_misses = cs.shared_misses;
+  out->shared_fills = cs.shared_fills;
+  out->shared_auth_failures = cs.shared_auth_failures;
+  out->shared_timeouts = cs.shared_timeouts;
+  out->shared_errors = cs.shared_errors;
+  out->shared_skipped = cs.shared_skipped;
+  out->shared_down = cs.shared_down;
 }
 
 const char *dyn_op_name(dyn_op op) {

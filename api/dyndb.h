@@ -24,7 +24,7 @@
 ** Build:   cc app.c $(pkg-config --cflags --libs dyndb)
 ** Static:  cc app.c $(pkg-config --cflags dyndb) \
 **             $(pkg-config --variable=libdir dyndb)/libdyndb.a \
-**             $(pkg-config --libs libcurl libcjson) -pthread -lm
+**             $(pkg-config --libs libcurl libcjson libssl libcrypto) -pthread -lm
 **
 ** ------------------------------------------------------------------------
 ** THE CACHE
@@ -240,25 +240,26 @@ void dyn_free(void *p);
 #define DYN_OFF (-1)
 
 typedef struct dyn_options {
-  const char *region;          /* NULL: see CONFIGURATION above */
-  const char *endpoint;        /* NULL: see above.  http:// only when given */
-  const char *profile;         /* NULL: AWS_PROFILE, then "default" */
-  const char *ca_bundle;       /* PEM file of the CAs to trust; NULL: see
+  const char *region;     /* NULL: see CONFIGURATION above */
+  const char *endpoint;   /* NULL: see above.  http:// only when given */
+  const char *profile;    /* NULL: AWS_PROFILE, then "default" */
+  const char *ca_bundle;  /* PEM file of the CAs to trust; NULL: see
                              above */
-  double timeout;              /* seconds for one request; 0: 60 */
-  double connect_timeout;      /* seconds to connect; 0: 10 */
-  int max_retries;             /* 0: 10; DYN_OFF: no retry */
-  double item_ttl;             /* seconds an item stays cached; 0: 300;
+  double timeout;         /* seconds for one request; 0: 60 */
+  double connect_timeout; /* seconds to connect; 0: 10 */
+  int max_retries;        /* 0: 10; DYN_OFF: no retry */
+  double item_ttl;        /* seconds an item stays cached; 0: 300;
                              DYN_OFF: items are not cached */
-  double query_ttl;            /* seconds a Query/Scan page stays cached; 0:
+  double query_ttl;       /* seconds a Query/Scan page stays cached; 0:
                              300; DYN_OFF: pages are not cached */
-  const char *shared_cache;    /* a shared tier behind the process's cache,
-                               redis[s]://[user[:password]@]host[:port][/db]
-                               (docs/cache.md); NULL: the environment's
-                               DYNAMODB_SHARED_CACHE (unset: none); "" or
-                               "off": none */
-  double shared_cache_timeout; /* seconds: bound of a connect and of each
-                                  command to it; 0: 0.02 */
+
+  /* A shared tier behind the process's cache (docs/cache.md):
+  ** redis[s]://[user[:password]@]host[:port][/db]; NULL: the
+  ** environment's DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.
+  ** shared_cache_timeout: seconds, the bound of a connect and of each
+  ** command to it; 0: 0.02. */
+  const char *shared_cache;
+  double shared_cache_timeout;
 } dyn_options;
 
 typedef struct dyn_client dyn_client;
@@ -617,6 +618,10 @@ typedef struct dyn_stats {
   uint64_t retries;                   /* requests that were retries */
   uint64_t throttles;                 /* throttling answers */
   double consumed_rcu, consumed_wcu;  /* ConsumedCapacity reported */
+
+  /* the shared tier (shared_cache; docs/cache.md has each one) */
+  uint64_t shared_hits, shared_misses, shared_fills, shared_auth_failures;
+  uint64_t shared_timeouts, shared_errors, shared_skipped, shared_down;
 } dyn_stats;
 
 /* Counters since the process started (of this copy of the library). */

@@ -198,10 +198,6 @@ int ddbc_redis_url_parse(const char *url, ddbc_redis_url *out, char *why,
     if(parse_dec(path + 1, strlen(path + 1), 0, 9999, &out->db))
       return url_bad(why, cap, "bad database number (expected /0 to /9999)");
   }
-  if(out->user[0] && !out->has_password)
-    return url_bad(why, cap,
-                   "a user needs a password (user:password@; or set "
-                   "DYNAMODB_SHARED_CACHE_PASSWORD)");
   return 0;
 }
 

@@ -229,6 +229,13 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
     memcpy(sh->u.password, pw, strlen(pw) + 1);
     sh->u.has_password = 1;
   }
+  if(sh->u.user[0] && !sh->u.has_password) {
+    result = ddb_error_set(err, DDB_ERR_CONFIG,
+                           "bad %s '%.200s': a user needs a password "
+                           "(DYNAMODB_SHARED_CACHE_PASSWORD)",
+                           from, shown);
+    goto done;
+  }
   if(sh->u.tls) {
     ca = getenv("DYNAMODB_SHARED_CACHE_CA");
     sh->tls = ddbc_resp_tls_new(ca && ca[0] ? ca : NULL, why, sizeof(why));

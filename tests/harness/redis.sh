@@ -2,13 +2,14 @@
 # tests/harness/redis.sh -- a Redis server for the tests of the shared cache
 # tier, as tests/harness/ddblocal.sh is DynamoDB Local:
 #
-#   tests/harness/redis.sh start [--tls] [--password PW] STATEDIR
+#   tests/harness/redis.sh start [--tls] [--password PW] [--port N] STATEDIR
 #       start Debian's redis-server on a free loopback port (127.0.0.1
 #       only, no persistence, 64 MB, allkeys-lru), wait until it answers
-#       PING, write STATEDIR/pid, STATEDIR/port, STATEDIR/redis.log and print
-#       its URL: redis://127.0.0.1:PORT (--tls: rediss://, a self-signed
+#       PING, write STATEDIR/pid, STATEDIR/port, STATEDIR/url, STATEDIR/redis.log
+#       and print its URL: redis://127.0.0.1:PORT (--tls: rediss://, a self-signed
 #       CA and certificate in STATEDIR/ca.pem, STATEDIR/cert.pem; the
-#       plain port is then closed)
+#       plain port is then closed; --port: that port, e.g. to start a
+#       stopped server again where its clients look for it)
 #   tests/harness/redis.sh stop STATEDIR
 #       kill the server by its PID (TERM, then KILL), nothing else
 #   tests/harness/redis.sh have
@@ -23,7 +24,7 @@ START_TIMEOUT="${REDIS_START_TIMEOUT:-20}"
 die() { echo "redis.sh: $*" >&2; exit 1; }
 
 usage() {
-    sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -53,11 +54,12 @@ make_certs() {
 }
 
 cmd_start() {
-    local tls=0 password=""
+    local tls=0 password="" want_port=""
     while [ $# -gt 0 ]; do
         case "$1" in
             --tls) tls=1; shift ;;
             --password) [ $# -ge 2 ] || usage; password="$2"; shift 2 ;;
+            --port) [ $# -ge 2 ] || usage; want_port="$2"; shift 2 ;;
             -*) usage ;;
             *) break ;;
         esac
@@ -76,7 +78,7 @@ cmd_start() {
 
     local attempt port pid args
     for attempt in 1 2 3; do
-        port="$(free_port)"
+        port="${want_port:-$(free_port)}"
         args=(--bind 127.0.0.1 --save "" --appendonly no --dir "$state"
               --maxmemory 64mb --maxmemory-policy allkeys-lru
               --daemonize no --logfile "$state/redis.log")
@@ -102,8 +104,9 @@ cmd_start() {
             sleep 0.1
         done
         if [ $up = 1 ]; then
-            if [ $tls = 1 ]; then echo "rediss://127.0.0.1:$port"
-            else echo "redis://127.0.0.1:$port"; fi
+            if [ $tls = 1 ]; then echo "rediss://127.0.0.1:$port" >"$state/url"
+            else echo "redis://127.0.0.1:$port" >"$state/url"; fi
+            cat "$state/url"
             return 0
         fi
         if kill -0 "$pid" 2>/dev/null; then
