@@ -219,21 +219,19 @@ typedef struct dd_vtab {
                             the hidden `keys`, nCol+2 `item_raw` */
   dd_column *aCol;       /* sqlite3_free() */
   int nPath;
-  dd_path *aPath;        /* sqlite3_free(); [0] is the base table */
-  const char *azKey[2];  /* the table's key attribute names (in pDesc) */
-  int nKey;              /* 1 or 2 */
-  int bScanDeny;         /* scan=deny */
-  ddbc_policy pol;       /* how reads may be served (pol.shared: the
-                           shared tier of shared_cache=, or NULL) */
-  double rSharedTimeout; /* shared_cache_timeout= (0: the default) */
-  int nSegments;         /* parallel Scan workers (segments=) */
-  int nUnits;            /* a full Scan's TotalSegments: nSegments, or more
+  dd_path *aPath;       /* sqlite3_free(); [0] is the base table */
+  const char *azKey[2]; /* the table's key attribute names (in pDesc) */
+  int nKey;             /* 1 or 2 */
+  int bScanDeny;        /* scan=deny */
+  ddbc_policy pol;      /* how reads may be served */
+  int nSegments;        /* parallel Scan workers (segments=) */
+  int nUnits;           /* a full Scan's TotalSegments: nSegments, or more
                         ** for segments=auto (dd_auto_units) */
-  int iSlice, nSlice;    /* segment=I/N; nSlice 0: the whole table */
-  int bProgress;         /* progress= */
-  int bSplit;            /* split_transactions: >100 writes may go as
+  int iSlice, nSlice;   /* segment=I/N; nSlice 0: the whole table */
+  int bProgress;        /* progress= */
+  int bSplit;           /* split_transactions: >100 writes may go as
                            BatchWriteItem (not atomic) */
-  int bHeaderRefused;    /* a row of the open transaction looked like a
+  int bHeaderRefused;   /* a row of the open transaction looked like a
                            CSV header: its later INSERTs are refused
                            (import.c) */
   dd_txn *pTxn;
@@ -254,6 +252,9 @@ typedef struct dd_vtab {
   sqlite3 *db;     /* the connection, for dynamodb_info() */
   char *zVtabName; /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
+  /* shared_cache_timeout= (0: the default); pol.shared is the tier of
+  ** shared_cache= (or NULL) */
+  double rSharedTimeout;
 } dd_vtab;
 
 /* A cursor: the rows of one run of a plan (cursor.c, filter.c). */

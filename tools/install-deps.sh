@@ -57,7 +57,7 @@ apt_install() {  # install those of the given packages that are missing
 [ "${CI:-}" = true ] && apt_update_once
 
 apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
-    libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
+    libcurl4-openssl-dev libcjson-dev libssl-dev openjdk-17-jre-headless python3 curl \
     ca-certificates coreutils procps
 # pkg-config: `cc app.c $(pkg-config --cflags --libs dyndb)` (docs/c-api.md,
 # tests/suites/30-examples.sh)
