@@ -82,7 +82,7 @@ static int latency(dyn_client *c, const char *table, int n, int count) {
   int i;
   if(!us)
     return 1;
-  dyn_cache_set_budget(0); /* nothing kept in the process */
+  dyn_cache_set_budget(0);              /* nothing kept in the process */
   for(i = 0; i < count && i < n; i++) { /* fill Redis (if any) */
     dyn_item *k = key_item(i), *it = NULL;
     dyn_get_item(c, table, k, 0, &it, NULL);

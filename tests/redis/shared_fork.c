@@ -168,8 +168,8 @@ static void test_fork(void) {
   parent = fork_rounds("parent");
   for(i = 0; i < 4; i++) {
     int st = 0;
-    if(kids[i] < 0 || waitpid(kids[i], &st, 0) != kids[i] ||
-       !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    if(kids[i] < 0 || waitpid(kids[i], &st, 0) != kids[i] || !WIFEXITED(st) ||
+       WEXITSTATUS(st) != 0)
       bad++;
   }
   tap(bad == 0, "fork: 4 children read from Redis at once, right answers",
@@ -178,8 +178,7 @@ static void test_fork(void) {
       "the parent failed (its line above)");
   /* and after the children have exited (closing what they inherited) */
   tap(fork_rounds("parent after") == 0,
-      "fork: the parent's connections good after the children exited",
-      NULL);
+      "fork: the parent's connections good after the children exited", NULL);
 }
 
 int main(int argc, char **argv) {

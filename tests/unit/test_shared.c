@@ -30,10 +30,11 @@ static void test_url_parse(void) {
   ddbc_redis_url u;
   char why[200];
   static const char *const bad[] = {
-      "http://127.0.0.1:6379", "127.0.0.1:6379", "redis://", "redis://:6379",
-      "redis://h:0", "redis://h:65536", "redis://h:12x", "redis://h/x",
-      "redis://h/1?timeout=1", "redis://[::1", "redis://h st",
-      "redis://u:%zz@h", "rediss://h#frag"};
+      "http://127.0.0.1:6379", "127.0.0.1:6379", "redis://",
+      "redis://:6379",         "redis://h:0",    "redis://h:65536",
+      "redis://h:12x",         "redis://h/x",    "redis://h/1?timeout=1",
+      "redis://[::1",          "redis://h st",   "redis://u:%zz@h",
+      "rediss://h#frag"};
   size_t i;
 
   CHECK(ddbc_redis_url_parse("redis://127.0.0.1", &u, why, sizeof(why)) == 0);
@@ -97,7 +98,8 @@ static void test_open_errors(void) {
   setenv("DYNAMODB_SHARED_CACHE", "redis://h:x", 1);
   ddb_error_clear(&err);
   CHECK(ddbc_shared_open(NULL, 0, &sh, &err) == DDB_ERR_CONFIG);
-  CHECK(strstr(err.message, "bad DYNAMODB_SHARED_CACHE 'redis://h:x'") != NULL);
+  CHECK(strstr(err.message, "bad DYNAMODB_SHARED_CACHE 'redis://h:x'") !=
+        NULL);
   unsetenv("DYNAMODB_SHARED_CACHE");
   CHECK(ddbc_shared_open(NULL, 0, &sh, &err) == DDB_OK && sh == NULL);
   CHECK(ddbc_shared_open("off", 0, &sh, &err) == DDB_OK && sh == NULL);
@@ -128,10 +130,10 @@ static void test_seal_open(void) {
   CHECK_MEM(p.p, p.len, msg, sizeof(msg) - 1);
   /* another key's name, other credentials, any changed byte, cut short */
   ddb_buf_reset(&p);
-  CHECK(ddbc_shared_open_value(root, name2, (unsigned char *)v.p, v.len,
-                               &p) == -1);
-  CHECK(ddbc_shared_open_value(other, name, (unsigned char *)v.p, v.len,
-                               &p) == -1);
+  CHECK(ddbc_shared_open_value(root, name2, (unsigned char *)v.p, v.len, &p) ==
+        -1);
+  CHECK(ddbc_shared_open_value(other, name, (unsigned char *)v.p, v.len, &p) ==
+        -1);
   for(i = 0; i < v.len; i++) {
     v.p[i] ^= 0x20;
     CHECK_MSG(ddbc_shared_open_value(root, name, (unsigned char *)v.p, v.len,
@@ -339,8 +341,8 @@ static void test_resp_replies(void) {
     ddbc_resp_reply rp;
     int rc;
     memset(&rp, 0, sizeof(rp));
-    if(!CHECK(fake_start(&f, cases[i].answer, strlen(cases[i].answer), 0,
-                         0) == 0))
+    if(!CHECK(fake_start(&f, cases[i].answer, strlen(cases[i].answer), 0, 0) ==
+              0))
       return;
     rc = resp_get(&f, &rp);
     CHECK_MSG(rc == cases[i].want, "answer %zu: got %d, want %d", i, rc,
@@ -392,9 +394,13 @@ static ddb_client *tier_client(void) {
 
 static void test_tier_hostile(void) {
   static const char *const answers[] = {
-      "GARBAGE\r\n", "$999999999999\r\n", "*1\r\n:5\r\n",
-      "-OOM command not allowed\r\n", "$3\r\nabc\r\n",
-      "*1\r\n$3\r\nabc\r\n", "*1\r\n$40\r\n\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n"};
+      "GARBAGE\r\n",
+      "$999999999999\r\n",
+      "*1\r\n:5\r\n",
+      "-OOM command not allowed\r\n",
+      "$3\r\nabc\r\n",
+      "*1\r\n$3\r\nabc\r\n",
+      "*1\r\n$40\r\n\x01xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n"};
   ddb_client *c = tier_client();
   size_t i;
   if(!CHECK(c != NULL))
@@ -421,16 +427,16 @@ static void test_tier_hostile(void) {
     if(i < 2) { /* not RESP: the connection is dropped, the tier backs off */
       CHECK_INT(after.shared_errors, before.shared_errors + 1);
       CHECK(ddbc_shared_status(sh, NULL, 0) == 1);
-      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300,
-                            ddbc_shared_now(), &found, &hit, NULL);
+      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300, ddbc_shared_now(),
+                            &found, &hit, NULL);
       ddbc_stats_get(&before);
       CHECK_INT(before.shared_skipped, after.shared_skipped + 1);
       CHECK_INT(__atomic_load_n(&f.accepted, __ATOMIC_ACQUIRE), 1);
     } else if(i < 5) { /* RESP of the wrong shape: a miss, still up */
       CHECK_INT(after.shared_errors, before.shared_errors + 1);
       CHECK(ddbc_shared_status(sh, NULL, 0) == 0);
-      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300,
-                            ddbc_shared_now(), &found, &hit, NULL);
+      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300, ddbc_shared_now(),
+                            &found, &hit, NULL);
       CHECK_INT(__atomic_load_n(&f.accepted, __ATOMIC_ACQUIRE), 1);
     } else { /* a value that is not ours: an authentication failure */
       CHECK_INT(after.shared_auth_failures, before.shared_auth_failures + 1);
@@ -452,8 +458,8 @@ static void test_tier_hostile(void) {
       snprintf(url, sizeof(url), "redis://127.0.0.1:%d", f.port);
       CHECK(ddbc_shared_open(url, 0.03, &sh, &err) == DDB_OK && sh);
       ddbc_stats_get(&before);
-      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300,
-                            ddbc_shared_now(), &found, &hit, NULL);
+      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300, ddbc_shared_now(),
+                            &found, &hit, NULL);
       ddbc_stats_get(&after);
       CHECK(hit == 0);
       CHECK_INT(after.shared_timeouts, before.shared_timeouts + 1);
@@ -479,8 +485,8 @@ static void test_tier_hostile(void) {
       snprintf(url, sizeof(url), "redis://127.0.0.1:%d/2", port);
       CHECK(ddbc_shared_open(url, 0.2, &sh, &err) == DDB_OK && sh);
       ddbc_stats_get(&before);
-      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300,
-                            ddbc_shared_now(), &found, &hit, NULL);
+      ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300, ddbc_shared_now(),
+                            &found, &hit, NULL);
       ddbc_stats_get(&after);
       CHECK(hit == 0);
       CHECK_INT(after.shared_errors, before.shared_errors + 1);
