@@ -546,10 +546,10 @@ void ddbc_resp_close(ddbc_resp *r, int in_child) {
   if(!r)
     return;
   if(r->ssl) {
-    /* SSL_free sends nothing; a close_notify (SSL_shutdown) is only sent
-    ** by the process that made the session */
+    /* a close_notify (one non-blocking try) only from the process that
+    ** made the session; SSL_free itself sends nothing */
     if(!in_child)
-      SSL_set_quiet_shutdown(r->ssl, 1);
+      SSL_shutdown(r->ssl);
     SSL_free(r->ssl);
     ERR_clear_error();
   }

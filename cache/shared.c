@@ -122,6 +122,8 @@ static struct {
 /* ------------------------------------------------------------------------
 ** fork()
 */
+/* Before fork(): every tier's lock (the registry's first), so the child
+** gets the pools whole. */
 static void shared_fork_prepare(void) {
   ddbc_shared *sh;
   pthread_mutex_lock(&reg_lock);
@@ -129,6 +131,7 @@ static void shared_fork_prepare(void) {
     pthread_mutex_lock(&sh->lock);
 }
 
+/* After fork(), in the parent: the locks released. */
 static void shared_fork_parent(void) {
   ddbc_shared *sh;
   for(sh = reg; sh; sh = sh->next)
@@ -149,6 +152,7 @@ static void shared_fork_child(void) {
   pthread_mutex_unlock(&reg_lock);
 }
 
+/* At load: the fork handlers (glibc forgets them at unload). */
 __attribute__((constructor)) static void shared_load(void) {
   pthread_atfork(shared_fork_prepare, shared_fork_parent, shared_fork_child);
 }
@@ -545,6 +549,7 @@ static void put64(unsigned char *p, uint64_t u) {
   }
 }
 
+/* The big-endian 8 bytes at p. */
 static uint64_t get64(const unsigned char *p) {
   uint64_t u = 0;
   int i;
