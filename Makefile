@@ -34,7 +34,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
 # objects that include it, and only those.  -MP: a deleted header is no
 # error.
 DEPFLAGS := -MMD -MP
-LIBS    := -lcurl -lcjson -lm -pthread
+LIBS    := -lcurl -lcjson -lssl -lcrypto -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/http.c client/signer.c client/cancel.c client/log.c \
@@ -45,6 +45,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c \
               client/jsonval.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
+              cache/shared.c cache/resp.c \
               cache/fanout.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \

@@ -148,6 +148,9 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     /* curl counts milliseconds, and its 0 means no timeout at all */
     return dyni_fail(err, DYN_EINPUT,
                      "timeouts below 0.001 seconds are not possible");
+  if(opt->shared_cache_timeout < 0)
+    return dyni_fail(err, DYN_EINPUT,
+                     "shared_cache_timeout must not be negative");
   if(opt->max_retries < DYN_OFF || opt->max_retries > 100)
     return dyni_fail(err, DYN_EINPUT,
                      "max_retries: %d is out of range (0 to 100, or "
@@ -175,6 +178,11 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                     : opt->max_retries == DYN_OFF ? 0
                                                   : opt->max_retries;
   ddb_error_clear(&e);
+  if(ddbc_shared_open(opt->shared_cache, opt->shared_cache_timeout,
+                      &c->pol.shared, &e)) {
+    result = dyni_error(err, &e);
+    goto fail;
+  }
   if(ddb_client_new(&cfg, &c->ddb, &e)) {
     result = dyni_error(err, &e);
     goto fail;
@@ -367,6 +375,14 @@ void dyn_stats_get(dyn_stats *out) {
   out->throttles = rs.throttles;
   out->consumed_rcu = rs.consumed_rcu;
   out->consumed_wcu = rs.consumed_wcu;
+  out->shared_hits = cs.shared_hits;
+  out->shared_misses = cs.shared_misses;
+  out->shared_fills = cs.shared_fills;
+  out->shared_auth_failures = cs.shared_auth_failures;
+  out->shared_timeouts = cs.shared_timeouts;
+  out->shared_errors = cs.shared_errors;
+  out->shared_skipped = cs.shared_skipped;
+  out->shared_down = cs.shared_down;
 }
 
 const char *dyn_op_name(dyn_op op) {

@@ -24,7 +24,7 @@
 ** Build:   cc app.c $(pkg-config --cflags --libs dyndb)
 ** Static:  cc app.c $(pkg-config --cflags dyndb) \
 **             $(pkg-config --variable=libdir dyndb)/libdyndb.a \
-**             $(pkg-config --libs libcurl libcjson) -pthread -lm
+**             $(pkg-config --libs libcurl libcjson libssl libcrypto) -pthread -lm
 **
 ** ------------------------------------------------------------------------
 ** THE CACHE
@@ -252,6 +252,14 @@ typedef struct dyn_options {
                              DYN_OFF: items are not cached */
   double query_ttl;       /* seconds a Query/Scan page stays cached; 0:
                              300; DYN_OFF: pages are not cached */
+
+  /* A shared tier behind the process's cache (docs/cache.md):
+  ** redis[s]://[user[:password]@]host[:port][/db]; NULL: the
+  ** environment's DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.
+  ** shared_cache_timeout: seconds, the bound of a connect and of each
+  ** command to it; 0: 0.02. */
+  const char *shared_cache;
+  double shared_cache_timeout;
 } dyn_options;
 
 typedef struct dyn_client dyn_client;
@@ -610,6 +618,10 @@ typedef struct dyn_stats {
   uint64_t retries;                   /* requests that were retries */
   uint64_t throttles;                 /* throttling answers */
   double consumed_rcu, consumed_wcu;  /* ConsumedCapacity reported */
+
+  /* the shared tier (shared_cache; docs/cache.md has each one) */
+  uint64_t shared_hits, shared_misses, shared_fills, shared_auth_failures;
+  uint64_t shared_timeouts, shared_errors, shared_skipped, shared_down;
 } dyn_stats;
 
 /* Counters since the process started (of this copy of the library). */

@@ -34,6 +34,7 @@
 
 #include "ddb_cache.h"
 #include "cache_int.h"
+#include "shared.h"
 #include "store.h"
 
 /* The default byte budget of the process-wide cache. */
@@ -177,6 +178,7 @@ void ddbc_stats_get(ddbc_stats *out) {
   out->entries = st.entries;
   out->bytes = st.bytes;
   out->bytes_max = st.bytes_max;
+  ddbc_shared_stats_get(out);
 }
 
 /* ------------------------------------------------------------------------
@@ -481,6 +483,131 @@ ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
 }
 
 /* ------------------------------------------------------------------------
+** The shared tier's hooks (shared.c).  Redis is asked after a miss here
+** and before DynamoDB, once the generations of the request are captured,
+** so that a write of this process between the two still refuses the
+** fill; what Redis answers fills this cache for what is left of the
+** entry's TTL, and what DynamoDB answers fills both.  An entry's name in
+** Redis is its key here less the head (kind, place, principal), which are
+** this process's own ids: shared.c names it under the credentials.
+*/
+
+/* The part of entry key k (built by key_head or scope_head for c) that
+** the shared tier names: what follows the kind, place and principal. */
+static const char *shared_tail(ddb_client *c, const ddb_buf *k, size_t *len) {
+  const char *place, *principal;
+  size_t place_len, principal_len, head;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  head = 1 + place_len + principal_len;
+  *len = k->len - head;
+  return k->p + head;
+}
+
+/* What is left of a TTL for an entry age seconds old (never 0, which
+** would not cache). */
+static double ttl_left(double ttl, double age) {
+  return ttl - age > 0.001 ? ttl - age : 0.001;
+}
+
+/* The item of key k from Redis, filled into s under gen: 1 with *out
+** (NULL: no such item), 0 on a miss. */
+static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
+                           const ddb_buf *k, uint64_t gen,
+                           const ddbc_policy *pol, ddb_item **out) {
+  char *tail;
+  size_t len;
+  unsigned char hit = 0;
+  double age = 0;
+  tail = (char *)shared_tail(c, k, &len);
+  ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
+                        ddbc_shared_now(), out, &hit, &age);
+  if(hit)
+    ddbc_store_fill_item(s, k->p, k->len, *out, gen, ddbc_now(),
+                         ttl_left(pol->item_ttl, age));
+  return hit;
+}
+
+/* DynamoDB's answer item (NULL: none) for key k, into Redis. */
+static void shared_item_fill(ddb_client *c, const char *table,
+                             const ddb_buf *k, ddb_item *item,
+                             const ddbc_policy *pol) {
+  char *tail;
+  size_t len;
+  tail = (char *)shared_tail(c, k, &len);
+  ddbc_shared_fill_items(pol->shared, c, table, &tail, &len, 1, &item,
+                         pol->item_ttl, ddbc_shared_now());
+}
+
+/* The misses of a batch: the keys ckeys[0..*m) (NULL: not cacheable),
+** their generations gens, their places where[] in found[] and their
+** items miss[].  Those Redis holds go to found[] (and into s); the rest
+** are compacted to the front, *m their new count. */
+static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
+                             char **ckeys, size_t *clens, uint64_t *gens,
+                             size_t *where, const ddb_item **miss, size_t *m,
+                             const ddbc_policy *pol, ddb_item **found) {
+  char **tails = calloc(*m ? *m : 1, sizeof(*tails));
+  size_t *lens = calloc(*m ? *m : 1, sizeof(*lens));
+  unsigned char *hit = calloc(*m ? *m : 1, 1);
+  double *age = calloc(*m ? *m : 1, sizeof(*age));
+  ddb_item **got = calloc(*m ? *m : 1, sizeof(*got));
+  size_t i, j;
+  double now = ddbc_now();
+  if(!tails || !lens || !hit || !age || !got)
+    goto done;
+  for(i = 0; i < *m; i++)
+    if(ckeys[i]) {
+      ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
+      tails[i] = (char *)shared_tail(c, &k, &lens[i]);
+    }
+  ddbc_shared_get_items(pol->shared, c, table, tails, lens, *m, pol->item_ttl,
+                        ddbc_shared_now(), got, hit, age);
+  for(i = j = 0; i < *m; i++) {
+    if(hit[i]) {
+      ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
+                           ttl_left(pol->item_ttl, age[i]));
+      found[where[i]] = got[i];
+      free(ckeys[i]);
+      continue;
+    }
+    ckeys[j] = ckeys[i];
+    clens[j] = clens[i];
+    gens[j] = gens[i];
+    where[j] = where[i];
+    miss[j] = miss[i];
+    j++;
+  }
+  *m = j;
+done:
+  free(tails);
+  free(lens);
+  free(hit);
+  free(age);
+  free(got);
+}
+
+/* DynamoDB's answers got[0..m) for the keys ckeys[0..m), into Redis. */
+static void shared_batch_fill(ddb_client *c, const char *table,
+                              char *const *ckeys, const size_t *clens,
+                              size_t m, ddb_item *const *got,
+                              const ddbc_policy *pol) {
+  char **tails = calloc(m ? m : 1, sizeof(*tails));
+  size_t *lens = calloc(m ? m : 1, sizeof(*lens));
+  size_t i;
+  if(tails && lens) {
+    for(i = 0; i < m; i++)
+      if(ckeys[i]) {
+        ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
+        tails[i] = (char *)shared_tail(c, &k, &lens[i]);
+      }
+    ddbc_shared_fill_items(pol->shared, c, table, tails, lens, m, got,
+                           pol->item_ttl, ddbc_shared_now());
+  }
+  free(tails);
+  free(lens);
+}
+
+/* ------------------------------------------------------------------------
 ** Reads
 */
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
@@ -491,6 +618,8 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   ddb_buf key, tag1, tag2;
   ddbc_tag tags[2];
   uint64_t gens[2];
+  ddbc_shared_gen sgen = 0;
+  size_t tail_len;
   ddb_result result;
 
   *out = NULL;
@@ -524,10 +653,28 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   }
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
+  if(pol->shared) {
+    const char *tail = shared_tail(c, &key, &tail_len);
+    double age = 0;
+    if(ddbc_shared_get_page(pol->shared, c, rd.table, tail, tail_len,
+                            pol->query_ttl, ddbc_shared_now(), out, &age,
+                            &sgen)) {
+      if(!tag1.failed && !tag2.failed)
+        ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
+                             ttl_left(pol->query_ttl, age));
+      result = DDB_OK;
+      goto done;
+    }
+  }
   result = ddb_read_page(c, &rd, out, err);
   if(result == DDB_OK && !tag1.failed && !tag2.failed)
     ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                          pol->query_ttl);
+  if(result == DDB_OK && pol->shared) {
+    const char *tail = shared_tail(c, &key, &tail_len);
+    ddbc_shared_fill_page(pol->shared, c, rd.table, tail, tail_len, sgen, *out,
+                          pol->query_ttl, ddbc_shared_now());
+  }
 done:
   ddb_buf_free(&key);
   ddb_buf_free(&tag1);
@@ -578,9 +725,15 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     char *kp = k.p;
     principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
   }
+  if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
+    ddb_buf_free(&k);
+    return DDB_OK;
+  }
   result = ddb_get_item(c, table, key, 0, out, err);
   if(result == DDB_OK)
     ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
+  if(result == DDB_OK && pol->shared)
+    shared_item_fill(c, table, &k, *out, pol);
   ddb_buf_free(&k);
   return result;
 }
@@ -630,17 +783,24 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     ddb_buf_free(&k);
     m++;
   }
-  if(m > 0) {
+  if(m > 0)
     principal_seen_gens(s, c, ckeys, clens, m, gens);
+  if(m > 0 && pol->shared)
+    shared_batch_get(s, c, table, ckeys, clens, gens, where, miss, &m, pol,
+                     found);
+  if(m > 0) {
     result =
         ddb_batch_get(c, table, miss, m, key_names, n_key_names, 0, got, err);
     if(result)
       goto fail;
     now = ddbc_now();
-    for(i = 0; i < m; i++) {
+    for(i = 0; i < m; i++)
       if(ckeys[i])
         ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
                              pol->item_ttl);
+    if(pol->shared)
+      shared_batch_fill(c, table, ckeys, clens, m, got, pol);
+    for(i = 0; i < m; i++) {
       found[where[i]] = got[i];
       got[i] = NULL;
     }
@@ -707,8 +867,15 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
   ** for the writer's */
   drop_other_principals(s, c, d->name, key, names, n_names);
   ddb_buf_reset(&b);
-  if(item_key(&b, c, d->name, key, names, n_names) == 0)
+  if(item_key(&b, c, d->name, key, names, n_names) == 0) {
     ddbc_store_write_item(s, b.p, b.len, (ddb_item *)new_item, ddbc_now(),
                           pol->item_ttl);
+    if(pol->shared) {
+      size_t len;
+      const char *tail = shared_tail(c, &b, &len);
+      ddbc_shared_note_write(pol->shared, c, d->name, tail, len, new_item,
+                             pol->item_ttl, ddbc_shared_now());
+    }
+  }
   ddb_buf_free(&b);
 }

@@ -19,11 +19,16 @@
 extern "C" {
 #endif
 
+/* A shared cache tier (Redis), process-wide (ddbc_shared_open). */
+typedef struct ddbc_shared ddbc_shared;
+
 /* How a read may be served. */
 typedef struct ddbc_policy {
-  int consistent;   /* 1: ConsistentRead=true, never from the cache */
-  double item_ttl;  /* seconds an item-cache entry lives; 0: don't cache */
-  double query_ttl; /* seconds a query-cache entry lives; 0: don't cache */
+  int consistent;      /* 1: ConsistentRead=true, never from the cache */
+  double item_ttl;     /* seconds an item-cache entry lives; 0: don't cache */
+  double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
+  ddbc_shared *shared; /* the shared tier behind the process's cache, or
+                          NULL (never freed: see ddbc_shared_open) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -37,6 +42,16 @@ typedef struct ddbc_stats {
   uint64_t entries;
   uint64_t bytes; /* real allocation sizes */
   uint64_t bytes_max;
+  /* the shared tier (Redis), every tier of the process together */
+  uint64_t shared_hits;          /* entries served from Redis */
+  uint64_t shared_misses;        /* looked up, not there (or too old) */
+  uint64_t shared_fills;         /* entries stored in Redis */
+  uint64_t shared_auth_failures; /* values that failed authentication */
+  uint64_t shared_timeouts;      /* connects and commands past the bound */
+  uint64_t shared_errors;        /* refused, closed, not RESP, wrong
+                                    type, an error answer (OOM ...) */
+  uint64_t shared_skipped;       /* lookups not sent: Redis backing off */
+  uint64_t shared_down;          /* tiers backing off now */
 } ddbc_stats;
 
 void ddbc_stats_get(ddbc_stats *out);
@@ -56,6 +71,32 @@ void ddbc_clear(void);
 /* The cache's clock: monotonic seconds, in steps of a few milliseconds
 ** (CLOCK_MONOTONIC_COARSE where there is one). */
 double ddbc_now(void);
+
+/* ------------------------------------------------------------------------
+** The shared tier (shared.c, resp.c; docs/cache.md "The shared tier")
+**
+** Reads go to the process's cache, then to Redis, then to DynamoDB; a
+** miss fills both.  Entries are named and sealed (AES-256-GCM) under keys
+** derived from the client's credentials; Redis down, slow or hostile is a
+** miss, never an error and never a wait longer than the timeout.
+*/
+/* The default bound of a connect and of each command, in seconds. */
+#define DDBC_SHARED_TIMEOUT 0.02
+
+/* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
+** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without
+** a password in the URL, $DYNAMODB_SHARED_CACHE_PASSWORD is the AUTH
+** password; rediss:// trusts the system's CAs and the PEM file
+** $DYNAMODB_SHARED_CACHE_CA.  timeout: seconds (0: DDBC_SHARED_TIMEOUT).
+** Returns DDB_OK with *out the tier (NULL: none), one per (url, timeout)
+** in the process, never freed (at most 16); it connects at its first
+** use, not here.  A URL that cannot be honoured is DDB_ERR_CONFIG, its
+** message quoting the URL without its password. */
+ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
+                            ddb_error *err);
+/* 1 while sh is backing off after a failure (why, NUL-terminated in
+** why[0..cap), says what failed), else 0.  NULL sh: 0. */
+int ddbc_shared_status(ddbc_shared *sh, char *why, size_t cap);
 
 /* DescribeTable, reused for 60 s.  *out is owned by the caller
 ** (ddb_table_desc_free). */

@@ -168,6 +168,12 @@ void ddb_client_scope(const ddb_client *c, const char **place,
   *principal_len = DDB_SCOPE_ID_LEN;
 }
 
+/* The shared tier's key of c's current principal (see ddb_client.h). */
+const unsigned char *ddb_client_tier_key(const ddb_client *c) {
+  const ddb_principal *pr = __atomic_load_n(&c->principals, __ATOMIC_ACQUIRE);
+  return pr->tier;
+}
+
 /* Where the credentials came from (owned by c), never a secret. */
 const char *ddb_client_credential_source(const ddb_client *c) {
   return c->s.cred_source;

@@ -260,13 +260,12 @@ fail:
 /* ------------------------------------------------------------------------
 ** The place of a client (see ddb_client_int.h)
 */
-int ddb_place_id(const char *endpoint, const char *region,
-                 unsigned char *out) {
+/* See ddb_client_int.h: the canonical endpoint of endpoint, appended to
+** out. */
+int ddb_place_canonical(const char *endpoint, ddb_buf *out) {
   char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
-  const char *port, *parts[2];
-  size_t hlen, plen, lens[2];
-  ddb_buf ep;
-  int rc = -1;
+  const char *port;
+  size_t hlen, plen;
 
   if(ddb_sigv4_endpoint(endpoint, host, sizeof(host), path, sizeof(path)))
     return -1;
@@ -279,17 +278,27 @@ int ddb_place_id(const char *endpoint, const char *region,
   plen = strlen(path);
   while(plen > 0 && path[plen - 1] == '/')
     plen--;
-  ddb_buf_init(&ep, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
-  ddb_buf_adds(&ep,
+  ddb_buf_adds(out,
                strncmp(endpoint, "https://", 8) == 0 ? "https://" : "http://");
   if(hlen == 9 && memcmp(host, "localhost", 9) == 0)
-    ddb_buf_adds(&ep, "127.0.0.1");
+    ddb_buf_adds(out, "127.0.0.1");
   else
-    ddb_buf_add(&ep, host, hlen);
+    ddb_buf_add(out, host, hlen);
   if(port)
-    ddb_buf_adds(&ep, port);
-  ddb_buf_add(&ep, path, plen);
-  if(!ep.failed && ep.p) {
+    ddb_buf_adds(out, port);
+  ddb_buf_add(out, path, plen);
+  return out->failed || !out->p ? -1 : 0;
+}
+
+int ddb_place_id(const char *endpoint, const char *region,
+                 unsigned char *out) {
+  const char *parts[2];
+  size_t lens[2];
+  ddb_buf ep;
+  int rc = -1;
+
+  ddb_buf_init(&ep, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
+  if(ddb_place_canonical(endpoint, &ep) == 0) {
     parts[0] = ep.p;
     lens[0] = ep.len;
     parts[1] = region ? region : "";
@@ -298,5 +307,40 @@ int ddb_place_id(const char *endpoint, const char *region,
     rc = 0;
   }
   ddb_buf_free(&ep);
+  return rc;
+}
+
+/* See ddb_client_int.h: the shared tier's root key of a principal at a
+** place.  HMAC-SHA256 keyed by a fixed label (HKDF-Extract's salt) over
+** the length-prefixed canonical endpoint, region, access key id, secret
+** key and session token: the same in every process that has the same
+** credentials for the same place, and unknown to anyone without the
+** secret. */
+int ddb_tier_root(const char *endpoint, const char *region, const char *ak,
+                  const char *sk, const char *token, unsigned char *out) {
+  static const char label[] = "sqlite-dynamodb shared tier v1";
+  const char *parts[4];
+  ddb_buf place, b;
+  int i, rc = -1;
+
+  parts[0] = region ? region : "";
+  parts[1] = ak ? ak : "";
+  parts[2] = sk ? sk : "";
+  parts[3] = token ? token : "";
+  ddb_buf_init(&place, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
+  ddb_buf_init(&b, 64 * 1024);
+  if(ddb_place_canonical(endpoint, &place) == 0) {
+    ddb_buf_add_part(&b, place.p, place.len);
+    for(i = 0; i < 4; i++)
+      ddb_buf_add_part(&b, parts[i], strlen(parts[i]));
+    if(!b.failed && b.p) {
+      ddb_hmac_sha256(label, sizeof(label) - 1, b.p, b.len, out);
+      rc = 0;
+    }
+  }
+  if(b.p)
+    ddb_wipe(b.p, b.len);
+  ddb_buf_free(&b);
+  ddb_buf_free(&place);
   return rc;
 }

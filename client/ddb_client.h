@@ -344,6 +344,16 @@ const char *ddb_client_credential_source(const ddb_client *c);
 void ddb_client_scope(const ddb_client *c, const char **place,
                       size_t *place_len, const char **principal,
                       size_t *principal_len);
+/* The shared cache tier's root key for c's current credentials
+** (DDB_TIER_KEY_LEN bytes, owned by c, valid until ddb_client_free): an
+** HMAC-SHA256 of the canonical endpoint, the region, the access key id,
+** the secret key and the session token under a fixed label, so every
+** process with the same credentials for the same place derives the same
+** key, and nobody without the secret can (cache/shared.c derives its key
+** names and its encryption key from it).  Never the secret itself.  Safe
+** from any thread. */
+#define DDB_TIER_KEY_LEN 32
+const unsigned char *ddb_client_tier_key(const ddb_client *c);
 
 /* ------------------------------------------------------------------------
 ** Table descriptions (DescribeTable)
@@ -452,6 +462,16 @@ void ddb_page_unref(ddb_page *p);
 /* Serialize a Query/Scan request body (the exact JSON sent, and the cache
 ** key of the page).  Returns DDB_OK or an error (bad number, no memory). */
 ddb_result ddb_read_body(const ddb_read *r, ddb_buf *out, ddb_error *err);
+
+/* A page as the JSON of DynamoDB's answer (Items in typed JSON, Count,
+** ScannedCount, LastEvaluatedKey; no ConsumedCapacity), appended to out;
+** and back, through the parser of DynamoDB's answers (every byte checked:
+** text that is not such an answer is an error, DDB_ERR_PARSE).  For the
+** shared cache tier (cache/shared.c).  ddb_page_to_json returns 0, or -1
+** when out failed. */
+int ddb_page_to_json(const ddb_page *p, ddb_buf *out);
+ddb_result ddb_page_from_json(const char *text, size_t n, ddb_page **out,
+                              ddb_error *err);
 
 /* Run one page of a Query/Scan.  On success *out is a new page reference. */
 ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
@@ -695,6 +715,10 @@ void ddb_stats_get(ddb_stats *out);
 
 /* Copy entries with seq > after into out (at most n); returns how many. */
 int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);
+/* Append e to the log (its seq is set there); counts nothing.  The
+** client's requests are logged by http.c; cache/shared.c logs the shared
+** tier's commands (operations named shared_*). */
+void ddb_log_add(const ddb_log_entry *e);
 /* The newest seq (0 when nothing was logged). */
 uint64_t ddb_log_last(void);
 

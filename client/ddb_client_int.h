@@ -321,6 +321,8 @@ void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
 typedef struct ddb_principal {
   struct ddb_principal *next;
   unsigned char id[DDB_SCOPE_ID_LEN];
+  unsigned char tier[DDB_TIER_KEY_LEN]; /* ddb_tier_root (set by
+                                           ddb_principal_push) */
 } ddb_principal;
 
 /* A new principal (malloc'ed, next NULL) for these credentials (token may
@@ -334,6 +336,15 @@ ddb_principal *ddb_principal_new(const char *access_key,
 ** scheme's default, and the path without trailing slashes: every
 ** spelling of one server's URL gives one place. */
 int ddb_place_id(const char *endpoint, const char *region, unsigned char *out);
+/* The canonical endpoint of endpoint (as ddb_place_id hashes it) appended
+** to out.  Returns 0, or -1 for a bad endpoint or a failed buffer. */
+int ddb_place_canonical(const char *endpoint, ddb_buf *out);
+/* The shared tier's root key of the credentials (ak, sk, token) at the
+** place (endpoint, region), in out (DDB_TIER_KEY_LEN bytes): the same in
+** every process, unlike the ids above, and derived from the secret (see
+** ddb_client_tier_key).  Returns 0, or -1 for a bad endpoint. */
+int ddb_tier_root(const char *endpoint, const char *region, const char *ak,
+                  const char *sk, const char *token, unsigned char *out);
 
 /* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
 ** start) (crc32.c). */

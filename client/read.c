@@ -836,3 +836,35 @@ fail:
   ddb_buf_free(&body);
   return result;
 }
+
+/* ------------------------------------------------------------------------
+** A page as text and back, for the shared cache tier (cache/shared.c)
+*/
+
+/* See ddb_client.h. */
+int ddb_page_to_json(const ddb_page *p, ddb_buf *out) {
+  int i;
+  ddb_buf_adds(out, "{\"Items\":[");
+  for(i = 0; i < p->n_items; i++) {
+    if(i)
+      ddb_buf_addc(out, ',');
+    if(ddb_item_to_typed_json(p->items[i], out))
+      return -1;
+  }
+  ddb_buf_addf(out, "],\"Count\":%lld,\"ScannedCount\":%lld", p->count,
+               p->scanned);
+  if(p->last_key) {
+    ddb_buf_adds(out, ",\"LastEvaluatedKey\":");
+    if(ddb_item_to_typed_json(p->last_key, out))
+      return -1;
+  }
+  ddb_buf_addc(out, '}');
+  return out->failed ? -1 : 0;
+}
+
+/* See ddb_client.h: the strict parser of DynamoDB's answers. */
+ddb_result ddb_page_from_json(const char *text, size_t n, ddb_page **out,
+                              ddb_error *err) {
+  int malformed;
+  return ddb_page_parse(text, n, "Query", 0, out, &malformed, err);
+}

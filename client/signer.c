@@ -121,6 +121,9 @@ int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
   ddb_principal *pr = ddb_principal_new(ak, sk, token);
   if(!pr)
     return -1;
+  /* the shared tier's key (an endpoint ddb_client_new accepted is good) */
+  if(ddb_tier_root(c->s.endpoint, c->s.region, ak, sk, token, pr->tier))
+    memset(pr->tier, 0, sizeof(pr->tier));
   if(c->principals &&
      memcmp(c->principals->id, pr->id, DDB_SCOPE_ID_LEN) == 0) {
     free(pr);

@@ -210,6 +210,11 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
   if(pCur->pScan)
     fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
             ddbc_stream_workers(pCur->pScan));
+  {
+    char zWhy[160];
+    if(ddbc_shared_status(p->pol.shared, zWhy, sizeof(zWhy)))
+      fprintf(stderr, ", shared cache down (%s)", zWhy);
+  }
   fflush(stderr);
   pCur->bProgressShown = 1;
 }

@@ -135,6 +135,7 @@ typedef struct dd_opts {
   char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
       *zProgress, *zSegments, *zSegment, *zSplit;
+  char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
 } dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
@@ -251,6 +252,9 @@ typedef struct dd_vtab {
   sqlite3 *db;     /* the connection, for dynamodb_info() */
   char *zVtabName; /* the virtual table's name; sqlite3_free() */
   struct dd_vtab *pNextVtab; /* list of all vtabs, under dd_registry_lock */
+  /* shared_cache_timeout= (0: the default); pol.shared is the tier of
+  ** shared_cache= (or NULL) */
+  double rSharedTimeout;
 } dd_vtab;
 
 /* A cursor: the rows of one run of a plan (cursor.c, filter.c). */

@@ -9,7 +9,10 @@
 **    SELECT value FROM dynamodb_stats WHERE name = 'item_hits';
 **
 ** dynamodb_log: the process's request log: one row per HTTP request sent to DynamoDB, oldest first,
-** the last DDB_LOG_SIZE (4096) kept.
+** the last DDB_LOG_SIZE (4096) kept; with a shared tier, also one row per
+** round trip to Redis, its operation shared_get, shared_fill,
+** shared_write, shared_timeout or shared_error (items: the entries found
+** or stored).
 **
 **    SELECT operation, index_name, page, items FROM dynamodb_log
 **     WHERE seq > 10;
@@ -202,7 +205,9 @@ static sqlite3_module logModule = {
 /* ------------------------------------------------------------------------
 ** dynamodb_stats
 */
-#define STATS_MAX (18 + DDB_OP_COUNT)
+#define STATS_MAX (18 + DDB_OP_COUNT + DD_SHARED_STATS)
+/* The shared tier's rows (shared_hits .. shared_down). */
+#define DD_SHARED_STATS 8
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
@@ -281,6 +286,14 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   ddbc_stream_peak(&nPeak, &nPeakByte);
   stats_add(c, "scan_pages_peak", (double)nPeak, 1);
   stats_add(c, "scan_bytes_peak", (double)nPeakByte, 1);
+  stats_add(c, "shared_hits", (double)cs.shared_hits, 1);
+  stats_add(c, "shared_misses", (double)cs.shared_misses, 1);
+  stats_add(c, "shared_fills", (double)cs.shared_fills, 1);
+  stats_add(c, "shared_auth_failures", (double)cs.shared_auth_failures, 1);
+  stats_add(c, "shared_timeouts", (double)cs.shared_timeouts, 1);
+  stats_add(c, "shared_errors", (double)cs.shared_errors, 1);
+  stats_add(c, "shared_skipped", (double)cs.shared_skipped, 1);
+  stats_add(c, "shared_down", (double)cs.shared_down, 1);
   return SQLITE_OK;
 }
 

@@ -45,6 +45,12 @@ SQLITE_EXTENSION_INIT3
 **   split_transactions=BOOL  a COMMIT of more than 100 items goes as
 **                       BatchWriteItem calls, not atomic (default true);
 **                       false: such a COMMIT fails and writes nothing
+**   shared_cache=URL    a shared tier behind the process's cache:
+**                       redis[s]://[user@]host[:port][/db] (default:
+**                       DYNAMODB_SHARED_CACHE; off: none); no password
+**                       here (DYNAMODB_SHARED_CACHE_PASSWORD)
+**   shared_cache_timeout=SECONDS  bound of a connect and of each command
+**                       to it (default 0.02)
 **
 ** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
 ** 1/0.  An unknown or repeated parameter is an error.
@@ -105,6 +111,9 @@ static const struct dd_option {
      "expected I/N with 0 <= I < N"},
     {"split_transactions", offsetof(dd_opts, zSplit), DD_OPT_BOOL,
      offsetof(dd_vtab, bSplit), 1, "expected true or false"},
+    {"shared_cache", offsetof(dd_opts, zSharedCache), DD_OPT_TEXT, 0, 0, NULL},
+    {"shared_cache_timeout", offsetof(dd_opts, zSharedTimeout), DD_OPT_TIMEOUT,
+     offsetof(dd_vtab, rSharedTimeout), 0, "expected seconds > 0"},
 };
 #define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
 
@@ -335,6 +344,40 @@ static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
                       o->zExpect);
 }
 
+/* Does the redis URL z carry a password (user:password@ or :password@)?
+** It must not: CREATE VIRTUAL TABLE arguments are stored in plain text
+** in the database file. */
+static int dd_url_has_password(const char *z) {
+  const char *zHost = strstr(z, "://");
+  const char *zAt = NULL, *q;
+  if(!zHost)
+    return 0;
+  zHost += 3;
+  for(q = zHost; *q && *q != '/'; q++)
+    if(*q == '@')
+      zAt = q;
+  return zAt && memchr(zHost, ':', (size_t)(zAt - zHost)) != NULL;
+}
+
+/* The shared tier of shared_cache= (or of DYNAMODB_SHARED_CACHE when the
+** option is not given) into p->pol.shared.  Returns SQLITE_OK, or
+** SQLITE_ERROR with *pzErr set. */
+static int dd_shared_apply(dd_vtab *p, const dd_opts *v, char **pzErr) {
+  ddb_error err;
+  if(v->zSharedCache && dd_url_has_password(v->zSharedCache))
+    return dd_opt_error(pzErr,
+                        "shared_cache must not hold a password: CREATE "
+                        "VIRTUAL TABLE arguments are stored in plain text "
+                        "in the database file; set "
+                        "DYNAMODB_SHARED_CACHE_PASSWORD (or the whole URL "
+                        "in DYNAMODB_SHARED_CACHE)");
+  ddb_error_clear(&err);
+  if(ddbc_shared_open(v->zSharedCache, p->rSharedTimeout, &p->pol.shared,
+                      &err))
+    return dd_opt_error(pzErr, "%s", err.message);
+  return SQLITE_OK;
+}
+
 /* See dd_ext.h. */
 int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
   int k, rc;
@@ -353,5 +396,5 @@ int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
     if(rc)
       return rc;
   }
-  return SQLITE_OK;
+  return dd_shared_apply(p, v, pzErr);
 }

@@ -57,11 +57,18 @@ apt_install() {  # install those of the given packages that are missing
 [ "${CI:-}" = true ] && apt_update_once
 
 apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
-    libcurl4-openssl-dev libcjson-dev openjdk-17-jre-headless python3 curl \
+    libcurl4-openssl-dev libcjson-dev libssl-dev openjdk-17-jre-headless python3 curl \
     ca-certificates coreutils procps
 # pkg-config: `cc app.c $(pkg-config --cflags --libs dyndb)` (docs/c-api.md,
 # tests/suites/30-examples.sh)
 apt_install pkg-config
+
+# Redis, the shared cache tier's server in the tests (tests/harness/redis.sh,
+# tests/suites/60-redis.sh, make bench-redis); redis-tools brings redis-cli.
+# The package's own service is not wanted (the tests start their own on a
+# free port): where a policy-rc.d forbids starting services it stays
+# stopped, as in containers.
+apt_install redis-server redis-tools
 
 # libFuzzer (tests/suites/23-fuzz.sh, make fuzz) and a self-signed
 # certificate for the TLS tests (tests/suites/21-creds.sh)

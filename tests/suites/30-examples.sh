@@ -182,7 +182,7 @@ done
 # the lesson again, linked statically: no libdyndb.so needed, and it
 # leaves the table as it found it, so the output is the same
 if $CC -std=c11 -Wall -Wextra -Werror examples/lesson.c -o "$TMP/lesson" \
-       $PC_CFLAGS "$PREFIX/lib/libdyndb.a" $(pkg-config --libs libcurl libcjson) \
+       $PC_CFLAGS "$PREFIX/lib/libdyndb.a" $(pkg-config --libs libcurl libcjson libssl libcrypto) \
        -pthread -lm >"$LOG" 2>&1 &&
    ! readelf -d "$TMP/lesson" | grep -q libdyndb &&
    run lesson "$TABLE"; then

@@ -11,10 +11,20 @@
 
 int main(int argc, char **argv) {
   static const tap_test *const tables[] = {
-      tap_client_tests,     tap_ext_tests,     tap_cache_tests,
-      tap_api_tests,        tap_sigv4_tests,   tap_creds_tests,
-      tap_tape_tests,       tap_request_tests, tap_cache_gen_tests,
-      tap_cache_keys_tests, tap_plan_tests,    NULL};
+      tap_client_tests,
+      tap_ext_tests,
+      tap_cache_tests,
+      tap_api_tests,
+      tap_sigv4_tests,
+      tap_creds_tests,
+      tap_tape_tests,
+      tap_request_tests,
+      tap_cache_gen_tests,
+      tap_cache_keys_tests,
+      tap_plan_tests,
+      tap_shared_tests,
+      NULL, /* one table a line, so that a new one is a line */
+  };
   int rc = tap_main(argc, argv, tables);
   sqlite3_shutdown();
   return rc;

@@ -1,0 +1,103 @@
+/*
+** shared.h -- the shared cache tier: item entries and query pages in
+** Redis, behind the process's own cache (shared.c).  Internal to cache/:
+** cache.c calls these from its read, fill and write paths; the front ends
+** only open a tier (ddbc_shared_open in ddb_cache.h) and put it in their
+** policy.
+**
+** Names.  An entry's logical key is what cache.c keys it by, less the
+** process-local place and principal ids: for items the table and the
+** item's key (cache.c's "I" key without its head), for pages the request
+** body.  shared.c names it in Redis by an HMAC under a key derived from
+** the client's credentials (ddb_client_tier_key), so other credentials
+** name other keys, and nothing readable is left in Redis.
+**
+** Every function is a no-op (or a miss) when Redis cannot answer within
+** the tier's timeout; none returns an error.  `now` is the wall clock in
+** seconds (ddbc_shared_now: entries are shared between processes and
+** machines, so fill times are on the one clock they share).
+*/
+#ifndef DDBC_SHARED_H
+#define DDBC_SHARED_H
+
+#include "ddb_cache.h"
+
+/* The largest value written to Redis (an entry that encodes larger is
+** not shared); a read of a larger one is a miss. */
+#define DDBC_SHARED_MAX_VALUE (4u * 1024 * 1024)
+/* Keys of one MGET. */
+#define DDBC_SHARED_MGET 100
+/* Seconds a write whose result is unknown blocks fills of its item (see
+** shared.c, "Coherence"). */
+#define DDBC_SHARED_TOMBSTONE 10.0
+
+/* CLOCK_REALTIME in seconds. */
+double ddbc_shared_now(void);
+
+/* Look up the n items named tails[i][0..lens[i]) (NULL: skipped) of
+** table.  hit[i] is set to 1 when Redis held a good entry younger than
+** max_age seconds: then found[i] is the item (a new reference) or NULL
+** for "no such item", and age[i] its age in seconds (age may be NULL);
+** else hit[i] is 0 and found[i] untouched. */
+void ddbc_shared_get_items(ddbc_shared *sh, ddb_client *c, const char *table,
+                           char *const *tails, const size_t *lens, size_t n,
+                           double max_age, double now, ddb_item **found,
+                           unsigned char *hit, double *age);
+/* Store what DynamoDB answered for those items (items[i] NULL: no such
+** item) for ttl seconds, each only where Redis holds no entry for it
+** (SET NX: a write's entry, or a tombstone, is never overwritten by a
+** read that may have raced with it). */
+void ddbc_shared_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
+                            char *const *tails, const size_t *lens, size_t n,
+                            ddb_item *const *items, double ttl, double now);
+
+/* The generation of table's query pages in Redis, as read before a
+** request: 0 when unknown (then the page is not stored). */
+typedef uint64_t ddbc_shared_gen;
+/* Look up the page of the request tail[0..len) of table: 1 on a hit (*out
+** a new page, younger than max_age, filled under the table's current
+** generation; *age its age in seconds); 0 on a miss, with *gen the
+** generation to fill under. */
+int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
+                         const char *tail, size_t len, double max_age,
+                         double now, ddb_page **out, double *age,
+                         ddbc_shared_gen *gen);
+/* Store page p for ttl seconds under generation gen (0: nothing done). */
+void ddbc_shared_fill_page(ddbc_shared *sh, ddb_client *c, const char *table,
+                           const char *tail, size_t len, ddbc_shared_gen gen,
+                           const ddb_page *p, double ttl, double now);
+
+/* A write through this process of the item named tail[0..len) of table
+** completed: its entry becomes item (NULL: no such item) for ttl seconds,
+** or, when ttl is 0 (the result is unknown, or not to be cached), a
+** tombstone for DDBC_SHARED_TOMBSTONE seconds; and the table's
+** generation moves, retiring every query page of the table stored under
+** these credentials. */
+void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
+                            const char *tail, size_t len, const ddb_item *item,
+                            double ttl, double now);
+
+/* The shared tier's counters, into out's shared_* fields. */
+void ddbc_shared_stats_get(ddbc_stats *out);
+
+/* ------------------------------------------------------------------------
+** For tests (tests/unit/test_shared.c): the value format alone.
+**
+** ddbc_shared_seal: the value stored under the Redis key `name` for a
+** plaintext plain[0..n), sealed with AES-256-GCM under the key derived
+** from root (ddb_client_tier_key), appended to out.  Returns 0 or -1.
+** ddbc_shared_open_value: the plaintext of value v[0..vn) read under
+** `name`, appended to out; -1 when it fails authentication (another
+** key, another name, a changed byte) or is malformed.
+** ddbc_shared_name: the Redis key of kind and tail under root, in
+** out[0..DDBC_SHARED_NAME_LEN] (NUL-terminated).
+*/
+#define DDBC_SHARED_NAME_LEN (6 + 64) /* "ddbc1:" and 64 hex digits */
+int ddbc_shared_seal(const unsigned char *root, const char *name,
+                     const unsigned char *plain, size_t n, ddb_buf *out);
+int ddbc_shared_open_value(const unsigned char *root, const char *name,
+                           const unsigned char *v, size_t vn, ddb_buf *out);
+void ddbc_shared_name(const unsigned char *root, char kind, const char *tail,
+                      size_t len, char *out);
+
+#endif
