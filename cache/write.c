@@ -14,6 +14,7 @@
 ** anyway.  In both cases the old image is unknown: old_known=0 makes every
 ** cached page of the table stale.
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ddb_cache.h"
@@ -152,16 +153,25 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
 ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const ddb_write *w, size_t n,
                             const char *const *key_names, int n_key,
-                            const ddbc_policy *pol, ddb_error *err) {
+                            const ddbc_policy *pol, unsigned char *state,
+                            ddb_error *err) {
+  unsigned char one[32], *st = state;
   ddb_result result;
   size_t i;
-  result = ddb_batch_write(c, d->name, w, n, key_names, n_key, err);
-  for(i = 0; i < n; i++)
-    if(result)
-      note_unknown(c, d, w[i].item, pol); /* some writes may be done */
-    else
+  if(!st)
+    st = n <= sizeof(one) ? one : malloc(n);
+  result = ddb_batch_write(c, d->name, w, n, key_names, n_key, st, err);
+  for(i = 0; i < n; i++) {
+    if(st && st[i] == DDB_WRITE_APPLIED)
       ddbc_note_write(c, d, NULL, 0,
                       w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL, w[i].item,
                       pol);
+    else if(result)
+      /* it may be done (or, not applied, it is dropped as the single
+      ** calls drop theirs: the next read asks DynamoDB) */
+      note_unknown(c, d, w[i].item, pol);
+  }
+  if(st != state && st != one)
+    free(st);
   return result;
 }

@@ -395,7 +395,7 @@ static void test_write_unknown_drops(void) {
       r = ddbc_transact_write(c, &d, &w, 1, key_names, 1, NULL, &pol, &err);
       break;
     default:
-      r = ddbc_batch_write(c, &d, &w, 1, key_names, 1, &pol, &err);
+      r = ddbc_batch_write(c, &d, &w, 1, key_names, 1, &pol, NULL, &err);
       break;
     }
     CHECK_MSG(r != DDB_OK && out == NULL, "write %d did not fail", k);
