@@ -101,8 +101,8 @@ static void *wc_work(wc_run *run) {
     if(__atomic_load_n(&run->halt, __ATOMIC_ACQUIRE))
       break;
     i = __atomic_fetch_add(&run->next, 1, __ATOMIC_ACQ_REL);
-    if(i >= plan->n_calls)
-      break;
+    if(i >= plan->n_calls || __atomic_load_n(&run->halt, __ATOMIC_ACQUIRE))
+      break; /* none left, or one failed meanwhile: not started */
     wc_send(run->c, plan, &plan->calls[i]);
     if(plan->calls[i].result)
       __atomic_store_n(&run->halt, 1, __ATOMIC_RELEASE);

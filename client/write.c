@@ -21,6 +21,20 @@
 /* DynamoDB's longest UpdateExpression, in bytes. */
 #define UPDATE_EXPRESSION_MAX 4096
 
+/* Append prefix and then the decimal n (>= 0), e.g. "#a" 12 -> "#a12":
+** the names and values of expressions, written without printf (a bulk
+** write builds thousands). */
+static void add_ref(ddb_buf *b, const char *prefix, int n) {
+  char num[12];
+  int i = (int)sizeof(num);
+  ddb_buf_adds(b, prefix);
+  do {
+    num[--i] = (char)('0' + n % 10);
+    n /= 10;
+  } while(n > 0 && i > 0);
+  ddb_buf_add(b, num + i, sizeof(num) - (size_t)i);
+}
+
 /* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...} for
 ** cond over the key attribute names. */
 static void add_condition(ddb_buf *b, ddb_cond cond,
@@ -29,14 +43,18 @@ static void add_condition(ddb_buf *b, ddb_cond cond,
   if(cond == DDB_COND_NONE)
     return;
   ddb_buf_adds(b, ",\"ConditionExpression\":\"");
-  for(i = 0; i < n_key; i++)
-    ddb_buf_addf(b, "%s%s(#k%d)", i ? " AND " : "",
-                 cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
-                                             : "attribute_exists",
-                 i);
+  for(i = 0; i < n_key; i++) {
+    if(i)
+      ddb_buf_adds(b, " AND ");
+    ddb_buf_adds(b, cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
+                                                : "attribute_exists");
+    add_ref(b, "(#k", i);
+    ddb_buf_addc(b, ')');
+  }
   ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
   for(i = 0; i < n_key; i++) {
-    ddb_buf_addf(b, "%s\"#k%d\":", i ? "," : "", i);
+    add_ref(b, i ? ",\"#k" : "\"#k", i);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, key_names[i], strlen(key_names[i]));
   }
   ddb_buf_addc(b, '}');
@@ -162,36 +180,44 @@ static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
   start = b->len;
   if(n_set) {
     ddb_buf_adds(b, "SET ");
-    for(k = 0; k < n_set; k++)
-      ddb_buf_addf(b, "%s#a%d = :v%d", k ? ", " : "", k, k);
+    for(k = 0; k < n_set; k++) {
+      add_ref(b, k ? ", #a" : "#a", k);
+      add_ref(b, " = :v", k);
+    }
   }
   if(n_remove) {
     ddb_buf_adds(b, n_set ? " REMOVE " : "REMOVE ");
     for(k = 0; k < n_remove; k++)
-      ddb_buf_addf(b, "%s#a%d", k ? ", " : "", n_set + k);
+      add_ref(b, k ? ", #a" : "#a", n_set + k);
   }
   len = b->len - start;
   ddb_buf_adds(b, "\",\"ConditionExpression\":\"");
-  for(k = 0; k < n_key; k++)
-    ddb_buf_addf(b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
+  for(k = 0; k < n_key; k++) {
+    add_ref(b, k ? " AND attribute_exists(#k" : "attribute_exists(#k", k);
+    ddb_buf_addc(b, ')');
+  }
   ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
   for(k = 0; k < n_key; k++) {
-    ddb_buf_addf(b, "%s\"#k%d\":", k ? "," : "", k);
+    add_ref(b, k ? ",\"#k" : "\"#k", k);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, key_names[k], strlen(key_names[k]));
   }
   for(i = 0; i < (uint32_t)n_set; i++) {
-    ddb_buf_addf(b, ",\"#a%u\":", i);
+    add_ref(b, ",\"#a", (int)i);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, set->root.kids[i].name, set->root.kids[i].name_len);
   }
   for(k = 0; k < n_remove; k++) {
-    ddb_buf_addf(b, ",\"#a%d\":", n_set + k);
+    add_ref(b, ",\"#a", n_set + k);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, remove[k], strlen(remove[k]));
   }
   ddb_buf_addc(b, '}');
   if(n_set) {
     ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
     for(i = 0; i < (uint32_t)n_set; i++) {
-      ddb_buf_addf(b, "%s\":v%u\":", i ? "," : "", i);
+      add_ref(b, i ? ",\":v" : "\":v", (int)i);
+      ddb_buf_add(b, "\":", 2);
       ddb_av_to_typed_json(&set->root.kids[i], b);
     }
     ddb_buf_addc(b, '}');

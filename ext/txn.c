@@ -547,6 +547,19 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   int i, j, n = 0, iPrev = -1, rc = SQLITE_OK;
   if(!a)
     return SQLITE_NOMEM;
+  if(HASH_COUNT(t->pend) == (unsigned)t->nOp) {
+    /* every write of its own key (a bulk INSERT, an UPDATE of many rows):
+    ** nothing to merge, the groups are the moves' pairs */
+    for(i = 0; i < t->nOp; i++) {
+      a[i] = t->aOp[i];
+      a[i].iGroup = i;
+      if(a[i].bTied && i > 0)
+        dd_group_join(a, i, i - 1);
+    }
+    *paOut = a;
+    *pnOut = t->nOp;
+    return SQLITE_OK;
+  }
   ddb_buf_init(&b, 4u * 1024 * 1024);
   for(i = 0; i < t->nOp && rc == SQLITE_OK; i++) {
     const dd_op *o = &t->aOp[i];
