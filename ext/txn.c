@@ -1,28 +1,39 @@
 /*
 ** txn.c -- the transactions of a dynamodb virtual table: writes buffered
-** between BEGIN and COMMIT, savepoints, and the COMMIT that sends them.
+** between BEGIN and COMMIT (and, outside one, for the length of a
+** statement), savepoints, and the xSync that sends them.
 **
-** Inside BEGIN ... COMMIT, writes are buffered (dd_op: the kind, the
-** condition, the new image, and for an UPDATE the image it read; xUpdate,
-** write.c, adds them with dd_op_add) and sent by xSync at COMMIT, merged to
-** one write per item (dd_coalesce).  Each keeps its kind: an UPDATE is
-** sent as the SET and REMOVE of what changed against the image it read, on
-** condition that the item exists, never as a whole-item put.  Up to 100
-** items and 4 MB go in one TransactWriteItems (all or nothing; a failure
-** names the item); more as TransactWriteItems of up to 100 items and 4 MB
-** each (atomic each, not together), then the unconditional puts (REPLACE)
-** and deletes as BatchWriteItem, with the INSERTs first checked with a
-** consistent BatchGetItem, so an existing key still fails the COMMIT
-** before anything is written; with split_transactions=no, an error.  In
-** such a split COMMIT the Delete and the Put of a key move (and every
-** write merged with either) stay in one TransactWriteItems, and a failure
-** part way names the writes applied and those not (dd_report_split).
-** ROLLBACK sends nothing; ROLLBACK TO a savepoint drops the writes after
-** it.
+** Writes are buffered (dd_op: the kind, the condition, the new image, and
+** for an UPDATE the image it read; xUpdate, write.c, adds them with
+** dd_op_add) and sent by xSync, at COMMIT or, outside BEGIN ... COMMIT,
+** at the end of the statement (SQLite calls xBegin, xSync and xCommit
+** around every statement that writes a virtual table): one statement is
+** one batch.  A statement's single write goes alone as it always did
+** (row.c: dd_write_now); otherwise the writes are merged to one per item
+** (dd_coalesce).  Each keeps its kind: an UPDATE is sent as the SET and
+** REMOVE of what changed against the image it read, on condition that
+** the item exists, never as a whole-item put.  Up to 100 items and 4 MB
+** go in one TransactWriteItems (all or nothing; a failure names the
+** item); more (split_transactions; without it, an error) as calls that
+** are atomic each, not together (dd_commit_split): TransactWriteItems of
+** up to 100 items and 4 MB, then the unconditional puts (REPLACE) and
+** deletes as BatchWriteItem, with the INSERTs first checked with
+** consistent BatchGetItems, so an existing key still fails before
+** anything is written.  The Delete and the Put of a key move (and every
+** write merged with either) stay in one call.  The calls run write_calls
+** at a time (cache/wcalls.c), each labelled in the request log; a failure
+** stops those not started and says what became of every write
+** (dd_report_split).  A statement of over DD_STMT_FLUSH_OPS writes sends
+** them in parts as it runs (dd_stmt_flush).  A server without
+** TransactWriteItems is found by the first call that needs it
+** (dd_vtab.eTransact): a statement then goes as single writes and
+** BatchWriteItem.  ROLLBACK sends nothing; ROLLBACK TO a savepoint drops
+** the writes after it.
 **
-** Reads inside the transaction see its writes: dd_txn.pend maps each
-** written key (canonical, ddb_key_encode) to its newest write, and the
-** cursor (cursor.c, dd_overlay_start) lays those over every read path.
+** Reads inside the transaction (or statement) see its writes: dd_txn.pend
+** maps each written key (canonical, ddb_key_encode) to its newest write,
+** and the cursor (cursor.c, dd_overlay_start) lays those over every read
+** path.
 **
 ** Every write goes through the cache (cache/write.c: ddbc_put_item ...).
 **
@@ -449,15 +460,16 @@ int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
 }
 
 /* ------------------------------------------------------------------------
-** COMMIT: send the buffered writes
+** xSync: send the buffered writes
 **
 ** The outline: dd_coalesce merges the buffered writes into one per item
 ** and ties the writes that must be applied together into groups;
 ** dd_writes_build turns them into DynamoDB writes.  Up to 100 (and 4 MB)
-** go as one call.  More (dd_commit_split): dd_cut_build cuts them into
-** atomic groups (dd_atomic_groups) and packs the groups into calls, never
-** cutting a group; the calls go one after the other, and a failure says
-** which writes were applied and which were not (dd_report_split).
+** go as one call (dd_commit_atomic).  More (dd_commit_split): dd_cut_build
+** cuts them into atomic groups (dd_atomic_groups) and packs the groups
+** into calls, never cutting a group; the calls run write_calls at a time
+** (dd_send_calls, cache/wcalls.c), and a failure says what became of
+** every write (dd_report_split).
 */
 
 /* Writes DynamoDB takes in one BatchWriteItem. */
