@@ -826,6 +826,114 @@ fail:
 /* ------------------------------------------------------------------------
 ** Writes
 */
+/* Append tag b to the list of tags (their bytes in *all, their ends in
+** ends[0..*n)), unless it is one of the two appended last: the writes of
+** one call mostly share their partitions. */
+static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
+                         const ddb_buf *b) {
+  size_t j;
+  if(b->failed || !b->p)
+    return;
+  for(j = *n; j > 0 && j + 2 > *n; j--) {
+    size_t start = j > 1 ? ends[j - 2] : 0;
+    if(ends[j - 1] - start == b->len &&
+       memcmp(all->p + start, b->p, b->len) == 0)
+      return;
+  }
+  ddb_buf_add(all, b->p, b->len);
+  if(!all->failed)
+    ends[(*n)++] = all->len;
+}
+
+void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
+                      const ddbc_write_note *w, size_t n,
+                      const ddbc_policy *pol) {
+  ddbc_store *s = the_store();
+  const char *names[2];
+  ddbc_tag *tags = NULL, *keys = NULL;
+  ddb_item **items = NULL;
+  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i, k;
+  int n_names, img, any_unknown = 0;
+  ddb_buf b, all_tags, all_keys;
+  if(!s || n == 0)
+    return;
+  ddb_buf_init(&b, DDBC_KEY_MAX);
+  ddb_buf_init(&all_tags, (size_t)DDBC_KEY_MAX * (d->n_indexes * 2 + 2) * n);
+  ddb_buf_init(&all_keys, (size_t)DDBC_KEY_MAX * n);
+  names[0] = d->indexes[0].pk.name;
+  names[1] = d->indexes[0].sk.name;
+  n_names = names[1] ? 2 : 1;
+  tag_end = malloc(sizeof(*tag_end) * ((size_t)d->n_indexes * 2 * n + 2));
+  key_end = malloc(sizeof(*key_end) * n);
+  tags = malloc(sizeof(*tags) * ((size_t)d->n_indexes * 2 * n + 2));
+  keys = malloc(sizeof(*keys) * n);
+  items = malloc(sizeof(*items) * n);
+  if(!tag_end || !key_end || !tags || !keys || !items) {
+    /* out of memory: forget the table's pages and the items, one by one */
+    for(i = 0; i < n; i++)
+      ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
+    goto done;
+  }
+  /* the partitions the old and the new images live in, in every index */
+  for(i = 0; i < n; i++) {
+    any_unknown |= !w[i].old_known;
+    for(img = 0; img < 2; img++) {
+      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
+      if(!it)
+        continue;
+      for(k = 0; k < (size_t)d->n_indexes; k++) {
+        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
+        if(!pk)
+          continue; /* not in this (sparse) index */
+        ddb_buf_reset(&b);
+        partition_tag(&b, c, d->name, d->indexes[k].name, pk);
+        tag_list_add(&all_tags, tag_end, &n_tags, &b);
+      }
+    }
+  }
+  ddb_buf_reset(&b);
+  tag_head(&b, 'S', c, d->name);
+  tag_list_add(&all_tags, tag_end, &n_tags, &b);
+  if(any_unknown) {
+    ddb_buf_reset(&b);
+    tag_head(&b, 'T', c, d->name);
+    tag_list_add(&all_tags, tag_end, &n_tags, &b);
+  }
+  /* the items themselves: dropped for the other principals, written
+  ** through for the writer's */
+  for(i = 0; i < n; i++) {
+    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
+    ddb_buf_reset(&b);
+    if(item_key(&b, c, d->name, w[i].key, names, n_names) == 0) {
+      ddb_buf_add(&all_keys, b.p, b.len);
+      if(all_keys.failed)
+        break;
+      key_end[n_keys] = all_keys.len;
+      items[n_keys++] = (ddb_item *)w[i].new_item;
+    }
+  }
+  for(i = 0; i < n_tags; i++) {
+    tags[i].p = all_tags.p + (i ? tag_end[i - 1] : 0);
+    tags[i].len = tag_end[i] - (i ? tag_end[i - 1] : 0);
+  }
+  for(i = 0; i < n_keys; i++) {
+    keys[i].p = all_keys.p + (i ? key_end[i - 1] : 0);
+    keys[i].len = key_end[i] - (i ? key_end[i - 1] : 0);
+  }
+  ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
+                         pol->item_ttl);
+
+done:
+  free(tag_end);
+  free(key_end);
+  free(tags);
+  free(keys);
+  free(items);
+  ddb_buf_free(&b);
+  ddb_buf_free(&all_tags);
+  ddb_buf_free(&all_keys);
+}
+
 void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
                      const ddb_item *old_item, int old_known,
                      const ddb_item *new_item, const ddb_item *key,

@@ -25,6 +25,22 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
                      const ddb_item *new_item, const ddb_item *key,
                      const ddbc_policy *pol);
 
+/* One write of a call that completed, for ddbc_note_writes: as the
+** arguments of ddbc_note_write. */
+typedef struct ddbc_write_note {
+  const ddb_item *old_item;
+  int old_known;
+  const ddb_item *new_item;
+  const ddb_item *key;
+} ddbc_write_note;
+
+/* The writes w[0..n) of one call completed (cache.c): what ddbc_note_write
+** does for each, with each tag moved once for all of them (the table's,
+** the partitions they share) and the store's lock taken once. */
+void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
+                      const ddbc_write_note *w, size_t n,
+                      const ddbc_policy *pol);
+
 #ifdef __cplusplus
 }
 #endif

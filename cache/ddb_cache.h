@@ -201,13 +201,74 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const ddbc_policy *pol, ddb_error *err);
 
 /* BatchWriteItem of w[0..n) (ddb_batch_write: PUTs and DELETEs without
-** conditions, not atomic).  The images before are unknown.  After success
-** each PUT's item and each DELETE's absence are cached; on error (some
-** writes may be done) every w[i]'s entry is dropped. */
+** conditions, not atomic).  The images before are unknown.  Each write
+** DynamoDB applied has its PUT's item or its DELETE's absence cached; on
+** error every other write has its entry dropped (it may have been
+** applied).  With state != NULL, state[i] says what became of w[i]
+** (DDB_WRITE_APPLIED, _MAYBE, _NOT_APPLIED: ddb_batch_write). */
 ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const ddb_write *w, size_t n,
                             const char *const *key_names, int n_key,
-                            const ddbc_policy *pol, ddb_error *err);
+                            const ddbc_policy *pol, unsigned char *state,
+                            ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** The calls of one big write, several in flight (wcalls.c)
+**
+** The caller cuts its writes into calls that do not depend on each other
+** (no two write one item; a key move's Delete and Put in one call), in
+** the order it numbers them.  Each call is sent through the calls above,
+** so the cache is told exactly what each did.
+*/
+
+/* One call of a plan: its writes, how it is sent, and (out) what came of
+** it. */
+typedef struct ddbc_wcall {
+  int i0, n;         /* the plan's writes w[i0 .. i0 + n) */
+  int batch;         /* BatchWriteItem (unconditional PUTs and DELETEs, at
+                    most 25 a request); else one write as its own call
+                    (PutItem, UpdateItem, DeleteItem) or, for more, one
+                    TransactWriteItems (at most 100) */
+  char note[64];     /* the request log's note for its requests (ddb_log_note);
+                    "" for none */
+  int ran;           /* out: it was started (else never sent) */
+  ddb_result result; /* out: DDB_OK, or its error in err */
+  ddb_error err;
+} ddbc_wcall;
+
+/* A plan: every write, the calls, and how they run. */
+typedef struct ddbc_wplan {
+  const ddb_table_desc *d;
+  const char *const *key_names;
+  int n_key;
+  const ddb_write *w;         /* the writes, in call order; borrowed */
+  const ddb_item *const *was; /* was[i]: the image an UPDATE w[i] was
+                                 computed against (NULL: unknown); the
+                                 array may be NULL */
+  int n;
+  ddbc_wcall *calls;
+  int n_calls;
+  int n_threads;          /* calls in flight at the most (1: in order on
+                             the caller's thread) */
+  const ddbc_policy *pol; /* the writes' item_ttl */
+  ddb_cancel_fn cancel;   /* asked on the caller's thread only; may be
+                             NULL */
+  void *ud;               /* for cancel and progress */
+  void (*progress)(void *ud, int n_done, int n_calls); /* on the caller's
+                             thread, while it waits; may be NULL */
+  unsigned char *state; /* out: state[i] for w[i]: DDB_WRITE_APPLIED,
+                             _MAYBE (its answer lost), _NOT_APPLIED
+                             (refused, or never sent) */
+} ddbc_wplan;
+
+/* Send plan's calls, up to n_threads at a time, each taken in order.  The
+** first call to fail stops the calls not started yet (those in flight run
+** to their end), and so does the cancel hook (which also stops those in
+** flight: they then say whether they may have been applied).  Returns
+** DDB_OK when every call went through; else the error of the first call
+** (in plan order) that failed, or DDB_ERR_CANCELLED when the hook stopped
+** the plan between calls.  calls[] and state[] say what happened. */
+ddb_result ddbc_write_calls(ddb_client *c, ddbc_wplan *plan);
 
 /* ------------------------------------------------------------------------
 ** Parallel reads (stream.c, fanout.c)
@@ -259,6 +320,10 @@ void ddbc_stream_free(ddbc_stream *s);
 ** 2 x its workers. */
 void ddbc_stream_peak(int *pages, long long *bytes);
 
+/* Threads one parallel read or write runs at the most (fanout.c,
+** wcalls.c), the caller's included. */
+#define DDBC_MAX_THREADS 64
+
 /* BatchGetItem of keys[0..n) with up to 4 calls of 100 keys in flight
 ** (fanout.c); found[i] answers keys[i] (a new reference, or NULL: no such
 ** item).  Returns DDB_OK, or the first error (then found[] holds
@@ -269,6 +334,14 @@ ddb_result ddbc_batch_get_parallel(ddb_client *c, const char *table,
                                    int n_key_names, const ddbc_policy *pol,
                                    ddb_cancel_fn cancel, void *ud,
                                    ddb_item **found, ddb_error *err);
+/* The same with up to n_threads calls in flight (1 to DDBC_MAX_THREADS):
+** a COMMIT's consistent reads of the keys its INSERTs need free. */
+ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
+                                 const ddb_item *const *keys, size_t n,
+                                 const char *const *key_names, int n_key_names,
+                                 const ddbc_policy *pol, int n_threads,
+                                 ddb_cancel_fn cancel, void *ud,
+                                 ddb_item **found, ddb_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,9 @@
 ** fanout.c -- BatchGetItem of many keys with several calls in flight.
 **
 ** The keys are cut into chunks of FANOUT_CHUNK (one BatchGetItem each,
-** through the cache: ddbc_batch_get) and up to FANOUT_THREADS threads take
-** the chunks in turn; the caller's thread is one of them.  The first error
+** through the cache: ddbc_batch_get) and up to FANOUT_THREADS threads (or
+** the number ddbc_batch_get_fanout is given) take the chunks in turn; the
+** caller's thread is one of them.  The first error
 ** is the answer, and no item is returned with it.
 **
 ** Cancelling.  Only the caller's thread may ask its cancel hook: while it
@@ -21,7 +22,8 @@
 
 /* Keys of one BatchGetItem (DynamoDB's limit). */
 #define FANOUT_CHUNK 100
-/* Threads at the most, the caller's included. */
+/* Threads of ddbc_batch_get_parallel, the caller's included (the keys
+** column's reads; ddbc_batch_get_fanout takes its own number). */
 #define FANOUT_THREADS 4
 
 typedef struct fanout_job {
@@ -79,17 +81,39 @@ ddb_result ddbc_batch_get_parallel(ddb_client *c, const char *table,
                                    int n_key_names, const ddbc_policy *pol,
                                    ddb_cancel_fn cancel, void *ud,
                                    ddb_item **found, ddb_error *err) {
-  fanout_job aJob[FANOUT_THREADS];
-  pthread_t aTid[FANOUT_THREADS];
+  return ddbc_batch_get_fanout(c, table, keys, n, key_names, n_key_names, pol,
+                               FANOUT_THREADS, cancel, ud, found, err);
+}
+
+/* See ddb_cache.h. */
+ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
+                                 const ddb_item *const *keys, size_t n,
+                                 const char *const *key_names, int n_key_names,
+                                 const ddbc_policy *pol, int n_threads,
+                                 ddb_cancel_fn cancel, void *ud,
+                                 ddb_item **found, ddb_error *err) {
+  fanout_job *aJob;
+  pthread_t *aTid;
+  int *aStarted;
   int nKeys = (int)n;
   int nChunk = (nKeys + FANOUT_CHUNK - 1) / FANOUT_CHUNK, nThread, i;
-  int aStarted[FANOUT_THREADS];
   int bStop = 0;
   ddb_result result = DDB_OK;
-  nThread = nChunk < FANOUT_THREADS ? nChunk : FANOUT_THREADS;
+  if(n_threads > DDBC_MAX_THREADS)
+    n_threads = DDBC_MAX_THREADS;
+  nThread = nChunk < n_threads ? nChunk : n_threads;
   if(nThread <= 1)
     return ddbc_batch_get(c, table, keys, n, key_names, n_key_names, pol,
                           found, err);
+  aJob = calloc((size_t)nThread, sizeof(*aJob));
+  aTid = calloc((size_t)nThread, sizeof(*aTid));
+  aStarted = calloc((size_t)nThread, sizeof(*aStarted));
+  if(!aJob || !aTid || !aStarted) {
+    free(aJob);
+    free(aTid);
+    free(aStarted);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
   for(i = 0; i < nThread; i++) {
     memset(&aJob[i], 0, sizeof(aJob[i]));
     aJob[i].pClient = c;
@@ -132,5 +156,8 @@ ddb_result ddbc_batch_get_parallel(ddb_client *c, const char *table,
       ddb_item_unref(found[i]);
       found[i] = NULL;
     }
+  free(aJob);
+  free(aTid);
+  free(aStarted);
   return result;
 }

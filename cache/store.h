@@ -101,6 +101,12 @@ void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           double ttl);
 void ddbc_store_write_item(ddbc_store *s, const char *key, size_t key_len,
                            ddb_item *item, double now, double ttl);
+/* The writes of one call completed: bump tags[0..n_tags), then do
+** ddbc_store_write_item for keys[i] and items[i] (i < n), all under one
+** hold of the lock. */
+void ddbc_store_note_writes(ddbc_store *s, const ddbc_tag *tags, size_t n_tags,
+                            const ddbc_tag *keys, ddb_item *const *items,
+                            size_t n, double now, double ttl);
 
 /*
 ** Pages of Query/Scan results, keyed by the canonical request and tagged

@@ -14,10 +14,14 @@
 ** anyway.  In both cases the old image is unknown: old_known=0 makes every
 ** cached page of the table stale.
 */
+#include <stdlib.h>
 #include <string.h>
 
 #include "ddb_cache.h"
 #include "cache_int.h"
+
+/* DynamoDB's most writes in one TransactWriteItems. */
+#define DDBC_TRANSACT_MAX 100
 
 /* Did the write fail because a condition failed (so nothing was written)?
 ** A single write says so in its type; a TransactWriteItems is cancelled,
@@ -123,45 +127,88 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
   return DDB_OK;
 }
 
+/* Tell the cache about the writes w[0..n) of one call, in at most two
+** notes (ddbc_note_writes): those with bad[i] (or every one, bad NULL and
+** all_bad) as writes of unknown outcome (note_unknown's rule), the others
+** as done (note_done's rule: the image before was[i] trusted unless the
+** call was retried or was is NULL; after, a PUT's item, a DELETE's
+** absence; an UPDATE, whose answer holds no image, as unknown).  Out of
+** memory, each is noted on its own, as unknown. */
+static void note_call(ddb_client *c, const ddb_table_desc *d,
+                      const ddb_write *w, size_t n, const unsigned char *done,
+                      const ddb_item *const *was, const ddb_error *e,
+                      const ddbc_policy *pol) {
+  ddbc_write_note *a = malloc(sizeof(*a) * (n ? n : 1));
+  ddbc_policy forget = *pol;
+  int trusted = was != NULL && e->retries == 0;
+  size_t i, m = 0;
+  forget.item_ttl = 0; /* drops the entry, caches nothing */
+  if(!a) {
+    for(i = 0; i < n; i++)
+      note_unknown(c, d, w[i].item, pol);
+    return;
+  }
+  for(i = 0; i < n; i++) /* unknown: dropped, every page stale */
+    if(!done[i] || w[i].kind == DDB_WRITE_UPDATE) {
+      memset(&a[m], 0, sizeof(a[m]));
+      a[m++].key = w[i].item;
+    }
+  if(m)
+    ddbc_note_writes(c, d, a, m, &forget);
+  m = 0;
+  for(i = 0; i < n; i++)
+    if(done[i] && w[i].kind != DDB_WRITE_UPDATE) {
+      a[m].old_item = trusted ? was[i] : NULL;
+      a[m].old_known = trusted;
+      a[m].new_item = w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL;
+      a[m++].key = w[i].item;
+    }
+  if(m)
+    ddbc_note_writes(c, d, a, m, pol);
+  free(a);
+}
+
 ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const ddb_write *w, int n,
                                const char *const *key_names, int n_key,
                                const ddb_item *const *was,
                                const ddbc_policy *pol, ddb_error *err) {
+  unsigned char all[DDBC_TRANSACT_MAX];
   ddb_result result;
-  int i;
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
-  if(result) {
-    if(!cond_failed(err))
-      for(i = 0; i < n; i++)
-        note_unknown(c, d, w[i].item, pol); /* it may have been applied */
-    return result;
-  }
-  for(i = 0; i < n; i++) {
-    if(w[i].kind == DDB_WRITE_UPDATE)
-      /* the answer holds no image: attributes the update did not set are
-      ** as DynamoDB has them */
-      note_unknown(c, d, w[i].item, pol);
-    else
-      note_done(c, d, err, was ? was[i] : NULL, was != NULL,
-                w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL, w[i].item, pol);
-  }
-  return DDB_OK;
+  if(n <= 0 || n > DDBC_TRANSACT_MAX || (result && cond_failed(err)))
+    return result; /* refused as a whole (or nothing to say): no write */
+  /* all done, or, on another error, all perhaps done */
+  memset(all, result == DDB_OK, (size_t)n);
+  note_call(c, d, w, (size_t)n, all, was, err, pol);
+  return result;
 }
 
 ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const ddb_write *w, size_t n,
                             const char *const *key_names, int n_key,
-                            const ddbc_policy *pol, ddb_error *err) {
+                            const ddbc_policy *pol, unsigned char *state,
+                            ddb_error *err) {
+  unsigned char one[32], *st = state, *done;
   ddb_result result;
   size_t i;
-  result = ddb_batch_write(c, d->name, w, n, key_names, n_key, err);
-  for(i = 0; i < n; i++)
-    if(result)
-      note_unknown(c, d, w[i].item, pol); /* some writes may be done */
-    else
-      ddbc_note_write(c, d, NULL, 0,
-                      w[i].kind == DDB_WRITE_PUT ? w[i].item : NULL, w[i].item,
-                      pol);
+  if(!st)
+    st = n <= sizeof(one) ? one : malloc(n);
+  result = ddb_batch_write(c, d->name, w, n, key_names, n_key, st, err);
+  /* applied: written through; on error every other one is dropped (it
+  ** may be done; not applied, it is dropped as the single calls drop
+  ** theirs: the next read asks DynamoDB) */
+  done = st ? malloc(n ? n : 1) : NULL;
+  if(done) {
+    for(i = 0; i < n; i++)
+      done[i] = st[i] == DDB_WRITE_APPLIED || (result == DDB_OK);
+    note_call(c, d, w, n, done, NULL, err, pol);
+    free(done);
+  } else {
+    for(i = 0; i < n; i++)
+      note_unknown(c, d, w[i].item, pol);
+  }
+  if(st != state && st != one)
+    free(st);
   return result;
 }

@@ -633,12 +633,22 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
                               const ddb_write *w, int n,
                               const char *const *key_names, int n_key,
                               ddb_error *err);
-/* BatchWriteItem, 25 writes a call, UnprocessedItems resent with backoff.
-** Not atomic: on error, earlier calls' writes stay written. */
+/* What became of each write of a call (ddb_batch_write's state[]). */
+#define DDB_WRITE_NOT_APPLIED 0 /* never reached DynamoDB, or refused */
+#define DDB_WRITE_APPLIED     1
+#define DDB_WRITE_MAYBE       2 /* its answer was lost: it may have been */
+
+/* BatchWriteItem, 25 writes a call, UnprocessedItems resent with backoff
+** (a resend that leaves as many unprocessed counts as a retry: more than
+** max_retries in a row fail the call).  Not atomic: on error, earlier
+** calls' writes stay written.  With state != NULL, state[i] says what
+** became of w[i], exactly: DynamoDB names the writes it did not process
+** (UnprocessedItems), and those of a request whose answer was lost are
+** DDB_WRITE_MAYBE. */
 ddb_result ddb_batch_write(ddb_client *c, const char *table,
                            const ddb_write *w, size_t n,
                            const char *const *key_names, int n_key,
-                           ddb_error *err);
+                           unsigned char *state, ddb_error *err);
 
 /* ------------------------------------------------------------------------
 ** fork() safety (live.c): an object whose locks a child of fork() must
@@ -681,8 +691,11 @@ typedef struct ddb_log_entry {
   int continuation; /* 1: a follow-up page (ExclusiveStartKey) */
   int http_status;  /* last attempt's status, 0 if none */
   int retries;
-  int items; /* items returned (Count), -1 if unknown */
-  double ms; /* wall time including retries */
+  int items;     /* items returned (Count), -1 if unknown */
+  double ms;     /* wall time including retries */
+  char note[64]; /* what the caller said of the call (ddb_log_note): a
+                    call of a write cut into calls that are not atomic
+                    together; "" for none */
 } ddb_log_entry;
 
 /* Process-wide request counters, counted where each event happens. */
@@ -721,6 +734,11 @@ int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);
 void ddb_log_add(const ddb_log_entry *e);
 /* The newest seq (0 when nothing was logged). */
 uint64_t ddb_log_last(void);
+/* The note of the requests the calling thread sends from now on (copied,
+** cut to the entry's 63 bytes; NULL or "": none), until it sets another:
+** each request's log entry carries it.  Thread by thread, so the calls
+** one thread makes for a statement never label another's. */
+void ddb_log_note(const char *note);
 
 #ifdef __cplusplus
 }

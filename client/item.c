@@ -580,7 +580,10 @@ int ddb_item_to_json(const ddb_item *it, ddb_buf *out) {
 
 int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out) {
   uint32_t i;
-  ddb_buf_addf(out, "{\"%s\":", ddb_type_name(av->type));
+  /* {"S": ...: no printf, every value of every write goes through here */
+  ddb_buf_add(out, "{\"", 2);
+  ddb_buf_adds(out, ddb_type_name(av->type));
+  ddb_buf_add(out, "\":", 2);
   switch(av->type) {
   case DDB_S:
   case DDB_N:

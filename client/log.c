@@ -7,6 +7,7 @@
 */
 #include <cjson/cJSON.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ddb_client_int.h"
@@ -52,12 +53,54 @@ static void log_lock_take(void) {
   pthread_mutex_lock(&log_lock);
 }
 
-/* Append e to the ring with the next seq (see http_int.h). */
+/* The calling thread's note (ddb_log_note): a char[64] in a pthread key
+** rather than __thread (see cancel.c: a dlopen()ed library's __thread
+** block and LeakSanitizer). */
+static pthread_key_t note_key;
+static pthread_once_t note_once = PTHREAD_ONCE_INIT;
+static int note_ok; /* note_key was made */
+
+static void note_key_init(void) {
+  note_ok = pthread_key_create(&note_key, free) == 0;
+}
+
+/* See ddb_client.h. */
+void ddb_log_note(const char *note) {
+  char *z;
+  pthread_once(&note_once, note_key_init);
+  if(!note_ok)
+    return;
+  z = pthread_getspecific(note_key);
+  if(!z && note && note[0]) {
+    z = calloc(1, sizeof(((ddb_log_entry *)0)->note));
+    if(!z || pthread_setspecific(note_key, z)) {
+      free(z);
+      return; /* out of memory: the requests go unlabelled */
+    }
+  }
+  if(z)
+    ddb_copy_str(z, sizeof(((ddb_log_entry *)0)->note), note ? note : "");
+}
+
+/* The calling thread's note, or "". */
+static const char *note_get(void) {
+  const char *z;
+  pthread_once(&note_once, note_key_init);
+  z = note_ok ? pthread_getspecific(note_key) : NULL;
+  return z ? z : "";
+}
+
+/* Append e to the ring with the next seq (see http_int.h), with the
+** calling thread's note. */
 void ddb_log_add(const ddb_log_entry *e) {
+  const char *note = note_get();
+  ddb_log_entry *slot;
   log_lock_take();
   log_seq++;
-  log_ring[log_seq % DDB_LOG_SIZE] = *e;
-  log_ring[log_seq % DDB_LOG_SIZE].seq = log_seq;
+  slot = &log_ring[log_seq % DDB_LOG_SIZE];
+  *slot = *e;
+  slot->seq = log_seq;
+  ddb_copy_str(slot->note, sizeof(slot->note), note);
   pthread_mutex_unlock(&log_lock);
 }
 

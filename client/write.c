@@ -21,6 +21,20 @@
 /* DynamoDB's longest UpdateExpression, in bytes. */
 #define UPDATE_EXPRESSION_MAX 4096
 
+/* Append prefix and then the decimal n (>= 0), e.g. "#a" 12 -> "#a12":
+** the names and values of expressions, written without printf (a bulk
+** write builds thousands). */
+static void add_ref(ddb_buf *b, const char *prefix, int n) {
+  char num[12];
+  int i = (int)sizeof(num);
+  ddb_buf_adds(b, prefix);
+  do {
+    num[--i] = (char)('0' + n % 10);
+    n /= 10;
+  } while(n > 0 && i > 0);
+  ddb_buf_add(b, num + i, sizeof(num) - (size_t)i);
+}
+
 /* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...} for
 ** cond over the key attribute names. */
 static void add_condition(ddb_buf *b, ddb_cond cond,
@@ -29,14 +43,18 @@ static void add_condition(ddb_buf *b, ddb_cond cond,
   if(cond == DDB_COND_NONE)
     return;
   ddb_buf_adds(b, ",\"ConditionExpression\":\"");
-  for(i = 0; i < n_key; i++)
-    ddb_buf_addf(b, "%s%s(#k%d)", i ? " AND " : "",
-                 cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
-                                             : "attribute_exists",
-                 i);
+  for(i = 0; i < n_key; i++) {
+    if(i)
+      ddb_buf_adds(b, " AND ");
+    ddb_buf_adds(b, cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
+                                                : "attribute_exists");
+    add_ref(b, "(#k", i);
+    ddb_buf_addc(b, ')');
+  }
   ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
   for(i = 0; i < n_key; i++) {
-    ddb_buf_addf(b, "%s\"#k%d\":", i ? "," : "", i);
+    add_ref(b, i ? ",\"#k" : "\"#k", i);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, key_names[i], strlen(key_names[i]));
   }
   ddb_buf_addc(b, '}');
@@ -162,36 +180,44 @@ static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
   start = b->len;
   if(n_set) {
     ddb_buf_adds(b, "SET ");
-    for(k = 0; k < n_set; k++)
-      ddb_buf_addf(b, "%s#a%d = :v%d", k ? ", " : "", k, k);
+    for(k = 0; k < n_set; k++) {
+      add_ref(b, k ? ", #a" : "#a", k);
+      add_ref(b, " = :v", k);
+    }
   }
   if(n_remove) {
     ddb_buf_adds(b, n_set ? " REMOVE " : "REMOVE ");
     for(k = 0; k < n_remove; k++)
-      ddb_buf_addf(b, "%s#a%d", k ? ", " : "", n_set + k);
+      add_ref(b, k ? ", #a" : "#a", n_set + k);
   }
   len = b->len - start;
   ddb_buf_adds(b, "\",\"ConditionExpression\":\"");
-  for(k = 0; k < n_key; k++)
-    ddb_buf_addf(b, "%sattribute_exists(#k%d)", k ? " AND " : "", k);
+  for(k = 0; k < n_key; k++) {
+    add_ref(b, k ? " AND attribute_exists(#k" : "attribute_exists(#k", k);
+    ddb_buf_addc(b, ')');
+  }
   ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
   for(k = 0; k < n_key; k++) {
-    ddb_buf_addf(b, "%s\"#k%d\":", k ? "," : "", k);
+    add_ref(b, k ? ",\"#k" : "\"#k", k);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, key_names[k], strlen(key_names[k]));
   }
   for(i = 0; i < (uint32_t)n_set; i++) {
-    ddb_buf_addf(b, ",\"#a%u\":", i);
+    add_ref(b, ",\"#a", (int)i);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, set->root.kids[i].name, set->root.kids[i].name_len);
   }
   for(k = 0; k < n_remove; k++) {
-    ddb_buf_addf(b, ",\"#a%d\":", n_set + k);
+    add_ref(b, ",\"#a", n_set + k);
+    ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, remove[k], strlen(remove[k]));
   }
   ddb_buf_addc(b, '}');
   if(n_set) {
     ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
     for(i = 0; i < (uint32_t)n_set; i++) {
-      ddb_buf_addf(b, "%s\":v%u\":", i ? "," : "", i);
+      add_ref(b, i ? ",\":v" : "\":v", (int)i);
+      ddb_buf_add(b, "\":", 2);
       ddb_av_to_typed_json(&set->root.kids[i], b);
     }
     ddb_buf_addc(b, '}');
@@ -305,56 +331,147 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
   return result;
 }
 
+/* Append the BatchWriteItem body of the writes w[k] with pend[k] set
+** (k < m) to b, reset first.  Returns DDB_OK, or DDB_ERR_INPUT naming
+** write base + k + 1 when its key is incomplete. */
+static ddb_result batch_body(ddb_buf *b, const char *table, const ddb_write *w,
+                             const unsigned char *pend, size_t m, size_t base,
+                             const char *const *key_names, int n_key,
+                             ddb_error *err) {
+  size_t k;
+  int first = 1;
+  ddb_buf_reset(b);
+  ddb_buf_adds(b, "{\"RequestItems\":{");
+  ddb_buf_json_str(b, table, strlen(table));
+  ddb_buf_adds(b, ":[");
+  for(k = 0; k < m; k++) {
+    if(!pend[k])
+      continue;
+    if(!first)
+      ddb_buf_addc(b, ',');
+    first = 0;
+    if(w[k].kind == DDB_WRITE_PUT) {
+      ddb_buf_adds(b, "{\"PutRequest\":{\"Item\":");
+      ddb_item_to_typed_json(w[k].item, b);
+    } else {
+      ddb_buf_adds(b, "{\"DeleteRequest\":{\"Key\":");
+      if(add_key(b, w[k].item, key_names, n_key))
+        return ddb_error_set(err, DDB_ERR_INPUT, "item %zu: key incomplete",
+                             base + k + 1);
+    }
+    ddb_buf_adds(b, "}}");
+  }
+  ddb_buf_adds(b, "]},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  return DDB_OK;
+}
+
+/* Does the typed item x have the table key of item it? */
+static int same_key(const ddb_item *x, const ddb_item *it,
+                    const char *const *key_names, int n_key) {
+  int i;
+  for(i = 0; i < n_key; i++) {
+    const ddb_av *a = ddb_item_get(x, key_names[i]);
+    const ddb_av *e = ddb_item_get(it, key_names[i]);
+    if(!a || !e || !ddb_av_equal(a, e))
+      return 0;
+  }
+  return 1;
+}
+
+/* Mark in still[k] (k < m) the pending writes (pend[k]) that the answer's
+** UnprocessedItems un (an array, or NULL) hands back; *n_un is how many.
+** Returns DDB_OK, or DDB_ERR_PARSE when it names a write that was not
+** pending (a server that answers what was not asked). */
+static ddb_result batch_unprocessed(const cJSON *un, const ddb_write *w,
+                                    const unsigned char *pend,
+                                    unsigned char *still, size_t m,
+                                    const char *const *key_names, int n_key,
+                                    int *n_un, ddb_error *err) {
+  const cJSON *x;
+  size_t k;
+  *n_un = 0;
+  memset(still, 0, m);
+  cJSON_ArrayForEach(x, un) {
+    const cJSON *put = cJSON_GetObjectItemCaseSensitive(x, "PutRequest");
+    const cJSON *del = cJSON_GetObjectItemCaseSensitive(x, "DeleteRequest");
+    const cJSON *img = put ? cJSON_GetObjectItemCaseSensitive(put, "Item")
+                           : cJSON_GetObjectItemCaseSensitive(del, "Key");
+    ddb_item *it = NULL;
+    ddb_error e2;
+    ddb_error_clear(&e2);
+    if(!img || ddb_item_decode(img, &it, &e2) || !it) {
+      ddb_item_unref(it);
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "BatchWriteItem: an UnprocessedItems entry that "
+                           "is not a write");
+    }
+    for(k = 0; k < m; k++)
+      if(pend[k] && !still[k] &&
+         (put != NULL) == (w[k].kind == DDB_WRITE_PUT) &&
+         same_key(it, w[k].item, key_names, n_key))
+        break;
+    ddb_item_unref(it);
+    if(k == m)
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "BatchWriteItem: UnprocessedItems hands back a "
+                           "write that was not sent");
+    still[k] = 1;
+    (*n_un)++;
+  }
+  return DDB_OK;
+}
+
 ddb_result ddb_batch_write(ddb_client *c, const char *table,
                            const ddb_write *w, size_t n,
                            const char *const *key_names, int n_key,
-                           ddb_error *err) {
-  size_t i = 0;
+                           unsigned char *state, ddb_error *err) {
+  size_t i = 0, k;
   ddb_result result = DDB_OK;
+  unsigned char pend[BATCH_WRITE_MAX], still[BATCH_WRITE_MAX];
   ddb_buf b;
+  if(state)
+    memset(state, DDB_WRITE_NOT_APPLIED, n);
   ddb_buf_init(&b, DDB_REQUEST_MAX);
   while(i < n) {
-    size_t m = n - i < BATCH_WRITE_MAX ? n - i : BATCH_WRITE_MAX, k;
+    size_t m = n - i < BATCH_WRITE_MAX ? n - i : BATCH_WRITE_MAX;
     cJSON *resp = NULL;
-    const cJSON *un;
     int stalls = 0, n_sent = (int)m;
-    ddb_buf_reset(&b);
-    ddb_buf_adds(&b, "{\"RequestItems\":{");
-    ddb_buf_json_str(&b, table, strlen(table));
-    ddb_buf_adds(&b, ":[");
-    for(k = 0; k < m; k++) {
-      const ddb_write *x = &w[i + k];
-      if(k)
-        ddb_buf_addc(&b, ',');
-      if(x->kind == DDB_WRITE_PUT) {
-        ddb_buf_adds(&b, "{\"PutRequest\":{\"Item\":");
-        ddb_item_to_typed_json(x->item, &b);
-      } else {
-        ddb_buf_adds(&b, "{\"DeleteRequest\":{\"Key\":");
-        if(add_key(&b, x->item, key_names, n_key)) {
-          result = ddb_error_set(err, DDB_ERR_INPUT,
-                                 "item %zu: key "
-                                 "incomplete",
-                                 i + k + 1);
-          goto fail;
-        }
-      }
-      ddb_buf_adds(&b, "}}");
-    }
-    ddb_buf_adds(&b, "]},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+    memset(pend, 1, m);
     /* send, then resend what comes back unprocessed, with backoff; a
     ** call that leaves as many unprocessed as it was sent is a failed
     ** retry, and max_retries of them in a row fail the call */
     for(;;) {
-      char *body;
-      size_t len;
       int n_un;
-      result = send_write(c, "BatchWriteItem", table, &b, &resp, err);
-      if(result)
+      result = batch_body(&b, table, w + i, pend, m, i, key_names, n_key, err);
+      if(result == DDB_OK)
+        result = send_write(c, "BatchWriteItem", table, &b, &resp, err);
+      if(result) {
+        /* what was still pending is as unknown as the call's answer */
+        for(k = 0; state && k < m; k++)
+          if(pend[k])
+            state[i + k] =
+                err->maybe_applied ? DDB_WRITE_MAYBE : DDB_WRITE_NOT_APPLIED;
         goto fail;
-      un = cJSON_GetObjectItemCaseSensitive(
-          cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems"), table);
-      n_un = un ? cJSON_GetArraySize(un) : 0;
+      }
+      result = batch_unprocessed(
+          cJSON_GetObjectItemCaseSensitive(
+              cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems"),
+              table),
+          w + i, pend, still, m, key_names, n_key, &n_un, err);
+      cJSON_Delete(resp);
+      resp = NULL;
+      if(result) {
+        for(k = 0; state && k < m; k++)
+          if(pend[k])
+            state[i + k] = DDB_WRITE_MAYBE;
+        goto fail;
+      }
+      for(k = 0; k < m; k++)
+        if(pend[k] && !still[k]) {
+          pend[k] = 0;
+          if(state)
+            state[i + k] = DDB_WRITE_APPLIED;
+        }
       if(n_un == 0)
         break;
       stalls = n_un < n_sent ? 0 : stalls + 1;
@@ -366,25 +483,11 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
                                stalls - 1);
         goto fail;
       }
-      body = cJSON_PrintUnformatted(un);
-      ddb_buf_reset(&b);
-      ddb_buf_adds(&b, "{\"RequestItems\":{");
-      ddb_buf_json_str(&b, table, strlen(table));
-      ddb_buf_addc(&b, ':');
-      if(body) {
-        len = strlen(body);
-        ddb_buf_add(&b, body, len);
-        free(body);
-      }
-      ddb_buf_adds(&b, "},\"ReturnConsumedCapacity\":\"TOTAL\"}");
-      cJSON_Delete(resp);
-      resp = NULL;
       result =
           ddb_backoff(c, "BatchWriteItem", stalls > 0 ? stalls : 1, 1, err);
       if(result)
         goto fail;
     }
-    cJSON_Delete(resp);
     i += m;
     continue;
   fail:

@@ -169,23 +169,9 @@ fail:
 
 /* ------------------------------------------------------------------------
 ** Progress: in an interactive shell (stderr a terminal), a statement that
-** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER)
-** shows one line on stderr, updated
-** as pages arrive, and cleared at the end (bEnd).
+** has run for dd_progress_after() seconds (monitor.c) shows one line on
+** stderr, updated as pages arrive, and cleared at the end (bEnd).
 */
-#define DD_PROGRESS_AFTER 2.0
-
-/* Seconds before the line appears: DD_PROGRESS_AFTER, or the environment
-** variable DYNAMODB_PROGRESS_AFTER (read once). */
-static double dd_progress_after(void) {
-  static double after = -1;
-  if(after < 0) {
-    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
-    double d;
-    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
-  }
-  return after;
-}
 
 /* Show (or update) the progress line of the cursor's statement once it
 ** has run long enough, on a terminal, unless progress=off; bEnd: clear

@@ -44,6 +44,12 @@
 ** keeps one segment per worker. */
 #define DD_UNIT_BYTES       (1024LL * 1024)
 #define DD_UNITS_PER_WORKER 4
+/* Calls of a split write in flight at once (write_calls=), by default:
+** as many as a full Scan's segments. */
+#define DD_WRITE_CALLS 8
+/* Single-row statements in a row that earn the hint to use BEGIN ...
+** COMMIT (dd_hint_singles). */
+#define DD_HINT_SINGLES 1000
 /* Filter conditions pushed into one Query or Scan at the most. */
 #define DD_MAX_FILTER 8
 /* The colUsed bits of columns nCol and beyond (item, keys, item_raw). */
@@ -134,7 +140,7 @@ typedef struct dd_txn dd_txn;
 typedef struct dd_opts {
   char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
-      *zProgress, *zSegments, *zSegment, *zSplit;
+      *zProgress, *zSegments, *zSegment, *zSplit, *zWriteCalls;
   char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
 } dd_opts;
 
@@ -164,6 +170,7 @@ typedef struct dd_extra {
   int nCheck;
   int aCheckCol[DD_MAX_FILTER];
   int aCheckKind[DD_MAX_FILTER];
+  int bFetch; /* DD_FETCH: each row read again by table key (EXPLAIN) */
 } dd_extra;
 
 /* A row check: the current row's column iCol compared with v, exactly
@@ -234,6 +241,12 @@ typedef struct dd_vtab {
   int bHeaderRefused;   /* a row of the open transaction looked like a
                            CSV header: its later INSERTs are refused
                            (import.c) */
+  int nWriteCalls;      /* write_calls: calls of a split write in flight
+                           at once (and its INSERTs' checks) */
+  int eTransact;        /* has the server TransactWriteItems?  0 not
+                           known yet, 1 yes, -1 no (txn.c) */
+  int nSingleRun;       /* statements in a row that each wrote one row
+                           (for the hint, dd_hint_singles) */
   dd_txn *pTxn;
   const char *zColumns; /* columns= while connecting (borrowed) */
   char *zSchemaErr;
@@ -348,9 +361,20 @@ int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
 /* The stable rowid of an item: a hash of its primary key. */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
-/* write.c: xUpdate, the row it writes, and the writes sent at once. */
+/* write.c: xUpdate and the row it writes. */
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
               sqlite3_int64 *pRowid);
+/* row.c: rows as writes see them; one row's write sent alone. */
+/* Send one write of a statement as its own call, as xUpdate always did
+** (INSERT's PutItem, UPDATE's UpdateItem, DELETE's DeleteItem: kind,
+** cond and the new item it, or for a DELETE the old one; old: the image
+** an UPDATE read), with the statement's messages ("INSERT: an item with
+** key ... already exists").  Returns an SQLite code, the error set on p. */
+int dd_write_now(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+                 const ddb_item *it, const ddb_item *old);
+/* The same for an UPDATE that moves item old to it's key: one
+** TransactWriteItems of the Delete and the Put. */
+int dd_move_now(dd_vtab *p, const ddb_item *old, const ddb_item *it);
 /* The key of it as text for messages (PK='a', SK=5): from
 ** sqlite3_malloc (the caller frees it), or NULL when out of memory. */
 char *dd_key_text(dd_vtab *p, const ddb_item *it);
@@ -413,6 +437,21 @@ void dd_txn_free(dd_vtab *p);
 /* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
 ** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
 int dd_register_log(sqlite3 *db);
+/* Seconds a statement runs before its progress line shows
+** (DYNAMODB_PROGRESS_AFTER, default 2; monitor.c). */
+double dd_progress_after(void);
+/* The progress line of a write cut into calls that are not atomic
+** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
+** tStart, shown once it has run dd_progress_after() seconds, on a
+** terminal, unless progress=off; *pbShown says it is on the screen.
+** bEnd: clear it (if shown).  monitor.c. */
+void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
+                       double tStart, int *pbShown, int bEnd);
+/* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
+** call of its own: say once per process, on stderr when it is a terminal
+** (and progress is on), that BEGIN ... COMMIT sends them as batches
+** (monitor.c). */
+void dd_hint_singles(dd_vtab *p);
 
 /* extension.c: the module table and the entry point. */
 /* The entry point: registers the module dynamodb and the functions on db.

@@ -422,6 +422,56 @@ static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
   return SQLITE_OK;
 }
 
+/* Append filter op with value v (moved into the cursor) on column c. */
+static void dd_filter_push(dd_cursor *pCur, int c, ddb_skop op, dd_val *v) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_filter *f = &pCur->aFilter[pCur->nFilter];
+  memset(f, 0, sizeof(*f));
+  f->name = p->aCol[c].zName;
+  f->op = op;
+  pCur->aFv[pCur->nFilter] = *v;
+  memset(v, 0, sizeof(*v));
+  f->v[0] = pCur->aFv[pCur->nFilter].av;
+  pCur->aFilterCol[pCur->nFilter++] = c;
+}
+
+/* Append the FilterExpression of `column c LIKE pattern pArg` (c an S
+** column) to the cursor's filters: the strings that start with the
+** pattern's literal prefix in any ASCII case (SQLite's LIKE), as the
+** sort-key path narrows a Query (keycond.c: dd_iv_apply).  A prefix
+** without ASCII letters is begins_with(c, prefix), exactly; else the
+** range from the prefix in upper case to the successor of the prefix in
+** lower case, a superset SQLite narrows, its upper end only while a
+** filter slot is spare (*pnSpare).  A NULL pattern matches no row
+** (*pbEmpty set); a pattern without a literal prefix (or not UTF-8, or
+** longer than a sort key) adds nothing.  Returns an SQLite code. */
+static int dd_like_filter(dd_cursor *pCur, int c, sqlite3_value *pArg,
+                          int *pnSpare, int *pbEmpty) {
+  dd_interval iv;
+  int nPrefix = 0, rc;
+  if(sqlite3_value_type(pArg) == SQLITE_NULL) {
+    *pbEmpty = 1; /* x LIKE NULL is NULL */
+    return SQLITE_OK;
+  }
+  memset(&iv, 0, sizeof(iv));
+  rc = dd_iv_apply(&iv, DDB_S, DD_SK_LIKE, pArg, &nPrefix);
+  if(rc == SQLITE_OK && !iv.bEmpty) {
+    if(iv.prefix.av.type) {
+      dd_filter_push(pCur, c, DDB_SK_BEGINS_WITH, &iv.prefix);
+    } else if(iv.lo.av.type) {
+      dd_filter_push(pCur, c, DDB_SK_GE, &iv.lo);
+      if(iv.hi.av.type && *pnSpare > 0) {
+        (*pnSpare)--;
+        dd_filter_push(pCur, c, DDB_SK_LT, &iv.hi);
+      }
+    }
+  }
+  dd_val_clear(&iv.lo);
+  dd_val_clear(&iv.hi);
+  dd_val_clear(&iv.prefix);
+  return rc;
+}
+
 /* The FILTER values argv[*piArg ..] of the plan x into the cursor's
 ** FilterExpression (aFilter, aFv), *piArg moved past them: a value no row
 ** can match sets iv->bEmpty; one DynamoDB cannot compare is left out (a
@@ -431,12 +481,18 @@ static int dd_filter_values(dd_cursor *pCur, const dd_extra *x,
                             dd_interval *iv, int argc, sqlite3_value **argv,
                             int *piArg) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  int i, rc = SQLITE_OK;
+  int i, rc = SQLITE_OK, nSpare = DD_MAX_FILTER - x->nFilter;
   for(i = 0; i < x->nFilter && *piArg < argc; i++) {
     int c = x->aFilterCol[i], k = x->aFilterKind[i], ok = 0;
     dd_val *v = &pCur->aFv[pCur->nFilter];
     ddb_filter *f = &pCur->aFilter[pCur->nFilter];
     sqlite3_value *pArg = argv[(*piArg)++];
+    if(k == DD_SK_LIKE) {
+      rc = dd_like_filter(pCur, c, pArg, &nSpare, &iv->bEmpty);
+      if(rc)
+        return rc;
+      continue;
+    }
     if(k == DD_SK_BEGINS) {
       const char *z = (const char *)sqlite3_value_text(pArg);
       int n = sqlite3_value_bytes(pArg);

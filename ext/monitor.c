@@ -1,7 +1,8 @@
 /*
 ** monitor.c -- what the process did: dynamodb_stats and dynamodb_log
 ** (eponymous virtual tables), dynamodb_cache_size() and
-** dynamodb_cache_clear().
+** dynamodb_cache_clear(); and what a write tells the user on a terminal
+** (a split write's progress line, the hint to batch single-row writes).
 **
 ** dynamodb_stats(name, value): the cache's and the client's counters,
 ** process-wide:
@@ -20,9 +21,15 @@
 ** Columns: seq (1, 2, ...), operation ("Query", "GetItem", ...),
 ** table_name, index_name (NULL for the base table), page (1 for the first
 ** request of a call, 2, 3, ... for follow-up pages and batch retries),
-** http_status, retries, items (items returned, NULL if not known), ms.
+** http_status, retries, items (items returned, NULL if not known), ms,
+** note (NULL, or for a call of a statement or COMMIT whose writes were
+** cut into calls that are not atomic together, which: "INSERT call 3 of
+** 12, not atomic", see txn.c).
 */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
@@ -76,7 +83,7 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
                            "CREATE TABLE x(seq INTEGER, operation TEXT,"
                            " table_name TEXT, index_name TEXT, page "
                            "INTEGER, http_status INTEGER, retries "
-                           "INTEGER, items INTEGER, ms REAL)",
+                           "INTEGER, items INTEGER, ms REAL, note TEXT)",
                            ppVtab);
 }
 
@@ -164,7 +171,11 @@ static int logColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
     if(e->items >= 0)
       sqlite3_result_int(ctx, e->items);
     break;
-  default: sqlite3_result_double(ctx, e->ms); break;
+  case 8: sqlite3_result_double(ctx, e->ms); break;
+  default:
+    if(e->note[0])
+      sqlite3_result_text(ctx, e->note, -1, SQLITE_TRANSIENT);
+    break;
   }
   return SQLITE_OK;
 }
@@ -350,6 +361,65 @@ static sqlite3_module statsModule = {
     0,
     0 /* xUpdate .. xShadowName: none */
 };
+
+/* ------------------------------------------------------------------------
+** Telling the user, on a terminal: the progress line of a write cut into
+** calls that are not atomic together, and the hint that single-row
+** statements in a row would go faster in one transaction.  (The progress
+** line of a read is cursor.c's.)
+*/
+#define DD_PROGRESS_AFTER 2.0
+
+/* See dd_ext.h: DD_PROGRESS_AFTER, or the environment variable
+** DYNAMODB_PROGRESS_AFTER (read once). */
+double dd_progress_after(void) {
+  static double after = -1;
+  if(after < 0) {
+    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
+    double d;
+    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
+  }
+  return after;
+}
+
+/* See dd_ext.h. */
+void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
+                       double tStart, int *pbShown, int bEnd) {
+  double t;
+  if(!p->bProgress)
+    return;
+  if(bEnd) {
+    if(*pbShown)
+      fputs("\r\033[K", stderr);
+    *pbShown = 0;
+    return;
+  }
+  t = ddbc_now() - tStart;
+  if(t < dd_progress_after() || !isatty(2))
+    return;
+  fprintf(stderr,
+          "\r\033[K%s: %s cut into %d calls, not atomic: %d sent, %.1f s",
+          p->zVtabName ? p->zVtabName : "dynamodb", zVerb, nCalls, nDone, t);
+  fflush(stderr);
+  *pbShown = 1;
+}
+
+/* Has the hint of dd_hint_singles been given in this process? */
+static int dd_hinted;
+
+/* See dd_ext.h. */
+void dd_hint_singles(dd_vtab *p) {
+  if(!p->bProgress || !isatty(2) ||
+     __atomic_exchange_n(&dd_hinted, 1, __ATOMIC_ACQ_REL))
+    return;
+  fprintf(stderr,
+          "dynamodb: hint: %d statements in a row each wrote one row of %s, "
+          "in a call of its own; BEGIN ... COMMIT around them sends up to "
+          "100 writes a call, %d calls at a time\n",
+          DD_HINT_SINGLES, p->zVtabName ? p->zVtabName : "the table",
+          p->nWriteCalls);
+  fflush(stderr);
+}
 
 /* dynamodb_cache_size(N): set the process-wide cache budget to N bytes and
 ** return the old budget; with no argument, return the budget. */

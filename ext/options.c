@@ -42,9 +42,11 @@ SQLITE_EXTENSION_INIT3
 **   columns='a, b N, c B'  more columns, one per named attribute, of type
 **                       S (TEXT, the default), N (NUMERIC) or B (BLOB); an
 **                       item whose attribute has another type shows NULL
-**   split_transactions=BOOL  a COMMIT of more than 100 items goes as
-**                       BatchWriteItem calls, not atomic (default true);
-**                       false: such a COMMIT fails and writes nothing
+**   split_transactions=BOOL  a COMMIT (or a statement) of more than 100
+**                       items goes as several calls, not atomic (default
+**                       true); false: it fails and writes nothing
+**   write_calls=N       calls of such a write in flight at once (1..64,
+**                       default 8)
 **   shared_cache=URL    a shared tier behind the process's cache:
 **                       redis[s]://[user@]host[:port][/db] (default:
 **                       DYNAMODB_SHARED_CACHE; off: none); no password
@@ -64,7 +66,8 @@ enum {
   DD_OPT_RETRIES,  /* an integer from 0 to 100: int */
   DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
   DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
-  DD_OPT_SEGMENT   /* I/N with 0 <= I < N: iSlice, nSlice */
+  DD_OPT_SEGMENT,  /* I/N with 0 <= I < N: iSlice, nSlice */
+  DD_OPT_CALLS     /* an integer from 1 to 64: int */
 };
 
 #define DD_STR_(x) #x
@@ -114,6 +117,9 @@ static const struct dd_option {
     {"shared_cache", offsetof(dd_opts, zSharedCache), DD_OPT_TEXT, 0, 0, NULL},
     {"shared_cache_timeout", offsetof(dd_opts, zSharedTimeout), DD_OPT_TIMEOUT,
      offsetof(dd_vtab, rSharedTimeout), 0, "expected seconds > 0"},
+    {"write_calls", offsetof(dd_opts, zWriteCalls), DD_OPT_CALLS,
+     offsetof(dd_vtab, nWriteCalls), DD_WRITE_CALLS,
+     "expected an integer from 1 to 64"},
 };
 #define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
 
@@ -338,6 +344,13 @@ static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
     p->nSlice = (int)n1;
     return SQLITE_OK;
   }
+  case DD_OPT_CALLS:
+    *pInt = (int)o->rDefault;
+    if(z && (dd_number(z, &d) || d != floor(d) || d < 1 || d > 64))
+      break;
+    if(z)
+      *pInt = (int)d;
+    return SQLITE_OK;
   default: /* DD_OPT_TEXT: taken by dd_options */ return SQLITE_OK;
   }
   return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,

@@ -112,9 +112,15 @@ static int dd_gate_within(const dd_vtab *p, const dd_path *pp) {
 }
 
 /* The columns a statement needs read: those it uses (colUsed) and the
-** gates of those (a column's value depends on its gate's attributes). */
+** gates of those (a column's value depends on its gate's attributes).
+** colUsed is cut to the table's columns (the key columns, item, keys,
+** item_raw): an UPDATE's has every bit set, also those of columns the
+** table does not have, and no path "covers" those, so every UPDATE read
+** its rows again by key (DD_FETCH) after the Query that found them. */
 static sqlite3_uint64 dd_cols_needed(const dd_vtab *p, sqlite3_uint64 mUsed) {
-  sqlite3_uint64 m = mUsed;
+  int nAll = p->nCol + 3;
+  sqlite3_uint64 m =
+      nAll >= 64 ? mUsed : mUsed & (((sqlite3_uint64)1 << nAll) - 1);
   int c;
   for(c = 0; c < p->nCol && c < 64; c++)
     if(mUsed & ((sqlite3_uint64)1 << c))
@@ -468,10 +474,12 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
          (best.op == DD_OP_QUERY &&
           (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
         continue;
-      if(k == DD_SK_NONE || k == DD_SK_LIKE || k == DD_SK_GLOB ||
-         !dd_binary(pInfo, i) ||
+      /* LIKE 'p%' goes as its prefix (filter.c: dd_like_filter); GLOB
+      ** with a prefix SQLite turns into >= and < itself */
+      if(k == DD_SK_NONE || k == DD_SK_GLOB || !dd_binary(pInfo, i) ||
          (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
-         (k == DD_SK_BEGINS && p->aCol[c->iColumn].type != DDB_S))
+         ((k == DD_SK_BEGINS || k == DD_SK_LIKE) &&
+          p->aCol[c->iColumn].type != DDB_S))
         continue;
       pInfo->aConstraintUsage[i].argvIndex =
           dd_plan_arg(&pc, DD_ARG_FILTER, k, c->iColumn);
@@ -555,6 +563,7 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   }
   if(bFetch)
     idxNum |= DD_FETCH;
+  extra.bFetch = bFetch;
   pInfo->idxNum = idxNum;
   pc.mProj = extra.bCount ? 0 : extra.mProj;
   pc.bCount = extra.bCount;

@@ -94,6 +94,10 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
         sqlite3_str_appendall(s, "begins_with(");
         dd_name(s, p->aCol[x->aFilterCol[i]].zName);
         sqlite3_str_appendall(s, ", ?)");
+      } else if(x->aFilterKind[i] == DD_SK_LIKE) {
+        /* sent as the prefix's begins_with, or its range (filter.c) */
+        dd_name(s, p->aCol[x->aFilterCol[i]].zName);
+        sqlite3_str_appendall(s, " LIKE ?");
       } else {
         dd_name(s, p->aCol[x->aFilterCol[i]].zName);
         sqlite3_str_appendf(s, " %s ?", azOp[x->aFilterKind[i]]);
@@ -114,6 +118,16 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
   }
   if(x->bCount)
     sqlite3_str_appendall(s, " COUNT");
+  if(x->bFetch) {
+    /* the path lacks a column used: each page's rows read again */
+    sqlite3_str_appendall(s, " FETCH (BatchGetItem by ");
+    for(i = 0; i < p->nKey; i++) {
+      if(i)
+        sqlite3_str_appendall(s, ", ");
+      dd_name(s, p->azKey[i]);
+    }
+    sqlite3_str_appendall(s, ")");
+  }
   if(bDesc)
     sqlite3_str_appendall(s, " DESC");
   if(bLimit)
@@ -159,7 +173,8 @@ char *dd_plan_none_str(dd_vtab *p, int iCol, int kind) {
 **   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET, _KEYS
 **            (the key list of keys = ?, col -1) or _CHECK (a comparison
 **            sent nowhere, which xFilter judges; after OFFSET);
-**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER,
+**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER (a
+**            _FILTER's: DD_SK_EQ .. _LE, _LIKE or _BEGINS),
 **            DD_SK_EQ .. DD_SK_LE for _CHECK;
 **            col: the column the argument is compared with (-1: none)
 */
@@ -221,7 +236,8 @@ int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x) {
     if(role != DD_ARG_FILTER)
       continue;
     if(x->nFilter + x->nCheck >= DD_MAX_FILTER || col < 0 ||
-       (kind != DD_SK_BEGINS && (kind < DD_SK_EQ || kind > DD_SK_LE)))
+       (kind != DD_SK_BEGINS && kind != DD_SK_LIKE &&
+        (kind < DD_SK_EQ || kind > DD_SK_LE)))
       return -1;
     x->aFilterCol[x->nFilter] = col;
     x->aFilterKind[x->nFilter++] = kind;

@@ -1,8 +1,13 @@
 /*
 ** row.c -- rows as DynamoDB writes see them, for write.c and txn.c: the
 ** changes between two images of an item as an UpdateItem (dd_diff), the
-** key of an item as text for messages (dd_key_text).
+** key of an item as text for messages (dd_key_text), and one row's write
+** sent alone, with the messages of its statement (dd_write_now,
+** dd_move_now): a statement's single write (txn.c), and the rows of an
+** OR IGNORE or OR FAIL statement, which each need their answer at once
+** (write.c).  Every write goes through the cache (cache/write.c).
 */
+#include <stdio.h>
 #include <string.h>
 
 #include <sqlite3ext.h>
@@ -62,4 +67,132 @@ int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
   }
   sqlite3_free((void *)aSet);
   return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
+** One row's write sent alone
+*/
+
+/* Report a client error from a write; a failed condition becomes
+** SQLITE_CONSTRAINT with zWhat (which names the key). */
+static int dd_write_error(dd_vtab *p, const ddb_error *e, const char *zWhat) {
+  if(strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
+     (strcmp(e->type, "TransactionCanceledException") == 0 &&
+      strstr(e->message, "ConditionalCheckFailed"))) {
+    dd_error(p, "%s", zWhat);
+    return SQLITE_CONSTRAINT;
+  }
+  dd_error(p, "%s", e->message);
+  return dd_rc(e);
+}
+
+/* INSERT (cond DDB_COND_NOT_EXISTS) or REPLACE (DDB_COND_NONE): PutItem. */
+static int dd_insert_now(dd_vtab *p, const ddb_item *it, ddb_cond cond) {
+  ddb_error err;
+  int rc = SQLITE_OK;
+  ddb_error_clear(&err);
+  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, &p->pol,
+                   NULL, &err)) {
+    /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
+    ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
+    char *zKey = dd_key_text(p, it);
+    char *zWhat = sqlite3_mprintf("INSERT: an item with key %s already "
+                                  "exists (INSERT OR REPLACE overwrites it)",
+                                  zKey ? zKey : "?");
+    rc = dd_write_error(p, &err, zWhat ? zWhat : "INSERT: key exists");
+    sqlite3_free(zWhat);
+    sqlite3_free(zKey);
+  }
+  return rc;
+}
+
+/* DELETE: DeleteItem. */
+static int dd_delete_now(dd_vtab *p, const ddb_item *old) {
+  ddb_error err;
+  ddb_error_clear(&err);
+  if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey,
+                      DDB_COND_NONE, &p->pol, NULL, &err))
+    return dd_write_error(p, &err, "DELETE failed");
+  return SQLITE_OK;
+}
+
+/* UPDATE without a key change: UpdateItem of what changed. */
+static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
+  const char **azRemove = NULL;
+  ddb_item *set = NULL;
+  ddb_error err;
+  int nRemove = 0, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  azRemove = sqlite3_malloc64(sizeof(*azRemove) * (old->root.n + 1));
+  if(!azRemove)
+    return SQLITE_NOMEM;
+  rc = dd_diff(p, old, it, &set, azRemove, &nRemove);
+  if(rc || (!set && nRemove == 0))
+    goto fail; /* nothing changed: no call */
+  /* old is the item as read, perhaps from the cache and not what DynamoDB
+  ** held */
+  if(ddbc_update_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, set,
+                      azRemove, nRemove, old, &p->pol, NULL, &err)) {
+    char *zKey = dd_key_text(p, it);
+    char *zWhat = sqlite3_mprintf("UPDATE: the item with key %s no longer "
+                                  "exists",
+                                  zKey ? zKey : "?");
+    rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item gone");
+    sqlite3_free(zWhat);
+    sqlite3_free(zKey);
+    goto fail;
+  }
+
+fail:
+  sqlite3_free((void *)azRemove);
+  ddb_item_unref(set);
+  return rc;
+}
+
+/* UPDATE that changes the table key: delete the old item and put the new
+** one, in one transaction. */
+static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
+  ddb_write w[2];
+  const ddb_item *was[2];
+  ddb_error err;
+  ddb_error_clear(&err);
+  memset(w, 0, sizeof(w));
+  w[0].kind = DDB_WRITE_DELETE;
+  w[0].item = old;
+  w[0].cond = DDB_COND_EXISTS;
+  w[1].kind = DDB_WRITE_PUT;
+  w[1].item = it;
+  w[1].cond = DDB_COND_NOT_EXISTS;
+  was[0] = old;  /* as read */
+  was[1] = NULL; /* none: the put's condition */
+  if(ddbc_transact_write(p->pClient, p->pDesc, w, 2, p->azKey, p->nKey, was,
+                         &p->pol, &err)) {
+    char *zNew = dd_key_text(p, it);
+    char *zWhat = sqlite3_mprintf("UPDATE: cannot move the item to key %s: "
+                                  "it exists, or the old item is gone",
+                                  zNew ? zNew : "?");
+    int rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE failed");
+    sqlite3_free(zWhat);
+    sqlite3_free(zNew);
+    return rc;
+  }
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dd_write_now(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
+                 const ddb_item *it, const ddb_item *old) {
+  switch(kind) {
+  case DDB_WRITE_PUT: return dd_insert_now(p, it, cond);
+  case DDB_WRITE_UPDATE:
+    /* an UPDATE always has the image it read */
+    return old ? dd_update_now(p, old, it) : SQLITE_MISUSE;
+  default: return dd_delete_now(p, it);
+  }
+}
+
+/* See dd_ext.h. */
+int dd_move_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
+  return dd_rekey_now(p, old, it);
 }

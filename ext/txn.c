@@ -1,28 +1,39 @@
 /*
 ** txn.c -- the transactions of a dynamodb virtual table: writes buffered
-** between BEGIN and COMMIT, savepoints, and the COMMIT that sends them.
+** between BEGIN and COMMIT (and, outside one, for the length of a
+** statement), savepoints, and the xSync that sends them.
 **
-** Inside BEGIN ... COMMIT, writes are buffered (dd_op: the kind, the
-** condition, the new image, and for an UPDATE the image it read; xUpdate,
-** write.c, adds them with dd_op_add) and sent by xSync at COMMIT, merged to
-** one write per item (dd_coalesce).  Each keeps its kind: an UPDATE is
-** sent as the SET and REMOVE of what changed against the image it read, on
-** condition that the item exists, never as a whole-item put.  Up to 100
-** items and 4 MB go in one TransactWriteItems (all or nothing; a failure
-** names the item); more as TransactWriteItems of up to 100 items and 4 MB
-** each (atomic each, not together), then the unconditional puts (REPLACE)
-** and deletes as BatchWriteItem, with the INSERTs first checked with a
-** consistent BatchGetItem, so an existing key still fails the COMMIT
-** before anything is written; with split_transactions=no, an error.  In
-** such a split COMMIT the Delete and the Put of a key move (and every
-** write merged with either) stay in one TransactWriteItems, and a failure
-** part way names the writes applied and those not (dd_report_split).
-** ROLLBACK sends nothing; ROLLBACK TO a savepoint drops the writes after
-** it.
+** Writes are buffered (dd_op: the kind, the condition, the new image, and
+** for an UPDATE the image it read; xUpdate, write.c, adds them with
+** dd_op_add) and sent by xSync, at COMMIT or, outside BEGIN ... COMMIT,
+** at the end of the statement (SQLite calls xBegin, xSync and xCommit
+** around every statement that writes a virtual table): one statement is
+** one batch.  A statement's single write goes alone as it always did
+** (row.c: dd_write_now); otherwise the writes are merged to one per item
+** (dd_coalesce).  Each keeps its kind: an UPDATE is sent as the SET and
+** REMOVE of what changed against the image it read, on condition that
+** the item exists, never as a whole-item put.  Up to 100 items and 4 MB
+** go in one TransactWriteItems (all or nothing; a failure names the
+** item); more (split_transactions; without it, an error) as calls that
+** are atomic each, not together (dd_commit_split): TransactWriteItems of
+** up to 100 items and 4 MB, then the unconditional puts (REPLACE) and
+** deletes as BatchWriteItem, with the INSERTs first checked with
+** consistent BatchGetItems, so an existing key still fails before
+** anything is written.  The Delete and the Put of a key move (and every
+** write merged with either) stay in one call.  The calls run write_calls
+** at a time (cache/wcalls.c), each labelled in the request log; a failure
+** stops those not started and says what became of every write
+** (dd_report_split).  A statement of over DD_STMT_FLUSH_OPS writes sends
+** them in parts as it runs (dd_stmt_flush).  A server without
+** TransactWriteItems is found by the first call that needs it
+** (dd_vtab.eTransact): a statement then goes as single writes and
+** BatchWriteItem.  ROLLBACK sends nothing; ROLLBACK TO a savepoint drops
+** the writes after it.
 **
-** Reads inside the transaction see its writes: dd_txn.pend maps each
-** written key (canonical, ddb_key_encode) to its newest write, and the
-** cursor (cursor.c, dd_overlay_start) lays those over every read path.
+** Reads inside the transaction (or statement) see its writes: dd_txn.pend
+** maps each written key (canonical, ddb_key_encode) to its newest write,
+** and the cursor (cursor.c, dd_overlay_start) lays those over every read
+** path.
 **
 ** Every write goes through the cache (cache/write.c: ddbc_put_item ...).
 **
@@ -80,8 +91,14 @@ typedef struct dd_row {
 } dd_row;
 
 struct dd_txn {
-  int bActive; /* between xBegin and xCommit/xRollback */
-  dd_op *aOp;  /* buffered writes, in order */
+  int bActive;       /* between xBegin and xCommit/xRollback */
+  int bStmt;         /* the buffered writes are one statement's, outside BEGIN
+                  ... COMMIT: sent at its end (set at its first write) */
+  const char *zVerb; /* bStmt: the statement's kind for messages
+                        ("INSERT", "UPDATE", "DELETE"); static */
+  long long nBytes;  /* bStmt: bytes of the items buffered */
+  int nSent;         /* bStmt: writes its earlier parts sent (applied) */
+  dd_op *aOp;        /* buffered writes, in order */
   int nOp, nAlloc;
   int aSave[DD_MAX_SAVEPOINTS]; /* nOp at each savepoint */
   int nSave;
@@ -190,6 +207,10 @@ static void dd_txn_end(dd_txn *t) {
   dd_rows_free(t);
   t->nSave = 0;
   t->bActive = 0;
+  t->bStmt = 0;
+  t->zVerb = NULL;
+  t->nBytes = 0;
+  t->nSent = 0;
 }
 
 void dd_txn_free(dd_vtab *p) {
@@ -285,6 +306,16 @@ static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
                       const ddb_item *item, const ddb_item *old, int bInsert,
                       int bTied) {
   dd_txn *t = p->pTxn;
+  if(t->nOp == 0) {
+    /* outside BEGIN ... COMMIT the statement's writes are buffered and
+    ** sent at its end, as one transaction when they fit (dd_sync) */
+    t->bStmt = sqlite3_get_autocommit(p->db);
+    t->zVerb = kind == DDB_WRITE_PUT      ? "INSERT"
+               : kind == DDB_WRITE_UPDATE ? "UPDATE"
+                                          : "DELETE";
+    t->nBytes = 0;
+  }
+  t->nBytes += (long long)ddb_item_size(item);
   if(t->nOp == t->nAlloc) {
     int n = t->nAlloc ? t->nAlloc * 2 : 64;
     dd_op *a = sqlite3_realloc64(t->aOp, sizeof(dd_op) * (sqlite3_uint64)n);
@@ -308,9 +339,29 @@ static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   return SQLITE_OK;
 }
 
+static int dd_stmt_flush(dd_vtab *p);
+
+/* Statement writes buffered at the most (count or bytes of items) before
+** the statement sends what it has and goes on (dd_stmt_flush): a
+** statement that big is cut into calls anyway, and so holds the memory of
+** at most this many items (an INSERT ... SELECT of millions of rows). */
+#define DD_STMT_FLUSH_OPS   10000
+#define DD_STMT_FLUSH_BYTES (32LL * 1024 * 1024)
+
+/* After a write is buffered: a statement's buffer that reached its bound
+** is sent now.  Returns an SQLite code. */
+static int dd_op_added(dd_vtab *p) {
+  dd_txn *t = p->pTxn;
+  if(t->bStmt &&
+     (t->nOp >= DD_STMT_FLUSH_OPS || t->nBytes >= DD_STMT_FLUSH_BYTES))
+    return dd_stmt_flush(p);
+  return SQLITE_OK;
+}
+
 int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
               const ddb_item *item, const ddb_item *old, int bInsert) {
-  return dd_op_push(p, kind, cond, item, old, bInsert, 0);
+  int rc = dd_op_push(p, kind, cond, item, old, bInsert, 0);
+  return rc ? rc : dd_op_added(p);
 }
 
 /* The Delete (must exist) and the Put (must not exist) of a key move,
@@ -326,7 +377,9 @@ int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
     if(rc)
       dd_ops_truncate(p, t, n);
   }
-  return rc;
+  if(rc == SQLITE_OK && n == 0)
+    t->zVerb = "UPDATE";
+  return rc ? rc : dd_op_added(p);
 }
 
 int dd_begin(sqlite3_vtab *pVtab) {
@@ -408,15 +461,16 @@ int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
 }
 
 /* ------------------------------------------------------------------------
-** COMMIT: send the buffered writes
+** xSync: send the buffered writes
 **
 ** The outline: dd_coalesce merges the buffered writes into one per item
 ** and ties the writes that must be applied together into groups;
 ** dd_writes_build turns them into DynamoDB writes.  Up to 100 (and 4 MB)
-** go as one call.  More (dd_commit_split): dd_cut_build cuts them into
-** atomic groups (dd_atomic_groups) and packs the groups into calls, never
-** cutting a group; the calls go one after the other, and a failure says
-** which writes were applied and which were not (dd_report_split).
+** go as one call (dd_commit_atomic).  More (dd_commit_split): dd_cut_build
+** cuts them into atomic groups (dd_atomic_groups) and packs the groups
+** into calls, never cutting a group; the calls run write_calls at a time
+** (dd_send_calls, cache/wcalls.c), and a failure says what became of
+** every write (dd_report_split).
 */
 
 /* Writes DynamoDB takes in one BatchWriteItem. */
@@ -506,6 +560,19 @@ static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
   int i, j, n = 0, iPrev = -1, rc = SQLITE_OK;
   if(!a)
     return SQLITE_NOMEM;
+  if(HASH_COUNT(t->pend) == (unsigned)t->nOp) {
+    /* every write of its own key (a bulk INSERT, an UPDATE of many rows):
+    ** nothing to merge, the groups are the moves' pairs */
+    for(i = 0; i < t->nOp; i++) {
+      a[i] = t->aOp[i];
+      a[i].iGroup = i;
+      if(a[i].bTied && i > 0)
+        dd_group_join(a, i, i - 1);
+    }
+    *paOut = a;
+    *pnOut = t->nOp;
+    return SQLITE_OK;
+  }
   ddb_buf_init(&b, 4u * 1024 * 1024);
   for(i = 0; i < t->nOp && rc == SQLITE_OK; i++) {
     const dd_op *o = &t->aOp[i];
@@ -669,35 +736,6 @@ static int dd_commit_rc(const ddb_error *e) {
                                                       : dd_rc(e);
 }
 
-/* Send w[0..n) (n <= 100; aOp their merged writes) as one
-** TransactWriteItems, or one plain call when n is 1 (atomic too, at half
-** the cost).  Returns a ddb_result with err filled on failure (a failed
-** condition of a plain call reads "item 1: ConditionalCheckFailed", as a
-** transaction's does). */
-static ddb_result dd_send_writes(dd_vtab *p, const ddb_write *w,
-                                 dd_op *const *aOp, int n, ddb_error *err) {
-  ddbc_policy forget = p->pol;
-  ddb_result r;
-  ddb_error_clear(err);
-  /* no answer of a TransactWriteItems holds the images: the cache forgets
-  ** the items (item_ttl 0) */
-  forget.item_ttl = 0;
-  if(n == 1 && w[0].kind == DDB_WRITE_PUT && w[0].cond != DDB_COND_EXISTS)
-    r = ddbc_put_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
-                      w[0].cond, &p->pol, NULL, err);
-  else if(n == 1 && w[0].kind == DDB_WRITE_UPDATE)
-    r = ddbc_update_item(p->pClient, p->pDesc, w[0].item, p->azKey, p->nKey,
-                         w[0].set, w[0].remove, w[0].n_remove, aOp[0]->old,
-                         &p->pol, NULL, err);
-  else
-    r = ddbc_transact_write(p->pClient, p->pDesc, w, n, p->azKey, p->nKey,
-                            NULL, &forget, err);
-  if(r && strcmp(err->type, "ConditionalCheckFailedException") == 0)
-    snprintf(err->message, sizeof(err->message),
-             "item 1: ConditionalCheckFailed");
-  return r;
-}
-
 /* The bytes write w adds to a TransactWriteItems (see DD_TRANSACT_BYTES). */
 static long long dd_write_bytes(const ddb_write *w) {
   long long n = (long long)ddb_item_size(w->item) + 100;
@@ -724,20 +762,23 @@ static int dd_write_unconditional(const ddb_write *w) {
   return w->cond == DDB_COND_NONE && w->kind != DDB_WRITE_UPDATE;
 }
 
-/* One call of a split COMMIT: the cut's writes [i0, i0 + n). */
+/* One call of a split write: the cut's writes [i0, i0 + n). */
 typedef struct dd_call {
   int i0, n;
   int bBatch; /* BatchWriteItem (unconditional writes, each alone in its
-                 group); else TransactWriteItems (or one plain call) */
+                 group); else TransactWriteItems, or one plain call for
+                 one write */
 } dd_call;
 
-/* A split COMMIT cut into calls (dd_cut_build); free with dd_cut_free.
+/* A split write cut into calls (dd_cut_build); free with dd_cut_free.
 ** The writes are numbered in this order in messages (1, 2, ...). */
 typedef struct dd_cut {
   ddb_write *w;   /* copies of dd_writes.w, in the order they are sent */
   dd_op **aOp;    /* aOp[i]: the merged write of w[i] */
-  dd_call *aCall; /* the calls, in the order they are sent */
+  dd_call *aCall; /* the calls, in the order they are numbered */
   int n, nCall;
+  int nBase; /* writes of the statement sent before this cut (its
+                     earlier parts, dd_stmt_flush): numbered first */
 } dd_cut;
 
 static void dd_cut_free(dd_cut *pl) {
@@ -789,15 +830,37 @@ static void dd_cut_add(dd_cut *pl, const dd_writes *x, int k, int c,
   pl->aCall[c].n++;
 }
 
-/* Cut the writes into the calls of a split COMMIT: first the groups that need a
-** transaction (more than one write, or one write with a condition or an
-** UPDATE), in order, packed into TransactWriteItems of at most
-** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut;
-** then the unconditional PUTs and DELETEs alone in their group, as
-** BatchWriteItem calls of DD_BATCH_MAX.  A group too big for one
-** transaction is an error set on p (nothing sent).  Returns an SQLite
-** code; on success *pl holds the cut (dd_cut_free). */
-static int dd_cut_build(dd_vtab *p, const dd_writes *x, dd_cut *pl) {
+/* Is the group of the nm writes x->w[m[..]] one unconditional PUT or
+** DELETE, which a BatchWriteItem may carry? */
+static int dd_group_batchable(const dd_writes *x, const int *m, int nm) {
+  return nm == 1 && dd_write_unconditional(&x->w[m[0]]);
+}
+
+/* The head of the message of a write that failed before its calls were
+** sent: "INSERT: nothing written", or, for a statement whose earlier parts
+** went (nBase writes: dd_stmt_flush), what they were.  From
+** sqlite3_malloc (the caller frees it); NULL when out of memory. */
+static char *dd_unsent_head(const char *zVerb, int nBase) {
+  if(nBase == 0)
+    return sqlite3_mprintf("%s: nothing written", zVerb);
+  return sqlite3_mprintf("%s failed part way (over %d writes or 4 MB are not "
+                         "one transaction): writes 1-%d applied (its earlier "
+                         "parts), none after them",
+                         zVerb, DD_TRANSACT_MAX, nBase);
+}
+
+/* Cut the writes into the calls of a split write: first the groups that
+** need a transaction (more than one write, or one write with a condition
+** or an UPDATE), in order, packed into TransactWriteItems of at most
+** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut
+** (bSingle: a server without TransactWriteItems; then each such write is
+** a call of its own, and a group of several is refused); then the
+** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
+** calls of DD_BATCH_MAX.  A group that cannot be sent is an error set on
+** p, naming zVerb (nothing sent).  Returns an SQLite code; on success *pl
+** holds the cut (dd_cut_free). */
+static int dd_cut_build(dd_vtab *p, const dd_writes *x, int bSingle,
+                        const char *zVerb, int nBase, dd_cut *pl) {
   size_t nAlloc = (size_t)x->n + 1;
   int *aMember = sqlite3_malloc64(sizeof(int) * nAlloc);
   int *aStart = sqlite3_malloc64(sizeof(int) * nAlloc);
@@ -817,22 +880,34 @@ static int dd_cut_build(dd_vtab *p, const dd_writes *x, dd_cut *pl) {
   for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
     const int *m = aMember + aStart[g];
     int nm = aStart[g + 1] - aStart[g];
-    if(nm == 1 && dd_write_unconditional(&x->w[m[0]]))
+    if(dd_group_batchable(x, m, nm))
       continue;
     for(i = 0; i < nm; i++)
       pl->w[i] = x->w[m[i]]; /* scratch, for dd_transact_fits */
-    if(!dd_transact_fits(pl->w, nm)) {
+    if(bSingle && nm > 1) {
       char *zKey = dd_key_text(p, x->w[m[0]].item);
+      char *zHead = dd_unsent_head(zVerb, nBase);
       dd_error(p,
-               "COMMIT: nothing written: %d writes must be applied "
-               "together (UPDATEs that move rows onto keys this "
-               "transaction freed, chained; the first: %s), over "
+               "%s: the server has no TransactWriteItems, and an UPDATE "
+               "that moves a row (%s) must delete and put in one",
+               zHead ? zHead : zVerb, zKey ? zKey : "?");
+      sqlite3_free(zKey);
+      sqlite3_free(zHead);
+      rc = SQLITE_ERROR;
+    } else if(!dd_transact_fits(pl->w, nm)) {
+      char *zKey = dd_key_text(p, x->w[m[0]].item);
+      char *zHead = dd_unsent_head(zVerb, nBase);
+      dd_error(p,
+               "%s: %d writes must be applied together (UPDATEs that move "
+               "rows onto keys this %s freed, chained; the first: %s), over "
                "DynamoDB's %d writes or 4 MB for one transaction: commit "
                "such moves in smaller transactions",
-               nm, zKey ? zKey : "?", DD_TRANSACT_MAX);
+               zHead ? zHead : zVerb, nm,
+               strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
+               zKey ? zKey : "?", DD_TRANSACT_MAX);
       sqlite3_free(zKey);
+      sqlite3_free(zHead);
       rc = SQLITE_CONSTRAINT;
-      break;
     }
   }
   /* second pass, now that nothing is refused: fill the cut */
@@ -840,11 +915,11 @@ static int dd_cut_build(dd_vtab *p, const dd_writes *x, dd_cut *pl) {
     const int *m = aMember + aStart[g];
     int nm = aStart[g + 1] - aStart[g];
     long long gBytes = 0;
-    if(nm == 1 && dd_write_unconditional(&x->w[m[0]]))
+    if(dd_group_batchable(x, m, nm))
       continue;
     for(i = 0; i < nm; i++)
       gBytes += dd_write_bytes(&x->w[m[i]]);
-    if(c < 0 || pl->aCall[c].n + nm > DD_TRANSACT_MAX ||
+    if(c < 0 || bSingle || pl->aCall[c].n + nm > DD_TRANSACT_MAX ||
        bytes + gBytes > DD_TRANSACT_BYTES) {
       c = pl->nCall;
       bytes = 0;
@@ -855,7 +930,7 @@ static int dd_cut_build(dd_vtab *p, const dd_writes *x, dd_cut *pl) {
   }
   for(g = 0, c = -1; g < nGroup && rc == SQLITE_OK; g++) {
     const int *m = aMember + aStart[g];
-    if(aStart[g + 1] - aStart[g] != 1 || !dd_write_unconditional(&x->w[m[0]]))
+    if(!dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
       continue;
     if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
       c = pl->nCall;
@@ -901,66 +976,144 @@ static void dd_keys_brief(dd_vtab *p, const dd_cut *pl, int i0, int n,
 ** to s (numbered from 1). */
 static void dd_report_range(dd_vtab *p, const dd_cut *pl, int i0, int n,
                             const char *zWhat, sqlite3_str *s) {
+  int a = pl->nBase + i0 + 1;
   if(n == 1)
-    sqlite3_str_appendf(s, "write %d %s (", i0 + 1, zWhat);
+    sqlite3_str_appendf(s, "write %d %s (", a, zWhat);
   else
-    sqlite3_str_appendf(s, "writes %d-%d %s (", i0 + 1, i0 + n, zWhat);
+    sqlite3_str_appendf(s, "writes %d-%d %s (", a, a + n - 1, zWhat);
   dd_keys_brief(p, pl, i0, n, s);
   sqlite3_str_appendall(s, ")");
 }
 
-/* Call c of the cut failed with e: set the error on p, saying which
-** writes were applied (the calls before c), which may have been (call c,
-** when e says so, or a BatchWriteItem, which is not atomic), and which
-** were not.  Returns the SQLite code. */
-static int dd_report_split(dd_vtab *p, const dd_cut *pl, int c,
-                           const ddb_error *e) {
+/* The DynamoDB operation of call c of the cut. */
+static const char *dd_call_op(const dd_cut *pl, int c) {
   const dd_call *k = &pl->aCall[c];
-  int bMaybe = k->bBatch || e->maybe_applied;
-  int iNot = bMaybe ? k->i0 + k->n : k->i0;
-  char *zWhy = dd_failure_reason(p, e, pl->aOp + k->i0, k->n);
-  sqlite3_str *s = sqlite3_str_new(0);
-  char *z;
-  if(c == 0 && !bMaybe) {
-    sqlite3_str_appendf(s, "COMMIT: nothing written: %s", zWhy ? zWhy : "?");
-  } else {
-    sqlite3_str_appendf(s,
-                        "COMMIT failed%s (over %d writes or 4 MB are not one "
-                        "transaction): ",
-                        c ? " part way" : "", DD_TRANSACT_MAX);
-    if(k->i0 > 0) {
-      dd_report_range(p, pl, 0, k->i0, "applied", s);
-      sqlite3_str_appendall(s, "; ");
-    }
-    if(bMaybe) {
-      dd_report_range(p, pl, k->i0, k->n,
-                      k->bBatch ? "may be partly applied (BatchWriteItem is "
-                                  "not atomic)"
-                                : "may or may not have been applied (all of "
-                                  "them or none)",
-                      s);
-      if(iNot < pl->n)
-        sqlite3_str_appendall(s, "; ");
-    }
-    if(iNot < pl->n)
-      dd_report_range(p, pl, iNot, pl->n - iNot, "not applied", s);
-    sqlite3_str_appendf(s, ": call %d of %d (%s): %s", c + 1, pl->nCall,
-                        k->bBatch ? "BatchWriteItem" : "TransactWriteItems",
-                        zWhy ? zWhy : "?");
+  if(k->bBatch)
+    return "BatchWriteItem";
+  if(k->n > 1)
+    return "TransactWriteItems";
+  switch(pl->w[k->i0].kind) {
+  case DDB_WRITE_PUT: return "PutItem";
+  case DDB_WRITE_UPDATE: return "UpdateItem";
+  default: return "DeleteItem";
   }
-  z = sqlite3_str_finish(s);
-  dd_error(p, "%s", z ? z : "COMMIT failed (out of memory)");
-  sqlite3_free(z);
-  sqlite3_free(zWhy);
-  return dd_commit_rc(e);
 }
 
-/* Are the INSERTs among x's writes free to go?  One consistent
-** BatchGetItem (100 keys a call): an existing key is an error set on p,
-** before anything is written.  Returns an SQLite code. */
-static int dd_check_inserts(dd_vtab *p, const dd_writes *x) {
+/* The words for what became of a run of n writes (state v) from call c
+** on, over nCalls calls (more than one only for TransactWriteItems whose
+** answers were lost: each all or nothing); zBuf has room for 80 bytes. */
+static const char *dd_state_words(const dd_cut *pl, int c, unsigned char v,
+                                  int n, int nCalls, char *zBuf) {
+  if(v == DDB_WRITE_APPLIED)
+    return "applied";
+  if(v != DDB_WRITE_MAYBE)
+    return "not applied";
+  if(pl->aCall[c].bBatch)
+    return "may be partly applied (BatchWriteItem is not atomic)";
+  if(nCalls > 1) {
+    snprintf(zBuf, 80,
+             "may or may not have been applied (each of their %d calls "
+             "all or none)",
+             nCalls);
+    return zBuf;
+  }
+  return n == 1 ? "may or may not have been applied"
+                : "may or may not have been applied (all of them or none)";
+}
+
+/* A split write failed (or was interrupted): set the error on p, naming
+** zVerb and saying what became of every write, in runs of consecutive
+** writes alike ("writes 1-99 applied (keys); writes 100-101 not applied
+** (keys)"; a run of writes that may have been applied never spans two
+** calls, each being all or nothing, or a BatchWriteItem; the writes of a
+** statement's earlier parts, pl->nBase, first), then the first call that
+** failed (in call order) and why.  aCall[c] are the calls'
+** outcomes, aState[i] each write's.  Returns the SQLite code. */
+static int dd_report_split(dd_vtab *p, const dd_cut *pl,
+                           const ddbc_wcall *aCall,
+                           const unsigned char *aState, const char *zVerb) {
+  const ddbc_wcall *k = NULL;
+  char *zWhy = NULL, *z;
+  sqlite3_str *s = sqlite3_str_new(0);
+  int c, i, j, iFail = -1, nFail = 0, bAny = 0, rc;
+  for(c = 0; c < pl->nCall; c++)
+    if(aCall[c].ran && aCall[c].result) {
+      if(iFail < 0)
+        iFail = c;
+      nFail++;
+    }
+  bAny = pl->nBase > 0;
+  for(i = 0; i < pl->n; i++)
+    bAny |= aState[i] != DDB_WRITE_NOT_APPLIED;
+  if(iFail >= 0) {
+    k = &aCall[iFail];
+    zWhy = dd_failure_reason(p, &k->err, pl->aOp + pl->aCall[iFail].i0,
+                             pl->aCall[iFail].n);
+  }
+  if(!bAny) {
+    sqlite3_str_appendf(s, "%s: nothing written: %s", zVerb,
+                        k ? (zWhy ? zWhy : "?")
+                          : "interrupted before any call was sent");
+  } else {
+    sqlite3_str_appendf(s,
+                        "%s failed part way (over %d writes or 4 MB are not "
+                        "one transaction): ",
+                        zVerb, DD_TRANSACT_MAX);
+    if(pl->nBase > 0)
+      sqlite3_str_appendf(s, "writes 1-%d applied (its earlier parts)%s",
+                          pl->nBase, pl->n ? "; " : "");
+    for(c = 0, i = 0; i < pl->n; i = j) {
+      int cj, nCalls = 1;
+      char zWords[80];
+      while(pl->aCall[c].i0 + pl->aCall[c].n <= i)
+        c++; /* the call of write i */
+      cj = c;
+      j = i + 1;
+      while(j < pl->n && aState[j] == aState[i]) {
+        if(j == pl->aCall[cj].i0 + pl->aCall[cj].n) {
+          /* into the next call: a BatchWriteItem's "may be partly" stays
+          ** its own, so do the TransactWriteItems' next to it */
+          if(aState[i] == DDB_WRITE_MAYBE &&
+             (pl->aCall[cj].bBatch || pl->aCall[cj + 1].bBatch))
+            break;
+          cj++;
+          nCalls++;
+        }
+        j++;
+      }
+      if(i > 0)
+        sqlite3_str_appendall(s, "; ");
+      dd_report_range(p, pl, i, j - i,
+                      dd_state_words(pl, c, aState[i], j - i, nCalls, zWords),
+                      s);
+    }
+    if(k) {
+      sqlite3_str_appendf(s, ": call %d of %d (%s): %s", iFail + 1, pl->nCall,
+                          dd_call_op(pl, iFail), zWhy ? zWhy : "?");
+      if(nFail > 1)
+        sqlite3_str_appendf(s, " (and %d more call%s failed)", nFail - 1,
+                            nFail > 2 ? "s" : "");
+    } else
+      sqlite3_str_appendall(s, ": interrupted: the calls not started were "
+                               "not sent");
+  }
+  z = sqlite3_str_finish(s);
+  dd_error(p, "%s", z ? z : "write failed (out of memory)");
+  sqlite3_free(z);
+  sqlite3_free(zWhy);
+  rc = k ? dd_commit_rc(&k->err) : SQLITE_INTERRUPT;
+  return rc;
+}
+
+/* Are the INSERTs among x's writes free to go?  Consistent BatchGetItem
+** calls of 100 keys, up to p->nWriteCalls at a time (cache/fanout.c): an
+** existing key is an error set on p naming zVerb, before anything is
+** written.  Returns an SQLite code. */
+static int dd_check_inserts(dd_vtab *p, const dd_writes *x, const char *zVerb,
+                            int nBase) {
   const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
   ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
+  ddbc_policy pol = p->pol;
   ddb_error err;
   int i, m = 0, rc = SQLITE_OK;
 
@@ -974,20 +1127,30 @@ static int dd_check_inserts(dd_vtab *p, const dd_writes *x) {
       aKey[m++] = x->w[i].item;
   if(m == 0)
     goto fail;
-  if(ddb_batch_get(p->pClient, p->pDesc->name, aKey, (size_t)m, p->azKey,
-                   p->nKey, 1, aFound, &err)) {
-    dd_error(p, "COMMIT: nothing written: %s", err.message);
+  pol.consistent = 1; /* never the cache's answer */
+  if(ddbc_batch_get_fanout(p->pClient, p->pDesc->name, aKey, (size_t)m,
+                           p->azKey, p->nKey, &pol, p->nWriteCalls,
+                           dd_interrupted, p->db, aFound, &err)) {
+    char *zHead = dd_unsent_head(zVerb, nBase);
+    dd_error(p, "%s: %s", zHead ? zHead : zVerb, err.message);
+    sqlite3_free(zHead);
     rc = dd_rc(&err);
     goto fail;
   }
   for(i = 0; i < m; i++) {
     if(aFound[i] && rc == SQLITE_OK) {
       char *zKey = dd_key_text(p, aKey[i]);
-      dd_error(p,
-               "COMMIT: nothing written: INSERT of key %s, which "
-               "already exists",
-               zKey ? zKey : "?");
+      char *zHead = dd_unsent_head(zVerb, nBase);
+      if(strcmp(zVerb, "COMMIT") == 0)
+        dd_error(p, "%s: INSERT of key %s, which already exists",
+                 zHead ? zHead : zVerb, zKey ? zKey : "?");
+      else
+        dd_error(p,
+                 "%s: an item with key %s already exists (INSERT OR REPLACE "
+                 "overwrites it)",
+                 zHead ? zHead : zVerb, zKey ? zKey : "?");
       sqlite3_free(zKey);
+      sqlite3_free(zHead);
       rc = SQLITE_CONSTRAINT;
     }
     ddb_item_unref(aFound[i]);
@@ -999,66 +1162,282 @@ fail:
   return rc;
 }
 
-/* More than 100 items, or 4 MB (split_transactions=yes): cut into
-** calls (dd_cut_build: a key move and every write chained to it stay in
-** one TransactWriteItems; each write keeps its kind and condition), the
-** INSERTs checked first (dd_check_inserts), then the calls sent one after
-** the other: each is atomic, together they are not.  A failure stops
-** there and says which writes were applied (dd_report_split); the cache
-** is told by each call what it did (cache/write.c). */
-static int dd_commit_split(dd_vtab *p, dd_writes *x) {
-  dd_cut pl;
-  int c, rc;
+/* A write being sent: what its progress line and its cancel hook need. */
+typedef struct dd_sendctx {
+  dd_vtab *p;
+  const char *zVerb;
+  double tStart;
+  int nBefore; /* calls of the write sent before this plan's */
+  int nCall;   /* calls of the whole write */
+  int bShown;  /* the progress line is on the terminal */
+} dd_sendctx;
 
-  rc = dd_cut_build(p, x, &pl);
+/* The plan's cancel hook (asked on the statement's thread). */
+static int dd_send_cancelled(void *ud) {
+  return dd_interrupted(((dd_sendctx *)ud)->p->db);
+}
+
+/* The plan's progress: the write's progress line (monitor.c). */
+static void dd_send_progress(void *ud, int nDone, int nCalls) {
+  dd_sendctx *cx = ud;
+  (void)nCalls;
+  dd_write_progress(cx->p, cx->zVerb, cx->nBefore + nDone, cx->nCall,
+                    cx->tStart, &cx->bShown, 0);
+}
+
+/* Send calls [c0, c1) of cut pl through the cache, up to p->nWriteCalls at
+** a time (cache/wcalls.c); aCall[c] (for every call of the cut) and
+** aState[i] (for every write) get what became of them, aWas[i] is write
+** i's image as read (an UPDATE's; room for pl->n).  A single write's
+** failed condition reads "item 1: ConditionalCheckFailed", as a
+** transaction's does (dd_failure_reason).  Returns the first failed
+** call's error, DDB_ERR_CANCELLED when interrupted between calls, or
+** DDB_OK. */
+static ddb_result dd_send_calls(dd_vtab *p, const dd_cut *pl, int c0, int c1,
+                                ddbc_wcall *aCall, unsigned char *aState,
+                                const ddb_item **aWas, dd_sendctx *cx) {
+  ddbc_wplan plan;
+  ddb_result r;
+  int c, i;
+  for(i = 0; i < pl->n; i++)
+    aWas[i] = pl->w[i].kind == DDB_WRITE_UPDATE ? pl->aOp[i]->old : NULL;
+  memset(&plan, 0, sizeof(plan));
+  plan.d = p->pDesc;
+  plan.key_names = p->azKey;
+  plan.n_key = p->nKey;
+  plan.w = pl->w;
+  plan.was = aWas;
+  plan.n = pl->n;
+  plan.calls = aCall + c0;
+  plan.n_calls = c1 - c0;
+  plan.n_threads = p->nWriteCalls;
+  plan.pol = &p->pol;
+  plan.cancel = dd_send_cancelled;
+  plan.ud = cx;
+  /* a progress line only for a write cut into calls (not atomic) */
+  plan.progress = pl->nCall > 1 ? dd_send_progress : NULL;
+  plan.state = aState;
+  cx->nBefore = c0;
+  cx->nCall = pl->nCall;
+  r = ddbc_write_calls(p->pClient, &plan);
+  for(c = c0; c < c1; c++)
+    if(aCall[c].ran && aCall[c].result && aCall[c].n == 1 &&
+       strcmp(aCall[c].err.type, "ConditionalCheckFailedException") == 0)
+      snprintf(aCall[c].err.message, sizeof(aCall[c].err.message),
+               "item 1: ConditionalCheckFailed");
+  return r;
+}
+
+/* Did call k fail because the server has no TransactWriteItems? */
+static int dd_no_transactions(const ddbc_wcall *k) {
+  return k->ran && k->result &&
+         strcmp(k->err.type, "UnknownOperationException") == 0;
+}
+
+static int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb,
+                           int bStmt, int nBase);
+
+/* More than 100 items, or 4 MB (split_transactions=yes), or a statement
+** on a server without TransactWriteItems: cut into calls (dd_cut_build: a
+** key move and every write chained to it stay in one TransactWriteItems;
+** each write keeps its kind and condition), the INSERTs checked first
+** (dd_check_inserts), then the calls sent up to p->nWriteCalls at a time,
+** each labelled in the request log as a call of a write that is not
+** atomic: each call is atomic, together they are not.  While it is not
+** known whether the server has TransactWriteItems, the first such call
+** goes alone first: without it, a COMMIT fails with nothing written and a
+** statement is cut again into single writes.  A failure says what became
+** of every write (dd_report_split); the cache is told by each call what
+** it did (cache/write.c).  Returns an SQLite code. */
+static int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb,
+                           int bStmt, int nBase) {
+  dd_cut pl;
+  dd_sendctx cx;
+  ddbc_wcall *aCall = NULL;
+  unsigned char *aState = NULL;
+  const ddb_item **aWas = NULL;
+  ddb_result r = DDB_OK;
+  int c, c0 = 0, rc;
+
+  rc = dd_cut_build(p, x, bStmt && p->eTransact < 0, zVerb, nBase, &pl);
   if(rc)
     return rc;
-  rc = dd_check_inserts(p, x);
-  for(c = 0; rc == SQLITE_OK && c < pl.nCall; c++) {
-    const dd_call *k = &pl.aCall[c];
-    ddb_error err;
-    ddb_result r;
-    ddb_error_clear(&err);
-    if(k->bBatch)
-      r = ddbc_batch_write(p->pClient, p->pDesc, pl.w + k->i0, (size_t)k->n,
-                           p->azKey, p->nKey, &p->pol, &err);
-    else
-      r = dd_send_writes(p, pl.w + k->i0, pl.aOp + k->i0, k->n, &err);
-    if(r)
-      rc = dd_report_split(p, &pl, c, &err);
+  pl.nBase = nBase;
+  rc = dd_check_inserts(p, x, zVerb, nBase);
+  if(rc)
+    goto done;
+  aCall = sqlite3_malloc64(sizeof(*aCall) * ((size_t)pl.nCall + 1));
+  aState = sqlite3_malloc64((size_t)pl.n + 1);
+  aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)pl.n + 1));
+  if(!aCall || !aState || !aWas) {
+    rc = SQLITE_NOMEM;
+    goto done;
   }
+  memset(aCall, 0, sizeof(*aCall) * (size_t)pl.nCall);
+  memset(aState, DDB_WRITE_NOT_APPLIED, (size_t)pl.n);
+  for(c = 0; c < pl.nCall; c++) {
+    aCall[c].i0 = pl.aCall[c].i0;
+    aCall[c].n = pl.aCall[c].n;
+    aCall[c].batch = pl.aCall[c].bBatch;
+    snprintf(aCall[c].note, sizeof(aCall[c].note),
+             "%s call %d of %d, not atomic", zVerb, c + 1, pl.nCall);
+  }
+  memset(&cx, 0, sizeof(cx));
+  cx.p = p;
+  cx.zVerb = zVerb;
+  cx.tStart = ddbc_now();
+  if(p->eTransact == 0 && pl.nCall > 1 && !pl.aCall[0].bBatch &&
+     pl.aCall[0].n > 1) {
+    /* does the server have TransactWriteItems?  Its first alone */
+    r = dd_send_calls(p, &pl, 0, 1, aCall, aState, aWas, &cx);
+    if(dd_no_transactions(&aCall[0])) {
+      p->eTransact = -1;
+      if(bStmt) {
+        /* nothing was sent: single writes instead */
+        dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
+        sqlite3_free(aCall);
+        sqlite3_free(aState);
+        sqlite3_free((void *)aWas);
+        dd_cut_free(&pl);
+        return dd_commit_split(p, x, zVerb, bStmt, nBase);
+      }
+    } else if(r == DDB_OK) {
+      p->eTransact = 1;
+    }
+    c0 = 1;
+  }
+  if(r == DDB_OK)
+    r = dd_send_calls(p, &pl, c0, pl.nCall, aCall, aState, aWas, &cx);
+  if(r == DDB_OK && c0 == 0 && !pl.aCall[0].bBatch && pl.aCall[0].n > 1)
+    p->eTransact = 1;
+  dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
+  if(r)
+    rc = dd_report_split(p, &pl, aCall, aState, zVerb);
+
+done:
+  sqlite3_free(aCall);
+  sqlite3_free(aState);
+  sqlite3_free((void *)aWas);
   dd_cut_free(&pl);
   return rc;
 }
 
-/* Up to 100 items and 4 MB: one call, all or nothing.  Returns an SQLite
-** code with the error set on p. */
-static int dd_commit_atomic(dd_vtab *p, dd_writes *x) {
-  ddb_error err;
+/* Up to 100 items and 4 MB: one call, all or nothing (one write alone:
+** its own call, PutItem, UpdateItem or DeleteItem).  A statement on a
+** server that turns out to have no TransactWriteItems goes as a split
+** write instead (dd_commit_split).  Returns an SQLite code with the error
+** set on p, naming zVerb. */
+static int dd_commit_atomic(dd_vtab *p, dd_writes *x, const char *zVerb,
+                            int bStmt) {
+  dd_cut one;
+  dd_call call;
+  dd_sendctx cx;
+  ddbc_wcall k;
+  unsigned char *aState = sqlite3_malloc64((size_t)x->n + 1);
+  const ddb_item **aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)x->n + 1));
   const char *zHow = "nothing written";
   char *zWhy;
-  if(dd_send_writes(p, x->w, x->aOp, x->n, &err) == DDB_OK)
-    return SQLITE_OK;
-  if(err.maybe_applied)
+  int rc;
+
+  if(!aState || !aWas) {
+    sqlite3_free(aState);
+    sqlite3_free((void *)aWas);
+    return SQLITE_NOMEM;
+  }
+  memset(&one, 0, sizeof(one));
+  one.w = x->w;
+  one.aOp = x->aOp;
+  one.n = x->n;
+  one.aCall = &call;
+  one.nCall = 1;
+  call.i0 = 0;
+  call.n = x->n;
+  call.bBatch = 0;
+  memset(&k, 0, sizeof(k));
+  k.i0 = 0;
+  k.n = x->n;
+  memset(&cx, 0, sizeof(cx));
+  cx.p = p;
+  cx.zVerb = zVerb;
+  cx.tStart = ddbc_now();
+  if(dd_send_calls(p, &one, 0, 1, &k, aState, aWas, &cx) == DDB_OK) {
+    if(x->n > 1)
+      p->eTransact = 1;
+    rc = SQLITE_OK;
+    goto done;
+  }
+  if(x->n > 1 && dd_no_transactions(&k)) {
+    p->eTransact = -1;
+    if(bStmt) {
+      rc = dd_commit_split(p, x, zVerb, bStmt, 0); /* as single writes */
+      goto done;
+    }
+    dd_error(p,
+             "COMMIT: nothing written: the server has no TransactWriteItems "
+             "(%s), which a transaction of %d writes needs",
+             k.err.type, x->n);
+    rc = SQLITE_ERROR;
+    goto done;
+  }
+  if(k.err.maybe_applied)
     /* an attempt may have reached DynamoDB (its answer was lost, or the
     ** statement was interrupted after sending): all or nothing */
     zHow = x->n == 1 ? "the write may or may not have been applied"
+           : bStmt   ? "the statement may or may not have been applied "
+                       "(all of its writes or none)"
                      : "the transaction may or may not have been applied "
                        "(all of its writes or none)";
-  zWhy = dd_failure_reason(p, &err, x->aOp, x->n);
-  dd_error(p, "COMMIT: %s: %s", zHow, zWhy ? zWhy : err.message);
+  zWhy = dd_failure_reason(p, &k.err, x->aOp, x->n);
+  dd_error(p, "%s: %s: %s", zVerb, zHow, zWhy ? zWhy : k.err.message);
   sqlite3_free(zWhy);
-  return dd_commit_rc(&err);
+  rc = dd_commit_rc(&k.err);
+
+done:
+  sqlite3_free(aState);
+  sqlite3_free((void *)aWas);
+  return rc;
 }
 
+/* A statement outside BEGIN ... COMMIT that buffered one write (or one
+** key move): sent as it always was, alone (write.c), and counted towards
+** the hint that single-row statements in a row should be a transaction
+** (DD_HINT_SINGLES of them, on a terminal: monitor.c). */
+static int dd_sync_one(dd_vtab *p, dd_txn *t) {
+  int rc;
+  if(t->nOp == 2)
+    rc = dd_move_now(p, t->aOp[0].item, t->aOp[1].item);
+  else
+    rc = dd_write_now(p, t->aOp[0].kind, t->aOp[0].cond, t->aOp[0].item,
+                      t->aOp[0].old);
+  if(rc == SQLITE_OK && ++p->nSingleRun == DD_HINT_SINGLES)
+    dd_hint_singles(p);
+  return rc;
+}
+
+/* xSync: send the buffered writes, at COMMIT or, outside BEGIN ...
+** COMMIT, at the end of the statement that buffered them (SQLite calls
+** xBegin, xSync and xCommit around every statement that writes a virtual
+** table, in autocommit mode too; on an error it calls xRollback).  The
+** outline: one write of a statement goes alone (dd_sync_one); else the
+** writes are merged (dd_coalesce, dd_writes_build) and go as one call
+** when they fit (dd_commit_atomic), else, with split_transactions, cut
+** into calls (dd_commit_split). */
 int dd_sync(sqlite3_vtab *pVtab) {
   dd_vtab *p = (dd_vtab *)pVtab;
+  dd_txn *t = p->pTxn;
+  const char *zVerb, *zWhole;
   dd_op *a = NULL;
   dd_writes x;
-  int n = 0, rc;
+  int n = 0, rc, bFits;
 
-  if(!p->pTxn || p->pTxn->nOp == 0)
+  if(!t || t->nOp == 0)
     return SQLITE_OK;
+  zVerb = t->bStmt ? t->zVerb : "COMMIT";
+  zWhole = t->bStmt ? "statement" : "transaction";
+  if(t->bStmt && t->nSent == 0 &&
+     (t->nOp == 1 || (t->nOp == 2 && t->aOp[1].bTied)))
+    return dd_sync_one(p, t);
+  p->nSingleRun = 0;
   rc = dd_coalesce(p, &a, &n);
   if(rc)
     return rc;
@@ -1067,26 +1446,79 @@ int dd_sync(sqlite3_vtab *pVtab) {
     sqlite3_free(a);
     return rc;
   }
+  bFits = x.n > 0 && dd_transact_fits(x.w, x.n);
   if(x.n == 0) {
     rc = SQLITE_OK;
-  } else if(dd_transact_fits(x.w, x.n)) {
-    rc = dd_commit_atomic(p, &x);
+  } else if(t->nSent > 0) {
+    /* the rest of a statement that sent its earlier parts */
+    rc = dd_commit_split(p, &x, zVerb, 1, t->nSent);
+  } else if(bFits && (!t->bStmt || p->eTransact >= 0)) {
+    rc = dd_commit_atomic(p, &x, zVerb, t->bStmt);
+  } else if(!p->bSplit && bFits) {
+    dd_error(p,
+             "%s: nothing written: the server has no TransactWriteItems, "
+             "so %d writes in one statement cannot be atomic "
+             "(split_transactions=no)",
+             zVerb, x.n);
+    rc = SQLITE_CONSTRAINT;
   } else if(!p->bSplit && x.n <= DD_TRANSACT_MAX) {
     dd_error(p,
-             "COMMIT: nothing written: %d items of over %lld bytes in one "
-             "transaction, over DynamoDB's 4 MB for an atomic write "
+             "%s: nothing written: %d items of over %lld bytes in one "
+             "%s, over DynamoDB's 4 MB for an atomic write "
              "(split_transactions=no)",
-             x.n, DD_TRANSACT_BYTES);
+             zVerb, x.n, DD_TRANSACT_BYTES, zWhole);
     rc = SQLITE_CONSTRAINT;
   } else if(!p->bSplit) {
     dd_error(p,
-             "COMMIT: nothing written: %d items in one transaction, over "
+             "%s: nothing written: %d items in one %s, over "
              "DynamoDB's limit of %d for an atomic write "
              "(split_transactions=no)",
-             x.n, DD_TRANSACT_MAX);
+             zVerb, x.n, zWhole, DD_TRANSACT_MAX);
     rc = SQLITE_CONSTRAINT;
   } else {
-    rc = dd_commit_split(p, &x);
+    rc = dd_commit_split(p, &x, zVerb, t->bStmt, 0);
+  }
+  dd_writes_free(&x);
+  sqlite3_free(a);
+  return rc;
+}
+
+/* A statement's buffer reached DD_STMT_FLUSH_OPS writes or
+** DD_STMT_FLUSH_BYTES: send it as a split write (with split_transactions;
+** without, the statement fails, nothing sent) and go on with an empty
+** buffer; its writes are numbered after the parts sent before (t->nSent).
+** The statement's rows read stay remembered.  Returns an SQLite code
+** with the error set on p. */
+static int dd_stmt_flush(dd_vtab *p) {
+  dd_txn *t = p->pTxn;
+  dd_op *a = NULL;
+  dd_writes x;
+  int n = 0, rc;
+  if(!p->bSplit) {
+    dd_error(p,
+             "%s: nothing written: at least %d items in one statement, "
+             "over DynamoDB's limit of %d for an atomic write "
+             "(split_transactions=no)",
+             t->zVerb, t->nOp, DD_TRANSACT_MAX);
+    return SQLITE_CONSTRAINT;
+  }
+  rc = dd_coalesce(p, &a, &n);
+  if(rc)
+    return rc;
+  rc = dd_writes_build(p, a, n, &x);
+  if(rc) {
+    sqlite3_free(a);
+    return rc;
+  }
+  rc = dd_commit_split(p, &x, t->zVerb, 1, t->nSent);
+  if(rc == SQLITE_OK) {
+    t->nSent += x.n;
+    dd_writes_free(&x);
+    sqlite3_free(a);
+    if(dd_ops_truncate(p, t, 0))
+      return SQLITE_NOMEM;
+    t->nBytes = 0;
+    return SQLITE_OK;
   }
   dd_writes_free(&x);
   sqlite3_free(a);

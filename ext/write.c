@@ -1,6 +1,6 @@
 /*
 ** write.c -- INSERT, UPDATE and DELETE on a dynamodb virtual table
-** (xUpdate): the row built and checked, and, outside a transaction, sent.
+** (xUpdate): the row built and checked, and handed to the transaction.
 **
 **   INSERT              PutItem, condition attribute_not_exists(key): an
 **                       existing key is SQLITE_CONSTRAINT naming the key
@@ -23,13 +23,16 @@
 ** every value of `item` and `item_raw` one DynamoDB takes (numbers in
 ** range, sets without an element twice).
 **
-** Outside BEGIN ... COMMIT each row is written when the statement reaches
-** it.  Inside, xUpdate hands the write to the transaction (txn.c:
-** dd_op_add), which sends it at COMMIT.  A second INSERT of a key the
-** transaction wrote fails at the statement; an INSERT OR IGNORE of a key
-** it did not write (or an UPDATE OR IGNORE that moves a row to such a key)
-** reads the key from DynamoDB at the statement and skips the row when it
-** exists (dd_insert_check).
+** xUpdate hands the write to the transaction (txn.c: dd_op_add), which
+** sends it at COMMIT, or, outside BEGIN ... COMMIT, at the end of the
+** statement: one statement is one batch (dd_sync).  Only OR IGNORE and OR
+** FAIL outside a transaction write each row as it comes (row.c:
+** dd_write_now), as their rows need their answers at once.  A second
+** INSERT of a key the transaction (or statement) wrote fails at once; an
+** INSERT OR IGNORE of a key it did not write (or an UPDATE OR IGNORE that
+** moves a row to such a key) inside a transaction reads the key from
+** DynamoDB at the statement and skips the row when it exists
+** (dd_insert_check).
 **
 ** Every write goes through the cache (cache/write.c: ddbc_put_item ...),
 ** which tells it what the write did: the old image an answer gives is
@@ -296,120 +299,6 @@ static int dd_same_key(dd_vtab *p, const ddb_item *a, const ddb_item *b) {
   return 1;
 }
 
-/* Report a client error from a write; a failed condition becomes
-** SQLITE_CONSTRAINT with zWhat (which names the key). */
-static int dd_write_error(dd_vtab *p, const ddb_error *e, const char *zWhat) {
-  if(strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
-     (strcmp(e->type, "TransactionCanceledException") == 0 &&
-      strstr(e->message, "ConditionalCheckFailed"))) {
-    dd_error(p, "%s", zWhat);
-    return SQLITE_CONSTRAINT;
-  }
-  dd_error(p, "%s", e->message);
-  return dd_rc(e);
-}
-
-/* ------------------------------------------------------------------------
-** Writes sent at once (outside a transaction)
-*/
-static int dd_insert_now(dd_vtab *p, ddb_item *it, int onConflict) {
-  ddb_error err;
-  ddb_cond cond =
-      onConflict == SQLITE_REPLACE ? DDB_COND_NONE : DDB_COND_NOT_EXISTS;
-  int rc = SQLITE_OK;
-  ddb_error_clear(&err);
-  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, &p->pol,
-                   NULL, &err)) {
-    char *zKey;
-    /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
-    ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
-    zKey = dd_key_text(p, it);
-    {
-      char *zWhat = sqlite3_mprintf("INSERT: an item with key %s already "
-                                    "exists (INSERT OR REPLACE overwrites it)",
-                                    zKey ? zKey : "?");
-      rc = dd_write_error(p, &err, zWhat ? zWhat : "INSERT: key exists");
-      sqlite3_free(zWhat);
-    }
-    sqlite3_free(zKey);
-    return rc;
-  }
-  return SQLITE_OK;
-}
-
-static int dd_delete_now(dd_vtab *p, const ddb_item *old) {
-  ddb_error err;
-  ddb_error_clear(&err);
-  if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey,
-                      DDB_COND_NONE, &p->pol, NULL, &err))
-    return dd_write_error(p, &err, "DELETE failed");
-  return SQLITE_OK;
-}
-
-/* UPDATE without a key change: UpdateItem of what changed. */
-static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
-  const char **azRemove = NULL;
-  ddb_item *set = NULL;
-  ddb_error err;
-  int nRemove = 0, rc = SQLITE_OK;
-
-  ddb_error_clear(&err);
-  azRemove = sqlite3_malloc64(sizeof(*azRemove) * (old->root.n + 1));
-  if(!azRemove)
-    return SQLITE_NOMEM;
-  rc = dd_diff(p, old, it, &set, azRemove, &nRemove);
-  if(rc || (!set && nRemove == 0))
-    goto fail; /* nothing changed: no call */
-  /* old is the item as read, perhaps from the cache and not what DynamoDB
-  ** held */
-  if(ddbc_update_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, set,
-                      azRemove, nRemove, old, &p->pol, NULL, &err)) {
-    char *zKey = dd_key_text(p, it);
-    char *zWhat = sqlite3_mprintf("UPDATE: the item with key %s no longer "
-                                  "exists",
-                                  zKey ? zKey : "?");
-    rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item gone");
-    sqlite3_free(zWhat);
-    sqlite3_free(zKey);
-    goto fail;
-  }
-
-fail:
-  sqlite3_free((void *)azRemove);
-  ddb_item_unref(set);
-  return rc;
-}
-
-/* UPDATE that changes the table key: delete the old item and put the new
-** one, in one transaction. */
-static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
-  ddb_write w[2];
-  const ddb_item *was[2];
-  ddb_error err;
-  ddb_error_clear(&err);
-  memset(w, 0, sizeof(w));
-  w[0].kind = DDB_WRITE_DELETE;
-  w[0].item = old;
-  w[0].cond = DDB_COND_EXISTS;
-  w[1].kind = DDB_WRITE_PUT;
-  w[1].item = it;
-  w[1].cond = DDB_COND_NOT_EXISTS;
-  was[0] = old;  /* as read */
-  was[1] = NULL; /* none: the put's condition */
-  if(ddbc_transact_write(p->pClient, p->pDesc, w, 2, p->azKey, p->nKey, was,
-                         &p->pol, &err)) {
-    char *zNew = dd_key_text(p, it);
-    char *zWhat = sqlite3_mprintf("UPDATE: cannot move the item to key %s: "
-                                  "it exists, or the old item is gone",
-                                  zNew ? zNew : "?");
-    int rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE failed");
-    sqlite3_free(zWhat);
-    sqlite3_free(zNew);
-    return rc;
-  }
-  return SQLITE_OK;
-}
-
 /* ------------------------------------------------------------------------
 ** xUpdate
 */
@@ -434,8 +323,9 @@ static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore,
     zKey = dd_key_text(p, it);
     dd_error(p,
              "%s: an item with key %s already exists (written earlier "
-             "in this transaction; INSERT OR REPLACE overwrites it)",
-             zWhat, zKey ? zKey : "?");
+             "in this %s; INSERT OR REPLACE overwrites it)",
+             zWhat, zKey ? zKey : "?",
+             sqlite3_get_autocommit(p->db) ? "statement" : "transaction");
     sqlite3_free(zKey);
     return SQLITE_CONSTRAINT;
   }
@@ -458,10 +348,24 @@ static int dd_insert_check(dd_vtab *p, const ddb_item *it, int bIgnore,
   return SQLITE_CONSTRAINT;
 }
 
+/* Is the write xUpdate is called for buffered?  Inside BEGIN ... COMMIT
+** always; outside, too (the statement's writes go at its end, as one
+** transaction when they fit: txn.c), except under OR IGNORE and OR FAIL,
+** whose rows each need their answer at once: an existing key skips the
+** row (and changes() does not count it), or stops the statement with
+** the rows before it written.  Those write each row as it comes. */
+static int dd_buffered(dd_vtab *p) {
+  int onConflict;
+  if(!sqlite3_get_autocommit(p->db))
+    return 1;
+  onConflict = sqlite3_vtab_on_conflict(p->db);
+  return onConflict != SQLITE_IGNORE && onConflict != SQLITE_FAIL;
+}
+
 int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
               sqlite3_int64 *pRowid) {
   dd_vtab *p = (dd_vtab *)pVtab;
-  int bBuffer = !sqlite3_get_autocommit(p->db);
+  int bBuffer = dd_buffered(p);
   const ddb_item *old = NULL;
   ddb_item *it = NULL;
   int rc;
@@ -484,7 +388,7 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if(argc == 1) { /* DELETE */
     if(bBuffer)
       return dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL, 0);
-    return dd_delete_now(p, old);
+    return dd_write_now(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL);
   }
 
   if(old && sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0])) {
@@ -527,7 +431,10 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
                                                     : DDB_COND_NOT_EXISTS,
                        it, NULL, onConflict != SQLITE_REPLACE);
     } else {
-      rc = dd_insert_now(p, it, onConflict);
+      rc = dd_write_now(p, DDB_WRITE_PUT,
+                        onConflict == SQLITE_REPLACE ? DDB_COND_NONE
+                                                     : DDB_COND_NOT_EXISTS,
+                        it, NULL);
     }
   } else if(ddb_av_equal(&old->root, &it->root)) {
     rc = SQLITE_OK;                     /* UPDATE that changes nothing */
@@ -539,13 +446,13 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       if(rc == SQLITE_OK)
         rc = dd_op_add_move(p, old, it);
     } else {
-      rc = dd_rekey_now(p, old, it);
+      rc = dd_move_now(p, old, it);
     }
   } else { /* UPDATE */
     if(bBuffer)
       rc = dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old, 0);
     else
-      rc = dd_update_now(p, old, it);
+      rc = dd_write_now(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old);
   }
   ddb_item_unref(it);
   return rc;

@@ -18,7 +18,13 @@
 #   BENCH_REPS, BENCH_SCAN_REPS, BENCH_GET_REPS, BENCH_BUDGET,
 #   BENCH_DELAY_MS, BENCH_PEER_SEGMENTS: see run.sh
 
-.PHONY: bench-scale bench-scale-profile bench-keys
+#   make bench-writes                   the writes of issue 21 side by side
+#                                       (bench/scale/writes.py: a 10,000-row
+#                                       INSERT alone and in a transaction, a
+#                                       1,000-row UPDATE and DELETE; about 12
+#                                       minutes); BENCH_WRITE_REPS
+
+.PHONY: bench-scale bench-scale-profile bench-keys bench-writes
 bench-scale: deps
 	$(MAKE) --no-print-directory loadable
 	bench/scale/run.sh
@@ -31,4 +37,8 @@ bench-keys: deps
 	$(MAKE) --no-print-directory loadable
 	bench/scale/keys_run.sh
 
-bench: bench-scale
+bench-writes: deps
+	$(MAKE) --no-print-directory loadable
+	bench/scale/writes_run.sh
+
+bench: bench-scale bench-writes

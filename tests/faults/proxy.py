@@ -39,6 +39,9 @@ Which requests: those whose X-Amz-Target operation is in `ops`; with mode
 its first try and a retry of the same bytes goes through), with "always"
 every time.  With `after` N, the first N such requests go through untouched
 (the second TransactWriteItems of a COMMIT fails for ever with after 1).
+With `match` S, only requests whose body contains the text S (say
+'"S":"050"', a key the call writes) are candidates: one call of several in
+flight at once fails, whatever order they arrive in.
 
 With `split` on, a BatchGetItem / BatchWriteItem with at least SPLIT_MIN
 keys or writes seen for the first time is sent upstream with only its first
@@ -48,10 +51,13 @@ real DynamoDB does under load (DynamoDB Local never does).
 Control (the extension never calls these):
     POST /__control  {"fault": "none|throttle|500|503|reset|truncate|badcrc|
                       delay", "mode": "first|always", "ops": [...],
-                      "delay": 1.5, "split": true, "after": 0}
+                      "delay": 1.5, "split": true, "after": 0,
+                      "match": "text"}
                                                         resets the counters
     GET  /__stats    {"requests": {op: n}, "faults": {op: n},
-                      "forwarded": {op: n}}
+                      "forwarded": {op: n}, "inflight_max": {op: n}}
+                     (inflight_max: the most requests of op that were
+                     in the proxy at once: calls a client had in flight)
 
     proxy.py --upstream URL [--port N] [--log FILE] [--cert PEM --key PEM]
 
@@ -96,6 +102,7 @@ class State:
             self.delay = float(cfg.get("delay", 2.0))
             self.split = bool(cfg.get("split", False))
             self.after = int(cfg.get("after", 0))
+            self.match = cfg.get("match", "").encode()
             self.matched = 0
             self.seen = set()
             self.split_seen = set()
@@ -103,6 +110,8 @@ class State:
             self.requests = {}
             self.faults = {}
             self.forwarded = {}
+            self.inflight = {}
+            self.inflight_max = {}
             self.n_throttle = 0
 
     def decide(self, op, body):
@@ -111,7 +120,8 @@ class State:
         with self.lock:
             self.requests[op] = self.requests.get(op, 0) + 1
             fault = "none"
-            if self.fault != "none" and op in self.ops:
+            if (self.fault != "none" and op in self.ops
+                    and (not self.match or self.match in body)):
                 self.matched += 1
                 if self.matched > self.after and (
                         self.mode == "always" or h not in self.seen):
@@ -129,6 +139,14 @@ class State:
                 self.n_throttle += 1
             return fault, split, throttle
 
+    def enter(self, op, d):
+        """A request of op arrives (d 1) or is answered (d -1)."""
+        with self.lock:
+            n = self.inflight.get(op, 0) + d
+            self.inflight[op] = n
+            if n > self.inflight_max.get(op, 0):
+                self.inflight_max[op] = n
+
     def count_forward(self, op):
         with self.lock:
             self.forwarded[op] = self.forwarded.get(op, 0) + 1
@@ -137,7 +155,8 @@ class State:
         with self.lock:
             return {"requests": dict(self.requests),
                     "faults": dict(self.faults),
-                    "forwarded": dict(self.forwarded)}
+                    "forwarded": dict(self.forwarded),
+                    "inflight_max": dict(self.inflight_max)}
 
 
 STATE = State()
@@ -259,6 +278,14 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps(rec) + "\n")
         target = self.headers.get("X-Amz-Target") or ""
         op = target.rsplit(".", 1)[-1]
+        STATE.enter(op, 1)
+        try:
+            self.serve(op, body)
+        finally:
+            STATE.enter(op, -1)
+
+    def serve(self, op, body):
+        """Answer one DynamoDB request, with its fault if any."""
         fault, split, throttle = STATE.decide(op, body)
 
         if fault == "throttle":

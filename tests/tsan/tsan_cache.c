@@ -1,8 +1,10 @@
 /*
 ** tsan_cache.c -- the cache engine (cache/store.c) under ThreadSanitizer:
 ** 8 threads share one store with a small byte budget and mix gets, fills,
-** writes, bumps, page gets and page fills, budget changes and stats, as
-** connections on different threads of one process would.
+** writes (one at a time, and two with a bump in one note, as a call of
+** several writes notes them), bumps, page gets and page fills, budget
+** changes and stats, as connections on different threads of one process
+** would.
 **
 ** A simulated database gives the reads something to race with: each item
 ** key has a version (db_item[k]: version << 1 | present) written only by
@@ -235,6 +237,42 @@ static void op_write(worker *w, int k, double now, unsigned pad) {
   }
 }
 
+/* One call of several writes (ddbc_store_note_writes, as a
+** TransactWriteItems or BatchWriteItem notes its writes): two own keys
+** put or deleted and a partition advanced, database first, then one
+** note for all of them; each key read back. */
+static void op_write_batch(worker *w, int k0, int p, double now,
+                           unsigned pad) {
+  char key[2][16], tag[16];
+  ddbc_tag keys[2], tags[1];
+  ddb_item *items[2];
+  int i, k[2];
+  k[0] = k0;
+  k[1] = (k0 + NTHREADS) % NKEYS; /* also this thread's */
+  for(i = 0; i < 2; i++) {
+    uint64_t v = __atomic_load_n(&db_item[k[i]], __ATOMIC_RELAXED);
+    uint64_t ver = (v >> 1) + 1;
+    int present = (pad >> i) % 5 != 0;
+    items[i] = present ? new_item(ver, pad) : NULL;
+    v = ver << 1 | (uint64_t)present;
+    __atomic_store_n(&db_item[k[i]], v, __ATOMIC_RELEASE);
+    keys[i].p = key[i];
+    keys[i].len = item_key(key[i], sizeof(key[i]), k[i]);
+    w->wrote[k[i]] = v;
+  }
+  tags[0].p = tag;
+  tags[0].len = part_tag(tag, sizeof(tag), p);
+  w->advanced[p] = __atomic_add_fetch(&db_part[p], 1, __ATOMIC_ACQ_REL);
+  ddbc_store_note_writes(store, tags, 1, keys, items, 2, now, 0.2);
+  for(i = 0; i < 2; i++)
+    put_item(items[i]);
+  if(pad % 4 == 0) {
+    sched_yield();
+    op_get(w, k[0], now);
+    op_get(w, k[1], now);
+  }
+}
+
 static void op_get_page(worker *w, int pn, double now);
 
 /* A write to partition p: advance its version, then bump its tag (and
@@ -332,8 +370,10 @@ static void *run(void *arg) {
       op_write(w, own, now, pad);
     else if(op < 60)
       op_get(w, own, now);
-    else if(op < 62)
+    else if(op < 61)
       op_bump(w, pn % NPARTS, now, pad);
+    else if(op < 62)
+      op_write_batch(w, own, pn % NPARTS, now, pad);
     else if(op < 80)
       op_get_page(w, pn, now);
     else if(op < 95)

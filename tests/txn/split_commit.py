@@ -294,10 +294,11 @@ def key_moves():
 
 def batch_writes():
     """Unconditional writes: BatchWriteItem calls of 25, the third refused
-    for ever."""
+    for ever, one call at a time (write_calls=1; several at a time:
+    tests/txn/batch_writes.py)."""
     check("create", TABLE)
     control(fault="throttle", mode="always", ops=["BatchWriteItem"], after=2)
-    conn = connect(", max_retries=1")
+    conn = connect(", max_retries=1, write_calls=1")
     err = None
     try:
         with conn:
@@ -310,18 +311,16 @@ def batch_writes():
     control(fault="none")
     want = ("dynamodb: COMMIT failed part way (over 100 writes or 4 MB are "
             "not one transaction): writes 1-50 applied (PK='R', SK='000'; "
-            "PK='R', SK='001'; 47 more; PK='R', SK='049'); writes 51-75 may "
-            "be partly applied (BatchWriteItem is not atomic) (PK='R', "
-            "SK='050'; PK='R', SK='051'; 22 more; PK='R', SK='074'); writes "
-            "76-150 not applied (PK='R', SK='075'; PK='R', SK='076'; 72 "
-            "more; PK='R', SK='149'): call 3 of 6 (BatchWriteItem): ")
+            "PK='R', SK='001'; 47 more; PK='R', SK='049'); writes 51-150 "
+            "not applied (PK='R', SK='050'; PK='R', SK='051'; 97 more; "
+            "PK='R', SK='149'): call 3 of 6 (BatchWriteItem): ")
     got = [line.split(" ")[0] for line in check("part", TABLE, "R")
            .splitlines()]
     tap(err is not None and err.startswith(want)
         and got == ["%03d" % i for i in range(50)],
-        "150 REPLACEs, the third BatchWriteItem of 25 throttled for ever: "
-        "the error names the 50 applied, the 25 that may be, the 75 not; "
-        "boto3 finds exactly the first 50",
+        "150 REPLACEs, one call at a time, the third BatchWriteItem of 25 "
+        "throttled for ever (refused, so not applied): the error names the "
+        "50 applied and the 100 not; boto3 finds exactly the first 50",
         "error: %r\nfound: %d" % (err, len(got)))
 
 

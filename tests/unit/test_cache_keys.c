@@ -395,7 +395,7 @@ static void test_write_unknown_drops(void) {
       r = ddbc_transact_write(c, &d, &w, 1, key_names, 1, NULL, &pol, &err);
       break;
     default:
-      r = ddbc_batch_write(c, &d, &w, 1, key_names, 1, &pol, &err);
+      r = ddbc_batch_write(c, &d, &w, 1, key_names, 1, &pol, NULL, &err);
       break;
     }
     CHECK_MSG(r != DDB_OK && out == NULL, "write %d did not fail", k);
@@ -483,6 +483,86 @@ done:
   }
 }
 
+/* ddbc_note_writes (one call's writes, one hold of the store's lock, each
+** tag moved once) leaves what ddbc_note_write of each would: the writer's
+** entries written through (a deleted item as "no such item"), another
+** principal's entries of those items dropped, the others untouched. */
+static void test_note_writes_batch(void) {
+  static char tname[] = "T", pkname[] = "PK";
+  ddbc_policy pol = {0, 300, 300, NULL};
+  char *saved[N_SCOPE_ENV];
+  char val[64];
+  ddb_index ix;
+  ddb_table_desc d;
+  ddb_av a[2];
+  ddb_item *it[3] = {NULL, NULL, NULL};
+  ddbc_write_note w[3];
+  ddb_client *ca, *cb;
+  size_t i;
+
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    const char *v = getenv(scope_env[i]);
+    saved[i] = v ? strdup(v) : NULL;
+    unsetenv(scope_env[i]);
+  }
+  setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+  setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
+  ddbc_clear();
+  memset(&ix, 0, sizeof(ix));
+  ix.pk.name = pkname;
+  ix.pk.type = DDB_S;
+  memset(&d, 0, sizeof(d));
+  d.name = tname;
+  d.n_indexes = 1;
+  d.indexes = &ix;
+  ca = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDNA", "sA", NULL);
+  cb = scoped_client("http://127.0.0.1:1", "us-east-1", "AKIDNB", "sB", NULL);
+  a[0] = keyav("PK", DDB_S, "p", 1);
+  a[1] = keyav("v", DDB_S, "1", 1);
+  it[0] = ddb_item_from_avs(a, 2);
+  a[0] = keyav("PK", DDB_S, "q", 1);
+  a[1] = keyav("v", DDB_S, "2", 1);
+  it[1] = ddb_item_from_avs(a, 2);
+  a[0] = keyav("PK", DDB_S, "r", 1);
+  it[2] = ddb_item_from_avs(a, 1);
+  if(!CHECK(ca && cb && it[0] && it[1] && it[2]))
+    goto done;
+  write_through(cb, "p", "B's");
+  write_through(cb, "s", "B's");
+  write_through(ca, "r", "old");
+  memset(w, 0, sizeof(w));
+  for(i = 0; i < 3; i++) {
+    w[i].key = it[i];
+    w[i].old_known = i < 2;
+    w[i].new_item = i < 2 ? it[i] : NULL; /* r: deleted */
+  }
+  ddbc_note_writes(ca, &d, w, 3, &pol);
+  CHECK_MSG(cached_for(ca, "p", val, sizeof(val)) && strcmp(val, "1") == 0,
+            "the writer's p is not written through");
+  CHECK_MSG(cached_for(ca, "q", val, sizeof(val)) && strcmp(val, "2") == 0,
+            "the writer's q is not written through");
+  CHECK_MSG(cached_for(ca, "r", val, sizeof(val)) && strcmp(val, "-") == 0,
+            "the deleted r is not cached as no such item");
+  CHECK_MSG(!cached_for(cb, "p", NULL, 0),
+            "another principal still reads its p after the write");
+  CHECK_MSG(cached_for(cb, "s", val, sizeof(val)) && strcmp(val, "B's") == 0,
+            "an item the call did not write was dropped");
+
+done:
+  for(i = 0; i < 3; i++)
+    ddb_item_unref(it[i]);
+  ddb_client_free(ca);
+  ddb_client_free(cb);
+  ddbc_clear();
+  for(i = 0; i < N_SCOPE_ENV; i++) {
+    if(saved[i])
+      setenv(scope_env[i], saved[i], 1);
+    else
+      unsetenv(scope_env[i]);
+    free(saved[i]);
+  }
+}
+
 const tap_test tap_cache_keys_tests[] = {
     {"cache: distinct keys never share an encoding (separators, NUL, types)",
      test_key_encoding_injective},
@@ -492,4 +572,7 @@ const tap_test tap_cache_keys_tests[] = {
      test_principals_overflow},
     {"cache: a write-through of unknown outcome drops the cached item",
      test_write_unknown_drops},
+    {"cache: one call's writes noted together leave what each noted alone "
+     "would",
+     test_note_writes_batch},
     {NULL, NULL}};
