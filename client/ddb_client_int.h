@@ -310,9 +310,9 @@ char *ddb_creds_imds_endpoint(void);
 #define DDB_SCOPE_ID_LEN 16
 
 /* HMAC of letter and the parts p[i][0..n[i]) (each length-prefixed) into
-** out (DDB_SCOPE_ID_LEN bytes). */
-void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
-                    int n_parts, unsigned char *out);
+** out (DDB_SCOPE_ID_LEN bytes).  Returns 0, or -1 when libcrypto fails. */
+int ddb_scope_hash(char letter, const char *const *p, const size_t *n,
+                   int n_parts, unsigned char *out);
 
 /* One principal: the id of the access key id, secret key and session
 ** token.  A client keeps every principal it had (newest first) until it
@@ -334,10 +334,6 @@ ddb_principal *ddb_principal_new(const char *access_key,
 ** scheme's default, and the path without trailing slashes: every
 ** spelling of one server's URL gives one place. */
 int ddb_place_id(const char *endpoint, const char *region, unsigned char *out);
-
-/* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
-** start) (crc32.c). */
-uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);
 
 /* ------------------------------------------------------------------------
 ** Resolved settings of a client (config.c)
