@@ -307,7 +307,8 @@ int ddb_scope_hash(char letter, const char *const *p, const size_t *n,
     int k;
     for(k = 0; k < 8; k++, v >>= 8)
       len[k] = (unsigned char)(v & 0xff);
-    rc = ddb_hmac_update(m, len, sizeof(len)) || ddb_hmac_update(m, p[i], n[i]);
+    rc =
+        ddb_hmac_update(m, len, sizeof(len)) || ddb_hmac_update(m, p[i], n[i]);
   }
   if(rc == 0)
     rc = ddb_hmac_final(m, mac);

@@ -87,8 +87,7 @@ int ddb_sha256_update(ddb_sha256_ctx *h, const void *p, size_t n) {
 /* See ddb_client.h. */
 int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]) {
   unsigned int len = 0;
-  if(!EVP_DigestFinal_ex((EVP_MD_CTX *)h, out, &len) ||
-     len != DDB_SHA256_LEN)
+  if(!EVP_DigestFinal_ex((EVP_MD_CTX *)h, out, &len) || len != DDB_SHA256_LEN)
     return -1;
   return 0;
 }

@@ -171,7 +171,7 @@ int ddb_base64_ok(const char *s, size_t n);
 #define DDB_SHA256_LEN 32
 
 typedef struct ddb_sha256_ctx ddb_sha256_ctx; /* a SHA-256 in progress */
-typedef struct ddb_hmac_ctx ddb_hmac_ctx; /* an HMAC-SHA256 with its key */
+typedef struct ddb_hmac_ctx ddb_hmac_ctx;     /* an HMAC-SHA256 with its key */
 
 /* The SHA-256 of p[0..n) (p may be NULL when n is 0) in out. */
 int ddb_sha256(const void *p, size_t n, unsigned char out[DDB_SHA256_LEN]);

@@ -327,20 +327,47 @@ typedef struct ddb_principal {
 ** be NULL), or NULL on out of memory. */
 ddb_principal *ddb_principal_new(const char *access_key,
                                  const char *secret_key, const char *token);
-/* The id of a client's place, its canonical endpoint and its region, in
-** out (DDB_SCOPE_ID_LEN bytes).  Returns 0, or -1 for a bad endpoint.
-** The canonical endpoint is the scheme, the host in lower case without a
-** trailing dot (localhost as 127.0.0.1), the port unless it is the
-** scheme's default, and the path without trailing slashes: every
-** spelling of one server's URL gives one place. */
-int ddb_place_id(const char *endpoint, const char *region, unsigned char *out);
+/* The id of a client's place, its canonical endpoint (ddb_endpoint's
+** canonical) and its region, in out (DDB_SCOPE_ID_LEN bytes).  Returns 0,
+** or -1 when libcrypto fails. */
+int ddb_place_id(const char *canonical, const char *region,
+                 unsigned char *out);
 
 /* ------------------------------------------------------------------------
 ** Resolved settings of a client (config.c)
 */
+
+/* The endpoint URL as libcurl's URL API parsed it, once (config.c): every
+** use of the endpoint takes its part from here, so the host curl connects
+** to, the Host header that is signed and the cache's place are one.  All
+** malloc'ed. */
+typedef struct ddb_endpoint {
+  char *url;       /* what curl is given: the URL as the parse renders it,
+                      its path + "/" (DynamoDB is POSTed to "/") */
+  char *host;      /* the Host header's value, signed: the host in lower
+                      case, ":port" unless the scheme's default */
+  char *sign_path; /* the canonical URI of url's path (ddb_sigv4_uri_encode) */
+  char *canonical; /* the cache's place: the scheme, the host without a
+                      trailing dot (localhost as 127.0.0.1), the port
+                      unless the scheme's default, the path without
+                      trailing slashes: every spelling of one server's
+                      URL gives one */
+} ddb_endpoint;
+
+/* Parse endpoint text (what names where it came from, for the message:
+** "" or " (AWS_ENDPOINT_URL)", ...) into *out (ddb_endpoint_free).  The
+** rules are at the top of config.c's endpoint part: http or https, no
+** user name or password, no query or fragment, no IPv6 zone id, an ASCII
+** host, what libcurl accepts.  On error *out is empty and err names what
+** is wrong (DDB_ERR_CONFIG, DDB_ERR_NOMEM). */
+ddb_result ddb_endpoint_parse(const char *text, const char *what,
+                              ddb_endpoint *out, ddb_error *err);
+void ddb_endpoint_free(ddb_endpoint *ep);
+
 typedef struct ddb_settings {
   char *region;
-  char *endpoint;  /* without a trailing slash */
+  char *endpoint;  /* as configured, without trailing slashes: messages */
+  ddb_endpoint ep; /* the endpoint, parsed */
   char *ca_bundle; /* CA file to trust instead of the system's, or NULL */
   char *access_key;
   char *secret_key;

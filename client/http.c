@@ -620,7 +620,6 @@ static void not_found_error(const ddb_client *c, const char *table,
 ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err) {
   attempt a;
-  char url[2048];
   ddb_result result = DDB_OK;
   ddb_error local;
   double t0 = ddb_now_ms();
@@ -631,16 +630,12 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   memset(&local, 0, sizeof(local));
   a.c = c;
   a.ci = ci;
-  a.url = url;
+  a.url = c->s.ep.url; /* the endpoint as config.c parsed it */
   a.body = body;
   a.body_len = body_len;
   a.e = err ? err : &local;
   ddb_buf_init(&a.resp, ci->max_body ? ci->max_body : RESPONSE_MAX);
 
-  if(snprintf(url, sizeof(url), "%s/", c->s.endpoint) >= (int)sizeof(url)) {
-    result = ddb_error_set(a.e, DDB_ERR_CONFIG, "endpoint too long");
-    goto fail;
-  }
   a.h = ddb_handle_get(c);
   if(!a.h) {
     result = ddb_error_set(a.e, DDB_ERR_NOMEM, "out of memory");

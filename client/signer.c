@@ -328,14 +328,15 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
            operation);
   /* signed with the clock of this attempt (a retry is signed again),
   ** corrected by what the server said of its own (http.c) */
-  rc = ddb_sigv4_amz_date(time(NULL) + (time_t)__atomic_load_n(
-                                           &c->clock_skew, __ATOMIC_RELAXED),
-                          date + DATE_HDR_LEN);
+  rc = ddb_sigv4_amz_date(
+      time(NULL) + (time_t)__atomic_load_n(&c->clock_skew, __ATOMIC_RELAXED),
+      date + DATE_HDR_LEN);
   if(rc == 0)
-    rc = ddb_sigv4_sign_json(
-        g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, c->sign_path,
-        CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN, target + TARGET_HDR_LEN,
-        body, body_len, auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
+    rc = ddb_sigv4_sign_json(g->keys, c->s.region, "dynamodb",
+                             date + DATE_HDR_LEN, c->s.ep.sign_path,
+                             CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN,
+                             target + TARGET_HDR_LEN, body, body_len,
+                             auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
   if(rc == DDB_SIGV4_NOMEM)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory signing %s",
                          operation);

@@ -56,7 +56,7 @@ struct ddb_sigv4 {
   char *access_key;      /* malloc'ed */
   unsigned char *secret; /* "AWS4" + secret key, malloc'ed, wiped */
   size_t secret_len;
-  char *token;             /* folded session token or NULL; malloc'ed, wiped */
+  char *token;           /* folded session token or NULL; malloc'ed, wiped */
   pthread_mutex_t lock;  /* guards scope, key, derivations */
   char scope[SCOPE_MAX]; /* what key was derived for */
   ddb_hmac_ctx *key;     /* keyed with the signing key of scope, or NULL */
@@ -594,74 +594,4 @@ int ddb_sigv4_uri_encode(const char *path, char *out, size_t cap) {
     }
   }
   return b.failed ? -1 : 0;
-}
-/* See sigv4.h. */
-int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
-                       char *path, size_t path_cap) {
-  static const char hexd[] = "0123456789ABCDEF";
-  const char *h, *end, *port = NULL, *p, *deflt;
-  sbuf hb, pb;
-  char pct[3];
-
-  if(strncmp(endpoint, "http://", 7) == 0) {
-    h = endpoint + 7;
-    deflt = "80";
-  } else if(strncmp(endpoint, "https://", 8) == 0) {
-    h = endpoint + 8;
-    deflt = "443";
-  } else
-    return -1;
-  if(strpbrk(endpoint, "?#"))
-    return -1;
-  end = h + strcspn(h, "/");
-  if(end == h || !host_cap || !path_cap)
-    return -1;
-  for(p = h; p < end; p++) {
-    unsigned char ch = (unsigned char)*p;
-    if(ch <= ' ' || ch >= 0x7f || ch == '@')
-      return -1;
-  }
-  /* the port: after an IPv6 literal's ']', or after the one ':' */
-  if(*h == '[') {
-    const char *close = memchr(h, ']', (size_t)(end - h));
-    if(!close || (close + 1 < end && close[1] != ':'))
-      return -1;
-    if(close + 1 < end)
-      port = close + 1;
-  } else {
-    port = memchr(h, ':', (size_t)(end - h));
-    if(port && memchr(port + 1, ':', (size_t)(end - port - 1)))
-      return -1;
-  }
-  sbuf_init(&hb, host, host_cap);
-  for(p = h; p < (port ? port : end); p++) {
-    char l = (char)lower((unsigned char)*p);
-    sbuf_add(&hb, &l, 1);
-  }
-  if(port) {
-    size_t plen = (size_t)(end - port - 1);
-    for(p = port + 1; p < end; p++)
-      if(*p < '0' || *p > '9')
-        return -1;
-    if(plen && !(plen == strlen(deflt) && memcmp(port + 1, deflt, plen) == 0))
-      sbuf_add(&hb, port, (size_t)(end - port));
-  }
-  if(hb.failed || !hb.len)
-    return -1;
-
-  /* the path, then the "/" that http.c puts after the endpoint */
-  sbuf_init(&pb, path, path_cap);
-  for(p = end; *p; p++) {
-    unsigned char ch = (unsigned char)*p;
-    if(ch == '/' || is_unreserved(ch))
-      sbuf_add(&pb, p, 1);
-    else {
-      pct[0] = '%';
-      pct[1] = hexd[ch >> 4];
-      pct[2] = hexd[ch & 15];
-      sbuf_add(&pb, pct, 3);
-    }
-  }
-  sbuf_add(&pb, "/", 1);
-  return pb.failed ? -1 : 0;
 }

@@ -66,16 +66,6 @@ int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]);
 ** out[0..cap).  Returns 0, or -1 when it does not fit. */
 int ddb_sigv4_uri_encode(const char *path, char *out, size_t cap);
 
-/* Split an endpoint URL, http[s]://host[:port][/path] without a trailing
-** slash (as config.c stores it), into the Host header value (lower-case,
-** with the port when the URL gives one that is not the scheme's default)
-** and the canonical URI of endpoint + "/" (its path percent-encoded as
-** SigV4 wants: "/" for a URL without a path).  Returns 0, or -1 for
-** something else (a query, a fragment, a user name, a blank or control
-** character in the host, a bad port) or when a part does not fit. */
-int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
-                       char *path, size_t path_cap);
-
 /* Sign a JSON POST with an empty query: the signed headers are
 ** content-type, host, x-amz-date, x-amz-security-token (when s has a
 ** token: ddb_sigv4_token(s)) and x-amz-target, with exactly these values,

@@ -381,28 +381,24 @@ static void test_vectors(void) {
     if(!CHECK_STR(got, want))
       tap_diag("vector %s", v->name);
   }
-  /* the two paths of the suite, encoded as ddb_sigv4_endpoint() does */
+  /* the two paths of the suite, encoded as ddb_sigv4_uri_encode() does */
   {
-    char host[64], path[64];
+    char path[64];
     hdr[0].name = "host";
     hdr[0].value = "example.amazonaws.com";
     hdr[1].name = "x-amz-date";
     hdr[1].value = VEC_DATE;
-    CHECK_INT(ddb_sigv4_endpoint("https://example.amazonaws.com/\xe1\x88\xb4",
-                                 host, sizeof(host), path, sizeof(path)),
-              0);
-    CHECK_STR(path, "/%E1%88%B4/");
-    /* get-utf8 is GET /<U+1234>, without the slash we add */
-    path[strlen(path) - 1] = 0;
+    /* get-utf8 is GET /<U+1234> */
+    CHECK_INT(ddb_sigv4_uri_encode("/\xe1\x88\xb4", path, sizeof(path)), 0);
+    CHECK_STR(path, "/%E1%88%B4");
     CHECK_INT(ddb_sigv4_sign(s, "us-east-1", "service", VEC_DATE, "GET", path,
                              "", hdr, 2, NULL, 0, got, sizeof(got)),
               0);
     CHECK_STR(got, VEC_PREFIX "SignedHeaders=host;x-amz-date, Signature="
                               "8318018e0b0f223aa2bbf98705b62bb787dc9c0e678f255"
                               "a891fd03141be5d85");
-    CHECK_INT(ddb_sigv4_endpoint("https://example.amazonaws.com/example space",
-                                 host, sizeof(host), path, sizeof(path)),
-              0);
+    /* get-space is GET /example space/ */
+    CHECK_INT(ddb_sigv4_uri_encode("/example space/", path, sizeof(path)), 0);
     CHECK_STR(path, "/example%20space/");
     CHECK_INT(ddb_sigv4_sign(s, "us-east-1", "service", VEC_DATE, "GET", path,
                              "", hdr, 2, NULL, 0, got, sizeof(got)),
@@ -410,6 +406,11 @@ static void test_vectors(void) {
     CHECK_STR(got, VEC_PREFIX "SignedHeaders=host;x-amz-date, Signature="
                               "652487583200325589f1fba4c7e578f72c47cb61beeca81"
                               "406b39ddec1366741");
+    /* what does not fit */
+    CHECK_INT(ddb_sigv4_uri_encode("/abc", path, 4), -1);
+    CHECK_INT(ddb_sigv4_uri_encode("/\xe1", path, 4), -1);
+    CHECK_INT(ddb_sigv4_uri_encode("/\xe1", path, 5), 0);
+    CHECK_STR(path, "/%E1");
   }
   /* what does not fit or is malformed is refused */
   CHECK_INT(ddb_sigv4_sign(s, "us-east-1", "service", VEC_DATE, "GET", "/", "",
@@ -687,54 +688,161 @@ static void test_key_cache_threads(void) {
   ddb_sigv4_free(s);
 }
 
-/* Host and canonical path from endpoint URLs as config.c stores them. */
+/* The endpoint parsed once (config.c, ddb_endpoint_parse): the URL curl
+** gets, the Host header and canonical URI that are signed, the canonical
+** endpoint of the cache's place, all from one parse by libcurl; and what
+** is refused, with its message. */
 static void test_endpoint(void) {
   static const struct {
-    const char *url;
-    const char *host;
-    const char *path;
+    const char *text;
+    const char *url, *host, *sign_path, *canonical;
   } ok[] = {
-      {"http://127.0.0.1:8000", "127.0.0.1:8000", "/"},
+      {"http://127.0.0.1:8000", "http://127.0.0.1:8000/", "127.0.0.1:8000",
+       "/", "http://127.0.0.1:8000"},
       {"https://dynamodb.us-east-1.amazonaws.com",
-       "dynamodb.us-east-1.amazonaws.com", "/"},
+       "https://dynamodb.us-east-1.amazonaws.com/",
+       "dynamodb.us-east-1.amazonaws.com", "/",
+       "https://dynamodb.us-east-1.amazonaws.com"},
       {"https://DynamoDB.EU-West-1.AmazonAWS.com:8443",
-       "dynamodb.eu-west-1.amazonaws.com:8443", "/"},
-      {"http://localhost:80", "localhost", "/"},
-      {"https://h:443", "h", "/"},
-      {"http://h:443", "h:443", "/"},
-      {"https://h:80", "h:80", "/"},
-      {"http://h:", "h", "/"},
-      {"http://[::1]:8000", "[::1]:8000", "/"},
-      {"http://[::1]", "[::1]", "/"},
-      {"http://h:1/ddb/v1", "h:1", "/ddb/v1/"},
-      {"http://h/a~b_c.d-e", "h", "/a~b_c.d-e/"},
-      {"http://h/%41", "h", "/%2541/"},
+       "https://DynamoDB.EU-West-1.AmazonAWS.com:8443/",
+       "dynamodb.eu-west-1.amazonaws.com:8443", "/",
+       "https://dynamodb.eu-west-1.amazonaws.com:8443"},
+      /* the scheme in any case; localhost, LOCALHOST. and 127.0.0.1 one
+      ** place (the Host header keeps the name) */
+      {"HTTP://LOCALHOST.:8000/", "http://LOCALHOST.:8000/", "localhost.:8000",
+       "/", "http://127.0.0.1:8000"},
+      {"HtTpS://h", "https://h/", "h", "/", "https://h"},
+      /* the scheme's default port is none; another scheme's is a port */
+      {"http://localhost:80", "http://localhost:80/", "localhost", "/",
+       "http://127.0.0.1"},
+      {"https://h:443", "https://h:443/", "h", "/", "https://h"},
+      {"http://h:443", "http://h:443/", "h:443", "/", "http://h:443"},
+      {"https://h:80", "https://h:80/", "h:80", "/", "https://h:80"},
+      {"http://h:080", "http://h:80/", "h", "/", "http://h"},
+      {"http://h:", "http://h/", "h", "/", "http://h"},
+      /* IPv6 literals, in lower case */
+      {"http://[::1]:8000", "http://[::1]:8000/", "[::1]:8000", "/",
+       "http://[::1]:8000"},
+      {"http://[::FFFF:7F00:1]", "http://[::FFFF:7F00:1]/", "[::ffff:7f00:1]",
+       "/", "http://[::ffff:7f00:1]"},
+      /* a path: signed with "/" after it, kept without trailing slashes;
+      ** dot segments removed as curl removes them */
+      {"http://h:1/ddb/v1", "http://h:1/ddb/v1/", "h:1", "/ddb/v1/",
+       "http://h:1/ddb/v1"},
+      {"http://h/ddb//", "http://h/ddb/", "h", "/ddb/", "http://h/ddb"},
+      {"http://h/a/../b/./c", "http://h/b/c/", "h", "/b/c/", "http://h/b/c"},
+      {"http://h/a~b_c.d-e", "http://h/a~b_c.d-e/", "h", "/a~b_c.d-e/",
+       "http://h/a~b_c.d-e"},
+      /* a path's percent-encoding is sent as it is and signed encoded
+      ** again, as SigV4 (and botocore) want for every service but S3 */
+      {"http://h/%41", "http://h/%41/", "h", "/%2541/", "http://h/%41"},
+      {"http://h/\xe1\x88\xb4", "http://h/\xe1\x88\xb4/", "h", "/%E1%88%B4/",
+       "http://h/\xe1\x88\xb4"},
+      /* a percent-encoded host is the host it decodes to, everywhere */
+      {"http://local%68ost:8000", "http://localhost:8000/", "localhost:8000",
+       "/", "http://127.0.0.1:8000"},
+      /* IPv4 in other notations: the dotted address curl connects to */
+      {"http://127.1:8000", "http://127.0.0.1:8000/", "127.0.0.1:8000", "/",
+       "http://127.0.0.1:8000"},
+      {"http://0x7f.0.0.1", "http://127.0.0.1/", "127.0.0.1", "/",
+       "http://127.0.0.1"},
   };
-  static const char *const bad[] = {
-      "ftp://h",     "http://",       "http:///x",    "http://h?x=1",
-      "http://h#f",  "http://h:8x0",  "http://a b",   "http://u@h",
-      "http://h:1:", "http://[::1]x", "http://\x01h", "h:8000",
+  static const struct {
+    const char *text;
+    const char *message;
+  } bad[] = {
+      {"ftp://h", "bad endpoint 'ftp://h': must start with http:// or "
+                  "https://"},
+      {"h:8000", "bad endpoint 'h:8000': must start with http:// or https://"},
+      {"http:/h", "bad endpoint 'http:/h': must start with http:// or "
+                  "https://"},
+      {"http://", "bad endpoint 'http://': no host"},
+      {"http:///x", "bad endpoint 'http:///x': no host"},
+      {"http://u@h", "bad endpoint: a user name or password in the URL is "
+                     "not allowed"},
+      {"http://127.0.0.1:1@h/", "bad endpoint: a user name or password in "
+                                "the URL is not allowed"},
+      {"ftp://u:secret@h", "bad endpoint: a user name or password in the URL "
+                           "is not allowed"},
+      {"http://h?x=1", "bad endpoint 'http://h?x=1': a query ('?...') is not "
+                       "allowed: requests go to the endpoint's path"},
+      {"http://h/x?", "bad endpoint 'http://h/x?': a query ('?...') is not "
+                      "allowed: requests go to the endpoint's path"},
+      {"http://h#f", "bad endpoint 'http://h#f': a fragment ('#...') is not "
+                     "allowed"},
+      {"http://h/x#", "bad endpoint 'http://h/x#': a fragment ('#...') is not "
+                      "allowed"},
+      {"http://h:8x0", "bad endpoint 'http://h:8x0': bad port (a number from "
+                       "0 to 65535 after the host)"},
+      {"http://h:1:", "bad endpoint 'http://h:1:': bad port (a number from 0 "
+                      "to 65535 after the host)"},
+      {"http://h:65536", "bad endpoint 'http://h:65536': bad port (a number "
+                         "from 0 to 65535 after the host)"},
+      {"http://[::1]x", "bad endpoint 'http://[::1]x': bad port (a number "
+                        "from 0 to 65535 after the host)"},
+      {"http://a b", "bad endpoint 'http://a b': bad host name (a blank, a "
+                     "control character or a character no host name has)"},
+      {"http://\x01h", "bad endpoint 'http://\\x01h': bad host name (a "
+                       "blank, a control character or a character no host "
+                       "name has)"},
+      {"http://h%2Fx", "bad endpoint 'http://h%2Fx': bad host name (a blank, "
+                       "a control character or a character no host name "
+                       "has)"},
+      {"http://h%20x", "bad endpoint 'http://h%20x': bad host name (a blank, "
+                       "a control character or a character no host name "
+                       "has)"},
+      {"http://[v1.x]", "bad endpoint 'http://[v1.x]': bad IPv6 address"},
+      {"http://h/a b", "bad endpoint 'http://h/a b': bad path (a blank or a "
+                       "control character)"},
+      {"http://[fe80::1%25eth0]:8000",
+       "bad endpoint 'http://[fe80::1%25eth0]:8000': an IPv6 zone id "
+       "('%25eth0') is not supported: give the address without it"},
+      {"http://[::1%25lo]", "bad endpoint 'http://[::1%25lo]': an IPv6 zone "
+                            "id ('%25lo') is not supported: give the address "
+                            "without it"},
+      {"http://b\xc3\xbc"
+       "cher.de",
+       "bad endpoint 'http://b\xc3\xbc"
+       "cher.de': the host name must be ASCII (for an international name, "
+       "its xn-- form)"},
   };
-  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
+  ddb_endpoint ep;
+  ddb_error err;
   size_t i;
+  char longhost[400];
   for(i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-    host[0] = path[0] = 0;
-    if(!CHECK(ddb_sigv4_endpoint(ok[i].url, host, sizeof(host), path,
-                                 sizeof(path)) == 0))
-      tap_diag("%s", ok[i].url);
-    CHECK_STR(host, ok[i].host);
-    CHECK_STR(path, ok[i].path);
+    memset(&err, 0, sizeof(err));
+    if(!CHECK(ddb_endpoint_parse(ok[i].text, "", &ep, &err) == DDB_OK)) {
+      tap_diag("%s: %s", ok[i].text, err.message);
+      continue;
+    }
+    if(!CHECK_STR(ep.url, ok[i].url) || !CHECK_STR(ep.host, ok[i].host) ||
+       !CHECK_STR(ep.sign_path, ok[i].sign_path) ||
+       !CHECK_STR(ep.canonical, ok[i].canonical))
+      tap_diag("%s", ok[i].text);
+    ddb_endpoint_free(&ep);
   }
-  for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-    if(!CHECK(ddb_sigv4_endpoint(bad[i], host, sizeof(host), path,
-                                 sizeof(path)) == -1))
-      tap_diag("%s", bad[i]);
-  /* too long for the buffers */
-  CHECK_INT(
-      ddb_sigv4_endpoint("http://abcdef:8000", host, 6, path, sizeof(path)),
-      -1);
-  CHECK_INT(ddb_sigv4_endpoint("http://h/abc", host, sizeof(host), path, 4),
-            -1);
+  for(i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    memset(&err, 0, sizeof(err));
+    if(!CHECK(ddb_endpoint_parse(bad[i].text, "", &ep, &err) ==
+              DDB_ERR_CONFIG))
+      tap_diag("%s", bad[i].text);
+    if(!CHECK_STR(err.message, bad[i].message))
+      tap_diag("%s", bad[i].text);
+    CHECK(ep.url == NULL && ep.host == NULL);
+  }
+  /* where it came from is named */
+  CHECK_INT(ddb_endpoint_parse("http://h?x", " (AWS_ENDPOINT_URL)", &ep, &err),
+            DDB_ERR_CONFIG);
+  CHECK_STR(err.message, "bad endpoint 'http://h?x' (AWS_ENDPOINT_URL): a "
+                         "query ('?...') is not allowed: requests go to the "
+                         "endpoint's path");
+  /* too long for what is signed */
+  memset(longhost, 'a', sizeof(longhost));
+  memcpy(longhost, "http://", 7);
+  longhost[sizeof(longhost) - 1] = 0;
+  CHECK_INT(ddb_endpoint_parse(longhost, "", &ep, &err), DDB_ERR_CONFIG);
+  CHECK(strstr(err.message, "': host too long") != NULL);
 }
 
 /* CRC-32 (zlib's): the check value of this CRC, 0xCBF43926 for
@@ -759,7 +867,8 @@ static void test_crc32(void) {
   for(i = 0; i < n; i++)
     big[i] = (unsigned char)(i * 2654435761u >> 24);
   whole = ddb_crc32(0, big, n);
-  for(crc = 0, off = 0, piece = 1; off < n; off += piece, piece = piece * 3 + 1)
+  for(crc = 0, off = 0, piece = 1; off < n;
+      off += piece, piece = piece * 3 + 1)
     crc = ddb_crc32(crc, big + off, piece <= n - off ? piece : n - off);
   CHECK_INT(crc, whole);
   free(big);
@@ -777,7 +886,8 @@ const tap_test tap_sigv4_tests[] = {
     {"sigv4: signing key cached per date", test_key_cache},
     {"sigv4: signing key cache, 4 threads across a date change",
      test_key_cache_threads},
-    {"sigv4: Host and path of an endpoint", test_endpoint},
+    {"sigv4: the endpoint parsed once: URL, Host, canonical URI, place",
+     test_endpoint},
     {"crypto: CRC-32 of zlib (x-amz-crc32), check value 0xCBF43926",
      test_crc32},
     {NULL, NULL}};
