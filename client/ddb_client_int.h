@@ -133,10 +133,6 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
                    const char *end);
 void ddb_tape_free(ddb_tape *t);
 const char *ddb_tape_skip_ws(const char *p, const char *end);
-/* The closing quote of the JSON string whose opening quote is at p[-1],
-** or NULL when the string is not valid (a bad escape, a lone surrogate, a
-** control character, no end); *esc tells whether it has escapes. */
-const char *ddb_json_string_end(const char *p, const char *end, int *esc);
 size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out);
 int ddb_tape_eq(const char *text, const ddb_jtok *k, const char *s);
 long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
