@@ -80,14 +80,13 @@ static int prepare(seg *s) {
                          sizeof(auth)))
     return -1;
   curl_slist_free_all(s->hdrs);
-  s->hdrs = curl_slist_append(NULL,
-                              "Content-Type: application/x-amz-json-1.0");
+  s->hdrs =
+      curl_slist_append(NULL, "Content-Type: application/x-amz-json-1.0");
   snprintf(line, sizeof(line), "Host: %s", g_host);
   s->hdrs = curl_slist_append(s->hdrs, line);
   snprintf(line, sizeof(line), "X-Amz-Date: %s", date);
   s->hdrs = curl_slist_append(s->hdrs, line);
-  s->hdrs =
-      curl_slist_append(s->hdrs, "X-Amz-Target: DynamoDB_20120810.Scan");
+  s->hdrs = curl_slist_append(s->hdrs, "X-Amz-Target: DynamoDB_20120810.Scan");
   snprintf(line, sizeof(line), "Authorization: %s", auth);
   s->hdrs = curl_slist_append(s->hdrs, line);
   ddb_buf_reset(&s->resp);
@@ -215,8 +214,8 @@ int main(int argc, char **argv) {
   if(g_segments < 1 || g_segments > MAX_SEGMENTS)
     return 2;
   u = strstr(g_url, "://");
-  snprintf(g_host, sizeof(g_host), "%.*s", (int)strcspn(u ? u + 3 : g_url, "/"),
-           u ? u + 3 : g_url);
+  snprintf(g_host, sizeof(g_host), "%.*s",
+           (int)strcspn(u ? u + 3 : g_url, "/"), u ? u + 3 : g_url);
   curl_global_init(CURL_GLOBAL_DEFAULT);
   g_sig = ddb_sigv4_new("test", "test", NULL);
   segs = calloc((size_t)g_segments, sizeof(*segs));
