@@ -34,15 +34,15 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -fPIC -pthread -D_GNU_SOURCE
 # objects that include it, and only those.  -MP: a deleted header is no
 # error.
 DEPFLAGS := -MMD -MP
-LIBS    := -lcurl -lcjson -lssl -lcrypto -lm -pthread
+LIBS    := -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/http.c client/signer.c client/cancel.c client/log.c \
               client/live.c client/json.c client/pack.c client/number.c \
               client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
-              client/crc32.c client/describe.c client/read.c client/get.c \
-              client/profile.c client/tape.c client/sha256.c client/sigv4.c \
+              client/describe.c client/read.c client/get.c \
+              client/profile.c client/tape.c client/crypto.c client/sigv4.c \
               client/jsonval.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/resp.c \
@@ -73,7 +73,9 @@ $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ) ext/dynamodb.map
 	$(CC) -shared -o $@ $(LIB_OBJ) $(EXT_OBJ) $(LDFLAGS) \
 	    -Wl,--version-script=ext/dynamodb.map $(LIBS)
 
+# (made anew: ar would keep the members of files since removed)
 $(BUILD)/libddb.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 # The unit-test binary links the ext/ objects built again with SQLITE_CORE

@@ -71,7 +71,6 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
                           ddb_error *err) {
   ddb_client *c;
   ddb_result result;
-  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
 
   *out = NULL;
   pthread_once(&curl_once, curl_init_once);
@@ -94,26 +93,14 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     c->connect_timeout = c->timeout;
   c->max_retries =
       cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
-  /* what the signature covers: Host and path, as curl will send them */
-  if(ddb_sigv4_endpoint(c->s.endpoint, host, sizeof(host), path,
-                        sizeof(path))) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "bad endpoint '%.200s': must be "
-                           "http[s]://host[:port][/path], without a query or "
-                           "fragment",
-                           c->s.endpoint);
-    ddb_client_free(c);
-    return result;
-  }
-  c->host_hdr = ddb_concat(DDB_HOST_HDR, host);
-  c->sign_path = ddb_strdup(path);
+  /* the endpoint as config.c parsed it: the Host header signed (the
+  ** path too: c->s.ep.sign_path), the URL curl connects to (http.c) and
+  ** the cache's place */
+  c->host_hdr = ddb_concat(DDB_HOST_HDR, c->s.ep.host);
   c->sig = ddb_signer_new(c->s.access_key, c->s.secret_key, c->s.session_token,
                           c->s.expires);
-  if(ddb_place_id(c->s.endpoint, c->s.region, c->place)) {
-    ddb_client_free(c); /* (ddb_sigv4_endpoint accepted it above) */
-    return ddb_error_set(err, DDB_ERR_CONFIG, "bad endpoint");
-  }
-  if(!c->host_hdr || !c->sign_path || !c->sig ||
+  if(!c->host_hdr || !c->sig ||
+     ddb_place_id(c->s.ep.canonical, c->s.region, c->place) ||
      ddb_principal_push(c, c->s.access_key, c->s.secret_key,
                         c->s.session_token)) {
     ddb_client_free(c);
@@ -135,7 +122,6 @@ void ddb_client_free(ddb_client *c) {
   pthread_mutex_destroy(&c->cred_lock);
   pthread_mutex_destroy(&c->refresh_lock);
   free(c->host_hdr);
-  free(c->sign_path);
   ddb_signer_free(c->sig);
   while(c->principals) {
     ddb_principal *next = c->principals->next;

@@ -30,6 +30,7 @@
 **   dynamodb =
 **     endpoint_url = http://localhost:8000
 */
+#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,34 +70,258 @@ static char *config_endpoint(const ddb_profile *prof) {
   return v;
 }
 
-/* Check endpoint text v and store it without trailing slashes in s; what
-** names where it came from.  Returns DDB_OK or a config error. */
-static ddb_result set_endpoint(ddb_settings *s, const char *v,
-                               const char *what, ddb_error *err) {
-  size_t n = strlen(v), skip;
-  const char *host, *at, *slash;
-  if(strncmp(v, "http://", 7) == 0)
-    skip = 7;
-  else if(strncmp(v, "https://", 8) == 0)
-    skip = 8;
-  else
-    return ddb_error_set(err, DDB_ERR_CONFIG,
-                         "bad endpoint '%.200s'%s: must start with "
-                         "http:// or https://",
-                         v, what);
-  host = v + skip;
-  slash = strchr(host, '/');
-  at = strchr(host, '@');
-  if(at && (!slash || at < slash))
+/* ------------------------------------------------------------------------
+** The endpoint, parsed once
+**
+** The endpoint URL is parsed here, once, by libcurl's URL API, and
+** everything else is taken from that parse: the URL curl is given (as the
+** parse renders it), the Host header and the canonical URI that are
+** signed, and the canonical endpoint that names the cache's place.  So
+** what is signed, what the cache is keyed by and where curl connects are
+** one host by construction.  Before the parse, the text's shape is
+** checked for what libcurl would accept but cannot be honoured here:
+**
+**   a user name or password (user:password@host): a secret in messages
+**     and dynamodb_info, and "http://127.0.0.1:1@HOST/" is HOST;
+**   a scheme other than http or https (any case), or none;
+**   no host ("http:///x", which libcurl reads as host x);
+**   a query or a fragment: requests are POSTs to the endpoint's path.
+**
+** After it: an IPv6 zone id ("[fe80::1%25eth0]": it names an interface of
+** this machine, and whether it belongs in the signed Host header is not
+** settled), a host that is not ASCII (libcurl would connect to its IDN
+** form while the Host header signs the UTF-8; give the xn-- form).  What
+** libcurl itself refuses (a bad port, a blank or control character in the
+** host or path, a bad IPv6 literal) is refused with its reason.  What it
+** normalises is taken as it normalises it: a percent-encoded host is
+** decoded ("local%68ost" is localhost), an IPv4 address in another
+** notation is dotted ("127.1"), dot segments of the path are removed, a
+** port's leading zeros go.
+*/
+
+/* The length of text's authority: the bytes after "://" up to the path,
+** query or fragment (text itself when there is no "://"); *start is set
+** to where it begins. */
+static size_t authority(const char *text, const char **start) {
+  const char *sep = strstr(text, "://");
+  *start = sep ? sep + 3 : text;
+  return strcspn(*start, "/?#");
+}
+
+/* Is text's scheme http or https (any case)?  *tls is set for https. */
+static int http_scheme(const char *text, int *tls) {
+  *tls = strncasecmp(text, "https://", 8) == 0;
+  return *tls || strncasecmp(text, "http://", 7) == 0;
+}
+
+/* The one-line reason of libcurl's refusal uc of an endpoint. */
+static const char *url_refusal(CURLUcode uc) {
+  switch(uc) {
+  case CURLUE_BAD_PORT_NUMBER:
+    return "bad port (a number from 0 to 65535 after the host)";
+  case CURLUE_BAD_HOSTNAME:
+    return "bad host name (a blank, a control character or a character no "
+           "host name has)";
+  case CURLUE_BAD_IPV6: return "bad IPv6 address";
+  case CURLUE_BAD_PATH: return "bad path (a blank or a control character)";
+  case CURLUE_NO_HOST: return "no host";
+  case CURLUE_OUT_OF_MEMORY: return "out of memory";
+  default: return curl_url_strerror(uc);
+  }
+}
+
+/* Set err for endpoint text (what: where it came from) refused because of
+** why; returns DDB_ERR_CONFIG (DDB_ERR_NOMEM when why is that). */
+static ddb_result endpoint_error(ddb_error *err, const char *text,
+                                 const char *what, const char *why) {
+  if(strcmp(why, "out of memory") == 0)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return ddb_error_set(err, DDB_ERR_CONFIG, "bad endpoint '%.200s'%s: %s",
+                       text, what, why);
+}
+
+/* The host of a parse, checked and in lower case, into out[0..cap) (a
+** zone id or a byte that is not ASCII refused). */
+static ddb_result endpoint_host(CURLU *u, const char *text, const char *what,
+                                char *out, size_t cap, ddb_error *err) {
+  char *host = NULL, *zone = NULL;
+  ddb_result result = DDB_OK;
+  size_t i, n;
+  CURLUcode uc = curl_url_get(u, CURLUPART_HOST, &host, 0);
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  if(curl_url_get(u, CURLUPART_ZONEID, &zone, 0) == CURLUE_OK) {
+    char why[160];
+    snprintf(why, sizeof(why),
+             "an IPv6 zone id ('%%25%.40s') is not supported: give the "
+             "address without it",
+             zone);
+    result = endpoint_error(err, text, what, why);
+    goto fail;
+  }
+  n = strlen(host);
+  if(!n || n >= cap) {
+    result = endpoint_error(err, text, what, n ? "host too long" : "no host");
+    goto fail;
+  }
+  for(i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)host[i];
+    if(ch <= ' ' || ch >= 0x7f) {
+      result = endpoint_error(err, text, what,
+                              "the host name must be ASCII (for an "
+                              "international name, its xn-- form)");
+      goto fail;
+    }
+    out[i] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+  }
+  out[n] = 0;
+
+fail:
+  curl_free(host);
+  curl_free(zone);
+  return result;
+}
+
+/* See ddb_client_int.h. */
+ddb_result ddb_endpoint_parse(const char *text, const char *what,
+                              ddb_endpoint *out, ddb_error *err) {
+  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
+  char sign_path[DDB_SIGV4_PATH_MAX];
+  char *port = NULL, *cpath = NULL, *url = NULL;
+  const char *auth, *canon_host;
+  ddb_result result = DDB_OK;
+  CURLU *u = NULL;
+  CURLUcode uc;
+  size_t plen, hlen;
+  int tls;
+  ddb_buf b;
+
+  memset(out, 0, sizeof(*out));
+  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
+  /* the shape of the text, before libcurl reads it */
+  hlen = authority(text, &auth);
+  if(memchr(auth, '@', hlen))
     /* user:password@ would put a secret in messages and dynamodb_info */
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "bad endpoint%s: a user name or password in the URL "
                          "is not allowed",
                          what);
-  if(!*host || *host == '/')
-    return ddb_error_set(err, DDB_ERR_CONFIG,
-                         "bad endpoint '%.200s'%s: no host", v, what);
-  while(n > skip && v[n - 1] == '/')
+  if(!http_scheme(text, &tls))
+    return endpoint_error(err, text, what,
+                          "must start with http:// or https://");
+  if(!hlen)
+    return endpoint_error(err, text, what, "no host");
+  if(strchr(text, '?'))
+    return endpoint_error(err, text, what,
+                          "a query ('?...') is not allowed: requests go to "
+                          "the endpoint's path");
+  if(strchr(text, '#'))
+    return endpoint_error(err, text, what,
+                          "a fragment ('#...') is not allowed");
+
+  /* the one parse */
+  u = curl_url();
+  if(!u)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  uc = curl_url_set(u, CURLUPART_URL, text, 0);
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  result = endpoint_host(u, text, what, host, sizeof(host), err);
+  if(result)
+    goto fail;
+  curl_url_get(u, CURLUPART_PORT, &port, 0); /* only when the URL has one */
+  if(port && strcmp(port, tls ? "443" : "80") == 0) {
+    curl_free(port);
+    port = NULL; /* the scheme's default is no port */
+  }
+  uc = curl_url_get(u, CURLUPART_PATH, &cpath, 0);
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  /* the path without its trailing slashes, then the "/" requests go to */
+  plen = strlen(cpath);
+  while(plen > 0 && cpath[plen - 1] == '/')
+    plen--;
+  if(plen + 2 > sizeof(path)) {
+    result = endpoint_error(err, text, what, "path too long");
+    goto fail;
+  }
+  memcpy(path, cpath, plen);
+  path[plen] = '/';
+  path[plen + 1] = 0;
+  uc = curl_url_set(u, CURLUPART_PATH, path, 0);
+  if(!uc)
+    uc = curl_url_get(u, CURLUPART_URL, &url, 0);
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  if(ddb_sigv4_uri_encode(path, sign_path, sizeof(sign_path))) {
+    result = endpoint_error(err, text, what, "path too long");
+    goto fail;
+  }
+
+  /* the Host header: host[:port] */
+  ddb_buf_adds(&b, host);
+  if(port) {
+    ddb_buf_addc(&b, ':');
+    ddb_buf_adds(&b, port);
+  }
+  out->host = ddb_buf_take(&b, NULL);
+  /* the canonical endpoint: no trailing dot, localhost as 127.0.0.1 */
+  hlen = strlen(host);
+  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
+    host[--hlen] = 0;
+  canon_host = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
+  ddb_buf_adds(&b, tls ? "https://" : "http://");
+  ddb_buf_adds(&b, canon_host);
+  if(port) {
+    ddb_buf_addc(&b, ':');
+    ddb_buf_adds(&b, port);
+  }
+  ddb_buf_add(&b, path, plen);
+  out->canonical = ddb_buf_take(&b, NULL);
+  out->url = ddb_strdup(url);
+  out->sign_path = ddb_strdup(sign_path);
+  if(!out->host || !out->canonical || !out->url || !out->sign_path)
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+
+fail:
+  if(result)
+    ddb_endpoint_free(out);
+  ddb_buf_free(&b);
+  curl_free(port);
+  curl_free(cpath);
+  curl_free(url);
+  curl_url_cleanup(u);
+  return result;
+}
+
+/* See ddb_client_int.h. */
+void ddb_endpoint_free(ddb_endpoint *ep) {
+  free(ep->url);
+  free(ep->host);
+  free(ep->sign_path);
+  free(ep->canonical);
+  memset(ep, 0, sizeof(*ep));
+}
+
+/* Check endpoint text v (what names where it came from), parse it into
+** s->ep and keep it, without trailing slashes, in s->endpoint (for
+** messages).  Returns DDB_OK or an error. */
+static ddb_result set_endpoint(ddb_settings *s, const char *v,
+                               const char *what, ddb_error *err) {
+  size_t n = strlen(v);
+  ddb_result result = ddb_endpoint_parse(v, what, &s->ep, err);
+  if(result)
+    return result;
+  while(n > 0 && v[n - 1] == '/')
     n--;
   s->endpoint = malloc(n + 1);
   if(!s->endpoint)
@@ -136,10 +361,7 @@ static ddb_result resolve_endpoint(const ddb_config *cfg,
   if(snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
               s->region) >= (int)sizeof(buf))
     return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
-  s->endpoint = ddb_strdup(buf);
-  if(!s->endpoint)
-    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-  return DDB_OK;
+  return set_endpoint(s, buf, " (from the region)", err);
 }
 
 /* Resolve the CA bundle into s: option, AWS_CA_BUNDLE, the profile's
@@ -178,6 +400,7 @@ static ddb_result resolve_ca_bundle(const ddb_config *cfg,
 void ddb_settings_free(ddb_settings *s) {
   free(s->region);
   free(s->endpoint);
+  ddb_endpoint_free(&s->ep);
   free(s->ca_bundle);
   free(s->access_key);
   ddb_wipe_free(s->secret_key);
@@ -260,54 +483,15 @@ fail:
 /* ------------------------------------------------------------------------
 ** The place of a client (see ddb_client_int.h)
 */
-/* See ddb_client_int.h: the canonical endpoint of endpoint, appended to
-** out. */
-int ddb_place_canonical(const char *endpoint, ddb_buf *out) {
-  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
-  const char *port;
-  size_t hlen, plen;
-
-  if(ddb_sigv4_endpoint(endpoint, host, sizeof(host), path, sizeof(path)))
-    return -1;
-  /* host: lower case, the default port already dropped; split the port */
-  port = host[0] == '[' ? strchr(host, ']') : host;
-  port = port ? strchr(port, ':') : NULL;
-  hlen = port ? (size_t)(port - host) : strlen(host);
-  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
-    hlen--; /* "localhost." is "localhost" */
-  plen = strlen(path);
-  while(plen > 0 && path[plen - 1] == '/')
-    plen--;
-  ddb_buf_adds(out,
-               strncmp(endpoint, "https://", 8) == 0 ? "https://" : "http://");
-  if(hlen == 9 && memcmp(host, "localhost", 9) == 0)
-    ddb_buf_adds(out, "127.0.0.1");
-  else
-    ddb_buf_add(out, host, hlen);
-  if(port)
-    ddb_buf_adds(out, port);
-  ddb_buf_add(out, path, plen);
-  return out->failed || !out->p ? -1 : 0;
-}
-
-int ddb_place_id(const char *endpoint, const char *region,
+int ddb_place_id(const char *canonical, const char *region,
                  unsigned char *out) {
   const char *parts[2];
   size_t lens[2];
-  ddb_buf ep;
-  int rc = -1;
-
-  ddb_buf_init(&ep, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
-  if(ddb_place_canonical(endpoint, &ep) == 0) {
-    parts[0] = ep.p;
-    lens[0] = ep.len;
-    parts[1] = region ? region : "";
-    lens[1] = strlen(parts[1]);
-    ddb_scope_hash('P', parts, lens, 2, out);
-    rc = 0;
-  }
-  ddb_buf_free(&ep);
-  return rc;
+  parts[0] = canonical;
+  lens[0] = strlen(canonical);
+  parts[1] = region ? region : "";
+  lens[1] = strlen(parts[1]);
+  return ddb_scope_hash('P', parts, lens, 2, out);
 }
 
 /* See ddb_client_int.h: the shared tier's root key of a principal at a
@@ -316,31 +500,32 @@ int ddb_place_id(const char *endpoint, const char *region,
 ** key and session token: the same in every process that has the same
 ** credentials for the same place, and unknown to anyone without the
 ** secret. */
-int ddb_tier_root(const char *endpoint, const char *region, const char *ak,
+int ddb_tier_root(const char *canonical, const char *region, const char *ak,
                   const char *sk, const char *token, unsigned char *out) {
   static const char label[] = "sqlite-dynamodb shared tier v1";
-  const char *parts[4];
-  ddb_buf place, b;
+  const char *parts[5];
+  ddb_buf b;
+  size_t need = 0;
   int i, rc = -1;
 
-  parts[0] = region ? region : "";
-  parts[1] = ak ? ak : "";
-  parts[2] = sk ? sk : "";
-  parts[3] = token ? token : "";
-  ddb_buf_init(&place, DDB_SIGV4_HOST_MAX + DDB_SIGV4_PATH_MAX + 16);
+  parts[0] = canonical ? canonical : "";
+  parts[1] = region ? region : "";
+  parts[2] = ak ? ak : "";
+  parts[3] = sk ? sk : "";
+  parts[4] = token ? token : "";
+  for(i = 0; i < 5; i++)
+    need += strlen(parts[i]) + 10; /* a LEB128 length at most 10 bytes */
   ddb_buf_init(&b, 64 * 1024);
-  if(ddb_place_canonical(endpoint, &place) == 0) {
-    ddb_buf_add_part(&b, place.p, place.len);
-    for(i = 0; i < 4; i++)
-      ddb_buf_add_part(&b, parts[i], strlen(parts[i]));
-    if(!b.failed && b.p) {
-      ddb_hmac_sha256(label, sizeof(label) - 1, b.p, b.len, out);
-      rc = 0;
-    }
-  }
+  /* room for all at once: a realloc would leave a copy of the secret */
+  if(ddb_buf_reserve(&b, need))
+    b.failed = 1;
+  for(i = 0; i < 5 && !b.failed; i++)
+    ddb_buf_add_part(&b, parts[i], strlen(parts[i]));
+  if(!b.failed && b.p &&
+     ddb_hmac_sha256(label, sizeof(label) - 1, b.p, b.len, out) == 0)
+    rc = 0;
   if(b.p)
     ddb_wipe(b.p, b.len);
   ddb_buf_free(&b);
-  ddb_buf_free(&place);
   return rc;
 }

@@ -293,26 +293,30 @@ static void scope_key_init(void) {
   ddb_random_bytes(scope_key, sizeof(scope_key));
 }
 
-void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
-                    int n_parts, unsigned char *out) {
+int ddb_scope_hash(char letter, const char *const *p, const size_t *n,
+                   int n_parts, unsigned char *out) {
   unsigned char mac[DDB_SHA256_LEN];
-  ddb_hmac_sha256_ctx m;
-  int i;
+  ddb_hmac_ctx *m;
+  int i, rc;
   pthread_once(&scope_once, scope_key_init);
-  ddb_hmac_sha256_init(&m, scope_key, sizeof(scope_key));
-  ddb_hmac_sha256_update(&m, &letter, 1);
-  for(i = 0; i < n_parts; i++) {
+  m = ddb_hmac_new(scope_key, sizeof(scope_key));
+  rc = m ? ddb_hmac_update(m, &letter, 1) : -1;
+  for(i = 0; rc == 0 && i < n_parts; i++) {
     unsigned char len[8];
     uint64_t v = n[i];
     int k;
     for(k = 0; k < 8; k++, v >>= 8)
       len[k] = (unsigned char)(v & 0xff);
-    ddb_hmac_sha256_update(&m, len, sizeof(len));
-    ddb_hmac_sha256_update(&m, p[i], n[i]);
+    rc =
+        ddb_hmac_update(m, len, sizeof(len)) || ddb_hmac_update(m, p[i], n[i]);
   }
-  ddb_hmac_sha256_final(&m, mac);
-  memcpy(out, mac, DDB_SCOPE_ID_LEN);
+  if(rc == 0)
+    rc = ddb_hmac_final(m, mac);
+  ddb_hmac_free(m);
+  if(rc == 0)
+    memcpy(out, mac, DDB_SCOPE_ID_LEN);
   ddb_wipe(mac, sizeof(mac));
+  return rc ? -1 : 0;
 }
 
 ddb_principal *ddb_principal_new(const char *access_key,
@@ -329,6 +333,9 @@ ddb_principal *ddb_principal_new(const char *access_key,
   lens[1] = strlen(parts[1]);
   lens[2] = strlen(parts[2]);
   pr->next = NULL;
-  ddb_scope_hash('U', parts, lens, 3, pr->id);
+  if(ddb_scope_hash('U', parts, lens, 3, pr->id)) {
+    free(pr);
+    return NULL;
+  }
   return pr;
 }

@@ -133,10 +133,6 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
                    const char *end);
 void ddb_tape_free(ddb_tape *t);
 const char *ddb_tape_skip_ws(const char *p, const char *end);
-/* The closing quote of the JSON string whose opening quote is at p[-1],
-** or NULL when the string is not valid (a bad escape, a lone surrogate, a
-** control character, no end); *esc tells whether it has escapes. */
-const char *ddb_json_string_end(const char *p, const char *end, int *esc);
 size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out);
 int ddb_tape_eq(const char *text, const ddb_jtok *k, const char *s);
 long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
@@ -310,9 +306,9 @@ char *ddb_creds_imds_endpoint(void);
 #define DDB_SCOPE_ID_LEN 16
 
 /* HMAC of letter and the parts p[i][0..n[i]) (each length-prefixed) into
-** out (DDB_SCOPE_ID_LEN bytes). */
-void ddb_scope_hash(char letter, const char *const *p, const size_t *n,
-                    int n_parts, unsigned char *out);
+** out (DDB_SCOPE_ID_LEN bytes).  Returns 0, or -1 when libcrypto fails. */
+int ddb_scope_hash(char letter, const char *const *p, const size_t *n,
+                   int n_parts, unsigned char *out);
 
 /* One principal: the id of the access key id, secret key and session
 ** token.  A client keeps every principal it had (newest first) until it
@@ -329,33 +325,54 @@ typedef struct ddb_principal {
 ** be NULL), or NULL on out of memory. */
 ddb_principal *ddb_principal_new(const char *access_key,
                                  const char *secret_key, const char *token);
-/* The id of a client's place, its canonical endpoint and its region, in
-** out (DDB_SCOPE_ID_LEN bytes).  Returns 0, or -1 for a bad endpoint.
-** The canonical endpoint is the scheme, the host in lower case without a
-** trailing dot (localhost as 127.0.0.1), the port unless it is the
-** scheme's default, and the path without trailing slashes: every
-** spelling of one server's URL gives one place. */
-int ddb_place_id(const char *endpoint, const char *region, unsigned char *out);
-/* The canonical endpoint of endpoint (as ddb_place_id hashes it) appended
-** to out.  Returns 0, or -1 for a bad endpoint or a failed buffer. */
-int ddb_place_canonical(const char *endpoint, ddb_buf *out);
+/* The id of a client's place, its canonical endpoint (ddb_endpoint's
+** canonical) and its region, in out (DDB_SCOPE_ID_LEN bytes).  Returns 0,
+** or -1 when libcrypto fails. */
+int ddb_place_id(const char *canonical, const char *region,
+                 unsigned char *out);
 /* The shared tier's root key of the credentials (ak, sk, token) at the
-** place (endpoint, region), in out (DDB_TIER_KEY_LEN bytes): the same in
-** every process, unlike the ids above, and derived from the secret (see
-** ddb_client_tier_key).  Returns 0, or -1 for a bad endpoint. */
-int ddb_tier_root(const char *endpoint, const char *region, const char *ak,
+** place (the canonical endpoint, as ddb_place_id takes it, and region), in
+** out (DDB_TIER_KEY_LEN bytes): the same in every process, unlike the ids
+** above, and derived from the secret (see ddb_client_tier_key).  Returns
+** 0, or -1 when a buffer or libcrypto fails. */
+int ddb_tier_root(const char *canonical, const char *region, const char *ak,
                   const char *sk, const char *token, unsigned char *out);
-
-/* CRC-32 (IEEE, as in x-amz-crc32) of p[0..n), continuing from crc (0 to
-** start) (crc32.c). */
-uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);
 
 /* ------------------------------------------------------------------------
 ** Resolved settings of a client (config.c)
 */
+
+/* The endpoint URL as libcurl's URL API parsed it, once (config.c): every
+** use of the endpoint takes its part from here, so the host curl connects
+** to, the Host header that is signed and the cache's place are one.  All
+** malloc'ed. */
+typedef struct ddb_endpoint {
+  char *url;       /* what curl is given: the URL as the parse renders it,
+                      its path + "/" (DynamoDB is POSTed to "/") */
+  char *host;      /* the Host header's value, signed: the host in lower
+                      case, ":port" unless the scheme's default */
+  char *sign_path; /* the canonical URI of url's path (ddb_sigv4_uri_encode) */
+  char *canonical; /* the cache's place: the scheme, the host without a
+                      trailing dot (localhost as 127.0.0.1), the port
+                      unless the scheme's default, the path without
+                      trailing slashes: every spelling of one server's
+                      URL gives one */
+} ddb_endpoint;
+
+/* Parse endpoint text (what names where it came from, for the message:
+** "" or " (AWS_ENDPOINT_URL)", ...) into *out (ddb_endpoint_free).  The
+** rules are at the top of config.c's endpoint part: http or https, no
+** user name or password, no query or fragment, no IPv6 zone id, an ASCII
+** host, what libcurl accepts.  On error *out is empty and err names what
+** is wrong (DDB_ERR_CONFIG, DDB_ERR_NOMEM). */
+ddb_result ddb_endpoint_parse(const char *text, const char *what,
+                              ddb_endpoint *out, ddb_error *err);
+void ddb_endpoint_free(ddb_endpoint *ep);
+
 typedef struct ddb_settings {
   char *region;
-  char *endpoint;  /* without a trailing slash */
+  char *endpoint;  /* as configured, without trailing slashes: messages */
+  ddb_endpoint ep; /* the endpoint, parsed */
   char *ca_bundle; /* CA file to trust instead of the system's, or NULL */
   char *access_key;
   char *secret_key;

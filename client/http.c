@@ -212,19 +212,24 @@ static int crc_ok(CURL *h, const ddb_buf *body, unsigned long *want,
   return *end == 0 && *want == *got;
 }
 
-/* curl's debug callback, to see what curl does on its own: on a kept-alive
-** connection that dies before any answer, curl sends the request again on
-** a fresh connection ("Connection died, retrying a fresh connect").  That
-** resend is a retry too (counted, and the request may have been executed
-** twice), so *(int *)ud counts them. */
-static int on_debug(CURL *h, curl_infotype type, char *data, size_t size,
-                    void *ud) {
-  static const char died[] = "Connection died, retrying";
-  (void)h;
-  if(ud && type == CURLINFO_TEXT && size >= sizeof(died) - 1 &&
-     memcmp(data, died, sizeof(died) - 1) == 0)
-    (*(int *)ud)++;
-  return 0;
+/* curl's pre-request callback (CURLOPT_PREREQFUNCTION), called each time
+** a request is about to go out on a connection, so *(int *)ud counts the
+** requests curl sent for one perform.  More than one is curl resending on
+** its own: on a kept-alive connection that dies before any answer, curl
+** sends the request again on a fresh connection.  That resend is a retry
+** too (counted, and the request may have been executed twice).  A pooled
+** connection that curl finds dead before sending is replaced without a
+** second call.  (libcurl says so only in its verbose text otherwise,
+** "Connection died, retrying a fresh connect", which would need verbose
+** mode and a text match on every request.) */
+static int on_prereq(void *ud, char *primary_ip, char *local_ip,
+                     int primary_port, int local_port) {
+  (void)primary_ip;
+  (void)local_ip;
+  (void)primary_port;
+  (void)local_port;
+  (*(int *)ud)++;
+  return CURL_PREREQFUNC_OK;
 }
 
 /* Did a conditional PutItem, retried after an attempt whose answer was
@@ -308,6 +313,7 @@ typedef struct attempt {
   ddb_buf resp;      /* the answer's body */
   int status;        /* its HTTP status; 0 if none */
   int throttled;     /* DynamoDB said slow down */
+  int sent_now;      /* requests curl sent for this attempt (on_prereq) */
   int resent;        /* times curl sent it again by itself */
   int ambiguous;     /* some attempt may have been executed */
   int expired;       /* the token expired (once: then refreshed) */
@@ -350,9 +356,8 @@ static void attempt_setopt(attempt *a, struct curl_slist *hdrs, xfer_state *xs,
   if(c->s.ca_bundle)
     curl_easy_setopt(h, CURLOPT_CAINFO, c->s.ca_bundle);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_DEBUGFUNCTION, on_debug);
-  curl_easy_setopt(h, CURLOPT_DEBUGDATA, &a->resent);
-  curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, &a->sent_now);
 }
 
 /* The verdict on a 200 answer in a->resp: taken by ci->take, or parsed
@@ -491,6 +496,7 @@ static attempt_verdict attempt_once(attempt *a) {
   a->status = 0;
   a->throttled = 0;
   a->resent = 0;
+  a->sent_now = 0;
   errbuf[0] = 0;
   a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
   if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
@@ -499,11 +505,12 @@ static attempt_verdict attempt_once(attempt *a) {
   attempt_setopt(a, hdrs, &xs, &sink, errbuf);
   cc = curl_easy_perform(a->h);
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
-  curl_easy_setopt(a->h, CURLOPT_VERBOSE, 0L);
-  curl_easy_setopt(a->h, CURLOPT_DEBUGDATA, NULL);
+  curl_easy_setopt(a->h, CURLOPT_PREREQFUNCTION, NULL);
+  curl_easy_setopt(a->h, CURLOPT_PREREQDATA, NULL);
   curl_easy_setopt(a->h, CURLOPT_XFERINFODATA, NULL);
   curl_easy_setopt(a->h, CURLOPT_NOPROGRESS, 1L);
   ddb_sign_headers_free(hdrs);
+  a->resent = a->sent_now > 1 ? a->sent_now - 1 : 0;
   if(a->resent)
     a->ambiguous = 1;
   if(cc == CURLE_ABORTED_BY_CALLBACK && xs.cancelled) {
@@ -613,7 +620,6 @@ static void not_found_error(const ddb_client *c, const char *table,
 ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err) {
   attempt a;
-  char url[2048];
   ddb_result result = DDB_OK;
   ddb_error local;
   double t0 = ddb_now_ms();
@@ -624,16 +630,12 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   memset(&local, 0, sizeof(local));
   a.c = c;
   a.ci = ci;
-  a.url = url;
+  a.url = c->s.ep.url; /* the endpoint as config.c parsed it */
   a.body = body;
   a.body_len = body_len;
   a.e = err ? err : &local;
   ddb_buf_init(&a.resp, ci->max_body ? ci->max_body : RESPONSE_MAX);
 
-  if(snprintf(url, sizeof(url), "%s/", c->s.endpoint) >= (int)sizeof(url)) {
-    result = ddb_error_set(a.e, DDB_ERR_CONFIG, "endpoint too long");
-    goto fail;
-  }
   a.h = ddb_handle_get(c);
   if(!a.h) {
     result = ddb_error_set(a.e, DDB_ERR_NOMEM, "out of memory");

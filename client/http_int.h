@@ -32,8 +32,7 @@ typedef struct ddb_signer {
 
 struct ddb_client {
   ddb_settings s;
-  char *host_hdr;  /* "Host: <host[:port]>", as signed */
-  char *sign_path; /* the canonical URI of the endpoint + "/" */
+  char *host_hdr; /* "Host: " and s.ep.host, as signed */
   double timeout, connect_timeout;
   int max_retries;
   pthread_mutex_t lock; /* guards pool */

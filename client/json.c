@@ -19,9 +19,13 @@
 ** a number out of DynamoDB's range or precision, a binary that is not
 ** base64, an empty set or an element twice in one.
 **
-** cJSON would turn numbers into doubles, so the plain JSON is read by the
-** small parser below (strings scanned by tape.c's rules), which writes
-** typed JSON text; that text is then decoded by tape.c into the item.
+** Both are read by tape.c's tokenizer (strict RFC 8259; cJSON would turn
+** numbers into doubles).  Typed JSON is decoded from its tape by item.c.
+** Plain JSON's tape is walked here straight into the item, in item.c's
+** two passes (count the nodes and bytes, then lay them out in one
+** allocation), the type of each value decided from its token and its hint
+** the same way in both (plain_type); a syntax error names the attribute
+** path where the tokenizer stopped (syntax_error).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,304 +35,355 @@
 
 /* Deepest nesting accepted (DynamoDB's own limit is 32). */
 #define JSON_MAX_DEPTH 32
+/* The room of an attribute path in a message. */
+#define PATH_MAX_LEN 256
 
-typedef struct jparse {
-  const char *p, *end;
-  ddb_buf *out;
+/* One step of the path to a value: a member's name token, or (name NULL)
+** an element's index. */
+typedef struct pstep {
+  const ddb_jtok *name;
+  uint32_t idx;
+} pstep;
+
+/* ------------------------------------------------------------------------
+** Plain JSON: its tape walked into an item
+*/
+
+/* One walk of a plain JSON tape: counting (fill 0: L.nodes and L.bytes),
+** or laying the item out (fill 1: L.next_node and L.next_byte). */
+typedef struct pwalk {
+  const char *text;
+  const ddb_jtok *t;
+  ddb_layout L;
+  int fill;
   ddb_error *err;
-  char path[256]; /* where we are, for messages */
-} jparse;
+  pstep path[JSON_MAX_DEPTH + 2]; /* where we are, for messages */
+  int depth;                      /* steps in path */
+} pwalk;
 
-static void skip_ws(jparse *j) {
-  while(j->p < j->end &&
-        (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-    j->p++;
+/* Go down one step: a member (name) or the element idx (name NULL). */
+static void path_push(pwalk *w, const ddb_jtok *name, uint32_t idx) {
+  w->path[w->depth].name = name;
+  w->path[w->depth].idx = idx;
+  w->depth++;
 }
 
-static ddb_result jerr(jparse *j, const char *what) {
-  return ddb_error_set(j->err, DDB_ERR_INPUT, "%s%s%s", j->path,
-                       j->path[0] ? ": " : "", what);
+/* The error what at w's path ("m.l[2]: what"; what alone at the top),
+** the names as the text spells them. */
+static ddb_result walk_error(pwalk *w, const char *what) {
+  char path[PATH_MAX_LEN];
+  size_t plen = 0;
+  int i;
+  path[0] = 0;
+  for(i = 0; i < w->depth && plen + 1 < sizeof(path); i++) {
+    const ddb_jtok *name = w->path[i].name;
+    if(name)
+      snprintf(path + plen, sizeof(path) - plen, "%s%.*s", plen ? "." : "",
+               (int)name->len, w->text + name->off);
+    else
+      snprintf(path + plen, sizeof(path) - plen, "[%u]", w->path[i].idx);
+    plen += strlen(path + plen);
+  }
+  return ddb_error_set(w->err, DDB_ERR_INPUT, "%s%s%s", path,
+                       path[0] ? ": " : "", what);
 }
 
-/* Scan a JSON string at j->p (tape.c's rules); sets [*s, *e) to its span,
-** quotes included.  Returns 0 or -1. */
-static int scan_string(jparse *j, const char **s, const char **e) {
-  const char *q;
-  int esc;
-  if(j->p >= j->end || *j->p != '"' ||
-     !(q = ddb_json_string_end(j->p + 1, j->end, &esc)))
-    return -1;
-  *s = j->p;
-  *e = q + 1;
-  j->p = q + 1;
-  return 0;
+/* Is string token k base64 (ddb_base64_ok) with no escapes? */
+static int is_base64_tok(const char *text, const ddb_jtok *k) {
+  return !k->esc && ddb_base64_ok(text + k->off, k->len);
 }
 
-/* Scan a JSON number; sets [*s, *e). */
-static int scan_number(jparse *j, const char **s, const char **e) {
-  const char *p = j->p;
-  if(p < j->end && *p == '-')
-    p++;
-  if(p >= j->end || *p < '0' || *p > '9')
-    return -1;
-  while(p < j->end && ((*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' ||
-                       *p == 'E' || *p == '+' || *p == '-'))
-    p++;
-  *s = j->p;
-  *e = p;
-  j->p = p;
-  return 0;
-}
-
-/* Is the JSON string span [s, e) (quotes included) valid base64 with no
-** escapes (ddb_base64_ok)? */
-static int is_base64_span(const char *s, const char *e) {
-  size_t n = (size_t)(e - s) - 2;
-  return !memchr(s + 1, '\\', n) && ddb_base64_ok(s + 1, n);
-}
-
-static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth);
-static ddb_result typed_item(const char *text, size_t n, int from_plain,
-                             ddb_item **out, ddb_error *err);
-
-/* The kid of hint M named [s, e) (a JSON string span), or NULL. */
-static const ddb_av *hint_member(const ddb_av *hint, const char *s,
-                                 const char *e) {
+/* The kid of hint M named by string token name (unescaped names only), or
+** NULL. */
+static const ddb_av *hint_member(const ddb_av *hint, const char *text,
+                                 const ddb_jtok *name) {
   uint32_t i;
-  size_t n = (size_t)(e - s) - 2;
-  if(!hint || hint->type != DDB_M || memchr(s + 1, '\\', n))
+  if(!hint || hint->type != DDB_M || name->esc)
     return NULL;
   for(i = 0; i < hint->n; i++)
-    if(hint->kids[i].name_len == n &&
-       memcmp(hint->kids[i].name, s + 1, n) == 0)
+    if(hint->kids[i].name_len == name->len &&
+       memcmp(hint->kids[i].name, text + name->off, name->len) == 0)
       return &hint->kids[i];
   return NULL;
 }
 
-/* An array: L, or a set when the hint says so and the elements allow. */
-static ddb_result parse_array(jparse *j, const ddb_av *hint, int depth) {
-  const char *start = j->p;
+/* The type the array at token i becomes: the hint's set type when the hint
+** is a set and every element fits it (strings for SS; numbers for NS;
+** base64 strings or "" for BS) and there is one at least, else L. */
+static ddb_type array_type(const char *text, const ddb_jtok *t, uint32_t i,
+                           const ddb_av *hint) {
   ddb_type want = hint ? hint->type : DDB_NONE;
-  int n = 0, all_str = 1, all_num = 1, all_b64 = 1;
-  ddb_result r;
-
-  /* first pass: can it be the hinted set? */
-  if(want == DDB_SS || want == DDB_NS || want == DDB_BS) {
-    j->p++;
-    skip_ws(j);
-    while(j->p < j->end && *j->p != ']') {
-      const char *s, *e;
-      if(*j->p == '"') {
-        if(scan_string(j, &s, &e))
-          break;
-        all_num = 0;
-        if(e - s != 2 && !is_base64_span(s, e))
-          all_b64 = 0; /* "" is the empty binary */
-      } else if(*j->p == '-' || (*j->p >= '0' && *j->p <= '9')) {
-        if(scan_number(j, &s, &e))
-          break;
-        all_str = all_b64 = 0;
-      } else {
-        all_str = all_num = all_b64 = 0;
-        break;
-      }
-      n++;
-      skip_ws(j);
-      if(j->p < j->end && *j->p == ',') {
-        j->p++;
-        skip_ws(j);
-      }
-    }
-    j->p = start;
-    if(n == 0 || (want == DDB_SS && !all_str) ||
-       (want == DDB_NS && !all_num) || (want == DDB_BS && !all_b64))
-      want = DDB_NONE;
-  } else {
-    want = DDB_NONE;
+  uint32_t j, k;
+  if((want != DDB_SS && want != DDB_NS && want != DDB_BS) || t[i].n == 0)
+    return DDB_L;
+  for(j = 0, k = i + 1; j < t[i].n; j++, k = t[k].end) {
+    if(want == DDB_NS ? t[k].type != DDB_JNUM
+                      : t[k].type != DDB_JSTR || (want == DDB_BS && t[k].len &&
+                                                  !is_base64_tok(text, &t[k])))
+      return DDB_L;
   }
-
-  j->p++; /* [ */
-  if(want != DDB_NONE)
-    ddb_buf_addf(j->out, "{\"%s\":[", ddb_type_name(want));
-  else
-    ddb_buf_adds(j->out, "{\"L\":[");
-  skip_ws(j);
-  n = 0;
-  while(j->p < j->end && *j->p != ']') {
-    size_t plen = strlen(j->path);
-    if(n)
-      ddb_buf_addc(j->out, ',');
-    snprintf(j->path + plen, sizeof(j->path) - plen, "[%d]", n);
-    if(want == DDB_NS) {
-      const char *s, *e;
-      if(scan_number(j, &s, &e) || !ddb_number_fits(s, (size_t)(e - s)))
-        return jerr(j, "number out of DynamoDB's range or precision");
-      ddb_buf_addc(j->out, '"');
-      ddb_buf_add(j->out, s, (size_t)(e - s));
-      ddb_buf_addc(j->out, '"');
-    } else if(want != DDB_NONE) {
-      const char *s, *e;
-      if(scan_string(j, &s, &e))
-        return jerr(j, "bad string");
-      ddb_buf_add(j->out, s, (size_t)(e - s));
-    } else {
-      const ddb_av *kh = (hint && hint->type == DDB_L && (uint32_t)n < hint->n)
-                             ? &hint->kids[n]
-                             : NULL;
-      r = parse_value(j, kh, depth + 1);
-      if(r)
-        return r;
-    }
-    j->path[plen] = 0;
-    n++;
-    skip_ws(j);
-    if(j->p < j->end && *j->p == ',') {
-      j->p++;
-      skip_ws(j);
-      if(j->p < j->end && *j->p == ']')
-        return jerr(j, "trailing comma in array");
-    } else if(j->p < j->end && *j->p != ']') {
-      return jerr(j, "expected ',' or ']' in array");
-    }
-  }
-  if(j->p >= j->end)
-    return jerr(j, "unterminated array");
-  j->p++;
-  ddb_buf_adds(j->out, "]}");
-  return DDB_OK;
+  return want;
 }
 
-/* An object's members as a typed attribute map {"name":{...},...}. */
-static ddb_result parse_members(jparse *j, const ddb_av *hint, int depth) {
-  int n = 0;
-  ddb_result r;
-  j->p++; /* { */
-  ddb_buf_addc(j->out, '{');
-  skip_ws(j);
-  while(j->p < j->end && *j->p != '}') {
-    const char *s, *e;
-    size_t plen = strlen(j->path);
-    if(scan_string(j, &s, &e))
-      return jerr(j, "expected a member name in double quotes");
-    if(e - s == 2)
-      return jerr(j, "empty attribute name");
-    if(n)
-      ddb_buf_addc(j->out, ',');
-    ddb_buf_add(j->out, s, (size_t)(e - s));
-    ddb_buf_addc(j->out, ':');
-    snprintf(j->path + plen, sizeof(j->path) - plen, "%s%.*s", plen ? "." : "",
-             (int)(e - s - 2), s + 1);
-    skip_ws(j);
-    if(j->p >= j->end || *j->p != ':')
-      return jerr(j, "expected ':'");
-    j->p++;
-    skip_ws(j);
-    r = parse_value(j, hint_member(hint, s, e), depth + 1);
-    if(r)
-      return r;
-    j->path[plen] = 0;
-    n++;
-    skip_ws(j);
-    if(j->p < j->end && *j->p == ',') {
-      j->p++;
-      skip_ws(j);
-      if(j->p < j->end && *j->p == '}')
-        return jerr(j, "trailing comma in object");
-    } else if(j->p < j->end && *j->p != '}') {
-      return jerr(j, "expected ',' or '}' in object");
-    }
-  }
-  if(j->p >= j->end)
-    return jerr(j, "unterminated object");
-  j->p++;
-  ddb_buf_addc(j->out, '}');
-  return DDB_OK;
-}
-
-static ddb_result parse_value(jparse *j, const ddb_av *hint, int depth) {
-  const char *s, *e;
-  ddb_result r;
-  if(depth > JSON_MAX_DEPTH)
-    return jerr(j, "nested too deeply");
-  skip_ws(j);
-  if(j->p >= j->end)
-    return jerr(j, "unexpected end of JSON");
-  switch(*j->p) {
-  case '{':
-    ddb_buf_adds(j->out, "{\"M\":");
-    r = parse_members(j, hint, depth);
-    ddb_buf_addc(j->out, '}');
-    return r;
-  case '[': return parse_array(j, hint, depth);
-  case '"':
-    if(scan_string(j, &s, &e))
-      return jerr(j, "bad string");
+/* The type the value at token i becomes, given its hint (see the top). */
+static ddb_type plain_type(const char *text, const ddb_jtok *t, uint32_t i,
+                           const ddb_av *hint) {
+  const ddb_jtok *k = &t[i];
+  switch(k->type) {
+  case DDB_JOBJ: return DDB_M;
+  case DDB_JARR: return array_type(text, t, i, hint);
+  case DDB_JSTR:
     /* "" over a B is the empty binary (DynamoDB allows one outside keys):
     ** the plain JSON of B "" and of S "" look alike */
-    if(hint && hint->type == DDB_B && (e - s == 2 || is_base64_span(s, e)))
-      ddb_buf_adds(j->out, "{\"B\":");
-    else
-      ddb_buf_adds(j->out, "{\"S\":");
-    ddb_buf_add(j->out, s, (size_t)(e - s));
-    return ddb_buf_addc(j->out, '}') ? DDB_ERR_NOMEM : DDB_OK;
-  case 't':
-  case 'f':
-  case 'n': {
-    static const char *const lit[] = {"true", "false", "null"};
-    static const char *const typed[] = {"{\"BOOL\":true}", "{\"BOOL\":false}",
-                                        "{\"NULL\":true}"};
-    int k;
-    for(k = 0; k < 3; k++) {
-      size_t l = strlen(lit[k]);
-      if((size_t)(j->end - j->p) >= l && memcmp(j->p, lit[k], l) == 0) {
-        j->p += l;
-        ddb_buf_adds(j->out, typed[k]);
-        return DDB_OK;
-      }
-    }
-    return jerr(j, "bad literal");
-  }
-  default:
-    if(scan_number(j, &s, &e) || !ddb_number_ok(s, (size_t)(e - s)))
-      return jerr(j, "not valid JSON");
-    if(!ddb_number_fits(s, (size_t)(e - s)))
-      return jerr(j, "number out of DynamoDB's range or precision "
-                     "(38 digits, 1E-130 to 9.99E+125)");
-    ddb_buf_adds(j->out, "{\"N\":\"");
-    ddb_buf_add(j->out, s, (size_t)(e - s));
-    ddb_buf_adds(j->out, "\"}");
-    return DDB_OK;
+    return hint && hint->type == DDB_B &&
+                   (k->len == 0 || is_base64_tok(text, k))
+               ? DDB_B
+               : DDB_S;
+  case DDB_JNUM: return DDB_N;
+  case DDB_JTRUE:
+  case DDB_JFALSE: return DDB_BOOL;
+  default: return DDB_NULL;
   }
 }
 
-ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
-                              ddb_item **out, ddb_error *err) {
-  jparse j;
-  ddb_buf typed;
+/* Counting: the room of the text of token k (a string, whose raw length
+** bounds its unescaped one, or a number). */
+static void count_text(pwalk *w, const ddb_jtok *k) {
+  w->L.bytes += k->len + 1;
+}
+
+/* Filling: the text of token k copied (unescaped) into the layout; its
+** length to *len. */
+static const char *lay_text(pwalk *w, const ddb_jtok *k, uint32_t *len) {
+  char *p = w->L.next_byte;
+  size_t n = ddb_tape_str(w->text, k, p);
+  w->L.next_byte += n + 1;
+  *len = (uint32_t)n;
+  return p;
+}
+
+/* n kids for out (filling): taken from the layout's nodes; counting: n
+** more nodes.  Returns the kids, or NULL when counting. */
+static ddb_av *walk_kids(pwalk *w, ddb_av *out, uint32_t n) {
+  if(!w->fill) {
+    w->L.nodes += n;
+    return NULL;
+  }
+  out->n = n;
+  out->kids = w->L.next_node;
+  w->L.next_node += n;
+  return out->kids;
+}
+
+/* Is number token k one DynamoDB takes?  Returns DDB_OK or the error. */
+static ddb_result walk_number(pwalk *w, const ddb_jtok *k) {
+  const char *s = w->text + k->off;
+  if(!ddb_number_ok(s, k->len))
+    return walk_error(w, "not valid JSON");
+  if(!ddb_number_fits(s, k->len))
+    return walk_error(w, "number out of DynamoDB's range or precision "
+                         "(38 digits, 1E-130 to 9.99E+125)");
+  return DDB_OK;
+}
+
+static ddb_result walk_value(pwalk *w, uint32_t i, const ddb_av *hint,
+                             ddb_av *out, int depth);
+
+/* The members of the object at token obj into kids (kids NULL when
+** counting), each with its hint's member of the same name. */
+static ddb_result walk_members(pwalk *w, uint32_t obj, const ddb_av *hint,
+                               ddb_av *kids, int depth) {
+  const ddb_jtok *t = w->t;
+  uint32_t j, k;
+  ddb_result r;
+  for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
+    if(t[k].len == 0)
+      return walk_error(w, "empty attribute name");
+    if(kids)
+      kids[j].name = lay_text(w, &t[k], &kids[j].name_len);
+    else
+      count_text(w, &t[k]);
+    path_push(w, &t[k], 0);
+    r = walk_value(w, k + 1, hint_member(hint, w->text, &t[k]),
+                   kids ? &kids[j] : NULL, depth + 1);
+    if(r)
+      return r;
+    w->depth--;
+  }
+  return DDB_OK;
+}
+
+/* The elements of the array at token i, as ty (L or a set), into out's
+** kids (out NULL when counting). */
+static ddb_result walk_elements(pwalk *w, uint32_t i, ddb_type ty,
+                                const ddb_av *hint, ddb_av *out, int depth) {
+  const ddb_jtok *t = w->t;
+  ddb_av *kids = walk_kids(w, out, t[i].n);
+  uint32_t j, k;
+  ddb_result r;
+  for(j = 0, k = i + 1; j < t[i].n; j++, k = t[k].end) {
+    ddb_av *kid = kids ? &kids[j] : NULL;
+    path_push(w, NULL, j);
+    if(kid) {
+      kid->name = NULL;
+      kid->name_len = 0;
+    }
+    if(ty == DDB_L) {
+      const ddb_av *kh =
+          hint && hint->type == DDB_L && j < hint->n ? &hint->kids[j] : NULL;
+      r = walk_value(w, k, kh, kid, depth + 1);
+      if(r)
+        return r;
+    } else {
+      /* a set's element: a string or a number, as array_type found */
+      if(ty == DDB_NS && (r = walk_number(w, &t[k])) != DDB_OK)
+        return r;
+      if(kid) {
+        kid->type = ty == DDB_SS ? DDB_S : ty == DDB_NS ? DDB_N : DDB_B;
+        kid->kids = NULL;
+        kid->text = lay_text(w, &t[k], &kid->n);
+      } else
+        count_text(w, &t[k]);
+    }
+    w->depth--;
+  }
+  return DDB_OK;
+}
+
+/* The value at token i (its hint, or NULL) into *out (NULL when
+** counting); out's name is the caller's. */
+static ddb_result walk_value(pwalk *w, uint32_t i, const ddb_av *hint,
+                             ddb_av *out, int depth) {
+  const ddb_jtok *k = &w->t[i];
+  ddb_type ty;
+  ddb_result r;
+  if(depth > JSON_MAX_DEPTH)
+    return walk_error(w, "nested too deeply");
+  ty = plain_type(w->text, w->t, i, hint);
+  if(out) {
+    out->type = ty;
+    out->n = 0;
+    out->kids = NULL;
+    out->text = NULL;
+  }
+  switch(ty) {
+  case DDB_M: return walk_members(w, i, hint, walk_kids(w, out, k->n), depth);
+  case DDB_L:
+  case DDB_SS:
+  case DDB_NS:
+  case DDB_BS: return walk_elements(w, i, ty, hint, out, depth);
+  case DDB_N:
+    if((r = walk_number(w, k)) != DDB_OK)
+      return r;
+    /* fall through */
+  case DDB_S:
+  case DDB_B:
+    if(out)
+      out->text = lay_text(w, k, &out->n);
+    else
+      count_text(w, k);
+    return DDB_OK;
+  case DDB_BOOL:
+    if(out)
+      out->n = k->type == DDB_JTRUE;
+    return DDB_OK;
+  default: return DDB_OK; /* NULL */
+  }
+}
+
+/* The error for plain JSON text that the tokenizer refused at fail, the
+** tokens before it on t: the path of the member or element it was in
+** ("a: bad string", "m.l[2]: not valid JSON"), found by walking down the
+** containers still open (end 0) to the one the failure is in. */
+static ddb_result syntax_error(pwalk *w, const ddb_tape *t, const char *fail,
+                               const char *end) {
+  uint32_t c = 0, j, k;
+  int depth = 0, after_comma;
+  const char *b = fail;
+  /* what comes before the failure: a comma means a value was wanted */
+  while(b > w->text &&
+        (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\n' || b[-1] == '\r'))
+    b--;
+  after_comma = b > w->text && b[-1] == ',';
+  while(c < t->n && t->tok[c].end == 0 && depth++ < JSON_MAX_DEPTH) {
+    const ddb_jtok *ct = &t->tok[c];
+    int obj = ct->type == DDB_JOBJ;
+    uint32_t last = 0;
+    /* skip the members or elements it has whole */
+    for(j = 0, k = c + 1; j < ct->n; j++) {
+      last = k;
+      k = obj ? t->tok[k + 1].end : t->tok[k].end;
+    }
+    if(k >= t->n) {
+      /* just after its last whole member or element ({"a": 007}: after
+      ** the 0): named by it; after a comma, at the next element (named)
+      ** or a member's name (the object's path) */
+      if(after_comma && !obj)
+        path_push(w, NULL, ct->n);
+      else if(!after_comma && ct->n)
+        path_push(w, obj ? &t->tok[last] : NULL, ct->n - 1);
+      break;
+    }
+    if(obj) {
+      path_push(w, &t->tok[k], 0);
+      k++; /* its value */
+    } else
+      path_push(w, NULL, ct->n);
+    if(k >= t->n || t->tok[k].type > DDB_JARR || t->tok[k].end != 0)
+      break; /* at that value, or after it */
+    c = k;
+  }
+  if(depth > JSON_MAX_DEPTH)
+    return walk_error(w, "nested too deeply");
+  return walk_error(w, fail < end && *fail == '"' ? "bad string"
+                                                  : "not valid JSON");
+}
+
+/* Plain JSON text[0..n) (a whole object) into *out, with hint's types;
+** the sets with an element twice made lists and everything checked by
+** check_values (the caller's). */
+static ddb_result plain_item(const char *text, size_t n, const ddb_item *hint,
+                             ddb_item **out, ddb_error *err) {
+  const char *p = text, *end = text + n;
+  ddb_tape t;
+  pwalk w;
   ddb_result r;
   *out = NULL;
-  memset(&j, 0, sizeof(j));
-  j.p = text;
-  j.end = text + n;
-  j.err = err;
-  ddb_buf_init(&typed, n * 4 + 1024);
-  j.out = &typed;
-  skip_ws(&j);
-  if(j.p >= j.end || *j.p != '{') {
-    ddb_buf_free(&typed);
+  memset(&t, 0, sizeof(t));
+  memset(&w, 0, sizeof(w));
+  w.text = text;
+  w.err = err;
+  p = ddb_tape_skip_ws(p, end);
+  if(p >= end || *p != '{')
     return ddb_error_set(err, DDB_ERR_INPUT, "item is not a JSON object");
+  if(ddb_tape_value(&t, text, &p, end)) {
+    r = syntax_error(&w, &t, p, end);
+    goto done;
   }
-  r = parse_members(&j, hint ? &hint->root : NULL, 0);
-  if(r == DDB_OK) {
-    skip_ws(&j);
-    if(j.p != j.end)
-      r = jerr(&j, "text after the JSON object");
+  if(ddb_tape_skip_ws(p, end) != end) {
+    r = walk_error(&w, "text after the JSON object");
+    goto done;
   }
-  if(r == DDB_OK && typed.failed)
+  w.t = t.tok;
+  /* count, lay out */
+  r = walk_members(&w, 0, hint ? &hint->root : NULL, NULL, 0);
+  if(r)
+    goto done;
+  w.L.nodes += t.tok[0].n;
+  *out = ddb_item_alloc(w.L.nodes, w.L.bytes, t.tok[0].n, &w.L);
+  if(!*out) {
     r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory converting an item");
-  if(r == DDB_OK)
-    r = typed_item(typed.p, typed.len, 1, out, err);
-  ddb_buf_free(&typed);
+    goto done;
+  }
+  w.fill = 1;
+  r = walk_members(&w, 0, hint ? &hint->root : NULL, (*out)->root.kids, 0);
+
+done:
+  ddb_tape_free(&t);
+  if(r && *out) {
+    ddb_item_unref(*out);
+    *out = NULL;
+  }
   return r;
 }
 
@@ -563,12 +618,36 @@ static int lists_for_sets_with_duplicates(ddb_av *av) {
   }
 }
 
-/* Decode typed JSON text[0..n) into *out and check it (check_values).
-** from_plain: the text is what parse_members wrote from plain JSON: a set
-** there with an element twice becomes a list first. */
-static ddb_result typed_item(const char *text, size_t n, int from_plain,
-                             ddb_item **out, ddb_error *err) {
+/* Check item *out (check_values), and release it on error.  from_plain:
+** it was made from plain JSON, whose sets came from hints: a set there
+** with an element twice becomes a list first. */
+static ddb_result checked(ddb_result r, int from_plain, ddb_item **out,
+                          ddb_error *err) {
   ddb_buf path;
+  if(r == DDB_OK && from_plain &&
+     lists_for_sets_with_duplicates(&(*out)->root))
+    r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  if(r == DDB_OK) {
+    ddb_buf_init(&path, 64u * 1024);
+    r = check_values(&(*out)->root, &path, err);
+    ddb_buf_free(&path);
+  }
+  if(r && *out) {
+    ddb_item_unref(*out);
+    *out = NULL;
+  }
+  return r;
+}
+
+/* See ddb_client.h. */
+ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
+                              ddb_item **out, ddb_error *err) {
+  return checked(plain_item(text, n, hint, out, err), 1, out, err);
+}
+
+/* See ddb_client.h: decoded from its tape by item.c, then checked. */
+ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
+                                    ddb_error *err) {
   ddb_result r = ddb_item_parse(text, n, out, err);
   if(r == DDB_ERR_PARSE && err) {
     err->code = r = DDB_ERR_INPUT;
@@ -577,21 +656,5 @@ static ddb_result typed_item(const char *text, size_t n, int from_plain,
   }
   if(r)
     return r;
-  if(from_plain && lists_for_sets_with_duplicates(&(*out)->root))
-    r = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-  if(r == DDB_OK) {
-    ddb_buf_init(&path, 64u * 1024);
-    r = check_values(&(*out)->root, &path, err);
-    ddb_buf_free(&path);
-  }
-  if(r) {
-    ddb_item_unref(*out);
-    *out = NULL;
-  }
-  return r;
-}
-
-ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
-                                    ddb_error *err) {
-  return typed_item(text, n, 0, out, err);
+  return checked(r, 0, out, err);
 }

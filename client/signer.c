@@ -122,7 +122,7 @@ int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
   if(!pr)
     return -1;
   /* the shared tier's key (an endpoint ddb_client_new accepted is good) */
-  if(ddb_tier_root(c->s.endpoint, c->s.region, ak, sk, token, pr->tier))
+  if(ddb_tier_root(c->s.ep.canonical, c->s.region, ak, sk, token, pr->tier))
     memset(pr->tier, 0, sizeof(pr->tier));
   if(c->principals &&
      memcmp(c->principals->id, pr->id, DDB_SCOPE_ID_LEN) == 0) {
@@ -324,20 +324,26 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
   char date[DATE_HDR_LEN + DDB_SIGV4_DATE_LEN] = DATE_HDR;
   char auth[AUTH_HDR_LEN + DDB_SIGV4_AUTH_MAX] = AUTH_HDR;
   const char *lines[6];
-  int i;
+  int i, rc;
 
   *out = NULL;
   snprintf(target, sizeof(target), TARGET_HDR "DynamoDB_20120810.%.60s",
            operation);
   /* signed with the clock of this attempt (a retry is signed again),
   ** corrected by what the server said of its own (http.c) */
-  if(ddb_sigv4_amz_date(time(NULL) + (time_t)__atomic_load_n(&c->clock_skew,
-                                                             __ATOMIC_RELAXED),
-                        date + DATE_HDR_LEN) ||
-     ddb_sigv4_sign_json(
-         g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, c->sign_path,
-         CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN, target + TARGET_HDR_LEN,
-         body, body_len, auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN))
+  rc = ddb_sigv4_amz_date(
+      time(NULL) + (time_t)__atomic_load_n(&c->clock_skew, __ATOMIC_RELAXED),
+      date + DATE_HDR_LEN);
+  if(rc == 0)
+    rc = ddb_sigv4_sign_json(g->keys, c->s.region, "dynamodb",
+                             date + DATE_HDR_LEN, c->s.ep.sign_path,
+                             CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN,
+                             target + TARGET_HDR_LEN, body, body_len,
+                             auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
+  if(rc == DDB_SIGV4_NOMEM)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory signing %s",
+                         operation);
+  if(rc)
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "cannot sign %s: the clock, the region or the access "
                          "key id is out of range",

@@ -15,17 +15,19 @@
 **                       signing key, string to sign))
 **
 ** Cost.  The signing key changes once a day: a ddb_sigv4 keeps it, as an
-** HMAC context already past its key block, for the scope (date, region,
-** service) it was derived for, and derives it again only when the scope
-** changes.  A DynamoDB request then costs the SHA-256 of its body, of a
-** canonical request of a few hundred bytes and one HMAC of the string to
-** sign; nothing is formatted with printf and the canonical request is
-** hashed as it is written, never built.
+** HMAC context already past its key block (libcrypto's, crypto.c), for the
+** scope (date, region, service) it was derived for, and derives it again
+** only when the scope changes.  A DynamoDB request then costs the SHA-256
+** of its body, of a canonical request of a few hundred bytes and one HMAC
+** of the string to sign, from a duplicate of the prepared key; nothing is
+** formatted with printf, and the canonical request is hashed as it is
+** written, through a small buffer (one libcrypto update per 512 bytes, not
+** per piece), never built whole.
 **
 ** Threads.  A ddb_sigv4 is shared by the requests of a client (http.c's
 ** reference-counted signer).  The cached key is read and replaced under
-** the ddb_sigv4's own mutex, held for a copy of the key (or, once a day,
-** the four HMACs of a derivation); hashing happens outside it.
+** the ddb_sigv4's own mutex, held for a duplicate of the key (or, once a
+** day, the four HMACs of a derivation); hashing happens outside it.
 **
 ** Checked against AWS's published SigV4 vectors and against the
 ** specialised DynamoDB form in tests/unit/test_sigv4.c, and against
@@ -54,17 +56,12 @@ struct ddb_sigv4 {
   char *access_key;      /* malloc'ed */
   unsigned char *secret; /* "AWS4" + secret key, malloc'ed, wiped */
   size_t secret_len;
-  char *token;             /* folded session token or NULL; malloc'ed, wiped */
-  pthread_mutex_t lock;    /* guards scope, key, have_key, derivations */
-  char scope[SCOPE_MAX];   /* what key was derived for */
-  ddb_hmac_sha256_ctx key; /* keyed with the signing key of scope */
-  int have_key;
+  char *token;           /* folded session token or NULL; malloc'ed, wiped */
+  pthread_mutex_t lock;  /* guards scope, key, derivations */
+  char scope[SCOPE_MAX]; /* what key was derived for */
+  ddb_hmac_ctx *key;     /* keyed with the signing key of scope, or NULL */
   unsigned long derivations;
 };
-
-/* Feed the string literal lit to the hash h. */
-#define HASH_LIT(h, lit) ddb_sha256_update((h), (lit), sizeof(lit) - 1)
-#define HMAC_LIT(m, lit) ddb_hmac_sha256_update((m), (lit), sizeof(lit) - 1)
 
 /* ------------------------------------------------------------------------
 ** Small helpers
@@ -220,7 +217,7 @@ void ddb_sigv4_free(ddb_sigv4 *s) {
     ddb_wipe(s->token, strlen(s->token));
     free(s->token);
   }
-  ddb_wipe(s, sizeof(*s)); /* the derived key */
+  ddb_hmac_free(s->key); /* cleansed by libcrypto */
   free(s);
 }
 
@@ -238,36 +235,47 @@ unsigned long ddb_sigv4_derivations(ddb_sigv4 *s) {
   return n;
 }
 
-/* Derive the signing key of s for date (8 characters), region and
-** service into out, as an HMAC context keyed with it.  The intermediate
-** keys are wiped. */
-static void derive(const ddb_sigv4 *s, const char *date, const char *region,
-                   const char *service, ddb_hmac_sha256_ctx *out) {
+/* The signing key of s for date (8 characters), region and service, as
+** an HMAC context keyed with it (ddb_hmac_free), or NULL when libcrypto
+** fails.  The intermediate keys are wiped. */
+static ddb_hmac_ctx *derive(const ddb_sigv4 *s, const char *date,
+                            const char *region, const char *service) {
   unsigned char a[DDB_SHA256_LEN], b[DDB_SHA256_LEN];
-  ddb_hmac_sha256(s->secret, s->secret_len, date, 8, a);      /* kDate */
-  ddb_hmac_sha256(a, sizeof(a), region, strlen(region), b);   /* kRegion */
-  ddb_hmac_sha256(b, sizeof(b), service, strlen(service), a); /* kService */
-  ddb_hmac_sha256(a, sizeof(a), TERMINATOR, sizeof(TERMINATOR) - 1,
-                  b); /* kSigning */
-  ddb_hmac_sha256_init(out, b, sizeof(b));
+  ddb_hmac_ctx *out = NULL;
+  if(ddb_hmac_sha256(s->secret, s->secret_len, date, 8, a) == 0 &&
+     ddb_hmac_sha256(a, sizeof(a), region, strlen(region), b) == 0 &&
+     ddb_hmac_sha256(b, sizeof(b), service, strlen(service), a) == 0 &&
+     ddb_hmac_sha256(a, sizeof(a), TERMINATOR, sizeof(TERMINATOR) - 1, b) ==
+         0) /* kDate, kRegion, kService, kSigning */
+    out = ddb_hmac_new(b, sizeof(b));
   ddb_wipe(a, sizeof(a));
   ddb_wipe(b, sizeof(b));
+  return out;
 }
 
-/* Copy into *out the HMAC context of the signing key for scope
-** ("YYYYMMDD/region/service", shorter than SCOPE_MAX), derived again only
-** when the cached one is for another scope.  Takes s->lock. */
-static void signing_key(ddb_sigv4 *s, const char *scope, const char *region,
-                        const char *service, ddb_hmac_sha256_ctx *out) {
+/* A duplicate (ddb_hmac_free) of the HMAC context of the signing key for
+** scope ("YYYYMMDD/region/service", shorter than SCOPE_MAX), derived again
+** only when the cached one is for another scope; NULL when libcrypto
+** fails (the cached key, if any, stays).  Takes s->lock. */
+static ddb_hmac_ctx *signing_key(ddb_sigv4 *s, const char *scope,
+                                 const char *region, const char *service) {
+  ddb_hmac_ctx *out = NULL;
   pthread_mutex_lock(&s->lock);
-  if(!s->have_key || strcmp(s->scope, scope) != 0) {
-    derive(s, scope, region, service, &s->key);
-    memcpy(s->scope, scope, strlen(scope) + 1);
-    s->have_key = 1;
-    s->derivations++;
+  if(!s->key || strcmp(s->scope, scope) != 0) {
+    ddb_hmac_ctx *k = derive(s, scope, region, service);
+    if(k) {
+      ddb_hmac_free(s->key);
+      s->key = k;
+      memcpy(s->scope, scope, strlen(scope) + 1);
+      s->derivations++;
+    } else {
+      pthread_mutex_unlock(&s->lock);
+      return NULL;
+    }
   }
-  *out = s->key;
+  out = ddb_hmac_dup(s->key);
   pthread_mutex_unlock(&s->lock);
+  return out;
 }
 
 /* ------------------------------------------------------------------------
@@ -291,118 +299,68 @@ int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]) {
   return 0;
 }
 
-/* The second half of every signature: from the SHA-256 of the canonical
-** request creq, the string to sign, its HMAC with the (cached) signing
-** key, and the Authorization value in auth[0..cap).  amz_date has been
-** checked.  Returns 0, or -1 when something does not fit. */
-static int finish(ddb_sigv4 *s, const char *region, const char *service,
-                  const char *amz_date,
-                  const unsigned char creq[DDB_SHA256_LEN],
-                  const char *signed_headers, char *auth, size_t cap) {
-  char scope[SCOPE_MAX], hex[2 * DDB_SHA256_LEN + 1];
-  unsigned char sig[DDB_SHA256_LEN];
-  ddb_hmac_sha256_ctx m;
-  sbuf b;
-
-  /* the scope without its terminator: YYYYMMDD/region/service */
-  sbuf_init(&b, scope, sizeof(scope));
-  sbuf_add(&b, amz_date, 8);
-  sbuf_add(&b, "/", 1);
-  sbuf_str(&b, region);
-  sbuf_add(&b, "/", 1);
-  sbuf_str(&b, service);
-  if(b.failed || !cap)
-    return -1;
-
-  signing_key(s, scope, region, service, &m);
-  HMAC_LIT(&m, ALGORITHM "\n");
-  ddb_hmac_sha256_update(&m, amz_date, 16);
-  HMAC_LIT(&m, "\n");
-  ddb_hmac_sha256_update(&m, scope, b.len);
-  HMAC_LIT(&m, "/" TERMINATOR "\n");
-  ddb_hex(creq, DDB_SHA256_LEN, hex);
-  ddb_hmac_sha256_update(&m, hex, 2 * DDB_SHA256_LEN);
-  ddb_hmac_sha256_final(&m, sig); /* wipes m */
-  ddb_hex(sig, sizeof(sig), hex);
-
-  sbuf_init(&b, auth, cap);
-  sbuf_str(&b, ALGORITHM " Credential=");
-  sbuf_str(&b, s->access_key);
-  sbuf_add(&b, "/", 1);
-  sbuf_str(&b, scope);
-  sbuf_str(&b, "/" TERMINATOR ", SignedHeaders=");
-  sbuf_str(&b, signed_headers);
-  sbuf_str(&b, ", Signature=");
-  sbuf_add(&b, hex, 2 * DDB_SHA256_LEN);
-  return b.failed ? -1 : 0;
-}
-
-/* The hex SHA-256 of body[0..n) (the payload hash) in hex. */
-static void payload_hash(const void *body, size_t n,
-                         char hex[2 * DDB_SHA256_LEN + 1]) {
-  unsigned char d[DDB_SHA256_LEN];
-  ddb_sha256(body, n, d);
-  ddb_hex(d, sizeof(d), hex);
-}
-
-/* See sigv4.h. */
-int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
-                        const char *amz_date, const char *path,
-                        const char *content_type, const char *host,
-                        const char *target, const void *body, size_t n,
-                        char *auth, size_t cap) {
-  const char *signed_headers = s->token ? JSON_SIGNED_TOKEN : JSON_SIGNED;
-  char hex[2 * DDB_SHA256_LEN + 1];
-  unsigned char creq[DDB_SHA256_LEN];
-  ddb_sha256_ctx h;
-
-  if(!is_amz_date(amz_date))
-    return -1;
-  payload_hash(body, n, hex);
-  /* the canonical request, hashed as it is written */
-  ddb_sha256_init(&h);
-  HASH_LIT(&h, "POST\n");
-  ddb_sha256_update(&h, path, strlen(path));
-  HASH_LIT(&h, "\n\ncontent-type:");
-  ddb_sha256_update(&h, content_type, strlen(content_type));
-  HASH_LIT(&h, "\nhost:");
-  ddb_sha256_update(&h, host, strlen(host));
-  HASH_LIT(&h, "\nx-amz-date:");
-  ddb_sha256_update(&h, amz_date, 16);
-  if(s->token) {
-    HASH_LIT(&h, "\nx-amz-security-token:");
-    ddb_sha256_update(&h, s->token, strlen(s->token));
-  }
-  HASH_LIT(&h, "\nx-amz-target:");
-  ddb_sha256_update(&h, target, strlen(target));
-  HASH_LIT(&h, "\n\n");
-  ddb_sha256_update(&h, signed_headers, strlen(signed_headers));
-  HASH_LIT(&h, "\n");
-  ddb_sha256_update(&h, hex, 2 * DDB_SHA256_LEN);
-  ddb_sha256_final(&h, creq);
-  return finish(s, region, service, amz_date, creq, signed_headers, auth, cap);
-}
-
-/* A hash fed a byte at a time, through a small buffer. */
+/* A hash fed as it is written: pieces gather in buf and go to libcrypto
+** 512 bytes at a time (an update per piece would cost more than the
+** hashing of a short one).  failed once libcrypto failed. */
 typedef struct hash_writer {
-  ddb_sha256_ctx h;
-  unsigned char buf[256];
+  ddb_sha256_ctx *h; /* NULL: failed */
+  unsigned char buf[512];
   size_t n;
+  int failed;
 } hash_writer;
+
+/* Start w (a new SHA-256). */
+static void hw_init(hash_writer *w) {
+  w->h = ddb_sha256_new();
+  w->n = 0;
+  w->failed = w->h == NULL;
+}
+
+/* Hand the buffered bytes of w to the hash. */
+static void hw_flush(hash_writer *w) {
+  if(!w->failed && w->n && ddb_sha256_update(w->h, w->buf, w->n))
+    w->failed = 1;
+  w->n = 0;
+}
+
+/* Add p[0..n). */
+static void hw_add(hash_writer *w, const void *p, size_t n) {
+  if(n > sizeof(w->buf) - w->n) {
+    hw_flush(w);
+    if(n >= sizeof(w->buf)) {
+      if(!w->failed && ddb_sha256_update(w->h, p, n))
+        w->failed = 1;
+      return;
+    }
+  }
+  memcpy(w->buf + w->n, p, n);
+  w->n += n;
+}
 
 /* Add byte c. */
 static void hw_byte(hash_writer *w, unsigned char c) {
-  if(w->n == sizeof(w->buf)) {
-    ddb_sha256_update(&w->h, w->buf, w->n);
-    w->n = 0;
-  }
+  if(w->n == sizeof(w->buf))
+    hw_flush(w);
   w->buf[w->n++] = c;
 }
 
 /* Add the string s. */
 static void hw_str(hash_writer *w, const char *s) {
-  while(*s)
-    hw_byte(w, (unsigned char)*s++);
+  hw_add(w, s, strlen(s));
+}
+
+/* Add the string literal lit. */
+#define HW_LIT(w, lit) hw_add((w), (lit), sizeof(lit) - 1)
+
+/* Finish w: the digest in out, the hash freed.  Returns 0, or
+** DDB_SIGV4_NOMEM when libcrypto failed on the way. */
+static int hw_final(hash_writer *w, unsigned char out[DDB_SHA256_LEN]) {
+  hw_flush(w);
+  if(!w->failed && ddb_sha256_final(w->h, out))
+    w->failed = 1;
+  ddb_sha256_free(w->h);
+  w->h = NULL;
+  return w->failed ? DDB_SIGV4_NOMEM : 0;
 }
 
 /* Add value as SigV4 canonicalises it: no blanks at either end, each run
@@ -421,6 +379,116 @@ static void hw_folded(hash_writer *w, const char *value) {
     any = 1;
     hw_byte(w, *v);
   }
+}
+
+/* The second half of every signature: from the SHA-256 of the canonical
+** request creq, the string to sign, its HMAC with the (cached) signing
+** key, and the Authorization value in auth[0..cap).  amz_date has been
+** checked.  Returns 0, -1 when something does not fit, or
+** DDB_SIGV4_NOMEM. */
+static int finish(ddb_sigv4 *s, const char *region, const char *service,
+                  const char *amz_date,
+                  const unsigned char creq[DDB_SHA256_LEN],
+                  const char *signed_headers, char *auth, size_t cap) {
+  char scope[SCOPE_MAX], hex[2 * DDB_SHA256_LEN + 1];
+  unsigned char sig[DDB_SHA256_LEN];
+  /* the string to sign: 16 + 1 + 16 + 1 + scope + 14 + 64 bytes */
+  char sts[sizeof(ALGORITHM "\n") + 16 + 1 + SCOPE_MAX +
+           sizeof("/" TERMINATOR "\n") + 2 * DDB_SHA256_LEN];
+  ddb_hmac_ctx *m;
+  sbuf b;
+  int rc;
+
+  /* the scope without its terminator: YYYYMMDD/region/service */
+  sbuf_init(&b, scope, sizeof(scope));
+  sbuf_add(&b, amz_date, 8);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, region);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, service);
+  if(b.failed || !cap)
+    return -1;
+
+  sbuf_init(&b, sts, sizeof(sts));
+  sbuf_str(&b, ALGORITHM "\n");
+  sbuf_add(&b, amz_date, 16);
+  sbuf_add(&b, "\n", 1);
+  sbuf_str(&b, scope);
+  sbuf_str(&b, "/" TERMINATOR "\n");
+  ddb_hex(creq, DDB_SHA256_LEN, hex);
+  sbuf_add(&b, hex, 2 * DDB_SHA256_LEN);
+  if(b.failed)
+    return -1;
+  m = signing_key(s, scope, region, service);
+  if(!m)
+    return DDB_SIGV4_NOMEM;
+  rc = ddb_hmac_update(m, sts, b.len) || ddb_hmac_final(m, sig);
+  ddb_hmac_free(m);
+  if(rc)
+    return DDB_SIGV4_NOMEM;
+  ddb_hex(sig, sizeof(sig), hex);
+
+  sbuf_init(&b, auth, cap);
+  sbuf_str(&b, ALGORITHM " Credential=");
+  sbuf_str(&b, s->access_key);
+  sbuf_add(&b, "/", 1);
+  sbuf_str(&b, scope);
+  sbuf_str(&b, "/" TERMINATOR ", SignedHeaders=");
+  sbuf_str(&b, signed_headers);
+  sbuf_str(&b, ", Signature=");
+  sbuf_add(&b, hex, 2 * DDB_SHA256_LEN);
+  return b.failed ? -1 : 0;
+}
+
+/* The hex SHA-256 of body[0..n) (the payload hash) in hex.  Returns 0 or
+** DDB_SIGV4_NOMEM. */
+static int payload_hash(const void *body, size_t n,
+                        char hex[2 * DDB_SHA256_LEN + 1]) {
+  unsigned char d[DDB_SHA256_LEN];
+  if(ddb_sha256(body, n, d))
+    return DDB_SIGV4_NOMEM;
+  ddb_hex(d, sizeof(d), hex);
+  return 0;
+}
+
+/* See sigv4.h. */
+int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
+                        const char *amz_date, const char *path,
+                        const char *content_type, const char *host,
+                        const char *target, const void *body, size_t n,
+                        char *auth, size_t cap) {
+  const char *signed_headers = s->token ? JSON_SIGNED_TOKEN : JSON_SIGNED;
+  char hex[2 * DDB_SHA256_LEN + 1];
+  unsigned char creq[DDB_SHA256_LEN];
+  hash_writer w;
+
+  if(!is_amz_date(amz_date))
+    return -1;
+  if(payload_hash(body, n, hex))
+    return DDB_SIGV4_NOMEM;
+  /* the canonical request, hashed as it is written */
+  hw_init(&w);
+  HW_LIT(&w, "POST\n");
+  hw_str(&w, path);
+  HW_LIT(&w, "\n\ncontent-type:");
+  hw_str(&w, content_type);
+  HW_LIT(&w, "\nhost:");
+  hw_str(&w, host);
+  HW_LIT(&w, "\nx-amz-date:");
+  hw_add(&w, amz_date, 16);
+  if(s->token) {
+    HW_LIT(&w, "\nx-amz-security-token:");
+    hw_str(&w, s->token);
+  }
+  HW_LIT(&w, "\nx-amz-target:");
+  hw_str(&w, target);
+  HW_LIT(&w, "\n\n");
+  hw_str(&w, signed_headers);
+  HW_LIT(&w, "\n");
+  hw_add(&w, hex, 2 * DDB_SHA256_LEN);
+  if(hw_final(&w, creq))
+    return DDB_SIGV4_NOMEM;
+  return finish(s, region, service, amz_date, creq, signed_headers, auth, cap);
 }
 
 /* See sigv4.h. */
@@ -446,48 +514,55 @@ int ddb_sigv4_sign(ddb_sigv4 *s, const char *region, const char *service,
       order[j] = order[j - 1];
     order[j] = t;
   }
+  /* the signed headers first: a list too long fails before any hashing */
+  sbuf_init(&sh, signed_headers, sizeof(signed_headers));
+  for(i = 0; i < nh; i++) {
+    const ddb_sigv4_header *hd = &hdrs[order[i]];
+    if(i > 0 && name_cmp(hdrs[order[i - 1]].name, hd->name) == 0)
+      continue;
+    if(i > 0)
+      sbuf_add(&sh, ";", 1);
+    for(c = hd->name; *c; c++) {
+      char l = (char)lower((unsigned char)*c);
+      sbuf_add(&sh, &l, 1);
+    }
+  }
+  if(sh.failed)
+    return -1;
+  if(payload_hash(body, n, hex))
+    return DDB_SIGV4_NOMEM;
 
-  ddb_sha256_init(&w.h);
-  w.n = 0;
+  hw_init(&w);
   hw_str(&w, method);
   hw_byte(&w, '\n');
   hw_str(&w, path);
   hw_byte(&w, '\n');
   hw_str(&w, query);
   hw_byte(&w, '\n');
-  sbuf_init(&sh, signed_headers, sizeof(signed_headers));
   for(i = 0; i < nh; i++) {
     const ddb_sigv4_header *hd = &hdrs[order[i]];
     if(i > 0 && name_cmp(hdrs[order[i - 1]].name, hd->name) == 0)
       hw_byte(&w, ','); /* a repeated name: one line, values joined */
     else {
-      if(i > 0) {
+      if(i > 0)
         hw_byte(&w, '\n');
-        sbuf_add(&sh, ";", 1);
-      }
-      for(c = hd->name; *c; c++) {
-        unsigned char l = lower((unsigned char)*c);
-        hw_byte(&w, l);
-        sbuf_add(&sh, (const char *)&l, 1);
-      }
+      for(c = hd->name; *c; c++)
+        hw_byte(&w, lower((unsigned char)*c));
       hw_byte(&w, ':');
     }
     hw_folded(&w, hd->value);
   }
-  if(sh.failed)
-    return -1;
   hw_str(&w, nh ? "\n\n" : "\n");
   hw_str(&w, signed_headers);
   hw_byte(&w, '\n');
-  payload_hash(body, n, hex);
-  hw_str(&w, hex);
-  ddb_sha256_update(&w.h, w.buf, w.n);
-  ddb_sha256_final(&w.h, creq);
+  hw_add(&w, hex, 2 * DDB_SHA256_LEN);
+  if(hw_final(&w, creq))
+    return DDB_SIGV4_NOMEM;
   return finish(s, region, service, amz_date, creq, signed_headers, auth, cap);
 }
 
 /* ------------------------------------------------------------------------
-** The endpoint
+** The canonical URI
 */
 
 /* Is c one of RFC 3986's unreserved characters (kept as they are in a
@@ -499,72 +574,24 @@ static int is_unreserved(unsigned char c) {
 }
 
 /* See sigv4.h. */
-int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
-                       char *path, size_t path_cap) {
+int ddb_sigv4_uri_encode(const char *path, char *out, size_t cap) {
   static const char hexd[] = "0123456789ABCDEF";
-  const char *h, *end, *port = NULL, *p, *deflt;
-  sbuf hb, pb;
+  const char *p;
   char pct[3];
-
-  if(strncmp(endpoint, "http://", 7) == 0) {
-    h = endpoint + 7;
-    deflt = "80";
-  } else if(strncmp(endpoint, "https://", 8) == 0) {
-    h = endpoint + 8;
-    deflt = "443";
-  } else
+  sbuf b;
+  if(!cap)
     return -1;
-  if(strpbrk(endpoint, "?#"))
-    return -1;
-  end = h + strcspn(h, "/");
-  if(end == h || !host_cap || !path_cap)
-    return -1;
-  for(p = h; p < end; p++) {
-    unsigned char ch = (unsigned char)*p;
-    if(ch <= ' ' || ch >= 0x7f || ch == '@')
-      return -1;
-  }
-  /* the port: after an IPv6 literal's ']', or after the one ':' */
-  if(*h == '[') {
-    const char *close = memchr(h, ']', (size_t)(end - h));
-    if(!close || (close + 1 < end && close[1] != ':'))
-      return -1;
-    if(close + 1 < end)
-      port = close + 1;
-  } else {
-    port = memchr(h, ':', (size_t)(end - h));
-    if(port && memchr(port + 1, ':', (size_t)(end - port - 1)))
-      return -1;
-  }
-  sbuf_init(&hb, host, host_cap);
-  for(p = h; p < (port ? port : end); p++) {
-    char l = (char)lower((unsigned char)*p);
-    sbuf_add(&hb, &l, 1);
-  }
-  if(port) {
-    size_t plen = (size_t)(end - port - 1);
-    for(p = port + 1; p < end; p++)
-      if(*p < '0' || *p > '9')
-        return -1;
-    if(plen && !(plen == strlen(deflt) && memcmp(port + 1, deflt, plen) == 0))
-      sbuf_add(&hb, port, (size_t)(end - port));
-  }
-  if(hb.failed || !hb.len)
-    return -1;
-
-  /* the path, then the "/" that http.c puts after the endpoint */
-  sbuf_init(&pb, path, path_cap);
-  for(p = end; *p; p++) {
+  sbuf_init(&b, out, cap);
+  for(p = path; *p; p++) {
     unsigned char ch = (unsigned char)*p;
     if(ch == '/' || is_unreserved(ch))
-      sbuf_add(&pb, p, 1);
+      sbuf_add(&b, p, 1);
     else {
       pct[0] = '%';
       pct[1] = hexd[ch >> 4];
       pct[2] = hexd[ch & 15];
-      sbuf_add(&pb, pct, 3);
+      sbuf_add(&b, pct, 3);
     }
   }
-  sbuf_add(&pb, "/", 1);
-  return pb.failed ? -1 : 0;
+  return b.failed ? -1 : 0;
 }

@@ -1,6 +1,7 @@
 /*
-** sigv4.h -- SHA-256, HMAC-SHA256 (sha256.c) and AWS Signature Version 4
-** (sigv4.c), for the files of client/ only (and the unit tests).
+** sigv4.h -- AWS Signature Version 4 (sigv4.c), for the files of client/
+** only (and the unit tests).  Its SHA-256 and HMAC-SHA256 are libcrypto's
+** (crypto.c, declared in ddb_client.h).
 **
 ** A ddb_sigv4 holds one set of credentials and the signing key derived
 ** from them for the last date, region and service signed for; it is
@@ -15,46 +16,7 @@
 #include <stdint.h>
 #include <time.h>
 
-/* ------------------------------------------------------------------------
-** SHA-256 and HMAC-SHA256 (sha256.c)
-*/
-#define DDB_SHA256_LEN 32
-
-/* A SHA-256 in progress.  Plain data: may be copied. */
-typedef struct ddb_sha256_ctx {
-  uint32_t h[8];           /* the state */
-  uint64_t bytes;          /* bytes hashed so far */
-  unsigned char block[64]; /* a partial block */
-  size_t used;             /* bytes in block */
-} ddb_sha256_ctx;
-
-/* An HMAC-SHA256 in progress: the inner and outer hashes, each after its
-** key block.  Copy a prepared one to sign several messages with one key.
-** Secret: wipe with ddb_wipe when done (final does). */
-typedef struct ddb_hmac_sha256_ctx {
-  ddb_sha256_ctx inner, outer;
-} ddb_hmac_sha256_ctx;
-
-void ddb_sha256_init(ddb_sha256_ctx *s);
-void ddb_sha256_update(ddb_sha256_ctx *s, const void *p, size_t n);
-void ddb_sha256_final(ddb_sha256_ctx *s, unsigned char out[DDB_SHA256_LEN]);
-void ddb_sha256(const void *p, size_t n, unsigned char out[DDB_SHA256_LEN]);
-void ddb_hmac_sha256_init(ddb_hmac_sha256_ctx *m, const void *key,
-                          size_t klen);
-void ddb_hmac_sha256_update(ddb_hmac_sha256_ctx *m, const void *p, size_t n);
-void ddb_hmac_sha256_final(ddb_hmac_sha256_ctx *m,
-                           unsigned char out[DDB_SHA256_LEN]);
-void ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
-                     unsigned char out[DDB_SHA256_LEN]);
-/* Lower-case hex of p[0..n) in out: 2n characters and a NUL. */
-void ddb_hex(const unsigned char *p, size_t n, char *out);
-/* Zero p[0..n) in a way the compiler cannot drop (for secrets). */
-void ddb_wipe(void *p, size_t n);
-/* For the tests only: on != 0 forces the portable block function, 0 gives
-** back the CPU's choice (the SHA extensions on x86-64 when it has them).
-** Returns 1 when SHA-256 then runs on the SHA extensions, else 0.  Not
-** while other threads hash. */
-int ddb_sha256_force_portable(int on);
+#include "ddb_client.h"
 
 /* ------------------------------------------------------------------------
 ** SigV4 (sigv4.c)
@@ -66,6 +28,9 @@ int ddb_sha256_force_portable(int on);
 #define DDB_SIGV4_DATE_LEN 17
 #define DDB_SIGV4_HOST_MAX 300
 #define DDB_SIGV4_PATH_MAX 1024
+/* What the signing functions return when libcrypto fails (out of
+** memory), beside 0 and -1. */
+#define DDB_SIGV4_NOMEM (-2)
 /* At most this many headers for ddb_sigv4_sign(). */
 #define DDB_SIGV4_HEADERS_MAX 32
 
@@ -94,15 +59,12 @@ unsigned long ddb_sigv4_derivations(ddb_sigv4 *s);
 ** Returns 0, or -1 when t is out of gmtime_r's range. */
 int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]);
 
-/* Split an endpoint URL, http[s]://host[:port][/path] without a trailing
-** slash (as config.c stores it), into the Host header value (lower-case,
-** with the port when the URL gives one that is not the scheme's default)
-** and the canonical URI of endpoint + "/" (its path percent-encoded as
-** SigV4 wants: "/" for a URL without a path).  Returns 0, or -1 for
-** something else (a query, a fragment, a user name, a blank or control
-** character in the host, a bad port) or when a part does not fit. */
-int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
-                       char *path, size_t path_cap);
+/* The canonical URI of a request path as SigV4 wants it for every service
+** but S3: each byte that is not one of RFC 3986's unreserved characters
+** or '/' percent-encoded (upper-case hex), the path taken as it goes on
+** the wire (so a "%41" there is signed as "%2541").  Writes it to
+** out[0..cap).  Returns 0, or -1 when it does not fit. */
+int ddb_sigv4_uri_encode(const char *path, char *out, size_t cap);
 
 /* Sign a JSON POST with an empty query: the signed headers are
 ** content-type, host, x-amz-date, x-amz-security-token (when s has a
@@ -111,8 +73,8 @@ int ddb_sigv4_endpoint(const char *endpoint, char *host, size_t host_cap,
 ** runs of them, no line breaks).  path is the canonical URI; the payload
 ** hash is the SHA-256 of body[0..n), streamed.  Writes the Authorization
 ** value (AWS4-HMAC-SHA256 Credential=..., SignedHeaders=..., Signature=...)
-** to auth[0..cap).  Returns 0, or -1 when it does not fit or region and
-** service are too long. */
+** to auth[0..cap).  Returns 0, -1 when it does not fit or region and
+** service are too long, or DDB_SIGV4_NOMEM when libcrypto fails. */
 int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
                         const char *amz_date, const char *path,
                         const char *content_type, const char *host,
@@ -125,8 +87,9 @@ int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
 ** by name, repeated names joined with commas in their order; host and
 ** x-amz-date must be among them, and x-amz-security-token when wanted:
 ** nothing is added) and the payload body[0..n).  Writes the Authorization
-** value to auth[0..cap).  Returns 0, or -1 when it does not fit, nh is
-** above DDB_SIGV4_HEADERS_MAX or amz_date is not YYYYMMDDTHHMMSSZ. */
+** value to auth[0..cap).  Returns 0, -1 when it does not fit, nh is
+** above DDB_SIGV4_HEADERS_MAX or amz_date is not YYYYMMDDTHHMMSSZ, or
+** DDB_SIGV4_NOMEM when libcrypto fails. */
 int ddb_sigv4_sign(ddb_sigv4 *s, const char *region, const char *service,
                    const char *amz_date, const char *method, const char *path,
                    const char *query, const ddb_sigv4_header *hdrs, size_t nh,

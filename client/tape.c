@@ -141,12 +141,6 @@ static const char *scan_string(const char *p, const char *end, int *esc) {
   }
 }
 
-/* The closing quote of the JSON string whose opening quote is at p[-1]
-** (see ddb_client_int.h). */
-const char *ddb_json_string_end(const char *p, const char *end, int *esc) {
-  return scan_string(p, end, esc);
-}
-
 /* Scan a number starting at p (RFC 8259 grammar).  Returns the position
 ** after it, or NULL. */
 static const char *scan_number(const char *p, const char *end) {
@@ -185,7 +179,9 @@ static const char *scan_number(const char *p, const char *end) {
 /* Tokenize the one JSON value at *pp (leading white space allowed) onto the
 ** end of t; on success *pp is just past it.  Returns 0, or -1 when the text
 ** there is not one valid value (or is nested deeper than TAPE_MAX_DEPTH, or
-** memory runs out). */
+** memory runs out); then *pp is where it failed (the byte JSON does not
+** allow there: a string's opening quote for a bad string), and the tokens
+** before it are on t, the containers still open with end 0. */
 int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
                    const char *end) {
   uint32_t stack[TAPE_MAX_DEPTH];
@@ -196,7 +192,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
   for(;;) {
     /* p is at a value */
     if(p >= end || tape_grow(t))
-      return -1;
+      goto fail;
     k = &t->tok[t->n];
     k->off = (uint32_t)(p - base);
     k->len = 0;
@@ -206,8 +202,9 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
     case '{':
     case '[':
       if(depth == TAPE_MAX_DEPTH)
-        return -1;
+        goto fail;
       k->type = *p == '{' ? DDB_JOBJ : DDB_JARR;
+      k->end = 0; /* open */
       stack[depth++] = t->n++;
       p = skip_ws(p + 1, end);
       if(p < end && *p == (k->type == DDB_JOBJ ? '}' : ']')) {
@@ -222,7 +219,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
       int esc;
       const char *q = scan_string(p + 1, end, &esc);
       if(!q)
-        return -1;
+        goto fail;
       k->type = DDB_JSTR;
       k->off++;
       k->len = (uint32_t)(q - p - 1);
@@ -238,7 +235,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
       int w = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
       size_t n = strlen(lit[w]);
       if((size_t)(end - p) < n || memcmp(p, lit[w], n) != 0)
-        return -1;
+        goto fail;
       k->type = (uint8_t)(DDB_JTRUE + w);
       k->len = (uint32_t)n;
       p += n;
@@ -248,7 +245,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
     default: {
       const char *q = scan_number(p, end);
       if(!q)
-        return -1;
+        goto fail;
       k->type = DDB_JNUM;
       k->len = (uint32_t)(q - p);
       p = q;
@@ -266,7 +263,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
       c->n++;
       p = skip_ws(p, end);
       if(p >= end)
-        return -1;
+        goto fail;
       if(*p == ',') {
         p = skip_ws(p + 1, end);
         if(c->type == DDB_JOBJ)
@@ -274,7 +271,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
         break;
       }
       if(*p != (c->type == DDB_JOBJ ? '}' : ']'))
-        return -1;
+        goto fail;
       c->end = t->n;
       depth--;
       p++;
@@ -284,12 +281,12 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
   key:
     /* p is at an object member's name */
     if(p >= end || *p != '"' || tape_grow(t))
-      return -1;
+      goto fail;
     {
       int esc;
       const char *q = scan_string(p + 1, end, &esc);
       if(!q)
-        return -1;
+        goto fail;
       k = &t->tok[t->n];
       k->type = DDB_JSTR;
       k->off = (uint32_t)(p + 1 - base);
@@ -299,10 +296,14 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
       k->end = ++t->n;
       p = skip_ws(q + 1, end);
       if(p >= end || *p != ':')
-        return -1;
+        goto fail;
       p = skip_ws(p + 1, end);
     }
   }
+
+fail:
+  *pp = p;
+  return -1;
 }
 
 /* Append the UTF-8 of code point u to out; returns the bytes written. */

@@ -56,9 +56,12 @@ apt_install() {  # install those of the given packages that are missing
 # In CI, refresh the package lists on every run.
 [ "${CI:-}" = true ] && apt_update_once
 
+# libssl-dev: OpenSSL's headers (SHA-256, HMAC; the shared tier's TLS and
+# AES-GCM); zlib1g-dev: zlib's
+# (CRC-32); both libraries are libcurl's own dependencies
 apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
-    libcurl4-openssl-dev libcjson-dev libssl-dev openjdk-17-jre-headless python3 curl \
-    ca-certificates coreutils procps
+    libcurl4-openssl-dev libssl-dev zlib1g-dev libcjson-dev \
+    openjdk-17-jre-headless python3 curl ca-certificates coreutils procps
 # pkg-config: `cc app.c $(pkg-config --cflags --libs dyndb)` (docs/c-api.md,
 # tests/suites/30-examples.sh)
 apt_install pkg-config

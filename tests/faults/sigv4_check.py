@@ -13,8 +13,10 @@ Authorization headers must be identical.
 Covered: a session token (x-amz-security-token signed and sent), bodies
 with non-ASCII UTF-8 (keys, names and values in several scripts and an
 emoji), a non-default port in Host, every operation the statements below
-make, and credentials without a token.  A control checks that the
-comparison notices a changed byte.
+make, credentials without a token, and an endpoint spelled oddly (the
+scheme in capitals, a path with a dot segment and trailing slashes:
+what is signed is the path curl sends, "/v1/", from the one parse of the
+endpoint).  A control checks that the comparison notices a changed byte.
 
 Needs AWS_ENDPOINT_URL_DYNAMODB.  Prints TAP lines.
 """
@@ -46,7 +48,7 @@ TABLE = "Sig22"
 SQL = """.bail off
 .headers off
 .load {ext}
-CREATE VIRTUAL TABLE t USING dynamodb(table='{table}', endpoint='http://127.0.0.1:{port}', region={region}, item_ttl=0, query_ttl=0);
+CREATE VIRTUAL TABLE t USING dynamodb(table='{table}', endpoint='{endpoint}', region={region}, item_ttl=0, query_ttl=0);
 INSERT INTO t(PK, SK, item) VALUES ('clé-ü', '日本語', '{{"name":"Zoë 😀","note":"€ ß Ω ж"}}');
 INSERT INTO t(PK, SK, item) VALUES ('clé-ü', 'b', '{{"ğ":1}}');
 SELECT PK, SK, json_extract(item, '$.name') FROM t WHERE PK = 'clé-ü' AND SK = '日本語';
@@ -62,14 +64,14 @@ DELETE FROM t WHERE PK = 'clé-ü' AND SK = 'c';
 """
 
 
-def run(ext, port, env):
+def run(ext, endpoint, env):
     e = dict(os.environ)
     e.update(env)
     pre = os.environ.get("SQLITE3_PRELOAD")
     if pre:
         e["LD_PRELOAD"] = " ".join(
             x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
-    script = SQL.format(ext=ext, table=TABLE, port=port, region=REGION)
+    script = SQL.format(ext=ext, table=TABLE, endpoint=endpoint, region=REGION)
     p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
                        input=script, capture_output=True, text=True, env=e,
                        cwd=ROOT, timeout=120)
@@ -111,19 +113,25 @@ def main():
             stdout=subprocess.PIPE, text=True)
         try:
             port = int(proxy.stdout.readline())
+            # title, credentials, the endpoint, the path it sends to
+            plain = "http://127.0.0.1:%d" % port
             cases = [
                 ("with a session token", "AKIDSIG22TOKEN",
-                 "wJalr/XUtnFE+MI/K7MDENG/bPxRfiCY", "FwoGZXIvYXdzE//tok+en="),
+                 "wJalr/XUtnFE+MI/K7MDENG/bPxRfiCY", "FwoGZXIvYXdzE//tok+en=",
+                 plain, "/"),
                 ("without a session token", "AKIDSIG22",
-                 "s3cr3t/k3y+with/slashes", None),
+                 "s3cr3t/k3y+with/slashes", None, plain, "/"),
+                ("endpoint HTTP://.../a/../v1//", "AKIDSIG22PATH",
+                 "pa/th+k3y", None,
+                 "HTTP://127.0.0.1:%d/a/../v1//" % port, "/v1/"),
             ]
-            for title, ak, sk, token in cases:
+            for title, ak, sk, token, endpoint, want_path in cases:
                 fixtures.drop_table(client, TABLE)
                 fixtures.create_table(client, TABLE, "PK", "SK")
                 open(log, "w").close()
                 env = {"AWS_ACCESS_KEY_ID": ak, "AWS_SECRET_ACCESS_KEY": sk,
                        "AWS_SESSION_TOKEN": token or ""}
-                out = run(ext, port, env)
+                out = run(ext, endpoint, env)
                 if "error" in out.lower():
                     n += 1
                     fails += 1
@@ -153,6 +161,9 @@ def main():
                                     % (hd.get("x-amz-security-token"), tok))
                     if hd.get("host") != "127.0.0.1:%d" % port:
                         diag.append("Host: %r" % hd.get("host"))
+                    if rec["path"] != want_path:
+                        diag.append("path %r, want %r"
+                                    % (rec["path"], want_path))
                     non_ascii = any(b > 127 for b in body)
                     key = (op, non_ascii)
                     if key in seen and not diag:
@@ -160,11 +171,12 @@ def main():
                     seen.add(key)
                     n += 1
                     fails += bool(diag)
-                    print("%s %d - sigv4 %s: %s%s, port %d, %d-byte body: "
-                          "Authorization identical to botocore's"
+                    print("%s %d - sigv4 %s: %s%s, port %d, path %s, "
+                          "%d-byte body: Authorization identical to "
+                          "botocore's"
                           % ("not ok" if diag else "ok", n, title, op,
                              " (non-ASCII body)" if non_ascii else "", port,
-                             len(body)))
+                             rec["path"], len(body)))
                     for d in diag:
                         print("#   " + d)
                 # control: botocore on a body with one byte changed differs

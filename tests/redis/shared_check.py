@@ -356,6 +356,19 @@ def test_tamper():
 # Redis down, slow, hostile
 PY = "/usr/bin/python3"
 
+
+def py_env():
+    """The environment for PY loading the extension: under SANITIZE=1 the
+    extension is built with ASan, which loads only into a process whose first
+    library is the ASan runtime (as suites 36, 50 and 55 do)."""
+    e = dict(os.environ)
+    if os.environ.get("SANITIZE") == "1":
+        asan = subprocess.run([os.environ.get("CC", "cc"), "-print-file-name=libasan.so"],
+                              capture_output=True, text=True).stdout.strip()
+        e["LD_PRELOAD"] = " ".join(x for x in (asan, e.get("LD_PRELOAD")) if x)
+        e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
+    return e
+
 LOOP = r"""
 import json, sqlite3, sys, time
 ext, opts, table, rounds, pause = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
@@ -391,7 +404,7 @@ def test_killed():
     port = redis_port()
     p = subprocess.Popen([PY, "-c", LOOP, EXT, ", shared_cache='%s'" % url, TABLE, "8", "0"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, env=py_env())
     rounds = []
     try:
         for r in range(8):

@@ -88,7 +88,8 @@ fi
 export PKG_CONFIG_PATH="$PREFIX/lib/pkgconfig"
 PC_CFLAGS="$(pkg-config --cflags dyndb 2>"$LOG")"
 PC_LIBS="$(pkg-config --libs dyndb 2>>"$LOG")"
-# (--cflags also lists libcurl's and libcjson's, from Requires.private)
+# (--cflags also lists libcurl's, libcrypto's, zlib's and libcjson's, from
+# Requires.private)
 if [ "${PC_CFLAGS%% *}" = "-I$PREFIX/include" ] &&
    [ "$(echo $PC_LIBS)" = "-L$PREFIX/lib -Wl,-rpath,$PREFIX/lib -ldyndb" ] &&
    [ "$(pkg-config --modversion dyndb)" = "$VERSION" ] &&
@@ -182,7 +183,7 @@ done
 # the lesson again, linked statically: no libdyndb.so needed, and it
 # leaves the table as it found it, so the output is the same
 if $CC -std=c11 -Wall -Wextra -Werror examples/lesson.c -o "$TMP/lesson" \
-       $PC_CFLAGS "$PREFIX/lib/libdyndb.a" $(pkg-config --libs libcurl libcjson libssl libcrypto) \
+       $PC_CFLAGS "$PREFIX/lib/libdyndb.a" $(pkg-config --libs libcurl libcjson libssl libcrypto zlib) \
        -pthread -lm >"$LOG" 2>&1 &&
    ! readelf -d "$TMP/lesson" | grep -q libdyndb &&
    run lesson "$TABLE"; then

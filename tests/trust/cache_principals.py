@@ -177,6 +177,15 @@ def run(url, tmp):
                   + stat("item_hits") + stat("requests_GetItem")
                   + (get % "tl")
                   + stat("item_hits") + stat("requests_GetItem")),
+        # and as libcurl reads it: a percent-encoded host, IPv4 in short
+        # form, a dot segment (the place comes from the one parse)
+        ("alias2", "CREATE VIRTUAL TABLE tp USING dynamodb(table=Twin, profile=A, "
+                   "endpoint='http://local%%68ost:%s/./');"
+                   "CREATE VIRTUAL TABLE tq USING dynamodb(table=Twin, profile=A, "
+                   "endpoint='http://127.1:%s');" % (port, port)
+                   + stat("item_hits") + stat("requests_GetItem")
+                   + (get % "tp") + (get % "tq")
+                   + stat("item_hits") + stat("requests_GetItem")),
         # a write through A drops B's cached item: B reads its own again
         ("write", (get % "tb") + "UPDATE ta SET item = json_set(item, '$.v', 'A wrote') "
                   "WHERE PK = 'x' AND SK = '1';" + (get % "ta") + (get % "tb")),
@@ -216,6 +225,13 @@ def run(url, tmp):
         ok = hits1 == hits0 + 1 and gets1 == gets0
     tap(ok, "endpoint: http://LOCALHOST:PORT/ and http://127.0.0.1:PORT share "
         "one cache (a hit, no GetItem)", al)
+    al = out.get("alias2") or []
+    ok = len(al) == 6 and al[2:4] == ["A's", "A's"]
+    if ok:
+        hits0, gets0, hits1, gets1 = int(al[0]), int(al[1]), int(al[4]), int(al[5])
+        ok = hits1 == hits0 + 2 and gets1 == gets0
+    tap(ok, "endpoint: http://local%68ost:PORT/./ and http://127.1:PORT share "
+        "that cache too (two hits, no GetItem)", al)
     tap(out.get("write") == ["B's", "A wrote", "B's"],
         "write: A's write drops B's entry of the item, B reads its own item "
         "again (never A's written one)", out.get("write"))

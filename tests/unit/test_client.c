@@ -1136,8 +1136,92 @@ static void test_json_typed_refusals(void) {
   }
 }
 
+/* Plain JSON refused, each error naming the attribute path where it is:
+** syntax (where the tokenizer stopped), numbers DynamoDB cannot hold, names,
+** nesting.  Strict RFC 8259 as the answers are read: 007 and 1. are no
+** JSON numbers (SQLite's json_valid says the same). */
+static void test_json_plain_refusals(void) {
+  static const struct {
+    const char *plain, *hint, *want;
+  } c[] = {
+      {"{\"a\": }", "{}", "a: not valid JSON"},
+      {"{\"m\": {\"l\": [1, 2, ]}}", "{}", "m.l[2]: not valid JSON"},
+      {"{\"a\": {\"b\": [1, {\"c\": tru}]}}", "{}",
+       "a.b[1].c: not valid JSON"},
+      {"{\"m\": {\"s\": \"\\x\"}}", "{}", "m.s: bad string"},
+      {"{\"m\": {\"s\": \"\\uDC00\"}}", "{}", "m.s: bad string"},
+      {"{\"a\": 007}", "{}", "a: not valid JSON"},
+      {"{\"a\": 1.}", "{}", "a: not valid JSON"},
+      {"{\"a\": +1}", "{}", "a: not valid JSON"},
+      {"{\"a\": 1", "{}", "a: not valid JSON"},
+      {"{\"a\": 1, ", "{}", "not valid JSON"},
+      {"{\"a\": [1 2]}", "{}", "a[0]: not valid JSON"},
+      {"[1]", "{}", "item is not a JSON object"},
+      {"  ", "{}", "item is not a JSON object"},
+      {"{\"a\": 1} x", "{}", "text after the JSON object"},
+      {"{\"\": 1}", "{}", "empty attribute name"},
+      {"{\"m\": {\"\": 1}}", "{}", "m: empty attribute name"},
+      {"{\"l\": [1, 1e200]}", "{}",
+       "l[1]: number out of DynamoDB's range or precision (38 digits, "
+       "1E-130 to 9.99E+125)"},
+      {"{\"n\": [1, 1e-131]}", "{\"n\":{\"NS\":[\"1\"]}}",
+       "n[1]: number out of DynamoDB's range or precision (38 digits, "
+       "1E-130 to 9.99E+125)"},
+      {"{\"P\\u004b\": 1e200}", "{}",
+       "P\\u004b: number out of DynamoDB's range or precision (38 digits, "
+       "1E-130 to 9.99E+125)"},
+      {"{\"a\": 1, \"a\": 2}", "{}", "duplicate attribute name 'a'"},
+      {"{\"P\\u004b\": 1, \"PK\": 2}", "{}", "duplicate attribute name 'PK'"},
+      /* over a set, an element twice: the list, then checked as a list */
+      {"{\"m\": {\"s\": [\"a\", \"a\"], \"s\": 1}}",
+       "{\"m\":{\"M\":{\"s\":{\"SS\":[\"a\"]}}}}",
+       "m: duplicate attribute name 's'"},
+      /* what is accepted at the edges */
+      {"{\"a\": -0, \"b\": 1E-130, \"c\": 9.99E+125, \"d\": [], \"e\": {}}",
+       "{}",
+       "{\"a\":{\"N\":\"-0\"},\"b\":{\"N\":\"1E-130\"},\"c\":{\"N\":\"9.99E+"
+       "125\"},\"d\":{\"L\":[]},\"e\":{\"M\":{}}}"},
+      {"{\"s\": []}", "{\"s\":{\"SS\":[\"a\"]}}", "{\"s\":{\"L\":[]}}"},
+  };
+  char deep[200], want[300];
+  size_t i;
+  int d;
+  for(i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+    char *got = over_hint(c[i].plain, c[i].hint);
+    CHECK_MSG(got && strcmp(got, c[i].want) == 0, "%s over %s: got %s",
+              c[i].plain, c[i].hint, got ? got : "(null)");
+    free(got);
+  }
+  /* 32 levels of maps are taken, 33 are not, named at the 33rd */
+  for(d = 32; d <= 33; d++) {
+    size_t n = 0, w = 0;
+    char *got;
+    int k;
+    for(k = 0; k < d; k++)
+      n += (size_t)snprintf(deep + n, sizeof(deep) - n, "{\"a\":");
+    n += (size_t)snprintf(deep + n, sizeof(deep) - n, "1");
+    for(k = 0; k < d; k++)
+      deep[n++] = '}';
+    deep[n] = 0;
+    for(k = 0; k < d; k++)
+      w += (size_t)snprintf(want + w, sizeof(want) - w, "%sa", k ? "." : "");
+    snprintf(want + w, sizeof(want) - w, ": nested too deeply");
+    got = over_hint(deep, "{}");
+    if(d == 32)
+      CHECK_MSG(got && strncmp(got, "{\"a\":{\"M\":", 10) == 0,
+                "32 levels: got %s", got ? got : "(null)");
+    else
+      CHECK_MSG(got && strcmp(got, want) == 0, "33 levels: got %s, want %s",
+                got ? got : "(null)", want);
+    free(got);
+  }
+}
+
 const tap_test tap_client_tests[] = {
     {"client: ddb_buf basics", test_buf_basic},
+    {"client: plain JSON refused, naming the path (syntax, numbers, names, "
+     "depth)",
+     test_json_plain_refusals},
     {"client: ddb_buf bounded by max", test_buf_bounded},
     {"client: ddb_buf_json_str escaping", test_buf_json_str},
     {"client: base64 RFC 4648 vectors", test_base64_rfc4648},
