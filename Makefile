@@ -43,7 +43,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/crc32.c client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c \
-              client/jsonval.c
+              client/jsonval.c client/meter.c client/rate.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/fanout.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \

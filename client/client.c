@@ -93,6 +93,9 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     c->connect_timeout = c->timeout;
   c->max_retries =
       cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
+  c->max_requests = cfg->max_requests > 0 ? cfg->max_requests : 0;
+  c->max_rcu = cfg->max_rcu > 0 ? cfg->max_rcu : 0;
+  c->max_wcu = cfg->max_wcu > 0 ? cfg->max_wcu : 0;
   /* what the signature covers: Host and path, as curl will send them */
   if(ddb_sigv4_endpoint(c->s.endpoint, host, sizeof(host), path,
                         sizeof(path))) {
