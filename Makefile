@@ -45,7 +45,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/profile.c client/tape.c client/sha256.c client/sigv4.c \
               client/jsonval.c client/meter.c client/rate.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
-              cache/fanout.c
+              cache/fanout.c cache/hot.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \

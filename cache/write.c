@@ -55,11 +55,15 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
                          int n_key, ddb_cond cond, const ddbc_policy *pol,
                          ddb_item **old, ddb_error *err) {
   ddb_item *was = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(old)
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_put_item(c, d->name, item, key_names, n_key, cond, &was, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, item, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, item, pol);
@@ -78,10 +82,14 @@ ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
                             int n_key, ddb_cond cond, const ddbc_policy *pol,
                             ddb_item **old, ddb_error *err) {
   ddb_item *was = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(old)
     *old = NULL;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, &was, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, key, pol);
@@ -102,11 +110,15 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *was, const ddbc_policy *pol,
                             ddb_item **updated, ddb_error *err) {
   ddb_item *after = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(updated)
     *updated = NULL;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
                            n_remove, &after, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, key, pol);
@@ -128,9 +140,13 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const char *const *key_names, int n_key,
                                const ddb_item *const *was,
                                const ddbc_policy *pol, ddb_error *err) {
+  ddb_tally t, *prev;
   ddb_result result;
   int i;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, NULL, w, (size_t)n, &t);
   if(result) {
     if(!cond_failed(err))
       for(i = 0; i < n; i++)
@@ -153,9 +169,13 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const ddb_write *w, size_t n,
                             const char *const *key_names, int n_key,
                             const ddbc_policy *pol, ddb_error *err) {
+  ddb_tally t, *prev;
   ddb_result result;
   size_t i;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_batch_write(c, d->name, w, n, key_names, n_key, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, NULL, w, n, &t);
   for(i = 0; i < n; i++)
     if(result)
       note_unknown(c, d, w[i].item, pol); /* some writes may be done */
