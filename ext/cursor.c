@@ -25,12 +25,12 @@ SQLITE_EXTENSION_INIT3
 /* See dd_ext.h. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   dd_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
-  (void)pVtab;
   if(!pCur)
     return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
   *ppCursor = &pCur->base;
+  dd_stmt_cursor((dd_vtab *)pVtab, 1);
   return SQLITE_OK;
 }
 
@@ -94,10 +94,12 @@ void dd_cursor_reset(dd_cursor *pCur) {
   for(i = 0; i < pCur->nCheck; i++)
     dd_val_clear(&pCur->aCheck[i].v);
   pCur->nCheck = 0;
+  pCur->zTtl = NULL;
 }
 
 /* See dd_ext.h. */
 int dynamodbClose(sqlite3_vtab_cursor *cur) {
+  dd_stmt_cursor((dd_vtab *)cur->pVtab, -1);
   dd_cursor_reset((dd_cursor *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -105,7 +107,30 @@ int dynamodbClose(sqlite3_vtab_cursor *cur) {
 
 /* Report a client error on the cursor's vtab; returns the SQLite code. */
 int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
-  dd_error((dd_vtab *)pCur->base.pVtab, "%s", e->message);
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(e->code == DDB_ERR_LIMIT) {
+    /* max_requests: what the statement sent, and the forms that send less */
+    sqlite3_str *s = sqlite3_str_new(0);
+    ddb_meter m;
+    char *z;
+    if(p->pConn) {
+      ddb_meter_read(dd_conn_meter(p->pConn), &m);
+      sqlite3_str_appendall(s, " so far: ");
+      if(dd_meter_ops(&m, s) == 0)
+        sqlite3_str_appendall(s, "none");
+    }
+    z = sqlite3_str_finish(s);
+    dd_error(p,
+             "%s;%s. Cheaper forms: a join on the full key as keys = "
+             "'<JSON list of keys>' (BatchGetItem, 100 keys a request); a "
+             "correlated subquery as a MATERIALIZED CTE of one Query (WITH x "
+             "AS MATERIALIZED (SELECT ... WHERE PK = ...)); or a larger "
+             "max_requests",
+             e->message, z ? z : "");
+    sqlite3_free(z);
+    return SQLITE_ERROR;
+  }
+  dd_error(p, "%s", e->message);
   return dd_rc(e);
 }
 
@@ -169,23 +194,10 @@ fail:
 
 /* ------------------------------------------------------------------------
 ** Progress: in an interactive shell (stderr a terminal), a statement that
-** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER)
-** shows one line on stderr, updated
-** as pages arrive, and cleared at the end (bEnd).
+** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER:
+** dd_progress_after) shows one line on stderr, updated as pages arrive,
+** and cleared at the end (bEnd).
 */
-#define DD_PROGRESS_AFTER 2.0
-
-/* Seconds before the line appears: DD_PROGRESS_AFTER, or the environment
-** variable DYNAMODB_PROGRESS_AFTER (read once). */
-static double dd_progress_after(void) {
-  static double after = -1;
-  if(after < 0) {
-    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
-    double d;
-    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
-  }
-  return after;
-}
 
 /* Show (or update) the progress line of the cursor's statement once it
 ** has run long enough, on a terminal, unless progress=off; bEnd: clear
@@ -210,6 +222,13 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
   if(pCur->pScan)
     fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
             ddbc_stream_workers(pCur->pScan));
+  {
+    /* max_rcu, max_wcu: how long the statement's requests waited */
+    ddb_meter *m = dd_conn_meter(p->pConn);
+    uint64_t us = m ? __atomic_load_n(&m->paced_us, __ATOMIC_RELAXED) : 0;
+    if(us)
+      fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", us / 1e6);
+  }
   fflush(stderr);
   pCur->bProgressShown = 1;
 }
@@ -566,15 +585,29 @@ static int dd_row_ok(dd_cursor *pCur) {
   return 1;
 }
 
-/* See dd_ext.h.  Rows that fail the row checks are skipped. */
+/* ttl=hide: has the current row expired (its TTL attribute a number
+** below the statement's now)?  DynamoDB deletes such an item within a few
+** days; until then it is still read, and a cached answer may hold an item
+** that expired since it was read. */
+static int dd_row_expired(const dd_cursor *pCur) {
+  const ddb_av *av = ddb_item_get(pCur->pCur, pCur->zTtl);
+  if(!av || av->type != DDB_N)
+    return 0;
+  return ddb_number_cmp(av->text, av->n, pCur->zTtlNow,
+                        strlen(pCur->zTtlNow)) < 0;
+}
+
+/* See dd_ext.h.  Rows that fail the row checks, or have expired under
+** ttl=hide, are skipped. */
 int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   int rc;
   dd_item_json_drop(pCur);
   do {
     rc = dd_next_row(pCur);
-  } while(rc == SQLITE_OK && !pCur->bEof && pCur->nCheck && pCur->pCur &&
-          !dd_row_ok(pCur));
+  } while(rc == SQLITE_OK && !pCur->bEof && pCur->pCur &&
+          ((pCur->nCheck && !dd_row_ok(pCur)) ||
+           (pCur->zTtl && dd_row_expired(pCur))));
   return rc;
 }
 

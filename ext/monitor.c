@@ -17,7 +17,11 @@
 ** Columns: seq (1, 2, ...), operation ("Query", "GetItem", ...),
 ** table_name, index_name (NULL for the base table), page (1 for the first
 ** request of a call, 2, 3, ... for follow-up pages and batch retries),
-** http_status, retries, items (items returned, NULL if not known), ms.
+** http_status, retries, items (items returned, NULL if not known), ms,
+** rcu and wcu (the ConsumedCapacity the answer reported), cached (1: a
+** Query or Scan page the query cache answered, no request sent; its
+** http_status NULL), age_s (a cached page's age in seconds, else NULL),
+** stmt (the statement it served: dynamodb_last()'s "stmt").
 */
 #include <string.h>
 
@@ -73,7 +77,9 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
                            "CREATE TABLE x(seq INTEGER, operation TEXT,"
                            " table_name TEXT, index_name TEXT, page "
                            "INTEGER, http_status INTEGER, retries "
-                           "INTEGER, items INTEGER, ms REAL)",
+                           "INTEGER, items INTEGER, ms REAL, rcu REAL, "
+                           "wcu REAL, cached INTEGER, age_s REAL, stmt "
+                           "INTEGER)",
                            ppVtab);
 }
 
@@ -155,13 +161,29 @@ static int logColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       sqlite3_result_text(ctx, e->index, -1, SQLITE_TRANSIENT);
     break;
   case 4: sqlite3_result_int(ctx, c->aPage[c->i]); break;
-  case 5: sqlite3_result_int(ctx, e->http_status); break;
+  case 5:
+    if(!e->cached)
+      sqlite3_result_int(ctx, e->http_status);
+    break;
   case 6: sqlite3_result_int(ctx, e->retries); break;
   case 7:
     if(e->items >= 0)
       sqlite3_result_int(ctx, e->items);
     break;
-  default: sqlite3_result_double(ctx, e->ms); break;
+  case 8: sqlite3_result_double(ctx, e->ms); break;
+  case 9: sqlite3_result_double(ctx, e->rcu); break;
+  case 10: sqlite3_result_double(ctx, e->wcu); break;
+  case 11: sqlite3_result_int(ctx, e->cached); break;
+  case 12:
+    /* the cache's clock ticks in milliseconds */
+    if(e->cached)
+      sqlite3_result_double(ctx,
+                            (double)(long long)(e->age_s * 1000 + 0.5) / 1000);
+    break;
+  default:
+    if(e->stmt)
+      sqlite3_result_int64(ctx, (sqlite3_int64)e->stmt);
+    break;
   }
   return SQLITE_OK;
 }
@@ -202,7 +224,7 @@ static sqlite3_module logModule = {
 /* ------------------------------------------------------------------------
 ** dynamodb_stats
 */
-#define STATS_MAX (18 + DDB_OP_COUNT)
+#define STATS_MAX (20 + DDB_OP_COUNT)
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
@@ -278,6 +300,8 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "throttles", (double)rs.throttles, 1);
   stats_add(c, "consumed_rcu", rs.consumed_rcu, 0);
   stats_add(c, "consumed_wcu", rs.consumed_wcu, 0);
+  stats_add(c, "rate_waits", (double)rs.rate_waits, 1);
+  stats_add(c, "rate_wait_s", rs.rate_wait_s, 0);
   ddbc_stream_peak(&nPeak, &nPeakByte);
   stats_add(c, "scan_pages_peak", (double)nPeak, 1);
   stats_add(c, "scan_bytes_peak", (double)nPeakByte, 1);
@@ -361,11 +385,33 @@ static void cacheSizeFunc(sqlite3_context *ctx, int argc,
 }
 
 /* dynamodb_cache_clear(): drop every cached item and page; returns the
-** number of entries dropped. */
+** number of entries dropped.  dynamodb_cache_clear(NAME): only those of
+** the DynamoDB table behind the virtual table NAME (at its endpoint and
+** region, whoever read them), and its DescribeTable answers. */
 static void cacheClearFunc(sqlite3_context *ctx, int argc,
                            sqlite3_value **argv) {
   ddbc_stats cs;
-  (void)argc;
+  if(argc == 1) {
+    const char *zName = (const char *)sqlite3_value_text(argv[0]);
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    dd_vtab *p = zName ? dd_find_connected(db, zName) : NULL;
+    if(!p) {
+      char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_cache_clear: no dynamodb "
+                                          "table '%s'",
+                                zName ? zName : "");
+      sqlite3_result_error(ctx, z ? z : DD_PREFIX "out of memory", -1);
+      sqlite3_free(z);
+      return;
+    }
+    /* the client names the place (no call: credentials resolve) */
+    if(dd_client(p)) {
+      sqlite3_result_error(ctx, p->base.zErrMsg, -1);
+      return;
+    }
+    sqlite3_result_int64(
+        ctx, (sqlite3_int64)ddbc_clear_table(p->pClient, p->pDesc->name));
+    return;
+  }
   (void)argv;
   ddbc_stats_get(&cs);
   ddbc_clear();
@@ -386,6 +432,10 @@ int dd_register_log(sqlite3 *db) {
                                  cacheSizeFunc, 0, 0);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "dynamodb_cache_clear", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 cacheClearFunc, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_cache_clear", 1,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
                                  cacheClearFunc, 0, 0);
   return rc;

@@ -39,6 +39,7 @@ static void dd_vtab_free(dd_vtab *p) {
   sqlite3_free(p->zDb);
   sqlite3_free(p->zDefer);
   sqlite3_free(p->zSchemaErr);
+  sqlite3_free(p->zTtlAttr);
   for(i = 0; i < p->nCol; i++)
     sqlite3_free(p->aCol[i].zName);
   sqlite3_free(p->aCol);
@@ -325,6 +326,8 @@ int dd_client_make(dd_vtab *p, int bAny) {
   /* connected (p->db set): sqlite3_interrupt() stops this client's calls */
   if(p->db)
     ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
+  /* its requests are charged to the connection's statement (stmt.c) */
+  ddb_client_set_meter(p->pClient, dd_conn_meter(p->pConn));
   return SQLITE_OK;
 }
 
@@ -358,8 +361,9 @@ static void dd_schema_clear(dd_vtab *p) {
 ** are bad (or that has no stored description) still connects, shows its
 ** columns and can be dropped; its first read or write reports the error.
 */
-static int dd_init(sqlite3 *db, int argc, const char *const *argv,
-                   sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
+static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
+                   const char *const *argv, sqlite3_vtab **ppVtab,
+                   char **pzErr, int bCreate) {
   dd_vtab *p = NULL;
   dd_opts opts;
   char *zSchema = NULL, *zErr = NULL;
@@ -375,6 +379,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     goto fail;
   }
   memset(p, 0, sizeof(*p));
+  p->pConn = pConn;
   rc = dd_parse_args(argc, argv, &opts, &zErr);
   if(rc == SQLITE_OK)
     rc = dd_options(p, &opts, &zErr);
@@ -398,6 +403,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       goto fail;
   }
   if(bCreate) {
+    dd_stmt_touch(pConn, p->bProgress); /* progress=off: no line either */
     if(dd_client(p) ||
        ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err)) {
       if(p->base.zErrMsg) {
@@ -519,15 +525,13 @@ fail:
 /* See dd_ext.h. */
 int dynamodbCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                    sqlite3_vtab **ppVtab, char **pzErr) {
-  (void)pAux;
-  return dd_init(db, argc, argv, ppVtab, pzErr, 1);
+  return dd_init(db, pAux, argc, argv, ppVtab, pzErr, 1);
 }
 
 /* See dd_ext.h. */
 int dynamodbConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                     sqlite3_vtab **ppVtab, char **pzErr) {
-  (void)pAux;
-  return dd_init(db, argc, argv, ppVtab, pzErr, 0);
+  return dd_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
 /* See dd_ext.h. */

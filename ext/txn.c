@@ -336,6 +336,7 @@ int dd_begin(sqlite3_vtab *pVtab) {
   dd_txn_end(t);
   t->bActive = 1;
   dd_import_reset((dd_vtab *)pVtab);
+  dd_stmt_write((dd_vtab *)pVtab); /* a statement, for dynamodb_last() */
   return SQLITE_OK;
 }
 
@@ -1014,6 +1015,8 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x) {
   if(rc)
     return rc;
   rc = dd_check_inserts(p, x);
+  if(rc == SQLITE_OK && pl.nCall > 1)
+    dd_stmt_split(p); /* dynamodb_last()'s "split" */
   for(c = 0; rc == SQLITE_OK && c < pl.nCall; c++) {
     const dd_call *k = &pl.aCall[c];
     ddb_error err;
