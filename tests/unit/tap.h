@@ -73,6 +73,7 @@ extern const tap_test tap_request_tests[];
 extern const tap_test tap_cache_gen_tests[];
 extern const tap_test tap_cache_keys_tests[];
 extern const tap_test tap_plan_tests[];
+extern const tap_test tap_hot_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>
