@@ -10,7 +10,8 @@
 ** Columns: table_name, index_name (NULL: the table itself),
 ** partition_key (its value as text: S as it is, N as digits, B in
 ** base64), requests, items (read or written), rcu, wcu, throttled
-** (throttling answers); hidden error.  Reading it makes no call.
+** (throttling answers); hidden error.  Reading it makes no call; it is
+** direct-only all the same (its keys are data).
 */
 #include <string.h>
 
@@ -47,8 +48,10 @@ static int hotConnect(sqlite3 *db, void *pAux, int argc,
   if(!p)
     return SQLITE_NOMEM;
   memset(p, 0, sizeof(*p));
-  /* counters of this process: no network, no secret */
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+  /* no network, but the partition keys are the user's data (customer
+  ** ids, ...): a view or trigger of someone else's database file could
+  ** copy them into the file, so it is direct-only (see dd_vtab_config) */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
   *ppVtab = p;
   return SQLITE_OK;
 }
