@@ -736,17 +736,22 @@ void ddb_log_cached(const ddb_client *c, const char *operation,
 ddb_op ddb_op_of(const char *operation);
 
 /* ------------------------------------------------------------------------
-** Statement meters (meter.c): what the requests of one SQL statement cost,
-** and how old the cached answers it took were.  The front end (ext/) owns
-** one per connection, resets it when a statement starts and reads it
-** when it ends; its clients charge it (ddb_client_set_meter) with every
-** request they send, the cache (cache/) with every answer it gives or
-** lacks.  Any thread may charge it: the counters are atomic (relaxed: a
-** reader between statements sees the sums).
+** Statement meters (meter.c): what requests cost, and how old the cached
+** answers taken were.  The front end (ext/) owns one per connection,
+** whose counters only grow: a statement's cost is what they gained while
+** it ran (ext/stmt.c keeps a copy from its start); its clients charge it
+** (ddb_client_set_meter) with every request they send, the cache (cache/)
+** with every answer it gives or lacks for them.  Any
+** thread may charge it: the counters are atomic (relaxed: a reader
+** between statements sees the sums).
 */
 typedef struct ddb_meter {
-  uint64_t stmt;                   /* the statement's id (the log's stmt) */
+  uint64_t stmt;                   /* the running statement's id (the
+                                      log's stmt), set by the owner */
   uint64_t sent;                   /* requests counted for max_requests */
+  uint64_t base;                   /* sent when the running statement
+                                      started (set by the owner):
+                                      max_requests allows sent - base */
   uint64_t requests[DDB_OP_COUNT]; /* by operation: first requests of
                                       calls and follow-up pages, not
                                       retries */
@@ -756,7 +761,8 @@ typedef struct ddb_meter {
   uint64_t rcu_u, wcu_u;   /* ConsumedCapacity, in millionths of a unit */
   uint64_t hits;           /* answers from the cache (items, pages) */
   uint64_t misses;         /* cache lookups that went to DynamoDB */
-  int64_t oldest_ms;       /* the oldest cached answer's age (ms); -1 */
+  int64_t oldest_ms;       /* the oldest cached answer's age (ms) since
+                              the owner last set it; -1: none */
   uint64_t paced;          /* requests that waited for max_rcu/max_wcu */
   uint64_t paced_us;       /* microseconds they waited */
   uint64_t split;          /* COMMITs sent as more than one call */

@@ -20,9 +20,7 @@
 void ddb_meter_reset(ddb_meter *m, uint64_t stmt) {
   uint64_t *p = (uint64_t *)m;
   size_t i;
-  /* field by field, atomically: a worker of the statement before may
-  ** still be charging it (a statement's workers end with its cursors, but
-  ** one of another connection's statements never shares a meter) */
+  /* field by field, atomically: another thread may be charging it */
   for(i = 0; i < sizeof(*m) / sizeof(uint64_t); i++)
     __atomic_store_n(&p[i], 0, __ATOMIC_RELAXED);
   __atomic_store_n(&m->oldest_ms, -1, __ATOMIC_RELAXED);
@@ -104,7 +102,8 @@ ddb_result ddb_meter_take(ddb_client *c, const char *operation,
   uint64_t n;
   if(!m)
     return DDB_OK;
-  n = __atomic_add_fetch(&m->sent, 1, __ATOMIC_RELAXED);
+  n = __atomic_add_fetch(&m->sent, 1, __ATOMIC_RELAXED) -
+      __atomic_load_n(&m->base, __ATOMIC_RELAXED);
   if(c->max_requests <= 0 || n <= (uint64_t)c->max_requests)
     return DDB_OK;
   __atomic_sub_fetch(&m->sent, 1, __ATOMIC_RELAXED);

@@ -18,6 +18,9 @@ SQLITE_EXTENSION_INIT1
 pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 dd_vtab *dd_registry;
 
+/* See dd_ext.h. */
+__thread int dd_internal_sql;
+
 /* ------------------------------------------------------------------------
 ** Errors
 */
@@ -105,12 +108,14 @@ dd_vtab *dd_find_connected(sqlite3 *db, const char *zName) {
   dd_vtab *p = dd_find(db, zName);
   if(p)
     return p;
+  dd_internal_sql++;
   if(sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1)", -1,
                         &pStmt, 0) == SQLITE_OK) {
     sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
     sqlite3_step(pStmt);
   }
   sqlite3_finalize(pStmt);
+  dd_internal_sql--;
   return dd_find(db, zName);
 }
 

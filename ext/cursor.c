@@ -111,12 +111,10 @@ int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
   if(e->code == DDB_ERR_LIMIT) {
     /* max_requests: what the statement sent, and the forms that send less */
     sqlite3_str *s = sqlite3_str_new(0);
-    ddb_meter m;
     char *z;
     if(p->pConn) {
-      ddb_meter_read(dd_conn_meter(p->pConn), &m);
       sqlite3_str_appendall(s, " so far: ");
-      if(dd_meter_ops(&m, s) == 0)
+      if(dd_conn_ops(p->pConn, s) == 0)
         sqlite3_str_appendall(s, "none");
     }
     z = sqlite3_str_finish(s);
@@ -224,10 +222,9 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
             ddbc_stream_workers(pCur->pScan));
   {
     /* max_rcu, max_wcu: how long the statement's requests waited */
-    ddb_meter *m = dd_conn_meter(p->pConn);
-    uint64_t us = m ? __atomic_load_n(&m->paced_us, __ATOMIC_RELAXED) : 0;
-    if(us)
-      fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", us / 1e6);
+    double paced = dd_conn_paced(p->pConn);
+    if(paced > 0)
+      fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", paced);
   }
   fflush(stderr);
   pCur->bProgressShown = 1;

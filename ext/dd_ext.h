@@ -447,6 +447,14 @@ void dd_conn_free(void *pConn);
 int dd_register_stmt(sqlite3 *db, dd_conn *c);
 /* c's meter (what its tables' clients charge), NULL for NULL. */
 ddb_meter *dd_conn_meter(dd_conn *c);
+/* The running statement's requests by operation appended to s (as
+** dd_meter_ops), and the seconds they waited for max_rcu/max_wcu. */
+int dd_conn_ops(dd_conn *c, sqlite3_str *s);
+double dd_conn_paced(dd_conn *c);
+/* Set while the extension runs SQL of its own (the stored description,
+** dynamodb_refresh, connecting a table by name): its statements are part
+** of the statement that runs them (stmt.c).  Per thread (common.c). */
+extern __thread int dd_internal_sql;
 /* A cursor of p opens (delta 1) or closes (-1); a write of p starts
 ** (dd_stmt_write): without the trace hook these start statements. */
 void dd_stmt_cursor(dd_vtab *p, int delta);

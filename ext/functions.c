@@ -93,6 +93,7 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     zErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable, err.message);
     goto fail;
   }
+  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
   rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, &zErr);
   if(rc == SQLITE_OK) {
     /* SQLite declares a vtab's columns only when it connects it: renaming
@@ -112,6 +113,7 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
                       (int *)0);
   }
+  dd_internal_sql--;
   if(rc) {
     char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store the "
                                         "description of '%s': %s",
@@ -157,6 +159,7 @@ int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew) {
     sqlite3_free(zSql);
     return SQLITE_NOMEM;
   }
+  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
   {
     sqlite3_stmt *pStmt = NULL;
     int bHas;
@@ -181,6 +184,7 @@ int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew) {
     sqlite3_free(zErr);
     sqlite3_free(zSql);
   }
+  dd_internal_sql--;
   if(rc == SQLITE_OK) {
     pthread_mutex_lock(&dd_registry_lock);
     sqlite3_free(p->zVtabName);

@@ -418,7 +418,9 @@ static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
       goto fail;
     }
   } else {
+    dd_internal_sql++;
     rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
+    dd_internal_sql--;
     if(rc == SQLITE_NOMEM)
       goto fail;
     if(rc) {
@@ -487,7 +489,9 @@ static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
     goto fail;
   }
   if(bCreate) {
+    dd_internal_sql++;
     rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
+    dd_internal_sql--;
     if(rc) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
                                          "'%s': %s",
@@ -549,7 +553,9 @@ int dynamodbDestroy(sqlite3_vtab *pVtab) {
   int rc;
   if(!zSql)
     return SQLITE_NOMEM;
+  dd_internal_sql++;
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  dd_internal_sql--;
   sqlite3_free(zSql);
   if(rc == SQLITE_OK)
     dd_vtab_free(p);

@@ -1,7 +1,8 @@
 /*
 ** stmt.c -- what each SQL statement cost: the connection's meter, the
-** statement boundaries that reset and read it, dynamodb_last(), and the
-** line an interactive shell prints after a costly statement.
+** statement boundaries that tell one statement's cost from the next,
+** dynamodb_last(), and the line an interactive shell prints after a
+** costly statement.
 **
 **    SELECT count(*) FROM shop WHERE SK LIKE 'ORDER#%';
 **    SELECT dynamodb_last();
@@ -11,20 +12,27 @@
 ** Every connection that loads the extension gets one dd_conn (the client
 ** data of the module, freed with it).  The clients of its tables charge
 ** its meter (ddb_meter, client/meter.c) with every request, and the cache
-** with every answer it gives from memory, from whatever thread.  A
-** statement is told from the next by SQLite's trace hook: SQLITE_TRACE_STMT
-** when it starts running (the meter is reset), SQLITE_TRACE_PROFILE when it
-** ends (its summary is kept for dynamodb_last(), and on a terminal a costly
-** one gets its line).  A statement that starts while another runs (SQL run
-** by a function or by xCreate, a trigger's program, a second cursor
-** stepped in between) is counted with the outer one.
+** with every answer it gives from memory, from whatever thread; the
+** meter's counters only grow.  SQLite's trace hook tells statements
+** apart: SQLITE_TRACE_STMT when one starts running pushes a frame holding
+** a copy of the meter, SQLITE_TRACE_PROFILE when it ends pops it, and the
+** statement's cost is what the meter gained in between (kept for
+** dynamodb_last(); on a terminal, a costly one gets its line).  Frames
+** stack: a statement that starts while another is unfinished (a second
+** cursor of a Python program stepped in between, SQL a user's function
+** runs) is a statement of its own, and the one below goes on when it
+** ends, its cost including the one above.  SQL the extension runs itself
+** (dd_internal_sql: the stored description, dynamodb_refresh), and a
+** trigger's program (the same statement), are part of the statement that
+** runs them.
 **
-** The trace hook is one per connection: a program that sets its own (the
+** The trace hook is one per connection: loading the extension replaces a
+** hook set before, and a program that sets its own afterwards (the
 ** shell's .trace, Python's set_trace_callback) replaces this one.  Then a
-** statement is what runs between a first open cursor of the connection's
-** tables and the next (each write, between xBegin and the next): the
-** meter (and so max_requests) still counts each apart, dynamodb_last()
-** shows the one running or last run, and no line is printed.
+** statement is what runs from a first open cursor of the connection's
+** tables (or a write's xBegin) to the next: the meter (and so
+** max_requests) still counts each apart, dynamodb_last() shows the one
+** running or last run, and no line is printed.
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,19 +51,31 @@ SQLITE_EXTENSION_INIT3
 /* The longest SQL text a summary keeps (bytes). */
 #define DD_SQL_MAX 1000
 
-struct dd_conn {
-  sqlite3 *db;
-  ddb_meter meter;      /* the running statement's (or the last one's) */
-  int depth;            /* statements running, by the trace hook */
-  sqlite3_stmt *pOuter; /* the outermost of them */
-  int bImplicit;        /* the running statement was started by a cursor
-                           (no trace hook): see above */
-  int nOpen;            /* open cursors of the connection's tables */
+/* Statements running at once, at the most, that are counted apart (a
+** deeper one counts with the one below). */
+#define DD_MAX_FRAMES 16
+
+/* A running statement. */
+typedef struct dd_frame {
+  sqlite3_stmt *pStmt;  /* NULL: started by a cursor, no trace hook */
+  uint64_t id;          /* its stmt id */
+  ddb_meter start;      /* the meter when it started */
+  int64_t below_oldest; /* the frame below's oldest age so far */
   double t0;            /* when it started (ddbc_now) */
   int bUsed;            /* a table of the extension was used */
   int bQuiet;           /* one of them has progress=off */
-  char *zLast;          /* the last statement's summary (JSON), or NULL;
-                           sqlite3_free() */
+} dd_frame;
+
+struct dd_conn {
+  sqlite3 *db;
+  ddb_meter meter; /* every request and cache answer since the connection
+                      loaded the extension */
+  dd_frame aFrame[DD_MAX_FRAMES];
+  int nFrame;  /* running statements (the top one is charged) */
+  int nDeeper; /* statements started above a full stack */
+  int nOpen;   /* open cursors of the connection's tables */
+  char *zLast; /* the last statement's summary (JSON), or NULL;
+                   sqlite3_free() */
 };
 
 /* Statement ids, process-wide (the log's stmt). */
@@ -209,70 +229,126 @@ static int dd_line_due(const ddb_meter *m, double t) {
 ** Statement boundaries
 */
 
-/* A statement starts: the meter is the next id's. */
-static void dd_stmt_begin(dd_conn *c) {
-  ddb_meter_reset(&c->meter,
-                  __atomic_add_fetch(&dd_stmt_seq, 1, __ATOMIC_RELAXED));
-  c->t0 = ddbc_now();
-  c->bUsed = c->bQuiet = 0;
+/* *out = what the meter gained since frame f started (f's cost so far;
+** the oldest age is the meter's own, which the frame reset). */
+static void dd_frame_cost(dd_conn *c, const dd_frame *f, ddb_meter *out) {
+  uint64_t *q = (uint64_t *)out;
+  const uint64_t *a = (const uint64_t *)&f->start;
+  size_t i;
+  ddb_meter_read(&c->meter, out);
+  for(i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+    q[i] -= a[i];
+  out->stmt = f->id;
+  out->oldest_ms = __atomic_load_n(&c->meter.oldest_ms, __ATOMIC_RELAXED);
 }
 
-/* Keep the summary of the statement of zSql that ends (if it used the
-** extension), and print its line when it is due on a terminal (bLine). */
+/* Make frame f the one the meter charges: its id for the log, its start
+** for max_requests. */
+static void dd_frame_charge(dd_conn *c, const dd_frame *f) {
+  __atomic_store_n(&c->meter.stmt, f ? f->id : 0, __ATOMIC_RELAXED);
+  __atomic_store_n(&c->meter.base, f ? f->start.sent : c->meter.sent,
+                   __ATOMIC_RELAXED);
+}
+
+/* A statement starts (pStmt: NULL when a cursor started it): a new frame
+** on top, the next id's. */
+static void dd_stmt_begin(dd_conn *c, sqlite3_stmt *pStmt) {
+  dd_frame *f;
+  if(c->nFrame == DD_MAX_FRAMES) {
+    c->nDeeper++;
+    return;
+  }
+  f = &c->aFrame[c->nFrame++];
+  memset(f, 0, sizeof(*f));
+  f->pStmt = pStmt;
+  f->id = __atomic_add_fetch(&dd_stmt_seq, 1, __ATOMIC_RELAXED);
+  f->below_oldest =
+      __atomic_exchange_n(&c->meter.oldest_ms, -1, __ATOMIC_RELAXED);
+  ddb_meter_read(&c->meter, &f->start);
+  f->t0 = ddbc_now();
+  dd_frame_charge(c, f);
+}
+
+/* The top statement (of zSql) ends: keep its summary if it used the
+** extension, print its line when it is due on a terminal (bLine), and let
+** the one below go on (its cost includes this one's). */
 static void dd_stmt_end(dd_conn *c, const char *zSql, int bLine) {
+  dd_frame *f = &c->aFrame[c->nFrame - 1];
   ddb_meter m;
-  double t = ddbc_now() - c->t0;
+  double t = ddbc_now() - f->t0;
+  int64_t cur;
   char *z;
-  ddb_meter_read(&c->meter, &m);
-  if(!c->bUsed && !dd_meter_total(&m) && !m.hits && !m.misses)
-    return; /* nothing of the extension's: the last summary stays */
-  z = dd_summary_json(&m, zSql, t);
-  if(z) {
-    sqlite3_free(c->zLast);
-    c->zLast = z;
+  dd_frame_cost(c, f, &m);
+  if(f->bUsed || dd_meter_total(&m) || m.hits || m.misses) {
+    z = dd_summary_json(&m, zSql, t);
+    if(z) {
+      sqlite3_free(c->zLast);
+      c->zLast = z;
+    }
+    if(bLine && !f->bQuiet && dd_line_due(&m, t) && isatty(2)) {
+      z = dd_summary_line(&m, t);
+      if(z)
+        fprintf(stderr, "%s\n", z);
+      sqlite3_free(z);
+    }
   }
-  if(bLine && !c->bQuiet && dd_line_due(&m, t) && isatty(2)) {
-    z = dd_summary_line(&m, t);
-    if(z)
-      fprintf(stderr, "%s\n", z);
-    sqlite3_free(z);
+  /* the frame below: its oldest answer is the older of its own and this
+  ** one's; it used what this one used */
+  cur = __atomic_load_n(&c->meter.oldest_ms, __ATOMIC_RELAXED);
+  if(f->below_oldest > cur)
+    __atomic_store_n(&c->meter.oldest_ms, f->below_oldest, __ATOMIC_RELAXED);
+  c->nFrame--;
+  if(c->nFrame > 0) {
+    c->aFrame[c->nFrame - 1].bUsed |= f->bUsed;
+    c->aFrame[c->nFrame - 1].bQuiet |= f->bQuiet;
   }
+  dd_frame_charge(c, c->nFrame > 0 ? &c->aFrame[c->nFrame - 1] : NULL);
 }
 
-/* SQLite's trace hook (see above): x is the statement's SQL for
-** SQLITE_TRACE_STMT ("-- name" for a trigger's program). */
+/* SQLite's trace hook (see above). */
 static int dd_trace(unsigned mask, void *pCtx, void *pStmt, void *x) {
   dd_conn *c = pCtx;
+  dd_frame *top = c->nFrame > 0 ? &c->aFrame[c->nFrame - 1] : NULL;
   (void)x;
+  if(dd_internal_sql > 0)
+    return 0; /* the extension's own SQL: the running statement's */
   if(mask == SQLITE_TRACE_STMT) {
-    if(c->depth > 0 && pStmt == c->pOuter)
-      return 0; /* a trigger's program of the running statement */
-    if(c->depth++ == 0) {
-      c->pOuter = pStmt;
-      c->bImplicit = 0;
-      dd_stmt_begin(c);
-    }
-  } else if(mask == SQLITE_TRACE_PROFILE && c->depth > 0) {
-    if(pStmt != c->pOuter) {
-      c->depth--;
+    /* a trigger's program of the running statement is the same one */
+    if(top && top->pStmt == pStmt)
+      return 0;
+    /* without the hook before, a cursor started the frame: not a real
+    ** statement's, it ends here */
+    while(c->nFrame > 0 && !c->aFrame[c->nFrame - 1].pStmt)
+      dd_stmt_end(c, NULL, 0);
+    dd_stmt_begin(c, pStmt);
+  } else if(mask == SQLITE_TRACE_PROFILE) {
+    int i;
+    if(c->nDeeper > 0) {
+      c->nDeeper--;
       return 0;
     }
+    /* the statement that ends, and any started above it that never ended
+    ** (a statement finalized before it finished ends here too) */
+    for(i = c->nFrame - 1; i >= 0 && c->aFrame[i].pStmt != pStmt; i--)
+      ;
+    if(i < 0)
+      return 0;
+    while(c->nFrame - 1 > i)
+      dd_stmt_end(c, NULL, 0);
     dd_stmt_end(c, sqlite3_sql(pStmt), 1);
-    c->depth = 0;
-    c->pOuter = NULL;
   }
   return 0;
 }
 
-/* Without the trace hook, start a statement at the first cursor (or
-** write) of the connection's tables, ending the one before. */
+/* Without the trace hook (no statement frame, or a cursor's), start a
+** statement at the first cursor (or write) of the connection's tables,
+** ending the one a cursor started before. */
 static void dd_stmt_implicit(dd_conn *c) {
-  if(c->depth > 0 || c->nOpen > 0)
+  if(c->nOpen > 0 || (c->nFrame > 0 && c->aFrame[c->nFrame - 1].pStmt))
     return;
-  if(c->bImplicit)
+  if(c->nFrame > 0)
     dd_stmt_end(c, NULL, 0);
-  c->bImplicit = 1;
-  dd_stmt_begin(c);
+  dd_stmt_begin(c, NULL);
 }
 
 /* See dd_ext.h. */
@@ -280,24 +356,30 @@ void dd_stmt_cursor(dd_vtab *p, int delta) {
   dd_conn *c = p->pConn;
   if(!c)
     return;
-  if(delta > 0)
+  if(delta > 0) {
     dd_stmt_implicit(c);
+    dd_stmt_touch(c, p->bProgress);
+  }
   c->nOpen += delta;
 }
 
 /* See dd_ext.h. */
 void dd_stmt_write(dd_vtab *p) {
-  if(p->pConn)
-    dd_stmt_implicit(p->pConn);
+  if(!p->pConn)
+    return;
+  dd_stmt_implicit(p->pConn);
+  dd_stmt_touch(p->pConn, p->bProgress);
 }
 
 /* See dd_ext.h. */
 void dd_stmt_touch(dd_conn *c, int bProgress) {
-  if(!c)
+  dd_frame *f;
+  if(!c || c->nFrame == 0)
     return;
-  c->bUsed = 1;
+  f = &c->aFrame[c->nFrame - 1];
+  f->bUsed = 1;
   if(!bProgress)
-    c->bQuiet = 1;
+    f->bQuiet = 1;
 }
 
 /* See dd_ext.h. */
@@ -309,6 +391,26 @@ void dd_stmt_split(dd_vtab *p) {
 /* See dd_ext.h. */
 ddb_meter *dd_conn_meter(dd_conn *c) {
   return c ? &c->meter : NULL;
+}
+
+/* See dd_ext.h. */
+double dd_conn_paced(dd_conn *c) {
+  const dd_frame *f;
+  if(!c || c->nFrame == 0)
+    return 0;
+  f = &c->aFrame[c->nFrame - 1];
+  return (__atomic_load_n(&c->meter.paced_us, __ATOMIC_RELAXED) -
+          f->start.paced_us) /
+         1e6;
+}
+
+/* See dd_ext.h. */
+int dd_conn_ops(dd_conn *c, sqlite3_str *s) {
+  ddb_meter m;
+  if(!c || c->nFrame == 0)
+    return 0;
+  dd_frame_cost(c, &c->aFrame[c->nFrame - 1], &m);
+  return dd_meter_ops(&m, s);
 }
 
 /* ------------------------------------------------------------------------
@@ -323,11 +425,13 @@ static void dd_last_func(sqlite3_context *ctx, int argc,
   dd_conn *c = sqlite3_user_data(ctx);
   (void)argc;
   (void)argv;
-  if(c->bImplicit && c->depth == 0) {
+  if(c->nFrame > 0 && !c->aFrame[c->nFrame - 1].pStmt) {
+    /* no trace hook: the statement a cursor started, so far */
+    const dd_frame *f = &c->aFrame[c->nFrame - 1];
     ddb_meter m;
     char *z;
-    ddb_meter_read(&c->meter, &m);
-    z = dd_summary_json(&m, NULL, ddbc_now() - c->t0);
+    dd_frame_cost(c, f, &m);
+    z = dd_summary_json(&m, NULL, ddbc_now() - f->t0);
     if(!z) {
       sqlite3_result_error_nomem(ctx);
       return;
@@ -351,7 +455,6 @@ dd_conn *dd_conn_new(sqlite3 *db) {
   memset(c, 0, sizeof(*c));
   c->db = db;
   ddb_meter_reset(&c->meter, 0);
-  c->t0 = ddbc_now();
   return c;
 }
 
