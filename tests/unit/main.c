@@ -10,12 +10,19 @@
 #include <sqlite3.h>
 
 int main(int argc, char **argv) {
-  static const tap_test *const tables[] = {
-      tap_client_tests,     tap_ext_tests,     tap_cache_tests,
-      tap_api_tests,        tap_sigv4_tests,   tap_creds_tests,
-      tap_tape_tests,       tap_request_tests, tap_cache_gen_tests,
-      tap_cache_keys_tests, tap_plan_tests,    tap_hot_tests,
-      NULL};
+  static const tap_test *const tables[] = {tap_client_tests,
+                                           tap_ext_tests,
+                                           tap_cache_tests,
+                                           tap_api_tests,
+                                           tap_sigv4_tests,
+                                           tap_creds_tests,
+                                           tap_tape_tests,
+                                           tap_request_tests,
+                                           tap_cache_gen_tests,
+                                           tap_cache_keys_tests,
+                                           tap_plan_tests,
+                                           tap_hot_tests,
+                                           NULL};
   int rc = tap_main(argc, argv, tables);
   sqlite3_shutdown();
   return rc;

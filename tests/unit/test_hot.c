@@ -65,8 +65,8 @@ static void test_hot_space_saving(void) {
   CHECK_INT(bad, 0);
   /* the error is bounded by N / counters (N: requests in all) */
   for(i = 0; i < n; i++)
-    CHECK(rows[i].error <= (uint64_t)(50 + 1 + 3 * DDBC_HOT_COUNTERS) /
-                               DDBC_HOT_COUNTERS);
+    CHECK(rows[i].error <=
+          (uint64_t)(50 + 1 + 3 * DDBC_HOT_COUNTERS) / DDBC_HOT_COUNTERS);
   ddbc_hot_free(rows, n);
 }
 
