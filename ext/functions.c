@@ -264,8 +264,8 @@ static uint64_t dd_calls_seen;
 ** previous dynamodb_calls(), counted by operation and index in the order
 ** each came first, e.g. "Query GSI1 x2, GetItem"; follow-up pages and
 ** retries of a call are not counted again, nor answers from the cache
-** (no call).  "(none)" if there were none.  When more requests were made
-** than the log holds, it says how many it cannot show. */
+** (no call).  "(none)" if there were none.  When the log (the last
+** DDB_LOG_SIZE entries) dropped some since, it says how many. */
 void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ddb_log_entry *a;
   int *aCount;
@@ -302,14 +302,16 @@ void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     if(aCount[i] > 1)
       sqlite3_str_appendf(s, " x%d", aCount[i]);
   }
-  if(n > 0 && a[0].seq > after + 1)
-    sqlite3_str_appendf(s, "%s%llu earlier requests the log no longer holds",
-                        nOut++ ? ", and " : "",
-                        (unsigned long long)(a[0].seq - after - 1));
-  if(n > 0)
-    __atomic_store_n(&dd_calls_seen, a[n - 1].seq, __ATOMIC_RELAXED);
   if(nOut == 0)
     sqlite3_str_appendall(s, "(none)");
+  if(n > 0 && a[0].seq > after + 1)
+    sqlite3_str_appendf(s,
+                        "; %llu earlier log entries were dropped (it keeps "
+                        "the last %d)",
+                        (unsigned long long)(a[0].seq - after - 1),
+                        DDB_LOG_SIZE);
+  if(n > 0)
+    __atomic_store_n(&dd_calls_seen, a[n - 1].seq, __ATOMIC_RELAXED);
   sqlite3_free(a);
   sqlite3_result_text(ctx, sqlite3_str_value(s), -1, SQLITE_TRANSIENT);
   sqlite3_free(sqlite3_str_finish(s));
