@@ -622,11 +622,10 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     return SQLITE_OK; /* no row can match: no call, no credentials */
   /* the first real read: the client (and credentials) are made now */
   rc = dd_client(p);
-  if(rc == SQLITE_OK)
+  if(rc == SQLITE_OK && p->bTtlHide)
     rc = dd_ttl_start(pCur);
   if(rc)
     return rc;
-  dd_stmt_touch(p->pConn, p->bProgress);
   pp = &p->aPath[(idxNum >> 2) & 31];
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
