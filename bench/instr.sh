@@ -99,7 +99,7 @@ printf "    %-36s %14s\n" "full Scan ($KEYS items, query_ttl=0)" "dynamodb"
 while IFS='|' read -r what cols; do
     d=$(scan "$cols" 2)
     awk -v w="$what" -v b="$sbase" -v d="$d" 'BEGIN {
-        printf "    %-36s %12.1fM\n", w, (d - b) / 2 / 1e6 }'
+        printf "    %-36s %12.3fM\n", w, (d - b) / 2 / 1e6 }'
 done <<'Q'
 count(*)|count(*)
 every item's JSON|count(*), sum(length(item))
