@@ -714,8 +714,9 @@ typedef struct ddb_stats {
   uint64_t throttles;  /* throttling answers */
   double consumed_rcu; /* ConsumedCapacity of reads */
   double consumed_wcu; /* ConsumedCapacity of writes */
-  uint64_t rate_waits; /* requests that waited for max_rcu / max_wcu */
-  double rate_wait_s;  /* seconds they waited */
+  uint64_t rate_waits; /* requests that waited for max_rcu / max_wcu
+                          (counted when a wait starts) */
+  double rate_wait_s;  /* seconds they waited (added when it ends) */
 } ddb_stats;
 
 /* The name of op as DynamoDB spells it ("GetItem", ...). */
@@ -763,8 +764,10 @@ typedef struct ddb_meter {
   uint64_t misses;         /* cache lookups that went to DynamoDB */
   int64_t oldest_ms;       /* the oldest cached answer's age (ms) since
                               the owner last set it; -1: none */
-  uint64_t paced;          /* requests that waited for max_rcu/max_wcu */
-  uint64_t paced_us;       /* microseconds they waited */
+  uint64_t paced;          /* requests that waited for max_rcu/max_wcu
+                              (counted when the wait starts) */
+  uint64_t paced_us;       /* microseconds they waited (when it ends) */
+  uint64_t waiting;        /* requests waiting for them now (a gauge) */
   uint64_t split;          /* COMMITs sent as more than one call */
 } ddb_meter;
 

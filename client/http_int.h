@@ -98,12 +98,13 @@ ddb_result ddb_cancel_error(ddb_error *err, const char *operation);
 
 /* log.c: append e to the request log (its seq is set there); count one
 ** call of operation: attempts requests (attempts-1 retries), throttles
-** throttling answers, consumed capacity units; count one wait of ms
-** milliseconds for a rate limit. */
+** throttling answers, consumed capacity units; count a wait for a rate
+** limit that starts, and the ms milliseconds of one that ended. */
 void ddb_log_add(const ddb_log_entry *e);
 void ddb_stats_add(const char *operation, int attempts, int throttles,
                    double consumed);
-void ddb_stats_add_wait(double ms);
+void ddb_stats_wait_begin(void);
+void ddb_stats_wait_end(double ms);
 
 /* meter.c: charge a finished call to the calling thread's tally (if one
 ** is begun) and to c's meter (if set): e as logged (its operation, items,

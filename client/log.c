@@ -141,11 +141,16 @@ void ddb_stats_add(const char *operation, int attempts, int throttles,
   pthread_mutex_unlock(&log_lock);
 }
 
-/* Count one wait of ms milliseconds for max_rcu or max_wcu (see
-** http_int.h). */
-void ddb_stats_add_wait(double ms) {
+/* Count a wait for max_rcu or max_wcu that starts (see http_int.h). */
+void ddb_stats_wait_begin(void) {
   log_lock_take();
   stats.rate_waits++;
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Count the ms milliseconds of a wait that ended (see http_int.h). */
+void ddb_stats_wait_end(double ms) {
+  log_lock_take();
   stats.rate_wait_s += ms / 1000;
   pthread_mutex_unlock(&log_lock);
 }

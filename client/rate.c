@@ -107,10 +107,20 @@ static double rate_of(const ddb_client *c, int kind) {
   return kind == 1 ? c->max_rcu : kind == 2 ? c->max_wcu : 0;
 }
 
-/* See http_int.h. */
+/* The end of a wait of ms milliseconds that began (counted). */
+static void rate_wait_done(ddb_client *c, double ms) {
+  ddb_stats_wait_end(ms);
+  if(c->meter) {
+    ddb_meter_add(&c->meter->paced_us, (uint64_t)(ms * 1000));
+    __atomic_sub_fetch(&c->meter->waiting, 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* See http_int.h.  A wait is counted when it starts (rate_waits, the
+** meter's paced and waiting), so that it shows while it lasts. */
 ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
                          const char *table, double *reserved, ddb_error *err) {
-  int kind;
+  int kind, bWaiting = 0;
   double rate, waited = 0;
   *reserved = 0;
   if((c->max_rcu <= 0 && c->max_wcu <= 0) || !table)
@@ -128,7 +138,7 @@ ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
     b = do_bucket(c, table, kind, rate, now);
     if(!b) {
       pthread_mutex_unlock(&rate_lock);
-      return DDB_OK;
+      break;
     }
     b->tokens += (now - b->last_ms) / 1000 * rate;
     if(b->tokens > rate)
@@ -143,9 +153,16 @@ ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
     /* until the debt is paid, and a little more */
     ms = (-b->tokens) / rate * 1000 + 1;
     pthread_mutex_unlock(&rate_lock);
+    if(!bWaiting) {
+      bWaiting = 1;
+      ddb_stats_wait_begin();
+      if(c->meter) {
+        ddb_meter_add(&c->meter->paced, 1);
+        ddb_meter_add(&c->meter->waiting, 1);
+      }
+    }
     if(ddb_cancelled(c)) {
-      if(waited > 0)
-        ddb_stats_add_wait(waited);
+      rate_wait_done(c, waited);
       return ddb_cancel_error(err, operation);
     }
     if(ms > DDB_CANCEL_POLL_MS)
@@ -155,13 +172,8 @@ ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
     nanosleep(&ts, NULL);
     waited += ddb_now_ms() - now;
   }
-  if(waited > 0) {
-    ddb_stats_add_wait(waited);
-    if(c->meter) {
-      ddb_meter_add(&c->meter->paced, 1);
-      ddb_meter_add(&c->meter->paced_us, (uint64_t)(waited * 1000));
-    }
-  }
+  if(bWaiting)
+    rate_wait_done(c, waited);
   return DDB_OK;
 }
 

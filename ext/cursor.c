@@ -221,13 +221,29 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
     fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
             ddbc_stream_workers(pCur->pScan));
   {
-    /* max_rcu, max_wcu: how long the statement's requests waited */
+    /* max_rcu, max_wcu: whether a request waits now, how long they did */
     double paced = dd_conn_paced(p->pConn);
-    if(paced > 0)
+    if(dd_conn_waiting(p->pConn))
+      fprintf(stderr, ", waiting for max_rcu/max_wcu");
+    if(paced >= 0.05)
       fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", paced);
   }
   fflush(stderr);
   pCur->bProgressShown = 1;
+  pCur->tDrawn = ddbc_now();
+}
+
+/* The cancel hook of the statement's thread while it waits for a page
+** (ud: the cursor): the interrupt, as dd_interrupted, and the progress
+** line drawn again every DD_PROGRESS_REDRAW seconds, so that it moves
+** while a request or a wait for max_rcu lasts. */
+#define DD_PROGRESS_REDRAW 0.5
+static int dd_cursor_poll(void *ud) {
+  dd_cursor *pCur = ud;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(ddbc_now() - pCur->tDrawn >= DD_PROGRESS_REDRAW)
+    dd_progress(pCur, 0);
+  return dd_interrupted(p->db);
 }
 
 /* Load the next non-empty page of the Query/Scan into aRow, moving on to
@@ -245,7 +261,7 @@ int dd_next_page(dd_cursor *pCur) {
       int iUnit = -1;
       /* the workers' next page; an interrupt (only this thread may ask)
       ** stops them */
-      if(ddbc_stream_next(pCur->pScan, dd_interrupted, p->db, &pg, &iUnit,
+      if(ddbc_stream_next(pCur->pScan, dd_cursor_poll, pCur, &pg, &iUnit,
                           &err))
         return dd_cursor_error(pCur, &err);
       if(pg && pCur->rd.pk_name)
@@ -279,7 +295,12 @@ int dd_next_page(dd_cursor *pCur) {
     ** while it still filters with a term it never showed us (GSI1SK > SK),
     ** so when it asks for more rows the next pages come unlimited */
     pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
-    if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
+    /* this thread's hook while the page is read: the interrupt, and the
+    ** progress line kept moving */
+    ddb_cancel_thread(dd_cursor_poll, pCur);
+    rc = ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err);
+    ddb_cancel_thread(NULL, NULL);
+    if(rc)
       return dd_cursor_error(pCur, &err);
     if(!pCur->pStart)
       ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */

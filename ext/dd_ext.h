@@ -303,6 +303,7 @@ typedef struct dd_cursor {
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
+  double tDrawn; /* when the progress line was last drawn */
   /* read your writes: the items the open transaction's buffered writes
   ** leave that may match the plan (aPend, references, in the plan's order
   ** when it has one), merged into the rows DynamoDB returns, whose rows of
@@ -451,6 +452,8 @@ ddb_meter *dd_conn_meter(dd_conn *c);
 ** dd_meter_ops), and the seconds they waited for max_rcu/max_wcu. */
 int dd_conn_ops(dd_conn *c, sqlite3_str *s);
 double dd_conn_paced(dd_conn *c);
+/* Is a request of c's waiting for max_rcu/max_wcu now? */
+int dd_conn_waiting(dd_conn *c);
 /* Set while the extension runs SQL of its own (the stored description,
 ** dynamodb_refresh, connecting a table by name): its statements are part
 ** of the statement that runs them (stmt.c).  Per thread (common.c). */

@@ -394,6 +394,11 @@ ddb_meter *dd_conn_meter(dd_conn *c) {
 }
 
 /* See dd_ext.h. */
+int dd_conn_waiting(dd_conn *c) {
+  return c && __atomic_load_n(&c->meter.waiting, __ATOMIC_RELAXED) > 0;
+}
+
+/* See dd_ext.h. */
 double dd_conn_paced(dd_conn *c) {
   const dd_frame *f;
   if(!c || c->nFrame == 0)

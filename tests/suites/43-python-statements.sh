@@ -2,7 +2,11 @@
 # Statements as Python's sqlite3 module runs them (Debian's /usr/bin/python3,
 # which can load extensions): a cursor left half read while others run,
 # and a program that sets its own trace callback.  Each statement's
-# dynamodb_last() and max_requests count that statement alone.  TAP output.
+# dynamodb_last() and max_requests count that statement alone.  Then
+# max_rcu and max_wcu's waits, without timing: at 0.01 units a second a
+# request after one that consumed half a unit must wait (for about 50 s);
+# another thread sees the wait start (dynamodb_stats' rate_waits) and
+# interrupts it, which must end it.  TAP output.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
@@ -12,8 +16,10 @@ PY=/usr/bin/python3
 if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
   echo "ok 1 - python statements # SKIP $PY cannot load extensions"; echo "1..1"; exit 0
 fi
-python3 tests/harness/fixtures.py lesson PyStmt043 >/dev/null ||
-  { echo "not ok 1 - python statements: fixtures"; echo "1..1"; exit 0; }
+for t in PyStmt043 PyRate043 PyRate043b PyRate043w; do
+  python3 tests/harness/fixtures.py lesson $t >/dev/null ||
+    { echo "not ok 1 - python statements: fixtures"; echo "1..1"; exit 0; }
+done
 "$PY" - "${DDB_EXT:-build/dynamodb}" <<'PY' || echo "not ok 99 - python statements: the script died (status $?)"
 import json, sqlite3, sys
 n = 0
@@ -53,6 +59,79 @@ try:
     tap(False, "max_requests still stops a statement of three requests")
 except sqlite3.OperationalError as e:
     tap("max_requests=2" in str(e), "max_requests still stops a statement of three requests", e)
+
+import threading, time
+def connect():
+    k = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    k.enable_load_extension(True)
+    k.load_extension(sys.argv[1])
+    return k
+watcher = connect()
+def waits():
+    return watcher.execute(
+        "SELECT value FROM dynamodb_stats WHERE name = 'rate_waits'").fetchone()[0]
+def run_paced(conn, sql):
+    """Run sql on conn; interrupt it once a wait for the bucket has started.
+    Returns (the error, whether a wait started)."""
+    before, seen, done = waits(), [], threading.Event()
+    def watch():
+        end = time.time() + 120
+        while not done.is_set() and time.time() < end:
+            if waits() > before:
+                seen.append(1)
+                conn.interrupt()
+                return
+            time.sleep(0.01)
+    w = threading.Thread(target=watch)
+    w.start()
+    err = None
+    try:
+        conn.execute(sql).fetchall()
+    except sqlite3.OperationalError as e:
+        err = str(e)
+    done.set()
+    w.join()
+    return err, bool(seen)
+
+a = connect()
+a.execute("CREATE VIRTUAL TABLE r USING dynamodb(table=PyRate043, item_ttl=0,"
+          " query_ttl=0, max_rcu=0.01)")
+err, seen = run_paced(a, "SELECT count(*) FROM r o JOIN r x ON x.PK = o.PK AND"
+                         " x.SK = o.SK WHERE o.PK = 'CUSTOMER#alice'")
+tap(seen and err and "interrupted" in err,
+    "max_rcu: the GetItem after a Query waits for the bucket; an interrupt ends the wait",
+    (err, seen))
+b = connect()
+b.execute("CREATE VIRTUAL TABLE r2 USING dynamodb(table=PyRate043, item_ttl=0,"
+          " query_ttl=0, max_rcu=0.01)")
+res = []
+t = threading.Thread(target=lambda: res.append(run_paced(
+    b, "SELECT count(*) FROM r2 WHERE PK = 'CUSTOMER#bob' AND SK = 'PROFILE'")))
+t.start()
+t.join()
+err, seen = res[0]
+tap(seen and err and "interrupted" in err,
+    "max_rcu: another connection, on another thread, waits for the same table's bucket",
+    (err, seen))
+a.execute("CREATE VIRTUAL TABLE rb USING dynamodb(table=PyRate043b, query_ttl=0,"
+          " max_rcu=0.01)")
+err, seen = run_paced(a, "SELECT count(*) FROM rb WHERE PK IN ('CUSTOMER#alice',"
+                         " 'CUSTOMER#bob')")
+tap(seen and err and "interrupted" in err,
+    "max_rcu: the two Queries of an IN list, on two worker threads, share the bucket: one waits",
+    (err, seen))
+a.execute("CREATE VIRTUAL TABLE w USING dynamodb(table=PyRate043w, max_wcu=0.01)")
+a.execute("INSERT OR REPLACE INTO w(PK, SK, item) VALUES ('W', '1', '{}')")
+err, seen = run_paced(a, "INSERT OR REPLACE INTO w(PK, SK, item) VALUES ('W', '2', '{}')")
+tap(seen and err and "interrupted" in err and "not applied" in err,
+    "max_wcu: the second write waits; interrupted, it is not applied", (err, seen))
+a.execute("CREATE VIRTUAL TABLE free USING dynamodb(table=PyRate043b, item_ttl=0)")
+before = waits()
+a.execute("SELECT count(*) FROM free o JOIN free x ON x.PK = o.PK AND x.SK = o.SK"
+          " WHERE o.PK = 'CUSTOMER#alice'").fetchall()
+tap(waits() == before, "without max_rcu nothing waits", waits() - before)
 print("1..%d" % n)
 PY
-python3 tests/harness/fixtures.py drop PyStmt043 >/dev/null 2>&1
+for t in PyStmt043 PyRate043 PyRate043b PyRate043w; do
+  python3 tests/harness/fixtures.py drop $t >/dev/null 2>&1
+done
