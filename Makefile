@@ -43,15 +43,16 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
-              client/jsonval.c
+              client/jsonval.c client/meter.c client/rate.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/resp.c \
-              cache/fanout.c cache/wcalls.c
+              cache/fanout.c cache/wcalls.c cache/hot.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
               ext/monitor.c ext/write.c ext/row.c ext/txn.c \
-              ext/import.c
+              ext/import.c ext/stmt.c ext/tables.c ext/attributes.c \
+              ext/hot.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)

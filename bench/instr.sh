@@ -10,8 +10,12 @@
 #   SELECT <cols> FROM drive JOIN <t> x ON x.PK = drive.k AND x.SK = 'S'
 # twice, for t = n (the ordinary table) and t = d (the virtual table, its
 # item cache warm), less a run that only sets up (loads the extension,
-# warms the cache).  Prints instructions a query and the ratio.  About 6
-# minutes on 2 CPUs; nothing is asserted.
+# warms the cache).  Prints instructions a query and the ratio.  Then the
+# instructions of one full Scan of the 20,000 items through the extension
+# (query_ttl=0: every page from DynamoDB Local, 8 segments), counted and
+# with every item's JSON, the same way.  BENCH_EXT: the extension to
+# measure (default build/dynamodb), e.g. a build of another commit to
+# compare with.  About 8 minutes on 2 CPUs; nothing is asserted.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -34,7 +38,8 @@ export AWS_ENDPOINT_URL_DYNAMODB
 echo "# make bench-instr: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 bench/load.py BenchItems "$KEYS" >/dev/null
 
-EXT="$ROOT/build/dynamodb"
+EXT="${BENCH_EXT:-$ROOT/build/dynamodb}"
+echo "# extension: $EXT"
 sqlite3 "$WORK/n.db" <<SQL
 .load $EXT
 CREATE VIRTUAL TABLE temp.d USING dynamodb(table=BenchItems);
@@ -74,3 +79,29 @@ whole item (JSON text)|count(*), sum(length(x.item))
 3 json_extract(item)|count(*), sum(length(json_extract(x.item, '$.name')) + json_extract(x.item, '$.total') + length(json_extract(x.item, '$.pad')))
 Q
 echo "    instructions a query (callgrind), the setup run subtracted"
+
+# scan COLS REPS: the instructions of the setup and REPS full Scans
+scan() {
+    local sql="$WORK/s.sql" out="$WORK/cgs.out" i
+    {
+        echo ".load $EXT"
+        echo "CREATE VIRTUAL TABLE temp.s USING dynamodb(table=BenchItems, query_ttl=0);"
+        for ((i = 0; i < $2; i++)); do
+            echo "SELECT $1 FROM s;"
+        done
+    } >"$sql"
+    valgrind --tool=callgrind --callgrind-out-file="$out" \
+        sqlite3 "$WORK/n.db" <"$sql" 2>&1 >/dev/null |
+        sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+sbase=$(scan "1" 0)
+printf "    %-36s %14s\n" "full Scan ($KEYS items, query_ttl=0)" "dynamodb"
+while IFS='|' read -r what cols; do
+    d=$(scan "$cols" 2)
+    awk -v w="$what" -v b="$sbase" -v d="$d" 'BEGIN {
+        printf "    %-36s %12.3fM\n", w, (d - b) / 2 / 1e6 }'
+done <<'Q'
+count(*)|count(*)
+every item's JSON|count(*), sum(length(item))
+Q
+echo "    instructions a full Scan (callgrind), the setup run subtracted"

@@ -608,33 +608,165 @@ static void shared_batch_fill(ddb_client *c, const char *table,
 }
 
 /* ------------------------------------------------------------------------
-** Reads
+** Clearing one table (dynamodb_cache_clear('t'))
 */
+/* What ddbc_clear_table drops: the entries of one table at one place. */
+typedef struct table_match {
+  const char *place;
+  size_t place_len, principal_len;
+  ddb_buf part; /* the table as a part (ddb_buf_add_part) */
+  ddb_buf body; /* a request body's start: {"TableName":"..." */
+} table_match;
+
+/* ddbc_store_drop_if's test: an item (I place principal table ...) or a
+** page (Q place principal {"TableName":table, or }) of the table. */
+static int table_entry(const char *key, size_t len, void *ctx) {
+  const table_match *t = ctx;
+  size_t head = 1 + t->place_len + t->principal_len;
+  const char *rest = key + head;
+  size_t n = len - head;
+  if(len <= head || (key[0] != 'I' && key[0] != 'Q') ||
+     memcmp(key + 1, t->place, t->place_len) != 0)
+    return 0;
+  if(key[0] == 'I')
+    return n >= t->part.len && memcmp(rest, t->part.p, t->part.len) == 0;
+  return n > t->body.len && memcmp(rest, t->body.p, t->body.len) == 0 &&
+         (rest[t->body.len] == ',' || rest[t->body.len] == '}');
+}
+
+size_t ddbc_clear_table(ddb_client *c, const char *table) {
+  ddbc_store *s = the_store();
+  const char *principal;
+  table_match t;
+  desc_entry *e, **pp;
+  ddb_buf tag, dk;
+  size_t n = 0;
+  if(!s)
+    return 0;
+  ddb_client_scope(c, &t.place, &t.place_len, &principal, &t.principal_len);
+  ddb_buf_init(&t.part, DDBC_KEY_MAX);
+  ddb_buf_init(&t.body, DDBC_KEY_MAX);
+  ddb_buf_init(&tag, DDBC_KEY_MAX);
+  ddb_buf_init(&dk, DDBC_KEY_MAX);
+  ddb_buf_add_part(&t.part, table, strlen(table));
+  ddb_buf_adds(&t.body, "{\"TableName\":");
+  ddb_buf_json_str(&t.body, table, strlen(table));
+  /* pages being read now must not fill: their table's generation moves */
+  tag_head(&tag, 'T', c, table);
+  if(!tag.failed)
+    ddbc_store_bump(s, tag.p, tag.len);
+  if(!t.part.failed && !t.body.failed)
+    n = ddbc_store_drop_if(s, table_entry, &t);
+  /* and its DescribeTable answers, whoever asked */
+  ddb_buf_addc(&dk, 'D');
+  ddb_buf_add(&dk, t.place, t.place_len);
+  pthread_mutex_lock(&desc_lock);
+  for(pp = &descs; (e = *pp) != NULL;) {
+    if(!dk.failed && !t.part.failed &&
+       e->key_len == dk.len + t.principal_len + t.part.len &&
+       memcmp(e->key, dk.p, dk.len) == 0 &&
+       memcmp(e->key + dk.len + t.principal_len, t.part.p, t.part.len) == 0) {
+      *pp = e->next;
+      free(e->key);
+      ddb_table_desc_free(e->desc);
+      free(e);
+      continue;
+    }
+    pp = &e->next;
+  }
+  pthread_mutex_unlock(&desc_lock);
+  ddb_buf_free(&t.part);
+  ddb_buf_free(&t.body);
+  ddb_buf_free(&tag);
+  ddb_buf_free(&dk);
+  return n;
+}
+
+/* ------------------------------------------------------------------------
+** Reads.  What goes to DynamoDB is counted among the hot keys (hot.c)
+** with what its tally says it cost; what the cache answers or lacks is
+** charged to the client's meter (the statement's: ddb_meter), with the
+** answer's age, and a page answered from the cache is logged (cached=1).
+*/
+
+/* ddb_read_page, its Query counted among the hot keys. */
+static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
+                                    ddb_page **out, ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_read_page(c, r, out, err);
+  ddb_tally_end(prev);
+  if(r->pk_name && t.requests)
+    ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
+                  t.throttles);
+  return result;
+}
+
+/* ddb_get_item, counted among the hot keys by key's partition key
+** key_names[0]. */
+static ddb_result get_item_counted(ddb_client *c, const char *table,
+                                   const ddb_item *key,
+                                   const char *const *key_names,
+                                   int consistent, ddb_item **out,
+                                   ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
+  ddb_tally_end(prev);
+  if(t.requests)
+    ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
+                  (uint64_t)t.items, t.rcu, 0, t.throttles);
+  return result;
+}
+
+/* ddb_batch_get, each key counted among the hot keys (one request each,
+** the capacity shared). */
+static ddb_result batch_get_counted(ddb_client *c, const char *table,
+                                    const ddb_item *const *keys, size_t n,
+                                    const char *const *key_names,
+                                    int n_key_names, int consistent,
+                                    ddb_item **found, ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_batch_get(c, table, keys, n, key_names, n_key_names,
+                                    consistent, found, err);
+  size_t i;
+  ddb_tally_end(prev);
+  for(i = 0; t.requests && i < n; i++)
+    ddbc_hot_note(table, NULL, ddb_item_get(keys[i], key_names[0]), 1,
+                  result == DDB_OK && found[i] ? 1 : 0, t.rcu / (double)n, 0,
+                  t.throttles);
+  return result;
+}
+
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
                           const ddbc_policy *pol, ddb_page **out,
                           ddb_error *err) {
   ddbc_store *s = the_store();
-  ddb_read rd = *r;
+  ddb_meter *m = ddb_client_meter(c);
+  ddb_read rd = *r, kr;
   ddb_buf key, tag1, tag2;
   ddbc_tag tags[2];
   uint64_t gens[2];
   ddbc_shared_gen sgen = 0;
   size_t tail_len;
   ddb_result result;
+  double age = 0;
 
   *out = NULL;
   rd.consistent = pol->consistent;
   if(pol->consistent || pol->query_ttl <= 0 || !s)
-    return ddb_read_page(c, &rd, out, err);
+    return read_page_counted(c, &rd, out, err);
 
   ddb_buf_init(&key, DDBC_KEY_MAX);
   ddb_buf_init(&tag1, DDBC_KEY_MAX);
   ddb_buf_init(&tag2, DDBC_KEY_MAX);
   scope_head(&key, 'Q', c, 0);
-  result = ddb_read_body(&rd, &key, err);
+  /* ttl=hide's now changes every second: the key holds the condition
+  ** without it, and the reader drops what expired since (ext/) */
+  kr = rd;
+  kr.ttl_now = 0;
+  result = ddb_read_body(&kr, &key, err);
   if(result || key.failed) {
     ddb_buf_free(&key);
-    return result ? result : ddb_read_page(c, &rd, out, err);
+    return result ? result : read_page_counted(c, &rd, out, err);
   }
   if(rd.pk_name)
     partition_tag(&tag1, c, rd.table, rd.index, &rd.pk);
@@ -647,26 +779,32 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   tags[1].len = tag2.len;
 
   if(!tag1.failed && !tag2.failed &&
-     ddbc_store_get_page(s, key.p, key.len, ddbc_now(), pol->query_ttl, out)) {
+     ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(), pol->query_ttl,
+                             out, &age)) {
+    ddb_meter_hit(m, age);
+    ddb_log_cached(c, rd.pk_name ? "Query" : "Scan", rd.table, rd.index,
+                   rd.start != NULL, (int)(*out)->count, age);
     result = DDB_OK;
     goto done;
   }
+  if(m)
+    ddb_meter_add(&m->misses, 1);
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
   if(pol->shared) {
     const char *tail = shared_tail(c, &key, &tail_len);
-    double age = 0;
+    double sage = 0;
     if(ddbc_shared_get_page(pol->shared, c, rd.table, tail, tail_len,
-                            pol->query_ttl, ddbc_shared_now(), out, &age,
+                            pol->query_ttl, ddbc_shared_now(), out, &sage,
                             &sgen)) {
       if(!tag1.failed && !tag2.failed)
         ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
-                             ttl_left(pol->query_ttl, age));
+                             ttl_left(pol->query_ttl, sage));
       result = DDB_OK;
       goto done;
     }
   }
-  result = ddb_read_page(c, &rd, out, err);
+  result = read_page_counted(c, &rd, out, err);
   if(result == DDB_OK && !tag1.failed && !tag2.failed)
     ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                          pol->query_ttl);
@@ -687,14 +825,17 @@ int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
   ddbc_store *s = the_store();
   char stack[256]; /* most keys fit: no malloc */
   ddb_buf k;
+  double age;
   int hit = 0;
   *out = NULL;
   if(pol->consistent || pol->item_ttl <= 0 || !s)
     return 0;
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   key_head(&k, 'I', c, table);
-  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed)
-    hit = ddbc_store_peek_item(s, k.p, k.len, ddbc_now(), pol->item_ttl, out);
+  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
+     (hit = ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
+                                     out, &age)))
+    ddb_meter_hit(ddb_client_meter(c), age);
   ddb_buf_free(&k);
   return hit;
 }
@@ -704,23 +845,30 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
                          const ddbc_policy *pol, ddb_item **out,
                          ddb_error *err) {
   ddbc_store *s = the_store();
+  ddb_meter *m = ddb_client_meter(c);
   ddb_buf k;
   char stack[256]; /* most keys fit: no malloc on a hit */
   uint64_t gen = 0;
   ddb_result result;
+  double age;
 
   *out = NULL;
   if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return ddb_get_item(c, table, key, pol->consistent, out, err);
+    return get_item_counted(c, table, key, key_names, pol->consistent, out,
+                            err);
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   if(item_key(&k, c, table, key, key_names, n_key_names)) {
     ddb_buf_free(&k);
-    return ddb_get_item(c, table, key, 0, out, err);
+    return get_item_counted(c, table, key, key_names, 0, out, err);
   }
-  if(ddbc_store_get_item(s, k.p, k.len, ddbc_now(), pol->item_ttl, out)) {
+  if(ddbc_store_get_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl, out,
+                             &age)) {
+    ddb_meter_hit(m, age);
     ddb_buf_free(&k);
     return DDB_OK;
   }
+  if(m)
+    ddb_meter_add(&m->misses, 1);
   {
     char *kp = k.p;
     principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
@@ -729,7 +877,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_buf_free(&k);
     return DDB_OK;
   }
-  result = ddb_get_item(c, table, key, 0, out, err);
+  result = get_item_counted(c, table, key, key_names, 0, out, err);
   if(result == DDB_OK)
     ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
   if(result == DDB_OK && pol->shared)
@@ -752,11 +900,12 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   size_t *clens = NULL;
   size_t i, m = 0;
   ddb_result result = DDB_OK;
-  double now = ddbc_now();
+  ddb_meter *meter = ddb_client_meter(c);
+  double now = ddbc_now(), age;
 
   if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return ddb_batch_get(c, table, keys, n, key_names, n_key_names,
-                         pol->consistent, found, err);
+    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
+                             pol->consistent, found, err);
   miss = calloc(n ? n : 1, sizeof(*miss));
   got = calloc(n ? n : 1, sizeof(*got));
   where = calloc(n ? n : 1, sizeof(*where));
@@ -772,7 +921,9 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     found[i] = NULL;
     ddb_buf_init(&k, DDBC_KEY_MAX);
     if(item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
-       ddbc_store_get_item(s, k.p, k.len, now, pol->item_ttl, &found[i])) {
+       ddbc_store_get_item_age(s, k.p, k.len, now, pol->item_ttl, &found[i],
+                               &age)) {
+      ddb_meter_hit(meter, age);
       ddb_buf_free(&k);
       continue;
     }
@@ -789,8 +940,10 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
     shared_batch_get(s, c, table, ckeys, clens, gens, where, miss, &m, pol,
                      found);
   if(m > 0) {
-    result =
-        ddb_batch_get(c, table, miss, m, key_names, n_key_names, 0, got, err);
+    if(meter)
+      ddb_meter_add(&meter->misses, m);
+    result = batch_get_counted(c, table, miss, m, key_names, n_key_names, 0,
+                               got, err);
     if(result)
       goto fail;
     now = ddbc_now();

@@ -41,6 +41,19 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
                       const ddbc_write_note *w, size_t n,
                       const ddbc_policy *pol);
 
+/* A call to DynamoDB named partition key pk (its table, index: NULL for
+** the table itself) and cost what the arguments say: count it among the
+** hot keys (hot.c). */
+void ddbc_hot_note(const char *table, const char *index, const ddb_av *pk,
+                   uint64_t requests, uint64_t items, double rcu, double wcu,
+                   uint64_t throttled);
+
+/* A write of table d went to DynamoDB at the cost t says (its tally):
+** count its partition among the hot keys, the one item's (one), or each
+** of w[0..n)'s, the capacity shared (hot.c). */
+void ddbc_hot_writes(const ddb_table_desc *d, const ddb_item *one,
+                     const ddb_write *w, size_t n, const ddb_tally *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,6 +68,12 @@ size_t ddbc_set_budget(size_t bytes);
 /* Drop every cached item, page and generation (reads in flight then do
 ** not fill), and forget the principals seen. */
 void ddbc_clear(void);
+/* Drop what the cache holds of DynamoDB table `table` at c's place (its
+** endpoint and region), for every principal: its items, its Query and
+** Scan pages (reads of its pages in flight then do not fill) and its
+** DescribeTable answers.  Returns the number of item and page entries
+** dropped. */
+size_t ddbc_clear_table(ddb_client *c, const char *table);
 /* The cache's clock: monotonic seconds, in steps of a few milliseconds
 ** (CLOCK_MONOTONIC_COARSE where there is one). */
 double ddbc_now(void);
@@ -342,6 +348,34 @@ ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
                                  const ddbc_policy *pol, int n_threads,
                                  ddb_cancel_fn cancel, void *ud,
                                  ddb_item **found, ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** Hot keys (hot.c): the partition keys this process sent the most
+** requests for, by a bounded counter (Space-Saving, DDBC_HOT_COUNTERS
+** keys at once: see hot.c for its error bound).
+*/
+#define DDBC_HOT_COUNTERS 1024
+typedef struct ddbc_hot_row {
+  const char *table;
+  const char *index; /* NULL: the table itself */
+  const char *pk;    /* the partition-key value's text (S as it is, N
+                        canonical, B base64), pk_len bytes */
+  size_t pk_len;
+  char pk_type;       /* 'S', 'N' or 'B' */
+  uint64_t requests;  /* requests that named the key (pages, retries
+                        not counted), overcounted by at most error */
+  uint64_t error;     /* requests counted for the keys it took the counter
+                        from */
+  uint64_t items;     /* items read or written */
+  double rcu, wcu;    /* the capacity they consumed (a BatchGetItem's
+                        shared among its keys) */
+  uint64_t throttled; /* throttling answers to them */
+} ddbc_hot_row;
+/* The counters with the most requests, at most max, most first, in *rows
+** (ddbc_hot_free; the strings are the rows'): returns their number, or -1
+** when out of memory. */
+int ddbc_hot_top(int max, ddbc_hot_row **rows);
+void ddbc_hot_free(ddbc_hot_row *rows, int n);
 
 #ifdef __cplusplus
 }

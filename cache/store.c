@@ -423,6 +423,27 @@ void ddbc_store_forget(ddbc_store *s) {
   pthread_mutex_unlock(&s->lock);
 }
 
+size_t ddbc_store_drop_if(ddbc_store *s,
+                          int (*match)(const char *key, size_t key_len,
+                                       void *ctx),
+                          void *ctx) {
+  size_t n = 0;
+  int seg;
+  pthread_mutex_lock(&s->lock);
+  for(seg = 0; seg < 2; seg++) {
+    entry *e = s->head[seg], *next;
+    for(; e; e = next) {
+      next = e->next;
+      if(match(key_of(e), e->key_len, ctx)) {
+        do_entry_free(s, e);
+        n++;
+      }
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return n;
+}
+
 /* Take s's lock (ddbc_store_unlock releases it): for fork() only. */
 void ddbc_store_lock(ddbc_store *s) {
   pthread_mutex_lock(&s->lock);
@@ -552,9 +573,11 @@ static entry *do_insert(ddbc_store *s, int kind, const char *key,
   return e;
 }
 
-/* Look up an item; count a miss only when count_miss is set. */
+/* Look up an item; count a miss only when count_miss is set; on a hit,
+** *age (unless NULL) is how long ago the entry was stored. */
 static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
-                    double max_age, ddb_item **out, int count_miss) {
+                    double max_age, ddb_item **out, int count_miss,
+                    double *age) {
   entry *e;
   int hit = 0;
   pthread_mutex_lock(&s->lock);
@@ -571,6 +594,8 @@ static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
     hit = 1;
   }
   if(hit) {
+    if(age)
+      *age = now - e->filled;
     do_touch(s, e);
     s->st.item_hits++;
   } else if(count_miss) {
@@ -582,12 +607,24 @@ static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
 
 int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
                         double now, double max_age, ddb_item **out) {
-  return get_item(s, key, key_len, now, max_age, out, 1);
+  return get_item(s, key, key_len, now, max_age, out, 1, NULL);
 }
 
 int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
                          double now, double max_age, ddb_item **out) {
-  return get_item(s, key, key_len, now, max_age, out, 0);
+  return get_item(s, key, key_len, now, max_age, out, 0, NULL);
+}
+
+int ddbc_store_get_item_age(ddbc_store *s, const char *key, size_t key_len,
+                            double now, double max_age, ddb_item **out,
+                            double *age) {
+  return get_item(s, key, key_len, now, max_age, out, 1, age);
+}
+
+int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
+                             double now, double max_age, ddb_item **out,
+                             double *age) {
+  return get_item(s, key, key_len, now, max_age, out, 0, age);
 }
 
 /* Store item (NULL: a negative entry) under key, with the lock held; a
@@ -659,6 +696,12 @@ static int do_page_stale(ddbc_store *s, entry *e) {
 
 int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
                         double now, double max_age, ddb_page **out) {
+  return ddbc_store_get_page_age(s, key, key_len, now, max_age, out, NULL);
+}
+
+int ddbc_store_get_page_age(ddbc_store *s, const char *key, size_t key_len,
+                            double now, double max_age, ddb_page **out,
+                            double *age) {
   entry *e;
   int hit = 0;
   pthread_mutex_lock(&s->lock);
@@ -670,6 +713,8 @@ int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
   }
   if(e && e->kind == KIND_PAGE) {
     *out = ddb_page_ref(page_of(e)->page);
+    if(age)
+      *age = now - e->filled;
     do_touch(s, e);
     s->st.query_hits++;
     hit = 1;

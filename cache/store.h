@@ -62,6 +62,13 @@ void ddbc_store_forget(ddbc_store *s);
 ** inside s, so a child of fork() gets it whole and unlocked. */
 void ddbc_store_lock(ddbc_store *s);
 void ddbc_store_unlock(ddbc_store *s);
+/* Drop every entry whose key match(key, key_len, ctx) says yes to (called
+** with the store's lock held: match must not call into s).  Returns how
+** many were dropped. */
+size_t ddbc_store_drop_if(ddbc_store *s,
+                          int (*match)(const char *key, size_t key_len,
+                                       void *ctx),
+                          void *ctx);
 /* Set the byte budget, evicting as needed.  Returns the old budget. */
 size_t ddbc_store_set_budget(ddbc_store *s, size_t bytes_max);
 void ddbc_store_stats_get(ddbc_store *s, ddbc_store_stats *out);
@@ -96,6 +103,14 @@ int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
 ** to a lookup that counts it). */
 int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
                          double now, double max_age, ddb_item **out);
+/* The same two, with *age (unless NULL) set on a hit to how long ago
+** (in now's seconds) the entry was stored: the answer's age. */
+int ddbc_store_get_item_age(ddbc_store *s, const char *key, size_t key_len,
+                            double now, double max_age, ddb_item **out,
+                            double *age);
+int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
+                             double now, double max_age, ddb_item **out,
+                             double *age);
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           ddb_item *item, uint64_t gen, double now,
                           double ttl);
@@ -118,6 +133,10 @@ void ddbc_store_note_writes(ddbc_store *s, const ddbc_tag *tags, size_t n_tags,
 */
 int ddbc_store_get_page(ddbc_store *s, const char *key, size_t key_len,
                         double now, double max_age, ddb_page **out);
+/* ddbc_store_get_page, with *age (unless NULL) the page's age on a hit. */
+int ddbc_store_get_page_age(ddbc_store *s, const char *key, size_t key_len,
+                            double now, double max_age, ddb_page **out,
+                            double *age);
 void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
                           const ddbc_tag tags[2], const uint64_t gens[2],
                           ddb_page *page, double now, double ttl);

@@ -59,11 +59,15 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
                          int n_key, ddb_cond cond, const ddbc_policy *pol,
                          ddb_item **old, ddb_error *err) {
   ddb_item *was = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(old)
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_put_item(c, d->name, item, key_names, n_key, cond, &was, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, item, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, item, pol);
@@ -82,10 +86,14 @@ ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
                             int n_key, ddb_cond cond, const ddbc_policy *pol,
                             ddb_item **old, ddb_error *err) {
   ddb_item *was = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(old)
     *old = NULL;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, &was, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, key, pol);
@@ -106,11 +114,15 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *was, const ddbc_policy *pol,
                             ddb_item **updated, ddb_error *err) {
   ddb_item *after = NULL;
+  ddb_tally t, *prev;
   ddb_result result;
   if(updated)
     *updated = NULL;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
                            n_remove, &after, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
     if(!cond_failed(err))
       note_unknown(c, d, key, pol);
@@ -174,8 +186,12 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const ddb_item *const *was,
                                const ddbc_policy *pol, ddb_error *err) {
   unsigned char all[DDBC_TRANSACT_MAX];
+  ddb_tally t, *prev;
   ddb_result result;
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, NULL, w, (size_t)n, &t);
   if(n <= 0 || n > DDBC_TRANSACT_MAX || (result && cond_failed(err)))
     return result; /* refused as a whole (or nothing to say): no write */
   /* all done, or, on another error, all perhaps done */
@@ -190,11 +206,15 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
                             const ddbc_policy *pol, unsigned char *state,
                             ddb_error *err) {
   unsigned char one[32], *st = state, *done;
+  ddb_tally t, *prev;
   ddb_result result;
   size_t i;
   if(!st)
     st = n <= sizeof(one) ? one : malloc(n);
+  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_batch_write(c, d->name, w, n, key_names, n_key, st, err);
+  ddb_tally_end(prev);
+  ddbc_hot_writes(d, NULL, w, n, &t);
   /* applied: written through; on error every other one is dropped (it
   ** may be done; not applied, it is dropped as the single calls drop
   ** theirs: the next read asks DynamoDB) */

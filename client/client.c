@@ -93,6 +93,9 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     c->connect_timeout = c->timeout;
   c->max_retries =
       cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
+  c->max_requests = cfg->max_requests > 0 ? cfg->max_requests : 0;
+  c->max_rcu = cfg->max_rcu > 0 ? cfg->max_rcu : 0;
+  c->max_wcu = cfg->max_wcu > 0 ? cfg->max_wcu : 0;
   /* the endpoint as config.c parsed it: the Host header signed (the
   ** path too: c->s.ep.sign_path), the URL curl connects to (http.c) and
   ** the cache's place */

@@ -41,13 +41,15 @@ extern "C" {
 */
 typedef enum ddb_result {
   DDB_OK = 0,
-  DDB_ERR_NOMEM,    /* out of memory, or a bounded buffer hit its cap */
-  DDB_ERR_CONFIG,   /* bad option, no region, no credentials, ... */
-  DDB_ERR_NETWORK,  /* connect/send/receive failed after all retries */
-  DDB_ERR_SERVICE,  /* DynamoDB answered with an error (see type) */
-  DDB_ERR_PARSE,    /* the response was not what DynamoDB sends */
-  DDB_ERR_INPUT,    /* the caller's value cannot be sent (e.g. bad number) */
-  DDB_ERR_CANCELLED /* the cancel hook said stop (see ddb_client_set_cancel) */
+  DDB_ERR_NOMEM,     /* out of memory, or a bounded buffer hit its cap */
+  DDB_ERR_CONFIG,    /* bad option, no region, no credentials, ... */
+  DDB_ERR_NETWORK,   /* connect/send/receive failed after all retries */
+  DDB_ERR_SERVICE,   /* DynamoDB answered with an error (see type) */
+  DDB_ERR_PARSE,     /* the response was not what DynamoDB sends */
+  DDB_ERR_INPUT,     /* the caller's value cannot be sent (e.g. bad number) */
+  DDB_ERR_CANCELLED, /* the cancel hook said stop (see ddb_client_set_cancel) */
+  DDB_ERR_LIMIT      /* the statement's meter is at the client's max_requests
+                        (see ddb_meter): nothing was sent */
 } ddb_result;
 
 /* The room of an error's message, its NUL included. */
@@ -346,6 +348,15 @@ typedef struct ddb_config {
                              credential_process (the calling thread's own
                              hook is polled too) */
   void *cancel_ud;
+  /* Limits of what the client spends (0: none).  max_requests: a call
+  ** fails with DDB_ERR_LIMIT, sending nothing, once the meter it charges
+  ** (ddb_client_set_meter) counts that many requests.  max_rcu, max_wcu:
+  ** capacity units a second that the reads (writes) of one table at one
+  ** place may consume, across every client and thread of the process:
+  ** requests wait for a token bucket fed by the ConsumedCapacity each
+  ** answer reports (rate.c). */
+  long long max_requests;
+  double max_rcu, max_wcu;
 } ddb_config;
 
 typedef struct ddb_client ddb_client;
@@ -426,6 +437,11 @@ typedef struct ddb_table_desc {
   char *name;
   long long item_count;
   long long size_bytes;
+  /* TableStatus ("ACTIVE", ...); the billing mode ("PROVISIONED" when
+  ** the answer has no BillingModeSummary); the stream's StreamViewType,
+  ** NULL without an enabled stream.  NULL in a description read back from
+  ** a database file (desc.c keeps what the columns need). */
+  char *status, *billing_mode, *stream;
   int n_indexes;      /* 1 + GSIs + LSIs */
   ddb_index *indexes; /* [0] is the base table, then GSIs, then LSIs */
 } ddb_table_desc;
@@ -433,6 +449,21 @@ typedef struct ddb_table_desc {
 ddb_result ddb_describe_table(ddb_client *c, const char *table,
                               ddb_table_desc **out, ddb_error *err);
 void ddb_table_desc_free(ddb_table_desc *d);
+/* ListTables: one page of at most limit (1..100) table names, those after
+** start (NULL: from the first), in *names[0..*n) (ddb_strv_free), and in
+** *last the LastEvaluatedTableName to start the next page after (free();
+** NULL on the last page). */
+ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
+                           char ***names, int *n, char **last, ddb_error *err);
+/* Free names[0..n) and the array. */
+void ddb_strv_free(char **names, int n);
+/* DescribeTimeToLive: *attr the TTL attribute (NULL when TTL was never
+** set), *status its TimeToLiveStatus ("ENABLED", "DISABLED", ...); both
+** free().  A server without the operation answers an error whose type is
+** "UnknownOperationException" (dynalite's DescribeTimeToLive exists, its
+** UpdateTimeToLive does not). */
+ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
+                            char **status, ddb_error *err);
 /* A deep copy of d (free with ddb_table_desc_free), or NULL on OOM. */
 ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d);
 
@@ -485,6 +516,12 @@ typedef struct ddb_read {
   /* The table's description (borrowed; NULL: none): the key attributes
   ** every LastEvaluatedKey of the read must hold (read.c) */
   const ddb_table_desc *desc;
+  /* ttl=hide: with ttl_attr set, the FilterExpression also keeps only the
+  ** items whose attribute ttl_attr is not a number below ttl_now (Unix
+  ** seconds): an item DynamoDB's TTL has expired but not yet deleted is
+  ** left out */
+  const char *ttl_attr;
+  long long ttl_now;
 } ddb_read;
 
 /* One page of a Query or Scan.  Reference-counted and immutable. */
@@ -739,6 +776,12 @@ typedef struct ddb_log_entry {
   char note[64]; /* what the caller said of the call (ddb_log_note): a
                     call of a write cut into calls that are not atomic
                     together; "" for none */
+  /* fields added by issue 22 (appended: the order above is kept) */
+  double rcu, wcu; /* the ConsumedCapacity the answer reported */
+  int cached;      /* 1: a page answered from the query cache: no
+                        request was sent (http_status 0) */
+  double age_s;    /* cached: the answer's age in seconds; else 0 */
+  uint64_t stmt;   /* the statement it served (its meter's), 0: none */
 } ddb_log_entry;
 
 /* Process-wide request counters, counted where each event happens. */
@@ -753,6 +796,8 @@ typedef enum ddb_op {
   DDB_OP_BATCH_WRITE_ITEM,
   DDB_OP_TRANSACT_WRITE_ITEMS,
   DDB_OP_DESCRIBE_TABLE,
+  DDB_OP_LIST_TABLES,
+  DDB_OP_DESCRIBE_TTL,
   DDB_OP_COUNT
 } ddb_op;
 
@@ -763,6 +808,9 @@ typedef struct ddb_stats {
   uint64_t throttles;  /* throttling answers */
   double consumed_rcu; /* ConsumedCapacity of reads */
   double consumed_wcu; /* ConsumedCapacity of writes */
+  uint64_t rate_waits; /* requests that waited for max_rcu / max_wcu
+                          (counted when a wait starts) */
+  double rate_wait_s;  /* seconds they waited (added when it ends) */
 } ddb_stats;
 
 /* The name of op as DynamoDB spells it ("GetItem", ...). */
@@ -782,6 +830,89 @@ uint64_t ddb_log_last(void);
 ** each request's log entry carries it.  Thread by thread, so the calls
 ** one thread makes for a statement never label another's. */
 void ddb_log_note(const char *note);
+
+/* Log a page of operation ("Query", "Scan") answered from the cache for
+** c (cached = 1, items, its age in seconds), charged to c's meter's
+** statement. */
+void ddb_log_cached(const ddb_client *c, const char *operation,
+                    const char *table, const char *index, int continuation,
+                    int items, double age_s);
+/* The ddb_op of operation, or DDB_OP_COUNT when it is none. */
+ddb_op ddb_op_of(const char *operation);
+
+/* ------------------------------------------------------------------------
+** Statement meters (meter.c): what requests cost, and how old the cached
+** answers taken were.  The front end (ext/) owns one per connection,
+** whose counters only grow: a statement's cost is what they gained while
+** it ran (ext/stmt.c keeps a copy from its start); its clients charge it
+** (ddb_client_set_meter) with every request they send, the cache (cache/)
+** with every answer it gives or lacks for them.  Any
+** thread may charge it: the counters are atomic (relaxed: a reader
+** between statements sees the sums).
+*/
+typedef struct ddb_meter {
+  uint64_t stmt;                   /* the running statement's id (the
+                                      log's stmt), set by the owner */
+  uint64_t sent;                   /* requests counted for max_requests */
+  uint64_t base;                   /* sent when the running statement
+                                      started (set by the owner):
+                                      max_requests allows sent - base */
+  uint64_t requests[DDB_OP_COUNT]; /* by operation: first requests of
+                                      calls and follow-up pages, not
+                                      retries */
+  uint64_t retries, throttles;
+  uint64_t items_read;     /* ScannedCount (what DynamoDB read) */
+  uint64_t items_returned; /* Count (what it sent back) */
+  uint64_t rcu_u, wcu_u;   /* ConsumedCapacity, in millionths of a unit */
+  uint64_t hits;           /* answers from the cache (items, pages) */
+  uint64_t misses;         /* cache lookups that went to DynamoDB */
+  int64_t oldest_ms;       /* the oldest cached answer's age (ms) since
+                              the owner last set it; -1: none */
+  uint64_t paced;          /* requests that waited for max_rcu/max_wcu
+                              (counted when the wait starts) */
+  uint64_t paced_us;       /* microseconds they waited (when it ends) */
+  uint64_t waiting;        /* requests waiting for them now (a gauge) */
+  uint64_t split;          /* COMMITs sent as more than one call */
+} ddb_meter;
+
+/* Zero m for statement stmt (no cached answer yet). */
+void ddb_meter_reset(ddb_meter *m, uint64_t stmt);
+/* A copy of m's counters, each read atomically. */
+void ddb_meter_read(const ddb_meter *m, ddb_meter *out);
+/* Charge m (NULL: nothing) with n units to counter *p: atomic, relaxed. */
+static inline void ddb_meter_add(uint64_t *p, uint64_t n) {
+  __atomic_add_fetch(p, n, __ATOMIC_RELAXED);
+}
+/* An answer from the cache of age seconds, charged to m (NULL: none):
+** the hit path of a lookup, so inline. */
+static inline void ddb_meter_hit(ddb_meter *m, double age) {
+  int64_t ms, cur;
+  if(!m)
+    return;
+  __atomic_add_fetch(&m->hits, 1, __ATOMIC_RELAXED);
+  ms = (int64_t)(age * 1000);
+  cur = __atomic_load_n(&m->oldest_ms, __ATOMIC_RELAXED);
+  while(ms > cur &&
+        !__atomic_compare_exchange_n(&m->oldest_ms, &cur, ms, 1,
+                                     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+    ;
+}
+/* Make c's requests charge m (NULL: none); m must outlive c's calls. */
+void ddb_client_set_meter(ddb_client *c, ddb_meter *m);
+/* The meter c charges, or NULL. */
+ddb_meter *ddb_client_meter(const ddb_client *c);
+
+/* What the requests made on one thread cost, summed while a tally is
+** begun there (cache/ reads it for the hot keys of dynamodb_hot).
+** ddb_tally_begin zeroes *t, makes it the calling thread's and returns the
+** one it replaces (NULL: none), which ddb_tally_end(prev) restores. */
+typedef struct ddb_tally {
+  uint64_t requests, throttles;
+  long long items;
+  double rcu, wcu;
+} ddb_tally;
+ddb_tally *ddb_tally_begin(ddb_tally *t);
+void ddb_tally_end(ddb_tally *prev);
 
 #ifdef __cplusplus
 }

@@ -107,6 +107,9 @@ void ddb_table_desc_free(ddb_table_desc *d) {
   }
   free(d->indexes);
   free(d->name);
+  free(d->status);
+  free(d->billing_mode);
+  free(d->stream);
   free(d);
 }
 
@@ -134,6 +137,9 @@ ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
   }
   c->n_indexes = d->n_indexes;
   bad |= dup_str(&c->name, d->name);
+  bad |= dup_str(&c->status, d->status);
+  bad |= dup_str(&c->billing_mode, d->billing_mode);
+  bad |= dup_str(&c->stream, d->stream);
   for(i = 0; i < d->n_indexes; i++) {
     const ddb_index *x = &d->indexes[i];
     ddb_index *y = &c->indexes[i];
@@ -170,6 +176,29 @@ static long long json_count(const cJSON *x, long long dflt) {
   return (long long)x->valuedouble;
 }
 
+/* The status, billing mode and stream of table object t into d.  Returns
+** 0, or -1 when out of memory. */
+static int describe_extras(const cJSON *t, ddb_table_desc *d) {
+  const cJSON *bm = cJSON_GetObjectItemCaseSensitive(t, "BillingModeSummary");
+  const cJSON *ss = cJSON_GetObjectItemCaseSensitive(t, "StreamSpecification");
+  const char *z;
+  z = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(t, "TableStatus"));
+  if(z && !(d->status = ddb_strdup(z)))
+    return -1;
+  /* a table made provisioned, never switched, has no BillingModeSummary */
+  z = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(bm, "BillingMode"));
+  if(!(d->billing_mode = ddb_strdup(z ? z : "PROVISIONED")))
+    return -1;
+  if(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ss, "StreamEnabled"))) {
+    z = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(ss, "StreamViewType"));
+    if(!(d->stream = ddb_strdup(z ? z : "ENABLED")))
+      return -1;
+  }
+  return 0;
+}
+
 /* Parse a DescribeTable answer into *out (see ddb_client_int.h). */
 ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
                                     ddb_table_desc **out, ddb_error *err) {
@@ -197,6 +226,10 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
   d->item_count = json_count(x, -1);
   x = cJSON_GetObjectItemCaseSensitive(t, "TableSizeBytes");
   d->size_bytes = json_count(x, -1);
+  if(describe_extras(t, d)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
   if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
                             defs, &d->indexes[0])) {
     result =
@@ -259,6 +292,144 @@ ddb_result ddb_describe_table(ddb_client *c, const char *table,
   if(result)
     goto fail;
   result = ddb_table_desc_from_json(resp, table, out, err);
+
+fail:
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* ------------------------------------------------------------------------
+** ListTables and DescribeTimeToLive (dynamodb_tables)
+*/
+
+/* See ddb_client.h. */
+void ddb_strv_free(char **names, int n) {
+  int i;
+  for(i = 0; names && i < n; i++)
+    free(names[i]);
+  free(names);
+}
+
+/* See ddb_client.h. */
+ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
+                           char ***names, int *n, char **last,
+                           ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  const cJSON *a, *x;
+  ddb_result result;
+  call_info ci = {.operation = "ListTables", .table = ""};
+  char **v = NULL;
+  int k = 0, cap;
+
+  *names = NULL;
+  *n = 0;
+  *last = NULL;
+  ddb_buf_init(&body, 4096);
+  ddb_buf_addf(&body, "{\"Limit\":%d",
+               limit < 1     ? 1
+               : limit > 100 ? 100
+                             : limit);
+  if(start) {
+    ddb_buf_adds(&body, ",\"ExclusiveStartTableName\":");
+    ddb_buf_json_str(&body, start, strlen(start));
+  }
+  ddb_buf_addc(&body, '}');
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
+    goto fail;
+  }
+  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  a = cJSON_GetObjectItemCaseSensitive(resp, "TableNames");
+  if(!cJSON_IsArray(a)) {
+    result = ddb_error_set(err, DDB_ERR_PARSE,
+                           "malformed response to ListTables: no TableNames");
+    goto fail;
+  }
+  cap = cJSON_GetArraySize(a);
+  v = calloc((size_t)(cap ? cap : 1), sizeof(*v));
+  if(!v) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  cJSON_ArrayForEach(x, a) {
+    const char *z = cJSON_GetStringValue(x);
+    if(!z || k >= cap) {
+      result = ddb_error_set(err, DDB_ERR_PARSE,
+                             "malformed response to ListTables: a name that "
+                             "is no string");
+      goto fail;
+    }
+    if(!(v[k] = ddb_strdup(z))) {
+      result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+    k++;
+  }
+  x = cJSON_GetObjectItemCaseSensitive(resp, "LastEvaluatedTableName");
+  if(cJSON_GetStringValue(x)) {
+    /* a server that names the page's start again would be read forever */
+    if(start && strcmp(cJSON_GetStringValue(x), start) == 0) {
+      result = ddb_error_set(err, DDB_ERR_PARSE,
+                             "ListTables: the answer's LastEvaluatedTableName "
+                             "repeats its ExclusiveStartTableName (a loop)");
+      goto fail;
+    }
+    if(!(*last = ddb_strdup(cJSON_GetStringValue(x)))) {
+      result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+      goto fail;
+    }
+  }
+  *names = v;
+  *n = k;
+  v = NULL;
+
+fail:
+  ddb_strv_free(v, k);
+  cJSON_Delete(resp);
+  ddb_buf_free(&body);
+  return result;
+}
+
+/* See ddb_client.h. */
+ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
+                            char **status, ddb_error *err) {
+  ddb_buf body;
+  cJSON *resp = NULL;
+  const cJSON *d;
+  const char *z;
+  ddb_result result;
+  call_info ci = {.operation = "DescribeTimeToLive", .table = table};
+
+  *attr = *status = NULL;
+  ddb_buf_init(&body, 4096);
+  ddb_buf_adds(&body, "{\"TableName\":");
+  ddb_buf_json_str(&body, table, strlen(table));
+  ddb_buf_addc(&body, '}');
+  if(body.failed) {
+    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
+    goto fail;
+  }
+  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  if(result)
+    goto fail;
+  d = cJSON_GetObjectItemCaseSensitive(resp, "TimeToLiveDescription");
+  z = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(d, "AttributeName"));
+  if(z && !(*attr = ddb_strdup(z))) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  z = cJSON_GetStringValue(
+      cJSON_GetObjectItemCaseSensitive(d, "TimeToLiveStatus"));
+  if(!(*status = ddb_strdup(z ? z : "DISABLED"))) {
+    free(*attr);
+    *attr = NULL;
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
 
 fail:
   cJSON_Delete(resp);

@@ -577,6 +577,9 @@ static int is_write(const char *operation) {
 static void attempt_record(const attempt *a, ddb_result result, int sent,
                            int throttles, double ms) {
   const call_info *ci = a->ci;
+  double consumed = ci->take ? (result == DDB_OK ? ci->consumed : 0)
+                    : a->out ? ddb_answer_consumed(a->out)
+                             : 0;
   ddb_log_entry le;
   memset(&le, 0, sizeof(le));
   ddb_copy_str(le.operation, sizeof(le.operation), ci->operation);
@@ -597,12 +600,16 @@ static void attempt_record(const attempt *a, ddb_result result, int sent,
     else if(strcmp(ci->operation, "GetItem") == 0)
       le.items = item ? 1 : 0;
   }
+  if(is_write(ci->operation))
+    le.wcu = consumed;
+  else
+    le.rcu = consumed;
+  le.stmt =
+      a->c->meter ? __atomic_load_n(&a->c->meter->stmt, __ATOMIC_RELAXED) : 0;
   ddb_log_add(&le);
   if(sent)
-    ddb_stats_add(ci->operation, sent, throttles,
-                  ci->take ? (result == DDB_OK ? ci->consumed : 0)
-                  : a->out ? ddb_answer_consumed(a->out)
-                           : 0);
+    ddb_stats_add(ci->operation, sent, throttles, consumed);
+  ddb_meter_charge(a->c, &le, ci->scanned, sent, throttles);
 }
 
 /* A table DynamoDB says is not there: err's message names the table, the
@@ -636,6 +643,12 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   a.e = err ? err : &local;
   ddb_buf_init(&a.resp, ci->max_body ? ci->max_body : RESPONSE_MAX);
 
+  /* max_requests: nothing is sent, and nothing logged */
+  result = ddb_meter_take(c, ci->operation, a.e);
+  if(result) {
+    ddb_buf_free(&a.resp);
+    return result;
+  }
   a.h = ddb_handle_get(c);
   if(!a.h) {
     result = ddb_error_set(a.e, DDB_ERR_NOMEM, "out of memory");
@@ -645,17 +658,29 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   for(n = 0;; n++) {
     int was_expired = a.expired, was_skewed = a.skewed;
     attempt_verdict v;
+    double reserved = 0;
     ddb_error_clear(a.e);
     if(ddb_cancelled(c)) {
       result = ddb_cancel_error(a.e, ci->operation);
       break;
     }
-    result = ddb_signer_acquire(c, &a.g, a.e);
+    /* max_rcu, max_wcu: wait for the table's bucket */
+    result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a.e);
     if(result)
       break;
+    result = ddb_signer_acquire(c, &a.g, a.e);
+    if(result) {
+      ddb_rate_charge(c, ci->operation, ci->table, reserved, 0);
+      break;
+    }
     v = attempt_once(&a);
     ddb_signer_release(c, a.g);
     a.g = NULL;
+    ddb_rate_charge(c, ci->operation, ci->table, reserved,
+                    v != ATTEMPT_DONE ? 0
+                    : ci->take        ? ci->consumed
+                    : a.out           ? ddb_answer_consumed(a.out)
+                                      : 0);
     sent += 1 + a.resent;
     throttles += a.throttled;
     if(v == ATTEMPT_DONE) {

@@ -54,6 +54,10 @@ struct ddb_client {
   ddb_live live;        /* on live.c's list while c lives (fork()) */
   ddb_cancel_fn cancel; /* the cancel hook, or NULL (set before use) */
   void *cancel_ud;
+  ddb_meter *meter;       /* charged with every request, or NULL (set
+                             before use: ddb_client_set_meter) */
+  long long max_requests; /* ddb_config's limits (0: none) */
+  double max_rcu, max_wcu;
 };
 
 /* client.c: a curl handle from c's pool (with its kept-alive connection),
@@ -103,10 +107,38 @@ ddb_result ddb_cancel_error(ddb_error *err, const char *operation);
 
 /* log.c: append e to the request log (its seq is set there); count one
 ** call of operation: attempts requests (attempts-1 retries), throttles
-** throttling answers, consumed capacity units. */
+** throttling answers, consumed capacity units; count a wait for a rate
+** limit that starts, and the ms milliseconds of one that ended. */
 void ddb_log_add(const ddb_log_entry *e);
 void ddb_stats_add(const char *operation, int attempts, int throttles,
                    double consumed);
+void ddb_stats_wait_begin(void);
+void ddb_stats_wait_end(double ms);
+
+/* meter.c: charge a finished call to the calling thread's tally (if one
+** is begun) and to c's meter (if set): e as logged (its operation, items,
+** rcu, wcu), scanned items (-1: as many as e->items), sent requests of
+** which throttles throttled. */
+void ddb_meter_charge(ddb_client *c, const ddb_log_entry *e, long long scanned,
+                      int sent, int throttles);
+/* meter.c: count one more request against c's max_requests: DDB_OK, or
+** DDB_ERR_LIMIT (err set, nothing counted) when the meter is there
+** already. */
+ddb_result ddb_meter_take(ddb_client *c, const char *operation,
+                          ddb_error *err);
+
+/* rate.c: the token buckets of max_rcu and max_wcu.  ddb_rate_wait: before
+** an attempt of operation on table, wait (polling the cancel hook) until
+** the bucket of (c's place, table, reads or writes) has tokens, then
+** reserve *reserved of them (the bucket's average answer); DDB_OK, or
+** DDB_ERR_CANCELLED.  Nothing to wait for (*reserved 0) when c has no
+** limit for that kind, or operation is neither a read nor a write.
+** ddb_rate_charge: the attempt's answer consumed `consumed` units: the
+** bucket gets the reservation back and pays that. */
+ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
+                         const char *table, double *reserved, ddb_error *err);
+void ddb_rate_charge(ddb_client *c, const char *operation, const char *table,
+                     double reserved, double consumed);
 
 typedef struct call_info call_info;
 struct call_info {
@@ -129,6 +161,8 @@ struct call_info {
   ** fails the call, not retried, with too_large set. */
   size_t max_body;
   int too_large;
+  long long scanned; /* ScannedCount, set by a take that knows it (read.c);
+                        0: as many as items */
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

@@ -21,10 +21,10 @@ static uint64_t log_seq;
 static ddb_stats stats;
 
 static const char *const op_names[DDB_OP_COUNT] = {
-    "GetItem",      "BatchGetItem",   "Query",
-    "Scan",         "PutItem",        "UpdateItem",
-    "DeleteItem",   "BatchWriteItem", "TransactWriteItems",
-    "DescribeTable"};
+    "GetItem",       "BatchGetItem",   "Query",
+    "Scan",          "PutItem",        "UpdateItem",
+    "DeleteItem",    "BatchWriteItem", "TransactWriteItems",
+    "DescribeTable", "ListTables",     "DescribeTimeToLive"};
 
 /* fork(): log_lock is on the list of live.c, so a child never finds it
 ** held by a thread it does not have. */
@@ -131,6 +131,33 @@ const char *ddb_op_name(ddb_op op) {
   return op < DDB_OP_COUNT ? op_names[op] : "?";
 }
 
+/* See ddb_client.h. */
+ddb_op ddb_op_of(const char *operation) {
+  int i;
+  for(i = 0; i < DDB_OP_COUNT; i++)
+    if(strcmp(op_names[i], operation) == 0)
+      return (ddb_op)i;
+  return DDB_OP_COUNT;
+}
+
+/* See ddb_client.h: a row with no request behind it (http_status 0). */
+void ddb_log_cached(const ddb_client *c, const char *operation,
+                    const char *table, const char *index, int continuation,
+                    int items, double age_s) {
+  ddb_log_entry le;
+  memset(&le, 0, sizeof(le));
+  ddb_copy_str(le.operation, sizeof(le.operation), operation);
+  ddb_copy_str(le.table, sizeof(le.table), table);
+  ddb_copy_str(le.index, sizeof(le.index), index);
+  le.continuation = continuation;
+  le.items = items;
+  le.cached = 1;
+  le.age_s = age_s;
+  le.stmt =
+      c && c->meter ? __atomic_load_n(&c->meter->stmt, __ATOMIC_RELAXED) : 0;
+  ddb_log_add(&le);
+}
+
 /* A consistent copy of the process-wide counters. */
 void ddb_stats_get(ddb_stats *out) {
   log_lock_take();
@@ -142,20 +169,32 @@ void ddb_stats_get(ddb_stats *out) {
 ** which attempts-1 retries. */
 void ddb_stats_add(const char *operation, int attempts, int throttles,
                    double consumed) {
-  int i;
+  ddb_op i = ddb_op_of(operation);
   log_lock_take();
   stats.requests += (uint64_t)attempts;
   stats.retries += (uint64_t)(attempts - 1);
   stats.throttles += (uint64_t)throttles;
-  for(i = 0; i < DDB_OP_COUNT; i++)
-    if(strcmp(op_names[i], operation) == 0) {
-      stats.op_requests[i] += (uint64_t)attempts;
-      if(i >= DDB_OP_PUT_ITEM && i <= DDB_OP_TRANSACT_WRITE_ITEMS)
-        stats.consumed_wcu += consumed;
-      else
-        stats.consumed_rcu += consumed;
-      break;
-    }
+  if(i < DDB_OP_COUNT) {
+    stats.op_requests[i] += (uint64_t)attempts;
+    if(i >= DDB_OP_PUT_ITEM && i <= DDB_OP_TRANSACT_WRITE_ITEMS)
+      stats.consumed_wcu += consumed;
+    else
+      stats.consumed_rcu += consumed;
+  }
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Count a wait for max_rcu or max_wcu that starts (see http_int.h). */
+void ddb_stats_wait_begin(void) {
+  log_lock_take();
+  stats.rate_waits++;
+  pthread_mutex_unlock(&log_lock);
+}
+
+/* Count the ms milliseconds of a wait that ended (see http_int.h). */
+void ddb_stats_wait_end(double ms) {
+  log_lock_take();
+  stats.rate_wait_s += ms / 1000;
   pthread_mutex_unlock(&log_lock);
 }
 

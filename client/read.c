@@ -87,9 +87,17 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
     }
     ddb_buf_addc(b, '"');
   }
-  if(r->n_filters) {
+  if(r->n_filters || r->ttl_attr) {
     ddb_buf_adds(b, ",\"FilterExpression\":\"");
     add_filter_expr(b, r, nvals);
+    /* ttl=hide: an item whose TTL attribute is a number below now has
+    ** expired (DynamoDB deletes it within days); any other value, or none,
+    ** never expires */
+    if(r->ttl_attr)
+      ddb_buf_adds(b, r->n_filters ? " AND " : "");
+    if(r->ttl_attr)
+      ddb_buf_adds(b, "(attribute_not_exists(#t) OR NOT attribute_type(#t, "
+                      ":tn) OR #t >= :tt)");
     ddb_buf_addc(b, '"');
   }
   if(r->n_proj) {
@@ -99,7 +107,7 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
     ddb_buf_addc(b, '"');
   }
   /* every name goes through ExpressionAttributeNames */
-  if(r->pk_name || r->n_filters || r->n_proj) {
+  if(r->pk_name || r->n_filters || r->n_proj || r->ttl_attr) {
     int n = 0;
     ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
     if(r->pk_name) {
@@ -119,10 +127,14 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
       ddb_buf_addf(b, "%s\"#p%d\":", n ? "," : "", i);
       ddb_buf_json_str(b, r->proj[i], strlen(r->proj[i]));
     }
+    if(r->ttl_attr) {
+      ddb_buf_adds(b, n ? ",\"#t\":" : "\"#t\":");
+      ddb_buf_json_str(b, r->ttl_attr, strlen(r->ttl_attr));
+    }
     ddb_buf_addc(b, '}');
   }
   /* and every value through ExpressionAttributeValues */
-  if(nvals || r->n_filters) {
+  if(nvals || r->n_filters || r->ttl_attr) {
     ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
     if(nvals) {
       ddb_buf_adds(b, "\":v0\":");
@@ -147,6 +159,9 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
         add_scalar(b, &f->v[k]);
       }
     }
+    if(r->ttl_attr)
+      ddb_buf_addf(b, "%s\":tn\":{\"S\":\"N\"},\":tt\":{\"N\":\"%lld\"}",
+                   v ? "," : "", r->ttl_now);
     ddb_buf_addc(b, '}');
   }
   if(r->pk_name && r->descending)
@@ -402,6 +417,7 @@ static ddb_result take_page(call_info *ci, const char *body, size_t len,
     return result;
   ci->items = pt->page->count;
   ci->consumed = pt->page->consumed_rcu;
+  ci->scanned = pt->page->scanned;
   return DDB_OK;
 }
 

@@ -18,21 +18,37 @@ SQLITE_EXTENSION_INIT1
 pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 dd_vtab *dd_registry;
 
+/* See dd_ext.h. */
+__thread int dd_internal_sql;
+
 /* ------------------------------------------------------------------------
 ** Errors
 */
+
+/* Set the message of vtab pBase (freeing the old one) to DD_PREFIX and
+** the message zFmt, ap make. */
+static void dd_verror(sqlite3_vtab *pBase, const char *zFmt, va_list ap) {
+  char *z = sqlite3_vmprintf(zFmt, ap);
+  sqlite3_free(pBase->zErrMsg);
+  pBase->zErrMsg = sqlite3_mprintf(DD_PREFIX "%s", z ? z : "out of memory");
+  sqlite3_free(z);
+}
 
 /* Set the vtab's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message. */
 void dd_error(dd_vtab *p, const char *zFmt, ...) {
   va_list ap;
-  char *z;
   va_start(ap, zFmt);
-  z = sqlite3_vmprintf(zFmt, ap);
+  dd_verror(&p->base, zFmt, ap);
   va_end(ap);
-  sqlite3_free(p->base.zErrMsg);
-  p->base.zErrMsg = sqlite3_mprintf(DD_PREFIX "%s", z ? z : "out of memory");
-  sqlite3_free(z);
+}
+
+/* See dd_ext.h: dd_error for the extension's other tables. */
+void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...) {
+  va_list ap;
+  va_start(ap, zFmt);
+  dd_verror(pBase, zFmt, ap);
+  va_end(ap);
 }
 
 /* ------------------------------------------------------------------------
@@ -83,6 +99,24 @@ dd_vtab *dd_find(sqlite3 *db, const char *zName) {
       break;
   pthread_mutex_unlock(&dd_registry_lock);
   return p;
+}
+
+/* See dd_ext.h.  Preparing a statement that reads the table's columns
+** makes SQLite connect it (xConnect, which makes no call). */
+dd_vtab *dd_find_connected(sqlite3 *db, const char *zName) {
+  sqlite3_stmt *pStmt = NULL;
+  dd_vtab *p = dd_find(db, zName);
+  if(p)
+    return p;
+  dd_internal_sql++;
+  if(sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1)", -1,
+                        &pStmt, 0) == SQLITE_OK) {
+    sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
+    sqlite3_step(pStmt);
+  }
+  sqlite3_finalize(pStmt);
+  dd_internal_sql--;
+  return dd_find(db, zName);
 }
 
 /* ------------------------------------------------------------------------

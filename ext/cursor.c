@@ -25,12 +25,12 @@ SQLITE_EXTENSION_INIT3
 /* See dd_ext.h. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   dd_cursor *pCur = sqlite3_malloc(sizeof(*pCur));
-  (void)pVtab;
   if(!pCur)
     return SQLITE_NOMEM;
   memset(pCur, 0, sizeof(*pCur));
   pCur->bEof = 1;
   *ppCursor = &pCur->base;
+  dd_stmt_cursor((dd_vtab *)pVtab, 1);
   return SQLITE_OK;
 }
 
@@ -94,10 +94,12 @@ void dd_cursor_reset(dd_cursor *pCur) {
   for(i = 0; i < pCur->nCheck; i++)
     dd_val_clear(&pCur->aCheck[i].v);
   pCur->nCheck = 0;
+  pCur->zTtl = NULL;
 }
 
 /* See dd_ext.h. */
 int dynamodbClose(sqlite3_vtab_cursor *cur) {
+  dd_stmt_cursor((dd_vtab *)cur->pVtab, -1);
   dd_cursor_reset((dd_cursor *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -105,7 +107,28 @@ int dynamodbClose(sqlite3_vtab_cursor *cur) {
 
 /* Report a client error on the cursor's vtab; returns the SQLite code. */
 int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
-  dd_error((dd_vtab *)pCur->base.pVtab, "%s", e->message);
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(e->code == DDB_ERR_LIMIT) {
+    /* max_requests: what the statement sent, and the forms that send less */
+    sqlite3_str *s = sqlite3_str_new(0);
+    char *z;
+    if(p->pConn) {
+      sqlite3_str_appendall(s, " so far: ");
+      if(dd_conn_ops(p->pConn, s) == 0)
+        sqlite3_str_appendall(s, "none");
+    }
+    z = sqlite3_str_finish(s);
+    dd_error(p,
+             "%s;%s. Cheaper forms: a join on the full key as keys = "
+             "'<JSON list of keys>' (BatchGetItem, 100 keys a request); a "
+             "correlated subquery as a MATERIALIZED CTE of one Query (WITH x "
+             "AS MATERIALIZED (SELECT ... WHERE PK = ...)); or a larger "
+             "max_requests",
+             e->message, z ? z : "");
+    sqlite3_free(z);
+    return SQLITE_ERROR;
+  }
+  dd_error(p, "%s", e->message);
   return dd_rc(e);
 }
 
@@ -169,8 +192,9 @@ fail:
 
 /* ------------------------------------------------------------------------
 ** Progress: in an interactive shell (stderr a terminal), a statement that
-** has run for dd_progress_after() seconds (monitor.c) shows one line on
-** stderr, updated as pages arrive, and cleared at the end (bEnd).
+** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER:
+** dd_progress_after) shows one line on stderr, updated as pages arrive,
+** and cleared at the end (bEnd).
 */
 
 /* Show (or update) the progress line of the cursor's statement once it
@@ -197,12 +221,32 @@ static void dd_progress(dd_cursor *pCur, int bEnd) {
     fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
             ddbc_stream_workers(pCur->pScan));
   {
+    /* max_rcu, max_wcu: whether a request waits now, how long they did */
+    double paced = dd_conn_paced(p->pConn);
+    if(dd_conn_waiting(p->pConn))
+      fprintf(stderr, ", waiting for max_rcu/max_wcu");
+    if(paced >= 0.05)
+      fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", paced);
     char zWhy[160];
     if(ddbc_shared_status(p->pol.shared, zWhy, sizeof(zWhy)))
       fprintf(stderr, ", shared cache down (%s)", zWhy);
   }
   fflush(stderr);
   pCur->bProgressShown = 1;
+  pCur->tDrawn = ddbc_now();
+}
+
+/* The cancel hook of the statement's thread while it waits for a page
+** (ud: the cursor): the interrupt, as dd_interrupted, and the progress
+** line drawn again every DD_PROGRESS_REDRAW seconds, so that it moves
+** while a request or a wait for max_rcu lasts. */
+#define DD_PROGRESS_REDRAW 0.5
+static int dd_cursor_poll(void *ud) {
+  dd_cursor *pCur = ud;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(ddbc_now() - pCur->tDrawn >= DD_PROGRESS_REDRAW)
+    dd_progress(pCur, 0);
+  return dd_interrupted(p->db);
 }
 
 /* Load the next non-empty page of the Query/Scan into aRow, moving on to
@@ -220,7 +264,7 @@ int dd_next_page(dd_cursor *pCur) {
       int iUnit = -1;
       /* the workers' next page; an interrupt (only this thread may ask)
       ** stops them */
-      if(ddbc_stream_next(pCur->pScan, dd_interrupted, p->db, &pg, &iUnit,
+      if(ddbc_stream_next(pCur->pScan, dd_cursor_poll, pCur, &pg, &iUnit,
                           &err))
         return dd_cursor_error(pCur, &err);
       if(pg && pCur->rd.pk_name)
@@ -254,7 +298,12 @@ int dd_next_page(dd_cursor *pCur) {
     ** while it still filters with a term it never showed us (GSI1SK > SK),
     ** so when it asks for more rows the next pages come unlimited */
     pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
-    if(ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err))
+    /* this thread's hook while the page is read: the interrupt, and the
+    ** progress line kept moving */
+    ddb_cancel_thread(dd_cursor_poll, pCur);
+    rc = ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err);
+    ddb_cancel_thread(NULL, NULL);
+    if(rc)
       return dd_cursor_error(pCur, &err);
     if(!pCur->pStart)
       ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
@@ -556,15 +605,29 @@ static int dd_row_ok(dd_cursor *pCur) {
   return 1;
 }
 
-/* See dd_ext.h.  Rows that fail the row checks are skipped. */
+/* ttl=hide: has the current row expired (its TTL attribute a number
+** below the statement's now)?  DynamoDB deletes such an item within a few
+** days; until then it is still read, and a cached answer may hold an item
+** that expired since it was read. */
+static int dd_row_expired(const dd_cursor *pCur) {
+  const ddb_av *av = ddb_item_get(pCur->pCur, pCur->zTtl);
+  if(!av || av->type != DDB_N)
+    return 0;
+  return ddb_number_cmp(av->text, av->n, pCur->zTtlNow,
+                        strlen(pCur->zTtlNow)) < 0;
+}
+
+/* See dd_ext.h.  Rows that fail the row checks, or have expired under
+** ttl=hide, are skipped. */
 int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   int rc;
   dd_item_json_drop(pCur);
   do {
     rc = dd_next_row(pCur);
-  } while(rc == SQLITE_OK && !pCur->bEof && pCur->nCheck && pCur->pCur &&
-          !dd_row_ok(pCur));
+  } while(rc == SQLITE_OK && !pCur->bEof && pCur->pCur &&
+          ((pCur->nCheck && !dd_row_ok(pCur)) ||
+           (pCur->zTtl && dd_row_expired(pCur))));
   return rc;
 }
 

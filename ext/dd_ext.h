@@ -133,6 +133,9 @@ typedef struct dd_plancode {
 } dd_plancode;
 
 typedef struct dd_txn dd_txn;
+/* A connection's statement state: its meter, the statement running
+** (stmt.c). */
+typedef struct dd_conn dd_conn;
 
 /* The options of one CREATE VIRTUAL TABLE as given, dequoted (NULL: not
 ** given); each string sqlite3_free()d (dd_opts_free).  options.c holds
@@ -142,6 +145,7 @@ typedef struct dd_opts {
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
       *zProgress, *zSegments, *zSegment, *zSplit, *zWriteCalls;
   char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
+  char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu;
 } dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
@@ -268,6 +272,12 @@ typedef struct dd_vtab {
   /* shared_cache_timeout= (0: the default); pol.shared is the tier of
   ** shared_cache= (or NULL) */
   double rSharedTimeout;
+  dd_conn *pConn; /* the connection's statement state (the module's
+                      client data; it outlives the vtab) */
+  int bTtlHide;   /* ttl=hide */
+  int bTtlKnown;  /* zTtlAttr was asked (DescribeTimeToLive) */
+  char *zTtlAttr; /* ttl=hide: the table's TTL attribute, NULL: none
+                      (TTL off); sqlite3_free() */
 } dd_vtab;
 
 /* A cursor: the rows of one run of a plan (cursor.c, filter.c). */
@@ -310,6 +320,7 @@ typedef struct dd_cursor {
   long long nItemsSeen, nPagesSeen;
   double rcuSeen;
   int bProgressShown;
+  double tDrawn; /* when the progress line was last drawn */
   /* read your writes: the items the open transaction's buffered writes
   ** leave that may match the plan (aPend, references, in the plan's order
   ** when it has one), merged into the rows DynamoDB returns, whose rows of
@@ -329,6 +340,12 @@ typedef struct dd_cursor {
   /* the key list of a `keys = ?` plan, as given: the hidden keys column
   ** reads it back (sqlite3_value_free()) */
   sqlite3_value *pKeys;
+  /* ttl=hide: rows whose attribute zTtl (the vtab's) is a number below
+  ** ttlNow (Unix seconds, taken when xFilter ran) are skipped: an answer
+  ** from the cache may hold items that expired since it was read */
+  const char *zTtl;
+  long long ttlNow;
+  char zTtlNow[24]; /* ttlNow as N text */
 } dd_cursor;
 
 /* Every connected vtab of the process, for dynamodb_info() and
@@ -339,6 +356,8 @@ extern dd_vtab *dd_registry;
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message (common.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
+/* The same for the extension's other tables (dynamodb_tables, ...). */
+void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
 /* The SQLite result code for a client error. */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into
@@ -437,21 +456,61 @@ void dd_txn_free(dd_vtab *p);
 /* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
 ** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
 int dd_register_log(sqlite3 *db);
-/* Seconds a statement runs before its progress line shows
-** (DYNAMODB_PROGRESS_AFTER, default 2; monitor.c). */
-double dd_progress_after(void);
 /* The progress line of a write cut into calls that are not atomic
 ** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
 ** tStart, shown once it has run dd_progress_after() seconds, on a
 ** terminal, unless progress=off; *pbShown says it is on the screen.
-** bEnd: clear it (if shown).  monitor.c. */
+** bEnd: clear it (if shown).  stmt.c. */
 void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
                        double tStart, int *pbShown, int bEnd);
 /* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
 ** call of its own: say once per process, on stderr when it is a terminal
 ** (and progress is on), that BEGIN ... COMMIT sends them as batches
-** (monitor.c). */
+** (stmt.c). */
 void dd_hint_singles(dd_vtab *p);
+
+/* Register dynamodb_tables (tables.c), dynamodb_attributes
+** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
+int dd_register_tables(sqlite3 *db, dd_conn *c);
+int dd_register_attributes(sqlite3 *db, dd_conn *c);
+int dd_register_hot(sqlite3 *db);
+
+/* stmt.c: statements, their meter, dynamodb_last(). */
+/* Seconds before a progress line shows (and before a statement's line is
+** due): DD_PROGRESS_AFTER, or $DYNAMODB_PROGRESS_AFTER. */
+#define DD_PROGRESS_AFTER 2.0
+double dd_progress_after(void);
+/* A new statement state for db (sqlite3_free'd by dd_conn_free, the
+** module's destructor), or NULL when out of memory. */
+dd_conn *dd_conn_new(sqlite3 *db);
+void dd_conn_free(void *pConn);
+/* Set db's trace hook to c's statement boundaries and register
+** dynamodb_last().  Returns an SQLite code. */
+int dd_register_stmt(sqlite3 *db, dd_conn *c);
+/* c's meter (what its tables' clients charge), NULL for NULL. */
+ddb_meter *dd_conn_meter(dd_conn *c);
+/* The running statement's requests by operation appended to s (as
+** dd_meter_ops), and the seconds they waited for max_rcu/max_wcu. */
+int dd_conn_ops(dd_conn *c, sqlite3_str *s);
+double dd_conn_paced(dd_conn *c);
+/* Is a request of c's waiting for max_rcu/max_wcu now? */
+int dd_conn_waiting(dd_conn *c);
+/* Set while the extension runs SQL of its own (the stored description,
+** dynamodb_refresh, connecting a table by name): its statements are part
+** of the statement that runs them (stmt.c).  Per thread (common.c). */
+extern __thread int dd_internal_sql;
+/* A cursor of p opens (delta 1) or closes (-1); a write of p starts
+** (dd_stmt_write): without the trace hook these start statements. */
+void dd_stmt_cursor(dd_vtab *p, int delta);
+void dd_stmt_write(dd_vtab *p);
+/* The running statement uses a table of the extension (bProgress: its
+** progress option). */
+void dd_stmt_touch(dd_conn *c, int bProgress);
+/* p's COMMIT went as more than one call (not atomic). */
+void dd_stmt_split(dd_vtab *p);
+/* Append m's requests by operation to s, most first ("Query x1051,
+** GetItem x3"); returns how many operations. */
+int dd_meter_ops(const ddb_meter *m, sqlite3_str *s);
 
 /* extension.c: the module table and the entry point. */
 /* The entry point: registers the module dynamodb and the functions on db.
@@ -465,6 +524,9 @@ void dd_vtab_config(sqlite3 *db);
 /* The connected dynamodb vtab zName of db (compared without case), or
 ** NULL.  Takes dd_registry_lock. */
 dd_vtab *dd_find(sqlite3 *db, const char *zName);
+/* dd_find, the table connected first if no statement has used it since
+** the database was opened (xConnect makes no call). */
+dd_vtab *dd_find_connected(sqlite3 *db, const char *zName);
 
 /* options.c: the parameters of CREATE VIRTUAL TABLE. */
 /* z[0..n) without its surrounding white space and one level of quotes

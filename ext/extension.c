@@ -31,10 +31,13 @@
 ** (plan.c).
 **
 ** Also registered: begins_with(X, P), pushed down to DynamoDB's
-** begins_with() when X is a sort key; dynamodb_calls(), a summary of the
-** DynamoDB calls since the previous dynamodb_calls() (for tests and for
-** seeing what a statement cost); dynamodb_refresh(NAME), which describes
-** the table again and stores it.
+** begins_with() when X is a sort key; dynamodb_calls(), the DynamoDB calls
+** since the previous dynamodb_calls(), counted (for tests and for seeing
+** what a statement cost); dynamodb_last(), the last statement's cost as
+** JSON; dynamodb_refresh(NAME), which describes the table again and
+** stores it; the tables dynamodb_tables (what the credentials can see),
+** dynamodb_attributes(NAME) (a sample's attributes), dynamodb_hot (the
+** partition keys read and written most), dynamodb_log, dynamodb_stats.
 **
 ** The module is spread over the files of ext/, in the order SQLite calls
 ** them: options.c (the parameters of CREATE VIRTUAL TABLE, one table of
@@ -43,7 +46,9 @@
 ** filter.c and keycond.c (xFilter: the key conditions, the calls),
 ** cursor.c (xNext, xColumn, xRowid), keys.c (the hidden column keys),
 ** write.c and txn.c (xUpdate, transactions), functions.c (the SQL
-** functions), monitor.c (statistics); common.c what every one of them
+** functions), monitor.c (statistics), stmt.c (each statement's cost),
+** tables.c, attributes.c and hot.c (the eponymous tables dynamodb_tables,
+** dynamodb_attributes, dynamodb_hot); common.c what every one of them
 ** uses (the API pointer, the error helper, interrupts, the registry, the
 ** table's sqlite3_vtab_config); dd_ext.h declares what they share.  This
 ** file holds the module table and the entry point, and nothing calls back
@@ -89,11 +94,26 @@ __declspec(dllexport)
 #endif
     int sqlite3_dynamodb_init(sqlite3 *db, char **pzErrMsg,
                               const sqlite3_api_routines *pApi) {
+  dd_conn *pConn;
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
   (void)pzErrMsg;
   ddbc_pin(); /* the cache outlives the last connection (cache.c) */
-  rc = sqlite3_create_module(db, "dynamodb", &dynamodbModule, 0);
+  /* the connection's statement state: the module's client data, freed
+  ** with the module (when the connection closes) */
+  pConn = dd_conn_new(db);
+  if(!pConn)
+    return SQLITE_NOMEM;
+  rc = sqlite3_create_module_v2(db, "dynamodb", &dynamodbModule, pConn,
+                                dd_conn_free);
+  if(rc == SQLITE_OK)
+    rc = dd_register_stmt(db, pConn);
+  if(rc == SQLITE_OK)
+    rc = dd_register_tables(db, pConn);
+  if(rc == SQLITE_OK)
+    rc = dd_register_attributes(db, pConn);
+  if(rc == SQLITE_OK)
+    rc = dd_register_hot(db);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "begins_with", 2,
                                  SQLITE_UTF8 | SQLITE_DETERMINISTIC |

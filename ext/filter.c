@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
@@ -590,10 +591,51 @@ static void dd_interval_checks(dd_cursor *pCur, const dd_interval *iv,
 /* Row checks drop rows: the request's Limit no longer counts the rows
 ** SQLite gets, and a count would count what the checks drop. */
 static void dd_checks_settle(dd_cursor *pCur) {
-  if(pCur->nCheck == 0)
+  if(pCur->nCheck == 0 && !pCur->zTtl)
     return;
   pCur->nLimit = 0;
   pCur->bCount = pCur->rd.count_only = 0;
+}
+
+/* ttl=hide: the table's TTL attribute (asked once, DescribeTimeToLive)
+** and now (Unix seconds) into the cursor and its request.  A server
+** without DescribeTimeToLive has no TTL: nothing is hidden.  Returns an
+** SQLite code, with p's message set on error. */
+static int dd_ttl_start(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(!p->bTtlHide)
+    return SQLITE_OK;
+  if(!p->bTtlKnown) {
+    char *zAttr = NULL, *zStatus = NULL;
+    ddb_error err;
+    int rc = SQLITE_OK;
+    ddb_error_clear(&err);
+    if(ddb_describe_ttl(p->pClient, p->pDesc->name, &zAttr, &zStatus, &err)) {
+      if(strcmp(err.type, "UnknownOperationException") != 0) {
+        dd_error(p, "ttl=hide: DescribeTimeToLive of '%s': %s", p->pDesc->name,
+                 err.message);
+        return dd_rc(&err);
+      }
+    } else if(zAttr && (strcmp(zStatus, "ENABLED") == 0 ||
+                        strcmp(zStatus, "ENABLING") == 0)) {
+      p->zTtlAttr = sqlite3_mprintf("%s", zAttr);
+      if(!p->zTtlAttr)
+        rc = SQLITE_NOMEM;
+    }
+    free(zAttr);
+    free(zStatus);
+    if(rc)
+      return rc;
+    p->bTtlKnown = 1;
+  }
+  if(p->zTtlAttr) {
+    pCur->zTtl = p->zTtlAttr;
+    pCur->ttlNow = (long long)time(NULL);
+    snprintf(pCur->zTtlNow, sizeof(pCur->zTtlNow), "%lld", pCur->ttlNow);
+    pCur->rd.ttl_attr = pCur->zTtl;
+    pCur->rd.ttl_now = pCur->ttlNow;
+  }
+  return SQLITE_OK;
 }
 
 /*
@@ -636,6 +678,8 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     return SQLITE_OK; /* no row can match: no call, no credentials */
   /* the first real read: the client (and credentials) are made now */
   rc = dd_client(p);
+  if(rc == SQLITE_OK && p->bTtlHide)
+    rc = dd_ttl_start(pCur);
   if(rc)
     return rc;
   pp = &p->aPath[(idxNum >> 2) & 31];
@@ -730,6 +774,13 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   for(i = 0; i < p->nCol && i < 64; i++)
     if(x.mProj & ((sqlite3_uint64)1 << i))
       pCur->azProj[pCur->nProj++] = p->aCol[i].zName;
+  if(pCur->zTtl && pCur->nProj) {
+    /* the row check of ttl=hide reads the TTL attribute */
+    for(i = 0; i < pCur->nProj && strcmp(pCur->azProj[i], pCur->zTtl); i++)
+      ;
+    if(i == pCur->nProj)
+      pCur->azProj[pCur->nProj++] = pCur->zTtl;
+  }
   pCur->rd.proj = pCur->azProj;
   pCur->rd.n_proj = x.bCount ? 0 : pCur->nProj;
   pCur->bCount = pCur->rd.count_only = x.bCount;

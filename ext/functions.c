@@ -1,7 +1,7 @@
 /*
 ** functions.c -- the SQL functions of the extension (begins_with,
-** dynamodb_refresh, dynamodb_info, dynamodb_calls) and the methods xFindFunction,
-** xRename and xShadowName.
+** dynamodb_refresh, dynamodb_info, dynamodb_calls) and the methods
+** xFindFunction, xRename and xShadowName.
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -60,27 +60,19 @@ int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
 void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *zName = (const char *)sqlite3_value_text(argv[0]);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
-  sqlite3_stmt *pStmt = NULL;
   ddb_table_desc *d = NULL;
   ddb_error err;
   sqlite3_str *s = NULL;
   char *zErr = NULL, *zSql = NULL;
   dd_vtab *p;
-  int rc, i;
+  int rc = SQLITE_OK, i;
   (void)argc;
 
   ddb_error_clear(&err);
   if(!zName)
     return;
   /* connect the vtab if no statement has yet (xConnect makes no call) */
-  rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1)", -1,
-                          &pStmt, 0);
-  if(rc == SQLITE_OK) {
-    sqlite3_bind_text(pStmt, 1, zName, -1, SQLITE_STATIC);
-    sqlite3_step(pStmt);
-  }
-  sqlite3_finalize(pStmt);
-  p = dd_find(db, zName);
+  p = dd_find_connected(db, zName);
   if(!p) {
     zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: no dynamodb table "
                                      "'%s'",
@@ -105,6 +97,7 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
                                  err.message);
     goto fail;
   }
+  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
   rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, &zErr);
   if(rc == SQLITE_OK) {
     /* SQLite declares a vtab's columns only when it connects it: renaming
@@ -124,6 +117,7 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
                       (int *)0);
   }
+  dd_internal_sql--;
   if(rc) {
     char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store the "
                                         "description of '%s': %s",
@@ -169,6 +163,7 @@ int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew) {
     sqlite3_free(zSql);
     return SQLITE_NOMEM;
   }
+  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
   {
     sqlite3_stmt *pStmt = NULL;
     int bHas;
@@ -193,6 +188,7 @@ int dynamodbRename(sqlite3_vtab *pVtab, const char *zNew) {
     sqlite3_free(zErr);
     sqlite3_free(zSql);
   }
+  dd_internal_sql--;
   if(rc == SQLITE_OK) {
     pthread_mutex_lock(&dd_registry_lock);
     sqlite3_free(p->zVtabName);
@@ -269,33 +265,57 @@ void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
 static uint64_t dd_calls_seen;
 
 /* dynamodb_calls(): the DynamoDB calls made by this process since the
-** previous dynamodb_calls(), e.g. "Query GSI1, GetItem"; follow-up pages
-** and retries of a call are not listed again.  "(none)" if there were
-** none. */
+** previous dynamodb_calls(), counted by operation and index in the order
+** each came first, e.g. "Query GSI1 x2, GetItem"; follow-up pages and
+** retries of a call are not counted again, nor answers from the cache
+** (no call).  "(none)" if there were none.  When the log (the last
+** DDB_LOG_SIZE entries) dropped some since, it says how many. */
 void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   ddb_log_entry *a;
+  int *aCount;
   sqlite3_str *s;
   uint64_t after = __atomic_load_n(&dd_calls_seen, __ATOMIC_RELAXED);
-  int i, n, nOut = 0;
+  int i, j, n, nOut = 0;
   (void)argc;
   (void)argv;
-  a = sqlite3_malloc64(sizeof(ddb_log_entry) * DDB_LOG_SIZE);
+  a = sqlite3_malloc64((sizeof(ddb_log_entry) + sizeof(int)) * DDB_LOG_SIZE);
   if(!a) {
     sqlite3_result_error_nomem(ctx);
     return;
   }
+  aCount = (int *)(a + DDB_LOG_SIZE);
   n = ddb_log_read(after, a, DDB_LOG_SIZE);
+  /* aCount[i]: the calls of entry i's kind, on the first entry of that
+  ** kind; 0 on the others */
+  for(i = 0; i < n; i++) {
+    aCount[i] = 0;
+    if(a[i].continuation || a[i].cached)
+      continue;
+    for(j = 0; j < i; j++)
+      if(aCount[j] && strcmp(a[j].operation, a[i].operation) == 0 &&
+         strcmp(a[j].index, a[i].index) == 0)
+        break;
+    aCount[j < i ? j : i]++;
+  }
   s = sqlite3_str_new(0);
   for(i = 0; i < n; i++) {
-    if(a[i].continuation)
+    if(!aCount[i])
       continue;
     sqlite3_str_appendf(s, "%s%s%s%s", nOut++ ? ", " : "", a[i].operation,
                         a[i].index[0] ? " " : "", a[i].index);
+    if(aCount[i] > 1)
+      sqlite3_str_appendf(s, " x%d", aCount[i]);
   }
-  if(n > 0)
-    __atomic_store_n(&dd_calls_seen, a[n - 1].seq, __ATOMIC_RELAXED);
   if(nOut == 0)
     sqlite3_str_appendall(s, "(none)");
+  if(n > 0 && a[0].seq > after + 1)
+    sqlite3_str_appendf(s,
+                        "; %llu earlier log entries were dropped (it keeps "
+                        "the last %d)",
+                        (unsigned long long)(a[0].seq - after - 1),
+                        DDB_LOG_SIZE);
+  if(n > 0)
+    __atomic_store_n(&dd_calls_seen, a[n - 1].seq, __ATOMIC_RELAXED);
   sqlite3_free(a);
   sqlite3_result_text(ctx, sqlite3_str_value(s), -1, SQLITE_TRANSIENT);
   sqlite3_free(sqlite3_str_finish(s));

@@ -24,12 +24,15 @@
 ** http_status, retries, items (items returned, NULL if not known), ms,
 ** note (NULL, or for a call of a statement or COMMIT whose writes were
 ** cut into calls that are not atomic together, which: "INSERT call 3 of
-** 12, not atomic", see txn.c).
+** 12, not atomic", see txn.c),
+** rcu and wcu (the ConsumedCapacity the answer reported), cached (1: a
+** Query or Scan page the query cache answered, no request sent; its
+** http_status NULL), age_s (a cached page's age in seconds, else NULL),
+** stmt (the statement it served: dynamodb_last()'s "stmt").
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
@@ -83,7 +86,9 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
                            "CREATE TABLE x(seq INTEGER, operation TEXT,"
                            " table_name TEXT, index_name TEXT, page "
                            "INTEGER, http_status INTEGER, retries "
-                           "INTEGER, items INTEGER, ms REAL, note TEXT)",
+                           "INTEGER, items INTEGER, ms REAL, note TEXT, "
+                           "rcu REAL, wcu REAL, cached INTEGER, age_s REAL, "
+                           "stmt INTEGER)",
                            ppVtab);
 }
 
@@ -165,16 +170,32 @@ static int logColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       sqlite3_result_text(ctx, e->index, -1, SQLITE_TRANSIENT);
     break;
   case 4: sqlite3_result_int(ctx, c->aPage[c->i]); break;
-  case 5: sqlite3_result_int(ctx, e->http_status); break;
+  case 5:
+    if(!e->cached)
+      sqlite3_result_int(ctx, e->http_status);
+    break;
   case 6: sqlite3_result_int(ctx, e->retries); break;
   case 7:
     if(e->items >= 0)
       sqlite3_result_int(ctx, e->items);
     break;
   case 8: sqlite3_result_double(ctx, e->ms); break;
-  default:
+  case 9:
     if(e->note[0])
       sqlite3_result_text(ctx, e->note, -1, SQLITE_TRANSIENT);
+    break;
+  case 10: sqlite3_result_double(ctx, e->rcu); break;
+  case 11: sqlite3_result_double(ctx, e->wcu); break;
+  case 12: sqlite3_result_int(ctx, e->cached); break;
+  case 13:
+    /* the cache's clock ticks in milliseconds */
+    if(e->cached)
+      sqlite3_result_double(ctx,
+                            (double)(long long)(e->age_s * 1000 + 0.5) / 1000);
+    break;
+  default:
+    if(e->stmt)
+      sqlite3_result_int64(ctx, (sqlite3_int64)e->stmt);
     break;
   }
   return SQLITE_OK;
@@ -216,7 +237,7 @@ static sqlite3_module logModule = {
 /* ------------------------------------------------------------------------
 ** dynamodb_stats
 */
-#define STATS_MAX (18 + DDB_OP_COUNT + DD_SHARED_STATS)
+#define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS)
 /* The shared tier's rows (shared_hits .. shared_down). */
 #define DD_SHARED_STATS 8
 
@@ -294,6 +315,8 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "throttles", (double)rs.throttles, 1);
   stats_add(c, "consumed_rcu", rs.consumed_rcu, 0);
   stats_add(c, "consumed_wcu", rs.consumed_wcu, 0);
+  stats_add(c, "rate_waits", (double)rs.rate_waits, 1);
+  stats_add(c, "rate_wait_s", rs.rate_wait_s, 0);
   ddbc_stream_peak(&nPeak, &nPeakByte);
   stats_add(c, "scan_pages_peak", (double)nPeak, 1);
   stats_add(c, "scan_bytes_peak", (double)nPeakByte, 1);
@@ -362,65 +385,6 @@ static sqlite3_module statsModule = {
     0 /* xUpdate .. xShadowName: none */
 };
 
-/* ------------------------------------------------------------------------
-** Telling the user, on a terminal: the progress line of a write cut into
-** calls that are not atomic together, and the hint that single-row
-** statements in a row would go faster in one transaction.  (The progress
-** line of a read is cursor.c's.)
-*/
-#define DD_PROGRESS_AFTER 2.0
-
-/* See dd_ext.h: DD_PROGRESS_AFTER, or the environment variable
-** DYNAMODB_PROGRESS_AFTER (read once). */
-double dd_progress_after(void) {
-  static double after = -1;
-  if(after < 0) {
-    const char *z = getenv("DYNAMODB_PROGRESS_AFTER");
-    double d;
-    after = z && dd_number(z, &d) == 0 ? d : DD_PROGRESS_AFTER;
-  }
-  return after;
-}
-
-/* See dd_ext.h. */
-void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
-                       double tStart, int *pbShown, int bEnd) {
-  double t;
-  if(!p->bProgress)
-    return;
-  if(bEnd) {
-    if(*pbShown)
-      fputs("\r\033[K", stderr);
-    *pbShown = 0;
-    return;
-  }
-  t = ddbc_now() - tStart;
-  if(t < dd_progress_after() || !isatty(2))
-    return;
-  fprintf(stderr,
-          "\r\033[K%s: %s cut into %d calls, not atomic: %d sent, %.1f s",
-          p->zVtabName ? p->zVtabName : "dynamodb", zVerb, nCalls, nDone, t);
-  fflush(stderr);
-  *pbShown = 1;
-}
-
-/* Has the hint of dd_hint_singles been given in this process? */
-static int dd_hinted;
-
-/* See dd_ext.h. */
-void dd_hint_singles(dd_vtab *p) {
-  if(!p->bProgress || !isatty(2) ||
-     __atomic_exchange_n(&dd_hinted, 1, __ATOMIC_ACQ_REL))
-    return;
-  fprintf(stderr,
-          "dynamodb: hint: %d statements in a row each wrote one row of %s, "
-          "in a call of its own; BEGIN ... COMMIT around them sends up to "
-          "100 writes a call, %d calls at a time\n",
-          DD_HINT_SINGLES, p->zVtabName ? p->zVtabName : "the table",
-          p->nWriteCalls);
-  fflush(stderr);
-}
-
 /* dynamodb_cache_size(N): set the process-wide cache budget to N bytes and
 ** return the old budget; with no argument, return the budget. */
 static void cacheSizeFunc(sqlite3_context *ctx, int argc,
@@ -444,11 +408,33 @@ static void cacheSizeFunc(sqlite3_context *ctx, int argc,
 }
 
 /* dynamodb_cache_clear(): drop every cached item and page; returns the
-** number of entries dropped. */
+** number of entries dropped.  dynamodb_cache_clear(NAME): only those of
+** the DynamoDB table behind the virtual table NAME (at its endpoint and
+** region, whoever read them), and its DescribeTable answers. */
 static void cacheClearFunc(sqlite3_context *ctx, int argc,
                            sqlite3_value **argv) {
   ddbc_stats cs;
-  (void)argc;
+  if(argc == 1) {
+    const char *zName = (const char *)sqlite3_value_text(argv[0]);
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    dd_vtab *p = zName ? dd_find_connected(db, zName) : NULL;
+    if(!p) {
+      char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_cache_clear: no dynamodb "
+                                          "table '%s'",
+                                zName ? zName : "");
+      sqlite3_result_error(ctx, z ? z : DD_PREFIX "out of memory", -1);
+      sqlite3_free(z);
+      return;
+    }
+    /* the client names the place (no call: credentials resolve) */
+    if(dd_client(p)) {
+      sqlite3_result_error(ctx, p->base.zErrMsg, -1);
+      return;
+    }
+    sqlite3_result_int64(
+        ctx, (sqlite3_int64)ddbc_clear_table(p->pClient, p->pDesc->name));
+    return;
+  }
   (void)argv;
   ddbc_stats_get(&cs);
   ddbc_clear();
@@ -469,6 +455,10 @@ int dd_register_log(sqlite3 *db) {
                                  cacheSizeFunc, 0, 0);
   if(rc == SQLITE_OK)
     rc = sqlite3_create_function(db, "dynamodb_cache_clear", 0,
+                                 SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
+                                 cacheClearFunc, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_cache_clear", 1,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
                                  cacheClearFunc, 0, 0);
   return rc;

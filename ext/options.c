@@ -53,6 +53,13 @@ SQLITE_EXTENSION_INIT3
 **                       here (DYNAMODB_SHARED_CACHE_PASSWORD)
 **   shared_cache_timeout=SECONDS  bound of a connect and of each command
 **                       to it (default 0.02)
+**   max_requests=N      a statement that would send more than N requests
+**                       fails, naming cheaper forms (default 0: no limit)
+**   ttl=show|hide       hide: leave out items whose TTL attribute (from
+**                       DescribeTimeToLive) is in the past (default show)
+**   max_rcu=N, max_wcu=N  capacity units a second this table's reads
+**                       (writes) may spend, across the process's segments,
+**                       threads and connections (default 0: no limit)
 **
 ** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
 ** 1/0.  An unknown or repeated parameter is an error.
@@ -67,8 +74,14 @@ enum {
   DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
   DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
   DD_OPT_SEGMENT,  /* I/N with 0 <= I < N: iSlice, nSlice */
-  DD_OPT_CALLS     /* an integer from 1 to 64: int */
+  DD_OPT_CALLS,    /* an integer from 1 to 64: int */
+  DD_OPT_COUNT,    /* an integer from 0 to DD_MAX_COUNT: long long */
+  DD_OPT_TTLMODE,  /* show or hide: int, 1 for hide */
+  DD_OPT_RATE      /* units a second from 0 to DD_MAX_RATE: double */
 };
+/* The largest max_requests, and the largest max_rcu / max_wcu. */
+#define DD_MAX_COUNT 1000000000
+#define DD_MAX_RATE  1000000
 
 #define DD_STR_(x) #x
 #define DD_STR(x)  DD_STR_(x)
@@ -120,6 +133,17 @@ static const struct dd_option {
     {"write_calls", offsetof(dd_opts, zWriteCalls), DD_OPT_CALLS,
      offsetof(dd_vtab, nWriteCalls), DD_WRITE_CALLS,
      "expected an integer from 1 to 64"},
+    {"max_requests", offsetof(dd_opts, zMaxRequests), DD_OPT_COUNT,
+     offsetof(dd_vtab, cfg.max_requests), 0,
+     "expected an integer from 0 to " DD_STR(DD_MAX_COUNT)},
+    {"ttl", offsetof(dd_opts, zTtl), DD_OPT_TTLMODE,
+     offsetof(dd_vtab, bTtlHide), 0, "expected show or hide"},
+    {"max_rcu", offsetof(dd_opts, zMaxRcu), DD_OPT_RATE,
+     offsetof(dd_vtab, cfg.max_rcu), 0,
+     "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
+    {"max_wcu", offsetof(dd_opts, zMaxWcu), DD_OPT_RATE,
+     offsetof(dd_vtab, cfg.max_wcu), 0,
+     "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
 };
 #define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
 
@@ -280,8 +304,10 @@ int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
 ** Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set (dd_opt_error). */
 static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
                            const char *z, const dd_opts *v, char **pzErr) {
-  void *pDst = (char *)p + o->iDst; /* an int or a double, by eKind */
+  void *pDst = (char *)p + o->iDst; /* an int, a long long or a double,
+                                       by eKind */
   int *pInt = pDst;
+  long long *pLong = pDst;
   double *pReal = pDst;
   double d;
   switch(o->eKind) {
@@ -350,6 +376,24 @@ static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
       break;
     if(z)
       *pInt = (int)d;
+    return SQLITE_OK;
+  case DD_OPT_COUNT:
+    *pLong = 0;
+    if(z && (dd_number(z, &d) || d != floor(d) || d > DD_MAX_COUNT))
+      break;
+    if(z)
+      *pLong = (long long)d;
+    return SQLITE_OK;
+  case DD_OPT_TTLMODE:
+    if(z && sqlite3_stricmp(z, "hide") == 0)
+      *pInt = 1;
+    else if(z && sqlite3_stricmp(z, "show") != 0)
+      break;
+    return SQLITE_OK;
+  case DD_OPT_RATE:
+    *pReal = 0;
+    if(z && (dd_number(z, pReal) || *pReal > DD_MAX_RATE))
+      break;
     return SQLITE_OK;
   default: /* DD_OPT_TEXT: taken by dd_options */ return SQLITE_OK;
   }

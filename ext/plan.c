@@ -320,6 +320,29 @@ static int dd_plan_none(dd_vtab *p, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
+/* Do the key values of plan pl come from another table: is the value of
+** its partition-key constraint, or of a sort-key constraint, not known
+** while planning?  SQLite shows xBestIndex a literal's value
+** (sqlite3_vtab_rhs_value) but not a column of another table, a
+** correlated outer reference or a bound parameter: the call then runs
+** once per row of the loop outside it (for a bound parameter, once per
+** execution: SQLite does not tell the two apart here).  An IN list is read
+** whole by one xFilter and does not count. */
+static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
+  sqlite3_value *v;
+  int i;
+  if(pl->op == DD_OP_SCAN)
+    return 0;
+  if(!pl->bPkIn &&
+     sqlite3_vtab_rhs_value(pInfo, pl->iPkCons, &v) == SQLITE_NOTFOUND)
+    return 1;
+  for(i = 0; i < pl->nSk; i++)
+    if(!pl->bSkIn &&
+       sqlite3_vtab_rhs_value(pInfo, pl->aSkCons[i], &v) == SQLITE_NOTFOUND)
+      return 1;
+  return 0;
+}
+
 /* ------------------------------------------------------------------------
 ** The query plan
 **
@@ -369,6 +392,10 @@ static int dd_plan_none(dd_vtab *p, sqlite3_index_info *pInfo) {
 ** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
 ** the list, cost 2.
 **
+** The plan for people ends in "per outer row" when its key values are
+** not known while planning (dd_per_outer_row): a join's inner table, a
+** correlated subquery, whose call runs once per row outside it.
+**
 ** Only constraints with BINARY collation are pushed.  A constraint is
 ** left for SQLite to check again (omit=0): the DynamoDB call selects a
 ** superset; except PK = ? and SK = ?, which the call enforces exactly,
@@ -390,6 +417,7 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int i, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
   int bReuse, rc;
   int idxNum;
+  char *zText;
   double scanRows;
   sqlite3_uint64 mUsed;
 
@@ -567,10 +595,14 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   pInfo->idxNum = idxNum;
   pc.mProj = extra.bCount ? 0 : extra.mProj;
   pc.bCount = extra.bCount;
-  pInfo->idxStr = dd_plan_encode(dd_plan_str(p, &best, &extra,
-                                             bDesc && pInfo->orderByConsumed,
-                                             (idxNum & DD_LIMIT) != 0),
-                                 &pc);
+  zText = dd_plan_str(p, &best, &extra, bDesc && pInfo->orderByConsumed,
+                      (idxNum & DD_LIMIT) != 0);
+  if(zText && dd_per_outer_row(pInfo, &best)) {
+    char *z = sqlite3_mprintf("%s per outer row", zText);
+    sqlite3_free(zText);
+    zText = z;
+  }
+  pInfo->idxStr = dd_plan_encode(zText, &pc);
   pInfo->needToFreeIdxStr = 1;
   if(!pInfo->idxStr)
     return SQLITE_NOMEM;

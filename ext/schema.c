@@ -39,6 +39,7 @@ static void dd_vtab_free(dd_vtab *p) {
   sqlite3_free(p->zDb);
   sqlite3_free(p->zDefer);
   sqlite3_free(p->zSchemaErr);
+  sqlite3_free(p->zTtlAttr);
   for(i = 0; i < p->nCol; i++)
     sqlite3_free(p->aCol[i].zName);
   sqlite3_free(p->aCol);
@@ -329,6 +330,8 @@ int dd_client_make(dd_vtab *p, int bAny) {
   /* connected (p->db set): sqlite3_interrupt() stops this client's calls */
   if(p->db)
     ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
+  /* its requests are charged to the connection's statement (stmt.c) */
+  ddb_client_set_meter(p->pClient, dd_conn_meter(p->pConn));
   return SQLITE_OK;
 }
 
@@ -362,8 +365,9 @@ static void dd_schema_clear(dd_vtab *p) {
 ** are bad (or that has no stored description) still connects, shows its
 ** columns and can be dropped; its first read or write reports the error.
 */
-static int dd_init(sqlite3 *db, int argc, const char *const *argv,
-                   sqlite3_vtab **ppVtab, char **pzErr, int bCreate) {
+static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
+                   const char *const *argv, sqlite3_vtab **ppVtab,
+                   char **pzErr, int bCreate) {
   dd_vtab *p = NULL;
   dd_opts opts;
   char *zSchema = NULL, *zErr = NULL;
@@ -379,6 +383,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     goto fail;
   }
   memset(p, 0, sizeof(*p));
+  p->pConn = pConn;
   rc = dd_parse_args(argc, argv, &opts, &zErr);
   if(rc == SQLITE_OK)
     rc = dd_options(p, &opts, &zErr);
@@ -402,6 +407,7 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       goto fail;
   }
   if(bCreate) {
+    dd_stmt_touch(pConn, p->bProgress); /* progress=off: no line either */
     if(dd_client(p) ||
        ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err)) {
       if(p->base.zErrMsg) {
@@ -420,7 +426,9 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
       goto fail;
     }
   } else {
+    dd_internal_sql++;
     rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
+    dd_internal_sql--;
     if(rc == SQLITE_NOMEM)
       goto fail;
     if(rc) {
@@ -489,7 +497,9 @@ static int dd_init(sqlite3 *db, int argc, const char *const *argv,
     goto fail;
   }
   if(bCreate) {
+    dd_internal_sql++;
     rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
+    dd_internal_sql--;
     if(rc) {
       *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
                                          "'%s': %s",
@@ -527,15 +537,13 @@ fail:
 /* See dd_ext.h. */
 int dynamodbCreate(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                    sqlite3_vtab **ppVtab, char **pzErr) {
-  (void)pAux;
-  return dd_init(db, argc, argv, ppVtab, pzErr, 1);
+  return dd_init(db, pAux, argc, argv, ppVtab, pzErr, 1);
 }
 
 /* See dd_ext.h. */
 int dynamodbConnect(sqlite3 *db, void *pAux, int argc, const char *const *argv,
                     sqlite3_vtab **ppVtab, char **pzErr) {
-  (void)pAux;
-  return dd_init(db, argc, argv, ppVtab, pzErr, 0);
+  return dd_init(db, pAux, argc, argv, ppVtab, pzErr, 0);
 }
 
 /* See dd_ext.h. */
@@ -553,7 +561,9 @@ int dynamodbDestroy(sqlite3_vtab *pVtab) {
   int rc;
   if(!zSql)
     return SQLITE_NOMEM;
+  dd_internal_sql++;
   rc = sqlite3_exec(p->db, zSql, 0, 0, 0);
+  dd_internal_sql--;
   sqlite3_free(zSql);
   if(rc == SQLITE_OK)
     dd_vtab_free(p);

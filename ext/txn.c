@@ -389,6 +389,7 @@ int dd_begin(sqlite3_vtab *pVtab) {
   dd_txn_end(t);
   t->bActive = 1;
   dd_import_reset((dd_vtab *)pVtab);
+  dd_stmt_write((dd_vtab *)pVtab); /* a statement, for dynamodb_last() */
   return SQLITE_OK;
 }
 
@@ -1266,6 +1267,8 @@ static int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb,
   rc = dd_check_inserts(p, x, zVerb, nBase);
   if(rc)
     goto done;
+  if(pl.nCall > 1)
+    dd_stmt_split(p); /* dynamodb_last()'s "split" */
   aCall = sqlite3_malloc64(sizeof(*aCall) * ((size_t)pl.nCall + 1));
   aState = sqlite3_malloc64((size_t)pl.n + 1);
   aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)pl.n + 1));

@@ -548,7 +548,16 @@ def parse_calls(rows):
         s = s[1:-1].replace("''", "'")
     if s in ("(none)", ""):
         return []
-    return [x.strip() for x in s.split(",") if x.strip()]
+    # "Query x3, GetItem": each call once, as a list
+    calls = []
+    for x in s.split(","):
+        x = x.strip()
+        m = re.match(r"^(.*) x(\d+)$", x)
+        if m:
+            calls += [m.group(1)] * int(m.group(2))
+        elif x:
+            calls.append(x)
+    return calls
 
 
 def main():

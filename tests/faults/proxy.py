@@ -29,6 +29,8 @@ the requests it is told to, injects one fault:
                with an ExclusiveStartKey gets that ExclusiveStartKey as its
                LastEvaluatedKey (a server that repeats the previous page's
                key: a client that follows it loops forever)
+    unknownop  400 UnknownOperationException, not forwarded (a server
+               without the operation, as dynalite lacks UpdateTimeToLive)
     cyclekey   forwarded; the first LastEvaluatedKey of each operation and
                segment (K1) is remembered, and an answer to a request that
                starts after another key gets K1 as its LastEvaluatedKey:
@@ -300,6 +302,11 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(503, "Service Unavailable", json.dumps(msg).encode())
             return
 
+        if fault == "unknownop":
+            msg = {"__type": "com.amazon.coral.service#"
+                             "UnknownOperationException"}
+            self.reply(400, "Bad Request", json.dumps(msg).encode())
+            return
         if fault == "garbage":
             self.reply(200, "OK", b"<html>502 Bad Gateway</html>")
             return

@@ -23,8 +23,10 @@
 set -euo pipefail
 
 PKG="dynalite@4.0.0"
-# dynalite 4.0.0 has no TransactWriteItems (nor TransactGetItems)
-LACKS="transactions"
+# dynalite 4.0.0 has no TransactWriteItems (nor TransactGetItems), no
+# UpdateTimeToLive (its DescribeTimeToLive always says DISABLED), and
+# ignores a table's StreamSpecification
+LACKS="transactions ttl streams"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DIR="$ROOT/.deps/dynalite"
 CLI="$DIR/node_modules/dynalite/cli.js"

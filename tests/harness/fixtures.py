@@ -22,6 +22,7 @@ Usage:
     python3 tests/harness/fixtures.py describe TABLE  # DescribeTable's ItemCount and TableSizeBytes
                                              # as one line of JSON, for a test to compare
                                              # with what the extension stored
+    python3 tests/harness/fixtures.py ttl TABLE ATTR  # UpdateTimeToLive: TTL on, attribute ATTR
 
 Environment: AWS_ENDPOINT_URL_DYNAMODB (required, so that nothing here ever
 talks to real AWS by accident), AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
@@ -443,6 +444,11 @@ def main(argv):
                 print("(no item)")
                 return 0
             print(dump_item(item))
+        elif cmd == "ttl" and len(args) == 2:
+            client.update_time_to_live(
+                TableName=args[0],
+                TimeToLiveSpecification={"Enabled": True,
+                                         "AttributeName": args[1]})
         elif cmd == "describe" and len(args) == 1:
             t = client.describe_table(TableName=args[0])["Table"]
             print(json.dumps({"ItemCount": t.get("ItemCount", 0),

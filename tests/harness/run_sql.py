@@ -28,8 +28,9 @@ Test file format
   process; an empty VALUE unsets it. Placeholders work in VALUE.
 * "-- requires: FEATURE" (before the first "-- test:"; several features
   separated by commas) says the file needs a part of DynamoDB that a test
-  server may lack. Features: see FEATURES below (today only "transactions":
-  TransactWriteItems). When SQL_TEST_LACKS names one of them, the file is
+  server may lack. Features: see FEATURES below ("transactions":
+  TransactWriteItems; "ttl": UpdateTimeToLive; "streams": a table's
+  StreamSpecification). When SQL_TEST_LACKS names one of them, the file is
   not run and the line "# skip FILE on SERVER: no CALL (N tests)" says so.
   An unknown feature, or a near miss of the marker, is a format error.
 * Lines before the first "-- test: NAME" line are the setup. Their output
@@ -116,6 +117,8 @@ REQUIRES_NEAR_RE = re.compile(r"^\s*--\s*requires?\s*:", re.IGNORECASE)
 # it stands for (what a skip line says the server lacks).
 FEATURES = {
     "transactions": "TransactWriteItems",
+    "ttl": "UpdateTimeToLive",
+    "streams": "StreamSpecification",
 }
 
 

@@ -74,6 +74,7 @@ extern const tap_test tap_cache_gen_tests[];
 extern const tap_test tap_cache_keys_tests[];
 extern const tap_test tap_plan_tests[];
 extern const tap_test tap_shared_tests[];
+extern const tap_test tap_hot_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>

@@ -1,0 +1,495 @@
+/*
+** attributes.c -- dynamodb_attributes(vtab [, n]), a table-valued
+** function: the attributes of a sample of n items (default 1,000) of the
+** DynamoDB table behind the virtual table vtab, the way to learn a table
+** whose items have no fixed columns.
+**
+**    SELECT * FROM dynamodb_attributes('shop');
+**    SELECT name, types, present FROM dynamodb_attributes('shop', 50)
+**     WHERE present < 50;
+**
+** One row per attribute name: name, types (the DynamoDB types it has,
+** most common first: "S", or "N, S"), present (in how many items of the
+** sample), sample (a value of it: the least one of its most common type,
+** so that the same items give the same sample; S as text, N as a number,
+** B as a blob, anything else as JSON text).  The table's key attributes
+** come first, then the others by present, most first, and name.
+**
+** The sample is the first n items of a Scan: one request with Limit n
+** where a page holds them (a page ends at 1 MB of items), followed by more
+** pages until n items or the table's end.  It goes through the cache as
+** every read of the table does; scan=deny does not refuse it (it reads n
+** items, not the table).
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3ext.h>
+SQLITE_EXTENSION_INIT3
+
+#include <uthash.h>
+
+#include "dd_ext.h"
+
+/* The default sample, and the largest. */
+#define AT_DEFAULT_N 1000
+#define AT_MAX_N     1000000
+/* Attribute names counted at the most (a table whose items have more
+** distinct names shows the first ones seen). */
+#define AT_MAX_NAMES 10000
+
+enum { AT_NAME = 0, AT_TYPES, AT_PRESENT, AT_SAMPLE, AT_VTAB, AT_N };
+
+/* Types of DynamoDB (ddb_type, DDB_S .. DDB_BS). */
+#define AT_NTYPE (DDB_BS + 1)
+
+/* One attribute of the sample. */
+typedef struct at_attr {
+  UT_hash_handle hh;
+  char *zName;       /* malloc() */
+  int iKey;          /* 0, 1: the table's partition, sort key; 2: none */
+  long long present; /* items that have it */
+  long long aType[AT_NTYPE]; /* items that have it of each type */
+  ddb_item *aMin[AT_NTYPE];  /* the least value of each type, as an
+                                     item of one attribute (a reference) */
+} at_attr;
+
+typedef struct at_vtab {
+  sqlite3_vtab base; /* Base class.  Must be first */
+  sqlite3 *db;
+  dd_conn *pConn;
+} at_vtab;
+
+typedef struct at_cursor {
+  sqlite3_vtab_cursor base; /* Base class.  Must be first */
+  at_attr *pMap;            /* by name */
+  at_attr **aRow;           /* in row order; sqlite3_free() */
+  int nRow, iRow;
+  char *zVtab;    /* the argument; sqlite3_free() */
+  long long nArg; /* n as given; -1: not given */
+} at_cursor;
+
+static int atConnect(sqlite3 *db, void *pAux, int argc,
+                     const char *const *argv, sqlite3_vtab **ppVtab,
+                     char **pzErr) {
+  at_vtab *p;
+  int rc;
+  (void)argc;
+  (void)argv;
+  (void)pzErr;
+  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, types TEXT, "
+                                "present INTEGER, sample, vtab TEXT HIDDEN, "
+                                "n INTEGER HIDDEN)");
+  if(rc)
+    return rc;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p)
+    return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  p->db = db;
+  p->pConn = pAux;
+  /* it reads DynamoDB with the user's credentials: not from the views and
+  ** triggers of a database file (see dd_vtab_config) */
+  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+  *ppVtab = &p->base;
+  return SQLITE_OK;
+}
+
+static int atDisconnect(sqlite3_vtab *p) {
+  sqlite3_free(p);
+  return SQLITE_OK;
+}
+
+/* idxNum: bit 0, vtab = ? given (argv[0]); bit 1, n = ? given (next).  A
+** vtab constraint SQLite cannot give yet (a join's) is no plan; none at
+** all is one whose xFilter says what is missing. */
+static int atBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+  int i, iVtab = -1, iN = -1, bUnusable = 0, nArg = 0;
+  (void)pVtab;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    if(c->op != SQLITE_INDEX_CONSTRAINT_EQ ||
+       (c->iColumn != AT_VTAB && c->iColumn != AT_N))
+      continue;
+    if(!c->usable) {
+      bUnusable |= c->iColumn == AT_VTAB;
+      continue;
+    }
+    if(c->iColumn == AT_VTAB && iVtab < 0)
+      iVtab = i;
+    if(c->iColumn == AT_N && iN < 0)
+      iN = i;
+  }
+  if(iVtab < 0 && bUnusable)
+    return SQLITE_CONSTRAINT;
+  pInfo->idxNum = 0;
+  if(iVtab >= 0) {
+    pInfo->aConstraintUsage[iVtab].argvIndex = ++nArg;
+    pInfo->aConstraintUsage[iVtab].omit = 1;
+    pInfo->idxNum |= 1;
+  }
+  if(iN >= 0) {
+    pInfo->aConstraintUsage[iN].argvIndex = ++nArg;
+    pInfo->aConstraintUsage[iN].omit = 1;
+    pInfo->idxNum |= 2;
+  }
+  pInfo->estimatedCost = iVtab >= 0 ? 1000 : 1e12;
+  pInfo->estimatedRows = 20;
+  return SQLITE_OK;
+}
+
+static int atOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
+  at_cursor *c = sqlite3_malloc(sizeof(*c));
+  (void)p;
+  if(!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, sizeof(*c));
+  *ppCur = &c->base;
+  return SQLITE_OK;
+}
+
+/* Free the attributes of the last xFilter. */
+static void at_reset(at_cursor *c) {
+  at_attr *a, *tmp;
+  int t;
+  HASH_ITER(hh, c->pMap, a, tmp) {
+    HASH_DELETE(hh, c->pMap, a);
+    for(t = 0; t < AT_NTYPE; t++)
+      ddb_item_unref(a->aMin[t]);
+    free(a->zName);
+    free(a);
+  }
+  sqlite3_free(c->aRow);
+  c->aRow = NULL;
+  c->nRow = c->iRow = 0;
+  sqlite3_free(c->zVtab);
+  c->zVtab = NULL;
+}
+
+static int atClose(sqlite3_vtab_cursor *cur) {
+  at_reset((at_cursor *)cur);
+  sqlite3_free(cur);
+  return SQLITE_OK;
+}
+
+/* The order of two values of one type for "the least": numbers by value,
+** S and B by their bytes (B as base64 text: a stable order), others by
+** their JSON text. */
+static int at_value_cmp(const ddb_av *a, const ddb_av *b) {
+  if(a->type == DDB_N)
+    return ddb_number_cmp(a->text, a->n, b->text, b->n);
+  if(a->type == DDB_S || a->type == DDB_B) {
+    uint32_t n = a->n < b->n ? a->n : b->n;
+    int r = memcmp(a->text, b->text, n);
+    return r ? r : (a->n < b->n ? -1 : a->n > b->n);
+  } else {
+    ddb_buf x, y;
+    int r;
+    ddb_buf_init(&x, 1u << 20);
+    ddb_buf_init(&y, 1u << 20);
+    ddb_av_to_json(a, &x);
+    ddb_av_to_json(b, &y);
+    r = x.failed || y.failed || !x.p || !y.p ? 0 : strcmp(x.p, y.p);
+    ddb_buf_free(&x);
+    ddb_buf_free(&y);
+    return r;
+  }
+}
+
+/* Count attribute av of an item (p: the virtual table, for its keys).
+** Returns an SQLite code. */
+static int at_count(at_cursor *c, dd_vtab *p, const ddb_av *av) {
+  at_attr *a = NULL;
+  size_t n = strlen(av->name);
+  ddb_type t = av->type;
+  HASH_FIND(hh, c->pMap, av->name, n, a);
+  if(!a) {
+    if(HASH_COUNT(c->pMap) >= AT_MAX_NAMES)
+      return SQLITE_OK;
+    a = calloc(1, sizeof(*a));
+    if(!a || !(a->zName = ddb_strdup(av->name))) {
+      free(a);
+      return SQLITE_NOMEM;
+    }
+    a->iKey = 2;
+    if(strcmp(a->zName, p->azKey[0]) == 0)
+      a->iKey = 0;
+    else if(p->nKey == 2 && strcmp(a->zName, p->azKey[1]) == 0)
+      a->iKey = 1;
+    HASH_ADD_KEYPTR(hh, c->pMap, a->zName, n, a);
+  }
+  a->present++;
+  if(t <= DDB_NONE || t >= AT_NTYPE)
+    return SQLITE_OK;
+  a->aType[t]++;
+  if(!a->aMin[t] || at_value_cmp(av, &a->aMin[t]->root.kids[0]) < 0) {
+    const ddb_av *one = av;
+    ddb_item *it = ddb_item_from_attrs(&one, 1);
+    if(!it)
+      return SQLITE_NOMEM;
+    ddb_item_unref(a->aMin[t]);
+    a->aMin[t] = it;
+  }
+  return SQLITE_OK;
+}
+
+/* qsort order of rows: the table's keys, then present (most first), then
+** name. */
+static int at_row_cmp(const void *pa, const void *pb) {
+  const at_attr *a = *(at_attr *const *)pa, *b = *(at_attr *const *)pb;
+  if(a->iKey != b->iKey)
+    return a->iKey - b->iKey;
+  if(a->present != b->present)
+    return a->present > b->present ? -1 : 1;
+  return strcmp(a->zName, b->zName);
+}
+
+/* Read the sample: n items of p's table, Scan pages through the cache. */
+static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
+  ddb_read rd;
+  ddb_item *pStart = NULL;
+  ddb_lek_guard lek;
+  long long got = 0;
+  int rc = SQLITE_OK, i;
+  memset(&lek, 0, sizeof(lek));
+  do {
+    ddb_page *pg = NULL;
+    ddb_error err;
+    ddb_error_clear(&err);
+    memset(&rd, 0, sizeof(rd));
+    rd.table = p->pDesc->name;
+    rd.desc = p->pDesc; /* the keys its LastEvaluatedKey must hold */
+    rd.limit = n - got;
+    rd.start = pStart;
+    if(ddbc_read_page(p->pClient, &rd, &p->pol, &pg, &err) ||
+       ddb_lek_next(&lek, p->pClient, &rd, pg, &err)) {
+      ddb_page_unref(pg);
+      dd_vtab_error(c->base.pVtab, "dynamodb_attributes: %s", err.message);
+      rc = dd_rc(&err);
+      break;
+    }
+    for(i = 0; rc == SQLITE_OK && i < pg->n_items && got < n; i++, got++) {
+      const ddb_item *it = pg->items[i];
+      uint32_t k;
+      for(k = 0; rc == SQLITE_OK && k < it->root.n; k++)
+        rc = at_count(c, p, &it->root.kids[k]);
+    }
+    ddb_item_unref(pStart);
+    pStart = ddb_item_ref(pg->last_key);
+    ddb_page_unref(pg);
+  } while(rc == SQLITE_OK && pStart && got < n);
+  ddb_item_unref(pStart);
+  ddb_lek_guard_free(&lek);
+  return rc;
+}
+
+static int atFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                    int argc, sqlite3_value **argv) {
+  at_cursor *c = (at_cursor *)cur;
+  at_vtab *v = (at_vtab *)cur->pVtab;
+  const char *zName;
+  long long n = AT_DEFAULT_N;
+  dd_vtab *p;
+  at_attr *a, *tmp;
+  int rc, i = 0;
+  (void)idxStr;
+  at_reset(c);
+  c->nArg = -1;
+  if(!(idxNum & 1) || argc < 1) {
+    dd_vtab_error(cur->pVtab,
+                  "dynamodb_attributes: name the virtual table, "
+                  "e.g. SELECT * FROM dynamodb_attributes('shop')");
+    return SQLITE_ERROR;
+  }
+  zName = (const char *)sqlite3_value_text(argv[0]);
+  if((idxNum & 2) && argc > 1) {
+    sqlite3_value *pN = argv[1];
+    if(sqlite3_value_numeric_type(pN) != SQLITE_INTEGER ||
+       (n = sqlite3_value_int64(pN)) < 1 || n > AT_MAX_N) {
+      dd_vtab_error(cur->pVtab,
+                    "dynamodb_attributes: bad sample size '%s' (expected an "
+                    "integer from 1 to %d)",
+                    sqlite3_value_text(pN)
+                        ? (const char *)sqlite3_value_text(pN)
+                        : "NULL",
+                    AT_MAX_N);
+      return SQLITE_ERROR;
+    }
+    c->nArg = n;
+  }
+  p = zName ? dd_find_connected(v->db, zName) : NULL;
+  if(!p) {
+    dd_vtab_error(cur->pVtab, "dynamodb_attributes: no dynamodb table '%s'",
+                  zName ? zName : "");
+    return SQLITE_ERROR;
+  }
+  c->zVtab = sqlite3_mprintf("%s", zName);
+  if(!c->zVtab)
+    return SQLITE_NOMEM;
+  if(dd_client(p)) {
+    dd_vtab_error(cur->pVtab, "%s",
+                  p->base.zErrMsg + (strncmp(p->base.zErrMsg, DD_PREFIX,
+                                             strlen(DD_PREFIX)) == 0
+                                         ? strlen(DD_PREFIX)
+                                         : 0));
+    return SQLITE_ERROR;
+  }
+  dd_stmt_touch(p->pConn, p->bProgress);
+  rc = at_sample(c, p, n);
+  if(rc)
+    return rc;
+  c->nRow = (int)HASH_COUNT(c->pMap);
+  c->aRow = sqlite3_malloc64(sizeof(*c->aRow) * (sqlite3_uint64)(c->nRow + 1));
+  if(!c->aRow)
+    return SQLITE_NOMEM;
+  HASH_ITER(hh, c->pMap, a, tmp) {
+    c->aRow[i++] = a;
+  }
+  qsort(c->aRow, (size_t)c->nRow, sizeof(*c->aRow), at_row_cmp);
+  return SQLITE_OK;
+}
+
+static int atNext(sqlite3_vtab_cursor *cur) {
+  ((at_cursor *)cur)->iRow++;
+  return SQLITE_OK;
+}
+
+static int atEof(sqlite3_vtab_cursor *cur) {
+  at_cursor *c = (at_cursor *)cur;
+  return c->iRow >= c->nRow;
+}
+
+/* The type of a with the most items (ties: the first in ddb_type order). */
+static int at_main_type(const at_attr *a) {
+  int t, best = DDB_S;
+  for(t = DDB_S; t < AT_NTYPE; t++)
+    if(a->aType[t] > a->aType[best])
+      best = t;
+  return best;
+}
+
+/* Set the result to av as the sample shows it (see above). */
+static void at_result_av(sqlite3_context *ctx, const ddb_av *av) {
+  switch(av->type) {
+  case DDB_S:
+    sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    return;
+  case DDB_N: {
+    int64_t i;
+    double d;
+    switch(ddb_number_classify(av->text, av->n, &i, &d)) {
+    case DDB_NUM_INT: sqlite3_result_int64(ctx, i); return;
+    case DDB_NUM_REAL: sqlite3_result_double(ctx, d); return;
+    default: sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+    }
+    return;
+  }
+  case DDB_B: {
+    unsigned char *z = sqlite3_malloc64(av->n + 1);
+    size_t n = z ? ddb_base64_decode(av->text, av->n, z, av->n + 1) : 0;
+    if(!z || n == (size_t)-1) {
+      sqlite3_free(z);
+      sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
+      return;
+    }
+    sqlite3_result_blob64(ctx, z, n, sqlite3_free);
+    return;
+  }
+  default: {
+    ddb_buf b;
+    char *z;
+    size_t n;
+    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_av_to_json(av, &b);
+    z = ddb_buf_take(&b, &n);
+    if(!z)
+      sqlite3_result_error_nomem(ctx);
+    else
+      sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
+  }
+  }
+}
+
+static int atColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+  at_cursor *c = (at_cursor *)cur;
+  const at_attr *a = c->aRow[c->iRow];
+  switch(col) {
+  case AT_NAME:
+    sqlite3_result_text(ctx, a->zName, -1, SQLITE_TRANSIENT);
+    break;
+  case AT_TYPES: {
+    /* by count, most first; ties in ddb_type order */
+    sqlite3_str *s = sqlite3_str_new(0);
+    int done[AT_NTYPE], t, n = 0;
+    memset(done, 0, sizeof(done));
+    for(;;) {
+      int best = -1;
+      for(t = DDB_S; t < AT_NTYPE; t++)
+        if(!done[t] && a->aType[t] &&
+           (best < 0 || a->aType[t] > a->aType[best]))
+          best = t;
+      if(best < 0)
+        break;
+      done[best] = 1;
+      sqlite3_str_appendf(s, "%s%s", n++ ? ", " : "",
+                          ddb_type_name((ddb_type)best));
+    }
+    sqlite3_result_text(ctx, sqlite3_str_value(s), -1, SQLITE_TRANSIENT);
+    sqlite3_free(sqlite3_str_finish(s));
+    break;
+  }
+  case AT_PRESENT: sqlite3_result_int64(ctx, a->present); break;
+  case AT_SAMPLE: {
+    const ddb_item *it = a->aMin[at_main_type(a)];
+    if(it)
+      at_result_av(ctx, &it->root.kids[0]);
+    break;
+  }
+  case AT_VTAB:
+    sqlite3_result_text(ctx, c->zVtab, -1, SQLITE_TRANSIENT);
+    break;
+  default:
+    if(c->nArg >= 0)
+      sqlite3_result_int64(ctx, c->nArg);
+    break;
+  }
+  return SQLITE_OK;
+}
+
+static int atRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
+  *pRowid = ((at_cursor *)cur)->iRow;
+  return SQLITE_OK;
+}
+
+static sqlite3_module attributesModule = {
+    0,            /* iVersion */
+    0,            /* xCreate: eponymous only (a table-valued function) */
+    atConnect,    /* xConnect */
+    atBestIndex,  /* xBestIndex */
+    atDisconnect, /* xDisconnect */
+    0,            /* xDestroy */
+    atOpen,       /* xOpen */
+    atClose,      /* xClose */
+    atFilter,     /* xFilter: reads the sample */
+    atNext,       /* xNext */
+    atEof,        /* xEof */
+    atColumn,     /* xColumn */
+    atRowid,      /* xRowid */
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0,
+    0 /* xUpdate .. xShadowName: none */
+};
+
+/* See dd_ext.h. */
+int dd_register_attributes(sqlite3 *db, dd_conn *c) {
+  return sqlite3_create_module(db, "dynamodb_attributes", &attributesModule,
+                               c);
+}
