@@ -62,8 +62,16 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test check unit demo shell lint format clean
+.PHONY: all loadable deps test check unit demo shell lint format clean libs
+
 all: loadable
+
+# The libraries a program linked with build/libddb.a needs: the suites
+# that build C drivers take them from here (make -s libs), so that a new
+# dependency is added once.
+libs:
+	@echo $(LIBS)
+
 loadable: $(BUILD)/dynamodb.so
 
 $(BUILD)/%.o: %.c Makefile

@@ -50,7 +50,7 @@ rm -f "$FORK"
 if make -s --no-print-directory build/libddb.a >&2 &&
   ${CC:-cc} -Wall -Wextra $SANFLAGS -Iapi -o "$FORK" tests/trust/fork_check.c \
     api/client.c api/item.c api/read.c api/write.c build/libddb.a \
-    -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread >&2; then
+    $(make -s --no-print-directory libs) >&2; then
   rm -f "$TMP/written"
   out=$(timeout 300 "$FORK" conn "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" \
     "$TMP/written" 2>&1)

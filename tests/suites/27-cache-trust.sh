@@ -29,7 +29,7 @@ rm -f "$API_PRINCIPALS"
 make -s --no-print-directory build/libddb.a >&2 &&
   ${CC:-cc} -Wall -Wextra "${SAN_FLAGS[@]}" -Iapi -o "$API_PRINCIPALS" \
     tests/trust/api_principals.c api/client.c api/item.c api/read.c \
-    api/write.c build/libddb.a -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread >&2
+    api/write.c build/libddb.a $(make -s --no-print-directory libs) >&2
 export API_PRINCIPALS
 OUT=.test-tmp/trust/out.$$
 rc=0

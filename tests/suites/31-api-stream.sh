@@ -24,7 +24,7 @@ trap cleanup EXIT
 if ! { make -s --no-print-directory build/libddb.a >&2 &&
   ${CC:-cc} -Wall -Wextra -Werror "${SAN_FLAGS[@]}" -I. -o "$BIN" \
     tests/api/api_stream.c api/client.c api/item.c api/read.c api/write.c \
-    build/libddb.a -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread >&2; }; then
+    build/libddb.a $(make -s --no-print-directory libs) >&2; }; then
   echo "not ok 1 - api stream: build tests/api/api_stream.c"
   echo "1..1"
   exit 1

@@ -31,6 +31,6 @@ rm -f "$API_RETRY"
 make -s --no-print-directory build/libddb.a >&2 &&
   ${CC:-cc} -Wall -Wextra "${SAN_FLAGS[@]}" -Iapi -o "$API_RETRY" \
     tests/txn/api_retry.c api/client.c api/item.c api/read.c api/write.c \
-    build/libddb.a -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread >&2
+    build/libddb.a $(make -s --no-print-directory libs) >&2
 export API_RETRY
 exec "$PY" tests/txn/python_txn.py "$@"
