@@ -452,7 +452,9 @@ void ddb_table_desc_free(ddb_table_desc *d);
 /* ListTables: one page of at most limit (1..100) table names, those after
 ** start (NULL: from the first), in *names[0..*n) (ddb_strv_free), and in
 ** *last the LastEvaluatedTableName to start the next page after (free();
-** NULL on the last page). */
+** NULL on the last page).  An answer whose LastEvaluatedTableName is not
+** its page's last name (as DynamoDB's always is) is DDB_ERR_PARSE: a
+** broken server's pages could go on for ever. */
 ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
                            char ***names, int *n, char **last, ddb_error *err);
 /* Free names[0..n) and the array. */

@@ -371,11 +371,14 @@ ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
   }
   x = cJSON_GetObjectItemCaseSensitive(resp, "LastEvaluatedTableName");
   if(cJSON_GetStringValue(x)) {
-    /* a server that names the page's start again would be read forever */
-    if(start && strcmp(cJSON_GetStringValue(x), start) == 0) {
+    /* DynamoDB's LastEvaluatedTableName is the page's last name: a server
+    ** that names another (an empty page's, the page's start again, a name
+    ** never listed) could be read forever */
+    if(k == 0 || strcmp(cJSON_GetStringValue(x), v[k - 1]) != 0) {
       result = ddb_error_set(err, DDB_ERR_PARSE,
-                             "ListTables: the answer's LastEvaluatedTableName "
-                             "repeats its ExclusiveStartTableName (a loop)");
+                             "malformed response to ListTables: its "
+                             "LastEvaluatedTableName is not the last name of "
+                             "its page");
       goto fail;
     }
     if(!(*last = ddb_strdup(cJSON_GetStringValue(x)))) {

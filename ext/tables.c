@@ -247,7 +247,13 @@ static int tb_page_size(void) {
   return n;
 }
 
-/* Every table name, ListTables page by page, into c->azName. */
+/* The most table names listed: DynamoDB's quota is 2,500 tables a region
+** (10,000 on request); more is a server that lists for ever, and an error,
+** not the memory of the process (each name at most 255 bytes). */
+#define TB_NAMES_MAX 100000
+
+/* Every table name, ListTables page by page, into c->azName.  Returns an
+** SQLite code (the vtab's error set), past TB_NAMES_MAX names too. */
 static int tb_list(tb_cursor *c) {
   char *zStart = NULL;
   int rc = SQLITE_OK, cap = 0;
@@ -259,6 +265,16 @@ static int tb_list(tb_cursor *c) {
     if(ddb_list_tables(c->pClient, zStart, tb_page_size(), &az, &n, &zLast,
                        &err)) {
       rc = tb_error(c, "ListTables", &err);
+      break;
+    }
+    if(c->nName + n > TB_NAMES_MAX) {
+      ddb_strv_free(az, n);
+      free(zLast);
+      dd_vtab_error(c->base.pVtab,
+                    "dynamodb_tables: ListTables named more than %d tables "
+                    "(the most a region holds): a broken server?",
+                    TB_NAMES_MAX);
+      rc = SQLITE_ERROR;
       break;
     }
     if(c->nName + n > cap) {

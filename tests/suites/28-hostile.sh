@@ -8,6 +8,8 @@
 #     shell's peak RSS within the README's
 #   * LastEvaluatedKeys that never end, or that no correct server sends:
 #     an error in bounded requests; a correct server's reads pass
+#   * ListTables pages that never end (dynamodb_tables): an error in
+#     bounded requests
 #   * server error text with escape sequences and 100 KB: escaped and cut
 #   * a negative or inconsistent Count; a BatchGetItem answer with keys not
 #     asked for: errors, never a count

@@ -246,6 +246,31 @@ def check_keys(table):
             % (name, n, most), msg)
 
 
+# --- ListTables (dynamodb_tables) ----------------------------------------
+def check_list_tables(table):
+    hostile(mode="none")
+    out, _, _ = shell(table, "", "SELECT count(*) > 0 FROM dynamodb_tables "
+                      "WHERE endpoint = '%s' AND name = '%s';" % (PROXY, table))
+    tap(text(out) == "1", "ListTables: a correct server lists the table",
+        text(out))
+    sql = "SELECT count(*) FROM dynamodb_tables WHERE endpoint = '%s';" % PROXY
+    for name, cfg, want, most in [
+            ("a LastEvaluatedTableName that is not the page's last name",
+             {}, "is not the last name of its page", 1),
+            ("a LastEvaluatedTableName after an empty page",
+             {"empty": True}, "is not the last name of its page", 1),
+            ("new names for ever, in order", {"fresh": True},
+             "more than 100000 tables", 1001)]:
+        hostile(mode="tablename", ops=["ListTables"], **cfg)
+        out, _, _ = shell(table, ", max_retries=1", sql, timeout=300)
+        st = hstats()
+        hostile(mode="none")
+        msg = text(out)
+        tap(want in msg and "ListTables" in msg and st["hostile"] <= most,
+            "ListTables: %s is an error after %d requests (bound %d)"
+            % (name, st["hostile"], most), msg)
+
+
 # --- server error text ---------------------------------------------------
 def check_error_text(table):
     hostile(mode="errtext", ops=["Query"], pad=100 * 1024)
@@ -350,7 +375,7 @@ def main():
     try:
         PROXY = "http://127.0.0.1:%s" % proxy.stdout.readline().strip()
         only = os.environ.get("HOSTILE_ONLY")
-        for f in (check_pages, check_keys, check_error_text, check_counts,
+        for f in (check_pages, check_keys, check_list_tables, check_error_text, check_counts,
                   check_batch, check_batch_split, check_skew):
             if not only or only in f.__name__:
                 f(table)

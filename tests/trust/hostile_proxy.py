@@ -46,6 +46,11 @@ is in `ops`:
                proxy's clock; or InvalidSignatureException, "Signature
                expired: ... is now earlier than ...", DynamoDB's words, with
                no Date header); the others are forwarded
+    tablename  ListTables: forwarded; the answer's LastEvaluatedTableName
+               set to a name never sent before (with `empty`: its
+               TableNames dropped; with `fresh`: TableNames a fresh name of
+               its own each, LastEvaluatedTableName its last, so that only
+               the count of names can end the listing)
     none       off
 
     POST /__hostile {"mode": ..., "ops": [...], ...}   resets the counters
@@ -222,6 +227,23 @@ class Handler(proxy.Handler):
             ans["Items"] = []
             ans["Count"] = 0
             ans["ScannedCount"] = 0
+        self.reply(200, "OK", json.dumps(ans).encode())
+
+    def mode_tablename(self, op, body, cfg):
+        status, reason, rhdrs, data = self.forward(body)
+        if status != 200:
+            self.reply(status, reason, data)
+            return
+        ans = json.loads(data)
+        k = H.next_fresh()
+        if cfg.get("fresh"):
+            # 100 names a page, each new and in order: a lister for ever
+            ans["TableNames"] = ["zfresh%09d" % (k * 100 + i) for i in range(100)]
+            ans["LastEvaluatedTableName"] = ans["TableNames"][-1]
+        else:
+            if cfg.get("empty"):
+                ans["TableNames"] = []
+            ans["LastEvaluatedTableName"] = "zfresh%09d" % k
         self.reply(200, "OK", json.dumps(ans).encode())
 
     def mode_batchextra(self, op, body, cfg):
