@@ -180,11 +180,89 @@ static void tier_free(ddbc_shared *sh) {
   free(sh);
 }
 
+/* The tier in the registry whose spec (URL and timeout) is spec, or NULL.
+** Expects reg_lock held. */
+static ddbc_shared *do_tier_find(const char *spec) {
+  ddbc_shared *x;
+  for(x = reg; x; x = x->next)
+    if(strcmp(x->spec, spec) == 0)
+      break;
+  return x;
+}
+
+/* The settings of the new tier sh from url (from names it in messages,
+** shown is it with its password redacted) and the environment: the URL
+** parsed, DYNAMODB_SHARED_CACHE_PASSWORD when the URL has none, the TLS
+** context of rediss:// (DYNAMODB_SHARED_CACHE_CA).  Returns DDB_OK, or
+** DDB_ERR_CONFIG naming what is wrong; sh is then the caller's to free
+** (tier_free), as always. */
+static ddb_result tier_settings(ddbc_shared *sh, const char *url,
+                                const char *from, const char *shown,
+                                ddb_error *err) {
+  const char *pw, *ca;
+  char why[200];
+  if(ddbc_redis_url_parse(url, &sh->u, why, sizeof(why)))
+    return ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': %s", from,
+                         shown, why);
+  pw = getenv("DYNAMODB_SHARED_CACHE_PASSWORD");
+  if(!sh->u.has_password && pw && pw[0]) {
+    if(strlen(pw) >= sizeof(sh->u.password))
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "DYNAMODB_SHARED_CACHE_PASSWORD is too long");
+    memcpy(sh->u.password, pw, strlen(pw) + 1);
+    sh->u.has_password = 1;
+  }
+  if(sh->u.user[0] && !sh->u.has_password)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad %s '%.200s': a user needs a password "
+                         "(DYNAMODB_SHARED_CACHE_PASSWORD)",
+                         from, shown);
+  if(sh->u.tls) {
+    ca = getenv("DYNAMODB_SHARED_CACHE_CA");
+    sh->tls = ddbc_resp_tls_new(ca && ca[0] ? ca : NULL, why, sizeof(why));
+    if(!sh->tls)
+      return ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': %s", from, shown,
+                           why);
+  }
+  return DDB_OK;
+}
+
+/* Put the new tier *sh (its spec set) in the registry, unless another
+** thread put one of the same spec there first: *out is the one
+** registered, and *sh NULL when it was ours (the registry owns it now).
+** Returns DDB_OK, or DDB_ERR_CONFIG when the registry is full
+** (DDBC_SHARED_TIERS). */
+static ddb_result tier_register(ddbc_shared **sh, ddbc_shared **out,
+                                ddb_error *err) {
+  ddbc_shared *x;
+  pthread_mutex_lock(&reg_lock);
+  x = do_tier_find((*sh)->spec); /* another thread may have made it */
+  if(!x && n_reg >= DDBC_SHARED_TIERS) {
+    pthread_mutex_unlock(&reg_lock);
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "too many shared caches in one process (at most "
+                         "%d URL and timeout pairs)",
+                         DDBC_SHARED_TIERS);
+  }
+  if(!x) {
+    x = *sh;
+    x->next = reg;
+    reg = x;
+    n_reg++;
+    *sh = NULL;
+  }
+  pthread_mutex_unlock(&reg_lock);
+  *out = x;
+  return DDB_OK;
+}
+
+/* See ddb_cache.h: the tier of url (or DYNAMODB_SHARED_CACHE) and timeout,
+** one a spec in the process: found in the registry, or made (its
+** settings) and registered. */
 ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
                             ddb_error *err) {
   const char *from = url ? "shared_cache" : "DYNAMODB_SHARED_CACHE";
-  const char *pw, *ca;
-  char why[200], shown[300];
+  char shown[300];
   ddbc_shared *sh = NULL, *x;
   ddb_buf spec;
   ddb_result result = DDB_OK;
@@ -203,9 +281,7 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
     return ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': too long",
                          from, shown);
   pthread_mutex_lock(&reg_lock);
-  for(x = reg; x; x = x->next)
-    if(strcmp(x->spec, spec.p) == 0)
-      break;
+  x = do_tier_find(spec.p);
   pthread_mutex_unlock(&reg_lock);
   if(x) {
     *out = x;
@@ -218,63 +294,15 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
   }
   pthread_mutex_init(&sh->lock, NULL);
   sh->timeout = timeout;
-  if(ddbc_redis_url_parse(url, &sh->u, why, sizeof(why))) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': %s", from,
-                           shown, why);
+  result = tier_settings(sh, url, from, shown, err);
+  if(result)
     goto done;
-  }
-  pw = getenv("DYNAMODB_SHARED_CACHE_PASSWORD");
-  if(!sh->u.has_password && pw && pw[0]) {
-    if(strlen(pw) >= sizeof(sh->u.password)) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG,
-                             "DYNAMODB_SHARED_CACHE_PASSWORD is too long");
-      goto done;
-    }
-    memcpy(sh->u.password, pw, strlen(pw) + 1);
-    sh->u.has_password = 1;
-  }
-  if(sh->u.user[0] && !sh->u.has_password) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "bad %s '%.200s': a user needs a password "
-                           "(DYNAMODB_SHARED_CACHE_PASSWORD)",
-                           from, shown);
-    goto done;
-  }
-  if(sh->u.tls) {
-    ca = getenv("DYNAMODB_SHARED_CACHE_CA");
-    sh->tls = ddbc_resp_tls_new(ca && ca[0] ? ca : NULL, why, sizeof(why));
-    if(!sh->tls) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': %s", from,
-                             shown, why);
-      goto done;
-    }
-  }
   sh->spec = ddb_buf_take(&spec, NULL);
   if(!sh->spec) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto done;
   }
-  pthread_mutex_lock(&reg_lock);
-  for(x = reg; x; x = x->next) /* another thread may have made it */
-    if(strcmp(x->spec, sh->spec) == 0)
-      break;
-  if(!x && n_reg >= DDBC_SHARED_TIERS) {
-    pthread_mutex_unlock(&reg_lock);
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "too many shared caches in one process (at most "
-                           "%d URL and timeout pairs)",
-                           DDBC_SHARED_TIERS);
-    goto done;
-  }
-  if(!x) {
-    sh->next = reg;
-    reg = sh;
-    n_reg++;
-    x = sh;
-    sh = NULL;
-  }
-  pthread_mutex_unlock(&reg_lock);
-  *out = x;
+  result = tier_register(&sh, out, err);
 
 done:
   tier_free(sh);
