@@ -736,6 +736,39 @@ static ddb_result batch_get_counted(ddb_client *c, const char *table,
   return result;
 }
 
+/* The tags a page of rd is filed under, into tags[0..2): its partition
+** (a Query) or its table's Scans (tag1), and the whole table (tag2), whose
+** bytes tag1 and tag2 hold (check their failed flags). */
+static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
+                      ddb_buf *tag2, ddbc_tag *tags) {
+  if(rd->pk_name)
+    partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
+  else
+    tag_head(tag1, 'S', c, rd->table);
+  tag_head(tag2, 'T', c, rd->table);
+  tags[0].p = tag1->p;
+  tags[0].len = tag1->len;
+  tags[1].p = tag2->p;
+  tags[1].len = tag2->len;
+}
+
+/* After a miss of the store: the page of rd under key from pol's shared
+** tier.  Returns 1 with *out (a new page) and *sage (its age in seconds)
+** on a hit; else 0 with *sgen the tier's generation to fill under. */
+static int page_shared_get(ddb_client *c, const ddb_read *rd,
+                           const ddbc_policy *pol, const ddb_buf *key,
+                           ddb_page **out, double *sage,
+                           ddbc_shared_gen *sgen) {
+  size_t tail_len;
+  const char *tail = shared_tail(c, key, &tail_len);
+  return ddbc_shared_get_page(pol->shared, c, rd->table, tail, tail_len,
+                              pol->query_ttl, ddbc_shared_now(), out, sage,
+                              sgen);
+}
+
+/* See ddb_cache.h: the page from the store, else from the shared tier,
+** else from DynamoDB, filled into both on the way back.  The key is the
+** request's body without ttl=hide's now. */
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
                           const ddbc_policy *pol, ddb_page **out,
                           ddb_error *err) {
@@ -748,7 +781,8 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   ddbc_shared_gen sgen = 0;
   size_t tail_len;
   ddb_result result;
-  double age = 0;
+  double age = 0, sage = 0;
+  int fill;
 
   *out = NULL;
   rd.consistent = pol->consistent;
@@ -768,19 +802,11 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_buf_free(&key);
     return result ? result : read_page_counted(c, &rd, out, err);
   }
-  if(rd.pk_name)
-    partition_tag(&tag1, c, rd.table, rd.index, &rd.pk);
-  else
-    tag_head(&tag1, 'S', c, rd.table);
-  tag_head(&tag2, 'T', c, rd.table);
-  tags[0].p = tag1.p;
-  tags[0].len = tag1.len;
-  tags[1].p = tag2.p;
-  tags[1].len = tag2.len;
+  page_tags(c, &rd, &tag1, &tag2, tags);
+  fill = !tag1.failed && !tag2.failed;
 
-  if(!tag1.failed && !tag2.failed &&
-     ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(), pol->query_ttl,
-                             out, &age)) {
+  if(fill && ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(),
+                                     pol->query_ttl, out, &age)) {
     ddb_meter_hit(m, age);
     ddb_log_cached(c, rd.pk_name ? "Query" : "Scan", rd.table, rd.index,
                    rd.start != NULL, (int)(*out)->count, age);
@@ -791,21 +817,15 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_meter_add(&m->misses, 1);
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
-  if(pol->shared) {
-    const char *tail = shared_tail(c, &key, &tail_len);
-    double sage = 0;
-    if(ddbc_shared_get_page(pol->shared, c, rd.table, tail, tail_len,
-                            pol->query_ttl, ddbc_shared_now(), out, &sage,
-                            &sgen)) {
-      if(!tag1.failed && !tag2.failed)
-        ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
-                             ttl_left(pol->query_ttl, sage));
-      result = DDB_OK;
-      goto done;
-    }
+  if(pol->shared && page_shared_get(c, &rd, pol, &key, out, &sage, &sgen)) {
+    if(fill)
+      ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
+                           ttl_left(pol->query_ttl, sage));
+    result = DDB_OK;
+    goto done;
   }
   result = read_page_counted(c, &rd, out, err);
-  if(result == DDB_OK && !tag1.failed && !tag2.failed)
+  if(result == DDB_OK && fill)
     ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                          pol->query_ttl);
   if(result == DDB_OK && pol->shared) {
