@@ -906,36 +906,60 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
   return result;
 }
 
-ddb_result ddbc_batch_get(ddb_client *c, const char *table,
-                          const ddb_item *const *keys, size_t n,
-                          const char *const *key_names, int n_key_names,
-                          const ddbc_policy *pol, ddb_item **found,
-                          ddb_error *err) {
-  ddbc_store *s = the_store();
-  const ddb_item **miss = NULL;
-  ddb_item **got = NULL;
-  size_t *where = NULL;
-  uint64_t *gens = NULL;
-  char **ckeys = NULL;
-  size_t *clens = NULL;
-  size_t i, m = 0;
-  ddb_result result = DDB_OK;
-  ddb_meter *meter = ddb_client_meter(c);
-  double now = ddbc_now(), age;
+/* What ddbc_batch_get did not find in the store: m keys (of arrays n
+** long), miss[j] the key of found[where[j]], ckeys[j] its cache key
+** (clens[j] long; NULL when it could not be built), gens[j] the
+** generation its fill is checked against, got[j] what DynamoDB answers. */
+typedef struct batch_miss {
+  const ddb_item **miss;
+  ddb_item **got;
+  size_t *where;
+  uint64_t *gens;
+  char **ckeys;
+  size_t *clens;
+  size_t m;
+} batch_miss;
 
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
-                             pol->consistent, found, err);
-  miss = calloc(n ? n : 1, sizeof(*miss));
-  got = calloc(n ? n : 1, sizeof(*got));
-  where = calloc(n ? n : 1, sizeof(*where));
-  gens = calloc(n ? n : 1, sizeof(*gens));
-  ckeys = calloc(n ? n : 1, sizeof(*ckeys));
-  clens = calloc(n ? n : 1, sizeof(*clens));
-  if(!miss || !got || !where || !gens || !ckeys || !clens) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
+/* Allocate bm's arrays for n keys (zeroed).  Returns 0, or -1 when out of
+** memory (then batch_miss_free frees what was allocated). */
+static int batch_miss_alloc(batch_miss *bm, size_t n) {
+  size_t k = n ? n : 1;
+  memset(bm, 0, sizeof(*bm));
+  bm->miss = calloc(k, sizeof(*bm->miss));
+  bm->got = calloc(k, sizeof(*bm->got));
+  bm->where = calloc(k, sizeof(*bm->where));
+  bm->gens = calloc(k, sizeof(*bm->gens));
+  bm->ckeys = calloc(k, sizeof(*bm->ckeys));
+  bm->clens = calloc(k, sizeof(*bm->clens));
+  return bm->miss && bm->got && bm->where && bm->gens && bm->ckeys && bm->clens
+             ? 0
+             : -1;
+}
+
+/* Free bm's arrays and the cache keys they own. */
+static void batch_miss_free(batch_miss *bm) {
+  size_t i;
+  for(i = 0; i < bm->m; i++)
+    free(bm->ckeys ? bm->ckeys[i] : NULL);
+  free(bm->miss);
+  free(bm->got);
+  free(bm->where);
+  free(bm->gens);
+  free(bm->ckeys);
+  free(bm->clens);
+}
+
+/* Look up keys[0..n) of table in the store s at now: found[i] a hit (a
+** new reference, or NULL for "no such item"; charged to the meter), or
+** NULL and the key added to bm's misses. */
+static void batch_lookup(ddbc_store *s, ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, double now, ddb_item **found,
+                         batch_miss *bm) {
+  ddb_meter *meter = ddb_client_meter(c);
+  double age;
+  size_t i;
   for(i = 0; i < n; i++) {
     ddb_buf k;
     found[i] = NULL;
@@ -947,37 +971,75 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
       ddb_buf_free(&k);
       continue;
     }
-    where[m] = i;
-    miss[m] = keys[i];
+    bm->where[bm->m] = i;
+    bm->miss[bm->m] = keys[i];
     if(!k.failed)
-      ckeys[m] = ddb_buf_take(&k, &clens[m]);
+      bm->ckeys[bm->m] = ddb_buf_take(&k, &bm->clens[bm->m]);
     ddb_buf_free(&k);
-    m++;
+    bm->m++;
   }
-  if(m > 0)
-    principal_seen_gens(s, c, ckeys, clens, m, gens);
-  if(m > 0 && pol->shared)
-    shared_batch_get(s, c, table, ckeys, clens, gens, where, miss, &m, pol,
-                     found);
-  if(m > 0) {
-    if(meter)
-      ddb_meter_add(&meter->misses, m);
-    result = batch_get_counted(c, table, miss, m, key_names, n_key_names, 0,
-                               got, err);
-    if(result)
-      goto fail;
-    now = ddbc_now();
-    for(i = 0; i < m; i++)
-      if(ckeys[i])
-        ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
-                             pol->item_ttl);
-    if(pol->shared)
-      shared_batch_fill(c, table, ckeys, clens, m, got, pol);
-    for(i = 0; i < m; i++) {
-      found[where[i]] = got[i];
-      got[i] = NULL;
-    }
+}
+
+/* The misses of bm (at least one) from DynamoDB, filled into the store s
+** (at now, read before the call) and pol's shared tier, into found.
+** Returns DDB_OK, or the error of the call (found untouched). */
+static ddb_result batch_fetch(ddbc_store *s, ddb_client *c, const char *table,
+                              const char *const *key_names, int n_key_names,
+                              const ddbc_policy *pol, batch_miss *bm,
+                              ddb_item **found, ddb_error *err) {
+  ddb_meter *meter = ddb_client_meter(c);
+  ddb_result result;
+  double now;
+  size_t i;
+  if(meter)
+    ddb_meter_add(&meter->misses, bm->m);
+  result = batch_get_counted(c, table, bm->miss, bm->m, key_names, n_key_names,
+                             0, bm->got, err);
+  if(result)
+    return result;
+  now = ddbc_now();
+  for(i = 0; i < bm->m; i++)
+    if(bm->ckeys[i])
+      ddbc_store_fill_item(s, bm->ckeys[i], bm->clens[i], bm->got[i],
+                           bm->gens[i], now, pol->item_ttl);
+  if(pol->shared)
+    shared_batch_fill(c, table, bm->ckeys, bm->clens, bm->m, bm->got, pol);
+  for(i = 0; i < bm->m; i++) {
+    found[bm->where[i]] = bm->got[i];
+    bm->got[i] = NULL;
   }
+  return DDB_OK;
+}
+
+/* See ddb_cache.h: the keys from the store, the rest from the shared tier,
+** the rest from DynamoDB (filled into both). */
+ddb_result ddbc_batch_get(ddb_client *c, const char *table,
+                          const ddb_item *const *keys, size_t n,
+                          const char *const *key_names, int n_key_names,
+                          const ddbc_policy *pol, ddb_item **found,
+                          ddb_error *err) {
+  ddbc_store *s = the_store();
+  batch_miss bm;
+  size_t i;
+  ddb_result result = DDB_OK;
+
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
+                             pol->consistent, found, err);
+  if(batch_miss_alloc(&bm, n)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
+               found, &bm);
+  if(bm.m > 0)
+    principal_seen_gens(s, c, bm.ckeys, bm.clens, bm.m, bm.gens);
+  if(bm.m > 0 && pol->shared)
+    shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
+                     bm.miss, &bm.m, pol, found);
+  if(bm.m > 0)
+    result =
+        batch_fetch(s, c, table, key_names, n_key_names, pol, &bm, found, err);
 
 fail:
   if(result)
@@ -985,14 +1047,7 @@ fail:
       ddb_item_unref(found[i]);
       found[i] = NULL;
     }
-  for(i = 0; i < m; i++)
-    free(ckeys ? ckeys[i] : NULL);
-  free(miss);
-  free(got);
-  free(where);
-  free(gens);
-  free(ckeys);
-  free(clens);
+  batch_miss_free(&bm);
   return result;
 }
 
