@@ -1073,6 +1073,78 @@ static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
     ends[(*n)++] = all->len;
 }
 
+/* The tags the writes w[0..n) of table d touch, appended to the list
+** (all, ends, *n_tags: tag_list_add): the partitions their old and new
+** images live in, in every index; the table's Scans; the whole table
+** when an old image is unknown.  b is scratch. */
+static void write_tags(ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, size_t *n_tags) {
+  size_t i, k;
+  int img, any_unknown = 0;
+  for(i = 0; i < n; i++) {
+    any_unknown |= !w[i].old_known;
+    for(img = 0; img < 2; img++) {
+      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
+      if(!it)
+        continue;
+      for(k = 0; k < (size_t)d->n_indexes; k++) {
+        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
+        if(!pk)
+          continue; /* not in this (sparse) index */
+        ddb_buf_reset(b);
+        partition_tag(b, c, d->name, d->indexes[k].name, pk);
+        tag_list_add(all, ends, n_tags, b);
+      }
+    }
+  }
+  ddb_buf_reset(b);
+  tag_head(b, 'S', c, d->name);
+  tag_list_add(all, ends, n_tags, b);
+  if(any_unknown) {
+    ddb_buf_reset(b);
+    tag_head(b, 'T', c, d->name);
+    tag_list_add(all, ends, n_tags, b);
+  }
+}
+
+/* The items the writes w[0..n) of table d (key names names[0..n_names))
+** wrote: dropped from the store s for the other principals, and their
+** keys for the writer's appended to all (ends[0..*n_keys)), items[j] the
+** new image of each (NULL: deleted).  b is scratch. */
+static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n,
+                       const char *const *names, int n_names, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, ddb_item **items,
+                       size_t *n_keys) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
+    ddb_buf_reset(b);
+    if(item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
+      ddb_buf_add(all, b->p, b->len);
+      if(all->failed)
+        break;
+      ends[*n_keys] = all->len;
+      items[(*n_keys)++] = (ddb_item *)w[i].new_item;
+    }
+  }
+}
+
+/* The n byte strings of all, each ending at ends[i] (the next starts
+** there), as out[0..n). */
+static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
+                    ddbc_tag *out) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    out[i].p = all->p + (i ? ends[i - 1] : 0);
+    out[i].len = ends[i] - (i ? ends[i - 1] : 0);
+  }
+}
+
+/* See ddb_cache.h: the tags and the keys of the writes gathered, then told
+** to the store in one call (ddbc_store_note_writes); out of memory, each
+** write told alone, as one that forgets the table's pages. */
 void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
                       const ddbc_write_note *w, size_t n,
                       const ddbc_policy *pol) {
@@ -1080,8 +1152,8 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
   const char *names[2];
   ddbc_tag *tags = NULL, *keys = NULL;
   ddb_item **items = NULL;
-  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i, k;
-  int n_names, img, any_unknown = 0;
+  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i;
+  int n_names;
   ddb_buf b, all_tags, all_keys;
   if(!s || n == 0)
     return;
@@ -1102,52 +1174,13 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
       ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
     goto done;
   }
-  /* the partitions the old and the new images live in, in every index */
-  for(i = 0; i < n; i++) {
-    any_unknown |= !w[i].old_known;
-    for(img = 0; img < 2; img++) {
-      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
-      if(!it)
-        continue;
-      for(k = 0; k < (size_t)d->n_indexes; k++) {
-        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
-        if(!pk)
-          continue; /* not in this (sparse) index */
-        ddb_buf_reset(&b);
-        partition_tag(&b, c, d->name, d->indexes[k].name, pk);
-        tag_list_add(&all_tags, tag_end, &n_tags, &b);
-      }
-    }
-  }
-  ddb_buf_reset(&b);
-  tag_head(&b, 'S', c, d->name);
-  tag_list_add(&all_tags, tag_end, &n_tags, &b);
-  if(any_unknown) {
-    ddb_buf_reset(&b);
-    tag_head(&b, 'T', c, d->name);
-    tag_list_add(&all_tags, tag_end, &n_tags, &b);
-  }
+  write_tags(c, d, w, n, &b, &all_tags, tag_end, &n_tags);
   /* the items themselves: dropped for the other principals, written
   ** through for the writer's */
-  for(i = 0; i < n; i++) {
-    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
-    ddb_buf_reset(&b);
-    if(item_key(&b, c, d->name, w[i].key, names, n_names) == 0) {
-      ddb_buf_add(&all_keys, b.p, b.len);
-      if(all_keys.failed)
-        break;
-      key_end[n_keys] = all_keys.len;
-      items[n_keys++] = (ddb_item *)w[i].new_item;
-    }
-  }
-  for(i = 0; i < n_tags; i++) {
-    tags[i].p = all_tags.p + (i ? tag_end[i - 1] : 0);
-    tags[i].len = tag_end[i] - (i ? tag_end[i - 1] : 0);
-  }
-  for(i = 0; i < n_keys; i++) {
-    keys[i].p = all_keys.p + (i ? key_end[i - 1] : 0);
-    keys[i].len = key_end[i] - (i ? key_end[i - 1] : 0);
-  }
+  write_keys(s, c, d, w, n, names, n_names, &b, &all_keys, key_end, items,
+             &n_keys);
+  tags_at(&all_tags, tag_end, n_tags, tags);
+  tags_at(&all_keys, key_end, n_keys, keys);
   ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
                          pol->item_ttl);
 
