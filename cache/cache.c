@@ -409,9 +409,9 @@ static void descs_free(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
-/* DescribeTable through the cache: the kept answer unless bFresh, which
+/* DescribeTable through the cache: the kept answer unless fresh, which
 ** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
-static ddb_result describe(ddb_client *c, const char *table, int bFresh,
+static ddb_result describe(ddb_client *c, const char *table, int fresh,
                            ddb_table_desc **out, ddb_error *err) {
   desc_entry *e, **pp;
   double now = ddbc_now();
@@ -427,15 +427,15 @@ static ddb_result describe(ddb_client *c, const char *table, int bFresh,
   }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
-    int bMine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
-    if(e->expires <= now || (bMine && bFresh)) {
+    int mine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
+    if(e->expires <= now || (mine && fresh)) {
       *pp = e->next;
       free(e->key);
       ddb_table_desc_free(e->desc);
       free(e);
       continue;
     }
-    if(bMine) {
+    if(mine) {
       *out = ddb_table_desc_dup(e->desc);
       break;
     }
