@@ -117,8 +117,62 @@ static void stream_fail(ddbc_stream *s, const ddb_error *err) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* A worker thread: read its units to their ends, queueing each page.
-** Returns NULL. */
+/* Point rd at unit of s (a partition of the list, or a segment of the
+** Scan), from start (NULL: its first page), its limit the template's on
+** the unit's first request (or every request: limit_every). */
+static void unit_request(const ddbc_stream *s, ddb_read *rd, int unit,
+                         ddb_item *start) {
+  if(s->pks)
+    rd->pk = s->pks[unit]; /* one partition of the list */
+  else {
+    rd->segment = unit; /* one segment of the Scan */
+    rd->total_segments = s->n_units;
+  }
+  rd->start = start;
+  rd->limit = start && !s->limit_every ? 0 : s->rd.limit;
+}
+
+/* Queue page pg of unit on s (taking its reference), waiting for room;
+** takes s->mu.  Returns 1 when s is stopping (pg then released), else
+** 0. */
+static int queue_page(ddbc_stream *s, ddb_page *pg, int unit) {
+  int stopping;
+  pthread_mutex_lock(&s->mu);
+  s->n_held++;
+  s->held_bytes += (long long)pg->bytes;
+  do_stream_note_peak(s);
+  while(s->q_len == s->q_cap && !s->stopping)
+    pthread_cond_wait(&s->cv, &s->mu);
+  stopping = s->stopping;
+  if(stopping) {
+    s->n_held--;
+    s->held_bytes -= (long long)pg->bytes;
+  } else {
+    s->q_unit[(s->q_head + s->q_len) % s->q_cap] = unit;
+    s->q[(s->q_head + s->q_len) % s->q_cap] = pg;
+    s->q_len++;
+    pg = NULL;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  ddb_page_unref(pg);
+  return stopping;
+}
+
+/* The next unit of s no worker has taken (n_units: none left); takes
+** s->mu. */
+static int take_unit(ddbc_stream *s) {
+  int unit;
+  pthread_mutex_lock(&s->mu);
+  unit = s->next_unit < s->n_units ? s->next_unit++ : s->n_units;
+  pthread_mutex_unlock(&s->mu);
+  return unit;
+}
+
+/* A worker thread: read its units to their ends, queueing each page (a
+** unit's request, its page read and its LastEvaluatedKey checked, the
+** page queued, the next unit when one ends).  An error stops the stream
+** (stream_fail).  Returns NULL. */
 static void *stream_worker_main(void *arg) {
   stream_worker *w = arg;
   ddbc_stream *s = w->s;
@@ -132,14 +186,7 @@ static void *stream_worker_main(void *arg) {
   ddb_cancel_thread(stream_stopped, s);
   while(unit < s->n_units && !stopping) {
     ddb_page *pg = NULL;
-    if(s->pks)
-      rd.pk = s->pks[unit]; /* one partition of the list */
-    else {
-      rd.segment = unit; /* one segment of the Scan */
-      rd.total_segments = s->n_units;
-    }
-    rd.start = start;
-    rd.limit = start && !s->limit_every ? 0 : s->rd.limit;
+    unit_request(s, &rd, unit, start);
     if(ddbc_read_page(s->client, &rd, &s->pol, &pg, &err)) {
       stream_fail(s, &err);
       break;
@@ -153,36 +200,15 @@ static void *stream_worker_main(void *arg) {
     }
     ddb_item_unref(start);
     start = ddb_item_ref(pg->last_key);
-    pthread_mutex_lock(&s->mu);
-    s->n_held++;
-    s->held_bytes += (long long)pg->bytes;
-    do_stream_note_peak(s);
-    while(s->q_len == s->q_cap && !s->stopping)
-      pthread_cond_wait(&s->cv, &s->mu);
-    stopping = s->stopping;
-    if(stopping) {
-      s->n_held--;
-      s->held_bytes -= (long long)pg->bytes;
-    } else {
-      s->q_unit[(s->q_head + s->q_len) % s->q_cap] = unit;
-      s->q[(s->q_head + s->q_len) % s->q_cap] = pg;
-      s->q_len++;
-      pg = NULL;
-      pthread_cond_broadcast(&s->cv);
-    }
-    pthread_mutex_unlock(&s->mu);
-    ddb_page_unref(pg);
+    stopping = queue_page(s, pg, unit);
     /* give back what this thread's malloc arena holds from decoding the
     ** page (the response text, the parse tree): with N workers, glibc
     ** keeps N arenas, and RSS would grow by several MB per segment */
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-    if(!start) { /* this unit is done: the next one not taken */
-      pthread_mutex_lock(&s->mu);
-      unit = s->next_unit < s->n_units ? s->next_unit++ : s->n_units;
-      pthread_mutex_unlock(&s->mu);
-    }
+    if(!start) /* this unit is done: the next one not taken */
+      unit = take_unit(s);
   }
   ddb_item_unref(start);
   ddb_lek_guard_free(&lek);
