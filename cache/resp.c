@@ -366,30 +366,64 @@ static int tls_start(ddbc_resp *r, const ddbc_redis_url *u, void *tls,
 ** Connecting
 */
 
-/* Resolve u's host into *ss (the first address) before deadline. */
+/* u's host as an IPv4 or IPv6 literal into *ss (with u's port) and *sl.
+** Returns 1, or 0 when the host is a name. */
+static int resolve_literal(const ddbc_redis_url *u,
+                           struct sockaddr_storage *ss, socklen_t *sl) {
+  struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+  if(inet_pton(AF_INET, u->host, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons((unsigned short)u->port);
+    *sl = sizeof(*v4);
+    return 1;
+  }
+  if(inet_pton(AF_INET6, u->host, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((unsigned short)u->port);
+    *sl = sizeof(*v6);
+    return 1;
+  }
+  return 0;
+}
+
+/* Wait for the asynchronous lookup req until it ends or deadline passes
+** (signals and spurious wake-ups waited through).  Returns its
+** gai_error(): EAI_INPROGRESS when it is still running. */
+static int lookup_wait(struct gaicb *req, double deadline) {
+  struct timespec ts;
+  double left;
+  int rc;
+  for(;;) {
+    const struct gaicb *const list[1] = {req};
+    left = deadline - ddbc_resp_clock();
+    if(left <= 0)
+      break;
+    ts.tv_sec = (time_t)left;
+    ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+    rc = gai_suspend(list, 1, &ts);
+    if(rc == 0 || rc == EAI_ALLDONE || gai_error(req) != EAI_INPROGRESS)
+      break;
+    if(rc != EAI_INTR && rc != EAI_AGAIN)
+      break;
+  }
+  return gai_error(req);
+}
+
+/* Resolve u's host into *ss (the first address) before deadline: a
+** literal at once, a name by glibc's asynchronous lookup.  Returns
+** DDBC_RESP_OK, or DDBC_RESP_TIMEOUT or DDBC_RESP_FAILED with why set. */
 static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
                    socklen_t *sl, double deadline, char *why, size_t cap) {
   struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
   struct gaicb *req;
   struct addrinfo hints;
-  struct timespec ts;
-  double left;
   int rc;
 
   memset(ss, 0, sizeof(*ss));
-  if(inet_pton(AF_INET, u->host, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons((unsigned short)u->port);
-    *sl = sizeof(*v4);
+  if(resolve_literal(u, ss, sl))
     return DDBC_RESP_OK;
-  }
-  if(inet_pton(AF_INET6, u->host, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons((unsigned short)u->port);
-    *sl = sizeof(*v6);
-    return DDBC_RESP_OK;
-  }
   /* a name: glibc's asynchronous lookup, waited for until the deadline */
   req = calloc(1, sizeof(*req));
   if(!req) {
@@ -406,20 +440,7 @@ static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
     snprintf(why, cap, "cannot resolve '%.200s'", u->host);
     return DDBC_RESP_FAILED;
   }
-  for(;;) {
-    const struct gaicb *const list[1] = {req};
-    left = deadline - ddbc_resp_clock();
-    if(left <= 0)
-      break;
-    ts.tv_sec = (time_t)left;
-    ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-    rc = gai_suspend(list, 1, &ts);
-    if(rc == 0 || rc == EAI_ALLDONE || gai_error(req) != EAI_INPROGRESS)
-      break;
-    if(rc != EAI_INTR && rc != EAI_AGAIN)
-      break;
-  }
-  rc = gai_error(req);
+  rc = lookup_wait(req, deadline);
   if(rc == EAI_INPROGRESS) {
     /* still running: it owns req (and hints, u) until it ends, so
     ** cancel it; if it cannot be cancelled, leak req rather than let it
