@@ -48,6 +48,8 @@
 static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
+/* Make the process's store (once, by store_once): its budget the default,
+** its items packed by pack.c.  On failure store stays NULL: no cache. */
 static void store_init(void) {
   /* items packed inside their entries: see store.c */
   static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
@@ -117,6 +119,8 @@ static void cache_fork_prepare(void) {
     ddbc_store_lock(fork_store);
 }
 
+/* After fork(), in the parent and the child: the locks of
+** cache_fork_prepare released, the store's first. */
 static void cache_fork_after(void) {
   if(fork_store)
     ddbc_store_unlock(fork_store);

@@ -76,6 +76,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
+/* Is the error type one of DynamoDB's "slow down" answers? */
 static int is_throttle(const char *type) {
   return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
          strcmp(type, "ThrottlingException") == 0 ||

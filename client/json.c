@@ -404,6 +404,8 @@ typedef struct elem_key {
   uint32_t idx;  /* the element, in the set's kids */
 } elem_key;
 
+/* qsort order of two set elements: by bytes, then by index, so that of
+** two equal ones the later comes second. */
 static int elem_order(const void *pa, const void *pb) {
   const elem_key *a = pa, *b = pb;
   size_t n = a->n < b->n ? a->n : b->n;

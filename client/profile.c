@@ -98,6 +98,8 @@ static const char *strip(const char *s, size_t *n) {
 ** Parsing
 */
 
+/* Free what s holds (its values wiped) and zero it; s itself is not
+** freed. */
 static void sec_free(ini_sec *s) {
   int i;
   for(i = 0; i < s->n; i++) {

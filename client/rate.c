@@ -46,6 +46,7 @@ static void rate_fork_lock(void *obj) {
   pthread_mutex_lock(&rate_lock);
 }
 
+/* After fork() (live.c): rate_lock released. */
 static void rate_fork_unlock(void *obj) {
   (void)obj;
   pthread_mutex_unlock(&rate_lock);
@@ -56,6 +57,7 @@ static const ddb_live_ops rate_live_ops = {rate_fork_lock, rate_fork_unlock,
 static ddb_live rate_live;
 static pthread_once_t rate_once = PTHREAD_ONCE_INIT;
 
+/* Register the buckets' fork handlers with live.c (once). */
 static void rate_init_once(void) {
   ddb_live_add(&rate_live, &rate_live_ops, NULL);
 }

@@ -61,6 +61,8 @@ void ddb_tape_free(ddb_tape *t) {
   memset(t, 0, sizeof(*t));
 }
 
+/* The first byte at or after p that is not JSON white space (or end);
+** inlined into the tokenizer. */
 static const char *skip_ws(const char *p, const char *end) {
   while(p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
     p++;
@@ -72,6 +74,7 @@ const char *ddb_tape_skip_ws(const char *p, const char *end) {
   return skip_ws(p, end);
 }
 
+/* The value of hex digit c, or -1. */
 static int hexval(int c) {
   if(c >= '0' && c <= '9')
     return c - '0';
