@@ -48,6 +48,8 @@
 static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
+/* Make the process's store (once, by store_once): its budget the default,
+** its items packed by pack.c.  On failure store stays NULL: no cache. */
 static void store_init(void) {
   /* items packed inside their entries: see store.c */
   static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
@@ -117,6 +119,8 @@ static void cache_fork_prepare(void) {
     ddbc_store_lock(fork_store);
 }
 
+/* After fork(), in the parent and the child: the locks of
+** cache_fork_prepare released, the store's first. */
 static void cache_fork_after(void) {
   if(fork_store)
     ddbc_store_unlock(fork_store);
@@ -409,9 +413,9 @@ static void descs_free(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
-/* DescribeTable through the cache: the kept answer unless bFresh, which
+/* DescribeTable through the cache: the kept answer unless fresh, which
 ** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
-static ddb_result describe(ddb_client *c, const char *table, int bFresh,
+static ddb_result describe(ddb_client *c, const char *table, int fresh,
                            ddb_table_desc **out, ddb_error *err) {
   desc_entry *e, **pp;
   double now = ddbc_now();
@@ -427,15 +431,15 @@ static ddb_result describe(ddb_client *c, const char *table, int bFresh,
   }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
-    int bMine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
-    if(e->expires <= now || (bMine && bFresh)) {
+    int mine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
+    if(e->expires <= now || (mine && fresh)) {
       *pp = e->next;
       free(e->key);
       ddb_table_desc_free(e->desc);
       free(e);
       continue;
     }
-    if(bMine) {
+    if(mine) {
       *out = ddb_table_desc_dup(e->desc);
       break;
     }
@@ -736,6 +740,39 @@ static ddb_result batch_get_counted(ddb_client *c, const char *table,
   return result;
 }
 
+/* The tags a page of rd is filed under, into tags[0..2): its partition
+** (a Query) or its table's Scans (tag1), and the whole table (tag2), whose
+** bytes tag1 and tag2 hold (check their failed flags). */
+static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
+                      ddb_buf *tag2, ddbc_tag *tags) {
+  if(rd->pk_name)
+    partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
+  else
+    tag_head(tag1, 'S', c, rd->table);
+  tag_head(tag2, 'T', c, rd->table);
+  tags[0].p = tag1->p;
+  tags[0].len = tag1->len;
+  tags[1].p = tag2->p;
+  tags[1].len = tag2->len;
+}
+
+/* After a miss of the store: the page of rd under key from pol's shared
+** tier.  Returns 1 with *out (a new page) and *sage (its age in seconds)
+** on a hit; else 0 with *sgen the tier's generation to fill under. */
+static int page_shared_get(ddb_client *c, const ddb_read *rd,
+                           const ddbc_policy *pol, const ddb_buf *key,
+                           ddb_page **out, double *sage,
+                           ddbc_shared_gen *sgen) {
+  size_t tail_len;
+  const char *tail = shared_tail(c, key, &tail_len);
+  return ddbc_shared_get_page(pol->shared, c, rd->table, tail, tail_len,
+                              pol->query_ttl, ddbc_shared_now(), out, sage,
+                              sgen);
+}
+
+/* See ddb_cache.h: the page from the store, else from the shared tier,
+** else from DynamoDB, filled into both on the way back.  The key is the
+** request's body without ttl=hide's now. */
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
                           const ddbc_policy *pol, ddb_page **out,
                           ddb_error *err) {
@@ -748,7 +785,8 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   ddbc_shared_gen sgen = 0;
   size_t tail_len;
   ddb_result result;
-  double age = 0;
+  double age = 0, sage = 0;
+  int fill;
 
   *out = NULL;
   rd.consistent = pol->consistent;
@@ -768,19 +806,11 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_buf_free(&key);
     return result ? result : read_page_counted(c, &rd, out, err);
   }
-  if(rd.pk_name)
-    partition_tag(&tag1, c, rd.table, rd.index, &rd.pk);
-  else
-    tag_head(&tag1, 'S', c, rd.table);
-  tag_head(&tag2, 'T', c, rd.table);
-  tags[0].p = tag1.p;
-  tags[0].len = tag1.len;
-  tags[1].p = tag2.p;
-  tags[1].len = tag2.len;
+  page_tags(c, &rd, &tag1, &tag2, tags);
+  fill = !tag1.failed && !tag2.failed;
 
-  if(!tag1.failed && !tag2.failed &&
-     ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(), pol->query_ttl,
-                             out, &age)) {
+  if(fill && ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(),
+                                     pol->query_ttl, out, &age)) {
     ddb_meter_hit(m, age);
     ddb_log_cached(c, rd.pk_name ? "Query" : "Scan", rd.table, rd.index,
                    rd.start != NULL, (int)(*out)->count, age);
@@ -791,21 +821,15 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_meter_add(&m->misses, 1);
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
-  if(pol->shared) {
-    const char *tail = shared_tail(c, &key, &tail_len);
-    double sage = 0;
-    if(ddbc_shared_get_page(pol->shared, c, rd.table, tail, tail_len,
-                            pol->query_ttl, ddbc_shared_now(), out, &sage,
-                            &sgen)) {
-      if(!tag1.failed && !tag2.failed)
-        ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
-                             ttl_left(pol->query_ttl, sage));
-      result = DDB_OK;
-      goto done;
-    }
+  if(pol->shared && page_shared_get(c, &rd, pol, &key, out, &sage, &sgen)) {
+    if(fill)
+      ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
+                           ttl_left(pol->query_ttl, sage));
+    result = DDB_OK;
+    goto done;
   }
   result = read_page_counted(c, &rd, out, err);
-  if(result == DDB_OK && !tag1.failed && !tag2.failed)
+  if(result == DDB_OK && fill)
     ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                          pol->query_ttl);
   if(result == DDB_OK && pol->shared) {
@@ -886,36 +910,60 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
   return result;
 }
 
-ddb_result ddbc_batch_get(ddb_client *c, const char *table,
-                          const ddb_item *const *keys, size_t n,
-                          const char *const *key_names, int n_key_names,
-                          const ddbc_policy *pol, ddb_item **found,
-                          ddb_error *err) {
-  ddbc_store *s = the_store();
-  const ddb_item **miss = NULL;
-  ddb_item **got = NULL;
-  size_t *where = NULL;
-  uint64_t *gens = NULL;
-  char **ckeys = NULL;
-  size_t *clens = NULL;
-  size_t i, m = 0;
-  ddb_result result = DDB_OK;
-  ddb_meter *meter = ddb_client_meter(c);
-  double now = ddbc_now(), age;
+/* What ddbc_batch_get did not find in the store: m keys (of arrays n
+** long), miss[j] the key of found[where[j]], ckeys[j] its cache key
+** (clens[j] long; NULL when it could not be built), gens[j] the
+** generation its fill is checked against, got[j] what DynamoDB answers. */
+typedef struct batch_miss {
+  const ddb_item **miss;
+  ddb_item **got;
+  size_t *where;
+  uint64_t *gens;
+  char **ckeys;
+  size_t *clens;
+  size_t m;
+} batch_miss;
 
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
-                             pol->consistent, found, err);
-  miss = calloc(n ? n : 1, sizeof(*miss));
-  got = calloc(n ? n : 1, sizeof(*got));
-  where = calloc(n ? n : 1, sizeof(*where));
-  gens = calloc(n ? n : 1, sizeof(*gens));
-  ckeys = calloc(n ? n : 1, sizeof(*ckeys));
-  clens = calloc(n ? n : 1, sizeof(*clens));
-  if(!miss || !got || !where || !gens || !ckeys || !clens) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
+/* Allocate bm's arrays for n keys (zeroed).  Returns 0, or -1 when out of
+** memory (then batch_miss_free frees what was allocated). */
+static int batch_miss_alloc(batch_miss *bm, size_t n) {
+  size_t k = n ? n : 1;
+  memset(bm, 0, sizeof(*bm));
+  bm->miss = calloc(k, sizeof(*bm->miss));
+  bm->got = calloc(k, sizeof(*bm->got));
+  bm->where = calloc(k, sizeof(*bm->where));
+  bm->gens = calloc(k, sizeof(*bm->gens));
+  bm->ckeys = calloc(k, sizeof(*bm->ckeys));
+  bm->clens = calloc(k, sizeof(*bm->clens));
+  return bm->miss && bm->got && bm->where && bm->gens && bm->ckeys && bm->clens
+             ? 0
+             : -1;
+}
+
+/* Free bm's arrays and the cache keys they own. */
+static void batch_miss_free(batch_miss *bm) {
+  size_t i;
+  for(i = 0; i < bm->m; i++)
+    free(bm->ckeys ? bm->ckeys[i] : NULL);
+  free(bm->miss);
+  free(bm->got);
+  free(bm->where);
+  free(bm->gens);
+  free(bm->ckeys);
+  free(bm->clens);
+}
+
+/* Look up keys[0..n) of table in the store s at now: found[i] a hit (a
+** new reference, or NULL for "no such item"; charged to the meter), or
+** NULL and the key added to bm's misses. */
+static void batch_lookup(ddbc_store *s, ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, double now, ddb_item **found,
+                         batch_miss *bm) {
+  ddb_meter *meter = ddb_client_meter(c);
+  double age;
+  size_t i;
   for(i = 0; i < n; i++) {
     ddb_buf k;
     found[i] = NULL;
@@ -927,37 +975,75 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
       ddb_buf_free(&k);
       continue;
     }
-    where[m] = i;
-    miss[m] = keys[i];
+    bm->where[bm->m] = i;
+    bm->miss[bm->m] = keys[i];
     if(!k.failed)
-      ckeys[m] = ddb_buf_take(&k, &clens[m]);
+      bm->ckeys[bm->m] = ddb_buf_take(&k, &bm->clens[bm->m]);
     ddb_buf_free(&k);
-    m++;
+    bm->m++;
   }
-  if(m > 0)
-    principal_seen_gens(s, c, ckeys, clens, m, gens);
-  if(m > 0 && pol->shared)
-    shared_batch_get(s, c, table, ckeys, clens, gens, where, miss, &m, pol,
-                     found);
-  if(m > 0) {
-    if(meter)
-      ddb_meter_add(&meter->misses, m);
-    result = batch_get_counted(c, table, miss, m, key_names, n_key_names, 0,
-                               got, err);
-    if(result)
-      goto fail;
-    now = ddbc_now();
-    for(i = 0; i < m; i++)
-      if(ckeys[i])
-        ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
-                             pol->item_ttl);
-    if(pol->shared)
-      shared_batch_fill(c, table, ckeys, clens, m, got, pol);
-    for(i = 0; i < m; i++) {
-      found[where[i]] = got[i];
-      got[i] = NULL;
-    }
+}
+
+/* The misses of bm (at least one) from DynamoDB, filled into the store s
+** (at now, read before the call) and pol's shared tier, into found.
+** Returns DDB_OK, or the error of the call (found untouched). */
+static ddb_result batch_fetch(ddbc_store *s, ddb_client *c, const char *table,
+                              const char *const *key_names, int n_key_names,
+                              const ddbc_policy *pol, batch_miss *bm,
+                              ddb_item **found, ddb_error *err) {
+  ddb_meter *meter = ddb_client_meter(c);
+  ddb_result result;
+  double now;
+  size_t i;
+  if(meter)
+    ddb_meter_add(&meter->misses, bm->m);
+  result = batch_get_counted(c, table, bm->miss, bm->m, key_names, n_key_names,
+                             0, bm->got, err);
+  if(result)
+    return result;
+  now = ddbc_now();
+  for(i = 0; i < bm->m; i++)
+    if(bm->ckeys[i])
+      ddbc_store_fill_item(s, bm->ckeys[i], bm->clens[i], bm->got[i],
+                           bm->gens[i], now, pol->item_ttl);
+  if(pol->shared)
+    shared_batch_fill(c, table, bm->ckeys, bm->clens, bm->m, bm->got, pol);
+  for(i = 0; i < bm->m; i++) {
+    found[bm->where[i]] = bm->got[i];
+    bm->got[i] = NULL;
   }
+  return DDB_OK;
+}
+
+/* See ddb_cache.h: the keys from the store, the rest from the shared tier,
+** the rest from DynamoDB (filled into both). */
+ddb_result ddbc_batch_get(ddb_client *c, const char *table,
+                          const ddb_item *const *keys, size_t n,
+                          const char *const *key_names, int n_key_names,
+                          const ddbc_policy *pol, ddb_item **found,
+                          ddb_error *err) {
+  ddbc_store *s = the_store();
+  batch_miss bm;
+  size_t i;
+  ddb_result result = DDB_OK;
+
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
+                             pol->consistent, found, err);
+  if(batch_miss_alloc(&bm, n)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
+               found, &bm);
+  if(bm.m > 0)
+    principal_seen_gens(s, c, bm.ckeys, bm.clens, bm.m, bm.gens);
+  if(bm.m > 0 && pol->shared)
+    shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
+                     bm.miss, &bm.m, pol, found);
+  if(bm.m > 0)
+    result =
+        batch_fetch(s, c, table, key_names, n_key_names, pol, &bm, found, err);
 
 fail:
   if(result)
@@ -965,14 +1051,7 @@ fail:
       ddb_item_unref(found[i]);
       found[i] = NULL;
     }
-  for(i = 0; i < m; i++)
-    free(ckeys ? ckeys[i] : NULL);
-  free(miss);
-  free(got);
-  free(where);
-  free(gens);
-  free(ckeys);
-  free(clens);
+  batch_miss_free(&bm);
   return result;
 }
 
@@ -998,6 +1077,78 @@ static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
     ends[(*n)++] = all->len;
 }
 
+/* The tags the writes w[0..n) of table d touch, appended to the list
+** (all, ends, *n_tags: tag_list_add): the partitions their old and new
+** images live in, in every index; the table's Scans; the whole table
+** when an old image is unknown.  b is scratch. */
+static void write_tags(ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, size_t *n_tags) {
+  size_t i, k;
+  int img, any_unknown = 0;
+  for(i = 0; i < n; i++) {
+    any_unknown |= !w[i].old_known;
+    for(img = 0; img < 2; img++) {
+      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
+      if(!it)
+        continue;
+      for(k = 0; k < (size_t)d->n_indexes; k++) {
+        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
+        if(!pk)
+          continue; /* not in this (sparse) index */
+        ddb_buf_reset(b);
+        partition_tag(b, c, d->name, d->indexes[k].name, pk);
+        tag_list_add(all, ends, n_tags, b);
+      }
+    }
+  }
+  ddb_buf_reset(b);
+  tag_head(b, 'S', c, d->name);
+  tag_list_add(all, ends, n_tags, b);
+  if(any_unknown) {
+    ddb_buf_reset(b);
+    tag_head(b, 'T', c, d->name);
+    tag_list_add(all, ends, n_tags, b);
+  }
+}
+
+/* The items the writes w[0..n) of table d (key names names[0..n_names))
+** wrote: dropped from the store s for the other principals, and their
+** keys for the writer's appended to all (ends[0..*n_keys)), items[j] the
+** new image of each (NULL: deleted).  b is scratch. */
+static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n,
+                       const char *const *names, int n_names, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, ddb_item **items,
+                       size_t *n_keys) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
+    ddb_buf_reset(b);
+    if(item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
+      ddb_buf_add(all, b->p, b->len);
+      if(all->failed)
+        break;
+      ends[*n_keys] = all->len;
+      items[(*n_keys)++] = (ddb_item *)w[i].new_item;
+    }
+  }
+}
+
+/* The n byte strings of all, each ending at ends[i] (the next starts
+** there), as out[0..n). */
+static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
+                    ddbc_tag *out) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    out[i].p = all->p + (i ? ends[i - 1] : 0);
+    out[i].len = ends[i] - (i ? ends[i - 1] : 0);
+  }
+}
+
+/* See ddb_cache.h: the tags and the keys of the writes gathered, then told
+** to the store in one call (ddbc_store_note_writes); out of memory, each
+** write told alone, as one that forgets the table's pages. */
 void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
                       const ddbc_write_note *w, size_t n,
                       const ddbc_policy *pol) {
@@ -1005,8 +1156,8 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
   const char *names[2];
   ddbc_tag *tags = NULL, *keys = NULL;
   ddb_item **items = NULL;
-  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i, k;
-  int n_names, img, any_unknown = 0;
+  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i;
+  int n_names;
   ddb_buf b, all_tags, all_keys;
   if(!s || n == 0)
     return;
@@ -1027,52 +1178,13 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
       ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
     goto done;
   }
-  /* the partitions the old and the new images live in, in every index */
-  for(i = 0; i < n; i++) {
-    any_unknown |= !w[i].old_known;
-    for(img = 0; img < 2; img++) {
-      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
-      if(!it)
-        continue;
-      for(k = 0; k < (size_t)d->n_indexes; k++) {
-        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
-        if(!pk)
-          continue; /* not in this (sparse) index */
-        ddb_buf_reset(&b);
-        partition_tag(&b, c, d->name, d->indexes[k].name, pk);
-        tag_list_add(&all_tags, tag_end, &n_tags, &b);
-      }
-    }
-  }
-  ddb_buf_reset(&b);
-  tag_head(&b, 'S', c, d->name);
-  tag_list_add(&all_tags, tag_end, &n_tags, &b);
-  if(any_unknown) {
-    ddb_buf_reset(&b);
-    tag_head(&b, 'T', c, d->name);
-    tag_list_add(&all_tags, tag_end, &n_tags, &b);
-  }
+  write_tags(c, d, w, n, &b, &all_tags, tag_end, &n_tags);
   /* the items themselves: dropped for the other principals, written
   ** through for the writer's */
-  for(i = 0; i < n; i++) {
-    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
-    ddb_buf_reset(&b);
-    if(item_key(&b, c, d->name, w[i].key, names, n_names) == 0) {
-      ddb_buf_add(&all_keys, b.p, b.len);
-      if(all_keys.failed)
-        break;
-      key_end[n_keys] = all_keys.len;
-      items[n_keys++] = (ddb_item *)w[i].new_item;
-    }
-  }
-  for(i = 0; i < n_tags; i++) {
-    tags[i].p = all_tags.p + (i ? tag_end[i - 1] : 0);
-    tags[i].len = tag_end[i] - (i ? tag_end[i - 1] : 0);
-  }
-  for(i = 0; i < n_keys; i++) {
-    keys[i].p = all_keys.p + (i ? key_end[i - 1] : 0);
-    keys[i].len = key_end[i] - (i ? key_end[i - 1] : 0);
-  }
+  write_keys(s, c, d, w, n, names, n_names, &b, &all_keys, key_end, items,
+             &n_keys);
+  tags_at(&all_tags, tag_end, n_tags, tags);
+  tags_at(&all_keys, key_end, n_keys, keys);
   ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
                          pol->item_ttl);
 

@@ -27,39 +27,39 @@
 #define FANOUT_THREADS 4
 
 typedef struct fanout_job {
-  ddb_client *pClient;
-  const char *zTable;
-  const ddb_item *const *aKey;
-  const char *const *azKeyName;
-  int nKeyName;
+  ddb_client *client;
+  const char *table;
+  const ddb_item *const *keys;
+  const char *const *key_names;
+  int n_key_names;
   const ddbc_policy *pol;
-  ddb_item **aFound;
-  int nKeys, iFirst, nStride; /* this thread's chunks: iFirst, +nStride.. */
+  ddb_item **found;
+  int n_keys, first, stride; /* this thread's chunks: first, +stride.. */
   ddb_error err;
-  int bFailed;
-  int *pStop; /* shared: set to stop every job (atomic) */
+  int failed;
+  int *stop_flag; /* shared: set to stop every job (atomic) */
 } fanout_job;
 
 /* A job thread's cancel hook: has the caller's thread said stop? */
-static int fanout_stopped(void *pArg) {
-  return __atomic_load_n((int *)pArg, __ATOMIC_ACQUIRE);
+static int fanout_stopped(void *arg) {
+  return __atomic_load_n((int *)arg, __ATOMIC_ACQUIRE);
 }
 
 /* Run job j's chunks, one BatchGetItem each, until the first error (then
-** j->bFailed and j->err; a cancellation stops the other jobs too).
+** j->failed and j->err; a cancellation stops the other jobs too).
 ** Returns NULL. */
-static void *fanout_main(void *pArg) {
-  fanout_job *j = pArg;
+static void *fanout_main(void *arg) {
+  fanout_job *j = arg;
   int c;
-  for(c = j->iFirst; c * FANOUT_CHUNK < j->nKeys; c += j->nStride) {
+  for(c = j->first; c * FANOUT_CHUNK < j->n_keys; c += j->stride) {
     int i0 = c * FANOUT_CHUNK;
-    int n = j->nKeys - i0 < FANOUT_CHUNK ? j->nKeys - i0 : FANOUT_CHUNK;
-    if(ddbc_batch_get(j->pClient, j->zTable, j->aKey + i0, (size_t)n,
-                      j->azKeyName, j->nKeyName, j->pol, j->aFound + i0,
+    int n = j->n_keys - i0 < FANOUT_CHUNK ? j->n_keys - i0 : FANOUT_CHUNK;
+    if(ddbc_batch_get(j->client, j->table, j->keys + i0, (size_t)n,
+                      j->key_names, j->n_key_names, j->pol, j->found + i0,
                       &j->err)) {
-      j->bFailed = 1;
+      j->failed = 1;
       if(j->err.code == DDB_ERR_CANCELLED)
-        __atomic_store_n(j->pStop, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(j->stop_flag, 1, __ATOMIC_RELEASE);
       break;
     }
   }
@@ -68,10 +68,10 @@ static void *fanout_main(void *pArg) {
 
 /* A job run by a thread of its own: its cancel hook is the stop flag.
 ** Returns NULL. */
-static void *fanout_thread(void *pArg) {
-  fanout_job *j = pArg;
-  ddb_cancel_thread(fanout_stopped, j->pStop);
-  return fanout_main(pArg);
+static void *fanout_thread(void *arg) {
+  fanout_job *j = arg;
+  ddb_cancel_thread(fanout_stopped, j->stop_flag);
+  return fanout_main(arg);
 }
 
 /* See ddb_cache.h. */
@@ -92,72 +92,72 @@ ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
                                  const ddbc_policy *pol, int n_threads,
                                  ddb_cancel_fn cancel, void *ud,
                                  ddb_item **found, ddb_error *err) {
-  fanout_job *aJob;
-  pthread_t *aTid;
-  int *aStarted;
-  int nKeys = (int)n;
-  int nChunk = (nKeys + FANOUT_CHUNK - 1) / FANOUT_CHUNK, nThread, i;
-  int bStop = 0;
+  fanout_job *jobs;
+  pthread_t *tids;
+  int *started;
+  int n_keys = (int)n;
+  int chunk = (n_keys + FANOUT_CHUNK - 1) / FANOUT_CHUNK, n_run, i;
+  int stopping = 0;
   ddb_result result = DDB_OK;
   if(n_threads > DDBC_MAX_THREADS)
     n_threads = DDBC_MAX_THREADS;
-  nThread = nChunk < n_threads ? nChunk : n_threads;
-  if(nThread <= 1)
+  n_run = chunk < n_threads ? chunk : n_threads;
+  if(n_run <= 1)
     return ddbc_batch_get(c, table, keys, n, key_names, n_key_names, pol,
                           found, err);
-  aJob = calloc((size_t)nThread, sizeof(*aJob));
-  aTid = calloc((size_t)nThread, sizeof(*aTid));
-  aStarted = calloc((size_t)nThread, sizeof(*aStarted));
-  if(!aJob || !aTid || !aStarted) {
-    free(aJob);
-    free(aTid);
-    free(aStarted);
+  jobs = calloc((size_t)n_run, sizeof(*jobs));
+  tids = calloc((size_t)n_run, sizeof(*tids));
+  started = calloc((size_t)n_run, sizeof(*started));
+  if(!jobs || !tids || !started) {
+    free(jobs);
+    free(tids);
+    free(started);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
-  for(i = 0; i < nThread; i++) {
-    memset(&aJob[i], 0, sizeof(aJob[i]));
-    aJob[i].pClient = c;
-    aJob[i].zTable = table;
-    aJob[i].aKey = keys;
-    aJob[i].azKeyName = key_names;
-    aJob[i].nKeyName = n_key_names;
-    aJob[i].pol = pol;
-    aJob[i].aFound = found;
-    aJob[i].nKeys = nKeys;
-    aJob[i].iFirst = i;
-    aJob[i].nStride = nThread;
-    aJob[i].pStop = &bStop;
-    aStarted[i] =
-        i > 0 && pthread_create(&aTid[i], NULL, fanout_thread, &aJob[i]) == 0;
+  for(i = 0; i < n_run; i++) {
+    memset(&jobs[i], 0, sizeof(jobs[i]));
+    jobs[i].client = c;
+    jobs[i].table = table;
+    jobs[i].keys = keys;
+    jobs[i].key_names = key_names;
+    jobs[i].n_key_names = n_key_names;
+    jobs[i].pol = pol;
+    jobs[i].found = found;
+    jobs[i].n_keys = n_keys;
+    jobs[i].first = i;
+    jobs[i].stride = n_run;
+    jobs[i].stop_flag = &stopping;
+    started[i] =
+        i > 0 && pthread_create(&tids[i], NULL, fanout_thread, &jobs[i]) == 0;
   }
   /* this thread takes job 0, and any job whose thread did not start */
-  for(i = 0; i < nThread; i++)
-    if(i == 0 || !aStarted[i])
-      fanout_main(&aJob[i]);
+  for(i = 0; i < n_run; i++)
+    if(i == 0 || !started[i])
+      fanout_main(&jobs[i]);
   /* then waits for the others, watching for a cancel (which only this
   ** thread can ask for) to pass on to them */
-  for(i = 1; i < nThread; i++) {
-    while(aStarted[i]) {
+  for(i = 1; i < n_run; i++) {
+    while(started[i]) {
       struct timespec ts;
       ddbc_poll_deadline(&ts);
-      if(pthread_timedjoin_np(aTid[i], NULL, &ts) == 0)
+      if(pthread_timedjoin_np(tids[i], NULL, &ts) == 0)
         break;
-      if(!__atomic_load_n(&bStop, __ATOMIC_ACQUIRE) && cancel && cancel(ud))
-        __atomic_store_n(&bStop, 1, __ATOMIC_RELEASE);
+      if(!__atomic_load_n(&stopping, __ATOMIC_ACQUIRE) && cancel && cancel(ud))
+        __atomic_store_n(&stopping, 1, __ATOMIC_RELEASE);
     }
   }
-  for(i = 0; i < nThread; i++)
-    if(aJob[i].bFailed && result == DDB_OK) {
-      *err = aJob[i].err;
+  for(i = 0; i < n_run; i++)
+    if(jobs[i].failed && result == DDB_OK) {
+      *err = jobs[i].err;
       result = err->code ? err->code : DDB_ERR_SERVICE;
     }
   if(result)
-    for(i = 0; i < nKeys; i++) {
+    for(i = 0; i < n_keys; i++) {
       ddb_item_unref(found[i]);
       found[i] = NULL;
     }
-  free(aJob);
-  free(aTid);
-  free(aStarted);
+  free(jobs);
+  free(tids);
+  free(started);
   return result;
 }

@@ -53,6 +53,7 @@ static void hot_fork_prepare(void) {
   pthread_mutex_lock(&hot_lock);
 }
 
+/* After fork(), in the parent and the child: hot_lock released. */
 static void hot_fork_after(void) {
   pthread_mutex_unlock(&hot_lock);
 }

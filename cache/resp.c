@@ -115,10 +115,81 @@ static int url_bad(char *why, size_t cap, const char *phrase) {
   return -1;
 }
 
+/* The user[:password]@ of a URL whose authority is p[0..path) (the last
+** '@' before the path ends it), decoded into out.  Returns 0 with *host
+** where the host starts (p when there is none), or -1 with why set (the
+** password wiped). */
+static int url_auth(const char *p, const char *path, ddbc_redis_url *out,
+                    const char **host, char *why, size_t cap) {
+  const char *q, *auth_end = NULL, *colon, *user_end;
+  *host = p;
+  for(q = p; q < path; q++)
+    if(*q == '@')
+      auth_end = q;
+  if(!auth_end)
+    return 0;
+  colon = memchr(p, ':', (size_t)(auth_end - p));
+  user_end = colon ? colon : auth_end;
+  if(pct_decode(p, (size_t)(user_end - p), out->user, sizeof(out->user)))
+    return url_bad(why, cap, "bad user name (too long or a bad %xx)");
+  if(colon) {
+    if(pct_decode(colon + 1, (size_t)(auth_end - colon - 1), out->password,
+                  sizeof(out->password))) {
+      ddbc_redis_url_wipe(out);
+      return url_bad(why, cap, "bad password (too long or a bad %xx)");
+    }
+    out->has_password = 1;
+  }
+  *host = auth_end + 1;
+  return 0;
+}
+
+/* The host of a URL at host[0..path): [v6] or a name, into out->host,
+** then :port.  Returns 0 with *port where the port's digits start (NULL
+** when there is none), or -1 with why set. */
+static int url_host(const char *host, const char *path, ddbc_redis_url *out,
+                    const char **port, char *why, size_t cap) {
+  const char *host_end;
+  size_t n;
+  *port = NULL;
+  if(*host == '[') {
+    const char *rb = memchr(host, ']', (size_t)(path - host));
+    if(!rb)
+      return url_bad(why, cap, "no ']' after an IPv6 address");
+    n = (size_t)(rb - host - 1);
+    if(n == 0 || n >= sizeof(out->host))
+      return url_bad(why, cap, "bad IPv6 address");
+    memcpy(out->host, host + 1, n);
+    out->host[n] = 0;
+    host_end = rb + 1;
+    if(host_end < path && *host_end != ':')
+      return url_bad(why, cap, "bad text after an IPv6 address");
+    if(host_end < path)
+      *port = host_end + 1;
+  } else {
+    const char *colon = memchr(host, ':', (size_t)(path - host));
+    host_end = colon ? colon : path;
+    n = (size_t)(host_end - host);
+    if(n == 0)
+      return url_bad(why, cap, "no host");
+    if(n >= sizeof(out->host))
+      return url_bad(why, cap, "host name too long");
+    memcpy(out->host, host, n);
+    out->host[n] = 0;
+    if(strspn(out->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                         "0123456789.-_") != n)
+      return url_bad(why, cap, "bad host name");
+    if(colon)
+      *port = colon + 1;
+  }
+  return 0;
+}
+
+/* See resp.h: the scheme, the user and password, the host, the port, the
+** database number. */
 int ddbc_redis_url_parse(const char *url, ddbc_redis_url *out, char *why,
                          size_t cap) {
-  const char *p, *auth_end, *host, *host_end, *port = NULL, *path;
-  size_t n;
+  const char *p, *host, *port, *path;
 
   memset(out, 0, sizeof(*out));
   out->port = 6379;
@@ -137,61 +208,9 @@ int ddbc_redis_url_parse(const char *url, ddbc_redis_url *out, char *why,
   path = strchr(p, '/');
   if(!path)
     path = p + strlen(p);
-  /* user:password@ (the last @ before the path) */
-  auth_end = NULL;
-  {
-    const char *q;
-    for(q = p; q < path; q++)
-      if(*q == '@')
-        auth_end = q;
-  }
-  host = p;
-  if(auth_end) {
-    const char *colon = memchr(p, ':', (size_t)(auth_end - p));
-    const char *user_end = colon ? colon : auth_end;
-    if(pct_decode(p, (size_t)(user_end - p), out->user, sizeof(out->user)))
-      return url_bad(why, cap, "bad user name (too long or a bad %xx)");
-    if(colon) {
-      if(pct_decode(colon + 1, (size_t)(auth_end - colon - 1), out->password,
-                    sizeof(out->password))) {
-        ddbc_redis_url_wipe(out);
-        return url_bad(why, cap, "bad password (too long or a bad %xx)");
-      }
-      out->has_password = 1;
-    }
-    host = auth_end + 1;
-  }
-  /* host, [v6] or name, then :port */
-  if(*host == '[') {
-    const char *rb = memchr(host, ']', (size_t)(path - host));
-    if(!rb)
-      return url_bad(why, cap, "no ']' after an IPv6 address");
-    n = (size_t)(rb - host - 1);
-    if(n == 0 || n >= sizeof(out->host))
-      return url_bad(why, cap, "bad IPv6 address");
-    memcpy(out->host, host + 1, n);
-    out->host[n] = 0;
-    host_end = rb + 1;
-    if(host_end < path && *host_end != ':')
-      return url_bad(why, cap, "bad text after an IPv6 address");
-    if(host_end < path)
-      port = host_end + 1;
-  } else {
-    const char *colon = memchr(host, ':', (size_t)(path - host));
-    host_end = colon ? colon : path;
-    n = (size_t)(host_end - host);
-    if(n == 0)
-      return url_bad(why, cap, "no host");
-    if(n >= sizeof(out->host))
-      return url_bad(why, cap, "host name too long");
-    memcpy(out->host, host, n);
-    out->host[n] = 0;
-    if(strspn(out->host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                         "0123456789.-_") != n)
-      return url_bad(why, cap, "bad host name");
-    if(colon)
-      port = colon + 1;
-  }
+  if(url_auth(p, path, out, &host, why, cap) ||
+     url_host(host, path, out, &port, why, cap))
+    return -1;
   if(port && parse_dec(port, (size_t)(path - port), 1, 65535, &out->port))
     return url_bad(why, cap, "bad port (expected 1 to 65535)");
   if(*path == '/' && path[1]) {
@@ -347,30 +366,64 @@ static int tls_start(ddbc_resp *r, const ddbc_redis_url *u, void *tls,
 ** Connecting
 */
 
-/* Resolve u's host into *ss (the first address) before deadline. */
+/* u's host as an IPv4 or IPv6 literal into *ss (with u's port) and *sl.
+** Returns 1, or 0 when the host is a name. */
+static int resolve_literal(const ddbc_redis_url *u,
+                           struct sockaddr_storage *ss, socklen_t *sl) {
+  struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
+  struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+  if(inet_pton(AF_INET, u->host, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons((unsigned short)u->port);
+    *sl = sizeof(*v4);
+    return 1;
+  }
+  if(inet_pton(AF_INET6, u->host, &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons((unsigned short)u->port);
+    *sl = sizeof(*v6);
+    return 1;
+  }
+  return 0;
+}
+
+/* Wait for the asynchronous lookup req until it ends or deadline passes
+** (signals and spurious wake-ups waited through).  Returns its
+** gai_error(): EAI_INPROGRESS when it is still running. */
+static int lookup_wait(struct gaicb *req, double deadline) {
+  struct timespec ts;
+  double left;
+  int rc;
+  for(;;) {
+    const struct gaicb *const list[1] = {req};
+    left = deadline - ddbc_resp_clock();
+    if(left <= 0)
+      break;
+    ts.tv_sec = (time_t)left;
+    ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+    rc = gai_suspend(list, 1, &ts);
+    if(rc == 0 || rc == EAI_ALLDONE || gai_error(req) != EAI_INPROGRESS)
+      break;
+    if(rc != EAI_INTR && rc != EAI_AGAIN)
+      break;
+  }
+  return gai_error(req);
+}
+
+/* Resolve u's host into *ss (the first address) before deadline: a
+** literal at once, a name by glibc's asynchronous lookup.  Returns
+** DDBC_RESP_OK, or DDBC_RESP_TIMEOUT or DDBC_RESP_FAILED with why set. */
 static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
                    socklen_t *sl, double deadline, char *why, size_t cap) {
   struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
   struct gaicb *req;
   struct addrinfo hints;
-  struct timespec ts;
-  double left;
   int rc;
 
   memset(ss, 0, sizeof(*ss));
-  if(inet_pton(AF_INET, u->host, &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons((unsigned short)u->port);
-    *sl = sizeof(*v4);
+  if(resolve_literal(u, ss, sl))
     return DDBC_RESP_OK;
-  }
-  if(inet_pton(AF_INET6, u->host, &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons((unsigned short)u->port);
-    *sl = sizeof(*v6);
-    return DDBC_RESP_OK;
-  }
   /* a name: glibc's asynchronous lookup, waited for until the deadline */
   req = calloc(1, sizeof(*req));
   if(!req) {
@@ -387,20 +440,7 @@ static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
     snprintf(why, cap, "cannot resolve '%.200s'", u->host);
     return DDBC_RESP_FAILED;
   }
-  for(;;) {
-    const struct gaicb *const list[1] = {req};
-    left = deadline - ddbc_resp_clock();
-    if(left <= 0)
-      break;
-    ts.tv_sec = (time_t)left;
-    ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
-    rc = gai_suspend(list, 1, &ts);
-    if(rc == 0 || rc == EAI_ALLDONE || gai_error(req) != EAI_INPROGRESS)
-      break;
-    if(rc != EAI_INTR && rc != EAI_AGAIN)
-      break;
-  }
-  rc = gai_error(req);
+  rc = lookup_wait(req, deadline);
   if(rc == EAI_INPROGRESS) {
     /* still running: it owns req (and hints, u) until it ends, so
     ** cancel it; if it cannot be cancelled, leak req rather than let it

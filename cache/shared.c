@@ -180,11 +180,89 @@ static void tier_free(ddbc_shared *sh) {
   free(sh);
 }
 
+/* The tier in the registry whose spec (URL and timeout) is spec, or NULL.
+** Expects reg_lock held. */
+static ddbc_shared *do_tier_find(const char *spec) {
+  ddbc_shared *x;
+  for(x = reg; x; x = x->next)
+    if(strcmp(x->spec, spec) == 0)
+      break;
+  return x;
+}
+
+/* The settings of the new tier sh from url (from names it in messages,
+** shown is it with its password redacted) and the environment: the URL
+** parsed, DYNAMODB_SHARED_CACHE_PASSWORD when the URL has none, the TLS
+** context of rediss:// (DYNAMODB_SHARED_CACHE_CA).  Returns DDB_OK, or
+** DDB_ERR_CONFIG naming what is wrong; sh is then the caller's to free
+** (tier_free), as always. */
+static ddb_result tier_settings(ddbc_shared *sh, const char *url,
+                                const char *from, const char *shown,
+                                ddb_error *err) {
+  const char *pw, *ca;
+  char why[200];
+  if(ddbc_redis_url_parse(url, &sh->u, why, sizeof(why)))
+    return ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': %s", from,
+                         shown, why);
+  pw = getenv("DYNAMODB_SHARED_CACHE_PASSWORD");
+  if(!sh->u.has_password && pw && pw[0]) {
+    if(strlen(pw) >= sizeof(sh->u.password))
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "DYNAMODB_SHARED_CACHE_PASSWORD is too long");
+    memcpy(sh->u.password, pw, strlen(pw) + 1);
+    sh->u.has_password = 1;
+  }
+  if(sh->u.user[0] && !sh->u.has_password)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad %s '%.200s': a user needs a password "
+                         "(DYNAMODB_SHARED_CACHE_PASSWORD)",
+                         from, shown);
+  if(sh->u.tls) {
+    ca = getenv("DYNAMODB_SHARED_CACHE_CA");
+    sh->tls = ddbc_resp_tls_new(ca && ca[0] ? ca : NULL, why, sizeof(why));
+    if(!sh->tls)
+      return ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': %s", from, shown,
+                           why);
+  }
+  return DDB_OK;
+}
+
+/* Put the new tier *sh (its spec set) in the registry, unless another
+** thread put one of the same spec there first: *out is the one
+** registered, and *sh NULL when it was ours (the registry owns it now).
+** Returns DDB_OK, or DDB_ERR_CONFIG when the registry is full
+** (DDBC_SHARED_TIERS). */
+static ddb_result tier_register(ddbc_shared **sh, ddbc_shared **out,
+                                ddb_error *err) {
+  ddbc_shared *x;
+  pthread_mutex_lock(&reg_lock);
+  x = do_tier_find((*sh)->spec); /* another thread may have made it */
+  if(!x && n_reg >= DDBC_SHARED_TIERS) {
+    pthread_mutex_unlock(&reg_lock);
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "too many shared caches in one process (at most "
+                         "%d URL and timeout pairs)",
+                         DDBC_SHARED_TIERS);
+  }
+  if(!x) {
+    x = *sh;
+    x->next = reg;
+    reg = x;
+    n_reg++;
+    *sh = NULL;
+  }
+  pthread_mutex_unlock(&reg_lock);
+  *out = x;
+  return DDB_OK;
+}
+
+/* See ddb_cache.h: the tier of url (or DYNAMODB_SHARED_CACHE) and timeout,
+** one a spec in the process: found in the registry, or made (its
+** settings) and registered. */
 ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
                             ddb_error *err) {
   const char *from = url ? "shared_cache" : "DYNAMODB_SHARED_CACHE";
-  const char *pw, *ca;
-  char why[200], shown[300];
+  char shown[300];
   ddbc_shared *sh = NULL, *x;
   ddb_buf spec;
   ddb_result result = DDB_OK;
@@ -203,9 +281,7 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
     return ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': too long",
                          from, shown);
   pthread_mutex_lock(&reg_lock);
-  for(x = reg; x; x = x->next)
-    if(strcmp(x->spec, spec.p) == 0)
-      break;
+  x = do_tier_find(spec.p);
   pthread_mutex_unlock(&reg_lock);
   if(x) {
     *out = x;
@@ -218,63 +294,15 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
   }
   pthread_mutex_init(&sh->lock, NULL);
   sh->timeout = timeout;
-  if(ddbc_redis_url_parse(url, &sh->u, why, sizeof(why))) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': %s", from,
-                           shown, why);
+  result = tier_settings(sh, url, from, shown, err);
+  if(result)
     goto done;
-  }
-  pw = getenv("DYNAMODB_SHARED_CACHE_PASSWORD");
-  if(!sh->u.has_password && pw && pw[0]) {
-    if(strlen(pw) >= sizeof(sh->u.password)) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG,
-                             "DYNAMODB_SHARED_CACHE_PASSWORD is too long");
-      goto done;
-    }
-    memcpy(sh->u.password, pw, strlen(pw) + 1);
-    sh->u.has_password = 1;
-  }
-  if(sh->u.user[0] && !sh->u.has_password) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "bad %s '%.200s': a user needs a password "
-                           "(DYNAMODB_SHARED_CACHE_PASSWORD)",
-                           from, shown);
-    goto done;
-  }
-  if(sh->u.tls) {
-    ca = getenv("DYNAMODB_SHARED_CACHE_CA");
-    sh->tls = ddbc_resp_tls_new(ca && ca[0] ? ca : NULL, why, sizeof(why));
-    if(!sh->tls) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s '%.200s': %s", from,
-                             shown, why);
-      goto done;
-    }
-  }
   sh->spec = ddb_buf_take(&spec, NULL);
   if(!sh->spec) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto done;
   }
-  pthread_mutex_lock(&reg_lock);
-  for(x = reg; x; x = x->next) /* another thread may have made it */
-    if(strcmp(x->spec, sh->spec) == 0)
-      break;
-  if(!x && n_reg >= DDBC_SHARED_TIERS) {
-    pthread_mutex_unlock(&reg_lock);
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "too many shared caches in one process (at most "
-                           "%d URL and timeout pairs)",
-                           DDBC_SHARED_TIERS);
-    goto done;
-  }
-  if(!x) {
-    sh->next = reg;
-    reg = sh;
-    n_reg++;
-    x = sh;
-    sh = NULL;
-  }
-  pthread_mutex_unlock(&reg_lock);
-  *out = x;
+  result = tier_register(&sh, out, err);
 
 done:
   tier_free(sh);
@@ -668,6 +696,72 @@ static void count_sets(const ddbc_resp_reply *rp, int n) {
 /* ------------------------------------------------------------------------
 ** Items
 */
+/* The next MGET of item entries into cmds: the names (into names) of up
+** to DDBC_SHARED_MGET of tails[*start..n) that are not NULL, their indexes
+** into which.  *start moves past them.  Returns how many (0: none left). */
+static size_t items_mget(const unsigned char *root, char *const *tails,
+                         const size_t *lens, size_t n, size_t *start,
+                         size_t *which,
+                         char (*names)[DDBC_SHARED_NAME_LEN + 1],
+                         ddb_buf *cmds) {
+  size_t i, m = 0, k;
+  ddb_buf_reset(cmds);
+  for(i = *start; i < n && m < DDBC_SHARED_MGET; i++)
+    if(tails[i])
+      which[m++] = i;
+  *start = i;
+  if(m == 0)
+    return 0;
+  ddbc_resp_cmd(cmds, (int)m + 1);
+  ddbc_resp_args(cmds, "MGET");
+  for(k = 0; k < m; k++) {
+    ddbc_shared_name(root, 'I', tails[which[k]], lens[which[k]], names[k]);
+    ddbc_resp_args(cmds, names[k]);
+  }
+  return m;
+}
+
+/* The item entry v that Redis holds under name, read at now: 1 on a hit
+** (*found the item, a new reference, or NULL for "no such item"; *age its
+** age), else 0 (nothing, too old, a tombstone, or a value that is not
+** ours: each counted).  plain is scratch. */
+static int item_take(const unsigned char *root, const char *name,
+                     const ddbc_resp_node *v, double max_age, double now,
+                     ddb_buf *plain, ddb_item **found, double *age) {
+  ddb_error err;
+  uint64_t gen;
+  int flags, ok;
+  if(v->type == DDBC_RESP_NIL) {
+    COUNT(misses, 1);
+    return 0;
+  }
+  if(v->type != DDBC_RESP_BULK) {
+    COUNT(errors, 1);
+    return 0;
+  }
+  ddb_buf_reset(plain);
+  ok = value_open(root, name, 'I', v, max_age, now, plain, &flags, &gen, age);
+  if(ok <= 0 || (flags & FLAG_TOMBSTONE)) {
+    if(ok >= 0)
+      COUNT(misses, 1);
+    return 0;
+  }
+  *found = NULL;
+  if(flags & FLAG_ITEM) {
+    ddb_error_clear(&err);
+    if(ddb_item_from_typed_json(plain->p + HEAD_LEN, plain->len - HEAD_LEN,
+                                found, &err)) {
+      *found = NULL;
+      COUNT(auth_failures, 1); /* sealed by us, yet not an item */
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* See shared.h: an MGET of up to DDBC_SHARED_MGET names a round trip,
+** each value taken (item_take); a Redis that fails makes the rest
+** misses. */
 void ddbc_shared_get_items(ddbc_shared *sh, ddb_client *c, const char *table,
                            char *const *tails, const size_t *lens, size_t n,
                            double max_age, double now, ddb_item **found,
@@ -677,7 +771,6 @@ void ddbc_shared_get_items(ddbc_shared *sh, ddb_client *c, const char *table,
   size_t *which = NULL;
   size_t i, start;
   ddb_buf cmds, plain;
-  ddb_error err;
 
   for(i = 0; i < n; i++)
     hit[i] = 0;
@@ -689,67 +782,28 @@ void ddbc_shared_get_items(ddbc_shared *sh, ddb_client *c, const char *table,
     goto done;
   for(start = 0; start < n;) {
     ddbc_resp_reply rp;
-    size_t m = 0, k, hits = 0;
+    size_t m, k, hits = 0;
     double ms = 0;
-    int bad = 0;
-    /* the next MGET: up to DDBC_SHARED_MGET names */
-    ddb_buf_reset(&cmds);
-    for(i = start; i < n && m < DDBC_SHARED_MGET; i++)
-      if(tails[i])
-        which[m++] = i;
-    start = i;
+    m = items_mget(root, tails, lens, n, &start, which, names, &cmds);
     if(m == 0)
       break;
-    ddbc_resp_cmd(&cmds, (int)m + 1);
-    ddbc_resp_args(&cmds, "MGET");
-    for(k = 0; k < m; k++) {
-      ddbc_shared_name(root, 'I', tails[which[k]], lens[which[k]], names[k]);
-      ddbc_resp_args(&cmds, names[k]);
-    }
     if(round_trip(sh, &cmds, &rp, 1, (int)m + 1, table, &ms))
       goto done; /* Redis failed: everything left is a miss */
     if(rp.node[0].type != DDBC_RESP_ARRAY ||
-       rp.node[0].integer != (long long)m || rp.n_node != (int)m + 1) {
+       rp.node[0].integer != (long long)m || rp.n_node != (int)m + 1)
       COUNT(errors, 1); /* a wrong type: a miss */
-      bad = 1;
-    }
-    for(k = 0; !bad && k < m; k++) {
-      const ddbc_resp_node *v = &rp.node[k + 1];
-      size_t at = which[k];
-      uint64_t gen;
-      double a;
-      int flags, ok;
-      if(v->type == DDBC_RESP_NIL) {
-        COUNT(misses, 1);
-        continue;
-      }
-      if(v->type != DDBC_RESP_BULK) {
-        COUNT(errors, 1);
-        continue;
-      }
-      ddb_buf_reset(&plain);
-      ok = value_open(root, names[k], 'I', v, max_age, now, &plain, &flags,
-                      &gen, &a);
-      if(ok <= 0 || (flags & FLAG_TOMBSTONE)) {
-        if(ok >= 0)
-          COUNT(misses, 1);
-        continue;
-      }
-      found[at] = NULL;
-      if(flags & FLAG_ITEM) {
-        ddb_error_clear(&err);
-        if(ddb_item_from_typed_json(plain.p + HEAD_LEN, plain.len - HEAD_LEN,
-                                    &found[at], &err)) {
-          found[at] = NULL;
-          COUNT(auth_failures, 1); /* sealed by us, yet not an item */
+    else
+      for(k = 0; k < m; k++) {
+        size_t at = which[k];
+        double a;
+        if(!item_take(root, names[k], &rp.node[k + 1], max_age, now, &plain,
+                      &found[at], &a))
           continue;
-        }
+        hit[at] = 1;
+        if(age)
+          age[at] = a;
+        hits++;
       }
-      hit[at] = 1;
-      if(age)
-        age[at] = a;
-      hits++;
-    }
     COUNT(hits, hits);
     log_row("shared_get", table, (int)hits, ms);
     ddbc_resp_reply_free(&rp);
@@ -872,19 +926,84 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
 /* ------------------------------------------------------------------------
 ** Pages
 */
+/* Make the generation gname of table's pages, which Redis does not hold
+** (new, or evicted): SET NX of a new one, then GET of whichever won, in
+** one round trip (cmds is scratch).  Returns it, or 0 when Redis failed
+** or answered no generation (counted). */
+static ddbc_shared_gen gen_make(ddbc_shared *sh, const char *table,
+                                const char *gname, ddb_buf *cmds) {
+  ddbc_resp_reply mk[2];
+  ddbc_shared_gen gen = 0;
+  char fresh[24];
+  double ms = 0;
+  snprintf(fresh, sizeof(fresh), "%llu", (unsigned long long)new_gen());
+  ddb_buf_reset(cmds);
+  ddbc_resp_cmd(cmds, 4);
+  ddbc_resp_args(cmds, "SET");
+  ddbc_resp_args(cmds, gname);
+  ddbc_resp_args(cmds, fresh);
+  ddbc_resp_args(cmds, "NX");
+  ddbc_resp_cmd(cmds, 2);
+  ddbc_resp_args(cmds, "GET");
+  ddbc_resp_args(cmds, gname);
+  if(round_trip(sh, cmds, mk, 2, 1, table, &ms) == 0) {
+    gen = gen_parse(&mk[1].node[0]);
+    if(!gen)
+      COUNT(errors, 1);
+    ddbc_resp_reply_free(&mk[0]);
+    ddbc_resp_reply_free(&mk[1]);
+  }
+  return gen;
+}
+
+/* The page entry v that Redis holds under name, read at now under the
+** table's generation cur: 1 on a hit (*out a new page, *age its age),
+** else 0 (nothing, too old, filled under another generation, or a value
+** that is not ours: each counted).  plain is scratch. */
+static int page_take(const unsigned char *root, const char *name,
+                     const ddbc_resp_node *v, uint64_t cur, double max_age,
+                     double now, ddb_buf *plain, ddb_page **out, double *age) {
+  ddb_error err;
+  uint64_t pgen;
+  int flags, ok;
+  if(v->type == DDBC_RESP_NIL) {
+    COUNT(misses, 1);
+    return 0;
+  }
+  if(v->type != DDBC_RESP_BULK) {
+    COUNT(errors, 1);
+    return 0;
+  }
+  ok = value_open(root, name, 'Q', v, max_age, now, plain, &flags, &pgen, age);
+  if(ok == 0 || (ok > 0 && pgen != cur))
+    COUNT(misses, 1); /* too old, or retired by a write */
+  if(ok <= 0 || pgen != cur)
+    return 0;
+  ddb_error_clear(&err);
+  if(ddb_page_from_json(plain->p + HEAD_LEN, plain->len - HEAD_LEN, out,
+                        &err)) {
+    *out = NULL;
+    COUNT(auth_failures, 1);
+    return 0;
+  }
+  COUNT(hits, 1);
+  return 1;
+}
+
+/* See shared.h: one MGET of the table's generation and the page; no
+** generation yet makes one (gen_make) and is a miss. */
 int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
                          const char *tail, size_t len, double max_age,
                          double now, ddb_page **out, double *age,
                          ddbc_shared_gen *gen) {
   const unsigned char *root = ddb_client_tier_key(c);
   char name[DDBC_SHARED_NAME_LEN + 1], gname[DDBC_SHARED_NAME_LEN + 1];
-  ddbc_resp_reply rp, mk[2];
-  const ddbc_resp_node *g, *v;
+  ddbc_resp_reply rp;
+  const ddbc_resp_node *g;
   ddb_buf cmds, plain;
-  ddb_error err;
-  uint64_t cur, pgen;
+  uint64_t cur;
   double ms = 0;
-  int hit = 0, flags, ok;
+  int hit = 0;
 
   *out = NULL;
   *gen = 0;
@@ -905,31 +1024,12 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
     goto reply_done;
   }
   g = &rp.node[1];
-  v = &rp.node[2];
   cur = gen_parse(g);
   if(g->type == DDBC_RESP_NIL) {
     /* no generation yet (or it was evicted): make one; pages read
     ** without one are misses */
-    char fresh[24];
-    double ms2 = 0;
-    snprintf(fresh, sizeof(fresh), "%llu", (unsigned long long)new_gen());
-    ddb_buf_reset(&cmds);
-    ddbc_resp_cmd(&cmds, 4);
-    ddbc_resp_args(&cmds, "SET");
-    ddbc_resp_args(&cmds, gname);
-    ddbc_resp_args(&cmds, fresh);
-    ddbc_resp_args(&cmds, "NX");
-    ddbc_resp_cmd(&cmds, 2);
-    ddbc_resp_args(&cmds, "GET");
-    ddbc_resp_args(&cmds, gname);
     COUNT(misses, 1);
-    if(round_trip(sh, &cmds, mk, 2, 1, table, &ms2) == 0) {
-      *gen = gen_parse(&mk[1].node[0]);
-      if(!*gen)
-        COUNT(errors, 1);
-      ddbc_resp_reply_free(&mk[0]);
-      ddbc_resp_reply_free(&mk[1]);
-    }
+    *gen = gen_make(sh, table, gname, &cmds);
     goto reply_done;
   }
   if(!cur) {
@@ -937,28 +1037,8 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
     goto reply_done;
   }
   *gen = cur;
-  if(v->type == DDBC_RESP_NIL) {
-    COUNT(misses, 1);
-    goto reply_done;
-  }
-  if(v->type != DDBC_RESP_BULK) {
-    COUNT(errors, 1);
-    goto reply_done;
-  }
-  ok =
-      value_open(root, name, 'Q', v, max_age, now, &plain, &flags, &pgen, age);
-  if(ok == 0 || (ok > 0 && pgen != cur))
-    COUNT(misses, 1); /* too old, or retired by a write */
-  if(ok <= 0 || pgen != cur)
-    goto reply_done;
-  ddb_error_clear(&err);
-  if(ddb_page_from_json(plain.p + HEAD_LEN, plain.len - HEAD_LEN, out, &err)) {
-    *out = NULL;
-    COUNT(auth_failures, 1);
-    goto reply_done;
-  }
-  hit = 1;
-  COUNT(hits, 1);
+  hit =
+      page_take(root, name, &rp.node[2], cur, max_age, now, &plain, out, age);
 reply_done:
   log_row("shared_get", table, hit, ms);
   ddbc_resp_reply_free(&rp);

@@ -147,14 +147,18 @@ static size_t ext_size(int kind) {
                              : 0;
 }
 
+/* What a page entry e holds after its header. */
 static page_ext *page_of(entry *e) {
   return (page_ext *)(e + 1);
 }
 
+/* The item reference an item entry e holds after its header (an entry
+** whose item is not packed). */
 static ddb_item **item_ref_of(entry *e) {
   return (ddb_item **)(e + 1);
 }
 
+/* Where e's key starts: after its header and what its kind holds. */
 static char *key_of(const entry *e) {
   return (char *)(e + 1) + ext_size(e->kind);
 }

@@ -39,36 +39,36 @@
 
 typedef struct stream_worker {
   struct ddbc_stream *s;
-  int iFirst; /* its first unit; then the next one not taken (nNext) */
-  int bStarted;
+  int first; /* its first unit; then the next one not taken (next_unit) */
+  int started;
   pthread_t tid;
 } stream_worker;
 
 struct ddbc_stream {
   pthread_mutex_t mu;
   pthread_cond_t cv; /* signalled on every queue or state change */
-  ddb_page **aQ;     /* ring of pages, each a reference */
-  int *aQUnit;       /* the unit each queued page belongs to */
-  int nQCap, iHead, nQ;
-  int nWorker, nRunning; /* workers started, and still producing */
-  int nUnit;             /* Scan segments, or Query partitions */
-  int nNext;             /* the next unit no worker has taken */
-  ddb_av *aPk;           /* Query: the partition keys (a copy of the
-                            array; the bytes are the caller's); free() */
-  int bStop;             /* the consumer is gone or an error happened */
-  int bFailed;
-  int nHeld;           /* pages read and not yet taken by the consumer:
-                          queued, or in a worker's hands waiting for room
-                          (<= 2 x nWorker: see stream_note_peak) */
-  long long nHeldByte; /* their bytes (ddb_page.bytes) */
-  ddb_error err;       /* the first error */
-  ddb_client *pClient;
+  ddb_page **q;      /* ring of pages, each a reference */
+  int *q_unit;       /* the unit each queued page belongs to */
+  int q_cap, q_head, q_len;
+  int n_workers, n_running; /* workers started, and still producing */
+  int n_units;              /* Scan segments, or Query partitions */
+  int next_unit;            /* the next unit no worker has taken */
+  ddb_av *pks;              /* Query: the partition keys (a copy of the
+                               array; the bytes are the caller's); free() */
+  int stopping;             /* the consumer is gone or an error happened */
+  int failed;
+  int n_held;           /* pages read and not yet taken by the consumer:
+                           queued, or in a worker's hands waiting for room
+                           (<= 2 x n_workers: see do_stream_note_peak) */
+  long long held_bytes; /* their bytes (ddb_page.bytes) */
+  ddb_error err;        /* the first error */
+  ddb_client *client;
   ddb_read rd;     /* template: workers copy it (borrowed strings); its
                    ** limit sizes each unit's first request only
-                   ** (LIMIT+OFFSET), or every request (bLimitEvery) */
-  int bLimitEvery; /* DDBC_STREAM_LIMIT_EVERY */
+                   ** (LIMIT+OFFSET), or every request (limit_every) */
+  int limit_every; /* DDBC_STREAM_LIMIT_EVERY */
   ddbc_policy pol;
-  stream_worker *aW; /* free() */
+  stream_worker *workers; /* free() */
 };
 
 /* The most pages (and bytes) one stream held at once, process-wide, for
@@ -81,10 +81,10 @@ static long long stream_peak_bytes;
 
 /* Note s's pages held now (s->mu held). */
 static void do_stream_note_peak(const ddbc_stream *s) {
-  if(s->nHeld > __atomic_load_n(&stream_peak_pages, __ATOMIC_RELAXED))
-    __atomic_store_n(&stream_peak_pages, s->nHeld, __ATOMIC_RELAXED);
-  if(s->nHeldByte > __atomic_load_n(&stream_peak_bytes, __ATOMIC_RELAXED))
-    __atomic_store_n(&stream_peak_bytes, s->nHeldByte, __ATOMIC_RELAXED);
+  if(s->n_held > __atomic_load_n(&stream_peak_pages, __ATOMIC_RELAXED))
+    __atomic_store_n(&stream_peak_pages, s->n_held, __ATOMIC_RELAXED);
+  if(s->held_bytes > __atomic_load_n(&stream_peak_bytes, __ATOMIC_RELAXED))
+    __atomic_store_n(&stream_peak_bytes, s->held_bytes, __ATOMIC_RELAXED);
 }
 
 /* See ddb_cache.h. */
@@ -95,99 +95,125 @@ void ddbc_stream_peak(int *pages, long long *bytes) {
 
 /* A worker's cancel hook: has the stream been stopped (an error, the
 ** consumer gone, a cancel seen by ddbc_stream_next)?  Takes s->mu. */
-static int stream_stopped(void *pArg) {
-  ddbc_stream *s = pArg;
-  int bStop;
+static int stream_stopped(void *arg) {
+  ddbc_stream *s = arg;
+  int stopping;
   pthread_mutex_lock(&s->mu);
-  bStop = s->bStop;
+  stopping = s->stopping;
   pthread_mutex_unlock(&s->mu);
-  return bStop;
+  return stopping;
 }
 
 /* A worker's error: the first one is the stream's, and every worker stops
 ** (takes s->mu). */
 static void stream_fail(ddbc_stream *s, const ddb_error *err) {
   pthread_mutex_lock(&s->mu);
-  if(!s->bFailed) {
-    s->bFailed = 1;
+  if(!s->failed) {
+    s->failed = 1;
     s->err = *err;
   }
-  s->bStop = 1;
+  s->stopping = 1;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
 }
 
-/* A worker thread: read its units to their ends, queueing each page.
-** Returns NULL. */
-static void *stream_worker_main(void *pArg) {
-  stream_worker *w = pArg;
+/* Point rd at unit of s (a partition of the list, or a segment of the
+** Scan), from start (NULL: its first page), its limit the template's on
+** the unit's first request (or every request: limit_every). */
+static void unit_request(const ddbc_stream *s, ddb_read *rd, int unit,
+                         ddb_item *start) {
+  if(s->pks)
+    rd->pk = s->pks[unit]; /* one partition of the list */
+  else {
+    rd->segment = unit; /* one segment of the Scan */
+    rd->total_segments = s->n_units;
+  }
+  rd->start = start;
+  rd->limit = start && !s->limit_every ? 0 : s->rd.limit;
+}
+
+/* Queue page pg of unit on s (taking its reference), waiting for room;
+** takes s->mu.  Returns 1 when s is stopping (pg then released), else
+** 0. */
+static int queue_page(ddbc_stream *s, ddb_page *pg, int unit) {
+  int stopping;
+  pthread_mutex_lock(&s->mu);
+  s->n_held++;
+  s->held_bytes += (long long)pg->bytes;
+  do_stream_note_peak(s);
+  while(s->q_len == s->q_cap && !s->stopping)
+    pthread_cond_wait(&s->cv, &s->mu);
+  stopping = s->stopping;
+  if(stopping) {
+    s->n_held--;
+    s->held_bytes -= (long long)pg->bytes;
+  } else {
+    s->q_unit[(s->q_head + s->q_len) % s->q_cap] = unit;
+    s->q[(s->q_head + s->q_len) % s->q_cap] = pg;
+    s->q_len++;
+    pg = NULL;
+    pthread_cond_broadcast(&s->cv);
+  }
+  pthread_mutex_unlock(&s->mu);
+  ddb_page_unref(pg);
+  return stopping;
+}
+
+/* The next unit of s no worker has taken (n_units: none left); takes
+** s->mu. */
+static int take_unit(ddbc_stream *s) {
+  int unit;
+  pthread_mutex_lock(&s->mu);
+  unit = s->next_unit < s->n_units ? s->next_unit++ : s->n_units;
+  pthread_mutex_unlock(&s->mu);
+  return unit;
+}
+
+/* A worker thread: read its units to their ends, queueing each page (a
+** unit's request, its page read and its LastEvaluatedKey checked, the
+** page queued, the next unit when one ends).  An error stops the stream
+** (stream_fail).  Returns NULL. */
+static void *stream_worker_main(void *arg) {
+  stream_worker *w = arg;
   ddbc_stream *s = w->s;
   ddb_read rd = s->rd;
-  ddb_item *pStart = NULL;
+  ddb_item *start = NULL;
   ddb_lek_guard lek;
   ddb_error err;
-  int iUnit = w->iFirst, bStop = 0;
+  int unit = w->first, stopping = 0;
   memset(&lek, 0, sizeof(lek));
   ddb_error_clear(&err);
   ddb_cancel_thread(stream_stopped, s);
-  while(iUnit < s->nUnit && !bStop) {
+  while(unit < s->n_units && !stopping) {
     ddb_page *pg = NULL;
-    if(s->aPk)
-      rd.pk = s->aPk[iUnit]; /* one partition of the list */
-    else {
-      rd.segment = iUnit; /* one segment of the Scan */
-      rd.total_segments = s->nUnit;
-    }
-    rd.start = pStart;
-    rd.limit = pStart && !s->bLimitEvery ? 0 : s->rd.limit;
-    if(ddbc_read_page(s->pClient, &rd, &s->pol, &pg, &err)) {
+    unit_request(s, &rd, unit, start);
+    if(ddbc_read_page(s->client, &rd, &s->pol, &pg, &err)) {
       stream_fail(s, &err);
       break;
     }
-    if(!pStart)
+    if(!start)
       ddb_lek_guard_free(&lek); /* a new unit's first page */
-    if(ddb_lek_next(&lek, s->pClient, &rd, pg, &err)) {
+    if(ddb_lek_next(&lek, s->client, &rd, pg, &err)) {
       ddb_page_unref(pg);
       stream_fail(s, &err);
       break;
     }
-    ddb_item_unref(pStart);
-    pStart = ddb_item_ref(pg->last_key);
-    pthread_mutex_lock(&s->mu);
-    s->nHeld++;
-    s->nHeldByte += (long long)pg->bytes;
-    do_stream_note_peak(s);
-    while(s->nQ == s->nQCap && !s->bStop)
-      pthread_cond_wait(&s->cv, &s->mu);
-    bStop = s->bStop;
-    if(bStop) {
-      s->nHeld--;
-      s->nHeldByte -= (long long)pg->bytes;
-    } else {
-      s->aQUnit[(s->iHead + s->nQ) % s->nQCap] = iUnit;
-      s->aQ[(s->iHead + s->nQ) % s->nQCap] = pg;
-      s->nQ++;
-      pg = NULL;
-      pthread_cond_broadcast(&s->cv);
-    }
-    pthread_mutex_unlock(&s->mu);
-    ddb_page_unref(pg);
+    ddb_item_unref(start);
+    start = ddb_item_ref(pg->last_key);
+    stopping = queue_page(s, pg, unit);
     /* give back what this thread's malloc arena holds from decoding the
     ** page (the response text, the parse tree): with N workers, glibc
     ** keeps N arenas, and RSS would grow by several MB per segment */
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
-    if(!pStart) { /* this unit is done: the next one not taken */
-      pthread_mutex_lock(&s->mu);
-      iUnit = s->nNext < s->nUnit ? s->nNext++ : s->nUnit;
-      pthread_mutex_unlock(&s->mu);
-    }
+    if(!start) /* this unit is done: the next one not taken */
+      unit = take_unit(s);
   }
-  ddb_item_unref(pStart);
+  ddb_item_unref(start);
   ddb_lek_guard_free(&lek);
   pthread_mutex_lock(&s->mu);
-  s->nRunning--;
+  s->n_running--;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
   return NULL;
@@ -199,23 +225,23 @@ void ddbc_stream_free(ddbc_stream *s) {
   if(!s)
     return;
   pthread_mutex_lock(&s->mu);
-  s->bStop = 1;
+  s->stopping = 1;
   pthread_cond_broadcast(&s->cv);
   pthread_mutex_unlock(&s->mu);
-  for(i = 0; s->aW && i < s->nWorker; i++)
-    if(s->aW[i].bStarted)
-      pthread_join(s->aW[i].tid, NULL);
-  while(s->nQ > 0) {
-    ddb_page_unref(s->aQ[s->iHead]);
-    s->iHead = (s->iHead + 1) % s->nQCap;
-    s->nQ--;
+  for(i = 0; s->workers && i < s->n_workers; i++)
+    if(s->workers[i].started)
+      pthread_join(s->workers[i].tid, NULL);
+  while(s->q_len > 0) {
+    ddb_page_unref(s->q[s->q_head]);
+    s->q_head = (s->q_head + 1) % s->q_cap;
+    s->q_len--;
   }
   pthread_cond_destroy(&s->cv);
   pthread_mutex_destroy(&s->mu);
-  free(s->aW);
-  free(s->aQ);
-  free(s->aQUnit);
-  free(s->aPk);
+  free(s->workers);
+  free(s->q);
+  free(s->q_unit);
+  free(s->pks);
   free(s);
 }
 
@@ -231,36 +257,37 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
-  s->nQCap = n_workers * STREAM_QUEUE_PER_WORKER;
-  s->aQ = malloc(sizeof(ddb_page *) * (size_t)s->nQCap);
-  s->aQUnit = malloc(sizeof(int) * (size_t)s->nQCap);
-  s->aW = calloc((size_t)n_workers, sizeof(stream_worker));
-  s->nWorker = n_workers;
-  s->nNext = n_workers; /* worker i starts on unit i */
-  s->nUnit = n_units;
-  s->pClient = c;
+  s->q_cap = n_workers * STREAM_QUEUE_PER_WORKER;
+  s->q = malloc(sizeof(ddb_page *) * (size_t)s->q_cap);
+  s->q_unit = malloc(sizeof(int) * (size_t)s->q_cap);
+  s->workers = calloc((size_t)n_workers, sizeof(stream_worker));
+  s->n_workers = n_workers;
+  s->next_unit = n_workers; /* worker i starts on unit i */
+  s->n_units = n_units;
+  s->client = c;
   s->rd = *r;
-  s->bLimitEvery = (flags & DDBC_STREAM_LIMIT_EVERY) != 0;
+  s->limit_every = (flags & DDBC_STREAM_LIMIT_EVERY) != 0;
   s->pol = *pol;
   if(pks) {
-    s->aPk = malloc(sizeof(ddb_av) * (size_t)n_units);
-    if(s->aPk)
-      memcpy(s->aPk, pks, sizeof(ddb_av) * (size_t)n_units);
+    s->pks = malloc(sizeof(ddb_av) * (size_t)n_units);
+    if(s->pks)
+      memcpy(s->pks, pks, sizeof(ddb_av) * (size_t)n_units);
   }
-  if(!s->aQ || !s->aQUnit || !s->aW || (pks && !s->aPk)) {
+  if(!s->q || !s->q_unit || !s->workers || (pks && !s->pks)) {
     ddbc_stream_free(s);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
   for(i = 0; i < n_workers; i++) {
-    s->aW[i].s = s;
-    s->aW[i].iFirst = i;
+    s->workers[i].s = s;
+    s->workers[i].first = i;
     pthread_mutex_lock(&s->mu);
-    s->nRunning++;
+    s->n_running++;
     pthread_mutex_unlock(&s->mu);
-    if(pthread_create(&s->aW[i].tid, NULL, stream_worker_main, &s->aW[i])) {
+    if(pthread_create(&s->workers[i].tid, NULL, stream_worker_main,
+                      &s->workers[i])) {
       pthread_mutex_lock(&s->mu);
-      s->nRunning--;
-      s->bStop = 1;
+      s->n_running--;
+      s->stopping = 1;
       pthread_mutex_unlock(&s->mu);
       ddbc_stream_free(s);
       /* the system's limit on threads, not a request: a setup error */
@@ -268,7 +295,7 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
                            "cannot start scan worker %d of %d", i + 1,
                            n_workers);
     }
-    s->aW[i].bStarted = 1;
+    s->workers[i].started = 1;
   }
   *out = s;
   return DDB_OK;
@@ -279,32 +306,32 @@ ddb_result ddbc_stream_next(ddbc_stream *s, ddb_cancel_fn cancel, void *ud,
                             ddb_page **out, int *unit, ddb_error *err) {
   *out = NULL;
   pthread_mutex_lock(&s->mu);
-  while(s->nQ == 0 && s->nRunning > 0 && !s->bFailed) {
+  while(s->q_len == 0 && s->n_running > 0 && !s->failed) {
     /* wait in slices, to see a cancel (only this thread may ask) */
     struct timespec ts;
     ddbc_poll_deadline(&ts);
-    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->nQ == 0 &&
-       !s->bFailed && cancel && cancel(ud)) {
-      s->bFailed = 1;
-      s->bStop = 1;
+    if(pthread_cond_timedwait(&s->cv, &s->mu, &ts) != 0 && s->q_len == 0 &&
+       !s->failed && cancel && cancel(ud)) {
+      s->failed = 1;
+      s->stopping = 1;
       ddb_error_set(&s->err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
                     s->rd.pk_name ? "Query" : "Scan");
       pthread_cond_broadcast(&s->cv);
     }
   }
-  if(s->bFailed) {
+  if(s->failed) {
     *err = s->err;
     pthread_mutex_unlock(&s->mu);
     return err->code ? err->code : DDB_ERR_SERVICE;
   }
-  if(s->nQ > 0) {
-    *out = s->aQ[s->iHead];
-    s->nHeld--;
-    s->nHeldByte -= (long long)(*out)->bytes;
+  if(s->q_len > 0) {
+    *out = s->q[s->q_head];
+    s->n_held--;
+    s->held_bytes -= (long long)(*out)->bytes;
     if(unit)
-      *unit = s->aQUnit[s->iHead];
-    s->iHead = (s->iHead + 1) % s->nQCap;
-    s->nQ--;
+      *unit = s->q_unit[s->q_head];
+    s->q_head = (s->q_head + 1) % s->q_cap;
+    s->q_len--;
     pthread_cond_broadcast(&s->cv);
   }
   pthread_mutex_unlock(&s->mu);
@@ -313,14 +340,14 @@ ddb_result ddbc_stream_next(ddbc_stream *s, ddb_cancel_fn cancel, void *ud,
 
 /* See ddb_cache.h. */
 int ddbc_stream_workers(const ddbc_stream *s) {
-  return s->nWorker;
+  return s->n_workers;
 }
 
 /* See ddb_cache.h. */
 int ddbc_stream_done(ddbc_stream *s) {
   int n;
   pthread_mutex_lock(&s->mu);
-  n = s->nWorker - s->nRunning;
+  n = s->n_workers - s->n_running;
   pthread_mutex_unlock(&s->mu);
   return n;
 }

@@ -39,8 +39,8 @@ typedef struct wc_run {
 } wc_run;
 
 /* A worker's cancel hook: has the caller's thread said stop? */
-static int wc_cancelled(void *pArg) {
-  return __atomic_load_n((int *)pArg, __ATOMIC_ACQUIRE);
+static int wc_cancelled(void *arg) {
+  return __atomic_load_n((int *)arg, __ATOMIC_ACQUIRE);
 }
 
 /* Set state[] of call k's writes from its outcome r: all applied; or, on
@@ -112,8 +112,8 @@ static void *wc_work(wc_run *run) {
 }
 
 /* A worker thread: its cancel hook is the run's cancel flag. */
-static void *wc_thread(void *pArg) {
-  wc_run *run = pArg;
+static void *wc_thread(void *arg) {
+  wc_run *run = arg;
   ddb_cancel_thread(wc_cancelled, &run->cancel);
   return wc_work(run);
 }
@@ -135,8 +135,8 @@ static void wc_serial(wc_run *run) {
 /* See ddb_cache.h. */
 ddb_result ddbc_write_calls(ddb_client *c, ddbc_wplan *plan) {
   wc_run run;
-  pthread_t *aTid = NULL;
-  int nThread, nStarted = 0, i, nLeft;
+  pthread_t *tids = NULL;
+  int n_run, n_started = 0, i, n_left;
   ddb_result result = DDB_OK;
 
   memset(&run, 0, sizeof(run));
@@ -149,24 +149,24 @@ ddb_result ddbc_write_calls(ddb_client *c, ddbc_wplan *plan) {
     plan->calls[i].result = DDB_OK;
     ddb_error_clear(&plan->calls[i].err);
   }
-  nThread = plan->n_threads < plan->n_calls ? plan->n_threads : plan->n_calls;
-  if(nThread > DDBC_MAX_THREADS)
-    nThread = DDBC_MAX_THREADS;
-  if(nThread > 1)
-    aTid = calloc((size_t)nThread, sizeof(*aTid));
-  for(i = 0; aTid && i < nThread; i++)
-    if(pthread_create(&aTid[nStarted], NULL, wc_thread, &run) == 0)
-      nStarted++;
-  if(nStarted == 0) {
+  n_run = plan->n_threads < plan->n_calls ? plan->n_threads : plan->n_calls;
+  if(n_run > DDBC_MAX_THREADS)
+    n_run = DDBC_MAX_THREADS;
+  if(n_run > 1)
+    tids = calloc((size_t)n_run, sizeof(*tids));
+  for(i = 0; tids && i < n_run; i++)
+    if(pthread_create(&tids[n_started], NULL, wc_thread, &run) == 0)
+      n_started++;
+  if(n_started == 0) {
     wc_serial(&run);
   } else {
     /* wait, watching the caller's hook (which only this thread may ask)
     ** and telling the caller how far the calls are */
-    for(i = 0; i < nStarted; i++) {
+    for(i = 0; i < n_started; i++) {
       for(;;) {
         struct timespec ts;
         ddbc_poll_deadline(&ts);
-        if(pthread_timedjoin_np(aTid[i], NULL, &ts) == 0)
+        if(pthread_timedjoin_np(tids[i], NULL, &ts) == 0)
           break;
         if(!__atomic_load_n(&run.cancel, __ATOMIC_ACQUIRE) && plan->cancel &&
            plan->cancel(plan->ud)) {
@@ -182,14 +182,14 @@ ddb_result ddbc_write_calls(ddb_client *c, ddbc_wplan *plan) {
     if(plan->progress)
       plan->progress(plan->ud, run.done, plan->n_calls);
   }
-  free(aTid);
+  free(tids);
   /* the answer: the first call that failed (in plan order) */
-  for(i = 0, nLeft = 0; i < plan->n_calls; i++)
+  for(i = 0, n_left = 0; i < plan->n_calls; i++)
     if(plan->calls[i].ran && plan->calls[i].result && result == DDB_OK)
       result = plan->calls[i].result;
     else if(!plan->calls[i].ran)
-      nLeft++;
-  if(result == DDB_OK && nLeft > 0)
+      n_left++;
+  if(result == DDB_OK && n_left > 0)
     /* stopped before it started them all, with no call failed: an
     ** interrupt between calls */
     result = DDB_ERR_CANCELLED;

@@ -447,6 +447,7 @@ size_t ddb_base64_encode(const unsigned char *in, size_t n, char *out,
   return o;
 }
 
+/* The 6-bit value of base64 digit c, or -1 when c is none. */
 static int b64_value(unsigned char c) {
   if(c >= 'A' && c <= 'Z')
     return c - 'A';

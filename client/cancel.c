@@ -37,6 +37,8 @@ static pthread_key_t hook_key;
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
 static int hook_ok; /* hook_key was made */
 
+/* Make hook_key, the thread's cancel hook (once); hook_ok says whether it
+** was made. */
 static void hook_key_init(void) {
   hook_ok = pthread_key_create(&hook_key, free) == 0;
 }

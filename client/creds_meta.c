@@ -182,71 +182,92 @@ static int role_ok(const char *r, size_t n) {
   return 1;
 }
 
+/* IMDSv2's step 1: PUT a session token of src->url (body and line are
+** scratch, body reserved whole).  Returns DDB_OK with *hdrs the header
+** list that sends it (the caller's, for headers_wipe_free), or an error
+** naming src->what (a token that is empty or holds a line break is bad). */
+static ddb_result imds_token(const ddb_cred_source *src, ddb_buf *body,
+                             ddb_buf *line, struct curl_slist **hdrs,
+                             ddb_error *err) {
+  struct curl_slist *h;
+  long status;
+  size_t n;
+  ddb_result result;
+  h = curl_slist_append(
+      NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL);
+  ddb_buf_addf(line, "%s/latest/api/token", src->url);
+  if(!h || line->failed) {
+    curl_slist_free_all(h);
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  result = meta_request("PUT", line->p, h, src->what, body, &status, err);
+  curl_slist_free_all(h);
+  if(result)
+    return result;
+  n = body->len;
+  while(n > 0 && (body->p[n - 1] == '\n' || body->p[n - 1] == '\r'))
+    n--;
+  ddb_buf_reset(line);
+  ddb_buf_adds(line, "X-aws-ec2-metadata-token: ");
+  if(n == 0 || memchr(body->p, '\n', n) || memchr(body->p, '\r', n) ||
+     ddb_buf_add(line, body->p, n))
+    return ddb_error_set(err, DDB_ERR_CONFIG, "%s: bad session token",
+                         src->what);
+  *hdrs = curl_slist_append(NULL, line->p);
+  memset(line->p, 0, line->len);
+  if(!*hdrs)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
+/* IMDSv2's step 2: the role name (the first line of the answer) with the
+** token headers hdrs.  Returns DDB_OK with line the URL of the role's
+** credentials, or an error naming src->what (no role, or a name that is
+** not one IAM allows). */
+static ddb_result imds_role(const ddb_cred_source *src,
+                            struct curl_slist *hdrs, ddb_buf *body,
+                            ddb_buf *line, ddb_error *err) {
+  long status;
+  size_t n = 0;
+  ddb_result result;
+  ddb_buf_reset(line);
+  ddb_buf_addf(line, "%s/latest/meta-data/iam/security-credentials/",
+               src->url);
+  result = meta_request("GET", line->p, hdrs, src->what, body, &status, err);
+  if(result)
+    return result;
+  while(n < body->len && body->p[n] != '\n' && body->p[n] != '\r')
+    n++;
+  if(!role_ok(body->p ? body->p : "", n))
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "%s: no IAM role attached to the instance",
+                         src->what);
+  ddb_buf_add(line, body->p, n);
+  if(line->failed)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
 /* See ddb_client_int.h: fetch credentials from EC2 instance metadata
-** (IMDSv2) at src->url. */
+** (IMDSv2) at src->url: a session token, the role's name, its
+** credentials. */
 ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
                                 ddb_error *err) {
   ddb_buf body, line;
   struct curl_slist *hdrs = NULL;
   long status;
-  size_t n;
   ddb_result result;
 
   ddb_buf_init(&body, DDB_CREDS_OUT_MAX);
   /* the answer's room at once: a realloc would leave a copy unwiped */
   ddb_buf_reserve(&body, DDB_CREDS_OUT_MAX);
   ddb_buf_init(&line, 1024);
-  /* 1. a session token */
-  hdrs = curl_slist_append(
-      NULL, "X-aws-ec2-metadata-token-ttl-seconds: " IMDS_TOKEN_TTL);
-  ddb_buf_addf(&line, "%s/latest/api/token", src->url);
-  if(!hdrs || line.failed) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  result = meta_request("PUT", line.p, hdrs, src->what, &body, &status, err);
+  result = imds_token(src, &body, &line, &hdrs, err);
   if(result)
     goto fail;
-  curl_slist_free_all(hdrs);
-  hdrs = NULL;
-  n = body.len;
-  while(n > 0 && (body.p[n - 1] == '\n' || body.p[n - 1] == '\r'))
-    n--;
-  ddb_buf_reset(&line);
-  ddb_buf_adds(&line, "X-aws-ec2-metadata-token: ");
-  if(n == 0 || memchr(body.p, '\n', n) || memchr(body.p, '\r', n) ||
-     ddb_buf_add(&line, body.p, n)) {
-    result =
-        ddb_error_set(err, DDB_ERR_CONFIG, "%s: bad session token", src->what);
-    goto fail;
-  }
-  hdrs = curl_slist_append(NULL, line.p);
-  memset(line.p, 0, line.len);
-  if(!hdrs) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  /* 2. the role name (the first line) */
-  ddb_buf_reset(&line);
-  ddb_buf_addf(&line, "%s/latest/meta-data/iam/security-credentials/",
-               src->url);
-  result = meta_request("GET", line.p, hdrs, src->what, &body, &status, err);
+  result = imds_role(src, hdrs, &body, &line, err);
   if(result)
     goto fail;
-  n = 0;
-  while(n < body.len && body.p[n] != '\n' && body.p[n] != '\r')
-    n++;
-  if(!role_ok(body.p ? body.p : "", n)) {
-    result =
-        ddb_error_set(err, DDB_ERR_CONFIG,
-                      "%s: no IAM role attached to the instance", src->what);
-    goto fail;
-  }
-  ddb_buf_add(&line, body.p, n);
-  if(line.failed) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
   /* 3. its credentials */
   result = meta_request("GET", line.p, hdrs, src->what, &body, &status, err);
   if(result)

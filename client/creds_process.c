@@ -52,30 +52,27 @@ static int drain(int fd, ddb_buf *b) {
   return 0;
 }
 
-/* Run command with /bin/sh -c, stdin from /dev/null, in a process group
-** of its own, and collect its stdout into out and stderr into errb, within
-** PROCESS_TIMEOUT_MS, polling stop(stop_ud) (stop may be NULL).  *status
-** is its wait status (-1 when unknown).  Returns DDB_OK, or an error naming
-** what (DDB_ERR_CANCELLED when stop said so); the group is killed and the
-** child reaped on every path. */
-static ddb_result run_process(const char *command, const char *what,
-                              ddb_cancel_fn stop, void *stop_ud, ddb_buf *out,
-                              ddb_buf *errb, int *status, ddb_error *err) {
-  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, open_fds = 2, rc;
+/* A credential_process that runs, and what stops it. */
+typedef struct child {
+  pid_t pid;          /* the child, and its process group */
+  const char *what;   /* names it in messages */
+  ddb_cancel_fn stop; /* polled; may be NULL */
+  void *stop_ud;
+  int64_t deadline; /* on mono_ms()'s clock */
+} child;
+
+/* Start command with /bin/sh -c in a process group of its own, stdin from
+** /dev/null, stdout to outw and stderr to errw.  Returns DDB_OK with
+** c->pid set, or an error naming c->what, nothing started (c->pid -1). */
+static ddb_result spawn_sh(child *c, const char *command, int outw, int errw,
+                           ddb_error *err) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t attr;
-  int fa_ok = 0, attr_ok = 0;
-  pid_t pid = -1;
+  int fa_ok = 0, attr_ok = 0, rc;
   char *argv[4];
-  int64_t deadline = mono_ms() + PROCESS_TIMEOUT_MS;
   ddb_result result = DDB_OK;
 
-  *status = -1;
-  if(pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
-    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot create a pipe: %s",
-                           what, strerror(errno));
-    goto fail;
-  }
+  c->pid = -1;
   if(posix_spawn_file_actions_init(&fa)) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;
@@ -90,8 +87,8 @@ static ddb_result run_process(const char *command, const char *what,
   if(posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP) ||
      posix_spawnattr_setpgroup(&attr, 0) ||
      posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0) ||
-     posix_spawn_file_actions_adddup2(&fa, outp[1], 1) ||
-     posix_spawn_file_actions_adddup2(&fa, errp[1], 2)) {
+     posix_spawn_file_actions_adddup2(&fa, outw, 1) ||
+     posix_spawn_file_actions_adddup2(&fa, errw, 2)) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;
   }
@@ -99,47 +96,65 @@ static ddb_result run_process(const char *command, const char *what,
   argv[1] = (char *)"-c";
   argv[2] = (char *)command;
   argv[3] = NULL;
-  rc = posix_spawn(&pid, "/bin/sh", &fa, &attr, argv, environ);
+  rc = posix_spawn(&c->pid, "/bin/sh", &fa, &attr, argv, environ);
   if(rc) {
-    pid = -1;
-    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot start: %s", what,
-                           strerror(rc));
-    goto fail;
+    c->pid = -1;
+    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot start: %s",
+                           c->what, strerror(rc));
   }
-  close(outp[1]);
-  close(errp[1]);
-  outp[1] = errp[1] = -1;
-  while(open_fds > 0) {
+fail:
+  if(fa_ok)
+    posix_spawn_file_actions_destroy(&fa);
+  if(attr_ok)
+    posix_spawnattr_destroy(&attr);
+  return result;
+}
+
+/* Has c to stop: its stop hook says so, or its deadline is past?  Then its
+** group is killed and the error returned (DDB_ERR_CANCELLED for the
+** hook); else DDB_OK. */
+static ddb_result stop_due(const child *c, ddb_error *err) {
+  if(c->stop && c->stop(c->stop_ud)) {
+    kill(-c->pid, SIGKILL);
+    return ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
+                         c->what);
+  }
+  if(mono_ms() >= c->deadline) {
+    kill(-c->pid, SIGKILL);
+    return ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
+                         c->what, PROCESS_TIMEOUT_MS / 1000);
+  }
+  return DDB_OK;
+}
+
+/* Read c's stdout (fds[0]) into out and its stderr (fds[1]) into errb
+** until both end, waking every POLL_MS for stop_due; each fd is closed
+** and set -1 at its end.  Returns DDB_OK, or an error naming c->what (its
+** group killed; the fds still open are the caller's to close). */
+static ddb_result collect(const child *c, int fds[2], ddb_buf *out,
+                          ddb_buf *errb, ddb_error *err) {
+  ddb_result result = DDB_OK;
+  while(fds[0] >= 0 || fds[1] >= 0) {
     struct pollfd pf[2];
-    int np = 0, i;
-    int64_t left = deadline - mono_ms();
-    if(stop && stop(stop_ud)) {
-      kill(-pid, SIGKILL);
-      result = ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
-                             what);
+    int np = 0, i, rc;
+    int64_t left;
+    result = stop_due(c, err);
+    if(result)
       break;
-    }
-    if(left <= 0) {
-      kill(-pid, SIGKILL);
-      result =
-          ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
-                        what, PROCESS_TIMEOUT_MS / 1000);
-      break;
-    }
+    left = c->deadline - mono_ms();
     if(left > POLL_MS)
       left = POLL_MS;
-    if(outp[0] >= 0) {
-      pf[np].fd = outp[0];
-      pf[np++].events = POLLIN;
-    }
-    if(errp[0] >= 0) {
-      pf[np].fd = errp[0];
-      pf[np++].events = POLLIN;
-    }
+    if(left < 0)
+      left = 0;
+    for(i = 0; i < 2; i++)
+      if(fds[i] >= 0) {
+        pf[np].fd = fds[i];
+        pf[np++].events = POLLIN;
+      }
     rc = poll(pf, (nfds_t)np, (int)left);
     if(rc < 0 && errno != EINTR) {
-      kill(-pid, SIGKILL);
-      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: poll: %s", what,
+      kill(-c->pid, SIGKILL);
+      result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: poll: %s", c->what,
                              strerror(errno));
       break;
     }
@@ -147,21 +162,27 @@ static ddb_result run_process(const char *command, const char *what,
       int *fd;
       if(!pf[i].revents)
         continue;
-      fd = pf[i].fd == outp[0] ? &outp[0] : &errp[0];
-      if(drain(*fd, fd == &outp[0] ? out : errb)) {
+      fd = pf[i].fd == fds[0] ? &fds[0] : &fds[1];
+      if(drain(*fd, fd == &fds[0] ? out : errb)) {
         close(*fd);
         *fd = -1;
-        open_fds--;
       }
     }
   }
-  /* reap it; one that closed its output and goes on is still stopped by
-  ** the hook and the timeout */
+  return result;
+}
+
+/* Reap c, which result (DDB_OK or an error already set) says how it went
+** so far; one that closed its output and goes on is still stopped by the
+** hook and the timeout.  *status is its wait status (left as it was when
+** unknown: SIGCHLD ignored).  Returns result, or the stop_due error. */
+static ddb_result reap(const child *c, ddb_result result, int *status,
+                       ddb_error *err) {
   for(;;) {
     int st;
     struct timespec ts = {0, 2 * 1000000};
-    pid_t w = waitpid(pid, &st, WNOHANG);
-    if(w == pid) {
+    pid_t w = waitpid(c->pid, &st, WNOHANG);
+    if(w == c->pid) {
       *status = st;
       break;
     }
@@ -169,25 +190,51 @@ static ddb_result run_process(const char *command, const char *what,
       continue;
     if(w < 0)
       break; /* ECHILD: SIGCHLD is ignored; the status is unknown */
-    if(!result && stop && stop(stop_ud)) {
-      kill(-pid, SIGKILL);
-      result = ddb_error_set(err, DDB_ERR_CANCELLED, "interrupted: %s stopped",
-                             what);
-    } else if(!result && mono_ms() >= deadline) {
-      kill(-pid, SIGKILL);
-      result =
-          ddb_error_set(err, DDB_ERR_CONFIG, "%s: did not finish within %d s",
-                        what, PROCESS_TIMEOUT_MS / 1000);
-    }
+    if(!result)
+      result = stop_due(c, err);
     nanosleep(&ts, NULL);
   }
-  pid = -1;
+  return result;
+}
+
+/* Run command with /bin/sh -c, stdin from /dev/null, in a process group
+** of its own, and collect its stdout into out and stderr into errb, within
+** PROCESS_TIMEOUT_MS, polling stop(stop_ud) (stop may be NULL).  *status
+** is its wait status (-1 when unknown).  Returns DDB_OK, or an error naming
+** what (DDB_ERR_CANCELLED when stop said so); the group is killed and the
+** child reaped on every path. */
+static ddb_result run_process(const char *command, const char *what,
+                              ddb_cancel_fn stop, void *stop_ud, ddb_buf *out,
+                              ddb_buf *errb, int *status, ddb_error *err) {
+  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, rd[2];
+  child c;
+  ddb_result result = DDB_OK;
+
+  c.pid = -1;
+  c.what = what;
+  c.stop = stop;
+  c.stop_ud = stop_ud;
+  c.deadline = mono_ms() + PROCESS_TIMEOUT_MS;
+  *status = -1;
+  if(pipe2(outp, O_CLOEXEC) || pipe2(errp, O_CLOEXEC)) {
+    result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: cannot create a pipe: %s",
+                           what, strerror(errno));
+    goto fail;
+  }
+  result = spawn_sh(&c, command, outp[1], errp[1], err);
+  if(result)
+    goto fail;
+  close(outp[1]);
+  close(errp[1]);
+  outp[1] = errp[1] = -1;
+  rd[0] = outp[0];
+  rd[1] = errp[0];
+  result = collect(&c, rd, out, errb, err);
+  outp[0] = rd[0];
+  errp[0] = rd[1];
+  result = reap(&c, result, status, err);
 
 fail:
-  if(fa_ok)
-    posix_spawn_file_actions_destroy(&fa);
-  if(attr_ok)
-    posix_spawnattr_destroy(&attr);
   if(outp[0] >= 0)
     close(outp[0]);
   if(outp[1] >= 0)

@@ -311,7 +311,32 @@ void ddb_strv_free(char **names, int n) {
   free(names);
 }
 
-/* See ddb_client.h. */
+/* The names of ListTables' TableNames array a, copied: *v (k of them,
+** *k set as they are copied, the caller's to free with ddb_strv_free
+** either way).  Returns DDB_OK, or DDB_ERR_PARSE for a name that is no
+** string, DDB_ERR_NOMEM. */
+static ddb_result table_names(const cJSON *a, char ***v, int *k,
+                              ddb_error *err) {
+  const cJSON *x;
+  int cap = cJSON_GetArraySize(a);
+  *v = calloc((size_t)(cap ? cap : 1), sizeof(**v));
+  if(!*v)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  cJSON_ArrayForEach(x, a) {
+    const char *z = cJSON_GetStringValue(x);
+    if(!z || *k >= cap)
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "malformed response to ListTables: a name that "
+                           "is no string");
+    if(!((*v)[*k] = ddb_strdup(z)))
+      return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    (*k)++;
+  }
+  return DDB_OK;
+}
+
+/* See ddb_client.h: the request, the call, the names, the name to go on
+** from (never the one it started from). */
 ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
                            char ***names, int *n, char **last,
                            ddb_error *err) {
@@ -321,7 +346,7 @@ ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
   ddb_result result;
   call_info ci = {.operation = "ListTables", .table = ""};
   char **v = NULL;
-  int k = 0, cap;
+  int k = 0;
 
   *names = NULL;
   *n = 0;
@@ -349,26 +374,9 @@ ddb_result ddb_list_tables(ddb_client *c, const char *start, int limit,
                            "malformed response to ListTables: no TableNames");
     goto fail;
   }
-  cap = cJSON_GetArraySize(a);
-  v = calloc((size_t)(cap ? cap : 1), sizeof(*v));
-  if(!v) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  result = table_names(a, &v, &k, err);
+  if(result)
     goto fail;
-  }
-  cJSON_ArrayForEach(x, a) {
-    const char *z = cJSON_GetStringValue(x);
-    if(!z || k >= cap) {
-      result = ddb_error_set(err, DDB_ERR_PARSE,
-                             "malformed response to ListTables: a name that "
-                             "is no string");
-      goto fail;
-    }
-    if(!(v[k] = ddb_strdup(z))) {
-      result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-      goto fail;
-    }
-    k++;
-  }
   x = cJSON_GetObjectItemCaseSensitive(resp, "LastEvaluatedTableName");
   if(cJSON_GetStringValue(x)) {
     /* DynamoDB's LastEvaluatedTableName is the page's last name: a server

@@ -294,10 +294,69 @@ static batch_key *batch_answered(batch_key *map, const ddb_item *item,
   return bk;
 }
 
+/* Append the BatchGetItem request for keys[0..n) of table to body: each
+** key's attributes names[0..n_names) only (DynamoDB refuses any other in a
+** key), ConsistentRead when consistent.  Check body->failed after. */
+static void batch_body(ddb_buf *body, const char *table, batch_key **keys,
+                       int n, const char *const *names, int n_names,
+                       int consistent) {
+  int i, k;
+  ddb_buf_adds(body, "{\"RequestItems\":{");
+  ddb_buf_json_str(body, table, strlen(table));
+  ddb_buf_adds(body, ":{\"Keys\":[");
+  for(i = 0; i < n; i++) {
+    if(i)
+      ddb_buf_addc(body, ',');
+    ddb_buf_addc(body, '{');
+    for(k = 0; k < n_names; k++) {
+      const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
+      if(k)
+        ddb_buf_addc(body, ',');
+      ddb_buf_json_str(body, names[k], strlen(names[k]));
+      ddb_buf_addc(body, ':');
+      if(a)
+        ddb_av_to_typed_json(a, body);
+    }
+    ddb_buf_addc(body, '}');
+  }
+  ddb_buf_addc(body, ']');
+  if(consistent)
+    ddb_buf_adds(body, ",\"ConsistentRead\":true");
+  ddb_buf_adds(body, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+}
+
+/* Mark in map what the answer bt gave back for keys[0..n): each item
+** found (a reference taken), every key done unless unprocessed.  Returns
+** DDB_OK, or DDB_ERR_PARSE (err set by batch_answered) when an item or an
+** unprocessed key is not one asked in this call, once; enc is scratch. */
+static ddb_result batch_mark(batch_key *map, const batch_take *bt,
+                             batch_key **keys, int n, const char *const *names,
+                             int n_names, ddb_buf *enc, ddb_error *err) {
+  batch_key *bk;
+  int i;
+  for(i = 0; bt->got && i < bt->got->n_items; i++) {
+    bk = batch_answered(map, bt->got->items[i], names, n_names, enc, err);
+    if(!bk)
+      return DDB_ERR_PARSE;
+    bk->found = ddb_item_ref(bt->got->items[i]);
+  }
+  /* everything sent is done unless listed as unprocessed */
+  for(i = 0; i < n; i++)
+    keys[i]->done = 1;
+  for(i = 0; bt->unproc && i < bt->unproc->n_items; i++) {
+    bk = batch_answered(map, bt->unproc->items[i], names, n_names, enc, err);
+    if(!bk)
+      return DDB_ERR_PARSE;
+    bk->done = 0;
+  }
+  return DDB_OK;
+}
+
 /* Send one BatchGetItem for keys[0..n) and mark what came back; keys that
 ** come back unprocessed stay !done.  Every item and unprocessed key of the
 ** answer must be one of keys, once.  *too_large is set when the answer was
-** larger than any is taken (then fewer keys a call may do). */
+** larger than any is taken (then fewer keys a call may do).  On error
+** nothing of the call is kept: keys[0..n) are !done, nothing found. */
 static ddb_result batch_once(ddb_client *c, const char *table,
                              batch_key **keys, int n, batch_key *map,
                              const char *const *names, int n_names,
@@ -316,30 +375,7 @@ static ddb_result batch_once(ddb_client *c, const char *table,
 
   ddb_buf_init(&body, DDB_REQUEST_MAX);
   ddb_buf_init(&enc, 4 * 1024 * 1024);
-  ddb_buf_adds(&body, "{\"RequestItems\":{");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_adds(&body, ":{\"Keys\":[");
-  for(i = 0; i < n; i++) {
-    int k;
-    if(i)
-      ddb_buf_addc(&body, ',');
-    /* only the key attributes: DynamoDB refuses any other in a key */
-    ddb_buf_addc(&body, '{');
-    for(k = 0; k < n_names; k++) {
-      const ddb_av *a = ddb_item_get(keys[i]->key, names[k]);
-      if(k)
-        ddb_buf_addc(&body, ',');
-      ddb_buf_json_str(&body, names[k], strlen(names[k]));
-      ddb_buf_addc(&body, ':');
-      if(a)
-        ddb_av_to_typed_json(a, &body);
-    }
-    ddb_buf_addc(&body, '}');
-  }
-  ddb_buf_addc(&body, ']');
-  if(consistent)
-    ddb_buf_adds(&body, ",\"ConsistentRead\":true");
-  ddb_buf_adds(&body, "}},\"ReturnConsumedCapacity\":\"TOTAL\"}");
+  batch_body(&body, table, keys, n, names, n_names, consistent);
   if(body.failed) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
     goto fail;
@@ -350,27 +386,7 @@ static ddb_result batch_once(ddb_client *c, const char *table,
   *too_large = ci.too_large;
   if(result)
     goto fail;
-  for(i = 0; bt.got && i < bt.got->n_items; i++) {
-    batch_key *bk =
-        batch_answered(map, bt.got->items[i], names, n_names, &enc, err);
-    if(!bk) {
-      result = DDB_ERR_PARSE;
-      goto fail;
-    }
-    bk->found = ddb_item_ref(bt.got->items[i]);
-  }
-  /* everything sent is done unless listed as unprocessed */
-  for(i = 0; i < n; i++)
-    keys[i]->done = 1;
-  for(i = 0; bt.unproc && i < bt.unproc->n_items; i++) {
-    batch_key *bk =
-        batch_answered(map, bt.unproc->items[i], names, n_names, &enc, err);
-    if(!bk) {
-      result = DDB_ERR_PARSE;
-      goto fail;
-    }
-    bk->done = 0;
-  }
+  result = batch_mark(map, &bt, keys, n, names, n_names, &enc, err);
 
 fail:
   for(i = 0; i < n; i++)
@@ -390,29 +406,22 @@ fail:
   return result;
 }
 
-/* BatchGetItem of any number of keys (see ddb_client.h). */
-ddb_result ddb_batch_get(ddb_client *c, const char *table,
-                         const ddb_item *const *keys, size_t n,
-                         const char *const *names, int n_names, int consistent,
-                         ddb_item **found, ddb_error *err) {
-  batch_key *map = NULL, *all = NULL, *bk, *tmp;
-  batch_key *send[BATCH_GET_MAX];
-  batch_key **slot = NULL;
+/* The distinct keys of keys[0..n), in first-seen order, into all[0..*n_all)
+** (each owning its encoding) and the hash map *map; slot[i] is the entry
+** of keys[i].  Returns DDB_OK, or an error: a key without one of
+** names[0..n_names) (DDB_ERR_INPUT, naming its index), out of memory; what
+** was added is the caller's to free either way. */
+static ddb_result batch_distinct(const ddb_item *const *keys, size_t n,
+                                 const char *const *names, int n_names,
+                                 batch_key *all, size_t *n_all,
+                                 batch_key **map, batch_key **slot,
+                                 ddb_error *err) {
+  batch_key *bk;
   ddb_buf enc;
   ddb_result result = DDB_OK;
-  size_t i, n_all = 0, next = 0;
-  int stalls = 0, per_call = BATCH_GET_MAX;
+  size_t i;
 
   ddb_buf_init(&enc, 4 * 1024 * 1024);
-  for(i = 0; i < n; i++)
-    found[i] = NULL;
-  all = calloc(n ? n : 1, sizeof(batch_key));
-  slot = calloc(n ? n : 1, sizeof(batch_key *));
-  if(!all || !slot) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  /* distinct keys, in first-seen order */
   for(i = 0; i < n; i++) {
     ddb_buf_reset(&enc);
     if(ddb_key_encode(keys[i], names, n_names, &enc)) {
@@ -422,10 +431,10 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
                              i);
       goto fail;
     }
-    HASH_FIND(hh, map, enc.p, enc.len, bk);
+    HASH_FIND(hh, *map, enc.p, enc.len, bk);
     if(!bk) {
       size_t len;
-      bk = &all[n_all++];
+      bk = &all[(*n_all)++];
       bk->enc = ddb_buf_take(&enc, &len);
       if(!bk->enc) {
         result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -434,38 +443,82 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
       bk->key = keys[i];
       /* by its length, never strlen: a key 'p0'||char(0)||'x' holds a NUL
       ** (and is not the key 'p0') */
-      HASH_ADD_KEYPTR(hh, map, bk->enc, len, bk);
+      HASH_ADD_KEYPTR(hh, *map, bk->enc, len, bk);
     }
     slot[i] = bk;
   }
+fail:
+  ddb_buf_free(&enc);
+  return result;
+}
+
+/* The keys of the next call, at most per_call into send: the keys sent
+** before (all[0..*next)) that are not done first (*retry set when there is
+** one), then fresh ones (*next moves past them).  Returns how many. */
+static int batch_pick(batch_key *all, size_t n_all, size_t *next, int per_call,
+                      batch_key **send, int *retry) {
+  int m = 0;
+  size_t j;
+  *retry = 0;
+  for(j = 0; j < *next && m < per_call; j++)
+    if(!all[j].done) {
+      send[m++] = &all[j];
+      *retry = 1;
+    }
+  while(m < per_call && *next < n_all)
+    send[m++] = &all[(*next)++];
+  return m;
+}
+
+/* Before a call that retries keys left unprocessed, stalls the calls in a
+** row that got no key done: fail once they pass max_retries, else back
+** off.  Returns DDB_OK, or the error (DDB_ERR_SERVICE, or ddb_backoff's
+** when cancelled). */
+static ddb_result batch_wait(ddb_client *c, int stalls, ddb_error *err) {
+  if(stalls > ddb_client_max_retries(c))
+    return ddb_error_set(err, DDB_ERR_SERVICE,
+                         "BatchGetItem: keys still unprocessed "
+                         "(UnprocessedKeys) after %d retries",
+                         stalls - 1);
+  return ddb_backoff(c, "BatchGetItem", stalls > 0 ? stalls : 1, 1, err);
+}
+
+/* BatchGetItem of any number of keys (see ddb_client.h): the distinct
+** keys, then calls of at most BATCH_GET_MAX until every key is done. */
+ddb_result ddb_batch_get(ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *names, int n_names, int consistent,
+                         ddb_item **found, ddb_error *err) {
+  batch_key *map = NULL, *all = NULL, *bk, *tmp;
+  batch_key *send[BATCH_GET_MAX];
+  batch_key **slot = NULL;
+  ddb_result result = DDB_OK;
+  size_t i, n_all = 0, next = 0;
+  int stalls = 0, per_call = BATCH_GET_MAX;
+
+  for(i = 0; i < n; i++)
+    found[i] = NULL;
+  all = calloc(n ? n : 1, sizeof(batch_key));
+  slot = calloc(n ? n : 1, sizeof(batch_key *));
+  if(!all || !slot) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  result =
+      batch_distinct(keys, n, names, n_names, all, &n_all, &map, slot, err);
+  if(result)
+    goto fail;
   /* send in chunks of 100: fresh keys first, then unprocessed ones.  A
   ** call after which no key is newly done is a retry that failed: after
   ** max_retries of them in a row, the call fails (a server that keeps
   ** returning every key unprocessed cannot keep us here) */
   for(;;) {
-    int m = 0, retry = 0, k, done = 0, too_large = 0;
-    size_t j;
-    for(j = 0; j < next && m < per_call; j++)
-      if(!all[j].done) {
-        send[m++] = &all[j];
-        retry = 1;
-      }
-    while(m < per_call && next < n_all)
-      send[m++] = &all[next++];
+    int retry, k, done = 0, too_large = 0;
+    int m = batch_pick(all, n_all, &next, per_call, send, &retry);
     if(m == 0)
       break;
-    if(retry) {
-      if(stalls > ddb_client_max_retries(c)) {
-        result = ddb_error_set(err, DDB_ERR_SERVICE,
-                               "BatchGetItem: keys still unprocessed "
-                               "(UnprocessedKeys) after %d retries",
-                               stalls - 1);
-        goto fail;
-      }
-      result = ddb_backoff(c, "BatchGetItem", stalls > 0 ? stalls : 1, 1, err);
-      if(result)
-        goto fail;
-    }
+    if(retry && (result = batch_wait(c, stalls, err)) != DDB_OK)
+      goto fail;
     result = batch_once(c, table, send, m, map, names, n_names, consistent,
                         retry, &too_large, err);
     if(result && too_large && m > 1) {
@@ -489,7 +542,7 @@ fail:
   HASH_ITER(hh, map, bk, tmp) {
     HASH_DEL(map, bk);
   }
-  for(i = 0; i < n_all; i++) {
+  for(i = 0; all && i < n_all; i++) {
     free(all[i].enc);
     ddb_item_unref(all[i].found);
   }
@@ -500,6 +553,5 @@ fail:
     }
   free(all);
   free(slot);
-  ddb_buf_free(&enc);
   return result;
 }

@@ -76,6 +76,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   return size * n;
 }
 
+/* Is the error type one of DynamoDB's "slow down" answers? */
 static int is_throttle(const char *type) {
   return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
          strcmp(type, "ThrottlingException") == 0 ||
@@ -478,31 +479,15 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
   return ATTEMPT_FAIL;
 }
 
-/* Send one attempt of a, signed with a->g; fill a->resp, a->status,
-** a->out (on success) and a->e (on failure), and the flags of a that
-** describe a failure (throttled, ambiguous, expired, resent). */
-static attempt_verdict attempt_once(attempt *a) {
-  struct curl_slist *hdrs = NULL;
-  char errbuf[CURL_ERROR_SIZE];
+/* Send the request of a with the signed header list hdrs (freed here):
+** curl's options set for it (attempt_setopt) and the per-attempt ones
+** cleared after.  Returns curl's code; a->resent (and a->ambiguous) say
+** whether curl sent it again by itself. */
+static CURLcode attempt_send(attempt *a, struct curl_slist *hdrs,
+                             xfer_state *xs, body_sink *sink, char *errbuf) {
   CURLcode cc;
-  long code = 0;
-  unsigned long want = 0, got = 0;
-  ddb_buf *resp = &a->resp;
-  ddb_error *e = a->e;
-  const char *op = a->ci->operation;
-  body_sink sink = {.b = resp, .h = a->h};
-  xfer_state xs = {.c = a->c};
-
-  a->status = 0;
-  a->throttled = 0;
-  a->resent = 0;
-  a->sent_now = 0;
-  errbuf[0] = 0;
-  a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
-  if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
-    return ATTEMPT_FAIL;
-  ddb_buf_reset(resp);
-  attempt_setopt(a, hdrs, &xs, &sink, errbuf);
+  ddb_buf_reset(&a->resp);
+  attempt_setopt(a, hdrs, xs, sink, errbuf);
   cc = curl_easy_perform(a->h);
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
   curl_easy_setopt(a->h, CURLOPT_PREREQFUNCTION, NULL);
@@ -513,18 +498,27 @@ static attempt_verdict attempt_once(attempt *a) {
   a->resent = a->sent_now > 1 ? a->sent_now - 1 : 0;
   if(a->resent)
     a->ambiguous = 1;
-  if(cc == CURLE_ABORTED_BY_CALLBACK && xs.cancelled) {
+  return cc;
+}
+
+/* The verdict on an attempt of a that curl did not complete (cc is not
+** CURLE_OK), a->e set: stopped by the cancel hook (xs), an answer larger
+** than any correct one (not retried: a->ci->too_large), or a network
+** error with curl's details in errbuf (retried when curl_retryable). */
+static attempt_verdict attempt_broken(attempt *a, CURLcode cc,
+                                      const xfer_state *xs,
+                                      const char *errbuf) {
+  ddb_buf *resp = &a->resp;
+  ddb_error *e = a->e;
+  const char *op = a->ci->operation;
+  if(cc == CURLE_ABORTED_BY_CALLBACK && xs->cancelled) {
     /* stopped by the hook: once any of the body went out, DynamoDB may
     ** have it all (and execute it) */
     ddb_cancel_error(e, op);
-    if(xs.sent > 0)
+    if(xs->sent > 0)
       a->ambiguous = 1;
     return ATTEMPT_FAIL;
   }
-  if(cc == CURLE_OK)
-    curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &code);
-  a->status = (int)code;
-
   if(cc == CURLE_FILESIZE_EXCEEDED ||
      (cc == CURLE_WRITE_ERROR && resp->failed)) {
     /* more than any correct answer to op can be: not retried */
@@ -535,22 +529,50 @@ static attempt_verdict attempt_once(attempt *a) {
     a->ci->too_large = 1;
     return ATTEMPT_FAIL;
   }
-  if(cc != CURLE_OK) {
-    ddb_error_set(e, DDB_ERR_NETWORK, "%s to %s failed: %s", op,
-                  a->c->s.endpoint, curl_easy_strerror(cc));
-    /* curl's details, e.g. "Recv failure: Connection reset by peer" */
-    if(errbuf[0] && cc != CURLE_COULDNT_CONNECT &&
-       strcmp(errbuf, curl_easy_strerror(cc)) != 0)
-      error_append(e, " (%.200s)", errbuf);
-    if(cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
-      error_append(e, " (to trust another CA, set ca_bundle= or "
-                      "AWS_CA_BUNDLE)");
-    a->ambiguous |= cc != CURLE_COULDNT_CONNECT &&
-                    cc != CURLE_COULDNT_RESOLVE_HOST &&
-                    cc != CURLE_SSL_CONNECT_ERROR;
-    return curl_retryable(cc) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
-  }
-  if(!crc_ok(a->h, resp, &want, &got)) {
+  ddb_error_set(e, DDB_ERR_NETWORK, "%s to %s failed: %s", op,
+                a->c->s.endpoint, curl_easy_strerror(cc));
+  /* curl's details, e.g. "Recv failure: Connection reset by peer" */
+  if(errbuf[0] && cc != CURLE_COULDNT_CONNECT &&
+     strcmp(errbuf, curl_easy_strerror(cc)) != 0)
+    error_append(e, " (%.200s)", errbuf);
+  if(cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CACERT_BADFILE)
+    error_append(e, " (to trust another CA, set ca_bundle= or "
+                    "AWS_CA_BUNDLE)");
+  a->ambiguous |= cc != CURLE_COULDNT_CONNECT &&
+                  cc != CURLE_COULDNT_RESOLVE_HOST &&
+                  cc != CURLE_SSL_CONNECT_ERROR;
+  return curl_retryable(cc) ? ATTEMPT_RETRY : ATTEMPT_FAIL;
+}
+
+/* Send one attempt of a, signed with a->g; fill a->resp, a->status,
+** a->out (on success) and a->e (on failure), and the flags of a that
+** describe a failure (throttled, ambiguous, expired, resent): signed,
+** sent, then judged (broken on the way, damaged, taken, or refused). */
+static attempt_verdict attempt_once(attempt *a) {
+  struct curl_slist *hdrs = NULL;
+  char errbuf[CURL_ERROR_SIZE];
+  CURLcode cc;
+  long code = 0;
+  unsigned long want = 0, got = 0;
+  ddb_error *e = a->e;
+  const char *op = a->ci->operation;
+  body_sink sink = {.b = &a->resp, .h = a->h};
+  xfer_state xs = {.c = a->c};
+
+  a->status = 0;
+  a->throttled = 0;
+  a->resent = 0;
+  a->sent_now = 0;
+  errbuf[0] = 0;
+  a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
+  if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
+    return ATTEMPT_FAIL;
+  cc = attempt_send(a, hdrs, &xs, &sink, errbuf);
+  if(cc != CURLE_OK)
+    return attempt_broken(a, cc, &xs, errbuf);
+  curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &code);
+  a->status = (int)code;
+  if(!crc_ok(a->h, &a->resp, &want, &got)) {
     /* damaged on the way: the answer is lost, the request may be done */
     ddb_error_set(e, DDB_ERR_NETWORK,
                   "the response to %s failed its x-amz-crc32 check "
@@ -623,7 +645,62 @@ static void not_found_error(const ddb_client *c, const char *table,
            table, c->s.endpoint, c->s.region, said);
 }
 
-/* See http_int.h: one call with its retries, logged and counted. */
+/* One attempt of a's call with what surrounds it: the cancel hook asked,
+** the table's max_rcu/max_wcu bucket waited for (then charged what the
+** answer consumed), the signer held for it.  Returns DDB_OK with *v the
+** verdict, or the error that kept it from being sent (cancelled, the
+** wait, the credentials) in a->e. */
+static ddb_result call_attempt(attempt *a, attempt_verdict *v) {
+  ddb_client *c = a->c;
+  call_info *ci = a->ci;
+  double reserved = 0;
+  ddb_result result;
+  if(ddb_cancelled(c))
+    return ddb_cancel_error(a->e, ci->operation);
+  /* max_rcu, max_wcu: wait for the table's bucket */
+  result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a->e);
+  if(result)
+    return result;
+  result = ddb_signer_acquire(c, &a->g, a->e);
+  if(result) {
+    ddb_rate_charge(c, ci->operation, ci->table, reserved, 0);
+    return result;
+  }
+  *v = attempt_once(a);
+  ddb_signer_release(c, a->g);
+  a->g = NULL;
+  ddb_rate_charge(c, ci->operation, ci->table, reserved,
+                  *v != ATTEMPT_DONE ? 0
+                  : ci->take         ? ci->consumed
+                  : a->out           ? ddb_answer_consumed(a->out)
+                                     : 0);
+  return DDB_OK;
+}
+
+/* Finish the error result of a's call in a->e: its HTTP status, the
+** table named when DynamoDB says it is not there, the retries, and for a
+** write whether it may have been applied. */
+static void call_error(attempt *a, ddb_result result) {
+  const call_info *ci = a->ci;
+  int write = is_write(ci->operation);
+  if(!a->e->http_status)
+    a->e->http_status = a->status;
+  if(ci->table && strcmp(a->e->type, "ResourceNotFoundException") == 0)
+    not_found_error(a->c, ci->table, a->e);
+  if(a->e->retries > 0)
+    error_append(a->e, " (after %d retr%s)", a->e->retries,
+                 a->e->retries == 1 ? "y" : "ies");
+  a->e->maybe_applied = a->ambiguous && write;
+  if(a->e->maybe_applied)
+    error_append(a->e, "; the write may have been applied");
+  else if(write && result == DDB_ERR_CANCELLED)
+    error_append(a->e, "; the write was not applied");
+}
+
+/* See http_int.h: one call with its retries, logged and counted: the
+** max_requests meter, then attempts until one is done, fails for good or
+** the retries run out (new credentials or the server's time at once, else
+** after a backoff), then the error finished and the call recorded. */
 ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
                          size_t body_len, cJSON **out, ddb_error *err) {
   attempt a;
@@ -657,36 +734,15 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
 
   for(n = 0;; n++) {
     int was_expired = a.expired, was_skewed = a.skewed;
-    attempt_verdict v;
-    double reserved = 0;
+    attempt_verdict v = ATTEMPT_FAIL;
     ddb_error_clear(a.e);
-    if(ddb_cancelled(c)) {
-      result = ddb_cancel_error(a.e, ci->operation);
-      break;
-    }
-    /* max_rcu, max_wcu: wait for the table's bucket */
-    result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a.e);
+    result = call_attempt(&a, &v);
     if(result)
       break;
-    result = ddb_signer_acquire(c, &a.g, a.e);
-    if(result) {
-      ddb_rate_charge(c, ci->operation, ci->table, reserved, 0);
-      break;
-    }
-    v = attempt_once(&a);
-    ddb_signer_release(c, a.g);
-    a.g = NULL;
-    ddb_rate_charge(c, ci->operation, ci->table, reserved,
-                    v != ATTEMPT_DONE ? 0
-                    : ci->take        ? ci->consumed
-                    : a.out           ? ddb_answer_consumed(a.out)
-                                      : 0);
     sent += 1 + a.resent;
     throttles += a.throttled;
-    if(v == ATTEMPT_DONE) {
-      result = DDB_OK;
+    if(v == ATTEMPT_DONE)
       break;
-    }
     result = a.e->code ? a.e->code : DDB_ERR_SERVICE;
     if(v == ATTEMPT_FAIL || n >= c->max_retries)
       break;
@@ -704,21 +760,8 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
       break;
   }
   a.e->retries = sent > 0 ? sent - 1 : 0;
-  if(result) {
-    int write = is_write(ci->operation);
-    if(!a.e->http_status)
-      a.e->http_status = a.status;
-    if(ci->table && strcmp(a.e->type, "ResourceNotFoundException") == 0)
-      not_found_error(c, ci->table, a.e);
-    if(a.e->retries > 0)
-      error_append(a.e, " (after %d retr%s)", a.e->retries,
-                   a.e->retries == 1 ? "y" : "ies");
-    a.e->maybe_applied = a.ambiguous && write;
-    if(a.e->maybe_applied)
-      error_append(a.e, "; the write may have been applied");
-    else if(write && result == DDB_ERR_CANCELLED)
-      error_append(a.e, "; the write was not applied");
-  }
+  if(result)
+    call_error(&a, result);
 
 fail:
   attempt_record(&a, result, sent, throttles, ddb_now_ms() - t0);

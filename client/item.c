@@ -38,6 +38,7 @@ const char *ddb_type_name(ddb_type t) {
   }
 }
 
+/* The type named s ("S", "N", ... "BS"), or DDB_NONE. */
 static ddb_type type_from_name(const char *s) {
   static const ddb_type all[] = {DDB_S, DDB_N, DDB_B,  DDB_BOOL, DDB_NULL,
                                  DDB_M, DDB_L, DDB_SS, DDB_NS,   DDB_BS};
@@ -394,6 +395,8 @@ static void tree_count(const ddb_av *a, size_t *nodes, size_t *bytes) {
   }
 }
 
+/* Copy a (its name, text and kids, at any depth) into out, the bytes and
+** nodes taken from the layout L of the one allocation being filled. */
 static void tree_copy(const ddb_av *a, ddb_av *out, ddb_layout *L) {
   uint32_t i;
   *out = *a;

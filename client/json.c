@@ -404,6 +404,8 @@ typedef struct elem_key {
   uint32_t idx;  /* the element, in the set's kids */
 } elem_key;
 
+/* qsort order of two set elements: by bytes, then by index, so that of
+** two equal ones the later comes second. */
 static int elem_order(const void *pa, const void *pb) {
   const elem_key *a = pa, *b = pb;
   size_t n = a->n < b->n ? a->n : b->n;
@@ -417,9 +419,9 @@ static int elem_order(const void *pa, const void *pb) {
 
 /* Does set av (SS, NS or BS) hold an element twice, by value ("1" and
 ** "1.0" are one number; two spellings of the same bytes one binary)?
-** Returns 1 with *pDup the later of the two (its index in av->kids), 0
+** Returns 1 with *dup_out the later of the two (its index in av->kids), 0
 ** when every element differs, -1 when out of memory. */
-static int set_duplicate(const ddb_av *av, uint32_t *pDup) {
+static int set_duplicate(const ddb_av *av, uint32_t *dup_out) {
   elem_key *a;
   unsigned char *raw = NULL;
   ddb_buf b;
@@ -468,7 +470,7 @@ static int set_duplicate(const ddb_av *av, uint32_t *pDup) {
     for(i = 1; i < av->n && !found; i++)
       if(a[i - 1].n == a[i].n &&
          (a[i].n == 0 || memcmp(a[i - 1].p, a[i].p, a[i].n) == 0)) {
-        *pDup = a[i].idx;
+        *dup_out = a[i].idx;
         found = 1;
       }
   }
@@ -476,6 +478,71 @@ static int set_duplicate(const ddb_av *av, uint32_t *pDup) {
   free(raw);
   free(a);
   return found;
+}
+
+/* check_values of the set av (SS, NS, BS) at the path path_text[0..pl) (sep
+** after it when it is not empty): not empty, each NS element a number
+** DynamoDB holds, each BS element base64, no element twice. */
+static ddb_result check_set(const ddb_av *av, const char *path_text, int pl,
+                            const char *sep, ddb_error *err) {
+  uint32_t i, dup;
+  if(av->n == 0)
+    return ddb_error_set(err, DDB_ERR_INPUT,
+                         "%.*s%sa set must not be empty (DynamoDB holds no "
+                         "empty %s)",
+                         pl, path_text, sep, ddb_type_name(av->type));
+  for(i = 0; av->type != DDB_SS && i < av->n; i++) {
+    const ddb_av *k = &av->kids[i];
+    if(av->type == DDB_NS ? ddb_number_fits(k->text, k->n)
+                          : !k->n || ddb_base64_ok(k->text, k->n))
+      continue;
+    if(av->type == DDB_NS)
+      return ddb_error_set(err, DDB_ERR_INPUT,
+                           "%.*s[%u]: number '%.60s' out of DynamoDB's "
+                           "range or precision (38 digits, 1E-130 to "
+                           "9.99E+125)",
+                           pl, path_text, i, k->text);
+    return ddb_error_set(err, DDB_ERR_INPUT,
+                         "%.*s[%u]: binary value is not base64", pl, path_text,
+                         i);
+  }
+  switch(set_duplicate(av, &dup)) {
+  case 0: return DDB_OK;
+  case 1:
+    return ddb_error_set(err, DDB_ERR_INPUT,
+                         "%.*s%s'%.60s' is in the %s twice (a set's "
+                         "elements must differ)",
+                         pl, path_text, sep, av->kids[dup].text,
+                         ddb_type_name(av->type));
+  default: return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+}
+
+/* check_values of the names of the map av at the path path_text[0..pl) (sep
+** after it when it is not empty): none twice (as decoded). */
+static ddb_result check_names(const ddb_av *av, const char *path_text, int pl,
+                              const char *sep, ddb_error *err) {
+  const ddb_av **a, *dup_name = NULL;
+  uint32_t i;
+  if(av->n < 2)
+    return DDB_OK;
+  a = malloc(sizeof(*a) * av->n);
+  if(!a)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  for(i = 0; i < av->n; i++)
+    a[i] = &av->kids[i];
+  qsort((void *)a, av->n, sizeof(*a), name_order);
+  for(i = 1; i < av->n && !dup_name; i++)
+    if(name_order(&a[i - 1], &a[i]) == 0)
+      dup_name = a[i];
+  free((void *)a);
+  if(dup_name)
+    return ddb_error_set(
+        err, DDB_ERR_INPUT, "%.*s%sduplicate attribute name '%.*s'", pl,
+        path_text, sep,
+        (int)(dup_name->name_len > 200 ? 200 : dup_name->name_len),
+        dup_name->name);
+  return DDB_OK;
 }
 
 /*
@@ -489,15 +556,17 @@ static int set_duplicate(const ddb_av *av, uint32_t *pDup) {
 **   an empty set, or an element twice in a set (SS, NS, BS; by value, see
 **   set_duplicate).
 ** Returns DDB_OK, or DDB_ERR_INPUT naming what and where, or
-** DDB_ERR_NOMEM.
+** DDB_ERR_NOMEM.  A scalar is checked here, a set by check_set, a map's
+** names by check_names, then each member of a map or list in turn, its
+** name or index added to path (and taken off again).
 */
 static ddb_result check_values(const ddb_av *av, ddb_buf *path,
                                ddb_error *err) {
-  uint32_t i, dup;
+  uint32_t i;
   size_t plen = path->len;
-  const char *zPath = path->p ? path->p : "";
+  const char *path_text = path->p ? path->p : "";
   int pl = (int)(plen > 200 ? 200 : plen);
-  const char *zSep = plen ? ": " : "";
+  const char *sep = plen ? ": " : "";
   ddb_result r;
   switch(av->type) {
   case DDB_N:
@@ -505,69 +574,24 @@ static ddb_result check_values(const ddb_av *av, ddb_buf *path,
       return ddb_error_set(err, DDB_ERR_INPUT,
                            "%.*s%snumber '%.60s' out of DynamoDB's range or "
                            "precision (38 digits, 1E-130 to 9.99E+125)",
-                           pl, zPath, zSep, av->text);
+                           pl, path_text, sep, av->text);
     return DDB_OK;
   case DDB_B:
     if(av->n && !ddb_base64_ok(av->text, av->n))
       return ddb_error_set(err, DDB_ERR_INPUT,
-                           "%.*s%sbinary value is not base64", pl, zPath,
-                           zSep);
+                           "%.*s%sbinary value is not base64", pl, path_text,
+                           sep);
     return DDB_OK;
   case DDB_NS:
   case DDB_SS:
-  case DDB_BS:
-    if(av->n == 0)
-      return ddb_error_set(err, DDB_ERR_INPUT,
-                           "%.*s%sa set must not be empty (DynamoDB holds no "
-                           "empty %s)",
-                           pl, zPath, zSep, ddb_type_name(av->type));
-    for(i = 0; av->type != DDB_SS && i < av->n; i++) {
-      const ddb_av *k = &av->kids[i];
-      if(av->type == DDB_NS ? ddb_number_fits(k->text, k->n)
-                            : !k->n || ddb_base64_ok(k->text, k->n))
-        continue;
-      if(av->type == DDB_NS)
-        return ddb_error_set(err, DDB_ERR_INPUT,
-                             "%.*s[%u]: number '%.60s' out of DynamoDB's "
-                             "range or precision (38 digits, 1E-130 to "
-                             "9.99E+125)",
-                             pl, zPath, i, k->text);
-      return ddb_error_set(err, DDB_ERR_INPUT,
-                           "%.*s[%u]: binary value is not base64", pl, zPath,
-                           i);
-    }
-    switch(set_duplicate(av, &dup)) {
-    case 0: return DDB_OK;
-    case 1:
-      return ddb_error_set(err, DDB_ERR_INPUT,
-                           "%.*s%s'%.60s' is in the %s twice (a set's "
-                           "elements must differ)",
-                           pl, zPath, zSep, av->kids[dup].text,
-                           ddb_type_name(av->type));
-    default: return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    }
+  case DDB_BS: return check_set(av, path_text, pl, sep, err);
   case DDB_M:
+    r = check_names(av, path_text, pl, sep, err);
+    if(r)
+      return r;
+    break;
   case DDB_L: break;
   default: return DDB_OK;
-  }
-  if(av->type == DDB_M && av->n > 1) {
-    const ddb_av **a = malloc(sizeof(*a) * av->n);
-    const ddb_av *dupName = NULL;
-    if(!a)
-      return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    for(i = 0; i < av->n; i++)
-      a[i] = &av->kids[i];
-    qsort((void *)a, av->n, sizeof(*a), name_order);
-    for(i = 1; i < av->n && !dupName; i++)
-      if(name_order(&a[i - 1], &a[i]) == 0)
-        dupName = a[i];
-    free((void *)a);
-    if(dupName)
-      return ddb_error_set(
-          err, DDB_ERR_INPUT, "%.*s%sduplicate attribute name '%.*s'", pl,
-          zPath, zSep,
-          (int)(dupName->name_len > 200 ? 200 : dupName->name_len),
-          dupName->name);
   }
   for(i = 0; i < av->n; i++) {
     const ddb_av *k = &av->kids[i];

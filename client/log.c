@@ -33,6 +33,7 @@ static void log_fork_lock(void *obj) {
   pthread_mutex_lock(&log_lock);
 }
 
+/* After fork() (live.c): log_lock released. */
 static void log_fork_unlock(void *obj) {
   (void)obj;
   pthread_mutex_unlock(&log_lock);
@@ -43,6 +44,7 @@ static const ddb_live_ops log_live_ops = {log_fork_lock, log_fork_unlock,
 static ddb_live log_live;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
+/* Register the log's fork handlers with live.c (once). */
 static void log_init_once(void) {
   ddb_live_add(&log_live, &log_live_ops, NULL);
 }
@@ -60,6 +62,8 @@ static pthread_key_t note_key;
 static pthread_once_t note_once = PTHREAD_ONCE_INIT;
 static int note_ok; /* note_key was made */
 
+/* Make note_key, the thread's note for the log (once); note_ok says
+** whether it was made. */
 static void note_key_init(void) {
   note_ok = pthread_key_create(&note_key, free) == 0;
 }

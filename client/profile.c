@@ -98,6 +98,8 @@ static const char *strip(const char *s, size_t *n) {
 ** Parsing
 */
 
+/* Free what s holds (its values wiped) and zero it; s itself is not
+** freed. */
 static void sec_free(ini_sec *s) {
   int i;
   for(i = 0; i < s->n; i++) {
@@ -227,16 +229,133 @@ static const ini_kv *nested_bad(const ini_sec *s) {
   return NULL;
 }
 
+/* The next line of text[0..len) from *pos: returns its start, *n its length
+** without the line end ('\n', '\r' or "\r\n"); *pos moves past the end. */
+static const char *next_line(const char *text, size_t len, size_t *pos,
+                             size_t *n) {
+  const char *l = text + *pos;
+  size_t p = *pos, k = 0;
+  while(p + k < len && l[k] != '\n' && l[k] != '\r')
+    k++;
+  p += k;
+  if(p < len && text[p] == '\r' && p + 1 < len && text[p + 1] == '\n')
+    p++;
+  if(p < len)
+    p++;
+  *pos = p;
+  *n = k;
+  return l;
+}
+
+/* Is the stripped line v[0..vn) a section header "[NAME]" (up to its last
+** ']', NAME not empty)?  Returns 1 with *hn the length of NAME at v + 1,
+** else 0. */
+static int header_name(const char *v, size_t vn, size_t *hn) {
+  const char *d;
+  if(*v != '[' || (d = memrchr(v, ']', vn)) == NULL || d <= v + 1)
+    return 0;
+  *hn = (size_t)(d - v - 1);
+  return 1;
+}
+
+/* Open the section name[0..hn) of f at line as *cur: [DEFAULT] is
+** f->defaults, any other name a new section.  Returns DDB_OK, or an error
+** (a section already seen, out of memory) with *cur unchanged. */
+static ddb_result section_open(ddb_ini *f, const char *name, size_t hn,
+                               const char *what, int line, ini_sec **cur,
+                               ddb_error *err) {
+  ini_sec *s;
+  int i;
+  if(hn == 7 && memcmp(name, "DEFAULT", 7) == 0) {
+    *cur = &f->defaults;
+    return DDB_OK;
+  }
+  for(i = 0; i < f->n; i++)
+    if(strlen(f->sec[i].name) == hn && memcmp(f->sec[i].name, name, hn) == 0)
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "%s line %d: duplicate section [%.*s]", what, line,
+                           (int)(hn > 100 ? 100 : hn), name);
+  if(!(s = ini_add(f, name, hn)))
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  *cur = s;
+  return DDB_OK;
+}
+
+/* The key line v[0..vn) of section cur at line: its key added to cur and
+** made pv's, the value after '=' or ':' (stripped) its first line.
+** Returns DDB_OK, or an error (no '=' or ':', no name, a key already in
+** cur, out of memory); the key may have been added, its value unset. */
+static ddb_result key_line(ddb_ini *f, ini_sec *cur, const char *v, size_t vn,
+                           const char *what, int line, pending *pv,
+                           ddb_error *err) {
+  size_t k = 0, kn, valn;
+  const char *val;
+  int i;
+  while(k < vn && v[k] != '=' && v[k] != ':')
+    k++; /* the line is not NUL-terminated: no strcspn */
+  if(k >= vn)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "%s line %d: a line without '=' or ':'", what, line);
+  kn = k;
+  strip(v, &kn);
+  if(!kn)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "%s line %d: a key without a name", what, line);
+  if(!(pv->kv = sec_add(cur, v, kn, line)))
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  for(i = 0; i < cur->n - 1; i++)
+    if(strcmp(cur->kv[i].key, pv->kv->key) == 0)
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "%s line %d: duplicate key '%.100s' in [%.100s]",
+                           what, line, pv->kv->key,
+                           cur == &f->defaults ? "DEFAULT" : cur->name);
+  valn = vn - k - 1;
+  val = strip(v + k + 1, &valn);
+  if(ddb_buf_add(&pv->text, val, valn))
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
+/* botocore reads every value that starts on the next line as
+** sub-properties: one without '=' makes the file unreadable.  Returns
+** DDB_OK, or an error naming the key and its line.  ([DEFAULT] is checked
+** only when the file has another section, as before.) */
+static ddb_result check_nested(const ddb_ini *f, const char *what,
+                               ddb_error *err) {
+  const ini_kv *bad;
+  int i;
+  for(i = 0; i < f->n; i++)
+    if((bad = nested_bad(&f->sec[i])) != NULL ||
+       (bad = nested_bad(&f->defaults)) != NULL)
+      return ddb_error_set(err, DDB_ERR_CONFIG,
+                           "%s line %d: a sub-property of '%.100s' "
+                           "without '='",
+                           what, bad->line, bad->key);
+  return DDB_OK;
+}
+
+/* After a failed parse: give every key of f that has no value yet (pv's
+** among them) an empty one, so that ddb_ini_free frees them all. */
+static void values_fill(ddb_ini *f, pending *pv) {
+  int i, j;
+  if(pv->kv && !pv->kv->value)
+    pv->kv->value = ddb_strdup("");
+  for(i = 0; i < f->n; i++)
+    for(j = 0; j < f->sec[i].n; j++)
+      if(!f->sec[i].kv[j].value)
+        f->sec[i].kv[j].value = ddb_strdup("");
+}
+
 /* Parse text[0..len) into f, as RawConfigParser.read() does (see the top
-** of the file).  Returns DDB_OK, or an error naming what (the file) and
-** the line. */
+** of the file): line by line, a comment, an empty line or a continuation
+** of the pending value, else a section header or a key line.  Returns
+** DDB_OK, or an error naming what (the file) and the line. */
 static ddb_result ini_parse(const char *text, size_t len, const char *what,
                             ddb_ini *f, ddb_error *err) {
   ini_sec *cur = NULL;
   pending pv;
   size_t pos = 0, indent_level = 0;
-  int line = 0, i;
-  const ini_kv *bad;
+  int line = 0;
   ddb_result result = DDB_OK;
 
   pv.kv = NULL;
@@ -245,16 +364,8 @@ static ddb_result ini_parse(const char *text, size_t len, const char *what,
   if(len && ddb_buf_reserve(&pv.text, len))
     goto nomem;
   while(pos < len) {
-    size_t n = 0, vn, indent = 0;
-    const char *l = text + pos, *v, *d;
-    while(pos + n < len && l[n] != '\n' && l[n] != '\r')
-      n++;
-    pos += n;
-    if(pos < len && text[pos] == '\r' && pos + 1 < len &&
-       text[pos + 1] == '\n')
-      pos++;
-    if(pos < len)
-      pos++;
+    size_t n, vn, hn, indent = 0;
+    const char *l = next_line(text, len, &pos, &n), *v;
     line++;
     vn = n;
     v = strip(l, &vn);
@@ -276,96 +387,31 @@ static ddb_result ini_parse(const char *text, size_t len, const char *what,
     if(pending_end(&pv))
       goto nomem;
     indent_level = indent;
-    if(*v == '[' && (d = memrchr(v, ']', vn)) != NULL && d > v + 1) {
-      size_t hn = (size_t)(d - v - 1);
-      if(hn == 7 && memcmp(v + 1, "DEFAULT", 7) == 0) {
-        cur = &f->defaults;
-        continue;
-      }
-      for(i = 0; i < f->n; i++)
-        if(strlen(f->sec[i].name) == hn &&
-           memcmp(f->sec[i].name, v + 1, hn) == 0) {
-          result = ddb_error_set(err, DDB_ERR_CONFIG,
-                                 "%s line %d: duplicate section [%.*s]", what,
-                                 line, (int)(hn > 100 ? 100 : hn), v + 1);
-          goto fail;
-        }
-      if(!(cur = ini_add(f, v + 1, hn)))
-        goto nomem;
-      continue;
-    }
-    if(!cur) {
+    if(header_name(v, vn, &hn))
+      result = section_open(f, v + 1, hn, what, line, &cur, err);
+    else if(!cur)
       result = ddb_error_set(
           err, DDB_ERR_CONFIG, "%s line %d: %s before the first [section]",
           what, line,
           line == 1 && n >= 3 && memcmp(l, "\xef\xbb\xbf", 3) == 0
               ? "a UTF-8 byte-order mark"
               : "a line");
+    else
+      result = key_line(f, cur, v, vn, what, line, &pv, err);
+    if(result)
       goto fail;
-    }
-    /* a key line: the name up to the first '=' or ':' */
-    {
-      size_t k = 0, kn;
-      const char *val;
-      size_t valn;
-      while(k < vn && v[k] != '=' && v[k] != ':')
-        k++; /* the line is not NUL-terminated: no strcspn */
-      if(k >= vn) {
-        result =
-            ddb_error_set(err, DDB_ERR_CONFIG,
-                          "%s line %d: a line without '=' or ':'", what, line);
-        goto fail;
-      }
-      kn = k;
-      strip(v, &kn);
-      if(!kn) {
-        result = ddb_error_set(err, DDB_ERR_CONFIG,
-                               "%s line %d: a key without a name", what, line);
-        goto fail;
-      }
-      if(!(pv.kv = sec_add(cur, v, kn, line)))
-        goto nomem;
-      if(cur->n > 1)
-        for(i = 0; i < cur->n - 1; i++)
-          if(strcmp(cur->kv[i].key, pv.kv->key) == 0) {
-            result = ddb_error_set(
-                err, DDB_ERR_CONFIG,
-                "%s line %d: duplicate key '%.100s' in [%.100s]", what, line,
-                pv.kv->key, cur == &f->defaults ? "DEFAULT" : cur->name);
-            goto fail;
-          }
-      valn = vn - k - 1;
-      val = strip(v + k + 1, &valn);
-      if(ddb_buf_add(&pv.text, val, valn))
-        goto nomem;
-    }
   }
   if(pending_end(&pv))
     goto nomem;
-  /* botocore reads every value that starts on the next line as
-  ** sub-properties: one without '=' makes the file unreadable */
-  for(i = 0; i < f->n; i++)
-    if((bad = nested_bad(&f->sec[i])) != NULL ||
-       (bad = nested_bad(&f->defaults)) != NULL) {
-      result = ddb_error_set(err, DDB_ERR_CONFIG,
-                             "%s line %d: a sub-property of '%.100s' "
-                             "without '='",
-                             what, bad->line, bad->key);
-      goto fail;
-    }
+  result = check_nested(f, what, err);
+  if(result)
+    goto fail;
   goto done;
 
 nomem:
   result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
 fail:
-  if(pv.kv && !pv.kv->value)
-    pv.kv->value = ddb_strdup(""); /* every key has a value to free */
-  for(i = 0; i < f->n; i++) {
-    int j;
-    for(j = 0; j < f->sec[i].n; j++)
-      if(!f->sec[i].kv[j].value)
-        f->sec[i].kv[j].value = ddb_strdup("");
-  }
+  values_fill(f, &pv);
 done:
   if(pv.text.p)
     ddb_wipe(pv.text.p, pv.text.len);

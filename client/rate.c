@@ -46,6 +46,7 @@ static void rate_fork_lock(void *obj) {
   pthread_mutex_lock(&rate_lock);
 }
 
+/* After fork() (live.c): rate_lock released. */
 static void rate_fork_unlock(void *obj) {
   (void)obj;
   pthread_mutex_unlock(&rate_lock);
@@ -56,6 +57,7 @@ static const ddb_live_ops rate_live_ops = {rate_fork_lock, rate_fork_unlock,
 static ddb_live rate_live;
 static pthread_once_t rate_once = PTHREAD_ONCE_INIT;
 
+/* Register the buckets' fork handlers with live.c (once). */
 static void rate_init_once(void) {
   ddb_live_add(&rate_live, &rate_live_ops, NULL);
 }
@@ -120,7 +122,7 @@ static void rate_wait_done(ddb_client *c, double ms) {
 ** meter's paced and waiting), so that it shows while it lasts. */
 ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
                          const char *table, double *reserved, ddb_error *err) {
-  int kind, bWaiting = 0;
+  int kind, is_waiting = 0;
   double rate, waited = 0;
   *reserved = 0;
   if((c->max_rcu <= 0 && c->max_wcu <= 0) || !table)
@@ -153,8 +155,8 @@ ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
     /* until the debt is paid, and a little more */
     ms = (-b->tokens) / rate * 1000 + 1;
     pthread_mutex_unlock(&rate_lock);
-    if(!bWaiting) {
-      bWaiting = 1;
+    if(!is_waiting) {
+      is_waiting = 1;
       ddb_stats_wait_begin();
       if(c->meter) {
         ddb_meter_add(&c->meter->paced, 1);
@@ -172,7 +174,7 @@ ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
     nanosleep(&ts, NULL);
     waited += ddb_now_ms() - now;
   }
-  if(bWaiting)
+  if(is_waiting)
     rate_wait_done(c, waited);
   return DDB_OK;
 }

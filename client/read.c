@@ -58,112 +58,114 @@ static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
   }
 }
 
-/* The JSON body of the Query/Scan r into b (see ddb_client.h). */
-ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
-  int nvals = 0, i, v;
-  ddb_buf_adds(b, "{\"TableName\":");
-  ddb_buf_json_str(b, r->table, strlen(r->table));
-  if(r->index) {
-    ddb_buf_adds(b, ",\"IndexName\":");
-    ddb_buf_json_str(b, r->index, strlen(r->index));
+/* Append the KeyConditionExpression of the Query r (#k0 = :v0, and the
+** sort-key condition on #k1).  Returns the number of values it names
+** (1 to 3). */
+static int add_key_condition(ddb_buf *b, const ddb_read *r) {
+  int nvals = 1;
+  ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
+  switch(r->sk_op) {
+  case DDB_SK_NONE: break;
+  case DDB_SK_BETWEEN:
+    ddb_buf_adds(b, " AND #k1 BETWEEN :v1 AND :v2");
+    nvals = 3;
+    break;
+  case DDB_SK_BEGINS_WITH:
+    ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
+    nvals = 2;
+    break;
+  default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
   }
+  ddb_buf_addc(b, '"');
+  return nvals;
+}
+
+/* Append the FilterExpression of r: its filters (values from :v<nvals>),
+** and with ttl=hide the condition that drops expired items. */
+static void add_filter(ddb_buf *b, const ddb_read *r, int nvals) {
+  ddb_buf_adds(b, ",\"FilterExpression\":\"");
+  add_filter_expr(b, r, nvals);
+  /* ttl=hide: an item whose TTL attribute is a number below now has
+  ** expired (DynamoDB deletes it within days); any other value, or none,
+  ** never expires */
+  if(r->ttl_attr)
+    ddb_buf_adds(b, r->n_filters ? " AND " : "");
+  if(r->ttl_attr)
+    ddb_buf_adds(b, "(attribute_not_exists(#t) OR NOT attribute_type(#t, "
+                    ":tn) OR #t >= :tt)");
+  ddb_buf_addc(b, '"');
+}
+
+/* Append the ExpressionAttributeNames of r: every name of its key
+** condition (#k0, #k1), filters (#fI), projection (#pI) and TTL (#t). */
+static void add_names(ddb_buf *b, const ddb_read *r) {
+  int n = 0, i;
+  ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
   if(r->pk_name) {
-    if(!scalar_ok(&r->pk))
+    ddb_buf_adds(b, "\"#k0\":");
+    ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
+    n++;
+    if(r->sk_op != DDB_SK_NONE) {
+      ddb_buf_adds(b, ",\"#k1\":");
+      ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
+    }
+  }
+  for(i = 0; i < r->n_filters; i++, n++) {
+    ddb_buf_addf(b, "%s\"#f%d\":", n ? "," : "", i);
+    ddb_buf_json_str(b, r->filters[i].name, strlen(r->filters[i].name));
+  }
+  for(i = 0; i < r->n_proj; i++, n++) {
+    ddb_buf_addf(b, "%s\"#p%d\":", n ? "," : "", i);
+    ddb_buf_json_str(b, r->proj[i], strlen(r->proj[i]));
+  }
+  if(r->ttl_attr) {
+    ddb_buf_adds(b, n ? ",\"#t\":" : "\"#t\":");
+    ddb_buf_json_str(b, r->ttl_attr, strlen(r->ttl_attr));
+  }
+  ddb_buf_addc(b, '}');
+}
+
+/* Append the ExpressionAttributeValues of r: its nvals key values (:v0..),
+** its filters' values after them, the TTL's :tn and :tt.  Returns DDB_OK,
+** or DDB_ERR_INPUT naming the first key or attribute whose value is not a
+** scalar DynamoDB takes. */
+static ddb_result add_values(ddb_buf *b, const ddb_read *r, int nvals,
+                             ddb_error *err) {
+  int i, v;
+  ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
+  if(nvals) {
+    ddb_buf_adds(b, "\":v0\":");
+    add_scalar(b, &r->pk);
+  }
+  for(i = 1; i < nvals; i++) {
+    if(!scalar_ok(&r->sk[i - 1]))
       return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
-                           r->pk_name);
-    ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
-    nvals = 1;
-    switch(r->sk_op) {
-    case DDB_SK_NONE: break;
-    case DDB_SK_BETWEEN:
-      ddb_buf_adds(b, " AND #k1 BETWEEN :v1 AND :v2");
-      nvals = 3;
-      break;
-    case DDB_SK_BEGINS_WITH:
-      ddb_buf_adds(b, " AND begins_with(#k1, :v1)");
-      nvals = 2;
-      break;
-    default: ddb_buf_addf(b, " AND #k1%s:v1", skop_text(r->sk_op)); nvals = 2;
-    }
-    ddb_buf_addc(b, '"');
+                           r->sk_name);
+    ddb_buf_addf(b, ",\":v%d\":", i);
+    add_scalar(b, &r->sk[i - 1]);
   }
-  if(r->n_filters || r->ttl_attr) {
-    ddb_buf_adds(b, ",\"FilterExpression\":\"");
-    add_filter_expr(b, r, nvals);
-    /* ttl=hide: an item whose TTL attribute is a number below now has
-    ** expired (DynamoDB deletes it within days); any other value, or none,
-    ** never expires */
-    if(r->ttl_attr)
-      ddb_buf_adds(b, r->n_filters ? " AND " : "");
-    if(r->ttl_attr)
-      ddb_buf_adds(b, "(attribute_not_exists(#t) OR NOT attribute_type(#t, "
-                      ":tn) OR #t >= :tt)");
-    ddb_buf_addc(b, '"');
+  v = nvals;
+  for(i = 0; i < r->n_filters; i++) {
+    const ddb_filter *f = &r->filters[i];
+    int k, nv = f->op == DDB_SK_BETWEEN ? 2 : 1;
+    for(k = 0; k < nv; k++, v++) {
+      if(!scalar_ok(&f->v[k]))
+        return ddb_error_set(err, DDB_ERR_INPUT,
+                             "bad value for attribute '%.100s'", f->name);
+      ddb_buf_addf(b, "%s\":v%d\":", v ? "," : "", v);
+      add_scalar(b, &f->v[k]);
+    }
   }
-  if(r->n_proj) {
-    ddb_buf_adds(b, ",\"ProjectionExpression\":\"");
-    for(i = 0; i < r->n_proj; i++)
-      ddb_buf_addf(b, "%s#p%d", i ? ", " : "", i);
-    ddb_buf_addc(b, '"');
-  }
-  /* every name goes through ExpressionAttributeNames */
-  if(r->pk_name || r->n_filters || r->n_proj || r->ttl_attr) {
-    int n = 0;
-    ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
-    if(r->pk_name) {
-      ddb_buf_adds(b, "\"#k0\":");
-      ddb_buf_json_str(b, r->pk_name, strlen(r->pk_name));
-      n++;
-      if(r->sk_op != DDB_SK_NONE) {
-        ddb_buf_adds(b, ",\"#k1\":");
-        ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
-      }
-    }
-    for(i = 0; i < r->n_filters; i++, n++) {
-      ddb_buf_addf(b, "%s\"#f%d\":", n ? "," : "", i);
-      ddb_buf_json_str(b, r->filters[i].name, strlen(r->filters[i].name));
-    }
-    for(i = 0; i < r->n_proj; i++, n++) {
-      ddb_buf_addf(b, "%s\"#p%d\":", n ? "," : "", i);
-      ddb_buf_json_str(b, r->proj[i], strlen(r->proj[i]));
-    }
-    if(r->ttl_attr) {
-      ddb_buf_adds(b, n ? ",\"#t\":" : "\"#t\":");
-      ddb_buf_json_str(b, r->ttl_attr, strlen(r->ttl_attr));
-    }
-    ddb_buf_addc(b, '}');
-  }
-  /* and every value through ExpressionAttributeValues */
-  if(nvals || r->n_filters || r->ttl_attr) {
-    ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
-    if(nvals) {
-      ddb_buf_adds(b, "\":v0\":");
-      add_scalar(b, &r->pk);
-    }
-    for(i = 1; i < nvals; i++) {
-      if(!scalar_ok(&r->sk[i - 1]))
-        return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
-                             r->sk_name);
-      ddb_buf_addf(b, ",\":v%d\":", i);
-      add_scalar(b, &r->sk[i - 1]);
-    }
-    v = nvals;
-    for(i = 0; i < r->n_filters; i++) {
-      const ddb_filter *f = &r->filters[i];
-      int k, nv = f->op == DDB_SK_BETWEEN ? 2 : 1;
-      for(k = 0; k < nv; k++, v++) {
-        if(!scalar_ok(&f->v[k]))
-          return ddb_error_set(err, DDB_ERR_INPUT,
-                               "bad value for attribute '%.100s'", f->name);
-        ddb_buf_addf(b, "%s\":v%d\":", v ? "," : "", v);
-        add_scalar(b, &f->v[k]);
-      }
-    }
-    if(r->ttl_attr)
-      ddb_buf_addf(b, "%s\":tn\":{\"S\":\"N\"},\":tt\":{\"N\":\"%lld\"}",
-                   v ? "," : "", r->ttl_now);
-    ddb_buf_addc(b, '}');
-  }
+  if(r->ttl_attr)
+    ddb_buf_addf(b, "%s\":tn\":{\"S\":\"N\"},\":tt\":{\"N\":\"%lld\"}",
+                 v ? "," : "", r->ttl_now);
+  ddb_buf_addc(b, '}');
+  return DDB_OK;
+}
+
+/* Append the plain parameters of r: order, segment, consistency, limit,
+** COUNT, the start key, and the closing ReturnConsumedCapacity. */
+static void add_params(ddb_buf *b, const ddb_read *r) {
   if(r->pk_name && r->descending)
     ddb_buf_adds(b, ",\"ScanIndexForward\":false");
   if(!r->pk_name && r->total_segments > 1)
@@ -180,6 +182,44 @@ ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
     ddb_item_to_typed_json(r->start, b);
   }
   ddb_buf_adds(b, ",\"ReturnConsumedCapacity\":\"TOTAL\"}");
+}
+
+/* The JSON body of the Query/Scan r into b (see ddb_client.h): the table
+** and index, the key condition, the filter, the projection, every name and
+** value through the expression maps, the parameters. */
+ddb_result ddb_read_body(const ddb_read *r, ddb_buf *b, ddb_error *err) {
+  int nvals = 0, i;
+  ddb_result result;
+  ddb_buf_adds(b, "{\"TableName\":");
+  ddb_buf_json_str(b, r->table, strlen(r->table));
+  if(r->index) {
+    ddb_buf_adds(b, ",\"IndexName\":");
+    ddb_buf_json_str(b, r->index, strlen(r->index));
+  }
+  if(r->pk_name) {
+    if(!scalar_ok(&r->pk))
+      return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
+                           r->pk_name);
+    nvals = add_key_condition(b, r);
+  }
+  if(r->n_filters || r->ttl_attr)
+    add_filter(b, r, nvals);
+  if(r->n_proj) {
+    ddb_buf_adds(b, ",\"ProjectionExpression\":\"");
+    for(i = 0; i < r->n_proj; i++)
+      ddb_buf_addf(b, "%s#p%d", i ? ", " : "", i);
+    ddb_buf_addc(b, '"');
+  }
+  /* every name goes through ExpressionAttributeNames */
+  if(r->pk_name || r->n_filters || r->n_proj || r->ttl_attr)
+    add_names(b, r);
+  /* and every value through ExpressionAttributeValues */
+  if(nvals || r->n_filters || r->ttl_attr) {
+    result = add_values(b, r, nvals, err);
+    if(result)
+      return result;
+  }
+  add_params(b, r);
   if(b->failed)
     return ddb_error_set(err, DDB_ERR_NOMEM, "request too large");
   return DDB_OK;
@@ -272,7 +312,119 @@ static ddb_result bad_count(const char *text, const ddb_jtok *k,
       name, n, text + k->off, n < (int)k->len ? "..." : "", why);
 }
 
-/* Parse a Query/Scan answer into a page (see ddb_client_int.h).  Beyond
+/* What ddb_page_parse has read of an answer so far: each field 1 once
+** seen, -1 when seen with a value of the wrong type. */
+typedef struct page_seen {
+  int items, count, scanned;
+  ddb_jtok count_tok, scanned_tok; /* their tokens, for the messages */
+  long long count_v, scanned_v;    /* tape_count() of them */
+  int cap;                         /* of the page's items */
+} page_seen;
+
+/* The error for an answer to operation (len bytes) that is not JSON of
+** the expected shape: sets *malformed, returns DDB_ERR_PARSE. */
+static ddb_result page_malformed(const char *operation, size_t len,
+                                 int *malformed, ddb_error *err) {
+  *malformed = 1;
+  return ddb_error_set(err, DDB_ERR_PARSE,
+                       "malformed response to %s (%zu bytes)", operation, len);
+}
+
+/* Read the Items array r is at into p, one item at a time (the tape holds
+** one item).  Returns DDB_OK, or an error: malformed JSON (*malformed
+** set), a page past PAGE_ITEMS_MAX or PAGE_DECODED_MAX, out of memory. */
+static ddb_result page_items(ddb_jreader *r, const char *body, size_t len,
+                             const char *operation, ddb_page *p, page_seen *s,
+                             int *malformed, ddb_error *err) {
+  ddb_item *it;
+  ddb_result result;
+  int rc;
+  s->items = 1;
+  while((rc = ddb_jr_element(r)) == 1) {
+    if(p->n_items >= PAGE_ITEMS_MAX)
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "malformed response to %s: more than %d "
+                           "items in one page (a page holds at most "
+                           "1 MB of items)",
+                           operation, PAGE_ITEMS_MAX);
+    result = ddb_item_from_tape(body, &r->tape, 0, &it, err);
+    if(result)
+      return result;
+    if(ddb_page_push(p, &s->cap, it))
+      return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    if(p->bytes > PAGE_DECODED_MAX)
+      return ddb_error_set(err, DDB_ERR_PARSE,
+                           "malformed response to %s: a page of more "
+                           "than %zu MB decoded (a page holds at most "
+                           "1 MB of items)",
+                           operation, PAGE_DECODED_MAX >> 20);
+  }
+  if(rc < 0)
+    return page_malformed(operation, len, malformed, err);
+  return DDB_OK;
+}
+
+/* Take the field name whose value is on r's tape (any field but an Items
+** array): Count, ScannedCount, LastEvaluatedKey (into p), ConsumedCapacity;
+** an Items that is no array marks s->items -1; others are skipped.
+** Returns DDB_OK, or the error of decoding LastEvaluatedKey. */
+static ddb_result page_field(const ddb_jreader *r, const char *body,
+                             const ddb_jtok *name, ddb_page *p, page_seen *s,
+                             ddb_error *err) {
+  ddb_result result;
+  if(ddb_tape_eq(body, name, "Items"))
+    s->items = s->items ? s->items : -1; /* not an array */
+  else if(!s->count && ddb_tape_eq(body, name, "Count")) {
+    s->count = r->tape.tok[0].type == DDB_JNUM ? 1 : -1;
+    s->count_tok = r->tape.tok[0];
+    s->count_v = tape_count(&r->tape, body);
+  } else if(!s->scanned && ddb_tape_eq(body, name, "ScannedCount")) {
+    s->scanned = 1;
+    s->scanned_tok = r->tape.tok[0];
+    s->scanned_v = tape_count(&r->tape, body);
+  } else if(!p->last_key && ddb_tape_eq(body, name, "LastEvaluatedKey")) {
+    result = ddb_item_from_tape(body, &r->tape, 0, &p->last_key, err);
+    if(result)
+      return result;
+    p->bytes += p->last_key->bytes;
+  } else if(ddb_tape_eq(body, name, "ConsumedCapacity"))
+    p->consumed_rcu = ddb_tape_consumed(&r->tape, body);
+  return DDB_OK;
+}
+
+/* Check what s saw of the whole answer and set p's counts: Items (unless
+** count_only) and Count present, Count a count of one page equal to the
+** items read, ScannedCount no smaller.  Returns DDB_OK, or DDB_ERR_PARSE
+** naming what is wrong. */
+static ddb_result page_counts(const char *body, const char *operation,
+                              int count_only, const page_seen *s, ddb_page *p,
+                              ddb_error *err) {
+  /* a page without its Items (or its Count) would read as a shorter
+  ** answer: it is an error */
+  if((!count_only && s->items != 1) || s->items < 0 || s->count != 1)
+    return ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s: no %s",
+                         operation, s->count == 1 ? "Items array" : "Count");
+  /* the counts must be counts of this page */
+  if(s->count_v < 0)
+    return bad_count(body, &s->count_tok, operation, "Count",
+                     "is not a count of one page", err);
+  if(s->items == 1 && s->count_v != p->n_items)
+    return ddb_error_set(err, DDB_ERR_PARSE,
+                         "malformed response to %s: Count %lld but %d "
+                         "Items",
+                         operation, s->count_v, p->n_items);
+  if(s->scanned && (s->scanned_v < 0 || s->scanned_v < s->count_v))
+    return bad_count(body, &s->scanned_tok, operation, "ScannedCount",
+                     s->scanned_v < 0 ? "is not a count of one page"
+                                      : "is below Count",
+                     err);
+  p->count = s->count_v;
+  p->scanned = s->scanned ? s->scanned_v : p->count;
+  return DDB_OK;
+}
+
+/* Parse a Query/Scan answer into a page (see ddb_client_int.h): field by
+** field, the items read as they come, then the counts checked.  Beyond
 ** its syntax, an answer must be one DynamoDB sends: at most PAGE_ITEMS_MAX
 ** items and PAGE_DECODED_MAX decoded bytes; a Count that is an integer
 ** from 0 to PAGE_ITEMS_MAX, equal to the number of Items when they come;
@@ -282,18 +434,16 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
                           int count_only, ddb_page **out, int *malformed,
                           ddb_error *err) {
   ddb_jreader r;
-  ddb_jtok name, count_tok, scanned_tok;
+  ddb_jtok name;
+  page_seen s;
   ddb_page *p;
-  ddb_item *it;
   ddb_result result = DDB_OK;
-  int rc, cap = 0, have_items = 0, have_count = 0, have_scanned = 0;
-  long long count = 0, scanned = 0;
+  int rc;
 
   *out = NULL;
   *malformed = 0;
   memset(&r, 0, sizeof(r));
-  memset(&count_tok, 0, sizeof(count_tok));
-  memset(&scanned_tok, 0, sizeof(scanned_tok));
+  memset(&s, 0, sizeof(s));
   p = calloc(1, sizeof(*p));
   if(!p)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
@@ -302,99 +452,27 @@ ddb_result ddb_page_parse(const char *body, size_t len, const char *operation,
   if(ddb_jr_open(&r, body, len))
     goto malformed;
   while((rc = ddb_jr_next(&r, &name)) == 1) {
-    if(!have_items && ddb_tape_eq(body, &name, "Items") &&
-       ddb_jr_array(&r) == 0) {
-      /* the items, one at a time: the tape holds one item */
-      have_items = 1;
-      while((rc = ddb_jr_element(&r)) == 1) {
-        if(p->n_items >= PAGE_ITEMS_MAX) {
-          result = ddb_error_set(err, DDB_ERR_PARSE,
-                                 "malformed response to %s: more than %d "
-                                 "items in one page (a page holds at most "
-                                 "1 MB of items)",
-                                 operation, PAGE_ITEMS_MAX);
-          goto fail;
-        }
-        result = ddb_item_from_tape(body, &r.tape, 0, &it, err);
-        if(result)
-          goto fail;
-        if(ddb_page_push(p, &cap, it)) {
-          result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-          goto fail;
-        }
-        if(p->bytes > PAGE_DECODED_MAX) {
-          result = ddb_error_set(err, DDB_ERR_PARSE,
-                                 "malformed response to %s: a page of more "
-                                 "than %zu MB decoded (a page holds at most "
-                                 "1 MB of items)",
-                                 operation, PAGE_DECODED_MAX >> 20);
-          goto fail;
-        }
-      }
-      if(rc < 0)
-        goto malformed;
-      continue;
-    }
-    if(ddb_jr_value(&r))
+    if(s.items == 0 && ddb_tape_eq(body, &name, "Items") &&
+       ddb_jr_array(&r) == 0)
+      result = page_items(&r, body, len, operation, p, &s, malformed, err);
+    else if(ddb_jr_value(&r))
       goto malformed;
-    if(ddb_tape_eq(body, &name, "Items"))
-      have_items = have_items ? have_items : -1; /* not an array */
-    else if(!have_count && ddb_tape_eq(body, &name, "Count")) {
-      have_count = r.tape.tok[0].type == DDB_JNUM ? 1 : -1;
-      count_tok = r.tape.tok[0];
-      count = tape_count(&r.tape, body);
-    } else if(!have_scanned && ddb_tape_eq(body, &name, "ScannedCount")) {
-      have_scanned = 1;
-      scanned_tok = r.tape.tok[0];
-      scanned = tape_count(&r.tape, body);
-    } else if(!p->last_key && ddb_tape_eq(body, &name, "LastEvaluatedKey")) {
-      result = ddb_item_from_tape(body, &r.tape, 0, &p->last_key, err);
-      if(result)
-        goto fail;
-      p->bytes += p->last_key->bytes;
-    } else if(ddb_tape_eq(body, &name, "ConsumedCapacity"))
-      p->consumed_rcu = ddb_tape_consumed(&r.tape, body);
+    else
+      result = page_field(&r, body, &name, p, &s, err);
+    if(result)
+      goto fail;
   }
   if(rc < 0)
     goto malformed;
-  /* a page without its Items (or its Count) would read as a shorter
-  ** answer: it is an error */
-  if((!count_only && have_items != 1) || have_items < 0 || have_count != 1) {
-    result =
-        ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s: no %s",
-                      operation, have_count == 1 ? "Items array" : "Count");
+  result = page_counts(body, operation, count_only, &s, p, err);
+  if(result)
     goto fail;
-  }
-  /* the counts must be counts of this page */
-  if(count < 0) {
-    result = bad_count(body, &count_tok, operation, "Count",
-                       "is not a count of one page", err);
-    goto fail;
-  }
-  if(have_items == 1 && count != p->n_items) {
-    result = ddb_error_set(err, DDB_ERR_PARSE,
-                           "malformed response to %s: Count %lld but %d "
-                           "Items",
-                           operation, count, p->n_items);
-    goto fail;
-  }
-  if(have_scanned && (scanned < 0 || scanned < count)) {
-    result = bad_count(
-        body, &scanned_tok, operation, "ScannedCount",
-        scanned < 0 ? "is not a count of one page" : "is below Count", err);
-    goto fail;
-  }
-  p->count = count;
-  p->scanned = have_scanned ? scanned : p->count;
   *out = p;
   p = NULL;
   goto fail;
 
 malformed:
-  *malformed = 1;
-  result =
-      ddb_error_set(err, DDB_ERR_PARSE, "malformed response to %s (%zu bytes)",
-                    operation, len);
+  result = page_malformed(operation, len, malformed, err);
 fail:
   ddb_page_unref(p);
   ddb_tape_free(&r.tape);

@@ -61,6 +61,8 @@ void ddb_tape_free(ddb_tape *t) {
   memset(t, 0, sizeof(*t));
 }
 
+/* The first byte at or after p that is not JSON white space (or end);
+** inlined into the tokenizer. */
 static const char *skip_ws(const char *p, const char *end) {
   while(p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
     p++;
@@ -72,6 +74,7 @@ const char *ddb_tape_skip_ws(const char *p, const char *end) {
   return skip_ws(p, end);
 }
 
+/* The value of hex digit c, or -1. */
 static int hexval(int c) {
   if(c >= '0' && c <= '9')
     return c - '0';
@@ -176,132 +179,188 @@ static const char *scan_number(const char *p, const char *end) {
   return p;
 }
 
+/* What comes next for ddb_tape_value's outline, as its phases say. */
+enum tape_next {
+  TAPE_FAIL,  /* the text is not valid there */
+  TAPE_VALUE, /* a value at p */
+  TAPE_KEY,   /* an object member's name at p */
+  TAPE_AFTER, /* p just after a value */
+  TAPE_DONE   /* the outermost value is whole */
+};
+
+/* Tokenize the scalar (string, true, false, null or number) at *pp into k,
+** the token at t->tok[t->n] (off set, the rest 0), and count it.  Returns
+** TAPE_AFTER with *pp just past it, or TAPE_FAIL with *pp unchanged. */
+static inline int tape_scalar(ddb_tape *t, ddb_jtok *k, const char **pp,
+                              const char *end) {
+  const char *p = *pp, *q;
+  switch(*p) {
+  case '"': {
+    int esc;
+    q = scan_string(p + 1, end, &esc);
+    if(!q)
+      return TAPE_FAIL;
+    k->type = DDB_JSTR;
+    k->off++;
+    k->len = (uint32_t)(q - p - 1);
+    k->esc = (uint8_t)esc;
+    q++;
+    break;
+  }
+  case 't':
+  case 'f':
+  case 'n': {
+    static const char *const lit[] = {"true", "false", "null"};
+    int w = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
+    size_t n = strlen(lit[w]);
+    if((size_t)(end - p) < n || memcmp(p, lit[w], n) != 0)
+      return TAPE_FAIL;
+    k->type = (uint8_t)(DDB_JTRUE + w);
+    k->len = (uint32_t)n;
+    q = p + n;
+    break;
+  }
+  default:
+    q = scan_number(p, end);
+    if(!q)
+      return TAPE_FAIL;
+    k->type = DDB_JNUM;
+    k->len = (uint32_t)(q - p);
+  }
+  k->end = ++t->n;
+  *pp = q;
+  return TAPE_AFTER;
+}
+
+/* Open the object or array at *pp as k, the token at t->tok[t->n] (off
+** set, the rest 0), pushed on stack (*depth of TAPE_MAX_DEPTH in use).
+** Returns TAPE_AFTER when it is empty (closed at once), else TAPE_KEY (an
+** object) or TAPE_VALUE (an array) with *pp at its first member; or
+** TAPE_FAIL when too deep (*pp unchanged). */
+static inline int tape_open(ddb_tape *t, ddb_jtok *k, uint32_t *stack,
+                            int *depth, const char **pp, const char *end) {
+  const char *p = *pp;
+  if(*depth == TAPE_MAX_DEPTH)
+    return TAPE_FAIL;
+  k->type = *p == '{' ? DDB_JOBJ : DDB_JARR;
+  k->end = 0; /* open */
+  stack[(*depth)++] = t->n++;
+  p = skip_ws(p + 1, end);
+  if(p < end && *p == (k->type == DDB_JOBJ ? '}' : ']')) {
+    t->tok[stack[--*depth]].end = t->n;
+    *pp = p + 1;
+    return TAPE_AFTER;
+  }
+  *pp = p;
+  return k->type == DDB_JOBJ ? TAPE_KEY : TAPE_VALUE;
+}
+
+/* After a value at *pp: count it in its container, and close the
+** containers that end there.  Returns TAPE_DONE (the outermost value
+** closed), TAPE_VALUE or TAPE_KEY (after a ',' in an array or an object:
+** *pp at the next member), or TAPE_FAIL (*pp at the byte JSON does not
+** allow there). */
+static inline int tape_after(ddb_tape *t, const uint32_t *stack, int *depth,
+                             const char **pp, const char *end) {
+  const char *p = *pp;
+  int next;
+  for(;;) {
+    ddb_jtok *c;
+    if(*depth == 0) {
+      next = TAPE_DONE;
+      break;
+    }
+    c = &t->tok[stack[*depth - 1]];
+    c->n++;
+    p = skip_ws(p, end);
+    if(p >= end) {
+      next = TAPE_FAIL;
+      break;
+    }
+    if(*p == ',') {
+      p = skip_ws(p + 1, end);
+      next = c->type == DDB_JOBJ ? TAPE_KEY : TAPE_VALUE;
+      break;
+    }
+    if(*p != (c->type == DDB_JOBJ ? '}' : ']')) {
+      next = TAPE_FAIL;
+      break;
+    }
+    c->end = t->n;
+    --*depth;
+    p++;
+  }
+  *pp = p;
+  return next;
+}
+
+/* Tokenize the object member name at *pp and its ':' onto t.  Returns
+** TAPE_VALUE with *pp at the member's value, or TAPE_FAIL with *pp at the
+** byte JSON does not allow (the name's opening quote for a bad name). */
+static inline int tape_key(ddb_tape *t, const char *base, const char **pp,
+                           const char *end) {
+  const char *p = *pp, *q;
+  ddb_jtok *k;
+  int esc;
+  if(p >= end || *p != '"' || tape_grow(t))
+    return TAPE_FAIL;
+  q = scan_string(p + 1, end, &esc);
+  if(!q)
+    return TAPE_FAIL;
+  k = &t->tok[t->n];
+  k->type = DDB_JSTR;
+  k->off = (uint32_t)(p + 1 - base);
+  k->len = (uint32_t)(q - p - 1);
+  k->n = 0;
+  k->esc = (uint8_t)esc;
+  k->end = ++t->n;
+  p = skip_ws(q + 1, end);
+  if(p >= end || *p != ':') {
+    *pp = p;
+    return TAPE_FAIL;
+  }
+  *pp = skip_ws(p + 1, end);
+  return TAPE_VALUE;
+}
+
 /* Tokenize the one JSON value at *pp (leading white space allowed) onto the
 ** end of t; on success *pp is just past it.  Returns 0, or -1 when the text
 ** there is not one valid value (or is nested deeper than TAPE_MAX_DEPTH, or
 ** memory runs out); then *pp is where it failed (the byte JSON does not
 ** allow there: a string's opening quote for a bad string), and the tokens
-** before it are on t, the containers still open with end 0. */
+** before it are on t, the containers still open with end 0.  A loop over
+** the phases: a value (opened, or a scalar), what follows it, a name. */
 int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
                    const char *end) {
   uint32_t stack[TAPE_MAX_DEPTH];
-  int depth = 0;
+  int depth = 0, next;
   const char *p = skip_ws(*pp, end);
   ddb_jtok *k;
 
   for(;;) {
     /* p is at a value */
     if(p >= end || tape_grow(t))
-      goto fail;
+      break;
     k = &t->tok[t->n];
     k->off = (uint32_t)(p - base);
     k->len = 0;
     k->n = 0;
     k->esc = 0;
-    switch(*p) {
-    case '{':
-    case '[':
-      if(depth == TAPE_MAX_DEPTH)
-        goto fail;
-      k->type = *p == '{' ? DDB_JOBJ : DDB_JARR;
-      k->end = 0; /* open */
-      stack[depth++] = t->n++;
-      p = skip_ws(p + 1, end);
-      if(p < end && *p == (k->type == DDB_JOBJ ? '}' : ']')) {
-        t->tok[stack[--depth]].end = t->n;
-        p++;
-        break;
-      }
-      if(k->type == DDB_JOBJ)
-        goto key;
-      continue;
-    case '"': {
-      int esc;
-      const char *q = scan_string(p + 1, end, &esc);
-      if(!q)
-        goto fail;
-      k->type = DDB_JSTR;
-      k->off++;
-      k->len = (uint32_t)(q - p - 1);
-      k->esc = (uint8_t)esc;
-      p = q + 1;
-      k->end = ++t->n;
+    if(*p == '{' || *p == '[')
+      next = tape_open(t, k, stack, &depth, &p, end);
+    else
+      next = tape_scalar(t, k, &p, end);
+    if(next == TAPE_AFTER)
+      next = tape_after(t, stack, &depth, &p, end);
+    if(next == TAPE_KEY)
+      next = tape_key(t, base, &p, end);
+    if(next == TAPE_DONE) {
+      *pp = p;
+      return 0;
+    }
+    if(next == TAPE_FAIL)
       break;
-    }
-    case 't':
-    case 'f':
-    case 'n': {
-      static const char *const lit[] = {"true", "false", "null"};
-      int w = *p == 't' ? 0 : *p == 'f' ? 1 : 2;
-      size_t n = strlen(lit[w]);
-      if((size_t)(end - p) < n || memcmp(p, lit[w], n) != 0)
-        goto fail;
-      k->type = (uint8_t)(DDB_JTRUE + w);
-      k->len = (uint32_t)n;
-      p += n;
-      k->end = ++t->n;
-      break;
-    }
-    default: {
-      const char *q = scan_number(p, end);
-      if(!q)
-        goto fail;
-      k->type = DDB_JNUM;
-      k->len = (uint32_t)(q - p);
-      p = q;
-      k->end = ++t->n;
-    }
-    }
-    /* after a value: close containers, or go on to the next member */
-    for(;;) {
-      ddb_jtok *c;
-      if(depth == 0) {
-        *pp = p;
-        return 0;
-      }
-      c = &t->tok[stack[depth - 1]];
-      c->n++;
-      p = skip_ws(p, end);
-      if(p >= end)
-        goto fail;
-      if(*p == ',') {
-        p = skip_ws(p + 1, end);
-        if(c->type == DDB_JOBJ)
-          goto key;
-        break;
-      }
-      if(*p != (c->type == DDB_JOBJ ? '}' : ']'))
-        goto fail;
-      c->end = t->n;
-      depth--;
-      p++;
-    }
-    continue;
-
-  key:
-    /* p is at an object member's name */
-    if(p >= end || *p != '"' || tape_grow(t))
-      goto fail;
-    {
-      int esc;
-      const char *q = scan_string(p + 1, end, &esc);
-      if(!q)
-        goto fail;
-      k = &t->tok[t->n];
-      k->type = DDB_JSTR;
-      k->off = (uint32_t)(p + 1 - base);
-      k->len = (uint32_t)(q - p - 1);
-      k->n = 0;
-      k->esc = (uint8_t)esc;
-      k->end = ++t->n;
-      p = skip_ws(q + 1, end);
-      if(p >= end || *p != ':')
-        goto fail;
-      p = skip_ws(p + 1, end);
-    }
   }
-
-fail:
   *pp = p;
   return -1;
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # make lint: formatting (clang-format --dry-run), banned functions, SQLite
-# printf formats, cppcheck, file cycles (tools/cycles.py), the symbols
-# dynamodb.so exports.  Exits non-zero
+# printf formats, snake_case names in client/ and cache/ (tools/names.py),
+# cppcheck, file cycles (tools/cycles.py), the symbols dynamodb.so
+# exports; then, for information only, the functions over 80 lines
+# (tools/funclen.py).  Exits non-zero
 # on any finding.  --tap: one TAP line a check, its findings as comments
 # (tests/suites/05-lint.sh runs it so inside make test).
 set -uo pipefail
@@ -52,6 +54,14 @@ printf_z() {
   fi
 }
 
+# One identifier style a folder: client/ and cache/ in snake_case
+# (tools/names.py; ext/ keeps SQLite's style).
+names() {
+  tools/names.py --selftest >/dev/null || { tools/names.py --selftest; return 1; }
+  tools/names.py $(git ls-files 'client/*.[ch]' 'cache/*.[ch]') ||
+    { echo "lint: a name not in snake_case in client/ or cache/ (see above)"; return 1; }
+}
+
 run_cppcheck() {
   command -v cppcheck >/dev/null || { echo "cppcheck not installed"; return 1; }
   cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
@@ -79,9 +89,18 @@ exports() {
 check "clang-format" clang_format
 check "banned functions" banned
 check "SQLite printf formats" printf_z
+check "snake_case names" names
 check "cppcheck" run_cppcheck
 check "file cycles" cycles
 check "exported symbols" exports
+# Informational, never a failure: the functions over 80 lines (issue 24).
+long=$(tools/funclen.py 80)
+if [ $TAP = 1 ]; then
+  printf '%s\n' "$long" | grep . | sed 's/^/# lint: long function: /'
+else
+  echo "lint: functions over 80 lines (informational): $(printf '%s\n' "$long" | grep -c .)"
+  printf '%s\n' "$long" | grep . | sed 's/^/  /'
+fi
 if [ $TAP = 1 ]; then
   echo "1..$n"
   exit 0
