@@ -1030,6 +1030,8 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   if(pol->consistent || pol->item_ttl <= 0 || !s)
     return batch_get_counted(c, table, keys, n, key_names, n_key_names,
                              pol->consistent, found, err);
+  for(i = 0; i < n; i++)
+    found[i] = NULL; /* so that a failure unrefs only what it found */
   if(batch_miss_alloc(&bm, n)) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;

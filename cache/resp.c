@@ -410,6 +410,16 @@ static int lookup_wait(struct gaicb *req, double deadline) {
   return gai_error(req);
 }
 
+/* One asynchronous lookup: the request and everything it points to (the
+** hints, the host name), in one block, so that a lookup that can be
+** neither finished nor cancelled in time is leaked whole, never left
+** reading freed or returned memory. */
+typedef struct lookup {
+  struct gaicb req;
+  struct addrinfo hints;
+  char host[]; /* u->host, copied */
+} lookup;
+
 /* Resolve u's host into *ss (the first address) before deadline: a
 ** literal at once, a name by glibc's asynchronous lookup.  Returns
 ** DDBC_RESP_OK, or DDBC_RESP_TIMEOUT or DDBC_RESP_FAILED with why set. */
@@ -417,44 +427,46 @@ static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
                    socklen_t *sl, double deadline, char *why, size_t cap) {
   struct sockaddr_in *v4 = (struct sockaddr_in *)ss;
   struct sockaddr_in6 *v6 = (struct sockaddr_in6 *)ss;
+  size_t nhost = strlen(u->host);
   struct gaicb *req;
-  struct addrinfo hints;
+  lookup *lk;
   int rc;
 
   memset(ss, 0, sizeof(*ss));
   if(resolve_literal(u, ss, sl))
     return DDBC_RESP_OK;
   /* a name: glibc's asynchronous lookup, waited for until the deadline */
-  req = calloc(1, sizeof(*req));
-  if(!req) {
+  lk = calloc(1, sizeof(*lk) + nhost + 1);
+  if(!lk) {
     snprintf(why, cap, "out of memory");
     return DDBC_RESP_FAILED;
   }
-  memset(&hints, 0, sizeof(hints));
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  req->ar_name = u->host;
-  req->ar_request = &hints;
+  memcpy(lk->host, u->host, nhost + 1);
+  lk->hints.ai_family = AF_UNSPEC;
+  lk->hints.ai_socktype = SOCK_STREAM;
+  req = &lk->req;
+  req->ar_name = lk->host;
+  req->ar_request = &lk->hints;
   if(getaddrinfo_a(GAI_NOWAIT, &req, 1, NULL)) {
-    free(req);
+    free(lk);
     snprintf(why, cap, "cannot resolve '%.200s'", u->host);
     return DDBC_RESP_FAILED;
   }
   rc = lookup_wait(req, deadline);
   if(rc == EAI_INPROGRESS) {
-    /* still running: it owns req (and hints, u) until it ends, so
-    ** cancel it; if it cannot be cancelled, leak req rather than let it
-    ** write into freed memory */
+    /* still running: it owns lk (the request, its hints and name) until
+    ** it ends, so cancel it; if it cannot be cancelled, leak lk rather
+    ** than let it read or write freed memory */
     snprintf(why, cap, "resolving '%.200s' timed out", u->host);
     if(gai_cancel(req) == EAI_CANCELED)
-      free(req);
+      free(lk);
     return DDBC_RESP_TIMEOUT;
   }
   if(rc != 0 || !req->ar_result) {
     snprintf(why, cap, "cannot resolve '%.200s'", u->host);
     if(req->ar_result)
       freeaddrinfo(req->ar_result);
-    free(req);
+    free(lk);
     return DDBC_RESP_FAILED;
   }
   memcpy(ss, req->ar_result->ai_addr, req->ar_result->ai_addrlen);
@@ -464,7 +476,7 @@ static int resolve(const ddbc_redis_url *u, struct sockaddr_storage *ss,
   else
     v6->sin6_port = htons((unsigned short)u->port);
   freeaddrinfo(req->ar_result);
-  free(req);
+  free(lk);
   return DDBC_RESP_OK;
 }
 
