@@ -423,8 +423,9 @@ static const ddb_av *dd_key_attr(dd_vtab *p, const ddb_item *it, int c) {
 /*
 ** May item it (written by the open transaction) be a row of the plan?  A
 ** superset is enough, as SQLite checks every constraint again, except
-** those it was told to omit: PK = ? and SK = ? (see xBestIndex), which
-** are checked here exactly: the partition key is one of aPk, the sort key
+** those it was told to omit (ext/PLAN.md, "omit"): the N comparisons,
+** which the cursor's row checks apply to these rows too, and PK = ? and
+** SK = ?, which are checked here exactly: the partition key is one of aPk, the sort key
 ** one of aSkv (GetItem, BatchGetItem) or the Query's = value.  An index
 ** holds only items with its key attributes.
 */

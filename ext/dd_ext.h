@@ -69,7 +69,9 @@
 /* Partitions of an IN list queried at once at the most (filter.c). */
 #define DD_MAX_IN_WORKERS 8
 
-/* The idxNum of a plan (see "The query plan" in plan.c). */
+/* The idxNum of a plan: ext/PLAN.md ("idxNum") is its layout.  These
+** name its fields, for the encoder (plan.c) and the decoder (filter.c)
+** alike: no bit of idxNum is written or read with a bare number. */
 enum { DD_OP_SCAN = 0, DD_OP_GET, DD_OP_BATCH, DD_OP_QUERY };
 enum {
   DD_SK_NONE = 0,
@@ -82,15 +84,32 @@ enum {
   DD_SK_GLOB,
   DD_SK_BEGINS
 };
-#define DD_PK_IN    (1 << 7)
-#define DD_SK_IN    (1 << 8)
-#define DD_DESC     (1 << 9)
-#define DD_LIMIT    (1 << 10)
-#define DD_OFFSET   (1 << 11)
-#define DD_SK_SHIFT 12
-#define DD_FETCH    (1 << 28)
-#define DD_KEYS     (1 << 29)
-#define DD_NONE     (1 << 30)
+#define DD_OP_MASK    0x3 /* bits 0-1: DD_OP_* */
+#define DD_PATH_SHIFT 2   /* bits 2-6: the path, an index of dd_vtab.aPath */
+#define DD_PATH_MASK  0x1f
+#define DD_PK_IN      (1 << 7)
+#define DD_SK_IN      (1 << 8)
+#define DD_DESC       (1 << 9)
+#define DD_LIMIT      (1 << 10)
+#define DD_OFFSET     (1 << 11)
+#define DD_SK_SHIFT   12 /* bits 12-27: DD_MAX_SK sort-key kinds (DD_SK_*) */
+#define DD_SK_BITS    4  /* ... of DD_SK_BITS bits each, lowest first */
+#define DD_SK_MASK    0xf
+#define DD_FETCH      (1 << 28)
+#define DD_KEYS       (1 << 29)
+#define DD_NONE       (1 << 30)
+/* The op and path fields of an idxNum for op o on path i. */
+#define DD_IDX_MAKE(o, i) ((o) | ((i) << DD_PATH_SHIFT))
+/* The sort-key kind k as the i-th of an idxNum (0-based). */
+#define DD_IDX_SK_SET(k, i) ((k) << (DD_SK_SHIFT + DD_SK_BITS * (i)))
+/* The fields of idxNum n: its DD_OP_*, its path, its i-th sort-key kind. */
+#define DD_IDX_OP(n)   ((n)&DD_OP_MASK)
+#define DD_IDX_PATH(n) (((n) >> DD_PATH_SHIFT) & DD_PATH_MASK)
+#define DD_IDX_SK(n, i)                                                       \
+  (((n) >> (DD_SK_SHIFT + DD_SK_BITS * (i))) & DD_SK_MASK)
+_Static_assert(DD_SK_BEGINS <= DD_SK_MASK, "a sort-key kind fits its bits");
+_Static_assert(DD_SK_SHIFT + DD_SK_BITS * DD_MAX_SK <= 28,
+               "the sort-key kinds end below DD_FETCH");
 
 /* The function-constraint op xFindFunction assigns to begins_with. */
 #define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION

@@ -357,9 +357,9 @@ fail:
 /* ------------------------------------------------------------------------
 ** Exact N comparisons.  SQLite compares a number of more than 15 digits
 ** as a double: 18446744073709551617 > '18446744073709551616' is false to
-** it, and DynamoDB's order keeps every digit.  So plan.c omits every
-** comparison on an N column from SQLite's check, and xFilter makes each
-** exact: the request says what DynamoDB can (a FILTER, the key
+** it, and DynamoDB's order keeps every digit.  So plan.c omits the N
+** comparisons it hands xFilter from SQLite's check (ext/PLAN.md, "omit"),
+** and xFilter makes each exact: the request says what DynamoDB can (a FILTER, the key
 ** condition), and a row check (dd_check, applied by dynamodbNext)
 ** whatever the request alone does not decide.
 */
@@ -638,27 +638,8 @@ static int dd_ttl_start(dd_cursor *pCur) {
   return SQLITE_OK;
 }
 
-/*
-** xFilter: run the plan xBestIndex chose.  The plan, as plan.c documents
-** it above dynamodbBestIndex (and ext/PLAN.md):
-**
-**   idxNum bits   meaning
-**   -----------   ------------------------------------------------------
-**   0-1           operation: DD_OP_SCAN, _GET, _BATCH, _QUERY
-**   2-6           access path: 0 the base table, k the k-th index
-**   7, 8          DD_PK_IN, DD_SK_IN: the key argument is an IN list
-**   9             DD_DESC: ScanIndexForward=false
-**   10, 11        DD_LIMIT, DD_OFFSET: those arguments follow
-**   12-27         the sort-key constraints, 4 bits each (DD_SK_*)
-**   28            DD_FETCH: read each page's rows again by table key
-**   29            DD_KEYS: BatchGetItem of the key list keys = ?
-**   30            DD_NONE: no row can match: no call
-**
-** argv, in this order: the partition key (GetItem, BatchGetItem, Query),
-** the sort-key constraints in bit order, the FILTER values in the order
-** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET, the
-** CHECK values; or, for DD_KEYS, the key list alone.
-*/
+/* xFilter: run the plan xBestIndex chose (idxNum, idxStr and argv as
+** ext/PLAN.md lays them out). */
 int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                    int argc, sqlite3_value **argv) {
   dd_cursor *pCur = (dd_cursor *)cur;
@@ -682,7 +663,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     rc = dd_ttl_start(pCur);
   if(rc)
     return rc;
-  pp = &p->aPath[(idxNum >> 2) & 31];
+  pp = &p->aPath[DD_IDX_PATH(idxNum)];
   memset(&iv, 0, sizeof(iv));
   memset(aSkEq, 0, sizeof(aSkEq));
   memset(lohi, 0, sizeof(lohi));
@@ -692,10 +673,10 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
              idxStr ? idxStr : "");
     return SQLITE_ERROR;
   }
-  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
+  if(DD_IDX_OP(idxNum) == DD_OP_GET && !dd_pending_any(p) &&
      !dd_has_n_check(p, &x) && dd_get_cached(pCur, argc, argv))
     return dynamodbNext(cur);
-  pCur->op = idxNum & 3;
+  pCur->op = DD_IDX_OP(idxNum);
   pCur->pPath = pp;
   pCur->bEof = 0;
   pCur->bFetch = (idxNum & DD_FETCH) != 0;
@@ -740,8 +721,8 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       goto fail;
     if(pCur->nPk == 0)
       iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
-    for(i = 0; i < 4; i++) {
-      int k = (idxNum >> (DD_SK_SHIFT + 4 * i)) & 15;
+    for(i = 0; i < DD_MAX_SK; i++) {
+      int k = DD_IDX_SK(idxNum, i);
       if(k == DD_SK_NONE || iArg >= argc)
         break;
       if(pCur->op != DD_OP_QUERY) {

@@ -519,7 +519,7 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
   }
   if(t == DDB_N) {
     /* every bound orders exactly (the cursor checks what the request
-    ** cannot say, plan.c omits these constraints from SQLite's check) */
+    ** cannot say; SQLite does not check them again: ext/PLAN.md) */
     int cls;
     rc = dd_n_bound(pVal, &v, &cls);
     if(rc)

@@ -346,36 +346,9 @@ static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
 /* ------------------------------------------------------------------------
 ** The query plan
 **
-** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
-** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
-**
-**   idxNum bits   meaning
-**   -----------   ------------------------------------------------------
-**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
-**   2-6           access path: 0 the base table, k the k-th index
-**                 (GSIs in DescribeTable order, then LSIs)
-**   7             the partition-key argument is an IN list (all at once)
-**   8             the sort-key EQ argument is an IN list (BatchGetItem)
-**   9             ORDER BY consumed descending (ScanIndexForward=false)
-**   10            a LIMIT argument follows the key arguments
-**   11            an OFFSET argument follows LIMIT
-**   12-27         up to four sort-key constraints, 4 bits each, lowest
-**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
-**                 _BEGINS (begins_with); 0 ends the list
-**   28            the index's projection lacks a column the statement
-**                 uses: each page's rows are read again by table key
-**   29            DD_KEYS: BatchGetItem of the key list given to the
-**                 hidden column keys (keys = ?, or shop(?)): one
-**                 argument, the JSON list (see dd_keys_parse)
-**   30            DD_NONE: no row can match (dd_plan_none): no call, no
-**                 argument
-**
-** Arguments reach xFilter in this order: the partition key (GetItem,
-** BatchGetItem, Query), the sort-key constraints in bit order, the FILTER
-** values (their columns and kinds in the machine half of idxStr), LIMIT,
-** OFFSET, the CHECK values (comparisons sent nowhere, which xFilter
-** judges: a value no row can match costs no call, an N comparison is
-** checked exactly).
+** xBestIndex chooses one DynamoDB call and hands it to xFilter: what
+** idxNum, idxStr and argv carry, and which constraints SQLite checks
+** again (omit), is ext/PLAN.md, the one statement of that contract.
 **
 ** The choice, cheapest first (estimatedCost):
 **
@@ -390,24 +363,21 @@ static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
 **
 ** keys = ? (the hidden column given a JSON key list) wins over all of
 ** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
-** the list, cost 2.
+** the list, cost 2.  A WHERE no row can satisfy wins over everything
+** (dd_plan_none): no call.
 **
 ** The plan for people ends in "per outer row" when its key values are
 ** not known while planning (dd_per_outer_row): a join's inner table, a
 ** correlated subquery, whose call runs once per row outside it.
 **
-** Only constraints with BINARY collation are pushed.  A constraint is
-** left for SQLite to check again (omit=0): the DynamoDB call selects a
-** superset; except PK = ? and SK = ?, which the call enforces exactly,
-** and every comparison on an N column (the sort key's ranges, FILTER
-** and CHECK), which the cursor checks exactly (DynamoDB's order: SQLite
-** would compare numbers of over 15 digits as doubles, and lose rows).  LIKE on a sort key becomes the range it implies in binary
-** order ([upper(prefix), successor(lower(prefix))), a superset of the
-** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
-** begins_with.  LIMIT is pushed only when every WHERE term is a
-** constraint of this plan, and it is used (xFilter) only when the call
-** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
-** refuses to run it, naming the key columns that would avoid it.
+** Only constraints with BINARY collation are pushed.  LIKE on a sort key
+** becomes the range it implies in binary order ([upper(prefix),
+** successor(lower(prefix))), a superset of the case-insensitive
+** matches); GLOB 'p*' and begins_with(SK, 'p') become begins_with.  LIMIT
+** is pushed only when every WHERE term is a constraint of this plan, and
+** it is used (xFilter) only when the call enforces each exactly.  With
+** scan=deny a Scan costs 1e300 and xFilter refuses to run it, naming the
+** key columns that would avoid it.
 */
 int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
@@ -454,7 +424,7 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   /* hand the arguments out in the documented order */
   memset(&pc, 0, sizeof(pc));
   memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
-  idxNum = best.op | (best.iPath << 2);
+  idxNum = DD_IDX_MAKE(best.op, best.iPath);
   if(best.op != DD_OP_SCAN) {
     pInfo->aConstraintUsage[best.iPkCons].argvIndex =
         dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, p->aPath[best.iPath].iPk);
@@ -475,7 +445,7 @@ int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
           (best.aSkKind[i] == DD_SK_EQ && !best.bSkIn) ||
           (best.op == DD_OP_QUERY &&
            p->aCol[p->aPath[best.iPath].iSk].type == DDB_N);
-      idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
+      idxNum |= DD_IDX_SK_SET(best.aSkKind[i], i);
     }
     if(best.bSkIn) {
       sqlite3_vtab_in(pInfo, best.aSkCons[0], 1);

@@ -33,8 +33,9 @@ static void dd_name(sqlite3_str *s, const char *z) {
 
 static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
 
-/* Write the plan for people into idxStr (see the grammar above
-** dynamodbBestIndex). */
+/* The plan for people, the first half of idxStr (ext/PLAN.md: its
+** wording may change, nothing parses it): a new string (sqlite3_free),
+** NULL when out of memory. */
 char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
                   int bLimit) {
   const dd_path *pp = &p->aPath[pl->iPath];
@@ -153,31 +154,8 @@ char *dd_plan_none_str(dd_vtab *p, int iCol, int kind) {
   return sqlite3_str_finish(s);
 }
 
-/*
-** The plan as xFilter reads it
-**
-** idxStr holds two strings one after the other: the plan for people
-** (EXPLAIN QUERY PLAN shows it; nothing ever parses it), its NUL, then
-** the plan for xFilter, a dd_plancode: a header and one fixed block per
-** argument of xFilter, in argv order.  SQLite hands xFilter the very
-** pointer xBestIndex set, so the bytes after the first NUL arrive
-** untouched; xFilter checks the magic and every field before trusting
-** them, and an idxStr without them is an error, never a guess.  Names
-** never enter the machine half: columns travel as numbers, so no
-** attribute or index name (COUNT, PROJECT, "a b", 600 bytes) can be taken
-** for part of the plan.
-**
-**   header   magic "ddplan1" (8 bytes with its NUL), nArg (== argc),
-**            mProj (the columns to project, bit c for column c < 64;
-**            0: whole items), bCount (Select=COUNT)
-**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET, _KEYS
-**            (the key list of keys = ?, col -1) or _CHECK (a comparison
-**            sent nowhere, which xFilter judges; after OFFSET);
-**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER (a
-**            _FILTER's: DD_SK_EQ .. _LE, _LIKE or _BEGINS),
-**            DD_SK_EQ .. DD_SK_LE for _CHECK;
-**            col: the column the argument is compared with (-1: none)
-*/
+/* The plan as xFilter reads it: the machine half of idxStr, a
+** dd_plancode after the text's NUL (ext/PLAN.md, "idxStr"). */
 
 /* Add an argument block to pc; returns its argvIndex (1-based). */
 int dd_plan_arg(dd_plancode *pc, int role, int kind, int col) {
