@@ -124,8 +124,7 @@ typedef struct dd_plan {
   double cost, rows;
 } dd_plan;
 
-/* The machine half of idxStr (see "The plan as xFilter reads it" in
-** plancodec.c and ext/PLAN.md). */
+/* The machine half of idxStr (ext/PLAN.md, "idxStr"; plancodec.c). */
 enum {
   DD_ARG_PK = 1,
   DD_ARG_SK,
@@ -179,8 +178,8 @@ typedef struct dd_val {
 } dd_val;
 
 /* What a Query or Scan does besides its key condition: the part of the
-** plan xFilter reads from the machine half of idxStr (see "The plan as
-** xFilter reads it" above dd_plan_encode). */
+** plan xFilter reads from the machine half of idxStr (ext/PLAN.md;
+** dd_plan_decode). */
 typedef struct dd_extra {
   int nFilter;
   int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
@@ -199,7 +198,7 @@ typedef struct dd_extra {
 /* A row check: the current row's column iCol compared with v, exactly
 ** (ddb_number_cmp), by op DD_SK_EQ .. DD_SK_LE; op DD_SK_NONE: the
 ** column has a value.  For the N comparisons SQLite was told to omit
-** whose answer the request alone does not give (see dynamodbFilter). */
+** whose answer the request alone does not give (ext/PLAN.md, "omit"). */
 typedef struct dd_check {
   int iCol, op;
   dd_val v;
@@ -270,10 +269,9 @@ typedef struct dd_vtab {
                            known yet, 1 yes, -1 no (txn.c) */
   int nSingleRun;       /* statements in a row that each wrote one row
                            (for the hint, dd_hint_singles) */
-  dd_txn *pTxn;
+  dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see txn.c */
   const char *zColumns; /* columns= while connecting (borrowed) */
-  char *zSchemaErr;
-  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see txn.c */
+  char *zSchemaErr;     /* an error building the schema; sqlite3_free() */
   /* The client is made at the first real read or write (dd_client), never
   ** by xConnect: reading a schema makes no call and resolves no
   ** credentials.  Until then cfg holds the options it will be made of. */
@@ -375,9 +373,10 @@ extern dd_vtab *dd_registry;
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message (common.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
-/* The same for the extension's other tables (dynamodb_tables, ...). */
+/* The same for the extension's other tables (dynamodb_tables, ...;
+** common.c). */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
-/* The SQLite result code for a client error. */
+/* The SQLite result code for a client error (common.c). */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into
 ** zName[32]: zBase, with '_' appended while a key attribute has it
@@ -385,7 +384,8 @@ int dd_rc(const ddb_error *e);
 void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 /* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
 ** first time: resolves region, endpoint and credentials), or an error
-** with p's message set (the table's deferred error, or the client's). */
+** with p's message set (the table's deferred error, or the client's;
+** schema.c). */
 int dd_client(dd_vtab *p);
 /* The cancel hook of a table's client (ud: its sqlite3 *): has the
 ** statement running on this thread been interrupted (sqlite3_interrupt,
@@ -396,7 +396,7 @@ int dd_interrupted(void *pDb);
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
 int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
                    const char **pz, int *pn, double *pd);
-/* The stable rowid of an item: a hash of its primary key. */
+/* The stable rowid of an item: a hash of its primary key (keycond.c). */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
 /* write.c: xUpdate and the row it writes. */
@@ -472,28 +472,6 @@ int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut);
 /* Free everything txn.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
 
-/* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
-** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
-int dd_register_log(sqlite3 *db);
-/* The progress line of a write cut into calls that are not atomic
-** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
-** tStart, shown once it has run dd_progress_after() seconds, on a
-** terminal, unless progress=off; *pbShown says it is on the screen.
-** bEnd: clear it (if shown).  stmt.c. */
-void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
-                       double tStart, int *pbShown, int bEnd);
-/* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
-** call of its own: say once per process, on stderr when it is a terminal
-** (and progress is on), that BEGIN ... COMMIT sends them as batches
-** (stmt.c). */
-void dd_hint_singles(dd_vtab *p);
-
-/* Register dynamodb_tables (tables.c), dynamodb_attributes
-** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
-int dd_register_tables(sqlite3 *db, dd_conn *c);
-int dd_register_attributes(sqlite3 *db, dd_conn *c);
-int dd_register_hot(sqlite3 *db);
-
 /* stmt.c: statements, their meter, dynamodb_last(). */
 /* Seconds before a progress line shows (and before a statement's line is
 ** due): DD_PROGRESS_AFTER, or $DYNAMODB_PROGRESS_AFTER. */
@@ -530,6 +508,28 @@ void dd_stmt_split(dd_vtab *p);
 /* Append m's requests by operation to s, most first ("Query x1051,
 ** GetItem x3"); returns how many operations. */
 int dd_meter_ops(const ddb_meter *m, sqlite3_str *s);
+
+/* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
+** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
+int dd_register_log(sqlite3 *db);
+/* The progress line of a write cut into calls that are not atomic
+** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
+** tStart, shown once it has run dd_progress_after() seconds, on a
+** terminal, unless progress=off; *pbShown says it is on the screen.
+** bEnd: clear it (if shown).  stmt.c. */
+void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
+                       double tStart, int *pbShown, int bEnd);
+/* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
+** call of its own: say once per process, on stderr when it is a terminal
+** (and progress is on), that BEGIN ... COMMIT sends them as batches
+** (stmt.c). */
+void dd_hint_singles(dd_vtab *p);
+
+/* Register dynamodb_tables (tables.c), dynamodb_attributes
+** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
+int dd_register_tables(sqlite3 *db, dd_conn *c);
+int dd_register_attributes(sqlite3 *db, dd_conn *c);
+int dd_register_hot(sqlite3 *db);
 
 /* extension.c: the module table and the entry point. */
 /* The entry point: registers the module dynamodb and the functions on db.
@@ -630,6 +630,8 @@ int dd_key_fits(const dd_val *v, int nMax);
 int dd_drop(dd_val *v);
 /* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
 int dd_utf8_ok(const unsigned char *z, int n);
+/* qsort order of dd_val: by length, then bytes. */
+int dd_val_order(const void *pa, const void *pb);
 /* Set v to a copy of z[0..n) as a value of type t.  Returns SQLITE_OK or
 ** SQLITE_NOMEM. */
 int dd_val_text(dd_val *v, ddb_type t, const char *z, int n);
@@ -660,7 +662,17 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]);
 
-/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid. */
+/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid; the pages. */
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end.
+** Returns an SQLite code. */
+int dd_next_page(dd_cursor *pCur);
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
+** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
+** connection stopping them.  Returns DDB_OK, or the first error (then
+** aFound holds nothing). */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err);
 /* xOpen: a cursor at EOF.  Returns SQLITE_OK or SQLITE_NOMEM. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);
 /* Release everything a previous xFilter left (stops a parallel read). */
@@ -683,21 +695,9 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i);
 int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid);
 
 /* filter.c: xFilter. */
-/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
-** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
-** connection stopping them.  Returns DDB_OK, or the first error (then
-** aFound holds nothing). */
-ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err);
-/* qsort order of dd_val: by length, then bytes. */
-int dd_val_order(const void *pa, const void *pb);
-/* xFilter: run the plan xBestIndex chose. */
+/* xFilter: run the plan xBestIndex chose (ext/PLAN.md). */
 int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                    int argc, sqlite3_value **argv);
-/* Load the next non-empty page of the Query/Scan into aRow (cursor.c),
-** moving on to the next partition key when one is exhausted.  Sets bEof
-** at the end.  Returns an SQLite code. */
-int dd_next_page(dd_cursor *pCur);
 
 /* keys.c: the hidden column keys. */
 /* Parse the key list pList (the argument of keys = ?) into *paKey
@@ -740,9 +740,9 @@ UNITTEST int dd_auto_segments(long long nBytes);           /* schema.c */
 UNITTEST int dd_auto_units(long long nBytes, int nWorker); /* schema.c */
 UNITTEST double dd_partition_rows(const dd_plan *pl);      /* plan.c */
 UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
-                         const dd_plan *pl, int *pbDesc);  /* plan.c */
-UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b); /* keycond.c */
-UNITTEST int dd_successor(const char *z, int n, char *zOut);
+                         const dd_plan *pl, int *pbDesc);    /* plan.c */
+UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b);   /* keycond.c */
+UNITTEST int dd_successor(const char *z, int n, char *zOut); /* keycond.c */
 UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
                                char *zOut);
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
