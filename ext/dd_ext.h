@@ -567,6 +567,11 @@ int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
 int dd_options(dd_vtab *p, dd_opts *v, char **pzErr);
 /* Free the strings of v and clear its slots. */
 void dd_opts_free(dd_opts *v);
+/* The name of option i (0-based, in aOption's order), and its default as
+** docs/reference.md states it (NULL: none stated): NULL past the last
+** option.  For the test that the usage and the docs follow the table. */
+const char *dd_option_name(int i);
+const char *dd_option_default(int i);
 
 /* schema.c: xCreate, xConnect, xDisconnect, xDestroy; the client. */
 /* Is column c an attribute of the table's primary key? */

@@ -1,0 +1,265 @@
+/*
+** test_options.c -- the option table aOption (ext/options.c) is the one
+** source: the usage comment at the top of ext/options.c and the table of
+** CREATE VIRTUAL TABLE options in docs/reference.md name the same options
+** with the same defaults.  Reads both files from the source tree (the
+** unit tests run from the top of the tree, as `make check` runs them).
+*/
+#ifndef SQLITE_CORE
+#define SQLITE_CORE 1
+#endif
+#ifndef UNITTESTS
+#define UNITTESTS 1
+#endif
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../ext/dd_ext.h"
+
+#include "tap.h"
+
+/* Options a file names at the most. */
+#define OPT_MAX 64
+
+/* One option as a file states it: its name and its default (the empty
+** string: none stated). */
+typedef struct opt_seen {
+  char zName[64];
+  char zDefault[64];
+} opt_seen;
+
+/* The whole of file zPath (malloc'd, NUL-terminated), or NULL. */
+static char *opt_read(const char *zPath) {
+  FILE *f = fopen(zPath, "rb");
+  char *z = NULL;
+  long n;
+  if(!f)
+    return NULL;
+  if(fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+     fseek(f, 0, SEEK_SET) == 0 && (z = malloc((size_t)n + 1)) != NULL) {
+    if(fread(z, 1, (size_t)n, f) != (size_t)n) {
+      free(z);
+      z = NULL;
+    } else {
+      z[n] = 0;
+    }
+  }
+  fclose(f);
+  return z;
+}
+
+/* Copy z[0..n) into zOut[nOut] (cut to fit). */
+static void opt_copy(char *zOut, size_t nOut, const char *z, size_t n) {
+  if(n >= nOut)
+    n = nOut - 1;
+  memcpy(zOut, z, n);
+  zOut[n] = 0;
+}
+
+/* The options docs/reference.md's table states (its rows between the
+** header "| option | default | meaning |" and the first line that is not
+** a row) into a[]; returns how many, -1 when the table is not found.  A
+** row may name several options (`max_rcu`, `max_wcu`).  A default is
+** stated when the cell is one value, `x` or a number, alone or followed
+** by " (": a cell of prose or of a chain (`AWS_REGION`, ...) states none. */
+static int opt_docs(const char *zDoc, opt_seen *a) {
+  const char *z = strstr(zDoc, "| option | default | meaning |");
+  int n = 0;
+  if(!z)
+    return -1;
+  z = strchr(z, '\n');
+  z = z ? strchr(z + 1, '\n') : NULL; /* past |---| */
+  while(z && z[1] == '|' && n < OPT_MAX) {
+    const char *zRow = z + 2, *zEnd = strchr(zRow, '|');
+    const char *zDef, *zDefEnd, *q;
+    char zVal[64] = "";
+    int n0 = n;
+    if(!zEnd)
+      break;
+    /* the default cell */
+    zDef = zEnd + 1;
+    while(*zDef == ' ')
+      zDef++;
+    zDefEnd = strchr(zDef, '|');
+    if(zDefEnd && zDef[0] == '`') {
+      q = strchr(zDef + 1, '`');
+      if(q && q < zDefEnd && (q[1] == ' ' || q[1] == '|') &&
+         (q[1] == '|' || q[2] == '|' || q[2] == '('))
+        opt_copy(zVal, sizeof(zVal), zDef + 1, (size_t)(q - zDef - 1));
+    } else if(zDefEnd && isdigit((unsigned char)zDef[0])) {
+      for(q = zDef; q < zDefEnd && *q != ' '; q++)
+        ;
+      if(q[1] == '|' || q[1] == '(')
+        opt_copy(zVal, sizeof(zVal), zDef, (size_t)(q - zDef));
+    }
+    /* the names: each `name` of the first cell */
+    for(q = zRow; q < zEnd && n < OPT_MAX;) {
+      const char *b = memchr(q, '`', (size_t)(zEnd - q)), *e;
+      if(!b)
+        break;
+      e = memchr(b + 1, '`', (size_t)(zEnd - b - 1));
+      if(!e)
+        break;
+      opt_copy(a[n].zName, sizeof(a[n].zName), b + 1, (size_t)(e - b - 1));
+      n++;
+      q = e + 1;
+    }
+    for(; n0 < n; n0++)
+      opt_copy(a[n0].zDefault, sizeof(a[n0].zDefault), zVal, strlen(zVal));
+    z = strchr(z + 1, '\n');
+  }
+  return n;
+}
+
+/* The options the usage comment of ext/options.c states (its lines
+** "**   name=VALUE ..." between "Parameters of CREATE VIRTUAL TABLE" and
+** "Values may be quoted") into a[]; returns how many, -1 when the block
+** is not found.  A line may name several options (max_rcu=N, max_wcu=N);
+** an option's default is the "(default X" of its lines (X up to one of
+** " ;:,)"). */
+static int opt_usage(const char *zSrc, opt_seen *a) {
+  const char *z = strstr(zSrc, "Parameters of CREATE VIRTUAL TABLE");
+  const char *zStop = z ? strstr(z, "Values may be quoted") : NULL;
+  int n = 0, nLine = 0; /* nLine: the options of the current line */
+  if(!z || !zStop)
+    return -1;
+  while((z = strstr(z, "\n**")) != NULL && z < zStop) {
+    const char *zLine = z + 3, *zEol = strchr(zLine, '\n'), *q;
+    z = zLine;
+    if(!zEol)
+      break;
+    if(strncmp(zLine, "   ", 3) == 0 && islower((unsigned char)zLine[3])) {
+      /* an option line: name=..., name=... up to two spaces */
+      nLine = 0;
+      for(q = zLine + 3; q < zEol && n < OPT_MAX;) {
+        const char *b = q;
+        while(q < zEol && (islower((unsigned char)*q) || *q == '_'))
+          q++;
+        if(q == b || *q != '=')
+          break;
+        opt_copy(a[n].zName, sizeof(a[n].zName), b, (size_t)(q - b));
+        a[n].zDefault[0] = 0;
+        n++;
+        nLine++;
+        while(q < zEol && *q != ' ' && *q != ',')
+          q++;
+        if(q + 1 < zEol && q[0] == ',' && q[1] == ' ')
+          q += 2; /* another name on the line */
+        else
+          break;
+      }
+    }
+    /* a default on this line belongs to the options of the last name
+    ** line */
+    q = strstr(zLine, "(default ");
+    if(q && q < zEol && nLine > 0) {
+      const char *b = q + 9, *e = b;
+      int i;
+      while(e < zEol && !strchr(" ;:,)", *e))
+        e++;
+      for(i = n - nLine; i < n; i++)
+        opt_copy(a[i].zDefault, sizeof(a[i].zDefault), b, (size_t)(e - b));
+    }
+  }
+  return n;
+}
+
+/* The entry of a[0..n) named zName, or NULL. */
+static const opt_seen *opt_find(const opt_seen *a, int n, const char *zName) {
+  int i;
+  for(i = 0; i < n; i++)
+    if(strcmp(a[i].zName, zName) == 0)
+      return &a[i];
+  return NULL;
+}
+
+/* Do the options a[0..n) that file zWhat states match aOption: every
+** name in both, and each default zWhat states equal to the table's;
+** bAll: zWhat must state every default the table has. */
+static void opt_compare(const char *zWhat, const opt_seen *a, int n,
+                        int bAll) {
+  int i;
+  for(i = 0; dd_option_name(i); i++) {
+    const char *zName = dd_option_name(i), *zDef = dd_option_default(i);
+    const opt_seen *o = opt_find(a, n, zName);
+    if(!CHECK_MSG(o != NULL, "%s does not name option %s", zWhat, zName))
+      continue;
+    if(o->zDefault[0] || (bAll && zDef))
+      CHECK_MSG(zDef && strcmp(o->zDefault, zDef) == 0,
+                "%s: default of %s is '%s', aOption's '%s'", zWhat, zName,
+                o->zDefault, zDef ? zDef : "(none)");
+  }
+  for(i = 0; i < n; i++) {
+    int k;
+    for(k = 0; dd_option_name(k); k++)
+      if(strcmp(dd_option_name(k), a[i].zName) == 0)
+        break;
+    CHECK_MSG(dd_option_name(k) != NULL,
+              "%s names option %s, which aOption does not have", zWhat,
+              a[i].zName);
+  }
+}
+
+static void test_options_docs(void) {
+  opt_seen a[OPT_MAX];
+  char *z = opt_read("docs/reference.md");
+  int n;
+  if(!CHECK_MSG(z != NULL, "docs/reference.md unreadable (run from the top)"))
+    return;
+  n = opt_docs(z, a);
+  CHECK_MSG(n > 10, "docs/reference.md: the option table has %d rows", n);
+  opt_compare("docs/reference.md", a, n, 0);
+  free(z);
+}
+
+static void test_options_usage(void) {
+  opt_seen a[OPT_MAX];
+  char *z = opt_read("ext/options.c");
+  int n;
+  if(!CHECK_MSG(z != NULL, "ext/options.c unreadable (run from the top)"))
+    return;
+  n = opt_usage(z, a);
+  CHECK_MSG(n > 10, "ext/options.c: the usage names %d options", n);
+  opt_compare("the usage of ext/options.c", a, n, 1);
+  free(z);
+}
+
+/* The parsers find what they must: a row of prose states no default. */
+static void test_options_parsers(void) {
+  opt_seen a[OPT_MAX];
+  static const char zDoc[] =
+      "| option | default | meaning |\n|---|---|---|\n"
+      "| `a` | `x` | one |\n| `b`, `c` | `0` (none) | two |\n"
+      "| `d` | `ENV`, else none | three |\n| `e` | 60 | four |\n"
+      "| `f` | | five |\n\nafter\n";
+  static const char zSrc[] =
+      "** Parameters of CREATE VIRTUAL TABLE\n**\n"
+      "**   a=X       what (default x)\n"
+      "**   b=N, c=N  more\n**             lines (default 0: none)\n"
+      "**   d=URL     none\n**\n** Values may be quoted\n";
+  CHECK_INT(opt_docs(zDoc, a), 6);
+  CHECK_STR(a[0].zDefault, "x");
+  CHECK_STR(a[1].zName, "b");
+  CHECK_STR(a[2].zName, "c");
+  CHECK_STR(a[2].zDefault, "0");
+  CHECK_STR(a[3].zDefault, "");
+  CHECK_STR(a[4].zDefault, "60");
+  CHECK_STR(a[5].zDefault, "");
+  CHECK_INT(opt_usage(zSrc, a), 4);
+  CHECK_STR(a[0].zDefault, "x");
+  CHECK_STR(a[2].zName, "c");
+  CHECK_STR(a[2].zDefault, "0");
+  CHECK_STR(a[3].zDefault, "");
+}
+
+const tap_test tap_options_tests[] = {
+    {"options: the parsers of the docs' and the usage's tables",
+     test_options_parsers},
+    {"options: docs/reference.md states aOption's names and defaults",
+     test_options_docs},
+    {"options: the usage of options.c states aOption's names and defaults",
+     test_options_usage},
+    {NULL, NULL},
+};
