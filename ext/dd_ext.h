@@ -18,9 +18,6 @@
 #define DD_PARTITION_ROWS 100.0
 /* Cost of a full Scan when DescribeTable gives no item count. */
 #define DD_SCAN_MIN_ROWS 1000.0
-/* Cache entry lifetime in seconds, default and largest accepted. */
-#define DD_DEFAULT_TTL 300.0
-#define DD_MAX_TTL     31536000
 /* segments=auto: at least DD_MIN_AUTO_SEGMENTS, and one Scan segment per
 ** DD_SEGMENT_BYTES of the table beyond, at most DD_AUTO_SEGMENTS.  The
 ** floor is there because the size is not to be trusted: DynamoDB updates

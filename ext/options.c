@@ -74,8 +74,8 @@ enum {
   DD_OPT_SCAN,     /* allow or deny: int, 1 for deny */
   DD_OPT_BOOL,     /* BOOL (dd_bool): int */
   DD_OPT_TIMEOUT,  /* seconds > 0, at least 0.001: double */
-  DD_OPT_RETRIES,  /* an integer from 0 to 100: int */
-  DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
+  DD_OPT_RETRIES,  /* 0 to DDB_MAX_RETRIES (ddb_option_retries): int */
+  DD_OPT_TTL,      /* seconds, 0 to DDB_MAX_TTL (ddb_option_ttl): double */
   DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
   DD_OPT_SEGMENT,  /* I/N with 0 <= I < N: iSlice, nSlice */
   DD_OPT_CALLS,    /* an integer from 1 to 64: int */
@@ -121,14 +121,14 @@ static const struct dd_option {
     {"timeout", offsetof(dd_opts, zTimeout), DD_OPT_TIMEOUT,
      offsetof(dd_vtab, cfg.timeout), "60", "expected seconds > 0"},
     {"max_retries", offsetof(dd_opts, zMaxRetries), DD_OPT_RETRIES,
-     offsetof(dd_vtab, cfg.max_retries), "10",
-     "expected an integer from 0 to 100"},
+     offsetof(dd_vtab, cfg.max_retries), DD_STR(DDB_DEFAULT_MAX_RETRIES),
+     "expected an integer from 0 to " DD_STR(DDB_MAX_RETRIES)},
     {"item_ttl", offsetof(dd_opts, zItemTtl), DD_OPT_TTL,
-     offsetof(dd_vtab, pol.item_ttl), "300",
-     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+     offsetof(dd_vtab, pol.item_ttl), DD_STR(DDB_DEFAULT_TTL),
+     "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},
     {"query_ttl", offsetof(dd_opts, zQueryTtl), DD_OPT_TTL,
-     offsetof(dd_vtab, pol.query_ttl), "300",
-     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+     offsetof(dd_vtab, pol.query_ttl), DD_STR(DDB_DEFAULT_TTL),
+     "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},
     {"progress", offsetof(dd_opts, zProgress), DD_OPT_BOOL,
      offsetof(dd_vtab, bProgress), "on", "expected on or off"},
     {"segments", offsetof(dd_opts, zSegments), DD_OPT_SEGMENTS,
@@ -351,12 +351,10 @@ static int dd_opt_value(int eKind, const char *z, void *pDst) {
   case DD_OPT_SCAN: return (*pInt = dd_opt_word(z, "allow", "deny")) < 0;
   case DD_OPT_TTLMODE: return (*pInt = dd_opt_word(z, "show", "hide")) < 0;
   case DD_OPT_BOOL: return (*pInt = dd_bool(z)) < 0 ? -1 : 0;
-  case DD_OPT_RETRIES:
-    if(dd_opt_int(z, 0, 100, &d))
-      return -1;
-    *pInt = (int)d;
-    return 0;
-  case DD_OPT_TTL: return dd_number(z, pReal) || *pReal > DD_MAX_TTL ? -1 : 0;
+  case DD_OPT_RETRIES: /* the range is client/'s, the C API's too */
+    return dd_number(z, &d) || ddb_option_retries(d, pInt) ? -1 : 0;
+  case DD_OPT_TTL:
+    return dd_number(z, &d) || ddb_option_ttl(d, pReal) ? -1 : 0;
   case DD_OPT_SEGMENTS: /* auto: 0, sized by dd_init */
     if(sqlite3_stricmp(z, "auto") != 0 && dd_opt_int(z, 1, 64, &d))
       return -1;

@@ -18,6 +18,8 @@
 
 #include "../../ext/dd_ext.h"
 
+#include "../../api/api_int.h"
+#include "../../client/ddb_client_int.h"
 #include "tap.h"
 
 /* Options a file names at the most. */
@@ -254,7 +256,138 @@ static void test_options_parsers(void) {
   CHECK_STR(a[3].zDefault, "");
 }
 
+/* The SQL options args[0..n) applied to *p (zeroed first) as xConnect
+** applies them.  Returns an SQLite code. */
+static int opt_sql(const char *const *args, int n, dd_vtab *p) {
+  const char *argv[8] = {"dynamodb", "main", "t"};
+  dd_opts v;
+  char *zErr = NULL;
+  int i, rc;
+  for(i = 0; i < n && i < 5; i++)
+    argv[3 + i] = args[i];
+  memset(&v, 0, sizeof(v));
+  memset(p, 0, sizeof(*p));
+  rc = dd_parse_args(3 + n, argv, &v, &zErr);
+  if(rc == SQLITE_OK)
+    rc = dd_options(p, &v, &zErr);
+  if(zErr)
+    tap_diag("  %s", zErr);
+  sqlite3_free(zErr);
+  dd_opts_free(&v);
+  return rc;
+}
+
+/* The retries a client made of cfg (region and endpoint set) does. */
+static int opt_retries(ddb_config *cfg) {
+  ddb_client *dc = NULL;
+  ddb_error e;
+  int n = -100;
+  cfg->region = "eu-west-1";
+  cfg->endpoint = "http://127.0.0.1:1";
+  ddb_error_clear(&e);
+  if(ddb_client_new(cfg, &dc, &e) == DDB_OK)
+    n = ddb_client_max_retries(dc);
+  ddb_client_free(dc);
+  return n;
+}
+
+/* The dyn_client of o: its item and query TTLs and its retries into
+** a[0..3), or -1 each when it cannot be made. */
+static void opt_api(dyn_options *o, double a[3]) {
+  dyn_client *c = NULL;
+  dyn_error err;
+  a[0] = a[1] = a[2] = -1;
+  o->region = "eu-west-1";
+  o->endpoint = "http://127.0.0.1:1";
+  if(dyn_client_new(o, &c, &err) == DYN_OK) {
+    a[0] = c->pol.item_ttl;
+    a[1] = c->pol.query_ttl;
+    a[2] = ddb_client_max_retries(c->ddb);
+  } else {
+    tap_diag("  dyn_client_new: %s", err.message);
+  }
+  dyn_client_free(c);
+}
+
+/* item_ttl=0, query_ttl=0 and max_retries=0 mean the same in SQL and in
+** the C API (off, no retry), and so do their defaults; the ranges are
+** client/'s for both. */
+static void test_options_agree(void) {
+  static const char *const azZero[] = {"item_ttl=0", "query_ttl=0",
+                                       "max_retries=0"};
+  static const char *const azMax[] = {"item_ttl=31536000", "max_retries=100"};
+  static const char *const azBad[] = {"max_retries=101"};
+  static const char *const azBad2[] = {"item_ttl=31536001"};
+  dd_vtab *p = sqlite3_malloc64(sizeof(dd_vtab));
+  dyn_options o;
+  double a[3];
+  const char *zKey = getenv("AWS_ACCESS_KEY_ID");
+  const char *zSecret = getenv("AWS_SECRET_ACCESS_KEY");
+  char *zKeySaved = zKey ? strdup(zKey) : NULL;
+  char *zSecretSaved = zSecret ? strdup(zSecret) : NULL;
+  if(!CHECK(p != NULL))
+    return;
+  setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
+
+  /* 0: off in both */
+  CHECK_INT(opt_sql(azZero, 3, p), SQLITE_OK);
+  dyn_options_init(&o);
+  o.item_ttl = 0;
+  o.query_ttl = 0;
+  o.max_retries = 0;
+  opt_api(&o, a);
+  CHECK_INT(p->pol.item_ttl * 10, 0);
+  CHECK_INT(a[0] * 10, p->pol.item_ttl * 10);
+  CHECK_INT(a[1] * 10, p->pol.query_ttl * 10);
+  CHECK_INT(a[2], opt_retries(&p->cfg));
+  CHECK_INT(a[2], 0);
+
+  /* not given, DYN_DEFAULT (dyn_options_init, or no options): the same
+  ** defaults */
+  CHECK_INT(opt_sql(NULL, 0, p), SQLITE_OK);
+  dyn_options_init(&o);
+  opt_api(&o, a);
+  CHECK_INT(a[0] * 10, p->pol.item_ttl * 10);
+  CHECK_INT(a[0], DDB_DEFAULT_TTL);
+  CHECK_INT(a[1] * 10, p->pol.query_ttl * 10);
+  CHECK_INT(a[2], opt_retries(&p->cfg));
+  CHECK_INT(a[2], DDB_DEFAULT_MAX_RETRIES);
+
+  /* the largest values, and one beyond, alike */
+  CHECK_INT(opt_sql(azMax, 2, p), SQLITE_OK);
+  dyn_options_init(&o);
+  o.item_ttl = DDB_MAX_TTL;
+  o.max_retries = DDB_MAX_RETRIES;
+  opt_api(&o, a);
+  CHECK_INT(a[0], p->pol.item_ttl);
+  CHECK_INT(a[2], opt_retries(&p->cfg));
+  CHECK_INT(opt_sql(azBad, 1, p), SQLITE_ERROR);
+  CHECK_INT(opt_sql(azBad2, 1, p), SQLITE_ERROR);
+  o.max_retries = DDB_MAX_RETRIES + 1;
+  opt_api(&o, a);
+  CHECK_INT(a[2], -1);
+  o.max_retries = 0;
+  o.item_ttl = DDB_MAX_TTL + 1;
+  opt_api(&o, a);
+  CHECK_INT(a[0], -1);
+
+  if(zKeySaved)
+    setenv("AWS_ACCESS_KEY_ID", zKeySaved, 1);
+  else
+    unsetenv("AWS_ACCESS_KEY_ID");
+  if(zSecretSaved)
+    setenv("AWS_SECRET_ACCESS_KEY", zSecretSaved, 1);
+  else
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+  free(zKeySaved);
+  free(zSecretSaved);
+  sqlite3_free(p);
+}
+
 const tap_test tap_options_tests[] = {
+    {"options: item_ttl=0, max_retries=0 mean the same in SQL and C",
+     test_options_agree},
     {"options: the parsers of the docs' and the usage's tables",
      test_options_parsers},
     {"options: docs/reference.md states aOption's names and defaults",
