@@ -152,17 +152,16 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   /* an index row holds the table's key attributes and its own: keep the
   ** former, BatchGetItem refuses any other attribute in a key */
   for(i = 0; i < nIn; i++) {
-    ddb_av kv[2];
+    const ddb_av *kv[2] = {NULL, NULL};
     for(j = 0; j < p->nKey; j++) {
-      const ddb_av *a = ddb_item_get(aIn[i], p->azKey[j]);
-      if(!a) {
+      kv[j] = ddb_item_get(aIn[i], p->azKey[j]);
+      if(!kv[j]) {
         dd_error(p, "index row without the table key '%s'", p->azKey[j]);
         rc = SQLITE_ERROR;
         goto fail;
       }
-      kv[j] = *a;
     }
-    aKey[i] = ddb_item_from_avs(kv, p->nKey);
+    aKey[i] = dd_key_item(p, kv[0], kv[1]);
     if(!aKey[i]) {
       rc = SQLITE_NOMEM;
       goto fail;
@@ -473,17 +472,9 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
       return SQLITE_NOMEM;
     for(i = 0; i < pCur->nPk; i++) {
       for(j = 0; j < nSk; j++) {
-        ddb_av kv[2];
-        ddb_item *key, *img = NULL;
-        kv[0] = pCur->aPk[i].av;
-        kv[0].name = p->azKey[0];
-        kv[0].name_len = 0;
-        if(p->nKey == 2) {
-          kv[1] = aSkv[j].av;
-          kv[1].name = p->azKey[1];
-          kv[1].name_len = 0;
-        }
-        key = ddb_item_from_avs(kv, p->nKey);
+        ddb_item *img = NULL;
+        ddb_item *key = dd_key_item(p, &pCur->aPk[i].av,
+                                    p->nKey == 2 ? &aSkv[j].av : NULL);
         if(!key) {
           while(n > 0)
             ddb_item_unref(a[--n]);

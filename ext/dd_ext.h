@@ -393,6 +393,15 @@ int dd_interrupted(void *pDb);
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
 int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
                    const char **pz, int *pn, double *pd);
+/* The one builder of table keys (keycond.c): the key of p with
+** partition-key value pk and, when the table has a sort key, sort-key
+** value sk (else sk is not read), as attribute values named by p->azKey
+** into kv[0..p->nKey), their bytes borrowed from pk and sk: returns
+** p->nKey.  dd_key_item: the same as a key item, a new reference
+** (ddb_item_unref), NULL when out of memory. */
+int dd_key_avs(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk,
+               ddb_av kv[2]);
+ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk);
 /* The stable rowid of an item: a hash of its primary key (keycond.c). */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
