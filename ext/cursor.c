@@ -751,7 +751,7 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   }
   if(i == DD_COL_KEYS(p)) {
     /* keys: the list given to keys = ? (SQLite may compare it); in an
-    ** UPDATE that does not set it, unchanged (dd_update refuses a value) */
+    ** UPDATE that does not set it, unchanged (dynamodbUpdate refuses a value) */
     if(pCur->pKeys && !sqlite3_vtab_nochange(ctx))
       sqlite3_result_value(ctx, pCur->pKeys);
     return SQLITE_OK;

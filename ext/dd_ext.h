@@ -406,8 +406,10 @@ ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk);
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
 /* write.c: xUpdate and the row it writes. */
-int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-              sqlite3_int64 *pRowid);
+/* xUpdate: INSERT, UPDATE, DELETE of one row.  Returns an SQLite code,
+** the vtab's message set on error. */
+int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                   sqlite3_int64 *pRowid);
 /* row.c: rows as writes see them; one row's write sent alone. */
 /* Send one write of a statement as its own call, as xUpdate always did
 ** (INSERT's PutItem, UPDATE's UpdateItem, DELETE's DeleteItem: kind,
@@ -436,14 +438,17 @@ int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
 int dd_import_check(dd_vtab *p, sqlite3_value **argv);
 void dd_import_reset(dd_vtab *p);
 
-/* txn.c: the transaction methods, the writes buffered until COMMIT. */
-int dd_begin(sqlite3_vtab *pVtab);
-int dd_sync(sqlite3_vtab *pVtab);
-int dd_commit(sqlite3_vtab *pVtab);
-int dd_rollback(sqlite3_vtab *pVtab);
-int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
-int dd_release(sqlite3_vtab *pVtab, int iSavepoint);
-int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
+/* txn.c: the transaction methods, the writes buffered until COMMIT.
+** xBegin .. xRollbackTo; xSync sends the writes.  Each returns an SQLite
+** code, the vtab's message set on error; their contracts are at their
+** definitions. */
+int dynamodbBegin(sqlite3_vtab *pVtab);
+int dynamodbSync(sqlite3_vtab *pVtab);
+int dynamodbCommit(sqlite3_vtab *pVtab);
+int dynamodbRollback(sqlite3_vtab *pVtab);
+int dynamodbSavepoint(sqlite3_vtab *pVtab, int iSavepoint);
+int dynamodbRelease(sqlite3_vtab *pVtab, int iSavepoint);
+int dynamodbRollbackTo(sqlite3_vtab *pVtab, int iSavepoint);
 /* p's transaction state, made on first use: NULL when out of memory. */
 dd_txn *dd_txn_get(dd_vtab *p);
 /* Buffer a write of the open transaction (takes references to item and

@@ -75,16 +75,16 @@ static sqlite3_module dynamodbModule = {
     dynamodbEof,          /* xEof */
     dynamodbColumn,       /* xColumn */
     dynamodbRowid,        /* xRowid */
-    dd_update,            /* xUpdate: write.c */
-    dd_begin,             /* xBegin */
-    dd_sync,              /* xSync: COMMIT sends buffered writes */
-    dd_commit,            /* xCommit */
-    dd_rollback,          /* xRollback */
+    dynamodbUpdate,       /* xUpdate: write.c */
+    dynamodbBegin,        /* xBegin */
+    dynamodbSync,         /* xSync: COMMIT sends buffered writes */
+    dynamodbCommit,       /* xCommit */
+    dynamodbRollback,     /* xRollback */
     dynamodbFindFunction, /* xFindFunction: begins_with */
     dynamodbRename,       /* xRename: renames NAME_schema too */
-    dd_savepoint,         /* xSavepoint */
-    dd_release,           /* xRelease */
-    dd_rollback_to,       /* xRollbackTo */
+    dynamodbSavepoint,    /* xSavepoint */
+    dynamodbRelease,      /* xRelease */
+    dynamodbRollbackTo,   /* xRollbackTo */
     dynamodbShadowName    /* xShadowName: NAME_schema */
 };
 

@@ -308,7 +308,7 @@ static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   dd_txn *t = p->pTxn;
   if(t->nOp == 0) {
     /* outside BEGIN ... COMMIT the statement's writes are buffered and
-    ** sent at its end, as one transaction when they fit (dd_sync) */
+    ** sent at its end, as one transaction when they fit (dynamodbSync) */
     t->bStmt = sqlite3_get_autocommit(p->db);
     t->zVerb = kind == DDB_WRITE_PUT      ? "INSERT"
                : kind == DDB_WRITE_UPDATE ? "UPDATE"
@@ -382,7 +382,9 @@ int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   return rc ? rc : dd_op_added(p);
 }
 
-int dd_begin(sqlite3_vtab *pVtab) {
+/* xBegin: a write transaction starts (nothing buffered yet).  Returns
+** SQLITE_OK, or SQLITE_NOMEM. */
+int dynamodbBegin(sqlite3_vtab *pVtab) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
@@ -393,12 +395,15 @@ int dd_begin(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
-int dd_commit(sqlite3_vtab *pVtab) {
+/* xCommit: the writes went at xSync; forget them.  Returns SQLITE_OK. */
+int dynamodbCommit(sqlite3_vtab *pVtab) {
   dd_txn_end(((dd_vtab *)pVtab)->pTxn);
   return SQLITE_OK;
 }
 
-int dd_rollback(sqlite3_vtab *pVtab) {
+/* xRollback: drop the buffered writes, none was sent.  Returns
+** SQLITE_OK. */
+int dynamodbRollback(sqlite3_vtab *pVtab) {
   dd_txn_end(((dd_vtab *)pVtab)->pTxn);
   return SQLITE_OK;
 }
@@ -413,7 +418,7 @@ int dd_rollback(sqlite3_vtab *pVtab) {
 ** opened before xBegin, when nothing was buffered, so they stand at 0.
 ** aSave[i] is how many writes were buffered when savepoint i was opened.
 */
-int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint) {
+int dynamodbSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
@@ -431,7 +436,9 @@ int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   return SQLITE_OK;
 }
 
-int dd_release(sqlite3_vtab *pVtab, int iSavepoint) {
+/* xRelease: savepoint iSavepoint and those after it end, their writes
+** kept.  Returns SQLITE_OK. */
+int dynamodbRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = ((dd_vtab *)pVtab)->pTxn;
   if(t && iSavepoint < t->nSave)
     t->nSave = iSavepoint < 0 ? 0 : iSavepoint;
@@ -439,7 +446,7 @@ int dd_release(sqlite3_vtab *pVtab, int iSavepoint) {
 }
 
 /* Back to savepoint iSavepoint, which stays open (-1: back to xBegin). */
-int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
+int dynamodbRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_txn *t = p->pTxn;
   int n;
@@ -1425,7 +1432,7 @@ static int dd_sync_one(dd_vtab *p, dd_txn *t) {
 ** writes are merged (dd_coalesce, dd_writes_build) and go as one call
 ** when they fit (dd_commit_atomic), else, with split_transactions, cut
 ** into calls (dd_commit_split). */
-int dd_sync(sqlite3_vtab *pVtab) {
+int dynamodbSync(sqlite3_vtab *pVtab) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_txn *t = p->pTxn;
   const char *zVerb, *zWhole;

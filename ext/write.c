@@ -25,7 +25,7 @@
 **
 ** xUpdate hands the write to the transaction (txn.c: dd_op_add), which
 ** sends it at COMMIT, or, outside BEGIN ... COMMIT, at the end of the
-** statement: one statement is one batch (dd_sync).  Only OR IGNORE and OR
+** statement: one statement is one batch (dynamodbSync).  Only OR IGNORE and OR
 ** FAIL outside a transaction write each row as it comes (row.c:
 ** dd_write_now), as their rows need their answers at once.  A second
 ** INSERT of a key the transaction (or statement) wrote fails at once; an
@@ -362,8 +362,12 @@ static int dd_buffered(dd_vtab *p) {
   return onConflict != SQLITE_IGNORE && onConflict != SQLITE_FAIL;
 }
 
-int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-              sqlite3_int64 *pRowid) {
+/* xUpdate: a DELETE (argc 1), an INSERT (argv[0] NULL) or an UPDATE of
+** one row, buffered in the transaction (dd_op_add) or, for a row that
+** needs its answer at once, sent now.  Returns an SQLite code, with the
+** vtab's message set on error (nothing buffered or sent then). */
+int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                   sqlite3_int64 *pRowid) {
   dd_vtab *p = (dd_vtab *)pVtab;
   int bBuffer = dd_buffered(p);
   const ddb_item *old = NULL;
