@@ -33,13 +33,10 @@ static void dd_name(sqlite3_str *s, const char *z) {
 
 static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
 
-/* The plan for people, the first half of idxStr (ext/PLAN.md: its
-** wording may change, nothing parses it): a new string (sqlite3_free),
-** NULL when out of memory. */
-char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
-                  int bLimit) {
+/* Append the call and its key condition to s: "Query GSI1 (PK = ? AND SK
+** BETWEEN ? AND ?)", "GetItem (PK = ? AND SK = ?)", "Scan". */
+static void dd_str_call(sqlite3_str *s, dd_vtab *p, const dd_plan *pl) {
   const dd_path *pp = &p->aPath[pl->iPath];
-  sqlite3_str *s = sqlite3_str_new(0);
   int i, nLo = 0, nHi = 0, nPre = 0, nEq = 0;
   switch(pl->op) {
   case DD_OP_SCAN: sqlite3_str_appendall(s, "Scan"); break;
@@ -86,6 +83,11 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* Append the FILTER of plan x to s: " FILTER (a = ? AND ...)". */
+static void dd_str_filters(sqlite3_str *s, dd_vtab *p, const dd_extra *x) {
+  int i;
   if(x->nFilter) {
     sqlite3_str_appendall(s, " FILTER (");
     for(i = 0; i < x->nFilter; i++) {
@@ -106,6 +108,12 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* Append what the plan x reads to s: " PROJECT (...)", " COUNT",
+** " FETCH (BatchGetItem by PK, SK)". */
+static void dd_str_reads(sqlite3_str *s, dd_vtab *p, const dd_extra *x) {
+  int i;
   if(x->mProj && !x->bCount) {
     int n = 0;
     sqlite3_str_appendall(s, " PROJECT (");
@@ -129,6 +137,17 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* The plan for people, the first half of idxStr (ext/PLAN.md: its
+** wording may change, nothing parses it): a new string (sqlite3_free),
+** NULL when out of memory. */
+char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
+                  int bLimit) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  dd_str_call(s, p, pl);
+  dd_str_filters(s, p, x);
+  dd_str_reads(s, p, x);
   if(bDesc)
     sqlite3_str_appendall(s, " DESC");
   if(bLimit)
