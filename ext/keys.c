@@ -98,6 +98,64 @@ static uint32_t dd_keys_member(const ddb_jv *j, uint32_t i, const char *zName,
   return 0;
 }
 
+/* An N key value from the text z[0..n) of a JSON string: white space
+** around it, as NUMERIC affinity allows, and every digit kept, into v
+** (*pbOk=0: a number DynamoDB cannot hold, which finds nothing).  Returns
+** SQLITE_OK, SQLITE_ERROR with *pzWhy set when it is no number,
+** SQLITE_NOMEM. */
+static int dd_keys_n_text(const char *z, size_t n, dd_val *v, int *pbOk,
+                          const char **pzWhy) {
+  const char *zNum = z;
+  size_t nNum = n;
+  int rc;
+  while(nNum &&
+        (*zNum == ' ' || *zNum == '\t' || *zNum == '\n' || *zNum == '\r'))
+    zNum++, nNum--;
+  while(nNum && (zNum[nNum - 1] == ' ' || zNum[nNum - 1] == '\t' ||
+                 zNum[nNum - 1] == '\n' || zNum[nNum - 1] == '\r'))
+    nNum--;
+  if(nNum && *zNum == '+')
+    zNum++, nNum--;
+  if(!ddb_number_ok(zNum, nNum) || (nNum && zNum[0] == '+')) {
+    *pzWhy = "must be a JSON number (N key)";
+    return SQLITE_ERROR;
+  }
+  if(!ddb_number_fits(zNum, nNum))
+    return SQLITE_OK;
+  rc = dd_val_text(v, DDB_N, zNum, (int)nNum);
+  *pbOk = rc == SQLITE_OK;
+  return rc;
+}
+
+/* A B key value from the base64 text z[0..n): kept canonical, and its
+** bytes for ordering, into v (*pbOk=0: empty, which no key is).  Returns
+** SQLITE_OK, SQLITE_ERROR with *pzWhy set when it is not base64,
+** SQLITE_NOMEM. */
+static int dd_keys_b_text(const char *z, size_t n, dd_val *v, int *pbOk,
+                          const char **pzWhy) {
+  size_t cap = n / 4 * 3 + 3, nRaw;
+  if(n == 0)
+    return SQLITE_OK;
+  v->zBuf = malloc(n + 1 + cap);
+  if(!v->zBuf)
+    return SQLITE_NOMEM;
+  nRaw = ddb_base64_decode(z, n, (unsigned char *)v->zBuf + n + 1, cap);
+  if(nRaw == (size_t)-1 ||
+     ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
+                       n + 1) == (size_t)-1) {
+    dd_val_clear(v);
+    *pzWhy = "is not base64 (B key)";
+    return SQLITE_ERROR;
+  }
+  v->av.type = DDB_B;
+  v->av.text = v->zBuf;
+  v->av.n = (uint32_t)strlen(v->zBuf);
+  v->raw = (const unsigned char *)v->zBuf + n + 1;
+  v->nRaw = (int)nRaw;
+  *pbOk = nRaw > 0;
+  return SQLITE_OK;
+}
+
 /* One key value: token i of j (0: missing) to column c's type into v.
 ** Returns SQLITE_OK (*pbOk=0: no key can equal it), or SQLITE_ERROR with
 ** *pzWhy set to what is wrong (static text); SQLITE_NOMEM. */
@@ -142,50 +200,10 @@ static int dd_keys_val(dd_vtab *p, int c, const ddb_jv *j, uint32_t i,
       *pbOk = rc == SQLITE_OK;
     }
   } else if(t == DDB_N) {
-    /* a number in a string: white space around it, as NUMERIC affinity
-    ** allows, and its digits kept */
-    const char *zNum = z;
-    size_t nNum = n;
-    while(nNum &&
-          (*zNum == ' ' || *zNum == '\t' || *zNum == '\n' || *zNum == '\r'))
-      zNum++, nNum--;
-    while(nNum && (zNum[nNum - 1] == ' ' || zNum[nNum - 1] == '\t' ||
-                   zNum[nNum - 1] == '\n' || zNum[nNum - 1] == '\r'))
-      nNum--;
-    if(nNum && *zNum == '+')
-      zNum++, nNum--;
-    if(!ddb_number_ok(zNum, nNum) || (nNum && zNum[0] == '+')) {
-      *pzWhy = "must be a JSON number (N key)";
-      rc = SQLITE_ERROR;
-    } else if(ddb_number_fits(zNum, nNum)) {
-      rc = dd_val_text(v, DDB_N, zNum, (int)nNum);
-      *pbOk = rc == SQLITE_OK;
-    }
+    /* a number in a string */
+    rc = dd_keys_n_text(z, n, v, pbOk, pzWhy);
   } else {
-    /* B: base64 text, kept canonical, and the bytes for ordering */
-    size_t cap = n / 4 * 3 + 3, nRaw;
-    if(n > 0) {
-      v->zBuf = malloc(n + 1 + cap);
-      if(!v->zBuf) {
-        free(z);
-        return SQLITE_NOMEM;
-      }
-      nRaw = ddb_base64_decode(z, n, (unsigned char *)v->zBuf + n + 1, cap);
-      if(nRaw == (size_t)-1 ||
-         ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
-                           n + 1) == (size_t)-1) {
-        dd_val_clear(v);
-        *pzWhy = "is not base64 (B key)";
-        rc = SQLITE_ERROR;
-      } else {
-        v->av.type = DDB_B;
-        v->av.text = v->zBuf;
-        v->av.n = (uint32_t)strlen(v->zBuf);
-        v->raw = (const unsigned char *)v->zBuf + n + 1;
-        v->nRaw = (int)nRaw;
-        *pbOk = nRaw > 0;
-      }
-    }
+    rc = dd_keys_b_text(z, n, v, pbOk, pzWhy);
   }
   free(z);
   return rc;
