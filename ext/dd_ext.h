@@ -398,9 +398,21 @@ int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
 ** value sk (else sk is not read), as attribute values named by p->azKey
 ** into kv[0..p->nKey), their bytes borrowed from pk and sk: returns
 ** p->nKey.  dd_key_item: the same as a key item, a new reference
-** (ddb_item_unref), NULL when out of memory. */
-int dd_key_avs(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk,
-               ddb_av kv[2]);
+** (ddb_item_unref), NULL when out of memory
+** (dd_key_avs is inline: the warm GetItem of a join builds its key with
+** it, for the item cache, on every row.) */
+static inline int dd_key_avs(const dd_vtab *p, const ddb_av *pk,
+                             const ddb_av *sk, ddb_av kv[2]) {
+  kv[0] = *pk;
+  kv[0].name = p->azKey[0];
+  kv[0].name_len = 0;
+  if(p->nKey == 2) {
+    kv[1] = *sk;
+    kv[1].name = p->azKey[1];
+    kv[1].name_len = 0;
+  }
+  return p->nKey;
+}
 ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk);
 /* The stable rowid of an item: a hash of its primary key (keycond.c). */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);

@@ -166,19 +166,16 @@ static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
   return SQLITE_OK;
 }
 
-/* A GetItem of the key pk (and sk: NULL for a table without a sort key)
-** answered by the item cache, nothing copied or allocated (the hot path
-** of a join; the one place that asks the cache for a GetItem's item).
+/* A GetItem of the table key kv[0..p->nKey) (dd_key_avs) answered by the
+** item cache, nothing copied or allocated (the hot path of a join; the
+** one place that asks the cache for a GetItem's item).
 ** Returns 1 with the cursor's row set (the item, or none when the cache
 ** knows there is none); 0 on a miss, or when the table's policy does not
 ** use the cache (then the plan runs). */
-static int dd_get_from_cache(dd_cursor *pCur, const ddb_av *pk,
-                             const ddb_av *sk) {
+static int dd_get_from_cache(dd_cursor *pCur, const ddb_av *kv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  ddb_av kv[2];
   ddb_item *it = NULL;
-  int n = dd_key_avs(p, pk, sk, kv);
-  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, n, &p->pol, &it))
+  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
     return 0;
   pCur->op = DD_OP_GET;
   pCur->pPath = &p->aPath[0];
@@ -205,9 +202,12 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     pCur->bEof = 1;
     return SQLITE_OK;
   }
-  if(pCur->op == DD_OP_GET &&
-     dd_get_from_cache(pCur, &pCur->aPk[0].av, nSk ? &aSk[0].av : NULL))
-    return SQLITE_OK;
+  if(pCur->op == DD_OP_GET) {
+    ddb_av kv[2];
+    dd_key_avs(p, &pCur->aPk[0].av, nSk ? &aSk[0].av : NULL, kv);
+    if(dd_get_from_cache(pCur, kv))
+      return SQLITE_OK;
+  }
   aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
   if(!aKey)
     return SQLITE_NOMEM;
@@ -278,14 +278,15 @@ static int dd_text_key(sqlite3_value *v, ddb_av *out) {
 ** absence) came from the cache; 0 to run the plan. */
 static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  ddb_av pk, sk;
+  ddb_av kv[2];
   if(argc < p->nKey || p->aCol[p->aPath[0].iPk].type != DDB_S ||
-     !dd_text_key(argv[0], &pk))
+     !dd_text_key(argv[0], &kv[0]))
     return 0;
   if(p->nKey == 2 &&
-     (p->aCol[p->aPath[0].iSk].type != DDB_S || !dd_text_key(argv[1], &sk)))
+     (p->aCol[p->aPath[0].iSk].type != DDB_S || !dd_text_key(argv[1], &kv[1])))
     return 0;
-  return dd_get_from_cache(pCur, &pk, p->nKey == 2 ? &sk : NULL);
+  dd_key_avs(p, &kv[0], &kv[1], kv); /* named in place */
+  return dd_get_from_cache(pCur, kv);
 }
 
 /* Run the plan keys = ?: BatchGetItem of aKey[0..nKey) (taken: unref'd

@@ -666,20 +666,6 @@ int dd_val_order(const void *pa, const void *pb) {
 }
 
 /* See dd_ext.h. */
-int dd_key_avs(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk,
-               ddb_av kv[2]) {
-  kv[0] = *pk;
-  kv[0].name = p->azKey[0];
-  kv[0].name_len = 0;
-  if(p->nKey == 2) {
-    kv[1] = *sk;
-    kv[1].name = p->azKey[1];
-    kv[1].name_len = 0;
-  }
-  return p->nKey;
-}
-
-/* See dd_ext.h. */
 ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk) {
   ddb_av kv[2];
   return ddb_item_from_avs(kv, dd_key_avs(p, pk, sk, kv));
