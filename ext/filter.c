@@ -892,20 +892,36 @@ static int dd_filter_run(dd_filter *f) {
   return dynamodbNext(&pCur->base);
 }
 
-/* Start f for the plan (idxNum, idxStr, argv): the client made (the
-** first real read: credentials are resolved now), ttl=hide's attribute,
-** the machine half of idxStr read.  Returns an SQLite code, with p's
-** message set on error. */
-static int dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
-                           const char *idxStr, int argc,
-                           sqlite3_value **argv) {
+/* Ready the plan's run: the client made (the first real read:
+** credentials are resolved now), ttl=hide's attribute, the machine half
+** of idxStr read into *x.  Returns an SQLite code, with p's message set
+** on error. */
+static int dd_filter_plan(dd_cursor *pCur, const char *idxStr, int argc,
+                          dd_extra *x) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int rc = dd_client(p);
   if(rc == SQLITE_OK && p->bTtlHide)
     rc = dd_ttl_start(pCur);
   if(rc)
     return rc;
+  if(dd_plan_decode(p, idxStr, argc, x)) {
+    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
+             idxStr ? idxStr : "");
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Start f for the plan (idxNum, argv; f->x already read by
+** dd_filter_plan, kept): everything else zero, the interval exact, no
+** LIMIT.  (After the cached GetItem's chance: the warm path of a join
+** never pays for this.) */
+static void dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
+                            int argc, sqlite3_value **argv) {
+  dd_extra x = f->x;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   memset(f, 0, sizeof(*f));
+  f->x = x;
   f->pCur = pCur;
   f->p = p;
   f->pp = &p->aPath[DD_IDX_PATH(idxNum)];
@@ -914,12 +930,6 @@ static int dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
   f->argv = argv;
   f->nLim = -1;
   f->iv.bExact = 1;
-  if(dd_plan_decode(p, idxStr, argc, &f->x)) {
-    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
-             idxStr ? idxStr : "");
-    return SQLITE_ERROR;
-  }
-  return SQLITE_OK;
 }
 
 /* The cursor takes the plan's call, path and FETCH; in a write
@@ -961,13 +971,14 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   dd_cursor_reset(pCur);
   if(idxNum & DD_NONE)
     return SQLITE_OK; /* no row can match: no call, no credentials */
-  rc = dd_filter_begin(&f, pCur, idxNum, idxStr, argc, argv);
+  rc = dd_filter_plan(pCur, idxStr, argc, &f.x);
   if(rc)
     return rc;
   /* the hot path of a join: a GetItem the item cache answers */
   if(DD_IDX_OP(idxNum) == DD_OP_GET && !dd_pending_any(p) &&
      !dd_has_n_check(p, &f.x) && dd_get_cached(pCur, argc, argv))
     return dynamodbNext(cur);
+  dd_filter_begin(&f, pCur, idxNum, argc, argv);
   rc = dd_filter_cursor(&f);
   if(rc)
     return rc;
