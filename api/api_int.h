@@ -25,9 +25,6 @@
 
 /* Seconds a table's key schema is remembered by a client. */
 #define DYN_TABLE_TTL 60.0
-/* Default and largest cache lifetimes (the SQL extension's). */
-#define DYN_DEFAULT_TTL 300.0
-#define DYN_MAX_TTL     31536000.0
 /* Parallel Scan segments (threads) at the most. */
 #define DYN_MAX_SEGMENTS 64
 

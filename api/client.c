@@ -88,22 +88,31 @@ dyn_code dyni_fail(dyn_error *err, dyn_code code, const char *fmt, ...) {
 /* ------------------------------------------------------------------------
 ** The client
 */
+/* See dyndb.h. */
+void dyn_options_init(dyn_options *o) {
+  if(!o)
+    return;
+  memset(o, 0, sizeof(*o));
+  o->max_retries = DYN_DEFAULT;
+  o->item_ttl = DYN_DEFAULT;
+  o->query_ttl = DYN_DEFAULT;
+}
+
+/* Option value v of dyn_options as client/ takes it (ddb_option_ttl,
+** ddb_option_retries): DYN_DEFAULT is DDB_OPT_DEFAULT, DYN_OFF is 0. */
+static double api_option(double v) {
+  return v == DYN_DEFAULT ? DDB_OPT_DEFAULT : v == DYN_OFF ? 0 : v;
+}
+
+/* item_ttl or query_ttl v (named name) into *out, checked by client/.
+** Returns DYN_OK, or DYN_EINPUT with err set. */
 static dyn_code ttl_option(double v, const char *name, double *out,
                            dyn_error *err) {
-  if(v == 0) {
-    *out = DYN_DEFAULT_TTL;
-    return DYN_OK;
-  }
-  if(v == DYN_OFF) {
-    *out = 0;
-    return DYN_OK;
-  }
-  if(!(v > 0 && v <= DYN_MAX_TTL))
+  if(ddb_option_ttl(api_option(v), out))
     return dyni_fail(err, DYN_EINPUT,
-                     "%s: %g is out of range (seconds from 0 to %.0f, or "
-                     "DYN_OFF)",
-                     name, v, DYN_MAX_TTL);
-  *out = v;
+                     "%s: %.15g is out of range (seconds from 0 to %d, or "
+                     "DYN_DEFAULT)",
+                     name, v, DDB_MAX_TTL);
   return DYN_OK;
 }
 
@@ -128,7 +137,7 @@ static const ddb_live_ops client_live_ops = {client_fork_lock,
 
 dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                         dyn_error *err) {
-  static const dyn_options none;
+  dyn_options none;
   dyn_client *c = NULL;
   ddb_config cfg;
   ddb_error e;
@@ -139,8 +148,10 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   if(!out)
     return dyni_fail(err, DYN_EMISUSE, "dyn_client_new: out is NULL");
   *out = NULL;
-  if(!opt)
+  if(!opt) {
+    dyn_options_init(&none);
     opt = &none;
+  }
   if(opt->timeout < 0 || opt->connect_timeout < 0)
     return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
   if((opt->timeout > 0 && opt->timeout < 0.001) ||
@@ -151,11 +162,12 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   if(opt->shared_cache_timeout < 0)
     return dyni_fail(err, DYN_EINPUT,
                      "shared_cache_timeout must not be negative");
-  if(opt->max_retries < DYN_OFF || opt->max_retries > 100)
+  memset(&cfg, 0, sizeof(cfg));
+  if(ddb_option_retries(api_option(opt->max_retries), &cfg.max_retries))
     return dyni_fail(err, DYN_EINPUT,
-                     "max_retries: %d is out of range (0 to 100, or "
-                     "DYN_OFF)",
-                     opt->max_retries);
+                     "max_retries: %d is out of range (0 to %d, or "
+                     "DYN_DEFAULT)",
+                     opt->max_retries, DDB_MAX_RETRIES);
   c = calloc(1, sizeof(*c));
   if(!c)
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
@@ -167,16 +179,12 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   result = ttl_option(opt->query_ttl, "query_ttl", &c->pol.query_ttl, err);
   if(result)
     goto fail;
-  memset(&cfg, 0, sizeof(cfg));
   cfg.region = opt->region;
   cfg.endpoint = opt->endpoint;
   cfg.profile = opt->profile;
   cfg.ca_bundle = opt->ca_bundle;
   cfg.timeout = opt->timeout;
   cfg.connect_timeout = opt->connect_timeout;
-  cfg.max_retries = opt->max_retries == 0         ? -1
-                    : opt->max_retries == DYN_OFF ? 0
-                                                  : opt->max_retries;
   ddb_error_clear(&e);
   if(ddbc_shared_open(opt->shared_cache, opt->shared_cache_timeout,
                       &c->pol.shared, &e)) {

@@ -147,7 +147,7 @@
 **     it starts threads.
 **
 ** ------------------------------------------------------------------------
-** CONFIGURATION (dyn_options; NULL or all zero: every default)
+** CONFIGURATION (dyn_options; NULL or dyn_options_init: every default)
 **
 ** The same resolution as the SQL extension's (docs/reference.md, "Options"),
 ** which follows the AWS SDKs:
@@ -236,8 +236,13 @@ void dyn_free(void *p);
 ** The client
 */
 
-/* Option value for "none at all" where 0 means "the default". */
-#define DYN_OFF (-1)
+/* Option values.  max_retries, item_ttl and query_ttl mean what the SQL
+** extension's options of the same names mean (docs/reference.md): 0 is
+** none (no retry, not cached); DYN_DEFAULT asks for the default.
+** DYN_OFF is the same as 0, kept for the programs that used it when 0 was
+** the default. */
+#define DYN_OFF     (-1)
+#define DYN_DEFAULT (-2)
 
 typedef struct dyn_options {
   const char *region;     /* NULL: see CONFIGURATION above */
@@ -247,11 +252,13 @@ typedef struct dyn_options {
                              above */
   double timeout;         /* seconds for one request; 0: 60 */
   double connect_timeout; /* seconds to connect; 0: 10 */
-  int max_retries;        /* 0: 10; DYN_OFF: no retry */
-  double item_ttl;        /* seconds an item stays cached; 0: 300;
-                             DYN_OFF: items are not cached */
-  double query_ttl;       /* seconds a Query/Scan page stays cached; 0:
-                             300; DYN_OFF: pages are not cached */
+  int max_retries;        /* retries of throttling, 5xx, ...: 0 to 100,
+                             0 (or DYN_OFF): no retry; DYN_DEFAULT: 10 */
+  double item_ttl;        /* seconds an item stays cached, 0 to 31536000;
+                             0 (or DYN_OFF): items are not cached;
+                             DYN_DEFAULT: 300 */
+  double query_ttl;       /* seconds a Query/Scan page stays cached, as
+                             item_ttl; DYN_DEFAULT: 300 */
 
   /* A shared tier behind the process's cache (docs/cache.md):
   ** redis[s]://[user[:password]@]host[:port][/db]; NULL: the
@@ -262,9 +269,21 @@ typedef struct dyn_options {
   double shared_cache_timeout;
 } dyn_options;
 
+/* Every option at its default: the strings NULL, the timeouts 0 (their
+** defaults), max_retries, item_ttl and query_ttl DYN_DEFAULT.  A program
+** starts from it and sets what it wants:
+**
+**    dyn_options o;
+**    dyn_options_init(&o);
+**    o.endpoint = "http://127.0.0.1:8000";
+**    o.item_ttl = 0;                     (no item cache)
+*/
+void dyn_options_init(dyn_options *o);
+
 typedef struct dyn_client dyn_client;
 
-/* Create a client.  opt may be NULL (all defaults); its strings are copied.
+/* Create a client.  opt may be NULL (all defaults, as dyn_options_init
+** gives them); its strings are copied.
 ** Resolves region, endpoint and credentials now (reading the AWS files),
 ** without any request.  On success *out is the client, to be freed with
 ** dyn_client_free(); on failure *out is NULL (DYN_ECONFIG, DYN_EINPUT for

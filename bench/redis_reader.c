@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
                     "TABLE NKEYS OFFSET|COUNT\n");
     return 2;
   }
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.endpoint = argv[2];
   o.shared_cache = argv[3];
   o.shared_cache_timeout = 0.5; /* a loaded machine: misses, not timeouts */

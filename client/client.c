@@ -28,7 +28,6 @@
 #include "http_int.h"
 #include "sigv4.h"
 
-#define DEFAULT_MAX_RETRIES       10
 #define DEFAULT_TIMEOUT_S         60.0
 #define DEFAULT_CONNECT_TIMEOUT_S 10.0
 
@@ -92,7 +91,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   if(c->connect_timeout > c->timeout)
     c->connect_timeout = c->timeout;
   c->max_retries =
-      cfg->max_retries >= 0 ? cfg->max_retries : DEFAULT_MAX_RETRIES;
+      cfg->max_retries >= 0 ? cfg->max_retries : DDB_DEFAULT_MAX_RETRIES;
   c->max_requests = cfg->max_requests > 0 ? cfg->max_requests : 0;
   c->max_rcu = cfg->max_rcu > 0 ? cfg->max_rcu : 0;
   c->max_wcu = cfg->max_wcu > 0 ? cfg->max_wcu : 0;

@@ -529,3 +529,31 @@ int ddb_tier_root(const char *canonical, const char *region, const char *ak,
   ddb_buf_free(&b);
   return rc;
 }
+
+/* ------------------------------------------------------------------------
+** The ranges of the options users give (see ddb_client.h)
+*/
+
+/* See ddb_client.h. */
+int ddb_option_retries(double v, int *out) {
+  if(v == DDB_OPT_DEFAULT) {
+    *out = DDB_DEFAULT_MAX_RETRIES;
+    return 0;
+  }
+  if(!(v >= 0 && v <= DDB_MAX_RETRIES) || v != (double)(int)v)
+    return -1;
+  *out = (int)v;
+  return 0;
+}
+
+/* See ddb_client.h. */
+int ddb_option_ttl(double v, double *out) {
+  if(v == DDB_OPT_DEFAULT) {
+    *out = DDB_DEFAULT_TTL;
+    return 0;
+  }
+  if(!(v >= 0 && v <= DDB_MAX_TTL))
+    return -1;
+  *out = v;
+  return 0;
+}

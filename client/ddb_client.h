@@ -343,7 +343,7 @@ typedef struct ddb_config {
   const char *ca_bundle;  /* NULL: AWS_CA_BUNDLE, config file, system CAs */
   double timeout;         /* seconds for a whole request; 0: default (60) */
   double connect_timeout; /* seconds; 0: default (10, at most timeout) */
-  int max_retries;        /* < 0: default (10) */
+  int max_retries;        /* < 0: default (DDB_DEFAULT_MAX_RETRIES) */
   ddb_cancel_fn cancel;   /* NULL, or polled while ddb_client_new runs a
                              credential_process (the calling thread's own
                              hook is polled too) */
@@ -358,6 +358,24 @@ typedef struct ddb_config {
   long long max_requests;
   double max_rcu, max_wcu;
 } ddb_config;
+
+/* The options users give (SQL's CREATE VIRTUAL TABLE options and
+** libdyndb's dyn_options alike) mean the same in both, and their ranges
+** are checked once, here (config.c): 0 is none (no retries, not cached),
+** DDB_OPT_DEFAULT asks for the default. */
+#define DDB_OPT_DEFAULT         (-1)
+#define DDB_DEFAULT_MAX_RETRIES 10
+#define DDB_MAX_RETRIES         100
+#define DDB_DEFAULT_TTL         300
+#define DDB_MAX_TTL             31536000
+/* max_retries v: a whole number from 0 (no retry) to DDB_MAX_RETRIES, or
+** DDB_OPT_DEFAULT (DDB_DEFAULT_MAX_RETRIES).  Returns 0 with *out set, or
+** -1 when v is none of these (*out untouched). */
+int ddb_option_retries(double v, int *out);
+/* A cache lifetime v (item_ttl, query_ttl): seconds from 0 (not cached)
+** to DDB_MAX_TTL, or DDB_OPT_DEFAULT (DDB_DEFAULT_TTL).  Returns 0 with
+** *out set, or -1 when v is none of these (*out untouched). */
+int ddb_option_ttl(double v, double *out);
 
 typedef struct ddb_client ddb_client;
 

@@ -69,9 +69,9 @@ typedef struct at_cursor {
   long long nArg; /* n as given; -1: not given */
 } at_cursor;
 
-static int atConnect(sqlite3 *db, void *pAux, int argc,
-                     const char *const *argv, sqlite3_vtab **ppVtab,
-                     char **pzErr) {
+static int attributesConnect(sqlite3 *db, void *pAux, int argc,
+                             const char *const *argv, sqlite3_vtab **ppVtab,
+                             char **pzErr) {
   at_vtab *p;
   int rc;
   (void)argc;
@@ -95,7 +95,7 @@ static int atConnect(sqlite3 *db, void *pAux, int argc,
   return SQLITE_OK;
 }
 
-static int atDisconnect(sqlite3_vtab *p) {
+static int attributesDisconnect(sqlite3_vtab *p) {
   sqlite3_free(p);
   return SQLITE_OK;
 }
@@ -103,7 +103,8 @@ static int atDisconnect(sqlite3_vtab *p) {
 /* idxNum: bit 0, vtab = ? given (argv[0]); bit 1, n = ? given (next).  A
 ** vtab constraint SQLite cannot give yet (a join's) is no plan; none at
 ** all is one whose xFilter says what is missing. */
-static int atBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+static int attributesBestIndex(sqlite3_vtab *pVtab,
+                               sqlite3_index_info *pInfo) {
   int i, iVtab = -1, iN = -1, bUnusable = 0, nArg = 0;
   (void)pVtab;
   for(i = 0; i < pInfo->nConstraint; i++) {
@@ -138,7 +139,7 @@ static int atBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
-static int atOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
+static int attributesOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
   at_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
   if(!c)
@@ -166,7 +167,7 @@ static void at_reset(at_cursor *c) {
   c->zVtab = NULL;
 }
 
-static int atClose(sqlite3_vtab_cursor *cur) {
+static int attributesClose(sqlite3_vtab_cursor *cur) {
   at_reset((at_cursor *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -283,8 +284,9 @@ static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
   return rc;
 }
 
-static int atFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                    int argc, sqlite3_value **argv) {
+static int attributesFilter(sqlite3_vtab_cursor *cur, int idxNum,
+                            const char *idxStr, int argc,
+                            sqlite3_value **argv) {
   at_cursor *c = (at_cursor *)cur;
   at_vtab *v = (at_vtab *)cur->pVtab;
   const char *zName;
@@ -349,12 +351,12 @@ static int atFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   return SQLITE_OK;
 }
 
-static int atNext(sqlite3_vtab_cursor *cur) {
+static int attributesNext(sqlite3_vtab_cursor *cur) {
   ((at_cursor *)cur)->iRow++;
   return SQLITE_OK;
 }
 
-static int atEof(sqlite3_vtab_cursor *cur) {
+static int attributesEof(sqlite3_vtab_cursor *cur) {
   at_cursor *c = (at_cursor *)cur;
   return c->iRow >= c->nRow;
 }
@@ -410,7 +412,8 @@ static void at_result_av(sqlite3_context *ctx, const ddb_av *av) {
   }
 }
 
-static int atColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+static int attributesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                            int col) {
   at_cursor *c = (at_cursor *)cur;
   const at_attr *a = c->aRow[c->iRow];
   switch(col) {
@@ -456,25 +459,25 @@ static int atColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
-static int atRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
+static int attributesRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
   *pRowid = ((at_cursor *)cur)->iRow;
   return SQLITE_OK;
 }
 
 static sqlite3_module attributesModule = {
-    0,            /* iVersion */
-    0,            /* xCreate: eponymous only (a table-valued function) */
-    atConnect,    /* xConnect */
-    atBestIndex,  /* xBestIndex */
-    atDisconnect, /* xDisconnect */
-    0,            /* xDestroy */
-    atOpen,       /* xOpen */
-    atClose,      /* xClose */
-    atFilter,     /* xFilter: reads the sample */
-    atNext,       /* xNext */
-    atEof,        /* xEof */
-    atColumn,     /* xColumn */
-    atRowid,      /* xRowid */
+    0,                 /* iVersion */
+    0,                 /* xCreate: eponymous only (a table-valued function) */
+    attributesConnect, /* xConnect */
+    attributesBestIndex,  /* xBestIndex */
+    attributesDisconnect, /* xDisconnect */
+    0,                    /* xDestroy */
+    attributesOpen,       /* xOpen */
+    attributesClose,      /* xClose */
+    attributesFilter,     /* xFilter: reads the sample */
+    attributesNext,       /* xNext */
+    attributesEof,        /* xEof */
+    attributesColumn,     /* xColumn */
+    attributesRowid,      /* xRowid */
     0,
     0,
     0,

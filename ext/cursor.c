@@ -152,17 +152,16 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   /* an index row holds the table's key attributes and its own: keep the
   ** former, BatchGetItem refuses any other attribute in a key */
   for(i = 0; i < nIn; i++) {
-    ddb_av kv[2];
+    const ddb_av *kv[2] = {NULL, NULL};
     for(j = 0; j < p->nKey; j++) {
-      const ddb_av *a = ddb_item_get(aIn[i], p->azKey[j]);
-      if(!a) {
+      kv[j] = ddb_item_get(aIn[i], p->azKey[j]);
+      if(!kv[j]) {
         dd_error(p, "index row without the table key '%s'", p->azKey[j]);
         rc = SQLITE_ERROR;
         goto fail;
       }
-      kv[j] = *a;
     }
-    aKey[i] = ddb_item_from_avs(kv, p->nKey);
+    aKey[i] = dd_key_item(p, kv[0], kv[1]);
     if(!aKey[i]) {
       rc = SQLITE_NOMEM;
       goto fail;
@@ -249,110 +248,139 @@ static int dd_cursor_poll(void *ud) {
   return dd_interrupted(p->db);
 }
 
-/* Load the next non-empty page of the Query/Scan into aRow, moving on to
-** the next partition key when one is exhausted.  Sets bEof at the end. */
-int dd_next_page(dd_cursor *pCur) {
+/* The end of the cursor's rows: bEof, the progress line's last draw. */
+static void dd_pages_end(dd_cursor *pCur) {
+  pCur->bEof = 1;
+  dd_progress(pCur, 1);
+}
+
+/* The next page of the parallel read (its workers' queue) into *ppg (a
+** reference; NULL at the end, the cursor then at EOF), the partition of
+** an IN list's page in iPk; an interrupt (only this thread may ask) stops
+** the workers.  Returns an SQLite code. */
+static int dd_page_stream(dd_cursor *pCur, ddb_page **ppg) {
+  ddb_error err;
+  int iUnit = -1;
+  ddb_error_clear(&err);
+  if(ddbc_stream_next(pCur->pScan, dd_cursor_poll, pCur, ppg, &iUnit, &err))
+    return dd_cursor_error(pCur, &err);
+  if(*ppg && pCur->rd.pk_name)
+    pCur->iPk = iUnit; /* the partition of this page */
+  pCur->nSegDone = ddbc_stream_done(pCur->pScan);
+  if(!*ppg)
+    dd_pages_end(pCur);
+  return SQLITE_OK;
+}
+
+/* The next page of the serial read into *ppg (a reference; NULL at the
+** end, the cursor then at EOF): this partition's next page, or the next
+** partition's first; its LastEvaluatedKey kept (and checked: ddb_lek_next)
+** for the page after.  Returns an SQLite code. */
+static int dd_page_read(dd_cursor *pCur, ddb_page **ppg) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddbc_policy pol;
   ddb_error err;
-  int i, rc;
+  int rc;
   ddb_error_clear(&err);
-  dd_rows_clear(pCur);
-  for(;;) {
-    ddb_page *pg = NULL;
-    if(pCur->pScan) {
-      int iUnit = -1;
-      /* the workers' next page; an interrupt (only this thread may ask)
-      ** stops them */
-      if(ddbc_stream_next(pCur->pScan, dd_cursor_poll, pCur, &pg, &iUnit,
-                          &err))
-        return dd_cursor_error(pCur, &err);
-      if(pg && pCur->rd.pk_name)
-        pCur->iPk = iUnit; /* the partition of this page */
-      pCur->nSegDone = ddbc_stream_done(pCur->pScan);
-      if(!pg) {
-        pCur->bEof = 1;
-        dd_progress(pCur, 1);
-        return SQLITE_OK;
-      }
-      goto got_page;
-    }
-    if(!pCur->bMore) {
-      if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
-        pCur->bEof = 1;
-        dd_progress(pCur, 1);
-        return SQLITE_OK;
-      }
-      pCur->iPk++;
-      pCur->bMore = 1;
-    }
-    if(pCur->op == DD_OP_QUERY)
-      pCur->rd.pk = pCur->aPk[pCur->iPk].av;
-    /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
-    ** there, so a GSI Query is eventually consistent whatever the option */
-    pol = p->pol;
-    if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
-      pol.consistent = 0;
-    pCur->rd.start = pCur->pStart;
-    /* LIMIT only sizes the first request: SQLite can hand over a LIMIT
-    ** while it still filters with a term it never showed us (GSI1SK > SK),
-    ** so when it asks for more rows the next pages come unlimited */
-    pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
-    /* this thread's hook while the page is read: the interrupt, and the
-    ** progress line kept moving */
-    ddb_cancel_thread(dd_cursor_poll, pCur);
-    rc = ddbc_read_page(p->pClient, &pCur->rd, &pol, &pg, &err);
-    ddb_cancel_thread(NULL, NULL);
-    if(rc)
-      return dd_cursor_error(pCur, &err);
-    if(!pCur->pStart)
-      ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
-    if(ddb_lek_next(&pCur->lek, p->pClient, &pCur->rd, pg, &err)) {
-      ddb_page_unref(pg);
-      return dd_cursor_error(pCur, &err);
-    }
-    ddb_item_unref(pCur->pStart);
-    pCur->pStart = ddb_item_ref(pg->last_key);
-    pCur->bMore = pCur->pStart != NULL;
-  got_page:
-    pCur->nPagesSeen++;
-    pCur->nItemsSeen += pg->count;
-    pCur->rcuSeen += pg->consumed_rcu;
-    dd_progress(pCur, 0);
-    if(pCur->bCount) {
-      /* Select=COUNT: Count rows, no items */
-      pCur->nRow = (int)pg->count;
-      pCur->iRow = 0;
-      ddb_page_unref(pg);
-      if(pCur->nRow == 0)
-        continue;
+  if(!pCur->bMore) {
+    if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
+      dd_pages_end(pCur);
       return SQLITE_OK;
     }
-    if(pg->n_items == 0) {
-      ddb_page_unref(pg);
-      continue;
-    }
-    if(pCur->bFetch) {
-      rc = dd_fetch_full(pCur, pg->items, pg->n_items);
-      ddb_page_unref(pg);
-      if(rc)
-        return rc;
-      if(pCur->nRow == 0)
-        continue;
-      return SQLITE_OK;
-    }
-    pCur->aRow =
-        sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
-    if(!pCur->aRow) {
-      ddb_page_unref(pg);
-      return SQLITE_NOMEM;
-    }
-    for(i = 0; i < pg->n_items; i++)
-      pCur->aRow[i] = ddb_item_ref(pg->items[i]);
-    pCur->nRow = pg->n_items;
+    pCur->iPk++;
+    pCur->bMore = 1;
+  }
+  if(pCur->op == DD_OP_QUERY)
+    pCur->rd.pk = pCur->aPk[pCur->iPk].av;
+  /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
+  ** there, so a GSI Query is eventually consistent whatever the option */
+  pol = p->pol;
+  if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
+    pol.consistent = 0;
+  pCur->rd.start = pCur->pStart;
+  /* LIMIT only sizes the first request: SQLite can hand over a LIMIT
+  ** while it still filters with a term it never showed us (GSI1SK > SK),
+  ** so when it asks for more rows the next pages come unlimited */
+  pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
+  /* this thread's hook while the page is read: the interrupt, and the
+  ** progress line kept moving */
+  ddb_cancel_thread(dd_cursor_poll, pCur);
+  rc = ddbc_read_page(p->pClient, &pCur->rd, &pol, ppg, &err);
+  ddb_cancel_thread(NULL, NULL);
+  if(rc)
+    return dd_cursor_error(pCur, &err);
+  if(!pCur->pStart)
+    ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
+  if(ddb_lek_next(&pCur->lek, p->pClient, &pCur->rd, *ppg, &err)) {
+    ddb_page_unref(*ppg);
+    *ppg = NULL;
+    return dd_cursor_error(pCur, &err);
+  }
+  ddb_item_unref(pCur->pStart);
+  pCur->pStart = ddb_item_ref((*ppg)->last_key);
+  pCur->bMore = pCur->pStart != NULL;
+  return SQLITE_OK;
+}
+
+/* Page pg (taken: unref'd here) counted for the progress line and made
+** the cursor's rows: a count (Select=COUNT), its items read again by key
+** (FETCH), or its items.  *pbRows: it gave rows (else read the next page).
+** Returns an SQLite code. */
+static int dd_page_take(dd_cursor *pCur, ddb_page *pg, int *pbRows) {
+  int i, rc;
+  *pbRows = 0;
+  pCur->nPagesSeen++;
+  pCur->nItemsSeen += pg->count;
+  pCur->rcuSeen += pg->consumed_rcu;
+  dd_progress(pCur, 0);
+  if(pCur->bCount) {
+    /* Select=COUNT: Count rows, no items */
+    pCur->nRow = (int)pg->count;
+    pCur->iRow = 0;
+    ddb_page_unref(pg);
+    *pbRows = pCur->nRow > 0;
+    return SQLITE_OK;
+  }
+  if(pg->n_items == 0) {
     ddb_page_unref(pg);
     return SQLITE_OK;
   }
+  if(pCur->bFetch) {
+    rc = dd_fetch_full(pCur, pg->items, pg->n_items);
+    ddb_page_unref(pg);
+    *pbRows = rc == SQLITE_OK && pCur->nRow > 0;
+    return rc;
+  }
+  pCur->aRow =
+      sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
+  if(!pCur->aRow) {
+    ddb_page_unref(pg);
+    return SQLITE_NOMEM;
+  }
+  for(i = 0; i < pg->n_items; i++)
+    pCur->aRow[i] = ddb_item_ref(pg->items[i]);
+  pCur->nRow = pg->n_items;
+  ddb_page_unref(pg);
+  *pbRows = 1;
+  return SQLITE_OK;
+}
+
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end.
+** Returns an SQLite code, the vtab's message set on error. */
+int dd_next_page(dd_cursor *pCur) {
+  int rc, bRows = 0;
+  dd_rows_clear(pCur);
+  while(!bRows) {
+    ddb_page *pg = NULL;
+    rc = pCur->pScan ? dd_page_stream(pCur, &pg) : dd_page_read(pCur, &pg);
+    if(rc || !pg)
+      return rc; /* an error, or the end */
+    rc = dd_page_take(pCur, pg, &bRows);
+    if(rc)
+      return rc;
+  }
+  return SQLITE_OK;
 }
 
 /* The next row DynamoDB (or the cache) returned into pCur->pCur, or
@@ -423,8 +451,9 @@ static const ddb_av *dd_key_attr(dd_vtab *p, const ddb_item *it, int c) {
 /*
 ** May item it (written by the open transaction) be a row of the plan?  A
 ** superset is enough, as SQLite checks every constraint again, except
-** those it was told to omit: PK = ? and SK = ? (see xBestIndex), which
-** are checked here exactly: the partition key is one of aPk, the sort key
+** those it was told to omit (ext/PLAN.md, "omit"): the N comparisons,
+** which the cursor's row checks apply to these rows too, and PK = ? and
+** SK = ?, which are checked here exactly: the partition key is one of aPk, the sort key
 ** one of aSkv (GetItem, BatchGetItem) or the Query's = value.  An index
 ** holds only items with its key attributes.
 */
@@ -472,17 +501,9 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
       return SQLITE_NOMEM;
     for(i = 0; i < pCur->nPk; i++) {
       for(j = 0; j < nSk; j++) {
-        ddb_av kv[2];
-        ddb_item *key, *img = NULL;
-        kv[0] = pCur->aPk[i].av;
-        kv[0].name = p->azKey[0];
-        kv[0].name_len = 0;
-        if(p->nKey == 2) {
-          kv[1] = aSkv[j].av;
-          kv[1].name = p->azKey[1];
-          kv[1].name_len = 0;
-        }
-        key = ddb_item_from_avs(kv, p->nKey);
+        ddb_item *img = NULL;
+        ddb_item *key = dd_key_item(p, &pCur->aPk[i].av,
+                                    p->nKey == 2 ? &aSkv[j].av : NULL);
         if(!key) {
           while(n > 0)
             ddb_item_unref(a[--n]);
@@ -759,7 +780,7 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   }
   if(i == DD_COL_KEYS(p)) {
     /* keys: the list given to keys = ? (SQLite may compare it); in an
-    ** UPDATE that does not set it, unchanged (dd_update refuses a value) */
+    ** UPDATE that does not set it, unchanged (dynamodbUpdate refuses a value) */
     if(pCur->pKeys && !sqlite3_vtab_nochange(ctx))
       sqlite3_result_value(ctx, pCur->pKeys);
     return SQLITE_OK;

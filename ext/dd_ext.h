@@ -18,9 +18,6 @@
 #define DD_PARTITION_ROWS 100.0
 /* Cost of a full Scan when DescribeTable gives no item count. */
 #define DD_SCAN_MIN_ROWS 1000.0
-/* Cache entry lifetime in seconds, default and largest accepted. */
-#define DD_DEFAULT_TTL 300.0
-#define DD_MAX_TTL     31536000
 /* segments=auto: at least DD_MIN_AUTO_SEGMENTS, and one Scan segment per
 ** DD_SEGMENT_BYTES of the table beyond, at most DD_AUTO_SEGMENTS.  The
 ** floor is there because the size is not to be trusted: DynamoDB updates
@@ -69,7 +66,9 @@
 /* Partitions of an IN list queried at once at the most (filter.c). */
 #define DD_MAX_IN_WORKERS 8
 
-/* The idxNum of a plan (see "The query plan" in plan.c). */
+/* The idxNum of a plan: ext/PLAN.md ("idxNum") is its layout.  These
+** name its fields, for the encoder (plan.c) and the decoder (filter.c)
+** alike: no bit of idxNum is written or read with a bare number. */
 enum { DD_OP_SCAN = 0, DD_OP_GET, DD_OP_BATCH, DD_OP_QUERY };
 enum {
   DD_SK_NONE = 0,
@@ -82,15 +81,32 @@ enum {
   DD_SK_GLOB,
   DD_SK_BEGINS
 };
-#define DD_PK_IN    (1 << 7)
-#define DD_SK_IN    (1 << 8)
-#define DD_DESC     (1 << 9)
-#define DD_LIMIT    (1 << 10)
-#define DD_OFFSET   (1 << 11)
-#define DD_SK_SHIFT 12
-#define DD_FETCH    (1 << 28)
-#define DD_KEYS     (1 << 29)
-#define DD_NONE     (1 << 30)
+#define DD_OP_MASK    0x3 /* bits 0-1: DD_OP_* */
+#define DD_PATH_SHIFT 2   /* bits 2-6: the path, an index of dd_vtab.aPath */
+#define DD_PATH_MASK  0x1f
+#define DD_PK_IN      (1 << 7)
+#define DD_SK_IN      (1 << 8)
+#define DD_DESC       (1 << 9)
+#define DD_LIMIT      (1 << 10)
+#define DD_OFFSET     (1 << 11)
+#define DD_SK_SHIFT   12 /* bits 12-27: DD_MAX_SK sort-key kinds (DD_SK_*) */
+#define DD_SK_BITS    4  /* ... of DD_SK_BITS bits each, lowest first */
+#define DD_SK_MASK    0xf
+#define DD_FETCH      (1 << 28)
+#define DD_KEYS       (1 << 29)
+#define DD_NONE       (1 << 30)
+/* The op and path fields of an idxNum for op o on path i. */
+#define DD_IDX_MAKE(o, i) ((o) | ((i) << DD_PATH_SHIFT))
+/* The sort-key kind k as the i-th of an idxNum (0-based). */
+#define DD_IDX_SK_SET(k, i) ((k) << (DD_SK_SHIFT + DD_SK_BITS * (i)))
+/* The fields of idxNum n: its DD_OP_*, its path, its i-th sort-key kind. */
+#define DD_IDX_OP(n)   ((n)&DD_OP_MASK)
+#define DD_IDX_PATH(n) (((n) >> DD_PATH_SHIFT) & DD_PATH_MASK)
+#define DD_IDX_SK(n, i)                                                       \
+  (((n) >> (DD_SK_SHIFT + DD_SK_BITS * (i))) & DD_SK_MASK)
+_Static_assert(DD_SK_BEGINS <= DD_SK_MASK, "a sort-key kind fits its bits");
+_Static_assert(DD_SK_SHIFT + DD_SK_BITS * DD_MAX_SK <= 28,
+               "the sort-key kinds end below DD_FETCH");
 
 /* The function-constraint op xFindFunction assigns to begins_with. */
 #define DD_FUNC_BEGINS_WITH SQLITE_INDEX_CONSTRAINT_FUNCTION
@@ -105,8 +121,7 @@ typedef struct dd_plan {
   double cost, rows;
 } dd_plan;
 
-/* The machine half of idxStr (see "The plan as xFilter reads it" in
-** plancodec.c and ext/PLAN.md). */
+/* The machine half of idxStr (ext/PLAN.md, "idxStr"; plancodec.c). */
 enum {
   DD_ARG_PK = 1,
   DD_ARG_SK,
@@ -160,8 +175,8 @@ typedef struct dd_val {
 } dd_val;
 
 /* What a Query or Scan does besides its key condition: the part of the
-** plan xFilter reads from the machine half of idxStr (see "The plan as
-** xFilter reads it" above dd_plan_encode). */
+** plan xFilter reads from the machine half of idxStr (ext/PLAN.md;
+** dd_plan_decode). */
 typedef struct dd_extra {
   int nFilter;
   int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
@@ -180,7 +195,7 @@ typedef struct dd_extra {
 /* A row check: the current row's column iCol compared with v, exactly
 ** (ddb_number_cmp), by op DD_SK_EQ .. DD_SK_LE; op DD_SK_NONE: the
 ** column has a value.  For the N comparisons SQLite was told to omit
-** whose answer the request alone does not give (see dynamodbFilter). */
+** whose answer the request alone does not give (ext/PLAN.md, "omit"). */
 typedef struct dd_check {
   int iCol, op;
   dd_val v;
@@ -251,10 +266,9 @@ typedef struct dd_vtab {
                            known yet, 1 yes, -1 no (txn.c) */
   int nSingleRun;       /* statements in a row that each wrote one row
                            (for the hint, dd_hint_singles) */
-  dd_txn *pTxn;
+  dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see txn.c */
   const char *zColumns; /* columns= while connecting (borrowed) */
-  char *zSchemaErr;
-  /* an error building the schema; sqlite3_free() */ /* writes buffered in BEGIN...COMMIT; see txn.c */
+  char *zSchemaErr;     /* an error building the schema; sqlite3_free() */
   /* The client is made at the first real read or write (dd_client), never
   ** by xConnect: reading a schema makes no call and resolves no
   ** credentials.  Until then cfg holds the options it will be made of. */
@@ -356,9 +370,10 @@ extern dd_vtab *dd_registry;
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message (common.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
-/* The same for the extension's other tables (dynamodb_tables, ...). */
+/* The same for the extension's other tables (dynamodb_tables, ...;
+** common.c). */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
-/* The SQLite result code for a client error. */
+/* The SQLite result code for a client error (common.c). */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into
 ** zName[32]: zBase, with '_' appended while a key attribute has it
@@ -366,7 +381,8 @@ int dd_rc(const ddb_error *e);
 void dd_extra_col_name(dd_vtab *p, const char *zBase, char *zName);
 /* Make sure p can reach DynamoDB: SQLITE_OK with p->pClient made (the
 ** first time: resolves region, endpoint and credentials), or an error
-** with p's message set (the table's deferred error, or the client's). */
+** with p's message set (the table's deferred error, or the client's;
+** schema.c). */
 int dd_client(dd_vtab *p);
 /* The cancel hook of a table's client (ud: its sqlite3 *): has the
 ** statement running on this thread been interrupted (sqlite3_interrupt,
@@ -377,12 +393,35 @@ int dd_interrupted(void *pDb);
 enum { DD_NUM_OK = 0, DD_NUM_NONE, DD_NUM_RANGE };
 int dd_number_text(sqlite3_value *pVal, char *zBuf, size_t nBuf,
                    const char **pz, int *pn, double *pd);
-/* The stable rowid of an item: a hash of its primary key. */
+/* The one builder of table keys (keycond.c): the key of p with
+** partition-key value pk and, when the table has a sort key, sort-key
+** value sk (else sk is not read), as attribute values named by p->azKey
+** into kv[0..p->nKey), their bytes borrowed from pk and sk: returns
+** p->nKey.  dd_key_item: the same as a key item, a new reference
+** (ddb_item_unref), NULL when out of memory
+** (dd_key_avs is inline: the warm GetItem of a join builds its key with
+** it, for the item cache, on every row.) */
+static inline int dd_key_avs(const dd_vtab *p, const ddb_av *pk,
+                             const ddb_av *sk, ddb_av kv[2]) {
+  kv[0] = *pk;
+  kv[0].name = p->azKey[0];
+  kv[0].name_len = 0;
+  if(p->nKey == 2) {
+    kv[1] = *sk;
+    kv[1].name = p->azKey[1];
+    kv[1].name_len = 0;
+  }
+  return p->nKey;
+}
+ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk);
+/* The stable rowid of an item: a hash of its primary key (keycond.c). */
 sqlite3_int64 dd_key_rowid(dd_vtab *p, const ddb_item *it);
 
 /* write.c: xUpdate and the row it writes. */
-int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-              sqlite3_int64 *pRowid);
+/* xUpdate: INSERT, UPDATE, DELETE of one row.  Returns an SQLite code,
+** the vtab's message set on error. */
+int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                   sqlite3_int64 *pRowid);
 /* row.c: rows as writes see them; one row's write sent alone. */
 /* Send one write of a statement as its own call, as xUpdate always did
 ** (INSERT's PutItem, UPDATE's UpdateItem, DELETE's DeleteItem: kind,
@@ -411,14 +450,17 @@ int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
 int dd_import_check(dd_vtab *p, sqlite3_value **argv);
 void dd_import_reset(dd_vtab *p);
 
-/* txn.c: the transaction methods, the writes buffered until COMMIT. */
-int dd_begin(sqlite3_vtab *pVtab);
-int dd_sync(sqlite3_vtab *pVtab);
-int dd_commit(sqlite3_vtab *pVtab);
-int dd_rollback(sqlite3_vtab *pVtab);
-int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint);
-int dd_release(sqlite3_vtab *pVtab, int iSavepoint);
-int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint);
+/* txn.c: the transaction methods, the writes buffered until COMMIT.
+** xBegin .. xRollbackTo; xSync sends the writes.  Each returns an SQLite
+** code, the vtab's message set on error; their contracts are at their
+** definitions. */
+int dynamodbBegin(sqlite3_vtab *pVtab);
+int dynamodbSync(sqlite3_vtab *pVtab);
+int dynamodbCommit(sqlite3_vtab *pVtab);
+int dynamodbRollback(sqlite3_vtab *pVtab);
+int dynamodbSavepoint(sqlite3_vtab *pVtab, int iSavepoint);
+int dynamodbRelease(sqlite3_vtab *pVtab, int iSavepoint);
+int dynamodbRollbackTo(sqlite3_vtab *pVtab, int iSavepoint);
 /* p's transaction state, made on first use: NULL when out of memory. */
 dd_txn *dd_txn_get(dd_vtab *p);
 /* Buffer a write of the open transaction (takes references to item and
@@ -452,28 +494,6 @@ int dd_pending_any(dd_vtab *p);
 int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut);
 /* Free everything txn.c keeps for p. */
 void dd_txn_free(dd_vtab *p);
-
-/* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
-** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
-int dd_register_log(sqlite3 *db);
-/* The progress line of a write cut into calls that are not atomic
-** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
-** tStart, shown once it has run dd_progress_after() seconds, on a
-** terminal, unless progress=off; *pbShown says it is on the screen.
-** bEnd: clear it (if shown).  stmt.c. */
-void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
-                       double tStart, int *pbShown, int bEnd);
-/* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
-** call of its own: say once per process, on stderr when it is a terminal
-** (and progress is on), that BEGIN ... COMMIT sends them as batches
-** (stmt.c). */
-void dd_hint_singles(dd_vtab *p);
-
-/* Register dynamodb_tables (tables.c), dynamodb_attributes
-** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
-int dd_register_tables(sqlite3 *db, dd_conn *c);
-int dd_register_attributes(sqlite3 *db, dd_conn *c);
-int dd_register_hot(sqlite3 *db);
 
 /* stmt.c: statements, their meter, dynamodb_last(). */
 /* Seconds before a progress line shows (and before a statement's line is
@@ -512,6 +532,28 @@ void dd_stmt_split(dd_vtab *p);
 ** GetItem x3"); returns how many operations. */
 int dd_meter_ops(const ddb_meter *m, sqlite3_str *s);
 
+/* Register dynamodb_log, dynamodb_stats, dynamodb_cache_size() and
+** dynamodb_cache_clear() on db (monitor.c).  Returns an SQLite code. */
+int dd_register_log(sqlite3 *db);
+/* The progress line of a write cut into calls that are not atomic
+** together (zVerb: "COMMIT", "INSERT", ...): nDone of nCalls sent since
+** tStart, shown once it has run dd_progress_after() seconds, on a
+** terminal, unless progress=off; *pbShown says it is on the screen.
+** bEnd: clear it (if shown).  stmt.c. */
+void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
+                       double tStart, int *pbShown, int bEnd);
+/* DD_HINT_SINGLES statements in a row each wrote one row of p, each in a
+** call of its own: say once per process, on stderr when it is a terminal
+** (and progress is on), that BEGIN ... COMMIT sends them as batches
+** (stmt.c). */
+void dd_hint_singles(dd_vtab *p);
+
+/* Register dynamodb_tables (tables.c), dynamodb_attributes
+** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
+int dd_register_tables(sqlite3 *db, dd_conn *c);
+int dd_register_attributes(sqlite3 *db, dd_conn *c);
+int dd_register_hot(sqlite3 *db);
+
 /* extension.c: the module table and the entry point. */
 /* The entry point: registers the module dynamodb and the functions on db.
 ** Returns an SQLite code. */
@@ -548,6 +590,11 @@ int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
 int dd_options(dd_vtab *p, dd_opts *v, char **pzErr);
 /* Free the strings of v and clear its slots. */
 void dd_opts_free(dd_opts *v);
+/* The name of option i (0-based, in aOption's order), and its default as
+** docs/reference.md states it (NULL: none stated): NULL past the last
+** option.  For the test that the usage and the docs follow the table. */
+const char *dd_option_name(int i);
+const char *dd_option_default(int i);
 
 /* schema.c: xCreate, xConnect, xDisconnect, xDestroy; the client. */
 /* Is column c an attribute of the table's primary key? */
@@ -611,6 +658,8 @@ int dd_key_fits(const dd_val *v, int nMax);
 int dd_drop(dd_val *v);
 /* Is z[0..n) valid UTF-8 (no surrogates, no overlongs)? */
 int dd_utf8_ok(const unsigned char *z, int n);
+/* qsort order of dd_val: by length, then bytes. */
+int dd_val_order(const void *pa, const void *pb);
 /* Set v to a copy of z[0..n) as a value of type t.  Returns SQLITE_OK or
 ** SQLITE_NOMEM. */
 int dd_val_text(dd_val *v, ddb_type t, const char *z, int n);
@@ -641,7 +690,17 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]);
 
-/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid. */
+/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid; the pages. */
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end.
+** Returns an SQLite code. */
+int dd_next_page(dd_cursor *pCur);
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
+** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
+** connection stopping them.  Returns DDB_OK, or the first error (then
+** aFound holds nothing). */
+ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err);
 /* xOpen: a cursor at EOF.  Returns SQLITE_OK or SQLITE_NOMEM. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);
 /* Release everything a previous xFilter left (stops a parallel read). */
@@ -664,21 +723,9 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i);
 int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid);
 
 /* filter.c: xFilter. */
-/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
-** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
-** connection stopping them.  Returns DDB_OK, or the first error (then
-** aFound holds nothing). */
-ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err);
-/* qsort order of dd_val: by length, then bytes. */
-int dd_val_order(const void *pa, const void *pb);
-/* xFilter: run the plan xBestIndex chose. */
+/* xFilter: run the plan xBestIndex chose (ext/PLAN.md). */
 int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                    int argc, sqlite3_value **argv);
-/* Load the next non-empty page of the Query/Scan into aRow (cursor.c),
-** moving on to the next partition key when one is exhausted.  Sets bEof
-** at the end.  Returns an SQLite code. */
-int dd_next_page(dd_cursor *pCur);
 
 /* keys.c: the hidden column keys. */
 /* Parse the key list pList (the argument of keys = ?) into *paKey
@@ -721,9 +768,9 @@ UNITTEST int dd_auto_segments(long long nBytes);           /* schema.c */
 UNITTEST int dd_auto_units(long long nBytes, int nWorker); /* schema.c */
 UNITTEST double dd_partition_rows(const dd_plan *pl);      /* plan.c */
 UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
-                         const dd_plan *pl, int *pbDesc);  /* plan.c */
-UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b); /* keycond.c */
-UNITTEST int dd_successor(const char *z, int n, char *zOut);
+                         const dd_plan *pl, int *pbDesc);    /* plan.c */
+UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b);   /* keycond.c */
+UNITTEST int dd_successor(const char *z, int n, char *zOut); /* keycond.c */
 UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
                                char *zOut);
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);

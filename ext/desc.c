@@ -199,6 +199,98 @@ static int dd_nonkey_load(sqlite3 *db, const char *zJson, ddb_index *x) {
   return rc == SQLITE_NOMEM ? rc : SQLITE_ERROR;
 }
 
+/* Has zDb an ordinary table zName_schema (never a view: a view could run
+** anything)?  Returns SQLITE_OK; SQLITE_ERROR with *pzWhy (sqlite3_free)
+** saying there is none; SQLITE_NOMEM. */
+static int dd_desc_exists(sqlite3 *db, const char *zDb, const char *zName,
+                          char **pzWhy) {
+  sqlite3_stmt *pStmt = NULL;
+  char *zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
+                               "type = 'table' AND name = '%q_schema'",
+                               zDb, zName);
+  int rc;
+  if(!zSql)
+    return SQLITE_NOMEM;
+  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
+  sqlite3_free(zSql);
+  if(rc == SQLITE_OK && sqlite3_step(pStmt) != SQLITE_ROW)
+    rc = SQLITE_NOTFOUND;
+  sqlite3_finalize(pStmt);
+  if(rc == SQLITE_OK || rc == SQLITE_NOMEM)
+    return rc;
+  *pzWhy = sqlite3_mprintf("no stored description (no table %s_schema: "
+                           "made by an older version of the extension?)",
+                           zName);
+  return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
+}
+
+/* Row n of the stored description (pStmt's current row) into d: the
+** table (n 0) or its n-th index.  Returns SQLITE_OK, with *pzWhy set
+** (static text) when the row is damaged; SQLITE_NOMEM.  From its name on,
+** the index is d's to free. */
+static int dd_desc_row(sqlite3 *db, sqlite3_stmt *pStmt, ddb_table_desc *d,
+                       int n, const char **pzWhy) {
+  ddb_index *x = &d->indexes[n];
+  int bNoMem = 0, t, rc;
+  if(n >= DD_MAX_PATHS) {
+    *pzWhy = "too many indexes";
+    return SQLITE_OK;
+  }
+  if(sqlite3_column_type(pStmt, 0) != SQLITE_INTEGER ||
+     sqlite3_column_int64(pStmt, 0) != n) {
+    *pzWhy = "its rows are not numbered 0, 1, ...";
+    return SQLITE_OK;
+  }
+  d->n_indexes = n + 1; /* x is d's to free from here on */
+  if(n == 0) {
+    d->name = dd_col_dup(pStmt, 1, &bNoMem);
+    d->item_count = sqlite3_column_int64(pStmt, 9);
+    d->size_bytes = sqlite3_column_int64(pStmt, 10);
+    if(d->item_count < 0 || d->size_bytes < 0) {
+      *pzWhy = "a negative count";
+      return bNoMem ? SQLITE_NOMEM : SQLITE_OK;
+    }
+  } else {
+    x->name = dd_col_dup(pStmt, 1, &bNoMem);
+  }
+  x->is_local = n > 0 && sqlite3_column_int(pStmt, 2) != 0;
+  x->pk.name = dd_col_dup(pStmt, 3, &bNoMem);
+  x->sk.name = dd_col_dup(pStmt, 5, &bNoMem);
+  if(bNoMem)
+    return SQLITE_NOMEM;
+  if(!(n ? x->name : d->name) || !x->pk.name || !x->pk.name[0] ||
+     (x->sk.name && !x->sk.name[0])) {
+    *pzWhy = "a name is missing";
+    return SQLITE_OK;
+  }
+  if((t = dd_col_type(pStmt, 4)) < 0 ||
+     (x->sk.name && dd_col_type(pStmt, 6) < 0)) {
+    *pzWhy = "a key type is not S, N or B";
+    return SQLITE_OK;
+  }
+  x->pk.type = (ddb_type)t;
+  if(x->sk.name)
+    x->sk.type = (ddb_type)dd_col_type(pStmt, 6);
+  for(t = 0; t < 3; t++) {
+    const char *z = (const char *)sqlite3_column_text(pStmt, 7);
+    if(z && strcmp(z, azProj[t]) == 0)
+      break;
+  }
+  if(t == 3 || (n == 0 && t != DDB_PROJ_ALL)) {
+    *pzWhy = "a projection is not ALL, KEYS_ONLY or INCLUDE";
+    return SQLITE_OK;
+  }
+  x->projection = (ddb_projection)t;
+  if(t != DDB_PROJ_INCLUDE)
+    return SQLITE_OK;
+  rc = dd_nonkey_load(db, (const char *)sqlite3_column_text(pStmt, 8), x);
+  if(rc == SQLITE_NOMEM)
+    return rc;
+  if(rc)
+    *pzWhy = "nonkey is not a JSON array of names";
+  return SQLITE_OK;
+}
+
 /* Read the stored description of the vtab zDb.zName, which must describe
 ** DynamoDB table zTable.  SQLITE_OK with *ppDesc (ddb_table_desc_free);
 ** SQLITE_NOMEM; or SQLITE_ERROR with *pzWhy (sqlite3_free) saying what is
@@ -209,30 +301,13 @@ int dd_desc_load(sqlite3 *db, const char *zDb, const char *zName,
   ddb_table_desc *d = NULL;
   char *zSql;
   const char *zWhy = NULL;
-  int rc, n = 0, bNoMem = 0, t;
+  int rc, n = 0;
 
   *ppDesc = NULL;
   *pzWhy = NULL;
-  /* an ordinary table, never a view (a view could run anything) */
-  zSql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE "
-                         "type = 'table' AND name = '%q_schema'",
-                         zDb, zName);
-  if(!zSql)
-    return SQLITE_NOMEM;
-  rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, 0);
-  sqlite3_free(zSql);
-  if(rc == SQLITE_OK && sqlite3_step(pStmt) != SQLITE_ROW)
-    rc = SQLITE_NOTFOUND;
-  sqlite3_finalize(pStmt);
-  pStmt = NULL;
-  if(rc == SQLITE_NOMEM)
+  rc = dd_desc_exists(db, zDb, zName, pzWhy);
+  if(rc)
     return rc;
-  if(rc) {
-    *pzWhy = sqlite3_mprintf("no stored description (no table %s_schema: "
-                             "made by an older version of the extension?)",
-                             zName);
-    return *pzWhy ? SQLITE_ERROR : SQLITE_NOMEM;
-  }
   zSql = sqlite3_mprintf("SELECT k, name, is_local, pk, pk_type, sk, "
                          "sk_type, projection, nonkey, item_count, "
                          "size_bytes FROM \"%w\".\"%w_schema\" ORDER BY k",
@@ -255,72 +330,11 @@ int dd_desc_load(sqlite3 *db, const char *zDb, const char *zName,
     rc = SQLITE_NOMEM;
     goto fail;
   }
-  while((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-    ddb_index *x = &d->indexes[n];
-    if(n >= DD_MAX_PATHS) {
-      zWhy = "too many indexes";
-      break;
-    }
-    if(sqlite3_column_type(pStmt, 0) != SQLITE_INTEGER ||
-       sqlite3_column_int64(pStmt, 0) != n) {
-      zWhy = "its rows are not numbered 0, 1, ...";
-      break;
-    }
-    d->n_indexes = n + 1; /* x is d's to free from here on */
-    if(n == 0) {
-      d->name = dd_col_dup(pStmt, 1, &bNoMem);
-      d->item_count = sqlite3_column_int64(pStmt, 9);
-      d->size_bytes = sqlite3_column_int64(pStmt, 10);
-      if(d->item_count < 0 || d->size_bytes < 0) {
-        zWhy = "a negative count";
-        break;
-      }
-    } else {
-      x->name = dd_col_dup(pStmt, 1, &bNoMem);
-    }
-    x->is_local = n > 0 && sqlite3_column_int(pStmt, 2) != 0;
-    x->pk.name = dd_col_dup(pStmt, 3, &bNoMem);
-    x->sk.name = dd_col_dup(pStmt, 5, &bNoMem);
-    if(bNoMem) {
-      rc = SQLITE_NOMEM;
+  /* one row a path, the table first */
+  while(!zWhy && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+    rc = dd_desc_row(db, pStmt, d, n, &zWhy);
+    if(rc)
       goto fail;
-    }
-    if(!(n ? x->name : d->name) || !x->pk.name || !x->pk.name[0] ||
-       (x->sk.name && !x->sk.name[0])) {
-      zWhy = "a name is missing";
-      break;
-    }
-    if((t = dd_col_type(pStmt, 4)) < 0) {
-      zWhy = "a key type is not S, N or B";
-      break;
-    }
-    x->pk.type = (ddb_type)t;
-    if(x->sk.name) {
-      if((t = dd_col_type(pStmt, 6)) < 0) {
-        zWhy = "a key type is not S, N or B";
-        break;
-      }
-      x->sk.type = (ddb_type)t;
-    }
-    for(t = 0; t < 3; t++) {
-      const char *z = (const char *)sqlite3_column_text(pStmt, 7);
-      if(z && strcmp(z, azProj[t]) == 0)
-        break;
-    }
-    if(t == 3 || (n == 0 && t != DDB_PROJ_ALL)) {
-      zWhy = "a projection is not ALL, KEYS_ONLY or INCLUDE";
-      break;
-    }
-    x->projection = (ddb_projection)t;
-    if(t == DDB_PROJ_INCLUDE) {
-      rc = dd_nonkey_load(db, (const char *)sqlite3_column_text(pStmt, 8), x);
-      if(rc == SQLITE_NOMEM)
-        goto fail;
-      if(rc) {
-        zWhy = "nonkey is not a JSON array of names";
-        break;
-      }
-    }
     n++;
   }
   if(!zWhy && rc != SQLITE_DONE) {

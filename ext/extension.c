@@ -25,10 +25,9 @@
 **
 ** WHERE constraints on key columns become the cheapest correct DynamoDB
 ** call (GetItem, BatchGetItem, Query on the table or an index); anything
-** else is a paginated Scan.  SQLite re-checks every constraint (omit=0),
-** so a pushed-down condition only ever needs to select a superset of the
-** rows, never the exact set.  See the plan table above dynamodbBestIndex
-** (plan.c).
+** else is a paginated Scan.  What xBestIndex hands xFilter, and which
+** constraints SQLite checks again (the keys' =, N comparisons are
+** omitted), is ext/PLAN.md.
 **
 ** Also registered: begins_with(X, P), pushed down to DynamoDB's
 ** begins_with() when X is a sort key; dynamodb_calls(), the DynamoDB calls
@@ -76,16 +75,16 @@ static sqlite3_module dynamodbModule = {
     dynamodbEof,          /* xEof */
     dynamodbColumn,       /* xColumn */
     dynamodbRowid,        /* xRowid */
-    dd_update,            /* xUpdate: write.c */
-    dd_begin,             /* xBegin */
-    dd_sync,              /* xSync: COMMIT sends buffered writes */
-    dd_commit,            /* xCommit */
-    dd_rollback,          /* xRollback */
+    dynamodbUpdate,       /* xUpdate: write.c */
+    dynamodbBegin,        /* xBegin */
+    dynamodbSync,         /* xSync: COMMIT sends buffered writes */
+    dynamodbCommit,       /* xCommit */
+    dynamodbRollback,     /* xRollback */
     dynamodbFindFunction, /* xFindFunction: begins_with */
     dynamodbRename,       /* xRename: renames NAME_schema too */
-    dd_savepoint,         /* xSavepoint */
-    dd_release,           /* xRelease */
-    dd_rollback_to,       /* xRollbackTo */
+    dynamodbSavepoint,    /* xSavepoint */
+    dynamodbRelease,      /* xRelease */
+    dynamodbRollbackTo,   /* xRollbackTo */
     dynamodbShadowName    /* xShadowName: NAME_schema */
 };
 

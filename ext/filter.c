@@ -166,7 +166,30 @@ static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
   return SQLITE_OK;
 }
 
-/* GetItem and BatchGetItem: the keys are aPk (partition) x skv (sort). */
+/* A GetItem of the table key kv[0..p->nKey) (dd_key_avs) answered by the
+** item cache, nothing copied or allocated (the hot path of a join; the
+** one place that asks the cache for a GetItem's item).
+** Returns 1 with the cursor's row set (the item, or none when the cache
+** knows there is none); 0 on a miss, or when the table's policy does not
+** use the cache (then the plan runs). */
+static int dd_get_from_cache(dd_cursor *pCur, const ddb_av *kv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  ddb_item *it = NULL;
+  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
+    return 0;
+  pCur->op = DD_OP_GET;
+  pCur->pPath = &p->aPath[0];
+  pCur->aRow = pCur->aRowOne;
+  pCur->aRowOne[0] = it;
+  pCur->nRow = it ? 1 : 0;
+  pCur->iRow = 0;
+  pCur->bEof = 0;
+  return 1;
+}
+
+/* GetItem and BatchGetItem: the keys are aPk (partition) x aSk (sort;
+** nSk values).  The rows found into the cursor's aRow, in key order; no
+** key: EOF.  Returns an SQLite code, the vtab's message set on error. */
 static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int nKeys = pCur->nPk * (p->nKey == 2 ? nSk : 1);
@@ -180,25 +203,10 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     return SQLITE_OK;
   }
   if(pCur->op == DD_OP_GET) {
-    /* the hot path of a join: ask the item cache with the key's values,
-    ** without building a key item or any array */
     ddb_av kv[2];
-    ddb_item *it = NULL;
-    kv[0] = pCur->aPk[0].av;
-    kv[0].name = p->azKey[0];
-    kv[0].name_len = 0;
-    if(p->nKey == 2) {
-      kv[1] = aSk[0].av;
-      kv[1].name = p->azKey[1];
-      kv[1].name_len = 0;
-    }
-    if(ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol,
-                        &it)) {
-      pCur->aRow = pCur->aRowOne;
-      pCur->aRowOne[0] = it;
-      pCur->nRow = it ? 1 : 0;
+    dd_key_avs(p, &pCur->aPk[0].av, nSk ? &aSk[0].av : NULL, kv);
+    if(dd_get_from_cache(pCur, kv))
       return SQLITE_OK;
-    }
   }
   aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
   if(!aKey)
@@ -207,14 +215,7 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   aFound = aKey + nKeys;
   for(i = 0; i < pCur->nPk; i++) {
     for(j = 0; j < (p->nKey == 2 ? nSk : 1); j++) {
-      ddb_av kv[2];
-      kv[0] = pCur->aPk[i].av;
-      kv[0].name = p->azKey[0];
-      if(p->nKey == 2) {
-        kv[1] = aSk[j].av;
-        kv[1].name = p->azKey[1];
-      }
-      aKey[k] = ddb_item_from_avs(kv, p->nKey);
+      aKey[k] = dd_key_item(p, &pCur->aPk[i].av, nSk ? &aSk[j].av : NULL);
       if(!aKey[k++]) {
         rc = SQLITE_NOMEM;
         goto fail;
@@ -253,9 +254,9 @@ fail:
 }
 
 /* A text key value read in place from v (valid during xFilter only), as
-** dd_val_from_sql would convert it for an S key; 0 if v is not such a
-** value (then the general path decides). */
-static int dd_text_key(sqlite3_value *v, ddb_av *out, const char *zName) {
+** dd_val_from_sql would convert it for an S key, into *out (unnamed);
+** 0 if v is not such a value (then the general path decides). */
+static int dd_text_key(sqlite3_value *v, ddb_av *out) {
   int e = sqlite3_value_type(v), n;
   const unsigned char *z;
   if(e != SQLITE_TEXT)
@@ -268,33 +269,24 @@ static int dd_text_key(sqlite3_value *v, ddb_av *out, const char *zName) {
   out->type = DDB_S;
   out->text = (const char *)z;
   out->n = (uint32_t)n;
-  out->name = zName;
   return 1;
 }
 
-/* The hot path of a join: a GetItem on S keys answered by the item cache,
-** the key's values read in place, nothing copied or allocated.  Returns 1
-** when the row (or its absence) came from the cache; 0 to run the plan. */
+/* The hot path of a join before any conversion: a GetItem on S keys
+** whose values are read in place from argv (dd_text_key), asked of the
+** item cache (dd_get_from_cache).  Returns 1 when the row (or its
+** absence) came from the cache; 0 to run the plan. */
 static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_av kv[2];
-  ddb_item *it = NULL;
   if(argc < p->nKey || p->aCol[p->aPath[0].iPk].type != DDB_S ||
-     !dd_text_key(argv[0], &kv[0], p->azKey[0]))
+     !dd_text_key(argv[0], &kv[0]))
     return 0;
-  if(p->nKey == 2 && (p->aCol[p->aPath[0].iSk].type != DDB_S ||
-                      !dd_text_key(argv[1], &kv[1], p->azKey[1])))
+  if(p->nKey == 2 &&
+     (p->aCol[p->aPath[0].iSk].type != DDB_S || !dd_text_key(argv[1], &kv[1])))
     return 0;
-  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
-    return 0;
-  pCur->op = DD_OP_GET;
-  pCur->pPath = &p->aPath[0];
-  pCur->aRow = pCur->aRowOne;
-  pCur->aRowOne[0] = it;
-  pCur->nRow = it ? 1 : 0;
-  pCur->iRow = 0;
-  pCur->bEof = 0;
-  return 1;
+  dd_key_avs(p, &kv[0], &kv[1], kv); /* named in place */
+  return dd_get_from_cache(pCur, kv);
 }
 
 /* Run the plan keys = ?: BatchGetItem of aKey[0..nKey) (taken: unref'd
@@ -357,9 +349,9 @@ fail:
 /* ------------------------------------------------------------------------
 ** Exact N comparisons.  SQLite compares a number of more than 15 digits
 ** as a double: 18446744073709551617 > '18446744073709551616' is false to
-** it, and DynamoDB's order keeps every digit.  So plan.c omits every
-** comparison on an N column from SQLite's check, and xFilter makes each
-** exact: the request says what DynamoDB can (a FILTER, the key
+** it, and DynamoDB's order keeps every digit.  So plan.c omits the N
+** comparisons it hands xFilter from SQLite's check (ext/PLAN.md, "omit"),
+** and xFilter makes each exact: the request says what DynamoDB can (a FILTER, the key
 ** condition), and a row check (dd_check, applied by dynamodbNext)
 ** whatever the request alone does not decide.
 */
@@ -638,221 +630,234 @@ static int dd_ttl_start(dd_cursor *pCur) {
   return SQLITE_OK;
 }
 
-/*
-** xFilter: run the plan xBestIndex chose.  The plan, as plan.c documents
-** it above dynamodbBestIndex (and ext/PLAN.md):
-**
-**   idxNum bits   meaning
-**   -----------   ------------------------------------------------------
-**   0-1           operation: DD_OP_SCAN, _GET, _BATCH, _QUERY
-**   2-6           access path: 0 the base table, k the k-th index
-**   7, 8          DD_PK_IN, DD_SK_IN: the key argument is an IN list
-**   9             DD_DESC: ScanIndexForward=false
-**   10, 11        DD_LIMIT, DD_OFFSET: those arguments follow
-**   12-27         the sort-key constraints, 4 bits each (DD_SK_*)
-**   28            DD_FETCH: read each page's rows again by table key
-**   29            DD_KEYS: BatchGetItem of the key list keys = ?
-**   30            DD_NONE: no row can match: no call
-**
-** argv, in this order: the partition key (GetItem, BatchGetItem, Query),
-** the sort-key constraints in bit order, the FILTER values in the order
-** of the machine half of idxStr (dd_plan_decode), LIMIT, OFFSET, the
-** CHECK values; or, for DD_KEYS, the key list alone.
+/* ------------------------------------------------------------------------
+** The phases of xFilter
 */
-int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                   int argc, sqlite3_value **argv) {
-  dd_cursor *pCur = (dd_cursor *)cur;
-  dd_vtab *p = (dd_vtab *)cur->pVtab;
-  dd_path *pp;
-  dd_interval iv;
-  dd_val aSkEq[1];
-  dd_val *aSkv = NULL; /* sort-key values (=, IN) for Get/BatchGetItem */
-  int nSkv = 0;
-  dd_extra x;
+
+/* One run of xFilter while its phases read the plan's arguments (argv in
+** ext/PLAN.md's order) into the cursor's request.  dd_filter_clear frees
+** what it holds. */
+typedef struct dd_filter {
+  dd_cursor *pCur;
+  dd_vtab *p;
+  dd_path *pp; /* the plan's path */
+  int idxNum;
+  int argc, iArg; /* argv[iArg] is the next argument */
+  sqlite3_value **argv;
+  dd_extra x;     /* the machine half of idxStr (dd_plan_decode) */
+  dd_interval iv; /* a Query's sort-key condition; iv.bEmpty: no row */
+  dd_val *aSkv;   /* sort-key values (=, IN) for Get/BatchGetItem */
+  int nSkv;       /* sqlite3_free(), each dd_val_clear() */
+  int nPrefix;    /* sort-key prefix constraints (LIKE, GLOB, begins) */
+  int nOther;     /* the others */
   dd_val lohi[2]; /* a Query's exact N interval (dd_interval_checks) */
-  sqlite3_int64 nLim = -1, nOff = 0;
-  int iArg = 0, i, rc = SQLITE_OK, nPrefix = 0, nOther = 0, nSkEq = 0;
+  sqlite3_int64 nLim, nOff; /* LIMIT (-1: none) and OFFSET */
+} dd_filter;
 
-  dd_cursor_reset(pCur);
-  if(idxNum & DD_NONE)
-    return SQLITE_OK; /* no row can match: no call, no credentials */
-  /* the first real read: the client (and credentials) are made now */
-  rc = dd_client(p);
-  if(rc == SQLITE_OK && p->bTtlHide)
-    rc = dd_ttl_start(pCur);
-  if(rc)
-    return rc;
-  pp = &p->aPath[(idxNum >> 2) & 31];
-  memset(&iv, 0, sizeof(iv));
-  memset(aSkEq, 0, sizeof(aSkEq));
-  memset(lohi, 0, sizeof(lohi));
-  iv.bExact = 1;
-  if(dd_plan_decode(p, idxStr, argc, &x)) {
-    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
-             idxStr ? idxStr : "");
+/* Free what the phases left in f (the cursor keeps what it was given). */
+static void dd_filter_clear(dd_filter *f) {
+  int i;
+  dd_val_clear(&f->iv.lo);
+  dd_val_clear(&f->iv.hi);
+  dd_val_clear(&f->iv.prefix);
+  dd_val_clear(&f->lohi[0]);
+  dd_val_clear(&f->lohi[1]);
+  for(i = 0; i < f->nSkv; i++)
+    dd_val_clear(&f->aSkv[i]);
+  sqlite3_free(f->aSkv);
+}
+
+/* The plan keys = ?: the key list argv[0] parsed and read (dd_run_key_list)
+** and the first row.  Returns an SQLite code (the cursor at EOF on
+** error). */
+static int dd_filter_key_list(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  ddb_item **aKey = NULL;
+  int nKey = 0, rc;
+  if(f->argc != 1)
     return SQLITE_ERROR;
-  }
-  if((idxNum & 3) == DD_OP_GET && !dd_pending_any(p) &&
-     !dd_has_n_check(p, &x) && dd_get_cached(pCur, argc, argv))
-    return dynamodbNext(cur);
-  pCur->op = idxNum & 3;
-  pCur->pPath = pp;
+  pCur->pPath = &f->p->aPath[0];
   pCur->bEof = 0;
-  pCur->bFetch = (idxNum & DD_FETCH) != 0;
-  if(dd_in_write(p)) {
-    /* an UPDATE or DELETE (or a read in a write transaction): rows must
-    ** be whole items with their keys, never counted or projected */
-    x.bCount = 0;
-    x.mProj = 0;
+  pCur->pKeys = sqlite3_value_dup(f->argv[0]);
+  if(!pCur->pKeys)
+    return SQLITE_NOMEM;
+  rc = dd_keys_parse(f->p, f->argv[0], &aKey, &nKey);
+  if(rc == SQLITE_OK)
+    rc = dd_run_key_list(pCur, aKey, nKey);
+  if(rc == SQLITE_OK && !pCur->bEof) {
+    pCur->tStart = ddbc_now();
+    rc = dynamodbNext(&pCur->base);
   }
-  if(idxNum & DD_KEYS) {
-    ddb_item **aKey = NULL;
-    int nKey = 0;
-    if(argc != 1)
-      return SQLITE_ERROR;
-    pCur->pPath = &p->aPath[0];
-    pCur->bEof = 0;
-    pCur->pKeys = sqlite3_value_dup(argv[0]);
-    if(!pCur->pKeys)
-      return SQLITE_NOMEM;
-    rc = dd_keys_parse(p, argv[0], &aKey, &nKey);
-    if(rc == SQLITE_OK)
-      rc = dd_run_key_list(pCur, aKey, nKey);
-    if(rc == SQLITE_OK && !pCur->bEof) {
-      pCur->tStart = ddbc_now();
-      rc = dynamodbNext(cur);
-    }
-    if(rc)
-      pCur->bEof = 1;
-    return rc;
-  }
-
-  if(pCur->op == DD_OP_SCAN) {
-    if(p->bScanDeny) {
-      dd_scan_denied(p);
-      return SQLITE_ERROR;
-    }
-    pCur->rd.table = p->pDesc->name;
-  } else {
-    rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, argv[iArg++],
-                    (idxNum & DD_PK_IN) != 0, DD_MAX_PK_BYTES);
-    if(rc)
-      goto fail;
-    if(pCur->nPk == 0)
-      iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
-    for(i = 0; i < 4; i++) {
-      int k = (idxNum >> (DD_SK_SHIFT + 4 * i)) & 15;
-      if(k == DD_SK_NONE || iArg >= argc)
-        break;
-      if(pCur->op != DD_OP_QUERY) {
-        /* the table's sort key, = or IN: gather its values */
-        rc = dd_collect(p, pp->iSk, &aSkv, &nSkv, argv[iArg++],
-                        (idxNum & DD_SK_IN) != 0, DD_MAX_SK_BYTES);
-        if(rc)
-          goto fail;
-        nSkEq = nSkv;
-        continue;
-      }
-      if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
-        ;
-      else
-        nOther++;
-      rc = dd_iv_apply(&iv, p->aCol[pp->iSk].type, k, argv[iArg++], &nPrefix);
-      if(rc)
-        goto fail;
-    }
-    if(pCur->op != DD_OP_QUERY && p->nKey == 2 && nSkEq == 0)
-      iv.bEmpty = 1;
-  }
-  /* FILTER values, in plan order */
-  rc = dd_filter_values(pCur, &x, &iv, argc, argv, &iArg);
   if(rc)
-    goto fail;
+    pCur->bEof = 1;
+  return rc;
+}
+
+/* Bind the keys: the partition key's values (an IN list whole) into the
+** cursor's aPk; then the sort key's: = or IN values into f->aSkv for a
+** GetItem or BatchGetItem, a Query's constraints into f->iv.  No value
+** (NULL, one no key can hold) sets f->iv.bEmpty.  Returns an SQLite
+** code, with p's message set on error. */
+static int dd_filter_bind_keys(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  dd_vtab *p = f->p;
+  dd_path *pp = f->pp;
+  int i, rc, nSkEq = 0;
+  if(pCur->op == DD_OP_SCAN)
+    return SQLITE_OK;
+  rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, f->argv[f->iArg++],
+                  (f->idxNum & DD_PK_IN) != 0, DD_MAX_PK_BYTES);
+  if(rc)
+    return rc;
+  if(pCur->nPk == 0)
+    f->iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
+  for(i = 0; i < DD_MAX_SK; i++) {
+    int k = DD_IDX_SK(f->idxNum, i);
+    if(k == DD_SK_NONE || f->iArg >= f->argc)
+      break;
+    if(pCur->op != DD_OP_QUERY) {
+      /* the table's sort key, = or IN: gather its values */
+      rc = dd_collect(p, pp->iSk, &f->aSkv, &f->nSkv, f->argv[f->iArg++],
+                      (f->idxNum & DD_SK_IN) != 0, DD_MAX_SK_BYTES);
+      if(rc)
+        return rc;
+      nSkEq = f->nSkv;
+      continue;
+    }
+    if(k != DD_SK_LIKE && k != DD_SK_GLOB && k != DD_SK_BEGINS)
+      f->nOther++;
+    rc = dd_iv_apply(&f->iv, p->aCol[pp->iSk].type, k, f->argv[f->iArg++],
+                     &f->nPrefix);
+    if(rc)
+      return rc;
+  }
+  if(pCur->op != DD_OP_QUERY && p->nKey == 2 && nSkEq == 0)
+    f->iv.bEmpty = 1;
+  return SQLITE_OK;
+}
+
+/* Bind the FILTER values (dd_filter_values) into the request.  Returns an
+** SQLite code. */
+static int dd_filter_bind_filters(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  int rc = dd_filter_values(pCur, &f->x, &f->iv, f->argc, f->argv, &f->iArg);
+  if(rc)
+    return rc;
   pCur->rd.filters = pCur->aFilter;
   pCur->rd.n_filters = pCur->nFilter;
-  pCur->rd.desc = p->pDesc; /* the keys of every LastEvaluatedKey */
+  pCur->rd.desc = f->p->pDesc; /* the keys of every LastEvaluatedKey */
+  return SQLITE_OK;
+}
+
+/* The projection (the plan's columns, and ttl=hide's attribute, which its
+** row check reads) and COUNT into the request. */
+static void dd_filter_projection(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  dd_vtab *p = f->p;
+  int i;
   for(i = 0; i < p->nCol && i < 64; i++)
-    if(x.mProj & ((sqlite3_uint64)1 << i))
+    if(f->x.mProj & ((sqlite3_uint64)1 << i))
       pCur->azProj[pCur->nProj++] = p->aCol[i].zName;
   if(pCur->zTtl && pCur->nProj) {
-    /* the row check of ttl=hide reads the TTL attribute */
     for(i = 0; i < pCur->nProj && strcmp(pCur->azProj[i], pCur->zTtl); i++)
       ;
     if(i == pCur->nProj)
       pCur->azProj[pCur->nProj++] = pCur->zTtl;
   }
   pCur->rd.proj = pCur->azProj;
-  pCur->rd.n_proj = x.bCount ? 0 : pCur->nProj;
-  pCur->bCount = pCur->rd.count_only = x.bCount;
-  if(idxNum & DD_LIMIT) {
-    nLim = sqlite3_value_int64(argv[iArg++]);
-    nOff = (idxNum & DD_OFFSET) ? sqlite3_value_int64(argv[iArg++]) : 0;
-    if(nOff < 0)
-      nOff = 0;
-    if(nLim == 0)
-      iv.bEmpty = 1; /* LIMIT 0: no row, no call */
-  }
-  /* CHECK values: sent nowhere, judged here */
-  rc = dd_check_values(pCur, &x, &iv, argc, argv, &iArg);
-  if(rc)
-    goto fail;
-  /* LIMIT only when the call selects exactly the WHERE's rows; Limit is
-  ** a 32-bit integer to DynamoDB: n+m beyond it (or overflowing) asks
-  ** for DD_MAX_LIMIT, as good as none */
-  if(nLim >= 0 && iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
+  pCur->rd.n_proj = f->x.bCount ? 0 : pCur->nProj;
+  pCur->bCount = pCur->rd.count_only = f->x.bCount;
+}
+
+/* Read LIMIT and OFFSET (LIMIT 0: no row, no call). */
+static void dd_filter_read_limit(dd_filter *f) {
+  if(!(f->idxNum & DD_LIMIT))
+    return;
+  f->nLim = sqlite3_value_int64(f->argv[f->iArg++]);
+  f->nOff =
+      (f->idxNum & DD_OFFSET) ? sqlite3_value_int64(f->argv[f->iArg++]) : 0;
+  if(f->nOff < 0)
+    f->nOff = 0;
+  if(f->nLim == 0)
+    f->iv.bEmpty = 1;
+}
+
+/* The request's Limit: LIMIT + OFFSET only when the call selects exactly
+** the WHERE's rows; Limit is a 32-bit integer to DynamoDB: n+m beyond it
+** (or overflowing) asks for DD_MAX_LIMIT, as good as none.  Then the row
+** checks settle it (dd_checks_settle). */
+static void dd_filter_limit(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  sqlite3_int64 nLim = f->nLim, nOff = f->nOff;
+  if(nLim >= 0 && f->iv.bExact && !pCur->bFetch && pCur->nFilter == 0)
     pCur->nLimit = nLim > DD_MAX_LIMIT - nOff || nOff > DD_MAX_LIMIT
                        ? DD_MAX_LIMIT
                        : nLim + nOff;
   dd_checks_settle(pCur);
-  if(iv.bEmpty) {
-    pCur->bEof = 1;
-    goto fail;
-  }
+}
 
+/* A Query's request: its key condition (dd_iv_finish; on an N sort key
+** the exact interval's row checks, dd_interval_checks), its order, and
+** the Queries of an IN list started at once, several partitions at a
+** time.  f->iv.bEmpty when no row can match.  Returns an SQLite code. */
+static int dd_filter_query(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  dd_vtab *p = f->p;
+  dd_path *pp = f->pp;
+  dd_interval *iv = &f->iv;
+  int rc, bOpen;
+  pCur->rd.table = p->pDesc->name;
+  pCur->rd.index = pp->pIdx->name;
+  pCur->rd.pk_name = p->aCol[pp->iPk].zName;
+  if(pp->iSk >= 0)
+    pCur->rd.sk_name = p->aCol[pp->iSk].zName;
+  if(pp->iSk >= 0 && p->aCol[pp->iSk].type == DDB_N) {
+    /* the exact interval, before dd_iv_finish shapes the request */
+    rc = dd_val_copy(&f->lohi[0], &iv->lo);
+    if(rc == SQLITE_OK)
+      rc = dd_val_copy(&f->lohi[1], &iv->hi);
+    if(rc)
+      return rc;
+    bOpen = iv->loOpen + 2 * iv->hiOpen;
+    dd_iv_finish(iv, f->nPrefix, f->nOther, &pCur->rd, pCur->sk);
+    dd_interval_checks(pCur, iv, &f->lohi[0], bOpen & 1, &f->lohi[1],
+                       bOpen >> 1);
+    dd_checks_settle(pCur);
+  } else {
+    dd_iv_finish(iv, f->nPrefix, f->nOther, &pCur->rd, pCur->sk);
+  }
+  if(iv->bEmpty)
+    return SQLITE_OK;
+  if(!iv->bExact)
+    pCur->nLimit = 0;
+  pCur->rd.sk[0] = pCur->sk[0].av;
+  pCur->rd.sk[1] = pCur->sk[1].av;
+  pCur->rd.descending = (f->idxNum & DD_DESC) != 0;
+  pCur->iPk = -1;
+  if(pCur->nPk > 1 && !pCur->bFetch && pCur->nLimit == 0)
+    /* several partitions (IN): their Queries run concurrently */
+    return dd_stream_start(
+        pCur, pCur->nPk < DD_MAX_IN_WORKERS ? pCur->nPk : DD_MAX_IN_WORKERS,
+        pCur->nPk);
+  return SQLITE_OK;
+}
+
+/* Run the call: a GetItem or BatchGetItem now (dd_run_keys), a Query's
+** or a Scan's first page set up (a parallel Scan started), the open
+** transaction's writes laid over it; then the first row.  Returns an
+** SQLite code. */
+static int dd_filter_run(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  dd_vtab *p = f->p;
+  int rc = SQLITE_OK;
   switch(pCur->op) {
   case DD_OP_GET:
-  case DD_OP_BATCH:
-    rc = dd_run_keys(pCur, aSkv, nSkv);
-    if(rc)
-      goto fail;
-    break;
+  case DD_OP_BATCH: rc = dd_run_keys(pCur, f->aSkv, f->nSkv); break;
   case DD_OP_QUERY:
-    pCur->rd.table = p->pDesc->name;
-    pCur->rd.index = pp->pIdx->name;
-    pCur->rd.pk_name = p->aCol[pp->iPk].zName;
-    if(pp->iSk >= 0)
-      pCur->rd.sk_name = p->aCol[pp->iSk].zName;
-    if(pp->iSk >= 0 && p->aCol[pp->iSk].type == DDB_N) {
-      /* the exact interval, before dd_iv_finish shapes the request */
-      rc = dd_val_copy(&lohi[0], &iv.lo);
-      if(rc == SQLITE_OK)
-        rc = dd_val_copy(&lohi[1], &iv.hi);
-      if(rc)
-        goto fail;
-      i = iv.loOpen + 2 * iv.hiOpen;
-      dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
-      dd_interval_checks(pCur, &iv, &lohi[0], i & 1, &lohi[1], i >> 1);
-      dd_checks_settle(pCur);
-    } else {
-      dd_iv_finish(&iv, nPrefix, nOther, &pCur->rd, pCur->sk);
-    }
-    if(iv.bEmpty) {
+    rc = dd_filter_query(f);
+    if(rc == SQLITE_OK && f->iv.bEmpty) {
       pCur->bEof = 1;
-      goto fail;
-    }
-    if(!iv.bExact)
-      pCur->nLimit = 0;
-    pCur->rd.sk[0] = pCur->sk[0].av;
-    pCur->rd.sk[1] = pCur->sk[1].av;
-    pCur->rd.descending = (idxNum & DD_DESC) != 0;
-    pCur->iPk = -1;
-    if(pCur->nPk > 1 && !pCur->bFetch && pCur->nLimit == 0) {
-      /* several partitions (IN): their Queries run concurrently */
-      rc = dd_stream_start(
-          pCur, pCur->nPk < DD_MAX_IN_WORKERS ? pCur->nPk : DD_MAX_IN_WORKERS,
-          pCur->nPk);
-      if(rc)
-        goto fail;
+      return SQLITE_OK;
     }
     break;
   default:
@@ -864,37 +869,139 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     }
     break;
   }
-  rc = dd_overlay_start(pCur, aSkv, nSkv);
+  if(rc == SQLITE_OK)
+    rc = dd_overlay_start(pCur, f->aSkv, f->nSkv);
   if(rc)
-    goto fail;
+    return rc;
   pCur->tStart = ddbc_now();
-  if(pCur->op == DD_OP_QUERY || pCur->op == DD_OP_SCAN) {
-    /* the first page: dd_next_page() starts at the first partition */
+  /* the first page: dd_next_page() starts at the first partition */
+  if(pCur->op == DD_OP_QUERY)
     pCur->bMore = 0;
-    if(pCur->op == DD_OP_SCAN) {
-      pCur->bMore = 1;
-      pCur->iPk = 0;
-      /* a LIMIT of at most DD_SCAN_SERIAL_LIMIT rows is one request with
-      ** Limit (about a page): segments would each read a page */
-      if(p->nSegments > 1 && p->nSlice == 0 &&
-         (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
-        rc = dd_stream_start(pCur, p->nSegments, p->nUnits);
-        if(rc)
-          goto fail;
-      }
+  if(pCur->op == DD_OP_SCAN) {
+    pCur->bMore = 1;
+    pCur->iPk = 0;
+    /* a LIMIT of at most DD_SCAN_SERIAL_LIMIT rows is one request with
+    ** Limit (about a page): segments would each read a page */
+    if(p->nSegments > 1 && p->nSlice == 0 &&
+       (pCur->nLimit == 0 || pCur->nLimit > DD_SCAN_SERIAL_LIMIT)) {
+      rc = dd_stream_start(pCur, p->nSegments, p->nUnits);
+      if(rc)
+        return rc;
     }
   }
-  rc = dynamodbNext(cur);
+  return dynamodbNext(&pCur->base);
+}
 
-fail:
-  dd_val_clear(&iv.lo);
-  dd_val_clear(&iv.hi);
-  dd_val_clear(&iv.prefix);
-  dd_val_clear(&lohi[0]);
-  dd_val_clear(&lohi[1]);
-  for(i = 0; i < nSkv; i++)
-    dd_val_clear(&aSkv[i]);
-  sqlite3_free(aSkv);
+/* Ready the plan's run: the client made (the first real read:
+** credentials are resolved now), ttl=hide's attribute, the machine half
+** of idxStr read into *x.  Returns an SQLite code, with p's message set
+** on error. */
+static int dd_filter_plan(dd_cursor *pCur, const char *idxStr, int argc,
+                          dd_extra *x) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int rc = dd_client(p);
+  if(rc == SQLITE_OK && p->bTtlHide)
+    rc = dd_ttl_start(pCur);
+  if(rc)
+    return rc;
+  if(dd_plan_decode(p, idxStr, argc, x)) {
+    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
+             idxStr ? idxStr : "");
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Start f for the plan (idxNum, argv; f->x already read by
+** dd_filter_plan, kept): everything else zero, the interval exact, no
+** LIMIT.  (After the cached GetItem's chance: the warm path of a join
+** never pays for this.) */
+static void dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
+                            int argc, sqlite3_value **argv) {
+  dd_extra x = f->x;
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  memset(f, 0, sizeof(*f));
+  f->x = x;
+  f->pCur = pCur;
+  f->p = p;
+  f->pp = &p->aPath[DD_IDX_PATH(idxNum)];
+  f->idxNum = idxNum;
+  f->argc = argc;
+  f->argv = argv;
+  f->nLim = -1;
+  f->iv.bExact = 1;
+}
+
+/* The cursor takes the plan's call, path and FETCH; in a write
+** transaction (an UPDATE or DELETE, or a read inside one) rows must be
+** whole items with their keys, never counted or projected.  Returns
+** SQLITE_OK, or SQLITE_ERROR for a Scan that scan=deny refuses. */
+static int dd_filter_cursor(dd_filter *f) {
+  dd_cursor *pCur = f->pCur;
+  pCur->op = DD_IDX_OP(f->idxNum);
+  pCur->pPath = f->pp;
+  pCur->bEof = 0;
+  pCur->bFetch = (f->idxNum & DD_FETCH) != 0;
+  if(dd_in_write(f->p)) {
+    f->x.bCount = 0;
+    f->x.mProj = 0;
+  }
+  if(pCur->op == DD_OP_SCAN && !(f->idxNum & DD_KEYS)) {
+    if(f->p->bScanDeny) {
+      dd_scan_denied(f->p);
+      return SQLITE_ERROR;
+    }
+    pCur->rd.table = f->p->pDesc->name;
+  }
+  return SQLITE_OK;
+}
+
+/* xFilter: run the plan xBestIndex chose (idxNum, idxStr and argv as
+** ext/PLAN.md lays them out): bind the keys, the filters, the
+** projection, the limit and the checks into the cursor's request, then
+** run it.  Returns an SQLite code, the vtab's message set on error (the
+** cursor then at EOF). */
+int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+                   int argc, sqlite3_value **argv) {
+  dd_cursor *pCur = (dd_cursor *)cur;
+  dd_vtab *p = (dd_vtab *)cur->pVtab;
+  dd_filter f;
+  int rc;
+
+  dd_cursor_reset(pCur);
+  if(idxNum & DD_NONE)
+    return SQLITE_OK; /* no row can match: no call, no credentials */
+  rc = dd_filter_plan(pCur, idxStr, argc, &f.x);
+  if(rc)
+    return rc;
+  /* the hot path of a join: a GetItem the item cache answers */
+  if(DD_IDX_OP(idxNum) == DD_OP_GET && !dd_pending_any(p) &&
+     !dd_has_n_check(p, &f.x) && dd_get_cached(pCur, argc, argv))
+    return dynamodbNext(cur);
+  dd_filter_begin(&f, pCur, idxNum, argc, argv);
+  rc = dd_filter_cursor(&f);
+  if(rc)
+    return rc;
+  if(idxNum & DD_KEYS)
+    return dd_filter_key_list(&f);
+
+  /* the arguments, in ext/PLAN.md's order; then the call */
+  rc = dd_filter_bind_keys(&f);
+  if(rc == SQLITE_OK)
+    rc = dd_filter_bind_filters(&f);
+  if(rc == SQLITE_OK) {
+    dd_filter_projection(&f);
+    dd_filter_read_limit(&f);
+    rc = dd_check_values(pCur, &f.x, &f.iv, argc, argv, &f.iArg);
+  }
+  if(rc == SQLITE_OK) {
+    dd_filter_limit(&f);
+    if(f.iv.bEmpty)
+      pCur->bEof = 1; /* no row can match: no call */
+    else
+      rc = dd_filter_run(&f);
+  }
+  dd_filter_clear(&f);
   if(rc)
     pCur->bEof = 1;
   return rc;

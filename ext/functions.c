@@ -50,6 +50,68 @@ int dynamodbFindFunction(sqlite3_vtab *pVtab, int nArg, const char *zName,
   return 0;
 }
 
+/* Describe p's DynamoDB table again, past the cache's DescribeTable
+** (*pd, ddb_table_desc_free).  Returns 0, or -1 with *pzErr (sqlite3_free)
+** saying why. */
+static int dd_refresh_describe(dd_vtab *p, ddb_table_desc **pd, char **pzErr) {
+  ddb_error err;
+  ddb_error_clear(&err);
+  if(dd_client_make(p, 1)) {
+    *pzErr = sqlite3_mprintf("%s", p->base.zErrMsg);
+    return -1;
+  }
+  if(ddbc_describe_table_fresh(p->pClient, p->zTable, pd, &err) == DDB_OK)
+    return 0;
+  /* (a missing table's message names it, the endpoint and the region) */
+  *pzErr = strcmp(err.type, "ResourceNotFoundException") == 0
+               ? sqlite3_mprintf(DD_PREFIX "%s", err.message)
+               : sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
+                                 err.message);
+  return -1;
+}
+
+/* Store d as p's description and make SQLite connect the table anew:
+** SQLite declares a vtab's columns only when it connects it, so the
+** shadow table is renamed away and back, which makes SQLite read the
+** schema again (legacy ALTER: nothing refers to the shadow table, and a
+** broken view elsewhere in the file does not stop it).  Returns an SQLite
+** code; on error *pzErr (sqlite3_free) may say why. */
+static int dd_refresh_store(sqlite3 *db, dd_vtab *p, const ddb_table_desc *d,
+                            char **pzErr) {
+  char *zSql;
+  int rc, bLegacy = 0;
+  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
+  rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, pzErr);
+  if(rc == SQLITE_OK) {
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, -1, &bLegacy);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, 1, (int *)0);
+    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_schema\" RENAME TO "
+                           "\"%w_schema_refresh\"; ALTER TABLE \"%w\"."
+                           "\"%w_schema_refresh\" RENAME TO \"%w_schema\"",
+                           p->zDb, p->zVtabName, p->zVtabName, p->zDb,
+                           p->zVtabName, p->zVtabName);
+    rc = zSql ? sqlite3_exec(db, zSql, 0, 0, pzErr) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
+                      (int *)0);
+  }
+  dd_internal_sql--;
+  return rc;
+}
+
+/* dynamodb_refresh's answer: "NAME: DynamoDB table T, N indexes (A, B)",
+** a new string (sqlite3_free), NULL when out of memory. */
+static char *dd_refresh_text(const char *zName, const ddb_table_desc *d) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  int i;
+  sqlite3_str_appendf(s, "%s: DynamoDB table %s, %d index%s", zName, d->name,
+                      d->n_indexes - 1, d->n_indexes == 2 ? "" : "es");
+  for(i = 1; i < d->n_indexes; i++)
+    sqlite3_str_appendf(s, "%s%s", i == 1 ? " (" : ", ", d->indexes[i].name);
+  sqlite3_str_appendall(s, d->n_indexes > 1 ? ")" : "");
+  return sqlite3_str_finish(s);
+}
+
 /* dynamodb_refresh(NAME): ask DynamoDB for the description of the table
 ** behind the virtual table NAME again (DescribeTable, bypassing the
 ** process's copy) and store it in NAME_schema, e.g. after a GSI was added
@@ -61,14 +123,11 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *zName = (const char *)sqlite3_value_text(argv[0]);
   sqlite3 *db = sqlite3_context_db_handle(ctx);
   ddb_table_desc *d = NULL;
-  ddb_error err;
-  sqlite3_str *s = NULL;
-  char *zErr = NULL, *zSql = NULL;
+  char *zErr = NULL, *zText = NULL;
   dd_vtab *p;
-  int rc = SQLITE_OK, i;
+  int rc = SQLITE_OK;
   (void)argc;
 
-  ddb_error_clear(&err);
   if(!zName)
     return;
   /* connect the vtab if no statement has yet (xConnect makes no call) */
@@ -77,74 +136,29 @@ void dd_refresh_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
     zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: no dynamodb table "
                                      "'%s'",
                            zName);
-    goto fail;
-  }
-  if(!sqlite3_get_autocommit(db)) {
+  } else if(!sqlite3_get_autocommit(db)) {
     /* the new description reconnects the table: not under buffered writes */
     zErr = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: not inside a "
                                      "transaction (run it after COMMIT)");
-    goto fail;
+  } else if(dd_refresh_describe(p, &d, &zErr) == 0) {
+    rc = dd_refresh_store(db, p, d, &zErr);
+    if(rc) {
+      char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store "
+                                          "the description of '%s': %s",
+                                zName, zErr ? zErr : sqlite3_errstr(rc));
+      sqlite3_free(zErr);
+      zErr = z;
+    } else if((zText = dd_refresh_text(zName, d)) != NULL) {
+      sqlite3_result_text(ctx, zText, -1, sqlite3_free);
+    } else {
+      sqlite3_result_error_nomem(ctx);
+    }
   }
-  if(dd_client_make(p, 1)) {
-    zErr = sqlite3_mprintf("%s", p->base.zErrMsg);
-    goto fail;
-  }
-  if(ddbc_describe_table_fresh(p->pClient, p->zTable, &d, &err)) {
-    /* (a missing table's message names it, the endpoint and the region) */
-    zErr = strcmp(err.type, "ResourceNotFoundException") == 0
-               ? sqlite3_mprintf(DD_PREFIX "%s", err.message)
-               : sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
-                                 err.message);
-    goto fail;
-  }
-  dd_internal_sql++; /* the statement's own SQL (stmt.c) */
-  rc = dd_desc_store(db, p->zDb, p->zVtabName, d, 0, &zErr);
-  if(rc == SQLITE_OK) {
-    /* SQLite declares a vtab's columns only when it connects it: renaming
-    ** the shadow table away and back makes SQLite read the schema again,
-    ** so that the next statement connects the table anew.  Legacy ALTER
-    ** (nothing refers to the shadow table) so that a broken view elsewhere
-    ** in the file does not stop it. */
-    int bLegacy = 0;
-    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, -1, &bLegacy);
-    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, 1, (int *)0);
-    zSql = sqlite3_mprintf("ALTER TABLE \"%w\".\"%w_schema\" RENAME TO "
-                           "\"%w_schema_refresh\"; ALTER TABLE \"%w\"."
-                           "\"%w_schema_refresh\" RENAME TO \"%w_schema\"",
-                           p->zDb, p->zVtabName, p->zVtabName, p->zDb,
-                           p->zVtabName, p->zVtabName);
-    rc = zSql ? sqlite3_exec(db, zSql, 0, 0, &zErr) : SQLITE_NOMEM;
-    sqlite3_db_config(db, SQLITE_DBCONFIG_LEGACY_ALTER_TABLE, bLegacy,
-                      (int *)0);
-  }
-  dd_internal_sql--;
-  if(rc) {
-    char *z = sqlite3_mprintf(DD_PREFIX "dynamodb_refresh: cannot store the "
-                                        "description of '%s': %s",
-                              zName, zErr ? zErr : sqlite3_errstr(rc));
-    sqlite3_free(zErr);
-    zErr = z;
-    goto fail;
-  }
-  s = sqlite3_str_new(0);
-  sqlite3_str_appendf(s, "%s: DynamoDB table %s, %d index%s", zName, d->name,
-                      d->n_indexes - 1, d->n_indexes == 2 ? "" : "es");
-  for(i = 1; i < d->n_indexes; i++)
-    sqlite3_str_appendf(s, "%s%s", i == 1 ? " (" : ", ", d->indexes[i].name);
-  sqlite3_str_appendall(s, d->n_indexes > 1 ? ")" : "");
-  zSql = (sqlite3_free(zSql), sqlite3_str_finish(s));
-  if(zSql)
-    sqlite3_result_text(ctx, zSql, -1, SQLITE_TRANSIENT);
-  else
-    sqlite3_result_error_nomem(ctx);
-
-fail:
   if(zErr)
     sqlite3_result_error(ctx, zErr, -1);
   else if(rc == SQLITE_NOMEM)
     sqlite3_result_error_nomem(ctx);
   sqlite3_free(zErr);
-  sqlite3_free(zSql);
   ddb_table_desc_free(d);
 }
 

@@ -453,87 +453,132 @@ UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob) {
   return i == n - 1 && z[i] == (bGlob ? '*' : '%');
 }
 
+/* dd_iv_apply of a prefix constraint k (LIKE, GLOB, begins_with) on an S
+** sort key: the range of the pattern's literal prefix ([upper(prefix),
+** successor(lower(prefix))) for LIKE, which ignores ASCII case), and the
+** prefix itself while it is the only condition.  Returns an SQLite
+** code. */
+static int dd_iv_prefix(dd_interval *iv, int k, sqlite3_value *pVal,
+                        int *pnPrefix) {
+  dd_val v;
+  int rc;
+  const char *z = (const char *)sqlite3_value_text(pVal);
+  int n = sqlite3_value_bytes(pVal), nLo, nHi, nSucc, bCase = 0;
+  char *zLo, *zHi, *zSucc;
+  if(sqlite3_value_type(pVal) == SQLITE_NULL) {
+    iv->bEmpty = 1; /* x LIKE NULL is NULL: no row */
+    return SQLITE_OK;
+  }
+  if(!z)
+    return SQLITE_NOMEM;
+  zLo = sqlite3_malloc64((sqlite3_uint64)n * 3 + 12);
+  if(!zLo)
+    return SQLITE_NOMEM;
+  zHi = zLo + n + 1;
+  zSucc = zHi + n + 1;
+  if(k == DD_SK_BEGINS) {
+    memcpy(zLo, z, (size_t)n);
+    memcpy(zHi, z, (size_t)n);
+    nLo = nHi = n;
+  } else {
+    nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1,
+                            zLo);
+    nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1,
+                            zHi);
+    bCase =
+        k == DD_SK_LIKE && (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
+    if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
+      iv->bExact = 0;
+  }
+  if(nLo > DD_MAX_SK_BYTES) {
+    /* every match starts with the prefix: longer than any sort key */
+    iv->bEmpty = 1;
+    sqlite3_free(zLo);
+    return SQLITE_OK;
+  }
+  if(nLo == 0 || !dd_utf8_ok((unsigned char *)zLo, nLo)) {
+    /* no literal prefix: no narrowing */
+    iv->bExact = 0;
+    sqlite3_free(zLo);
+    return SQLITE_OK;
+  }
+  (*pnPrefix)++;
+  rc = dd_val_text(&v, DDB_S, zLo, nLo);
+  if(rc == SQLITE_OK) {
+    if(!bCase && *pnPrefix == 1 && !iv->lo.av.type && !iv->hi.av.type) {
+      dd_val_clear(&iv->prefix);
+      rc = dd_val_text(&iv->prefix, DDB_S, zLo, nLo);
+    }
+    dd_iv_lo(iv, &v, 0);
+  }
+  nSucc = dd_successor(zHi, nHi, zSucc);
+  if(rc == SQLITE_OK && nSucc > 0) {
+    rc = dd_val_text(&v, DDB_S, zSucc, nSucc);
+    if(rc == SQLITE_OK)
+      dd_iv_hi(iv, &v, 1);
+  }
+  sqlite3_free(zLo);
+  return rc;
+}
+
+/* The N bound of dd_iv_apply: *pbHave=1 with *v the number; or 0 when the
+** constraint is decided without one (NULL, or a value above or below
+** every number: true of no item, or of every one; an equality with a
+** number no item holds).  Returns an SQLite code. */
+static int dd_iv_n_value(dd_interval *iv, int k, sqlite3_value *pVal,
+                         dd_val *v, int *pbHave) {
+  int cls, rc;
+  /* every bound orders exactly (the cursor checks what the request
+  ** cannot say; SQLite does not check them again: ext/PLAN.md) */
+  *pbHave = 0;
+  rc = dd_n_bound(pVal, v, &cls);
+  if(rc)
+    return rc;
+  if(cls != DD_NB_NUM || (k == DD_SK_EQ && v->bOut)) {
+    int bLo = k == DD_SK_GT || k == DD_SK_GE;
+    if(cls == DD_NB_NULL || k == DD_SK_EQ || (cls == DD_NB_ABOVE) == bLo)
+      iv->bEmpty = 1;
+    dd_val_clear(v);
+    return SQLITE_OK;
+  }
+  *pbHave = 1;
+  return SQLITE_OK;
+}
+
+/* Narrow iv by "key k v" (k DD_SK_EQ .. DD_SK_LE), v moved into iv.
+** Returns SQLITE_OK or SQLITE_NOMEM (v cleared). */
+static int dd_iv_bound(dd_interval *iv, int k, dd_val *v) {
+  dd_val w;
+  int rc;
+  switch(k) {
+  case DD_SK_EQ:
+    rc = dd_val_copy(&w, v);
+    if(rc) {
+      dd_val_clear(v);
+      return rc;
+    }
+    dd_iv_lo(iv, v, 0);
+    dd_iv_hi(iv, &w, 0);
+    break;
+  case DD_SK_GT: dd_iv_lo(iv, v, 1); break;
+  case DD_SK_GE: dd_iv_lo(iv, v, 0); break;
+  case DD_SK_LT: dd_iv_hi(iv, v, 1); break;
+  case DD_SK_LE: dd_iv_hi(iv, v, 0); break;
+  }
+  return SQLITE_OK;
+}
+
 /* Apply one constraint of kind k with value pVal to the interval. */
 int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
                 int *pnPrefix) {
   dd_val v;
   int ok, rc;
-  if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS) {
-    const char *z = (const char *)sqlite3_value_text(pVal);
-    int n = sqlite3_value_bytes(pVal), nLo, nHi, nSucc, bCase = 0;
-    char *zLo, *zHi, *zSucc;
-    if(sqlite3_value_type(pVal) == SQLITE_NULL) {
-      iv->bEmpty = 1; /* x LIKE NULL is NULL: no row */
-      return SQLITE_OK;
-    }
-    if(!z)
-      return SQLITE_NOMEM;
-    zLo = sqlite3_malloc64((sqlite3_uint64)n * 3 + 12);
-    if(!zLo)
-      return SQLITE_NOMEM;
-    zHi = zLo + n + 1;
-    zSucc = zHi + n + 1;
-    if(k == DD_SK_BEGINS) {
-      memcpy(zLo, z, (size_t)n);
-      memcpy(zHi, z, (size_t)n);
-      nLo = nHi = n;
-    } else {
-      nLo = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 1 : -1,
-                              zLo);
-      nHi = dd_pattern_prefix(z, n, k == DD_SK_GLOB, k == DD_SK_LIKE ? 0 : -1,
-                              zHi);
-      bCase = k == DD_SK_LIKE &&
-              (nLo != nHi || memcmp(zLo, zHi, (size_t)nLo) != 0);
-      if(!dd_pattern_is_prefix(z, n, k == DD_SK_GLOB) || bCase)
-        iv->bExact = 0;
-    }
-    if(nLo > DD_MAX_SK_BYTES) {
-      /* every match starts with the prefix: longer than any sort key */
-      iv->bEmpty = 1;
-      sqlite3_free(zLo);
-      return SQLITE_OK;
-    }
-    if(nLo == 0 || !dd_utf8_ok((unsigned char *)zLo, nLo)) {
-      /* no literal prefix: no narrowing */
-      iv->bExact = 0;
-      sqlite3_free(zLo);
-      return SQLITE_OK;
-    }
-    (*pnPrefix)++;
-    rc = dd_val_text(&v, DDB_S, zLo, nLo);
-    if(rc == SQLITE_OK) {
-      if(!bCase && *pnPrefix == 1 && !iv->lo.av.type && !iv->hi.av.type) {
-        dd_val_clear(&iv->prefix);
-        rc = dd_val_text(&iv->prefix, DDB_S, zLo, nLo);
-      }
-      dd_iv_lo(iv, &v, 0);
-    }
-    nSucc = dd_successor(zHi, nHi, zSucc);
-    if(rc == SQLITE_OK && nSucc > 0) {
-      rc = dd_val_text(&v, DDB_S, zSucc, nSucc);
-      if(rc == SQLITE_OK)
-        dd_iv_hi(iv, &v, 1);
-    }
-    sqlite3_free(zLo);
-    return rc;
-  }
+  if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
+    return dd_iv_prefix(iv, k, pVal, pnPrefix);
   if(t == DDB_N) {
-    /* every bound orders exactly (the cursor checks what the request
-    ** cannot say, plan.c omits these constraints from SQLite's check) */
-    int cls;
-    rc = dd_n_bound(pVal, &v, &cls);
-    if(rc)
+    rc = dd_iv_n_value(iv, k, pVal, &v, &ok);
+    if(rc || !ok)
       return rc;
-    if(cls != DD_NB_NUM || (k == DD_SK_EQ && v.bOut)) {
-      /* NULL, or a value above or below every number: the constraint is
-      ** true of no item, or of every one */
-      int bLo = k == DD_SK_GT || k == DD_SK_GE;
-      if(cls == DD_NB_NULL || k == DD_SK_EQ || (cls == DD_NB_ABOVE) == bLo)
-        iv->bEmpty = 1;
-      dd_val_clear(&v);
-      return SQLITE_OK;
-    }
-    ok = 1;
   } else {
     rc = dd_val_from_sql(pVal, t, &v, &ok);
     if(rc)
@@ -553,24 +598,7 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
       iv->bExact = 0;
     return SQLITE_OK;
   }
-  switch(k) {
-  case DD_SK_EQ: {
-    dd_val w;
-    rc = dd_val_copy(&w, &v);
-    if(rc) {
-      dd_val_clear(&v);
-      return rc;
-    }
-    dd_iv_lo(iv, &v, 0);
-    dd_iv_hi(iv, &w, 0);
-    break;
-  }
-  case DD_SK_GT: dd_iv_lo(iv, &v, 1); break;
-  case DD_SK_GE: dd_iv_lo(iv, &v, 0); break;
-  case DD_SK_LT: dd_iv_hi(iv, &v, 1); break;
-  case DD_SK_LE: dd_iv_hi(iv, &v, 0); break;
-  }
-  return SQLITE_OK;
+  return dd_iv_bound(iv, k, &v);
 }
 
 /* Turn the interval into the request's sort-key condition. */
@@ -635,6 +663,12 @@ int dd_val_order(const void *pa, const void *pb) {
   if(a->av.n != b->av.n)
     return a->av.n < b->av.n ? -1 : 1;
   return memcmp(a->av.text, b->av.text, a->av.n);
+}
+
+/* See dd_ext.h. */
+ddb_item *dd_key_item(const dd_vtab *p, const ddb_av *pk, const ddb_av *sk) {
+  ddb_av kv[2];
+  return ddb_item_from_avs(kv, dd_key_avs(p, pk, sk, kv));
 }
 
 /*

@@ -98,6 +98,64 @@ static uint32_t dd_keys_member(const ddb_jv *j, uint32_t i, const char *zName,
   return 0;
 }
 
+/* An N key value from the text z[0..n) of a JSON string: white space
+** around it, as NUMERIC affinity allows, and every digit kept, into v
+** (*pbOk=0: a number DynamoDB cannot hold, which finds nothing).  Returns
+** SQLITE_OK, SQLITE_ERROR with *pzWhy set when it is no number,
+** SQLITE_NOMEM. */
+static int dd_keys_n_text(const char *z, size_t n, dd_val *v, int *pbOk,
+                          const char **pzWhy) {
+  const char *zNum = z;
+  size_t nNum = n;
+  int rc;
+  while(nNum &&
+        (*zNum == ' ' || *zNum == '\t' || *zNum == '\n' || *zNum == '\r'))
+    zNum++, nNum--;
+  while(nNum && (zNum[nNum - 1] == ' ' || zNum[nNum - 1] == '\t' ||
+                 zNum[nNum - 1] == '\n' || zNum[nNum - 1] == '\r'))
+    nNum--;
+  if(nNum && *zNum == '+')
+    zNum++, nNum--;
+  if(!ddb_number_ok(zNum, nNum) || (nNum && zNum[0] == '+')) {
+    *pzWhy = "must be a JSON number (N key)";
+    return SQLITE_ERROR;
+  }
+  if(!ddb_number_fits(zNum, nNum))
+    return SQLITE_OK;
+  rc = dd_val_text(v, DDB_N, zNum, (int)nNum);
+  *pbOk = rc == SQLITE_OK;
+  return rc;
+}
+
+/* A B key value from the base64 text z[0..n): kept canonical, and its
+** bytes for ordering, into v (*pbOk=0: empty, which no key is).  Returns
+** SQLITE_OK, SQLITE_ERROR with *pzWhy set when it is not base64,
+** SQLITE_NOMEM. */
+static int dd_keys_b_text(const char *z, size_t n, dd_val *v, int *pbOk,
+                          const char **pzWhy) {
+  size_t cap = n / 4 * 3 + 3, nRaw;
+  if(n == 0)
+    return SQLITE_OK;
+  v->zBuf = malloc(n + 1 + cap);
+  if(!v->zBuf)
+    return SQLITE_NOMEM;
+  nRaw = ddb_base64_decode(z, n, (unsigned char *)v->zBuf + n + 1, cap);
+  if(nRaw == (size_t)-1 ||
+     ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
+                       n + 1) == (size_t)-1) {
+    dd_val_clear(v);
+    *pzWhy = "is not base64 (B key)";
+    return SQLITE_ERROR;
+  }
+  v->av.type = DDB_B;
+  v->av.text = v->zBuf;
+  v->av.n = (uint32_t)strlen(v->zBuf);
+  v->raw = (const unsigned char *)v->zBuf + n + 1;
+  v->nRaw = (int)nRaw;
+  *pbOk = nRaw > 0;
+  return SQLITE_OK;
+}
+
 /* One key value: token i of j (0: missing) to column c's type into v.
 ** Returns SQLITE_OK (*pbOk=0: no key can equal it), or SQLITE_ERROR with
 ** *pzWhy set to what is wrong (static text); SQLITE_NOMEM. */
@@ -142,50 +200,10 @@ static int dd_keys_val(dd_vtab *p, int c, const ddb_jv *j, uint32_t i,
       *pbOk = rc == SQLITE_OK;
     }
   } else if(t == DDB_N) {
-    /* a number in a string: white space around it, as NUMERIC affinity
-    ** allows, and its digits kept */
-    const char *zNum = z;
-    size_t nNum = n;
-    while(nNum &&
-          (*zNum == ' ' || *zNum == '\t' || *zNum == '\n' || *zNum == '\r'))
-      zNum++, nNum--;
-    while(nNum && (zNum[nNum - 1] == ' ' || zNum[nNum - 1] == '\t' ||
-                   zNum[nNum - 1] == '\n' || zNum[nNum - 1] == '\r'))
-      nNum--;
-    if(nNum && *zNum == '+')
-      zNum++, nNum--;
-    if(!ddb_number_ok(zNum, nNum) || (nNum && zNum[0] == '+')) {
-      *pzWhy = "must be a JSON number (N key)";
-      rc = SQLITE_ERROR;
-    } else if(ddb_number_fits(zNum, nNum)) {
-      rc = dd_val_text(v, DDB_N, zNum, (int)nNum);
-      *pbOk = rc == SQLITE_OK;
-    }
+    /* a number in a string */
+    rc = dd_keys_n_text(z, n, v, pbOk, pzWhy);
   } else {
-    /* B: base64 text, kept canonical, and the bytes for ordering */
-    size_t cap = n / 4 * 3 + 3, nRaw;
-    if(n > 0) {
-      v->zBuf = malloc(n + 1 + cap);
-      if(!v->zBuf) {
-        free(z);
-        return SQLITE_NOMEM;
-      }
-      nRaw = ddb_base64_decode(z, n, (unsigned char *)v->zBuf + n + 1, cap);
-      if(nRaw == (size_t)-1 ||
-         ddb_base64_encode((unsigned char *)v->zBuf + n + 1, nRaw, v->zBuf,
-                           n + 1) == (size_t)-1) {
-        dd_val_clear(v);
-        *pzWhy = "is not base64 (B key)";
-        rc = SQLITE_ERROR;
-      } else {
-        v->av.type = DDB_B;
-        v->av.text = v->zBuf;
-        v->av.n = (uint32_t)strlen(v->zBuf);
-        v->raw = (const unsigned char *)v->zBuf + n + 1;
-        v->nRaw = (int)nRaw;
-        *pbOk = nRaw > 0;
-      }
-    }
+    rc = dd_keys_b_text(z, n, v, pbOk, pzWhy);
   }
   free(z);
   return rc;
@@ -216,6 +234,131 @@ static void dd_keys_bad(dd_vtab *p, const ddb_jv *j, uint32_t i, int iKey,
   sqlite3_free(zKey);
 }
 
+/* The list as tokens: *pj (ddb_jv_free) and its number of keys, from
+** pList's text.  Returns SQLITE_OK; SQLITE_ERROR with p's message set when
+** it is no JSON array, or too long; SQLITE_NOMEM. */
+static int dd_keys_open(dd_vtab *p, sqlite3_value *pList, ddb_jv **pj,
+                        uint32_t *pnKeys) {
+  const char *zList = (const char *)sqlite3_value_text(pList);
+  int nList = sqlite3_value_bytes(pList);
+  ddb_result jr;
+  *pj = NULL;
+  if(!zList)
+    return SQLITE_NOMEM;
+  jr = ddb_jv_parse(zList, (size_t)nList, pj);
+  if(jr == DDB_ERR_NOMEM)
+    return SQLITE_NOMEM;
+  if(jr != DDB_OK || ddb_jv_type_of(*pj, 0) != DDB_JV_ARRAY) {
+    dd_error(p,
+             "keys: not a JSON array of keys: '%.60s' (expected e.g. "
+             "[[\"pk1\", \"sk1\"], ...] or [{\"%s\": ...}, ...])",
+             zList, p->azKey[0]);
+    return SQLITE_ERROR;
+  }
+  *pnKeys = ddb_jv_count(*pj, 0);
+  if(*pnKeys > DD_MAX_KEYS) {
+    dd_error(p, "keys: more than %d keys", DD_MAX_KEYS);
+    return SQLITE_ERROR;
+  }
+  return SQLITE_OK;
+}
+
+/* Key iKey of the list, token e of j: its values into *kp (dd_val_clear
+** each), *pbKeep=0 when no item can have it (a value no key holds, a key
+** over the length limits: it finds nothing).  Returns SQLITE_OK;
+** SQLITE_ERROR with p's message naming the key when it has the wrong
+** shape or a value of the wrong type; SQLITE_NOMEM.  On error kp holds
+** nothing. */
+static int dd_keys_one(dd_vtab *p, const ddb_jv *j, uint32_t e, int iKey,
+                       dd_keypair *kp, int *pbKeep) {
+  ddb_jv_type jt = ddb_jv_type_of(j, e);
+  int bArr = jt == DDB_JV_ARRAY, bObj = jt == DDB_JV_OBJECT;
+  int nPart = bArr || bObj ? (int)ddb_jv_count(j, e) : 0;
+  uint32_t aTok[2] = {0, 0};
+  int ok0 = 0, ok1 = 1, bNoMem = 0, k, rc = SQLITE_OK;
+  memset(kp, 0, sizeof(*kp));
+  *pbKeep = 0;
+  if((bArr || bObj) ? nPart != p->nKey : p->nKey != 1) {
+    dd_keys_bad(p, j, e, iKey, NULL, "has the wrong shape");
+    return SQLITE_ERROR;
+  }
+  for(k = 0; k < p->nKey; k++) {
+    if(bArr)
+      aTok[k] = k == 0 ? e + 1 : ddb_jv_next(j, e + 1);
+    else if(bObj)
+      aTok[k] = dd_keys_member(j, e, p->azKey[k], &bNoMem);
+    else
+      aTok[k] = e; /* a plain value: the partition key */
+  }
+  if(bNoMem)
+    return SQLITE_NOMEM;
+  for(k = 0; k < p->nKey && rc == SQLITE_OK; k++) {
+    const char *zWhy = "";
+    rc = dd_keys_val(p, k == 0 ? p->aPath[0].iPk : p->aPath[0].iSk, j, aTok[k],
+                     k == 0 ? &kp->pk : &kp->sk, k == 0 ? &ok0 : &ok1, &zWhy);
+    if(rc == SQLITE_ERROR)
+      dd_keys_bad(p, j, e, iKey, p->azKey[k], zWhy);
+  }
+  if(rc == SQLITE_OK && ok0 && ok1 && dd_key_fits(&kp->pk, DD_MAX_PK_BYTES) &&
+     (p->nKey == 1 || dd_key_fits(&kp->sk, DD_MAX_SK_BYTES))) {
+    *pbKeep = 1;
+    return SQLITE_OK;
+  }
+  dd_val_clear(&kp->pk);
+  dd_val_clear(&kp->sk);
+  return rc;
+}
+
+/* Append kp (moved) to the list *pa of *pn pairs (room for *pnAlloc).
+** Returns SQLITE_OK, or SQLITE_NOMEM (kp cleared). */
+static int dd_keys_add(dd_keypair **pa, int *pn, int *pnAlloc,
+                       dd_keypair *kp) {
+  if(*pn == *pnAlloc) {
+    int nAlloc = *pnAlloc ? *pnAlloc * 2 : 64;
+    dd_keypair *aNew =
+        sqlite3_realloc64(*pa, sizeof(**pa) * (sqlite3_uint64)nAlloc);
+    if(!aNew) {
+      dd_val_clear(&kp->pk);
+      dd_val_clear(&kp->sk);
+      return SQLITE_NOMEM;
+    }
+    *pa = aNew;
+    *pnAlloc = nAlloc;
+  }
+  (*pa)[(*pn)++] = *kp;
+  return SQLITE_OK;
+}
+
+/* The distinct keys of a[0..n) (sorted here: BatchGetItem refuses the
+** same key twice) as key items: *paKey (sqlite3_free(), each
+** ddb_item_unref()) of *pnKey.  Returns SQLITE_OK or SQLITE_NOMEM (then
+** nothing is returned). */
+static int dd_keys_items(dd_vtab *p, dd_keypair *a, int n, ddb_item ***paKey,
+                         int *pnKey) {
+  ddb_item **aKey;
+  int i, nKey = 0;
+  if(n > 1)
+    qsort(a, (size_t)n, sizeof(*a), dd_keypair_order);
+  aKey = sqlite3_malloc64(sizeof(*aKey) * (sqlite3_uint64)(n ? n : 1));
+  if(!aKey)
+    return SQLITE_NOMEM;
+  for(i = 0; i < n; i++) {
+    if(i > 0 && dd_keypair_order(&a[i], &a[i - 1]) == 0)
+      continue;
+    aKey[nKey] = dd_key_item(p, &a[i].pk.av, &a[i].sk.av);
+    if(!aKey[nKey]) {
+      while(nKey > 0)
+        ddb_item_unref(aKey[--nKey]);
+      sqlite3_free(aKey);
+      return SQLITE_NOMEM;
+    }
+    nKey++;
+  }
+  *paKey = aKey;
+  *pnKey = nKey;
+  return SQLITE_OK;
+}
+
 /* Parse the key list pList (the argument of keys = ?) into table keys:
 ** *paKey (sqlite3_free(), each ddb_item_unref()) of *pnKey distinct keys,
 ** in key order.  Keys no item can have are left out.  Returns SQLITE_OK;
@@ -225,131 +368,23 @@ int dd_keys_parse(dd_vtab *p, sqlite3_value *pList, ddb_item ***paKey,
                   int *pnKey) {
   ddb_jv *j = NULL;
   dd_keypair *a = NULL;
-  ddb_item **aKey = NULL;
-  const char *zList;
-  int n = 0, nAlloc = 0, i, rc = SQLITE_OK, nList;
-  uint32_t iKey, nKeys, e;
-  ddb_result jr;
+  int n = 0, nAlloc = 0, i, rc;
+  uint32_t iKey, nKeys = 0, e;
   *paKey = NULL;
   *pnKey = 0;
   if(sqlite3_value_type(pList) == SQLITE_NULL)
     return SQLITE_OK; /* keys = NULL: no row, as PK = NULL */
-  zList = (const char *)sqlite3_value_text(pList);
-  nList = sqlite3_value_bytes(pList);
-  if(!zList)
-    return SQLITE_NOMEM;
-  jr = ddb_jv_parse(zList, (size_t)nList, &j);
-  if(jr == DDB_ERR_NOMEM)
-    return SQLITE_NOMEM;
-  if(jr != DDB_OK || ddb_jv_type_of(j, 0) != DDB_JV_ARRAY) {
-    dd_error(p,
-             "keys: not a JSON array of keys: '%.60s' (expected e.g. "
-             "[[\"pk1\", \"sk1\"], ...] or [{\"%s\": ...}, ...])",
-             zList, p->azKey[0]);
-    rc = SQLITE_ERROR;
-    goto fail;
-  }
-  nKeys = ddb_jv_count(j, 0);
-  if(nKeys > DD_MAX_KEYS) {
-    dd_error(p, "keys: more than %d keys", DD_MAX_KEYS);
-    rc = SQLITE_ERROR;
-    goto fail;
-  }
-  for(iKey = 0, e = 1; iKey < nKeys; iKey++, e = ddb_jv_next(j, e)) {
-    ddb_jv_type jt = ddb_jv_type_of(j, e);
-    int bArr = jt == DDB_JV_ARRAY, bObj = jt == DDB_JV_OBJECT;
-    int nPart = bArr || bObj ? (int)ddb_jv_count(j, e) : 0;
-    uint32_t aTok[2] = {0, 0};
-    int ok0 = 0, ok1 = 1, bNoMem = 0, k;
+  rc = dd_keys_open(p, pList, &j, &nKeys);
+  for(iKey = 0, e = 1; rc == SQLITE_OK && iKey < nKeys;
+      iKey++, e = ddb_jv_next(j, e)) {
     dd_keypair kp;
-    memset(&kp, 0, sizeof(kp));
-    if((bArr || bObj) ? nPart != p->nKey : p->nKey != 1) {
-      dd_keys_bad(p, j, e, (int)iKey, NULL, "has the wrong shape");
-      rc = SQLITE_ERROR;
-      goto fail;
-    }
-    for(k = 0; k < p->nKey; k++) {
-      if(bArr)
-        aTok[k] = k == 0 ? e + 1 : ddb_jv_next(j, e + 1);
-      else if(bObj)
-        aTok[k] = dd_keys_member(j, e, p->azKey[k], &bNoMem);
-      else
-        aTok[k] = e; /* a plain value: the partition key */
-    }
-    if(bNoMem) {
-      rc = SQLITE_NOMEM;
-      goto fail;
-    }
-    for(k = 0; k < p->nKey && rc == SQLITE_OK; k++) {
-      const char *zWhy = "";
-      rc = dd_keys_val(p, k == 0 ? p->aPath[0].iPk : p->aPath[0].iSk, j,
-                       aTok[k], k == 0 ? &kp.pk : &kp.sk, k == 0 ? &ok0 : &ok1,
-                       &zWhy);
-      if(rc == SQLITE_ERROR)
-        dd_keys_bad(p, j, e, (int)iKey, p->azKey[k], zWhy);
-    }
-    if(rc) {
-      dd_val_clear(&kp.pk);
-      dd_val_clear(&kp.sk);
-      goto fail;
-    }
-    if(!ok0 || !ok1 || !dd_key_fits(&kp.pk, DD_MAX_PK_BYTES) ||
-       (p->nKey == 2 && !dd_key_fits(&kp.sk, DD_MAX_SK_BYTES))) {
-      dd_val_clear(&kp.pk); /* no item has this key: it finds nothing */
-      dd_val_clear(&kp.sk);
-      continue;
-    }
-    if(n == nAlloc) {
-      dd_keypair *aNew;
-      nAlloc = nAlloc ? nAlloc * 2 : 64;
-      aNew = sqlite3_realloc64(a, sizeof(*a) * (sqlite3_uint64)nAlloc);
-      if(!aNew) {
-        dd_val_clear(&kp.pk);
-        dd_val_clear(&kp.sk);
-        rc = SQLITE_NOMEM;
-        goto fail;
-      }
-      a = aNew;
-    }
-    a[n++] = kp;
+    int bKeep;
+    rc = dd_keys_one(p, j, e, (int)iKey, &kp, &bKeep);
+    if(rc == SQLITE_OK && bKeep)
+      rc = dd_keys_add(&a, &n, &nAlloc, &kp);
   }
-  /* the same key twice is one key (BatchGetItem refuses duplicates) */
-  if(n > 1)
-    qsort(a, (size_t)n, sizeof(*a), dd_keypair_order);
-  aKey = sqlite3_malloc64(sizeof(*aKey) * (sqlite3_uint64)(n ? n : 1));
-  if(!aKey) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
-  for(i = 0, nList = 0; i < n; i++) {
-    ddb_av kv[2];
-    if(i > 0 && dd_keypair_order(&a[i], &a[i - 1]) == 0)
-      continue;
-    kv[0] = a[i].pk.av;
-    kv[0].name = p->azKey[0];
-    kv[0].name_len = 0;
-    if(p->nKey == 2) {
-      kv[1] = a[i].sk.av;
-      kv[1].name = p->azKey[1];
-      kv[1].name_len = 0;
-    }
-    aKey[nList] = ddb_item_from_avs(kv, p->nKey);
-    if(!aKey[nList]) {
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    nList++;
-  }
-  if(rc) {
-    while(nList > 0)
-      ddb_item_unref(aKey[--nList]);
-    sqlite3_free(aKey);
-    goto fail;
-  }
-  *paKey = aKey;
-  *pnKey = nList;
-
-fail:
+  if(rc == SQLITE_OK)
+    rc = dd_keys_items(p, a, n, paKey, pnKey);
   ddb_jv_free(j);
   for(i = 0; i < n; i++) {
     dd_val_clear(&a[i].pk);

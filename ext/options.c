@@ -24,14 +24,18 @@ SQLITE_EXTENSION_INIT3
 **                       https://dynamodb.<region>.amazonaws.com
 **   profile=NAME        profile of the shared credentials/config files
 **   scan=allow|deny     deny: a statement that needs a full Scan fails
+**                       (default allow)
 **   consistent_read=BOOL  ConsistentRead on every read (default false)
 **   timeout=SECONDS     a whole request, retries excluded (default 60)
 **   max_retries=N       retries of throttling and 5xx (default 10)
 **   item_ttl=SECONDS    life of an item-cache entry (default 300; 0: off)
 **   query_ttl=SECONDS   life of a query-cache entry (default 300; 0: off)
-**   segments=N|auto     a full Scan runs as N parallel segments (1..64;
-**                       auto, the default: one per 8 MiB of the table's
-**                       size as DescribeTable reports it, at most 16)
+**   segments=N|auto     a full Scan runs as N parallel segments, 1..64
+**                       (default auto: 8, or one per 8 MiB of the table's
+**                       size as DescribeTable reports it when that is
+**                       more, at most 16; a known size is split finer,
+**                       about one TotalSegments per MiB, 1 to 4 per
+**                       worker: dd_auto_segments, dd_auto_units)
 **   segment=I/N         scan only slice I (0-based) of N: for splitting
 **                       one table's Scan over processes or machines
 **   progress=BOOL       a progress line on stderr for statements that run
@@ -43,10 +47,10 @@ SQLITE_EXTENSION_INIT3
 **                       S (TEXT, the default), N (NUMERIC) or B (BLOB); an
 **                       item whose attribute has another type shows NULL
 **   split_transactions=BOOL  a COMMIT (or a statement) of more than 100
-**                       items goes as several calls, not atomic (default
-**                       true); false: it fails and writes nothing
-**   write_calls=N       calls of such a write in flight at once (1..64,
-**                       default 8)
+**                       items goes as several calls, not atomic
+**                       (default true); false: it fails and writes nothing
+**   write_calls=N       calls of such a write in flight at once, 1..64
+**                       (default 8)
 **   shared_cache=URL    a shared tier behind the process's cache:
 **                       redis[s]://[user@]host[:port][/db] (default:
 **                       DYNAMODB_SHARED_CACHE; off: none); no password
@@ -70,8 +74,8 @@ enum {
   DD_OPT_SCAN,     /* allow or deny: int, 1 for deny */
   DD_OPT_BOOL,     /* BOOL (dd_bool): int */
   DD_OPT_TIMEOUT,  /* seconds > 0, at least 0.001: double */
-  DD_OPT_RETRIES,  /* an integer from 0 to 100: int */
-  DD_OPT_TTL,      /* seconds from 0 to DD_MAX_TTL: double */
+  DD_OPT_RETRIES,  /* 0 to DDB_MAX_RETRIES (ddb_option_retries): int */
+  DD_OPT_TTL,      /* seconds, 0 to DDB_MAX_TTL (ddb_option_ttl): double */
   DD_OPT_SEGMENTS, /* auto (0) or 1 to 64: int */
   DD_OPT_SEGMENT,  /* I/N with 0 <= I < N: iSlice, nSlice */
   DD_OPT_CALLS,    /* an integer from 1 to 64: int */
@@ -87,65 +91,82 @@ enum {
 #define DD_STR(x)  DD_STR_(x)
 
 /* The options, in the order dd_options checks them (the first bad one is
-** the one reported).  iVal: its slot in dd_opts; iDst: the dd_vtab field
-** it sets (not for TEXT and SEGMENT), to rDefault when it is not given;
-** zExpect: what a bad value's message says is expected. */
+** the one reported): the one table of them, which the usage above and
+** docs/reference.md ("Options") follow (tests/unit/test_options.c checks
+** their names and defaults against it).  iVal: its slot in dd_opts;
+** iDst: the dd_vtab field it sets (not for TEXT and SEGMENT); zDefault:
+** its default as the docs state it, applied when the option is not given
+** (for TIMEOUT the client's or the shared tier's own, which they apply to
+** the 0 left here), NULL when its absence means something of its own (the
+** vtab's name, the environment's, none); zExpect: what a bad value's
+** message says is expected. */
 static const struct dd_option {
   const char *zName;
   size_t iVal;
   int eKind;
   size_t iDst;
-  double rDefault;
+  const char *zDefault;
   const char *zExpect;
 } aOption[] = {
-    {"table", offsetof(dd_opts, zTable), DD_OPT_TEXT, 0, 0, NULL},
-    {"region", offsetof(dd_opts, zRegion), DD_OPT_TEXT, 0, 0, NULL},
-    {"endpoint", offsetof(dd_opts, zEndpoint), DD_OPT_TEXT, 0, 0, NULL},
-    {"profile", offsetof(dd_opts, zProfile), DD_OPT_TEXT, 0, 0, NULL},
-    {"ca_bundle", offsetof(dd_opts, zCaBundle), DD_OPT_TEXT, 0, 0, NULL},
-    {"columns", offsetof(dd_opts, zColumns), DD_OPT_TEXT, 0, 0, NULL},
+    {"table", offsetof(dd_opts, zTable), DD_OPT_TEXT, 0, NULL, NULL},
+    {"region", offsetof(dd_opts, zRegion), DD_OPT_TEXT, 0, NULL, NULL},
+    {"endpoint", offsetof(dd_opts, zEndpoint), DD_OPT_TEXT, 0, NULL, NULL},
+    {"profile", offsetof(dd_opts, zProfile), DD_OPT_TEXT, 0, NULL, NULL},
+    {"ca_bundle", offsetof(dd_opts, zCaBundle), DD_OPT_TEXT, 0, NULL, NULL},
+    {"columns", offsetof(dd_opts, zColumns), DD_OPT_TEXT, 0, NULL, NULL},
     {"scan", offsetof(dd_opts, zScan), DD_OPT_SCAN,
-     offsetof(dd_vtab, bScanDeny), 0, "expected allow or deny"},
+     offsetof(dd_vtab, bScanDeny), "allow", "expected allow or deny"},
     {"consistent_read", offsetof(dd_opts, zConsistent), DD_OPT_BOOL,
-     offsetof(dd_vtab, pol.consistent), 0, "expected true or false"},
+     offsetof(dd_vtab, pol.consistent), "false", "expected true or false"},
     {"timeout", offsetof(dd_opts, zTimeout), DD_OPT_TIMEOUT,
-     offsetof(dd_vtab, cfg.timeout), 0, "expected seconds > 0"},
+     offsetof(dd_vtab, cfg.timeout), "60", "expected seconds > 0"},
     {"max_retries", offsetof(dd_opts, zMaxRetries), DD_OPT_RETRIES,
-     offsetof(dd_vtab, cfg.max_retries), -1,
-     "expected an integer from 0 to 100"},
+     offsetof(dd_vtab, cfg.max_retries), DD_STR(DDB_DEFAULT_MAX_RETRIES),
+     "expected an integer from 0 to " DD_STR(DDB_MAX_RETRIES)},
     {"item_ttl", offsetof(dd_opts, zItemTtl), DD_OPT_TTL,
-     offsetof(dd_vtab, pol.item_ttl), DD_DEFAULT_TTL,
-     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+     offsetof(dd_vtab, pol.item_ttl), DD_STR(DDB_DEFAULT_TTL),
+     "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},
     {"query_ttl", offsetof(dd_opts, zQueryTtl), DD_OPT_TTL,
-     offsetof(dd_vtab, pol.query_ttl), DD_DEFAULT_TTL,
-     "expected seconds from 0 to " DD_STR(DD_MAX_TTL)},
+     offsetof(dd_vtab, pol.query_ttl), DD_STR(DDB_DEFAULT_TTL),
+     "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},
     {"progress", offsetof(dd_opts, zProgress), DD_OPT_BOOL,
-     offsetof(dd_vtab, bProgress), 1, "expected on or off"},
+     offsetof(dd_vtab, bProgress), "on", "expected on or off"},
     {"segments", offsetof(dd_opts, zSegments), DD_OPT_SEGMENTS,
-     offsetof(dd_vtab, nSegments), 0, "expected auto or 1 to 64"},
-    {"segment", offsetof(dd_opts, zSegment), DD_OPT_SEGMENT, 0, 0,
+     offsetof(dd_vtab, nSegments), "auto", "expected auto or 1 to 64"},
+    {"segment", offsetof(dd_opts, zSegment), DD_OPT_SEGMENT, 0, NULL,
      "expected I/N with 0 <= I < N"},
     {"split_transactions", offsetof(dd_opts, zSplit), DD_OPT_BOOL,
-     offsetof(dd_vtab, bSplit), 1, "expected true or false"},
-    {"shared_cache", offsetof(dd_opts, zSharedCache), DD_OPT_TEXT, 0, 0, NULL},
+     offsetof(dd_vtab, bSplit), "true", "expected true or false"},
+    {"shared_cache", offsetof(dd_opts, zSharedCache), DD_OPT_TEXT, 0, NULL,
+     NULL},
     {"shared_cache_timeout", offsetof(dd_opts, zSharedTimeout), DD_OPT_TIMEOUT,
-     offsetof(dd_vtab, rSharedTimeout), 0, "expected seconds > 0"},
+     offsetof(dd_vtab, rSharedTimeout), "0.02", "expected seconds > 0"},
     {"write_calls", offsetof(dd_opts, zWriteCalls), DD_OPT_CALLS,
-     offsetof(dd_vtab, nWriteCalls), DD_WRITE_CALLS,
+     offsetof(dd_vtab, nWriteCalls), DD_STR(DD_WRITE_CALLS),
      "expected an integer from 1 to 64"},
     {"max_requests", offsetof(dd_opts, zMaxRequests), DD_OPT_COUNT,
-     offsetof(dd_vtab, cfg.max_requests), 0,
+     offsetof(dd_vtab, cfg.max_requests), "0",
      "expected an integer from 0 to " DD_STR(DD_MAX_COUNT)},
     {"ttl", offsetof(dd_opts, zTtl), DD_OPT_TTLMODE,
-     offsetof(dd_vtab, bTtlHide), 0, "expected show or hide"},
+     offsetof(dd_vtab, bTtlHide), "show", "expected show or hide"},
     {"max_rcu", offsetof(dd_opts, zMaxRcu), DD_OPT_RATE,
-     offsetof(dd_vtab, cfg.max_rcu), 0,
+     offsetof(dd_vtab, cfg.max_rcu), "0",
      "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
     {"max_wcu", offsetof(dd_opts, zMaxWcu), DD_OPT_RATE,
-     offsetof(dd_vtab, cfg.max_wcu), 0,
+     offsetof(dd_vtab, cfg.max_wcu), "0",
      "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
 };
 #define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
+
+/* See dd_ext.h. */
+const char *dd_option_name(int i) {
+  return i >= 0 && i < DD_NOPTION ? aOption[i].zName : NULL;
+}
+
+/* See dd_ext.h. */
+const char *dd_option_default(int i) {
+  return i >= 0 && i < DD_NOPTION ? aOption[i].zDefault : NULL;
+}
 
 /* The slot of option o in v. */
 static char **dd_opt_slot(dd_opts *v, const struct dd_option *o) {
@@ -300,105 +321,116 @@ int dd_parse_args(int argc, const char *const *argv, dd_opts *pVal,
   return SQLITE_OK;
 }
 
-/* Check option o's value z (NULL: not given) and set what it sets in p.
-** Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set (dd_opt_error). */
-static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
-                           const char *z, const dd_opts *v, char **pzErr) {
-  void *pDst = (char *)p + o->iDst; /* an int, a long long or a double,
-                                       by eKind */
+/* Is z a whole number from lo to hi (plain decimal, dd_number)?  Returns
+** 0 with *pOut set, or -1 (*pOut untouched). */
+static int dd_opt_int(const char *z, double lo, double hi, double *pOut) {
+  double d;
+  if(dd_number(z, &d) || d != floor(d) || d < lo || d > hi)
+    return -1;
+  *pOut = d;
+  return 0;
+}
+
+/* One of two words: 0 for zNo, 1 for zYes (without case), -1 for any
+** other z. */
+static int dd_opt_word(const char *z, const char *zNo, const char *zYes) {
+  if(sqlite3_stricmp(z, zNo) == 0)
+    return 0;
+  return sqlite3_stricmp(z, zYes) == 0 ? 1 : -1;
+}
+
+/* Parse z as a value of option kind eKind (not TEXT, TIMEOUT, SEGMENT) into
+** pDst, an int, a long long or a double by kind (the comments of DD_OPT_*).
+** Returns 0, or -1 when z is not such a value (pDst may be changed). */
+static int dd_opt_value(int eKind, const char *z, void *pDst) {
   int *pInt = pDst;
   long long *pLong = pDst;
   double *pReal = pDst;
-  double d;
-  switch(o->eKind) {
-  case DD_OPT_SCAN:
-    if(z && sqlite3_stricmp(z, "deny") == 0)
-      *pInt = 1;
-    else if(z && sqlite3_stricmp(z, "allow") != 0)
-      break;
-    return SQLITE_OK;
-  case DD_OPT_BOOL:
-    *pInt = (int)o->rDefault;
-    if(z && (*pInt = dd_bool(z)) < 0)
-      break;
-    return SQLITE_OK;
-  case DD_OPT_TIMEOUT:
-    if(!z)
-      return SQLITE_OK;
-    if(dd_number(z, &d) || d <= 0)
-      break;
-    if(d < 0.001) /* curl counts milliseconds, and its 0 means none */
-      return dd_opt_error(pzErr,
-                          "bad value for %s: '%s' (at least 0.001 "
-                          "seconds)",
-                          o->zName, z);
-    *pReal = d;
-    return SQLITE_OK;
-  case DD_OPT_RETRIES:
-    *pInt = (int)o->rDefault;
-    if(z && (dd_number(z, &d) || d != floor(d) || d > 100))
-      break;
-    if(z)
-      *pInt = (int)d;
-    return SQLITE_OK;
+  double d = 0;
+  switch(eKind) {
+  case DD_OPT_SCAN: return (*pInt = dd_opt_word(z, "allow", "deny")) < 0;
+  case DD_OPT_TTLMODE: return (*pInt = dd_opt_word(z, "show", "hide")) < 0;
+  case DD_OPT_BOOL: return (*pInt = dd_bool(z)) < 0 ? -1 : 0;
+  case DD_OPT_RETRIES: /* the range is client/'s, the C API's too */
+    return dd_number(z, &d) || ddb_option_retries(d, pInt) ? -1 : 0;
   case DD_OPT_TTL:
-    *pReal = o->rDefault;
-    if(z && (dd_number(z, pReal) || *pReal > DD_MAX_TTL))
-      break;
-    return SQLITE_OK;
-  case DD_OPT_SEGMENTS:
-    if(!z || sqlite3_stricmp(z, "auto") == 0)
-      return SQLITE_OK; /* 0: auto, sized by dd_init */
-    if(dd_number(z, &d) || d != floor(d) || d < 1 || d > 64)
-      break;
+    return dd_number(z, &d) || ddb_option_ttl(d, pReal) ? -1 : 0;
+  case DD_OPT_SEGMENTS: /* auto: 0, sized by dd_init */
+    if(sqlite3_stricmp(z, "auto") != 0 && dd_opt_int(z, 1, 64, &d))
+      return -1;
     *pInt = (int)d;
-    return SQLITE_OK;
-  case DD_OPT_SEGMENT: {
-    char *zEnd;
-    long i1, n1 = -1;
-    if(!z)
-      return SQLITE_OK;
-    i1 = strtol(z, &zEnd, 10);
-    if(zEnd != z && *zEnd == '/')
-      n1 = strtol(zEnd + 1, &zEnd, 10);
-    if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 || z[0] < '0' ||
-       z[0] > '9')
-      break;
-    if(v->zSegments)
-      return dd_opt_error(pzErr, "segment= and segments= exclude each other");
-    p->iSlice = (int)i1;
-    p->nSlice = (int)n1;
-    return SQLITE_OK;
-  }
+    return 0;
   case DD_OPT_CALLS:
-    *pInt = (int)o->rDefault;
-    if(z && (dd_number(z, &d) || d != floor(d) || d < 1 || d > 64))
-      break;
-    if(z)
-      *pInt = (int)d;
-    return SQLITE_OK;
+    if(dd_opt_int(z, 1, 64, &d))
+      return -1;
+    *pInt = (int)d;
+    return 0;
   case DD_OPT_COUNT:
-    *pLong = 0;
-    if(z && (dd_number(z, &d) || d != floor(d) || d > DD_MAX_COUNT))
-      break;
-    if(z)
-      *pLong = (long long)d;
-    return SQLITE_OK;
-  case DD_OPT_TTLMODE:
-    if(z && sqlite3_stricmp(z, "hide") == 0)
-      *pInt = 1;
-    else if(z && sqlite3_stricmp(z, "show") != 0)
-      break;
-    return SQLITE_OK;
+    if(dd_opt_int(z, 0, DD_MAX_COUNT, &d))
+      return -1;
+    *pLong = (long long)d;
+    return 0;
   case DD_OPT_RATE:
-    *pReal = 0;
-    if(z && (dd_number(z, pReal) || *pReal > DD_MAX_RATE))
-      break;
-    return SQLITE_OK;
-  default: /* DD_OPT_TEXT: taken by dd_options */ return SQLITE_OK;
+    return dd_number(z, pReal) || *pReal > DD_MAX_RATE ? -1 : 0;
+  default: return -1;
   }
-  return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
-                      o->zExpect);
+}
+
+/* timeout=, shared_cache_timeout=: seconds z > 0, at least 0.001, into
+** *pReal.  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
+static int dd_opt_timeout(const struct dd_option *o, const char *z,
+                          double *pReal, char **pzErr) {
+  double d;
+  if(dd_number(z, &d) || d <= 0)
+    return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
+                        o->zExpect);
+  if(d < 0.001) /* curl counts milliseconds, and its 0 means none */
+    return dd_opt_error(
+        pzErr, "bad value for %s: '%s' (at least 0.001 seconds)", o->zName, z);
+  *pReal = d;
+  return SQLITE_OK;
+}
+
+/* segment=I/N into p->iSlice, p->nSlice (v: every option, for the clash
+** with segments=).  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
+static int dd_opt_segment(dd_vtab *p, const struct dd_option *o, const char *z,
+                          const dd_opts *v, char **pzErr) {
+  char *zEnd;
+  long i1, n1 = -1;
+  i1 = strtol(z, &zEnd, 10);
+  if(zEnd != z && *zEnd == '/')
+    n1 = strtol(zEnd + 1, &zEnd, 10);
+  if(*zEnd || n1 < 1 || n1 > 1000000 || i1 < 0 || i1 >= n1 || z[0] < '0' ||
+     z[0] > '9')
+    return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
+                        o->zExpect);
+  if(v->zSegments)
+    return dd_opt_error(pzErr, "segment= and segments= exclude each other");
+  p->iSlice = (int)i1;
+  p->nSlice = (int)n1;
+  return SQLITE_OK;
+}
+
+/* Check option o's value zGiven (NULL: not given, then its zDefault
+** applies) and set what it sets in p.  Returns SQLITE_OK, or SQLITE_ERROR
+** with *pzErr set (dd_opt_error). */
+static int dd_option_apply(dd_vtab *p, const struct dd_option *o,
+                           const char *zGiven, const dd_opts *v,
+                           char **pzErr) {
+  void *pDst = (char *)p + o->iDst;
+  const char *z = zGiven ? zGiven : o->zDefault;
+  switch(o->eKind) {
+  case DD_OPT_TEXT: return SQLITE_OK; /* taken by dd_options */
+  case DD_OPT_TIMEOUT:
+    return zGiven ? dd_opt_timeout(o, zGiven, pDst, pzErr) : SQLITE_OK;
+  case DD_OPT_SEGMENT:
+    return zGiven ? dd_opt_segment(p, o, zGiven, v, pzErr) : SQLITE_OK;
+  default:
+    if(dd_opt_value(o->eKind, z, pDst) == 0)
+      return SQLITE_OK;
+    return dd_opt_error(pzErr, "bad value for %s: '%s' (%s)", o->zName, z,
+                        o->zExpect);
+  }
 }
 
 /* Does the redis URL z carry a password (user:password@ or :password@)?

@@ -344,38 +344,259 @@ static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
 }
 
 /* ------------------------------------------------------------------------
+** The phases of xBestIndex
+*/
+
+/* A plan being built by dynamodbBestIndex: the call chosen, what it
+** hands xFilter (idxNum, the machine half of idxStr, the argument blocks
+** in argv order: ext/PLAN.md), and what the phases tell each other. */
+typedef struct dd_build {
+  dd_vtab *p;
+  sqlite3_index_info *pInfo;
+  sqlite3_uint64 mUsed; /* the columns the statement needs (dd_cols_needed) */
+  dd_plan best;         /* the call */
+  dd_extra extra;       /* its FILTER, CHECK, PROJECT, COUNT, FETCH */
+  dd_plancode pc;       /* the argument blocks so far */
+  int idxNum;
+  int bOrder; /* the call delivers the ORDER BY's order (dd_order_ok) */
+  int bDesc;  /* ... read descending */
+} dd_build;
+
+/* Choose the call: the cheapest keyed plan of every path (dd_plan_path),
+** else the Scan, into b->best. */
+static void dd_choose_path(dd_build *b) {
+  dd_vtab *p = b->p;
+  dd_plan cand;
+  double scanRows = p->pDesc->item_count > DD_SCAN_MIN_ROWS
+                        ? (double)p->pDesc->item_count
+                        : DD_SCAN_MIN_ROWS;
+  int i;
+  memset(&b->best, 0, sizeof(b->best));
+  b->best.op = DD_OP_SCAN;
+  b->best.rows = scanRows;
+  b->best.cost = p->bScanDeny ? 1e300 : scanRows * 10;
+  for(i = 0; i < p->nPath; i++)
+    if(dd_plan_path(p, b->pInfo, i, b->mUsed, &cand) &&
+       cand.cost < b->best.cost)
+      b->best = cand;
+}
+
+/* Bind the key arguments of a keyed call (none for a Scan): the
+** partition key, then the sort-key constraints, each an argument block,
+** their kinds and IN flags in idxNum, omitted from SQLite's check as
+** ext/PLAN.md ("omit") says. */
+static void dd_bind_keys(dd_build *b) {
+  dd_vtab *p = b->p;
+  sqlite3_index_info *pInfo = b->pInfo;
+  const dd_plan *best = &b->best;
+  const dd_path *pp = &p->aPath[best->iPath];
+  int i;
+  b->idxNum = DD_IDX_MAKE(best->op, best->iPath);
+  if(best->op == DD_OP_SCAN)
+    return;
+  pInfo->aConstraintUsage[best->iPkCons].argvIndex =
+      dd_plan_arg(&b->pc, DD_ARG_PK, DD_SK_EQ, pp->iPk);
+  /* PK = ? is enforced exactly by every keyed call (values convert as
+  ** the column's affinity would), so SQLite need not check it again */
+  pInfo->aConstraintUsage[best->iPkCons].omit =
+      !best->bPkIn && dd_gate_within(p, pp);
+  if(best->bPkIn) {
+    sqlite3_vtab_in(pInfo, best->iPkCons, 1);
+    b->idxNum |= DD_PK_IN;
+  }
+  for(i = 0; i < best->nSk; i++) {
+    pInfo->aConstraintUsage[best->aSkCons[i]].argvIndex =
+        dd_plan_arg(&b->pc, DD_ARG_SK, best->aSkKind[i], pp->iSk);
+    /* likewise SK = ?; and a Query's ranges on an N sort key, which
+    ** xFilter makes exact (the request, then the cursor's checks) */
+    pInfo->aConstraintUsage[best->aSkCons[i]].omit =
+        (best->aSkKind[i] == DD_SK_EQ && !best->bSkIn) ||
+        (best->op == DD_OP_QUERY && p->aCol[pp->iSk].type == DDB_N);
+    b->idxNum |= DD_IDX_SK_SET(best->aSkKind[i], i);
+  }
+  if(best->bSkIn) {
+    sqlite3_vtab_in(pInfo, best->aSkCons[0], 1);
+    b->idxNum |= DD_SK_IN;
+  }
+}
+
+/* May a Query or Scan push FILTER, PROJECT and COUNT?  Not when its rows
+** are read again by key (FETCH), nor a Query the query cache may serve
+** later statements from: that needs whole items (a Scan always pushes: a
+** full table is what the cache must not be flushed with). */
+static int dd_may_push(const dd_build *b) {
+  const dd_plan *best = &b->best;
+  int bReuse = best->op == DD_OP_QUERY && b->p->pol.query_ttl > 0 &&
+               !b->p->pol.consistent;
+  return (best->op == DD_OP_QUERY || best->op == DD_OP_SCAN) &&
+         !b->extra.bFetch && !bReuse;
+}
+
+/* FILTER: the constraints on key columns the key condition does not use,
+** DD_MAX_FILTER at the most, each an argument block (N ones omitted). */
+static void dd_bind_filters(dd_build *b) {
+  dd_vtab *p = b->p;
+  sqlite3_index_info *pInfo = b->pInfo;
+  const dd_path *pp = &p->aPath[b->best.iPath];
+  dd_extra *x = &b->extra;
+  int i;
+  if(!dd_may_push(b))
+    return;
+  for(i = 0; i < pInfo->nConstraint && x->nFilter < DD_MAX_FILTER; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    int k = dd_sk_kind(c);
+    if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
+       pInfo->aConstraintUsage[i].argvIndex > 0 ||
+       (b->best.op == DD_OP_QUERY &&
+        (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
+      continue;
+    /* LIKE 'p%' goes as its prefix (filter.c: dd_like_filter); GLOB
+    ** with a prefix SQLite turns into >= and < itself */
+    if(k == DD_SK_NONE || k == DD_SK_GLOB || !dd_binary(pInfo, i) ||
+       (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
+       ((k == DD_SK_BEGINS || k == DD_SK_LIKE) &&
+        p->aCol[c->iColumn].type != DDB_S))
+      continue;
+    pInfo->aConstraintUsage[i].argvIndex =
+        dd_plan_arg(&b->pc, DD_ARG_FILTER, k, c->iColumn);
+    /* N: xFilter checks it exactly on each row */
+    pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
+    x->aFilterCol[x->nFilter] = c->iColumn;
+    x->aFilterKind[x->nFilter] = k;
+    x->nFilter++;
+  }
+}
+
+/* PROJECT: only the columns used (and the table's keys, for rowids) when
+** neither item nor item_raw is; COUNT: when every column used has one
+** value known from an equality the call enforces.  Into b->extra. */
+static void dd_choose_projection(dd_build *b) {
+  dd_vtab *p = b->p;
+  const dd_plan *best = &b->best;
+  const dd_path *pp = &p->aPath[best->iPath];
+  dd_extra *x = &b->extra;
+  sqlite3_uint64 mKnown = 0;
+  int i;
+  if(!dd_may_push(b) || (b->pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) != 0)
+    return;
+  x->mProj = b->mUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
+  if(p->aPath[0].iSk >= 0)
+    x->mProj |= (sqlite3_uint64)1 << p->aPath[0].iSk;
+  /* a gated column is known only when the call enforces its gate: the
+  ** Query's own partition key, gated by no more than the index's sort
+  ** key (every item of the index has it) */
+  if(best->op == DD_OP_QUERY) {
+    if(dd_gate_within(p, pp))
+      mKnown |= (sqlite3_uint64)1 << pp->iPk;
+    if(best->nSk == 1 && best->aSkKind[0] == DD_SK_EQ &&
+       p->aCol[pp->iSk].mGate == 0)
+      mKnown |= (sqlite3_uint64)1 << pp->iSk;
+  }
+  for(i = 0; i < x->nFilter; i++)
+    if(x->aFilterKind[i] == DD_SK_EQ && p->aCol[x->aFilterCol[i]].mGate == 0)
+      mKnown |= (sqlite3_uint64)1 << x->aFilterCol[i];
+  x->bCount = (b->pInfo->colUsed & ~mKnown) == 0;
+}
+
+/* ORDER BY: consumed when the call delivers its order (b->bOrder), read
+** descending when it asks (DD_DESC). */
+static void dd_bind_order(dd_build *b) {
+  b->bOrder = dd_order_ok(b->p, b->pInfo, &b->best, &b->bDesc);
+  if(b->bOrder && b->pInfo->nOrderBy > 0) {
+    b->pInfo->orderByConsumed = 1;
+    if(b->bDesc)
+      b->idxNum |= DD_DESC;
+  }
+}
+
+/* LIMIT and OFFSET: arguments only when nothing is left unpassed, the
+** order is the call's, and no row is read again by key. */
+static void dd_bind_limit(dd_build *b) {
+  dd_vtab *p = b->p;
+  sqlite3_index_info *pInfo = b->pInfo;
+  int i, iLimit = -1, iOffset = -1;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    if(!pInfo->aConstraint[i].usable)
+      continue;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LIMIT)
+      iLimit = i;
+    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_OFFSET)
+      iOffset = i;
+  }
+  if(iLimit < 0 || !b->bOrder || b->best.op == DD_OP_GET ||
+     (b->mUsed & ~p->aPath[b->best.iPath].mCover) != 0 || !dd_all_used(pInfo))
+    return;
+  pInfo->aConstraintUsage[iLimit].argvIndex =
+      dd_plan_arg(&b->pc, DD_ARG_LIMIT, 0, -1);
+  b->idxNum |= DD_LIMIT;
+  if(iOffset >= 0) {
+    pInfo->aConstraintUsage[iOffset].argvIndex =
+        dd_plan_arg(&b->pc, DD_ARG_OFFSET, 0, -1);
+    b->idxNum |= DD_OFFSET;
+  }
+}
+
+/* CHECK: the comparisons on columns no FILTER took (a GetItem's, or a
+** Query's that the query cache or a fetch by key keeps from filtering),
+** for xFilter to judge; never shown in the plan (nothing is sent). */
+static void dd_bind_checks(dd_build *b) {
+  dd_vtab *p = b->p;
+  sqlite3_index_info *pInfo = b->pInfo;
+  dd_extra *x = &b->extra;
+  int i;
+  for(i = 0; i < pInfo->nConstraint && x->nFilter + x->nCheck < DD_MAX_FILTER;
+      i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    int k = dd_sk_kind(c);
+    if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
+       pInfo->aConstraintUsage[i].argvIndex > 0 || k < DD_SK_EQ ||
+       k > DD_SK_LE || !dd_binary(pInfo, i) ||
+       (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)))
+      continue;
+    pInfo->aConstraintUsage[i].argvIndex =
+        dd_plan_arg(&b->pc, DD_ARG_CHECK, k, c->iColumn);
+    pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
+    x->aCheckCol[x->nCheck] = c->iColumn;
+    x->aCheckKind[x->nCheck++] = k;
+  }
+}
+
+/* Hand the plan to SQLite: idxNum, idxStr (the text for people, "per
+** outer row" when it runs once per row outside it, then the machine
+** half), the cost and rows.  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int dd_plan_finish(dd_build *b) {
+  sqlite3_index_info *pInfo = b->pInfo;
+  char *zText;
+  if(b->extra.bFetch)
+    b->idxNum |= DD_FETCH;
+  pInfo->idxNum = b->idxNum;
+  b->pc.mProj = b->extra.bCount ? 0 : b->extra.mProj;
+  b->pc.bCount = b->extra.bCount;
+  zText = dd_plan_str(b->p, &b->best, &b->extra,
+                      b->bDesc && pInfo->orderByConsumed,
+                      (b->idxNum & DD_LIMIT) != 0);
+  if(zText && dd_per_outer_row(pInfo, &b->best)) {
+    char *z = sqlite3_mprintf("%s per outer row", zText);
+    sqlite3_free(zText);
+    zText = z;
+  }
+  pInfo->idxStr = dd_plan_encode(zText, &b->pc);
+  pInfo->needToFreeIdxStr = 1;
+  if(!pInfo->idxStr)
+    return SQLITE_NOMEM;
+  pInfo->estimatedCost = b->best.cost;
+  pInfo->estimatedRows = (sqlite3_int64)b->best.rows;
+  if(b->best.op == DD_OP_GET)
+    pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
+  return SQLITE_OK;
+}
+
+/* ------------------------------------------------------------------------
 ** The query plan
 **
-** xBestIndex chooses one DynamoDB call and passes its choice to xFilter in
-** idxNum; idxStr is the same plan for people (EXPLAIN QUERY PLAN).
-**
-**   idxNum bits   meaning
-**   -----------   ------------------------------------------------------
-**   0-1           operation: 0 Scan, 1 GetItem, 2 BatchGetItem, 3 Query
-**   2-6           access path: 0 the base table, k the k-th index
-**                 (GSIs in DescribeTable order, then LSIs)
-**   7             the partition-key argument is an IN list (all at once)
-**   8             the sort-key EQ argument is an IN list (BatchGetItem)
-**   9             ORDER BY consumed descending (ScanIndexForward=false)
-**   10            a LIMIT argument follows the key arguments
-**   11            an OFFSET argument follows LIMIT
-**   12-27         up to four sort-key constraints, 4 bits each, lowest
-**                 first: DD_SK_EQ, _GT, _GE, _LT, _LE, _LIKE, _GLOB,
-**                 _BEGINS (begins_with); 0 ends the list
-**   28            the index's projection lacks a column the statement
-**                 uses: each page's rows are read again by table key
-**   29            DD_KEYS: BatchGetItem of the key list given to the
-**                 hidden column keys (keys = ?, or shop(?)): one
-**                 argument, the JSON list (see dd_keys_parse)
-**   30            DD_NONE: no row can match (dd_plan_none): no call, no
-**                 argument
-**
-** Arguments reach xFilter in this order: the partition key (GetItem,
-** BatchGetItem, Query), the sort-key constraints in bit order, the FILTER
-** values (their columns and kinds in the machine half of idxStr), LIMIT,
-** OFFSET, the CHECK values (comparisons sent nowhere, which xFilter
-** judges: a value no row can match costs no call, an N comparison is
-** checked exactly).
+** xBestIndex chooses one DynamoDB call and hands it to xFilter: what
+** idxNum, idxStr and argv carry, and which constraints SQLite checks
+** again (omit), is ext/PLAN.md, the one statement of that contract.
 **
 ** The choice, cheapest first (estimatedCost):
 **
@@ -390,225 +611,59 @@ static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
 **
 ** keys = ? (the hidden column given a JSON key list) wins over all of
 ** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
-** the list, cost 2.
+** the list, cost 2.  A WHERE no row can satisfy wins over everything
+** (dd_plan_none): no call.
 **
 ** The plan for people ends in "per outer row" when its key values are
 ** not known while planning (dd_per_outer_row): a join's inner table, a
 ** correlated subquery, whose call runs once per row outside it.
 **
-** Only constraints with BINARY collation are pushed.  A constraint is
-** left for SQLite to check again (omit=0): the DynamoDB call selects a
-** superset; except PK = ? and SK = ?, which the call enforces exactly,
-** and every comparison on an N column (the sort key's ranges, FILTER
-** and CHECK), which the cursor checks exactly (DynamoDB's order: SQLite
-** would compare numbers of over 15 digits as doubles, and lose rows).  LIKE on a sort key becomes the range it implies in binary
-** order ([upper(prefix), successor(lower(prefix))), a superset of the
-** case-insensitive matches); GLOB 'p*' and begins_with(SK, 'p') become
-** begins_with.  LIMIT is pushed only when every WHERE term is a
-** constraint of this plan, and it is used (xFilter) only when the call
-** enforces each exactly.  With scan=deny a Scan costs 1e300 and xFilter
-** refuses to run it, naming the key columns that would avoid it.
+** Only constraints with BINARY collation are pushed.  LIKE on a sort key
+** becomes the range it implies in binary order ([upper(prefix),
+** successor(lower(prefix))), a superset of the case-insensitive
+** matches); GLOB 'p*' and begins_with(SK, 'p') become begins_with.  LIMIT
+** is pushed only when every WHERE term is a constraint of this plan, and
+** it is used (xFilter) only when the call enforces each exactly.  With
+** scan=deny a Scan costs 1e300 and xFilter refuses to run it, naming the
+** key columns that would avoid it.
 */
+/* xBestIndex: the cheapest correct DynamoDB call (see "The query plan"
+** above; what it hands xFilter: ext/PLAN.md).  Returns SQLITE_OK with
+** pInfo filled, SQLITE_CONSTRAINT for a keys = ? SQLite cannot give yet,
+** SQLITE_ERROR for a table that cannot be used, SQLITE_NOMEM. */
 int dynamodbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   dd_vtab *p = (dd_vtab *)pVtab;
-  dd_plan best, cand;
-  dd_extra extra;
-  dd_plancode pc;
-  int i, bDesc = 0, bOrder, iLimit = -1, iOffset = -1, bFetch;
-  int bReuse, rc;
-  int idxNum;
-  char *zText;
-  double scanRows;
-  sqlite3_uint64 mUsed;
+  dd_build b;
+  int rc;
 
   if(p->zDefer) {
     /* bad options or no stored description: said at the first use */
     dd_error(p, "%s", p->zDefer);
     return SQLITE_ERROR;
   }
-  mUsed = dd_cols_needed(p, pInfo->colUsed);
-
   /* a WHERE no row can satisfy: no call at all */
   rc = dd_plan_none(p, pInfo);
   if(rc != SQLITE_NOTFOUND)
     return rc;
-
   /* keys = ?: the whole key list in one BatchGetItem plan */
   rc = dd_plan_keys(p, pInfo);
   if(rc != SQLITE_NOTFOUND)
     return rc;
 
-  /* the Scan fallback */
-  memset(&best, 0, sizeof(best));
-  best.op = DD_OP_SCAN;
-  scanRows = p->pDesc->item_count > DD_SCAN_MIN_ROWS
-                 ? (double)p->pDesc->item_count
-                 : DD_SCAN_MIN_ROWS;
-  best.rows = scanRows;
-  best.cost = p->bScanDeny ? 1e300 : scanRows * 10;
-  for(i = 0; i < p->nPath; i++) {
-    if(dd_plan_path(p, pInfo, i, mUsed, &cand) && cand.cost < best.cost)
-      best = cand;
-  }
-
-  /* hand the arguments out in the documented order */
-  memset(&pc, 0, sizeof(pc));
-  memcpy(pc.zMagic, DD_PLAN_MAGIC, sizeof(pc.zMagic));
-  idxNum = best.op | (best.iPath << 2);
-  if(best.op != DD_OP_SCAN) {
-    pInfo->aConstraintUsage[best.iPkCons].argvIndex =
-        dd_plan_arg(&pc, DD_ARG_PK, DD_SK_EQ, p->aPath[best.iPath].iPk);
-    /* PK = ? is enforced exactly by every keyed call (values convert as
-    ** the column's affinity would), so SQLite need not check it again */
-    pInfo->aConstraintUsage[best.iPkCons].omit =
-        !best.bPkIn && dd_gate_within(p, &p->aPath[best.iPath]);
-    if(best.bPkIn) {
-      sqlite3_vtab_in(pInfo, best.iPkCons, 1);
-      idxNum |= DD_PK_IN;
-    }
-    for(i = 0; i < best.nSk; i++) {
-      pInfo->aConstraintUsage[best.aSkCons[i]].argvIndex = dd_plan_arg(
-          &pc, DD_ARG_SK, best.aSkKind[i], p->aPath[best.iPath].iSk);
-      /* likewise SK = ?; and a Query's ranges on an N sort key, which
-      ** xFilter makes exact (the request, then the cursor's checks) */
-      pInfo->aConstraintUsage[best.aSkCons[i]].omit =
-          (best.aSkKind[i] == DD_SK_EQ && !best.bSkIn) ||
-          (best.op == DD_OP_QUERY &&
-           p->aCol[p->aPath[best.iPath].iSk].type == DDB_N);
-      idxNum |= best.aSkKind[i] << (DD_SK_SHIFT + 4 * i);
-    }
-    if(best.bSkIn) {
-      sqlite3_vtab_in(pInfo, best.aSkCons[0], 1);
-      idxNum |= DD_SK_IN;
-    }
-  }
-  /* FILTER: constraints on key columns the key condition does not use */
-  memset(&extra, 0, sizeof(extra));
-  bFetch =
-      best.op == DD_OP_QUERY && (mUsed & ~p->aPath[best.iPath].mCover) != 0;
-  /* A Query answered from the query cache serves later statements on the
-  ** same key condition only when it asked for whole items: with the query
-  ** cache on, a Query pushes no FILTER, PROJECT or COUNT (a Scan always
-  ** does: a full table is what the cache must not be flushed with) */
-  bReuse =
-      best.op == DD_OP_QUERY && p->pol.query_ttl > 0 && !p->pol.consistent;
-  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse) {
-    const dd_path *pp = &p->aPath[best.iPath];
-    for(i = 0; i < pInfo->nConstraint && extra.nFilter < DD_MAX_FILTER; i++) {
-      const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
-      int k = dd_sk_kind(c);
-      if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
-         pInfo->aConstraintUsage[i].argvIndex > 0 ||
-         (best.op == DD_OP_QUERY &&
-          (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
-        continue;
-      /* LIKE 'p%' goes as its prefix (filter.c: dd_like_filter); GLOB
-      ** with a prefix SQLite turns into >= and < itself */
-      if(k == DD_SK_NONE || k == DD_SK_GLOB || !dd_binary(pInfo, i) ||
-         (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)) ||
-         ((k == DD_SK_BEGINS || k == DD_SK_LIKE) &&
-          p->aCol[c->iColumn].type != DDB_S))
-        continue;
-      pInfo->aConstraintUsage[i].argvIndex =
-          dd_plan_arg(&pc, DD_ARG_FILTER, k, c->iColumn);
-      /* N: xFilter checks it exactly on each row */
-      pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
-      extra.aFilterCol[extra.nFilter] = c->iColumn;
-      extra.aFilterKind[extra.nFilter] = k;
-      extra.nFilter++;
-    }
-  }
-  /* PROJECT: only the columns used (and the table's keys, for rowids)
-  ** when neither item nor item_raw is; COUNT: when every column used has
-  ** one value known from an equality the call enforces */
-  if((best.op == DD_OP_QUERY || best.op == DD_OP_SCAN) && !bFetch && !bReuse &&
-     (pInfo->colUsed & DD_COLS_BEYOND(p->nCol)) == 0) {
-    const dd_path *pp = &p->aPath[best.iPath];
-    sqlite3_uint64 mKnown = 0;
-    extra.mProj = mUsed | ((sqlite3_uint64)1 << p->aPath[0].iPk);
-    if(p->aPath[0].iSk >= 0)
-      extra.mProj |= (sqlite3_uint64)1 << p->aPath[0].iSk;
-    /* a gated column is known only when the call enforces its gate: the
-    ** Query's own partition key, gated by no more than the index's sort
-    ** key (every item of the index has it) */
-    if(best.op == DD_OP_QUERY) {
-      if(dd_gate_within(p, pp))
-        mKnown |= (sqlite3_uint64)1 << pp->iPk;
-      if(best.nSk == 1 && best.aSkKind[0] == DD_SK_EQ &&
-         p->aCol[pp->iSk].mGate == 0)
-        mKnown |= (sqlite3_uint64)1 << pp->iSk;
-    }
-    for(i = 0; i < extra.nFilter; i++)
-      if(extra.aFilterKind[i] == DD_SK_EQ &&
-         p->aCol[extra.aFilterCol[i]].mGate == 0)
-        mKnown |= (sqlite3_uint64)1 << extra.aFilterCol[i];
-    extra.bCount = (pInfo->colUsed & ~mKnown) == 0;
-  }
-  bOrder = dd_order_ok(p, pInfo, &best, &bDesc);
-  if(bOrder && pInfo->nOrderBy > 0) {
-    pInfo->orderByConsumed = 1;
-    if(bDesc)
-      idxNum |= DD_DESC;
-  }
-  /* LIMIT/OFFSET: only when nothing is left unpassed and order is ours */
-  for(i = 0; i < pInfo->nConstraint; i++) {
-    if(!pInfo->aConstraint[i].usable)
-      continue;
-    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_LIMIT)
-      iLimit = i;
-    if(pInfo->aConstraint[i].op == SQLITE_INDEX_CONSTRAINT_OFFSET)
-      iOffset = i;
-  }
-  if(iLimit >= 0 && bOrder && best.op != DD_OP_GET &&
-     (mUsed & ~p->aPath[best.iPath].mCover) == 0 && dd_all_used(pInfo)) {
-    pInfo->aConstraintUsage[iLimit].argvIndex =
-        dd_plan_arg(&pc, DD_ARG_LIMIT, 0, -1);
-    idxNum |= DD_LIMIT;
-    if(iOffset >= 0) {
-      pInfo->aConstraintUsage[iOffset].argvIndex =
-          dd_plan_arg(&pc, DD_ARG_OFFSET, 0, -1);
-      idxNum |= DD_OFFSET;
-    }
-  }
-  /* CHECK: the comparisons on columns no FILTER took (a GetItem's, or a
-  ** Query's that the query cache or a fetch by key keeps from filtering),
-  ** for xFilter to judge; never shown in the plan (nothing is sent) */
-  for(i = 0;
-      i < pInfo->nConstraint && extra.nFilter + extra.nCheck < DD_MAX_FILTER;
-      i++) {
-    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
-    int k = dd_sk_kind(c);
-    if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
-       pInfo->aConstraintUsage[i].argvIndex > 0 || k < DD_SK_EQ ||
-       k > DD_SK_LE || !dd_binary(pInfo, i) ||
-       (k == DD_SK_EQ && sqlite3_vtab_in(pInfo, i, -1)))
-      continue;
-    pInfo->aConstraintUsage[i].argvIndex =
-        dd_plan_arg(&pc, DD_ARG_CHECK, k, c->iColumn);
-    pInfo->aConstraintUsage[i].omit = p->aCol[c->iColumn].type == DDB_N;
-    extra.aCheckCol[extra.nCheck] = c->iColumn;
-    extra.aCheckKind[extra.nCheck++] = k;
-  }
-  if(bFetch)
-    idxNum |= DD_FETCH;
-  extra.bFetch = bFetch;
-  pInfo->idxNum = idxNum;
-  pc.mProj = extra.bCount ? 0 : extra.mProj;
-  pc.bCount = extra.bCount;
-  zText = dd_plan_str(p, &best, &extra, bDesc && pInfo->orderByConsumed,
-                      (idxNum & DD_LIMIT) != 0);
-  if(zText && dd_per_outer_row(pInfo, &best)) {
-    char *z = sqlite3_mprintf("%s per outer row", zText);
-    sqlite3_free(zText);
-    zText = z;
-  }
-  pInfo->idxStr = dd_plan_encode(zText, &pc);
-  pInfo->needToFreeIdxStr = 1;
-  if(!pInfo->idxStr)
-    return SQLITE_NOMEM;
-  pInfo->estimatedCost = best.cost;
-  pInfo->estimatedRows = (sqlite3_int64)best.rows;
-  if(best.op == DD_OP_GET)
-    pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
-  return SQLITE_OK;
+  memset(&b, 0, sizeof(b));
+  b.p = p;
+  b.pInfo = pInfo;
+  b.mUsed = dd_cols_needed(p, pInfo->colUsed);
+  memcpy(b.pc.zMagic, DD_PLAN_MAGIC, sizeof(b.pc.zMagic));
+  dd_choose_path(&b);
+  b.extra.bFetch = b.best.op == DD_OP_QUERY &&
+                   (b.mUsed & ~p->aPath[b.best.iPath].mCover) != 0;
+  /* the arguments, in ext/PLAN.md's order */
+  dd_bind_keys(&b);
+  dd_bind_filters(&b);
+  dd_choose_projection(&b);
+  dd_bind_order(&b);
+  dd_bind_limit(&b);
+  dd_bind_checks(&b);
+  return dd_plan_finish(&b);
 }

@@ -33,12 +33,10 @@ static void dd_name(sqlite3_str *s, const char *z) {
 
 static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};
 
-/* Write the plan for people into idxStr (see the grammar above
-** dynamodbBestIndex). */
-char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
-                  int bLimit) {
+/* Append the call and its key condition to s: "Query GSI1 (PK = ? AND SK
+** BETWEEN ? AND ?)", "GetItem (PK = ? AND SK = ?)", "Scan". */
+static void dd_str_call(sqlite3_str *s, dd_vtab *p, const dd_plan *pl) {
   const dd_path *pp = &p->aPath[pl->iPath];
-  sqlite3_str *s = sqlite3_str_new(0);
   int i, nLo = 0, nHi = 0, nPre = 0, nEq = 0;
   switch(pl->op) {
   case DD_OP_SCAN: sqlite3_str_appendall(s, "Scan"); break;
@@ -85,6 +83,11 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* Append the FILTER of plan x to s: " FILTER (a = ? AND ...)". */
+static void dd_str_filters(sqlite3_str *s, dd_vtab *p, const dd_extra *x) {
+  int i;
   if(x->nFilter) {
     sqlite3_str_appendall(s, " FILTER (");
     for(i = 0; i < x->nFilter; i++) {
@@ -105,6 +108,12 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* Append what the plan x reads to s: " PROJECT (...)", " COUNT",
+** " FETCH (BatchGetItem by PK, SK)". */
+static void dd_str_reads(sqlite3_str *s, dd_vtab *p, const dd_extra *x) {
+  int i;
   if(x->mProj && !x->bCount) {
     int n = 0;
     sqlite3_str_appendall(s, " PROJECT (");
@@ -128,6 +137,17 @@ char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
     }
     sqlite3_str_appendall(s, ")");
   }
+}
+
+/* The plan for people, the first half of idxStr (ext/PLAN.md: its
+** wording may change, nothing parses it): a new string (sqlite3_free),
+** NULL when out of memory. */
+char *dd_plan_str(dd_vtab *p, const dd_plan *pl, const dd_extra *x, int bDesc,
+                  int bLimit) {
+  sqlite3_str *s = sqlite3_str_new(0);
+  dd_str_call(s, p, pl);
+  dd_str_filters(s, p, x);
+  dd_str_reads(s, p, x);
   if(bDesc)
     sqlite3_str_appendall(s, " DESC");
   if(bLimit)
@@ -153,31 +173,8 @@ char *dd_plan_none_str(dd_vtab *p, int iCol, int kind) {
   return sqlite3_str_finish(s);
 }
 
-/*
-** The plan as xFilter reads it
-**
-** idxStr holds two strings one after the other: the plan for people
-** (EXPLAIN QUERY PLAN shows it; nothing ever parses it), its NUL, then
-** the plan for xFilter, a dd_plancode: a header and one fixed block per
-** argument of xFilter, in argv order.  SQLite hands xFilter the very
-** pointer xBestIndex set, so the bytes after the first NUL arrive
-** untouched; xFilter checks the magic and every field before trusting
-** them, and an idxStr without them is an error, never a guess.  Names
-** never enter the machine half: columns travel as numbers, so no
-** attribute or index name (COUNT, PROJECT, "a b", 600 bytes) can be taken
-** for part of the plan.
-**
-**   header   magic "ddplan1" (8 bytes with its NUL), nArg (== argc),
-**            mProj (the columns to project, bit c for column c < 64;
-**            0: whole items), bCount (Select=COUNT)
-**   block    role: DD_ARG_PK, _SK, _FILTER, _LIMIT, _OFFSET, _KEYS
-**            (the key list of keys = ?, col -1) or _CHECK (a comparison
-**            sent nowhere, which xFilter judges; after OFFSET);
-**            kind: DD_SK_EQ .. DD_SK_BEGINS for _SK and _FILTER (a
-**            _FILTER's: DD_SK_EQ .. _LE, _LIKE or _BEGINS),
-**            DD_SK_EQ .. DD_SK_LE for _CHECK;
-**            col: the column the argument is compared with (-1: none)
-*/
+/* The plan as xFilter reads it: the machine half of idxStr, a
+** dd_plancode after the text's NUL (ext/PLAN.md, "idxStr"). */
 
 /* Add an argument block to pc; returns its argvIndex (1-based). */
 int dd_plan_arg(dd_plancode *pc, int role, int kind, int col) {

@@ -365,173 +365,222 @@ static void dd_schema_clear(dd_vtab *p) {
 ** are bad (or that has no stored description) still connects, shows its
 ** columns and can be dropped; its first read or write reports the error.
 */
-static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
-                   const char *const *argv, sqlite3_vtab **ppVtab,
-                   char **pzErr, int bCreate) {
-  dd_vtab *p = NULL;
-  dd_opts opts;
-  char *zSchema = NULL, *zErr = NULL;
-  ddb_error err;
-  int rc, bDescBad = 0;
-
-  memset(&opts, 0, sizeof(opts));
-  ddb_error_clear(&err);
-  *ppVtab = NULL;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
-  memset(p, 0, sizeof(*p));
-  p->pConn = pConn;
-  rc = dd_parse_args(argc, argv, &opts, &zErr);
+/* The options of CREATE VIRTUAL TABLE argv applied to p (opts: their
+** values as given, freed by the caller), and the table's names.  Bad
+** options are xCreate's error (*pzErr), xConnect's deferred to the first
+** use (dd_defer).  Returns an SQLite code. */
+static int dd_init_options(dd_vtab *p, int argc, const char *const *argv,
+                           dd_opts *opts, char **pzErr, int bCreate) {
+  char *zErr = NULL;
+  int rc = dd_parse_args(argc, argv, opts, &zErr);
   if(rc == SQLITE_OK)
-    rc = dd_options(p, &opts, &zErr);
-  if(rc == SQLITE_NOMEM)
-    goto fail;
-  p->zTable = sqlite3_mprintf("%s", opts.zTable ? opts.zTable : argv[2]);
-  p->zDb = sqlite3_mprintf("%s", argv[1]);
-  if(!p->zTable || !p->zDb) {
-    rc = SQLITE_NOMEM;
-    goto fail;
+    rc = dd_options(p, opts, &zErr);
+  if(rc != SQLITE_NOMEM) {
+    p->zTable = sqlite3_mprintf("%s", opts->zTable ? opts->zTable : argv[2]);
+    p->zDb = sqlite3_mprintf("%s", argv[1]);
+    if(!p->zTable || !p->zDb)
+      rc = SQLITE_NOMEM;
   }
-  if(rc && bCreate) {
-    *pzErr = zErr;
-    zErr = NULL;
-    goto fail;
-  }
-  if(rc) {
-    rc = dd_defer(p, zErr, 1);
-    zErr = NULL;
-    if(rc)
-      goto fail;
+  if(rc == SQLITE_OK || rc == SQLITE_NOMEM) {
+    sqlite3_free(zErr);
+    return rc;
   }
   if(bCreate) {
-    dd_stmt_touch(pConn, p->bProgress); /* progress=off: no line either */
-    if(dd_client(p) ||
-       ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err)) {
-      if(p->base.zErrMsg) {
-        *pzErr = p->base.zErrMsg;
-        p->base.zErrMsg = NULL;
-        rc = SQLITE_ERROR;
-      } else if(strcmp(err.type, "ResourceNotFoundException") == 0) {
-        /* the client's message names the table, the endpoint, the region */
-        *pzErr = sqlite3_mprintf(DD_PREFIX "%s", err.message);
-        rc = dd_rc(&err);
-      } else {
-        *pzErr = sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable,
-                                 err.message);
-        rc = dd_rc(&err);
-      }
-      goto fail;
-    }
-  } else {
-    dd_internal_sql++;
-    rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
-    dd_internal_sql--;
-    if(rc == SQLITE_NOMEM)
-      goto fail;
-    if(rc) {
-      rc = p->zDefer ? SQLITE_OK
-                     : dd_defer(p,
-                                sqlite3_mprintf(
-                                    "table '%s': %s: run SELECT "
-                                    "dynamodb_refresh('%s') to describe it "
-                                    "again and store it, or DROP TABLE and "
-                                    "CREATE it again",
-                                    argv[2], zErr, argv[2]),
-                                0);
-      sqlite3_free(zErr);
-      zErr = NULL;
-      if(rc)
-        goto fail;
-    }
+    *pzErr = zErr;
+    return rc;
   }
-  if(p->pDesc) {
-    p->zColumns = p->bOptErr ? NULL : opts.zColumns;
-    rc = dd_build_schema(p);
-    p->zColumns = NULL;
-    bDescBad = rc == SQLITE_OK && p->nCol > 62 && !bCreate;
-    if(bDescBad) {
-      p->zSchemaErr = sqlite3_mprintf("table '%s': the stored description "
-                                      "is damaged (too many columns)",
-                                      argv[2]);
-      rc = p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
-    }
-    if(rc && (bCreate || rc == SQLITE_NOMEM)) {
-      if(p->zSchemaErr) {
-        *pzErr = p->zSchemaErr;
-        p->zSchemaErr = NULL;
-      }
-      goto fail;
-    }
-    if(rc) {
-      /* a file's columns= that does not parse: reported at first use */
-      rc = dd_defer(p, p->zSchemaErr, !bDescBad);
+  return dd_defer(p, zErr, 1);
+}
+
+/* xCreate: describe the DynamoDB table (DescribeTable, with the user's
+** credentials) into p->pDesc.  Returns an SQLite code, with *pzErr set
+** naming the table on error. */
+static int dd_init_describe(dd_vtab *p, dd_conn *pConn, char **pzErr) {
+  ddb_error err;
+  ddb_error_clear(&err);
+  dd_stmt_touch(pConn, p->bProgress); /* progress=off: no line either */
+  if(dd_client(p) == SQLITE_OK &&
+     ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err) == DDB_OK)
+    return SQLITE_OK;
+  if(p->base.zErrMsg) {
+    *pzErr = p->base.zErrMsg;
+    p->base.zErrMsg = NULL;
+    return SQLITE_ERROR;
+  }
+  if(strcmp(err.type, "ResourceNotFoundException") == 0)
+    /* the client's message names the table, the endpoint, the region */
+    *pzErr = sqlite3_mprintf(DD_PREFIX "%s", err.message);
+  else
+    *pzErr =
+        sqlite3_mprintf(DD_PREFIX "table '%s': %s", p->zTable, err.message);
+  return dd_rc(&err);
+}
+
+/* xConnect: read the stored description of vtab argv[1].argv[2] into
+** p->pDesc (no call); one missing or damaged is deferred to the first
+** use, saying how to store it again.  Returns an SQLite code. */
+static int dd_init_load(sqlite3 *db, dd_vtab *p, const char *const *argv) {
+  char *zErr = NULL;
+  int rc;
+  dd_internal_sql++;
+  rc = dd_desc_load(db, argv[1], argv[2], p->zTable, &p->pDesc, &zErr);
+  dd_internal_sql--;
+  if(rc != SQLITE_OK && rc != SQLITE_NOMEM)
+    rc =
+        p->zDefer
+            ? SQLITE_OK
+            : dd_defer(p,
+                       sqlite3_mprintf("table '%s': %s: run SELECT "
+                                       "dynamodb_refresh('%s') to describe it "
+                                       "again and store it, or DROP TABLE and "
+                                       "CREATE it again",
+                                       argv[2], zErr, argv[2]),
+                       0);
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* The columns and paths of p's description and columns= (dd_build_schema);
+** a description of more columns than a plan can name is damaged.  Bad
+** columns= are xCreate's error (*pzErr), a file's deferred to the first
+** use (the table then has no columns but item).  Returns an SQLite code. */
+static int dd_init_columns(dd_vtab *p, const dd_opts *opts, const char *zName,
+                           int bCreate, char **pzErr) {
+  int rc, bDescBad;
+  if(!p->pDesc)
+    return SQLITE_OK;
+  p->zColumns = p->bOptErr ? NULL : opts->zColumns;
+  rc = dd_build_schema(p);
+  p->zColumns = NULL;
+  bDescBad = rc == SQLITE_OK && p->nCol > 62 && !bCreate;
+  if(bDescBad) {
+    p->zSchemaErr = sqlite3_mprintf("table '%s': the stored description "
+                                    "is damaged (too many columns)",
+                                    zName);
+    rc = p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
+  if(rc && (bCreate || rc == SQLITE_NOMEM)) {
+    if(p->zSchemaErr) {
+      *pzErr = p->zSchemaErr;
       p->zSchemaErr = NULL;
-      dd_schema_clear(p);
-      if(rc)
-        goto fail;
     }
+    return rc;
   }
+  if(rc) {
+    /* a file's columns= that does not parse: reported at first use */
+    rc = dd_defer(p, p->zSchemaErr, !bDescBad);
+    p->zSchemaErr = NULL;
+    dd_schema_clear(p);
+  }
+  return rc;
+}
+
+/* segments=auto sized by the table's reported size (dd_auto_segments,
+** dd_auto_units); a full Scan's TotalSegments at least its workers. */
+static void dd_init_segments(dd_vtab *p) {
   if(p->pDesc && p->nSegments == 0) {
     p->nSegments = dd_auto_segments(p->pDesc->size_bytes);
     p->nUnits = dd_auto_units(p->pDesc->size_bytes, p->nSegments);
   }
   if(p->nUnits < p->nSegments)
     p->nUnits = p->nSegments; /* segments=N: N segments, N at a time */
-  if(p->pDesc) {
-    zSchema = dd_schema_sql(p);
-  } else {
-    zSchema = sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "
-                              "item_raw TEXT HIDDEN)");
-  }
-  if(!zSchema) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
+}
+
+/* Declare p's columns to SQLite (without a description: item, keys and
+** item_raw alone).  Returns an SQLite code, with *pzErr set on error. */
+static int dd_init_declare(sqlite3 *db, dd_vtab *p, char **pzErr) {
+  char *zSchema =
+      p->pDesc ? dd_schema_sql(p)
+               : sqlite3_mprintf("CREATE TABLE x(item TEXT, keys TEXT HIDDEN, "
+                                 "item_raw TEXT HIDDEN)");
+  int rc;
+  if(!zSchema)
+    return SQLITE_NOMEM;
   rc = sqlite3_declare_vtab(db, zSchema);
-  if(rc) {
+  if(rc)
     *pzErr = sqlite3_mprintf(DD_PREFIX "cannot declare the schema: %s",
                              sqlite3_errmsg(db));
-    goto fail;
-  }
-  if(bCreate) {
-    dd_internal_sql++;
-    rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
-    dd_internal_sql--;
-    if(rc) {
-      *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
-                                         "'%s': %s",
-                               argv[2], zErr ? zErr : sqlite3_errstr(rc));
-      goto fail;
-    }
-  }
+  sqlite3_free(zSchema);
+  return rc;
+}
+
+/* xCreate: store p's description in argv[1].argv[2]_schema.  Returns an
+** SQLite code, with *pzErr set on error. */
+static int dd_init_store(sqlite3 *db, dd_vtab *p, const char *const *argv,
+                         char **pzErr) {
+  char *zErr = NULL;
+  int rc;
+  dd_internal_sql++;
+  rc = dd_desc_store(db, argv[1], argv[2], p->pDesc, 1, &zErr);
+  dd_internal_sql--;
+  if(rc)
+    *pzErr = sqlite3_mprintf(DD_PREFIX "cannot store the description of "
+                                       "'%s': %s",
+                             argv[2], zErr ? zErr : sqlite3_errstr(rc));
+  sqlite3_free(zErr);
+  return rc;
+}
+
+/* p, connected as vtab zName of db, joins the registry (dd_find), its
+** client stopped by db's interrupts.  Returns SQLITE_OK or SQLITE_NOMEM
+** (then p is not registered). */
+static int dd_init_register(sqlite3 *db, dd_vtab *p, const char *zName) {
   dd_vtab_config(db);
   p->db = db;
   /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
-  ** (not before: xCreate's DescribeTable above may run inside
-  ** sqlite3_prepare); a client made later gets the hook in dd_client_make */
+  ** (not before: xCreate's DescribeTable may run inside sqlite3_prepare);
+  ** a client made later gets the hook in dd_client_make */
   if(p->pClient)
     ddb_client_set_cancel(p->pClient, dd_interrupted, db);
-  p->zVtabName = sqlite3_mprintf("%s", argv[2]);
-  if(!p->zVtabName) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
+  p->zVtabName = sqlite3_mprintf("%s", zName);
+  if(!p->zVtabName)
+    return SQLITE_NOMEM;
   pthread_mutex_lock(&dd_registry_lock);
   p->pNextVtab = dd_registry;
   dd_registry = p;
   pthread_mutex_unlock(&dd_registry_lock);
-  *ppVtab = &p->base;
-  p = NULL;
+  return SQLITE_OK;
+}
 
-fail:
+/* xCreate (bCreate) and xConnect: the options, the description (asked or
+** read), the columns, declared; stored by xCreate; registered.  Returns
+** an SQLite code: SQLITE_OK with *ppVtab the new vtab, else an error in
+** *pzErr (xConnect defers what a file's table can wait to say). */
+static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
+                   const char *const *argv, sqlite3_vtab **ppVtab,
+                   char **pzErr, int bCreate) {
+  dd_vtab *p;
+  dd_opts opts;
+  int rc;
+
+  *ppVtab = NULL;
+  p = sqlite3_malloc(sizeof(*p));
+  if(!p)
+    return SQLITE_NOMEM;
+  memset(p, 0, sizeof(*p));
+  memset(&opts, 0, sizeof(opts));
+  p->pConn = pConn;
+  rc = dd_init_options(p, argc, argv, &opts, pzErr, bCreate);
+  if(rc == SQLITE_OK)
+    rc = bCreate ? dd_init_describe(p, pConn, pzErr)
+                 : dd_init_load(db, p, argv);
+  if(rc == SQLITE_OK)
+    rc = dd_init_columns(p, &opts, argv[2], bCreate, pzErr);
+  if(rc == SQLITE_OK) {
+    dd_init_segments(p);
+    rc = dd_init_declare(db, p, pzErr);
+  }
+  if(rc == SQLITE_OK && bCreate)
+    rc = dd_init_store(db, p, argv, pzErr);
+  if(rc == SQLITE_OK)
+    rc = dd_init_register(db, p, argv[2]);
   dd_opts_free(&opts);
-  sqlite3_free(zSchema);
-  sqlite3_free(zErr);
-  dd_vtab_free(p);
-  return rc;
+  if(rc) {
+    dd_vtab_free(p);
+    return rc;
+  }
+  *ppVtab = &p->base;
+  return SQLITE_OK;
 }
 
 /* See dd_ext.h. */

@@ -76,9 +76,9 @@ typedef struct tb_cursor {
   int bTtlNone;                /* the server has no DescribeTimeToLive */
 } tb_cursor;
 
-static int tbConnect(sqlite3 *db, void *pAux, int argc,
-                     const char *const *argv, sqlite3_vtab **ppVtab,
-                     char **pzErr) {
+static int tablesConnect(sqlite3 *db, void *pAux, int argc,
+                         const char *const *argv, sqlite3_vtab **ppVtab,
+                         char **pzErr) {
   tb_vtab *p;
   int rc;
   (void)argc;
@@ -106,7 +106,7 @@ static int tbConnect(sqlite3 *db, void *pAux, int argc,
   return SQLITE_OK;
 }
 
-static int tbDisconnect(sqlite3_vtab *p) {
+static int tablesDisconnect(sqlite3_vtab *p) {
   sqlite3_free(p);
   return SQLITE_OK;
 }
@@ -114,7 +114,7 @@ static int tbDisconnect(sqlite3_vtab *p) {
 /* The argument columns, in the order their values reach xFilter. */
 static const int aArgCol[] = {TB_NAME, TB_REGION, TB_ENDPOINT, TB_PROFILE};
 
-static int tbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
+static int tablesBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   int i, k, nArg = 0, idxNum = 0;
   int aCons[4] = {-1, -1, -1, -1};
   (void)pVtab;
@@ -142,7 +142,7 @@ static int tbBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
   return SQLITE_OK;
 }
 
-static int tbOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
+static int tablesOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
   tb_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
   if(!c)
@@ -176,7 +176,7 @@ static void tb_reset(tb_cursor *c) {
   c->pClient = NULL;
 }
 
-static int tbClose(sqlite3_vtab_cursor *cur) {
+static int tablesClose(sqlite3_vtab_cursor *cur) {
   tb_reset((tb_cursor *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
@@ -299,8 +299,8 @@ static int tb_list(tb_cursor *c) {
   return rc;
 }
 
-static int tbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
-                    int argc, sqlite3_value **argv) {
+static int tablesFilter(sqlite3_vtab_cursor *cur, int idxNum,
+                        const char *idxStr, int argc, sqlite3_value **argv) {
   tb_cursor *c = (tb_cursor *)cur;
   tb_vtab *p = (tb_vtab *)cur->pVtab;
   ddb_config cfg;
@@ -345,13 +345,13 @@ static int tbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   return tb_settle(c);
 }
 
-static int tbNext(sqlite3_vtab_cursor *cur) {
+static int tablesNext(sqlite3_vtab_cursor *cur) {
   tb_cursor *c = (tb_cursor *)cur;
   c->iName++;
   return tb_settle(c);
 }
 
-static int tbEof(sqlite3_vtab_cursor *cur) {
+static int tablesEof(sqlite3_vtab_cursor *cur) {
   tb_cursor *c = (tb_cursor *)cur;
   return c->iName >= c->nName;
 }
@@ -400,7 +400,8 @@ static void tb_text(sqlite3_context *ctx, const char *z) {
     sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
 }
 
-static int tbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
+static int tablesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                        int col) {
   tb_cursor *c = (tb_cursor *)cur;
   const ddb_table_desc *d = c->pDesc;
   switch(col) {
@@ -445,25 +446,25 @@ static int tbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   return SQLITE_OK;
 }
 
-static int tbRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
+static int tablesRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {
   *pRowid = ((tb_cursor *)cur)->iName;
   return SQLITE_OK;
 }
 
 static sqlite3_module tablesModule = {
-    0,            /* iVersion */
-    0,            /* xCreate: eponymous only */
-    tbConnect,    /* xConnect */
-    tbBestIndex,  /* xBestIndex */
-    tbDisconnect, /* xDisconnect */
-    0,            /* xDestroy */
-    tbOpen,       /* xOpen */
-    tbClose,      /* xClose */
-    tbFilter,     /* xFilter: ListTables (or the one name) */
-    tbNext,       /* xNext: DescribeTable, DescribeTimeToLive as needed */
-    tbEof,        /* xEof */
-    tbColumn,     /* xColumn */
-    tbRowid,      /* xRowid */
+    0,                /* iVersion */
+    0,                /* xCreate: eponymous only */
+    tablesConnect,    /* xConnect */
+    tablesBestIndex,  /* xBestIndex */
+    tablesDisconnect, /* xDisconnect */
+    0,                /* xDestroy */
+    tablesOpen,       /* xOpen */
+    tablesClose,      /* xClose */
+    tablesFilter,     /* xFilter: ListTables (or the one name) */
+    tablesNext,       /* xNext: DescribeTable, DescribeTimeToLive as needed */
+    tablesEof,        /* xEof */
+    tablesColumn,     /* xColumn */
+    tablesRowid,      /* xRowid */
     0,
     0,
     0,

@@ -308,7 +308,7 @@ static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   dd_txn *t = p->pTxn;
   if(t->nOp == 0) {
     /* outside BEGIN ... COMMIT the statement's writes are buffered and
-    ** sent at its end, as one transaction when they fit (dd_sync) */
+    ** sent at its end, as one transaction when they fit (dynamodbSync) */
     t->bStmt = sqlite3_get_autocommit(p->db);
     t->zVerb = kind == DDB_WRITE_PUT      ? "INSERT"
                : kind == DDB_WRITE_UPDATE ? "UPDATE"
@@ -382,7 +382,9 @@ int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   return rc ? rc : dd_op_added(p);
 }
 
-int dd_begin(sqlite3_vtab *pVtab) {
+/* xBegin: a write transaction starts (nothing buffered yet).  Returns
+** SQLITE_OK, or SQLITE_NOMEM. */
+int dynamodbBegin(sqlite3_vtab *pVtab) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
@@ -393,12 +395,15 @@ int dd_begin(sqlite3_vtab *pVtab) {
   return SQLITE_OK;
 }
 
-int dd_commit(sqlite3_vtab *pVtab) {
+/* xCommit: the writes went at xSync; forget them.  Returns SQLITE_OK. */
+int dynamodbCommit(sqlite3_vtab *pVtab) {
   dd_txn_end(((dd_vtab *)pVtab)->pTxn);
   return SQLITE_OK;
 }
 
-int dd_rollback(sqlite3_vtab *pVtab) {
+/* xRollback: drop the buffered writes, none was sent.  Returns
+** SQLITE_OK. */
+int dynamodbRollback(sqlite3_vtab *pVtab) {
   dd_txn_end(((dd_vtab *)pVtab)->pTxn);
   return SQLITE_OK;
 }
@@ -413,7 +418,7 @@ int dd_rollback(sqlite3_vtab *pVtab) {
 ** opened before xBegin, when nothing was buffered, so they stand at 0.
 ** aSave[i] is how many writes were buffered when savepoint i was opened.
 */
-int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint) {
+int dynamodbSavepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
@@ -431,7 +436,9 @@ int dd_savepoint(sqlite3_vtab *pVtab, int iSavepoint) {
   return SQLITE_OK;
 }
 
-int dd_release(sqlite3_vtab *pVtab, int iSavepoint) {
+/* xRelease: savepoint iSavepoint and those after it end, their writes
+** kept.  Returns SQLITE_OK. */
+int dynamodbRelease(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_txn *t = ((dd_vtab *)pVtab)->pTxn;
   if(t && iSavepoint < t->nSave)
     t->nSave = iSavepoint < 0 ? 0 : iSavepoint;
@@ -439,7 +446,7 @@ int dd_release(sqlite3_vtab *pVtab, int iSavepoint) {
 }
 
 /* Back to savepoint iSavepoint, which stays open (-1: back to xBegin). */
-int dd_rollback_to(sqlite3_vtab *pVtab, int iSavepoint) {
+int dynamodbRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_txn *t = p->pTxn;
   int n;
@@ -850,69 +857,54 @@ static char *dd_unsent_head(const char *zVerb, int nBase) {
                          zVerb, DD_TRANSACT_MAX, nBase);
 }
 
-/* Cut the writes into the calls of a split write: first the groups that
-** need a transaction (more than one write, or one write with a condition
-** or an UPDATE), in order, packed into TransactWriteItems of at most
-** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut
-** (bSingle: a server without TransactWriteItems; then each such write is
-** a call of its own, and a group of several is refused); then the
-** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
-** calls of DD_BATCH_MAX.  A group that cannot be sent is an error set on
-** p, naming zVerb (nothing sent).  Returns an SQLite code; on success *pl
-** holds the cut (dd_cut_free). */
-static int dd_cut_build(dd_vtab *p, const dd_writes *x, int bSingle,
-                        const char *zVerb, int nBase, dd_cut *pl) {
-  size_t nAlloc = (size_t)x->n + 1;
-  int *aMember = sqlite3_malloc64(sizeof(int) * nAlloc);
-  int *aStart = sqlite3_malloc64(sizeof(int) * nAlloc);
-  int *aPos = sqlite3_malloc64(sizeof(int) * nAlloc);
-  long long bytes = 0;
-  int g, i, nGroup, c = -1, rc = SQLITE_OK;
+/* May group m[0..nm) of x's writes, which needs a transaction, be sent
+** (scratch: room for nm writes, for dd_transact_fits)?  Not a group of
+** several on a server without TransactWriteItems (bSingle), nor one over
+** a transaction's limits.  Returns SQLITE_OK, or an error set on p naming
+** zVerb (nothing sent). */
+static int dd_cut_refuse(dd_vtab *p, const dd_writes *x, const int *m, int nm,
+                         int bSingle, const char *zVerb, int nBase,
+                         ddb_write *scratch) {
+  char *zKey, *zHead;
+  int i, rc;
+  for(i = 0; i < nm; i++)
+    scratch[i] = x->w[m[i]];
+  if(!(bSingle && nm > 1) && dd_transact_fits(scratch, nm))
+    return SQLITE_OK;
+  zKey = dd_key_text(p, x->w[m[0]].item);
+  zHead = dd_unsent_head(zVerb, nBase);
+  if(bSingle && nm > 1) {
+    dd_error(p,
+             "%s: the server has no TransactWriteItems, and an UPDATE "
+             "that moves a row (%s) must delete and put in one",
+             zHead ? zHead : zVerb, zKey ? zKey : "?");
+    rc = SQLITE_ERROR;
+  } else {
+    dd_error(p,
+             "%s: %d writes must be applied together (UPDATEs that move "
+             "rows onto keys this %s freed, chained; the first: %s), over "
+             "DynamoDB's %d writes or 4 MB for one transaction: commit "
+             "such moves in smaller transactions",
+             zHead ? zHead : zVerb, nm,
+             strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
+             zKey ? zKey : "?", DD_TRANSACT_MAX);
+    rc = SQLITE_CONSTRAINT;
+  }
+  sqlite3_free(zKey);
+  sqlite3_free(zHead);
+  return rc;
+}
 
-  memset(pl, 0, sizeof(*pl));
-  pl->w = sqlite3_malloc64(sizeof(*pl->w) * nAlloc);
-  pl->aOp = sqlite3_malloc64(sizeof(*pl->aOp) * nAlloc);
-  pl->aCall = sqlite3_malloc64(sizeof(*pl->aCall) * nAlloc);
-  if(!aMember || !aStart || !aPos || !pl->w || !pl->aOp || !pl->aCall) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
-  nGroup = dd_atomic_groups(x, aMember, aStart, aPos);
-  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
-    const int *m = aMember + aStart[g];
-    int nm = aStart[g + 1] - aStart[g];
-    if(dd_group_batchable(x, m, nm))
-      continue;
-    for(i = 0; i < nm; i++)
-      pl->w[i] = x->w[m[i]]; /* scratch, for dd_transact_fits */
-    if(bSingle && nm > 1) {
-      char *zKey = dd_key_text(p, x->w[m[0]].item);
-      char *zHead = dd_unsent_head(zVerb, nBase);
-      dd_error(p,
-               "%s: the server has no TransactWriteItems, and an UPDATE "
-               "that moves a row (%s) must delete and put in one",
-               zHead ? zHead : zVerb, zKey ? zKey : "?");
-      sqlite3_free(zKey);
-      sqlite3_free(zHead);
-      rc = SQLITE_ERROR;
-    } else if(!dd_transact_fits(pl->w, nm)) {
-      char *zKey = dd_key_text(p, x->w[m[0]].item);
-      char *zHead = dd_unsent_head(zVerb, nBase);
-      dd_error(p,
-               "%s: %d writes must be applied together (UPDATEs that move "
-               "rows onto keys this %s freed, chained; the first: %s), over "
-               "DynamoDB's %d writes or 4 MB for one transaction: commit "
-               "such moves in smaller transactions",
-               zHead ? zHead : zVerb, nm,
-               strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
-               zKey ? zKey : "?", DD_TRANSACT_MAX);
-      sqlite3_free(zKey);
-      sqlite3_free(zHead);
-      rc = SQLITE_CONSTRAINT;
-    }
-  }
-  /* second pass, now that nothing is refused: fill the cut */
-  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
+/* The groups aMember[aStart[g] .. aStart[g+1]) (g < nGroup) of x that need
+** a transaction into pl's calls, in order: packed into TransactWriteItems
+** of at most DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group
+** never cut (bSingle: each its own call). */
+static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
+                             const int *aMember, const int *aStart, int nGroup,
+                             int bSingle) {
+  long long bytes = 0;
+  int g, i, c = -1;
+  for(g = 0; g < nGroup; g++) {
     const int *m = aMember + aStart[g];
     int nm = aStart[g + 1] - aStart[g];
     long long gBytes = 0;
@@ -929,13 +921,61 @@ static int dd_cut_build(dd_vtab *p, const dd_writes *x, int bSingle,
       dd_cut_add(pl, x, m[i], c, 0);
     bytes += gBytes;
   }
-  for(g = 0, c = -1; g < nGroup && rc == SQLITE_OK; g++) {
+}
+
+/* The groups of x that are one unconditional PUT or DELETE into pl's
+** BatchWriteItem calls of DD_BATCH_MAX. */
+static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
+                           const int *aStart, int nGroup) {
+  int g, c = -1;
+  for(g = 0; g < nGroup; g++) {
     const int *m = aMember + aStart[g];
     if(!dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
       continue;
     if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
       c = pl->nCall;
     dd_cut_add(pl, x, m[0], c, 1);
+  }
+}
+
+/* Cut the writes into the calls of a split write: first the groups that
+** need a transaction (more than one write, or one write with a condition
+** or an UPDATE), in order, packed into TransactWriteItems of at most
+** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut
+** (bSingle: a server without TransactWriteItems; then each such write is
+** a call of its own, and a group of several is refused); then the
+** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
+** calls of DD_BATCH_MAX.  A group that cannot be sent is an error set on
+** p, naming zVerb (nothing sent).  Returns an SQLite code; on success *pl
+** holds the cut (dd_cut_free). */
+static int dd_cut_build(dd_vtab *p, const dd_writes *x, int bSingle,
+                        const char *zVerb, int nBase, dd_cut *pl) {
+  size_t nAlloc = (size_t)x->n + 1;
+  int *aMember = sqlite3_malloc64(sizeof(int) * nAlloc);
+  int *aStart = sqlite3_malloc64(sizeof(int) * nAlloc);
+  int *aPos = sqlite3_malloc64(sizeof(int) * nAlloc);
+  int g, nGroup, rc = SQLITE_OK;
+
+  memset(pl, 0, sizeof(*pl));
+  pl->w = sqlite3_malloc64(sizeof(*pl->w) * nAlloc);
+  pl->aOp = sqlite3_malloc64(sizeof(*pl->aOp) * nAlloc);
+  pl->aCall = sqlite3_malloc64(sizeof(*pl->aCall) * nAlloc);
+  if(!aMember || !aStart || !aPos || !pl->w || !pl->aOp || !pl->aCall) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  nGroup = dd_atomic_groups(x, aMember, aStart, aPos);
+  /* every group that needs a transaction checked first: nothing is cut
+  ** while one is refused */
+  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
+    const int *m = aMember + aStart[g];
+    int nm = aStart[g + 1] - aStart[g];
+    if(!dd_group_batchable(x, m, nm))
+      rc = dd_cut_refuse(p, x, m, nm, bSingle, zVerb, nBase, pl->w);
+  }
+  if(rc == SQLITE_OK) {
+    dd_cut_transacts(pl, x, aMember, aStart, nGroup, bSingle);
+    dd_cut_batches(pl, x, aMember, aStart, nGroup);
   }
 
 fail:
@@ -1425,7 +1465,7 @@ static int dd_sync_one(dd_vtab *p, dd_txn *t) {
 ** writes are merged (dd_coalesce, dd_writes_build) and go as one call
 ** when they fit (dd_commit_atomic), else, with split_transactions, cut
 ** into calls (dd_commit_split). */
-int dd_sync(sqlite3_vtab *pVtab) {
+int dynamodbSync(sqlite3_vtab *pVtab) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_txn *t = p->pTxn;
   const char *zVerb, *zWhole;

@@ -25,7 +25,7 @@
 **
 ** xUpdate hands the write to the transaction (txn.c: dd_op_add), which
 ** sends it at COMMIT, or, outside BEGIN ... COMMIT, at the end of the
-** statement: one statement is one batch (dd_sync).  Only OR IGNORE and OR
+** statement: one statement is one batch (dynamodbSync).  Only OR IGNORE and OR
 ** FAIL outside a transaction write each row as it comes (row.c:
 ** dd_write_now), as their rows need their answers at once.  A second
 ** INSERT of a key the transaction (or statement) wrote fails at once; an
@@ -167,6 +167,96 @@ static int dd_attr_find(const ddb_av **a, int n, const char *zName) {
   return -1;
 }
 
+/* The item a row written starts from (*pBase, a reference): the old
+** item when neither item nor item_raw is set; the JSON of item_raw or of
+** item (*pbFromUser); an empty item for an INSERT of key columns alone.
+** Returns an SQLite code, with p's message set on error (bad JSON, an
+** UPDATE setting item to NULL). */
+static int dd_row_base(dd_vtab *p, sqlite3_value **argv, const ddb_item *old,
+                       ddb_item **pBase, int *pbFromUser) {
+  sqlite3_value *pItem = argv[2 + p->nCol], *pRaw = argv[4 + p->nCol];
+  ddb_error err;
+  ddb_error_clear(&err);
+  *pBase = NULL;
+  *pbFromUser = 0;
+  if(old && sqlite3_value_nochange(pItem) && sqlite3_value_nochange(pRaw)) {
+    *pBase = ddb_item_ref((ddb_item *)old);
+    return SQLITE_OK;
+  }
+  if(sqlite3_value_type(pRaw) != SQLITE_NULL &&
+     !(old && sqlite3_value_nochange(pRaw))) {
+    const char *z = (const char *)sqlite3_value_text(pRaw);
+    if(ddb_item_from_typed_json(z ? z : "", (size_t)sqlite3_value_bytes(pRaw),
+                                pBase, &err)) {
+      dd_error(p, "item_raw: %s", err.message);
+      return err.code == DDB_ERR_NOMEM ? SQLITE_NOMEM : SQLITE_MISMATCH;
+    }
+    *pbFromUser = 1;
+    return SQLITE_OK;
+  }
+  if(sqlite3_value_type(pItem) != SQLITE_NULL &&
+     !(old && sqlite3_value_nochange(pItem))) {
+    const char *z = (const char *)sqlite3_value_text(pItem);
+    if(ddb_item_from_json(z ? z : "", (size_t)sqlite3_value_bytes(pItem), old,
+                          pBase, &err)) {
+      dd_error(p, "item: %s", err.message);
+      return err.code == DDB_ERR_NOMEM ? SQLITE_NOMEM : SQLITE_MISMATCH;
+    }
+    *pbFromUser = 1;
+    return SQLITE_OK;
+  }
+  if(old) {
+    dd_error(p, "item cannot be set to NULL (DELETE the row instead)");
+    return SQLITE_CONSTRAINT;
+  }
+  *pBase = ddb_item_from_avs(NULL, 0);
+  return *pBase ? SQLITE_OK : SQLITE_NOMEM;
+}
+
+/* Lay key column c's value v over the attributes aAttr[0..*pnAttr) of
+** the row being built (old: the UPDATE's image, or NULL; bFromUser: the
+** attributes come from the user's item or item_raw), the value converted
+** into *pKeyAv (its bytes in *pzBuf, sqlite3_free).  NULL removes the
+** attribute from an UPDATE's row; a value the item contradicts is an
+** error.  Returns an SQLite code, with p's message set on error. */
+static int dd_row_key_col(dd_vtab *p, int c, sqlite3_value *v,
+                          const ddb_item *old, int bFromUser,
+                          const ddb_av **aAttr, int *pnAttr, ddb_av *pKeyAv,
+                          char **pzBuf) {
+  const char *zName = p->aCol[c].zName;
+  const ddb_av *pOld = old ? ddb_item_get(old, zName) : NULL;
+  int i = dd_attr_find(aAttr, *pnAttr, zName), rc;
+  if(sqlite3_value_nochange(v))
+    return SQLITE_OK;
+  if(sqlite3_value_type(v) == SQLITE_NULL) {
+    /* INSERT: the item says; UPDATE: NULL where there was a value
+    ** removes the attribute */
+    if(old && pOld && i >= 0 && (!bFromUser || ddb_av_equal(aAttr[i], pOld)))
+      aAttr[i] = aAttr[--*pnAttr];
+    return SQLITE_OK;
+  }
+  rc = dd_key_value(p, c, v, pKeyAv, pzBuf);
+  if(rc)
+    return rc;
+  if(pOld && ddb_av_equal(pKeyAv, pOld)) {
+    /* unchanged: laid over a new item that lacks it (UPDATE t SET item =
+    ** '{"name":"x"}' keeps the item's keys) */
+    if(i < 0 && bFromUser)
+      aAttr[(*pnAttr)++] = pOld;
+    return SQLITE_OK;
+  }
+  if(i >= 0 && bFromUser && !ddb_av_equal(aAttr[i], pKeyAv) &&
+     !(pOld && ddb_av_equal(aAttr[i], pOld))) {
+    dd_error(p, "column %s and item disagree on attribute '%s'", zName, zName);
+    return SQLITE_CONSTRAINT;
+  }
+  if(i >= 0)
+    aAttr[i] = pKeyAv;
+  else
+    aAttr[(*pnAttr)++] = pKeyAv;
+  return SQLITE_OK;
+}
+
 /*
 ** Build the row an INSERT (old == NULL) or UPDATE writes from argv[2..]
 ** (the columns: key columns, item, item_raw).  On success *pOut is the new
@@ -174,46 +264,17 @@ static int dd_attr_find(const ddb_av **a, int n, const char *zName) {
 */
 static int dd_build_row(dd_vtab *p, sqlite3_value **argv, const ddb_item *old,
                         ddb_item **pOut) {
-  sqlite3_value *pItem = argv[2 + p->nCol], *pRaw = argv[4 + p->nCol];
   ddb_item *base = NULL, *out = NULL;
   const ddb_av **aAttr = NULL;
   ddb_av *aKeyAv = NULL;
   char **azBuf = NULL;
-  int nAttr = 0, bFromUser = 0, c, rc = SQLITE_OK;
-  ddb_error err;
+  int nAttr = 0, bFromUser = 0, c, rc;
   uint32_t k;
 
   *pOut = NULL;
-  ddb_error_clear(&err);
-  if(old && sqlite3_value_nochange(pItem) && sqlite3_value_nochange(pRaw)) {
-    base = ddb_item_ref((ddb_item *)old);
-  } else if(sqlite3_value_type(pRaw) != SQLITE_NULL &&
-            !(old && sqlite3_value_nochange(pRaw))) {
-    const char *z = (const char *)sqlite3_value_text(pRaw);
-    if(ddb_item_from_typed_json(z ? z : "", (size_t)sqlite3_value_bytes(pRaw),
-                                &base, &err)) {
-      dd_error(p, "item_raw: %s", err.message);
-      return err.code == DDB_ERR_NOMEM ? SQLITE_NOMEM : SQLITE_MISMATCH;
-    }
-    bFromUser = 1;
-  } else if(sqlite3_value_type(pItem) != SQLITE_NULL &&
-            !(old && sqlite3_value_nochange(pItem))) {
-    const char *z = (const char *)sqlite3_value_text(pItem);
-    if(ddb_item_from_json(z ? z : "", (size_t)sqlite3_value_bytes(pItem), old,
-                          &base, &err)) {
-      dd_error(p, "item: %s", err.message);
-      return err.code == DDB_ERR_NOMEM ? SQLITE_NOMEM : SQLITE_MISMATCH;
-    }
-    bFromUser = 1;
-  } else if(old) {
-    dd_error(p, "item cannot be set to NULL (DELETE the row instead)");
-    return SQLITE_CONSTRAINT;
-  } else {
-    base = ddb_item_from_avs(NULL, 0);
-    if(!base)
-      return SQLITE_NOMEM;
-  }
-
+  rc = dd_row_base(p, argv, old, &base, &bFromUser);
+  if(rc)
+    return rc;
   aAttr =
       sqlite3_malloc64(sizeof(*aAttr) * (base->root.n + (size_t)p->nCol + 1));
   aKeyAv = sqlite3_malloc64(sizeof(*aKeyAv) * ((size_t)p->nCol + 1));
@@ -225,46 +286,12 @@ static int dd_build_row(dd_vtab *p, sqlite3_value **argv, const ddb_item *old,
   memset(azBuf, 0, sizeof(*azBuf) * ((size_t)p->nCol + 1));
   for(k = 0; k < base->root.n; k++)
     aAttr[nAttr++] = &base->root.kids[k];
-
   /* lay the key columns over it */
-  for(c = 0; c < p->nCol; c++) {
-    sqlite3_value *v = argv[2 + c];
-    const char *zName = p->aCol[c].zName;
-    const ddb_av *pOld = old ? ddb_item_get(old, zName) : NULL;
-    int i = dd_attr_find(aAttr, nAttr, zName);
-    if(sqlite3_value_nochange(v))
-      continue;
-    if(sqlite3_value_type(v) == SQLITE_NULL) {
-      /* INSERT: the item says; UPDATE: NULL where there was a value
-      ** removes the attribute */
-      if(old && pOld && i >= 0 &&
-         (!bFromUser || ddb_av_equal(aAttr[i], pOld))) {
-        aAttr[i] = aAttr[--nAttr];
-      }
-      continue;
-    }
-    rc = dd_key_value(p, c, v, &aKeyAv[c], &azBuf[c]);
-    if(rc)
-      goto fail;
-    if(pOld && ddb_av_equal(&aKeyAv[c], pOld)) {
-      /* unchanged: laid over a new item that lacks it (UPDATE t SET item =
-      ** '{"name":"x"}' keeps the item's keys) */
-      if(i < 0 && bFromUser)
-        aAttr[nAttr++] = pOld;
-      continue;
-    }
-    if(i >= 0 && bFromUser && !ddb_av_equal(aAttr[i], &aKeyAv[c]) &&
-       !(pOld && ddb_av_equal(aAttr[i], pOld))) {
-      dd_error(p, "column %s and item disagree on attribute '%s'", zName,
-               zName);
-      rc = SQLITE_CONSTRAINT;
-      goto fail;
-    }
-    if(i >= 0)
-      aAttr[i] = &aKeyAv[c];
-    else
-      aAttr[nAttr++] = &aKeyAv[c];
-  }
+  for(c = 0; c < p->nCol && rc == SQLITE_OK; c++)
+    rc = dd_row_key_col(p, c, argv[2 + c], old, bFromUser, aAttr, &nAttr,
+                        &aKeyAv[c], &azBuf[c]);
+  if(rc)
+    goto fail;
   out = ddb_item_from_attrs(aAttr, nAttr);
   if(!out) {
     rc = SQLITE_NOMEM;
@@ -362,8 +389,77 @@ static int dd_buffered(dd_vtab *p) {
   return onConflict != SQLITE_IGNORE && onConflict != SQLITE_FAIL;
 }
 
-int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
-              sqlite3_int64 *pRowid) {
+/* What an INSERT or UPDATE may not set: the rowid (derived from the key)
+** and the hidden column keys (for reading; an UPDATE that does not set
+** it passes it unchanged: dynamodbColumn).  Returns SQLITE_OK, or
+** SQLITE_CONSTRAINT with p's message set. */
+static int dd_write_settable(dd_vtab *p, sqlite3_value **argv,
+                             const ddb_item *old) {
+  sqlite3_value *pKeys = argv[3 + p->nCol];
+  if(old && sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0])) {
+    dd_error(p, "the rowid is derived from the key and cannot be set");
+    return SQLITE_CONSTRAINT;
+  }
+  if(sqlite3_value_type(pKeys) != SQLITE_NULL &&
+     !sqlite3_value_nochange(pKeys)) {
+    char zName[32];
+    dd_extra_col_name(p, "keys", zName);
+    dd_error(p,
+             "%s is for reading (WHERE %s = ... or %s(...)): it cannot "
+             "be written",
+             zName, zName, p->zVtabName);
+    return SQLITE_CONSTRAINT;
+  }
+  return SQLITE_OK;
+}
+
+/* INSERT of row it (*pRowid its rowid): a PutItem unless the key exists
+** (OR REPLACE: whatever exists), buffered (bBuffer, its key checked now
+** unless OR REPLACE) or sent now.  Returns an SQLite code. */
+static int dd_write_insert(dd_vtab *p, const ddb_item *it, int bBuffer,
+                           sqlite3_int64 *pRowid) {
+  int onConflict = sqlite3_vtab_on_conflict(p->db), rc = SQLITE_OK;
+  ddb_cond cond =
+      onConflict == SQLITE_REPLACE ? DDB_COND_NONE : DDB_COND_NOT_EXISTS;
+  *pRowid = dd_key_rowid(p, it);
+  if(!bBuffer)
+    return dd_write_now(p, DDB_WRITE_PUT, cond, it, NULL);
+  if(onConflict != SQLITE_REPLACE)
+    rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE, "INSERT");
+  if(rc == SQLITE_OK)
+    rc = dd_op_add(p, DDB_WRITE_PUT, cond, it, NULL,
+                   onConflict != SQLITE_REPLACE);
+  return rc;
+}
+
+/* UPDATE of item old to row it: nothing when nothing changes; a move
+** (Delete and Put together) when the key changes, the new key checked
+** now when buffered (OR IGNORE skips the row); else an UpdateItem of the
+** item that must exist.  Buffered (bBuffer) or sent now.  Returns an
+** SQLite code. */
+static int dd_write_update(dd_vtab *p, const ddb_item *old, const ddb_item *it,
+                           int bBuffer) {
+  int rc;
+  if(ddb_av_equal(&old->root, &it->root))
+    return SQLITE_OK;
+  if(!dd_same_key(p, old, it)) {
+    if(!bBuffer)
+      return dd_move_now(p, old, it);
+    rc = dd_insert_check(
+        p, it, sqlite3_vtab_on_conflict(p->db) == SQLITE_IGNORE, "UPDATE");
+    return rc ? rc : dd_op_add_move(p, old, it);
+  }
+  if(bBuffer)
+    return dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old, 0);
+  return dd_write_now(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old);
+}
+
+/* xUpdate: a DELETE (argc 1), an INSERT (argv[0] NULL) or an UPDATE of
+** one row, buffered in the transaction (dd_op_add) or, for a row that
+** needs its answer at once, sent now.  Returns an SQLite code, with the
+** vtab's message set on error (nothing buffered or sent then). */
+int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
+                   sqlite3_int64 *pRowid) {
   dd_vtab *p = (dd_vtab *)pVtab;
   int bBuffer = dd_buffered(p);
   const ddb_item *old = NULL;
@@ -384,76 +480,20 @@ int dd_update(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
       return SQLITE_ERROR;
     }
   }
-
   if(argc == 1) { /* DELETE */
     if(bBuffer)
       return dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL, 0);
     return dd_write_now(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL);
   }
-
-  if(old && sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0])) {
-    dd_error(p, "the rowid is derived from the key and cannot be set");
-    return SQLITE_CONSTRAINT;
-  }
-  {
-    /* keys (argv[3 + nCol]) is for reading; an UPDATE that does not set
-    ** it passes it unchanged (dynamodbColumn) */
-    sqlite3_value *pKeys = argv[3 + p->nCol];
-    if(sqlite3_value_type(pKeys) != SQLITE_NULL &&
-       !sqlite3_value_nochange(pKeys)) {
-      char zName[32];
-      dd_extra_col_name(p, "keys", zName);
-      dd_error(p,
-               "%s is for reading (WHERE %s = ... or %s(...)): it cannot "
-               "be written",
-               zName, zName, p->zVtabName);
-      return SQLITE_CONSTRAINT;
-    }
-  }
-  if(!old) {
+  rc = dd_write_settable(p, argv, old);
+  if(rc == SQLITE_OK && !old)
     rc = dd_import_check(p, argv); /* a CSV header row (import.c) */
-    if(rc)
-      return rc;
-  }
-  rc = dd_build_row(p, argv, old, &it);
+  if(rc == SQLITE_OK)
+    rc = dd_build_row(p, argv, old, &it);
   if(rc)
     return rc;
-
-  if(!old) { /* INSERT */
-    int onConflict = sqlite3_vtab_on_conflict(p->db);
-    *pRowid = dd_key_rowid(p, it);
-    if(bBuffer) {
-      if(onConflict != SQLITE_REPLACE)
-        rc = dd_insert_check(p, it, onConflict == SQLITE_IGNORE, "INSERT");
-      if(rc == SQLITE_OK)
-        rc = dd_op_add(p, DDB_WRITE_PUT,
-                       onConflict == SQLITE_REPLACE ? DDB_COND_NONE
-                                                    : DDB_COND_NOT_EXISTS,
-                       it, NULL, onConflict != SQLITE_REPLACE);
-    } else {
-      rc = dd_write_now(p, DDB_WRITE_PUT,
-                        onConflict == SQLITE_REPLACE ? DDB_COND_NONE
-                                                     : DDB_COND_NOT_EXISTS,
-                        it, NULL);
-    }
-  } else if(ddb_av_equal(&old->root, &it->root)) {
-    rc = SQLITE_OK;                     /* UPDATE that changes nothing */
-  } else if(!dd_same_key(p, old, it)) { /* UPDATE of the key */
-    if(bBuffer) {
-      /* the new key taken: UPDATE OR IGNORE skips the row now */
-      rc = dd_insert_check(
-          p, it, sqlite3_vtab_on_conflict(p->db) == SQLITE_IGNORE, "UPDATE");
-      if(rc == SQLITE_OK)
-        rc = dd_op_add_move(p, old, it);
-    } else {
-      rc = dd_move_now(p, old, it);
-    }
-  } else { /* UPDATE */
-    if(bBuffer)
-      rc = dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old, 0);
-    else
-      rc = dd_write_now(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old);
-  }
+  rc = old ? dd_write_update(p, old, it, bBuffer)
+           : dd_write_insert(p, it, bBuffer, pRowid);
   ddb_item_unref(it);
   return rc;
 }

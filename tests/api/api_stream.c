@@ -167,7 +167,7 @@ int main(int argc, char **argv) {
   if(argc != 4)
     return 2;
   n = (int)strtol(argv[3], NULL, 10);
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.endpoint = argv[1];
   o.query_ttl = DYN_OFF; /* every page a request */
   if(dyn_client_new(&o, &c, &err) != DYN_OK) {

@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: shared_fork ENDPOINT SHARED_CACHE_URL TABLE N\n");
     return 2;
   }
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.endpoint = argv[1];
   o.shared_cache = argv[2];
   o.shared_cache_timeout = 1.0; /* a loaded machine: no timeout here */

@@ -23,7 +23,7 @@ static dyn_client *client(const char *profile, const char *region,
   dyn_options o;
   dyn_client *c = NULL;
   dyn_error err;
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.profile = profile;
   o.region = region;
   o.endpoint = endpoint;

@@ -41,7 +41,7 @@ static dyn_client *client(const char *endpoint, int cached) {
   dyn_options o;
   dyn_client *c = NULL;
   dyn_error err;
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.endpoint = endpoint;
   o.timeout = 3;
   o.max_retries = 2;

@@ -40,7 +40,7 @@ int main(int argc, char **argv) {
   dyn_error err;
   if(argc != 3)
     return 2;
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.endpoint = argv[1];
   if(dyn_client_new(&o, &c, &err) != DYN_OK) {
     printf("client: %s\n", err.message);

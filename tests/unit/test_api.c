@@ -710,7 +710,7 @@ static void test_client_options(void) {
   CHECK_INT(dyn_get_item(NULL, "T", NULL, 0, &got, &err), DYN_EMISUSE);
 
   /* options win; DYN_OFF turns caching and retries off */
-  memset(&o, 0, sizeof(o));
+  dyn_options_init(&o);
   o.region = "ap-south-1";
   o.endpoint = "http://127.0.0.1:1";
   o.item_ttl = DYN_OFF;

@@ -1046,7 +1046,7 @@ static void test_missing_table(void) {
   setenv("AWS_ACCESS_KEY_ID", "AK", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
   snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
-  memset(&opt, 0, sizeof(opt));
+  dyn_options_init(&opt);
   opt.endpoint = url;
   opt.region = "eu-west-2";
   if(CHECK(dyn_client_new(&opt, &c, &e) == DYN_OK)) {
