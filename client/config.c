@@ -184,31 +184,20 @@ fail:
   return result;
 }
 
-/* See ddb_client_int.h. */
-ddb_result ddb_endpoint_parse(const char *text, const char *what,
-                              ddb_endpoint *out, ddb_error *err) {
-  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
-  char sign_path[DDB_SIGV4_PATH_MAX];
-  char *port = NULL, *cpath = NULL, *url = NULL;
-  const char *auth, *canon_host;
-  ddb_result result = DDB_OK;
-  CURLU *u = NULL;
-  CURLUcode uc;
-  size_t plen, hlen;
-  int tls;
-  ddb_buf b;
-
-  memset(out, 0, sizeof(*out));
-  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
-  /* the shape of the text, before libcurl reads it */
-  hlen = authority(text, &auth);
+/* The shape of endpoint text, before libcurl reads it: http(s), a host,
+** no user or password, no query or fragment.  *tls: https.  Returns
+** DDB_OK or a DDB_ERR_CONFIG naming what is wrong. */
+static ddb_result endpoint_shape(const char *text, const char *what, int *tls,
+                                 ddb_error *err) {
+  const char *auth;
+  size_t hlen = authority(text, &auth);
   if(memchr(auth, '@', hlen))
     /* user:password@ would put a secret in messages and dynamodb_info */
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "bad endpoint%s: a user name or password in the URL "
                          "is not allowed",
                          what);
-  if(!http_scheme(text, &tls))
+  if(!http_scheme(text, tls))
     return endpoint_error(err, text, what,
                           "must start with http:// or https://");
   if(!hlen)
@@ -220,7 +209,106 @@ ddb_result ddb_endpoint_parse(const char *text, const char *what,
   if(strchr(text, '#'))
     return endpoint_error(err, text, what,
                           "a fragment ('#...') is not allowed");
+  return DDB_OK;
+}
 
+/* The path of parsed URL u without its trailing slashes, then the "/"
+** requests go to, into path (cap bytes; *plen: its length before the
+** "/"), set back into u; *url the whole URL curl will connect to
+** (curl_free), sign_path the path as SigV4 signs it.  Returns DDB_OK or
+** an error naming text. */
+static ddb_result endpoint_path(CURLU *u, const char *text, const char *what,
+                                char *path, size_t cap, size_t *plen,
+                                char **url, char *sign_path, size_t sign_cap,
+                                ddb_error *err) {
+  char *cpath = NULL;
+  ddb_result result = DDB_OK;
+  CURLUcode uc = curl_url_get(u, CURLUPART_PATH, &cpath, 0);
+  size_t n;
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  n = strlen(cpath);
+  while(n > 0 && cpath[n - 1] == '/')
+    n--;
+  if(n + 2 > cap) {
+    result = endpoint_error(err, text, what, "path too long");
+    goto fail;
+  }
+  memcpy(path, cpath, n);
+  path[n] = '/';
+  path[n + 1] = 0;
+  *plen = n;
+  uc = curl_url_set(u, CURLUPART_PATH, path, 0);
+  if(!uc)
+    uc = curl_url_get(u, CURLUPART_URL, url, 0);
+  if(uc) {
+    result = endpoint_error(err, text, what, url_refusal(uc));
+    goto fail;
+  }
+  if(ddb_sigv4_uri_encode(path, sign_path, sign_cap))
+    result = endpoint_error(err, text, what, "path too long");
+fail:
+  curl_free(cpath);
+  return result;
+}
+
+/* The strings of out from the parsed parts: the Host header host[:port]
+** and the canonical endpoint (no trailing dot, localhost as 127.0.0.1,
+** the path's first plen bytes), copies of url and sign_path.  host is
+** changed (its trailing dots).  Returns DDB_OK or DDB_ERR_NOMEM. */
+static ddb_result endpoint_strings(ddb_endpoint *out, char *host,
+                                   const char *port, int tls, const char *path,
+                                   size_t plen, const char *url,
+                                   const char *sign_path, ddb_error *err) {
+  const char *canon_host;
+  size_t hlen;
+  ddb_buf b;
+  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
+  ddb_buf_adds(&b, host);
+  if(port) {
+    ddb_buf_addc(&b, ':');
+    ddb_buf_adds(&b, port);
+  }
+  out->host = ddb_buf_take(&b, NULL);
+  hlen = strlen(host);
+  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
+    host[--hlen] = 0;
+  canon_host = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
+  ddb_buf_adds(&b, tls ? "https://" : "http://");
+  ddb_buf_adds(&b, canon_host);
+  if(port) {
+    ddb_buf_addc(&b, ':');
+    ddb_buf_adds(&b, port);
+  }
+  ddb_buf_add(&b, path, plen);
+  out->canonical = ddb_buf_take(&b, NULL);
+  ddb_buf_free(&b);
+  out->url = ddb_strdup(url);
+  out->sign_path = ddb_strdup(sign_path);
+  if(!out->host || !out->canonical || !out->url || !out->sign_path)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  return DDB_OK;
+}
+
+/* See ddb_client_int.h. */
+ddb_result ddb_endpoint_parse(const char *text, const char *what,
+                              ddb_endpoint *out, ddb_error *err) {
+  char host[DDB_SIGV4_HOST_MAX], path[DDB_SIGV4_PATH_MAX];
+  char sign_path[DDB_SIGV4_PATH_MAX];
+  char *port = NULL, *url = NULL;
+  ddb_result result;
+  CURLU *u = NULL;
+  CURLUcode uc;
+  size_t plen = 0;
+  int tls = 0;
+
+  memset(out, 0, sizeof(*out));
+  result = endpoint_shape(text, what, &tls, err);
+  if(result)
+    return result;
   /* the one parse */
   u = curl_url();
   if(!u)
@@ -238,66 +326,17 @@ ddb_result ddb_endpoint_parse(const char *text, const char *what,
     curl_free(port);
     port = NULL; /* the scheme's default is no port */
   }
-  uc = curl_url_get(u, CURLUPART_PATH, &cpath, 0);
-  if(uc) {
-    result = endpoint_error(err, text, what, url_refusal(uc));
+  result = endpoint_path(u, text, what, path, sizeof(path), &plen, &url,
+                         sign_path, sizeof(sign_path), err);
+  if(result)
     goto fail;
-  }
-  /* the path without its trailing slashes, then the "/" requests go to */
-  plen = strlen(cpath);
-  while(plen > 0 && cpath[plen - 1] == '/')
-    plen--;
-  if(plen + 2 > sizeof(path)) {
-    result = endpoint_error(err, text, what, "path too long");
-    goto fail;
-  }
-  memcpy(path, cpath, plen);
-  path[plen] = '/';
-  path[plen + 1] = 0;
-  uc = curl_url_set(u, CURLUPART_PATH, path, 0);
-  if(!uc)
-    uc = curl_url_get(u, CURLUPART_URL, &url, 0);
-  if(uc) {
-    result = endpoint_error(err, text, what, url_refusal(uc));
-    goto fail;
-  }
-  if(ddb_sigv4_uri_encode(path, sign_path, sizeof(sign_path))) {
-    result = endpoint_error(err, text, what, "path too long");
-    goto fail;
-  }
-
-  /* the Host header: host[:port] */
-  ddb_buf_adds(&b, host);
-  if(port) {
-    ddb_buf_addc(&b, ':');
-    ddb_buf_adds(&b, port);
-  }
-  out->host = ddb_buf_take(&b, NULL);
-  /* the canonical endpoint: no trailing dot, localhost as 127.0.0.1 */
-  hlen = strlen(host);
-  while(hlen > 1 && host[hlen - 1] == '.' && host[0] != '[')
-    host[--hlen] = 0;
-  canon_host = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
-  ddb_buf_init(&b, 2 * DDB_SIGV4_HOST_MAX + 2 * DDB_SIGV4_PATH_MAX);
-  ddb_buf_adds(&b, tls ? "https://" : "http://");
-  ddb_buf_adds(&b, canon_host);
-  if(port) {
-    ddb_buf_addc(&b, ':');
-    ddb_buf_adds(&b, port);
-  }
-  ddb_buf_add(&b, path, plen);
-  out->canonical = ddb_buf_take(&b, NULL);
-  out->url = ddb_strdup(url);
-  out->sign_path = ddb_strdup(sign_path);
-  if(!out->host || !out->canonical || !out->url || !out->sign_path)
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  result =
+      endpoint_strings(out, host, port, tls, path, plen, url, sign_path, err);
 
 fail:
   if(result)
     ddb_endpoint_free(out);
-  ddb_buf_free(&b);
   curl_free(port);
-  curl_free(cpath);
   curl_free(url);
   curl_url_cleanup(u);
   return result;
