@@ -72,27 +72,22 @@ typedef struct at_cursor {
 static int attributesConnect(sqlite3 *db, void *pAux, int argc,
                              const char *const *argv, sqlite3_vtab **ppVtab,
                              char **pzErr) {
-  at_vtab *p;
   int rc;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(db, "CREATE TABLE x(name TEXT, types TEXT, "
-                                "present INTEGER, sample, vtab TEXT HIDDEN, "
-                                "n INTEGER HIDDEN)");
-  if(rc)
-    return rc;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p)
-    return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
-  p->db = db;
-  p->pConn = pAux;
   /* it reads DynamoDB with the user's credentials: not from the views and
   ** triggers of a database file (see dd_vtab_config) */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *ppVtab = &p->base;
-  return SQLITE_OK;
+  rc = dd_eponymous_connect(db,
+                            "CREATE TABLE x(name TEXT, types TEXT, "
+                            "present INTEGER, sample, vtab TEXT HIDDEN, "
+                            "n INTEGER HIDDEN)",
+                            sizeof(at_vtab), SQLITE_VTAB_DIRECTONLY, ppVtab);
+  if(rc == SQLITE_OK) {
+    ((at_vtab *)*ppVtab)->db = db;
+    ((at_vtab *)*ppVtab)->pConn = pAux;
+  }
+  return rc;
 }
 
 static int attributesDisconnect(sqlite3_vtab *p) {
@@ -140,13 +135,8 @@ static int attributesBestIndex(sqlite3_vtab *pVtab,
 }
 
 static int attributesOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
-  at_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCur = &c->base;
-  return SQLITE_OK;
+  return dd_eponymous_open(sizeof(at_cursor), ppCur);
 }
 
 /* Free the attributes of the last xFilter. */

@@ -43,6 +43,32 @@ void dd_error(dd_vtab *p, const char *zFmt, ...) {
   va_end(ap);
 }
 
+/* See dd_ext.h. */
+int dd_eponymous_connect(sqlite3 *db, const char *zSchema, size_t nByte,
+                         int eConfig, sqlite3_vtab **ppVtab) {
+  sqlite3_vtab *p;
+  int rc = sqlite3_declare_vtab(db, zSchema);
+  if(rc)
+    return rc;
+  p = sqlite3_malloc64(nByte);
+  if(!p)
+    return SQLITE_NOMEM;
+  memset(p, 0, nByte);
+  sqlite3_vtab_config(db, eConfig);
+  *ppVtab = p;
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dd_eponymous_open(size_t nByte, sqlite3_vtab_cursor **ppCur) {
+  sqlite3_vtab_cursor *c = sqlite3_malloc64(nByte);
+  if(!c)
+    return SQLITE_NOMEM;
+  memset(c, 0, nByte);
+  *ppCur = c;
+  return SQLITE_OK;
+}
+
 /* See dd_ext.h: dd_error for the extension's other tables. */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...) {
   va_list ap;

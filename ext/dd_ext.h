@@ -373,6 +373,17 @@ void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The same for the extension's other tables (dynamodb_tables, ...;
 ** common.c). */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
+/* The xConnect and xOpen of the extension's eponymous tables (monitor.c,
+** hot.c, tables.c, attributes.c; common.c).  dd_eponymous_connect
+** declares zSchema on db, allocates a zeroed vtab of nByte bytes (its
+** sqlite3_vtab first) into *ppVtab and makes eConfig the table's
+** sqlite3_vtab_config choice (SQLITE_VTAB_INNOCUOUS or _DIRECTONLY, its
+** reason written at the caller); dd_eponymous_open a zeroed cursor of
+** nByte bytes into *ppCur.  Both return an SQLite code; sqlite3_free()
+** frees what they allocate. */
+int dd_eponymous_connect(sqlite3 *db, const char *zSchema, size_t nByte,
+                         int eConfig, sqlite3_vtab **ppVtab);
+int dd_eponymous_open(size_t nByte, sqlite3_vtab_cursor **ppCur);
 /* The SQLite result code for a client error (common.c). */
 int dd_rc(const ddb_error *e);
 /* The name of the extra column zBase ("item", "keys", "item_raw") into

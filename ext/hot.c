@@ -32,28 +32,19 @@ typedef struct hot_cursor {
 static int hotConnect(sqlite3 *db, void *pAux, int argc,
                       const char *const *argv, sqlite3_vtab **ppVtab,
                       char **pzErr) {
-  sqlite3_vtab *p;
-  int rc;
   (void)pAux;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(table_name TEXT, index_name TEXT, partition_key "
-          "TEXT, requests INTEGER, items INTEGER, rcu REAL, wcu REAL, "
-          "throttled INTEGER, error INTEGER HIDDEN)");
-  if(rc)
-    return rc;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p)
-    return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
   /* no network, but the partition keys are the user's data (customer
   ** ids, ...): a view or trigger of someone else's database file could
   ** copy them into the file, so it is direct-only (see dd_vtab_config) */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *ppVtab = p;
-  return SQLITE_OK;
+  return dd_eponymous_connect(
+      db,
+      "CREATE TABLE x(table_name TEXT, index_name TEXT, partition_key "
+      "TEXT, requests INTEGER, items INTEGER, rcu REAL, wcu REAL, "
+      "throttled INTEGER, error INTEGER HIDDEN)",
+      sizeof(sqlite3_vtab), SQLITE_VTAB_DIRECTONLY, ppVtab);
 }
 
 static int hotDisconnect(sqlite3_vtab *p) {
@@ -69,13 +60,8 @@ static int hotBestIndex(sqlite3_vtab *p, sqlite3_index_info *pInfo) {
 }
 
 static int hotOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
-  hot_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCur = &c->base;
-  return SQLITE_OK;
+  return dd_eponymous_open(sizeof(hot_cursor), ppCur);
 }
 
 static int hotClose(sqlite3_vtab_cursor *cur) {

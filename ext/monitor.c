@@ -47,33 +47,9 @@ typedef struct log_cursor {
   int *aPage; /* page number of each entry */
 } log_cursor;
 
-/* Declare an eponymous, innocuous table of columns zSchema and return it
-** in *ppVtab (shared by both tables here: reading them touches no network
-** and no secret). */
-static int eponymous_connect(sqlite3 *db, const char *zSchema,
-                             sqlite3_vtab **ppVtab) {
-  sqlite3_vtab *p;
-  int rc = sqlite3_declare_vtab(db, zSchema);
-  if(rc)
-    return rc;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p)
-    return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
-  sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-  *ppVtab = p;
-  return SQLITE_OK;
-}
-
-/* A zeroed cursor of nByte bytes in *ppCur, or SQLITE_NOMEM. */
-static int eponymous_open(size_t nByte, sqlite3_vtab_cursor **ppCur) {
-  sqlite3_vtab_cursor *c = sqlite3_malloc64(nByte);
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, nByte);
-  *ppCur = c;
-  return SQLITE_OK;
-}
+/* dynamodb_log and dynamodb_stats are innocuous: reading them touches no
+** network and no secret. */
+#define DD_LOG_CONFIG SQLITE_VTAB_INNOCUOUS
 
 static int logConnect(sqlite3 *db, void *pAux, int argc,
                       const char *const *argv, sqlite3_vtab **ppVtab,
@@ -82,14 +58,15 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
   (void)argc;
   (void)argv;
   (void)pzErr;
-  return eponymous_connect(db,
-                           "CREATE TABLE x(seq INTEGER, operation TEXT,"
-                           " table_name TEXT, index_name TEXT, page "
-                           "INTEGER, http_status INTEGER, retries "
-                           "INTEGER, items INTEGER, ms REAL, note TEXT, "
-                           "rcu REAL, wcu REAL, cached INTEGER, age_s REAL, "
-                           "stmt INTEGER)",
-                           ppVtab);
+  return dd_eponymous_connect(
+      db,
+      "CREATE TABLE x(seq INTEGER, operation TEXT,"
+      " table_name TEXT, index_name TEXT, page "
+      "INTEGER, http_status INTEGER, retries "
+      "INTEGER, items INTEGER, ms REAL, note TEXT, "
+      "rcu REAL, wcu REAL, cached INTEGER, age_s REAL, "
+      "stmt INTEGER)",
+      sizeof(sqlite3_vtab), DD_LOG_CONFIG, ppVtab);
 }
 
 static int logDisconnect(sqlite3_vtab *p) {
@@ -105,7 +82,7 @@ static int logBestIndex(sqlite3_vtab *p, sqlite3_index_info *pInfo) {
 
 static int logOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
   (void)p;
-  return eponymous_open(sizeof(log_cursor), ppCur);
+  return dd_eponymous_open(sizeof(log_cursor), ppCur);
 }
 
 static int logClose(sqlite3_vtab_cursor *cur) {
@@ -256,12 +233,13 @@ static int statsConnect(sqlite3 *db, void *pAux, int argc,
   (void)argc;
   (void)argv;
   (void)pzErr;
-  return eponymous_connect(db, "CREATE TABLE x(name TEXT, value)", ppVtab);
+  return dd_eponymous_connect(db, "CREATE TABLE x(name TEXT, value)",
+                              sizeof(sqlite3_vtab), DD_LOG_CONFIG, ppVtab);
 }
 
 static int statsOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
   (void)p;
-  return eponymous_open(sizeof(stats_cursor), ppCur);
+  return dd_eponymous_open(sizeof(stats_cursor), ppCur);
 }
 
 static int statsClose(sqlite3_vtab_cursor *cur) {

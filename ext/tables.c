@@ -79,31 +79,26 @@ typedef struct tb_cursor {
 static int tablesConnect(sqlite3 *db, void *pAux, int argc,
                          const char *const *argv, sqlite3_vtab **ppVtab,
                          char **pzErr) {
-  tb_vtab *p;
   int rc;
   (void)argc;
   (void)argv;
   (void)pzErr;
-  rc = sqlite3_declare_vtab(
-      db, "CREATE TABLE x(name TEXT, status TEXT, partition_key TEXT, "
-          "sort_key TEXT, billing_mode TEXT, item_count INTEGER, size_bytes "
-          "INTEGER, ttl_attribute TEXT, ttl_status TEXT, indexes TEXT, "
-          "stream TEXT, region TEXT HIDDEN, endpoint TEXT HIDDEN, profile "
-          "TEXT HIDDEN)");
-  if(rc)
-    return rc;
-  p = sqlite3_malloc(sizeof(*p));
-  if(!p)
-    return SQLITE_NOMEM;
-  memset(p, 0, sizeof(*p));
-  p->db = db;
-  p->pConn = pAux;
   /* it reaches DynamoDB with the user's credentials, at an endpoint a
   ** query may name: not from the views and triggers of a database file
   ** (see dd_vtab_config) */
-  sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-  *ppVtab = &p->base;
-  return SQLITE_OK;
+  rc = dd_eponymous_connect(
+      db,
+      "CREATE TABLE x(name TEXT, status TEXT, partition_key TEXT, "
+      "sort_key TEXT, billing_mode TEXT, item_count INTEGER, size_bytes "
+      "INTEGER, ttl_attribute TEXT, ttl_status TEXT, indexes TEXT, "
+      "stream TEXT, region TEXT HIDDEN, endpoint TEXT HIDDEN, profile "
+      "TEXT HIDDEN)",
+      sizeof(tb_vtab), SQLITE_VTAB_DIRECTONLY, ppVtab);
+  if(rc == SQLITE_OK) {
+    ((tb_vtab *)*ppVtab)->db = db;
+    ((tb_vtab *)*ppVtab)->pConn = pAux;
+  }
+  return rc;
 }
 
 static int tablesDisconnect(sqlite3_vtab *p) {
@@ -143,13 +138,8 @@ static int tablesBestIndex(sqlite3_vtab *pVtab, sqlite3_index_info *pInfo) {
 }
 
 static int tablesOpen(sqlite3_vtab *p, sqlite3_vtab_cursor **ppCur) {
-  tb_cursor *c = sqlite3_malloc(sizeof(*c));
   (void)p;
-  if(!c)
-    return SQLITE_NOMEM;
-  memset(c, 0, sizeof(*c));
-  *ppCur = &c->base;
-  return SQLITE_OK;
+  return dd_eponymous_open(sizeof(tb_cursor), ppCur);
 }
 
 /* Forget the current row's description. */
