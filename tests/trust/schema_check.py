@@ -247,6 +247,16 @@ def check_shared_cache(t, tmp, good, victim):
     t.check("a user needs a password" in out and s[0] == 0 and pw not in out,
             "a file's shared_cache with a user: its first use fails, saying "
             "why; nothing reaches that Redis", detail(out, s))
+    # a wait on Redis does not see an interrupt: a file cannot make one
+    # longer than a second
+    db = file_with(", shared_cache='%s', shared_cache_timeout=86400"
+                   % theirs.url)
+    out = run_shell(db, read, env)
+    s = seen(theirs)
+    t.check("bad value for shared_cache_timeout: '86400' (expected seconds "
+            "from 0.001 to 1" in out and s[0] == 0,
+            "a file's shared_cache_timeout=86400: its first use fails "
+            "(at most 1 s), nothing reaches that Redis", detail(out, s))
     # typed by the user, not read from a file: the same rule
     out = run_shell(os.path.join(tmp, "typed.db"),
                     "CREATE VIRTUAL TABLE temp.y USING dynamodb(table=%s%s);\n"
