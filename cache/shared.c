@@ -27,7 +27,8 @@
 ** tombstone; a page's payload is the JSON of DynamoDB's answer, decoded by
 ** the client's parser of answers (ddb_page_from_json).  A reader takes an
 ** entry only when it is younger than the reader's own TTL (filled is
-** inside the sealed value, so a replayed old value is refused too).
+** inside the sealed value).  Bound to its key, not to a version: a value
+** put back under its key is taken within that TTL (docs/trust-model.md).
 **
 ** Coherence.  A write through this process (ddbc_shared_note_write, from
 ** ddbc_note_write) SETs the item's entry to the item as written (or "no
@@ -192,8 +193,8 @@ static ddbc_shared *do_tier_find(const char *spec) {
 }
 
 /* Is u the Redis that DYNAMODB_SHARED_CACHE names (the same scheme, host,
-** port, database and user)?  Returns 1 or 0; on 1, *env_pw is that URL's
-** own password when it has one (else untouched).  The environment's
+** port, database and user)?  Returns 1 or 0, with that URL parsed into
+** *env_u (its password too: the caller wipes it).  The environment's
 ** password goes to that Redis only: a shared_cache= URL can come from a
 ** database file (docs/trust-model.md). */
 static int tier_is_env(const ddbc_redis_url *u, ddbc_redis_url *env_u) {
