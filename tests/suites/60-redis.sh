@@ -112,7 +112,7 @@ if make -s --no-print-directory build/libddb.a >&2 &&
       IFS='|' read -r pw ca what <<<"$bad"
       out=$(DYNAMODB_SHARED_CACHE_CA="$ca" DYNAMODB_SHARED_CACHE_PASSWORD="$pw" \
         DYNAMODB_SHARED_CACHE="$TURL" ${SQLITE3:-sqlite3} :memory: ".load ${DDB_EXT:-build/dynamodb}" \
-        "CREATE VIRTUAL TABLE temp.t USING dynamodb(table=Shared060, shared_cache='$TURL')" \
+        "CREATE VIRTUAL TABLE temp.t USING dynamodb(table=Shared060, shared_cache='$TURL', shared_cache_timeout=1)" \
         "SELECT json_extract(item, '\$.v') FROM t WHERE PK='P#3' AND SK='S#003'" \
         "SELECT value FROM dynamodb_stats WHERE name IN ('shared_errors', 'shared_hits') ORDER BY name" 2>&1)
       [ "$(echo $out)" = "v3 1 0" ]
