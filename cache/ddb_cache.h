@@ -91,9 +91,12 @@ double ddbc_now(void);
 
 /* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
 ** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without
-** a password in the URL, $DYNAMODB_SHARED_CACHE_PASSWORD is the AUTH
-** password; rediss:// trusts the system's CAs and the PEM file
-** $DYNAMODB_SHARED_CACHE_CA.  timeout: seconds (0: DDBC_SHARED_TIMEOUT).
+** a password in the URL, the environment's is the AUTH password only when
+** the URL names the Redis $DYNAMODB_SHARED_CACHE names (the same scheme,
+** host, port, db and user): that URL's password, else
+** $DYNAMODB_SHARED_CACHE_PASSWORD; any other Redis gets none (a url can
+** come from a database file).  rediss:// trusts the system's CAs and the
+** PEM file $DYNAMODB_SHARED_CACHE_CA.  timeout: seconds (0: DDBC_SHARED_TIMEOUT).
 ** Returns DDB_OK with *out the tier (NULL: none), one per (url, timeout)
 ** in the process, never freed (at most 16); it connects at its first
 ** use, not here.  A URL that cannot be honoured is DDB_ERR_CONFIG, its

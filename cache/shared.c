@@ -27,7 +27,8 @@
 ** tombstone; a page's payload is the JSON of DynamoDB's answer, decoded by
 ** the client's parser of answers (ddb_page_from_json).  A reader takes an
 ** entry only when it is younger than the reader's own TTL (filled is
-** inside the sealed value, so a replayed old value is refused too).
+** inside the sealed value).  Bound to its key, not to a version: a value
+** put back under its key is taken within that TTL (docs/trust-model.md).
 **
 ** Coherence.  A write through this process (ddbc_shared_note_write, from
 ** ddbc_note_write) SETs the item's entry to the item as written (or "no
@@ -66,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -190,32 +192,67 @@ static ddbc_shared *do_tier_find(const char *spec) {
   return x;
 }
 
+/* Is u the Redis that DYNAMODB_SHARED_CACHE names (the same scheme, host,
+** port, database and user)?  Returns 1 or 0, with that URL parsed into
+** *env_u (its password too: the caller wipes it).  The environment's
+** password goes to that Redis only: a shared_cache= URL can come from a
+** database file (docs/trust-model.md). */
+static int tier_is_env(const ddbc_redis_url *u, ddbc_redis_url *env_u) {
+  const char *env = getenv("DYNAMODB_SHARED_CACHE");
+  char why[200];
+  if(!env || !env[0] || strcmp(env, "off") == 0 ||
+     ddbc_redis_url_parse(env, env_u, why, sizeof(why)))
+    return 0;
+  return env_u->tls == u->tls && strcasecmp(env_u->host, u->host) == 0 &&
+         env_u->port == u->port && env_u->db == u->db &&
+         strcmp(env_u->user, u->user) == 0;
+}
+
 /* The settings of the new tier sh from url (from names it in messages,
-** shown is it with its password redacted) and the environment: the URL
-** parsed, DYNAMODB_SHARED_CACHE_PASSWORD when the URL has none, the TLS
+** shown is it with its password redacted; from_env: url is
+** DYNAMODB_SHARED_CACHE) and the environment: the URL parsed; when it has
+** no password and names the environment's Redis (from_env, or
+** tier_is_env), that URL's password or else
+** DYNAMODB_SHARED_CACHE_PASSWORD, never for another Redis; the TLS
 ** context of rediss:// (DYNAMODB_SHARED_CACHE_CA).  Returns DDB_OK, or
 ** DDB_ERR_CONFIG naming what is wrong; sh is then the caller's to free
 ** (tier_free), as always. */
 static ddb_result tier_settings(ddbc_shared *sh, const char *url,
                                 const char *from, const char *shown,
-                                ddb_error *err) {
+                                int from_env, ddb_error *err) {
   const char *pw, *ca;
   char why[200];
+  ddbc_redis_url env_u;
+  int is_env;
   if(ddbc_redis_url_parse(url, &sh->u, why, sizeof(why)))
     return ddb_error_set(err, DDB_ERR_CONFIG, "bad %s '%.200s': %s", from,
                          shown, why);
+  memset(&env_u, 0, sizeof(env_u));
+  is_env = from_env || tier_is_env(&sh->u, &env_u);
+  if(is_env && !sh->u.has_password && env_u.has_password) {
+    memcpy(sh->u.password, env_u.password, sizeof(sh->u.password));
+    sh->u.has_password = 1;
+  }
+  ddbc_redis_url_wipe(&env_u);
   pw = getenv("DYNAMODB_SHARED_CACHE_PASSWORD");
-  if(!sh->u.has_password && pw && pw[0]) {
+  if(is_env && !sh->u.has_password && pw && pw[0]) {
     if(strlen(pw) >= sizeof(sh->u.password))
       return ddb_error_set(err, DDB_ERR_CONFIG,
                            "DYNAMODB_SHARED_CACHE_PASSWORD is too long");
     memcpy(sh->u.password, pw, strlen(pw) + 1);
     sh->u.has_password = 1;
   }
-  if(sh->u.user[0] && !sh->u.has_password)
+  if(sh->u.user[0] && !sh->u.has_password && is_env)
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "bad %s '%.200s': a user needs a password "
                          "(DYNAMODB_SHARED_CACHE_PASSWORD)",
+                         from, shown);
+  if(sh->u.user[0] && !sh->u.has_password)
+    return ddb_error_set(err, DDB_ERR_CONFIG,
+                         "bad %s '%.200s': a user needs a password, and "
+                         "DYNAMODB_SHARED_CACHE_PASSWORD goes only to the "
+                         "Redis that DYNAMODB_SHARED_CACHE names: name this "
+                         "one there",
                          from, shown);
   if(sh->u.tls) {
     ca = getenv("DYNAMODB_SHARED_CACHE_CA");
@@ -261,7 +298,8 @@ static ddb_result tier_register(ddbc_shared **sh, ddbc_shared **out,
 ** settings) and registered. */
 ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
                             ddb_error *err) {
-  const char *from = url ? "shared_cache" : "DYNAMODB_SHARED_CACHE";
+  static const char env_name[] = "DYNAMODB_SHARED_CACHE";
+  const char *from = url ? "shared_cache" : env_name;
   char shown[300];
   ddbc_shared *sh = NULL, *x;
   ddb_buf spec;
@@ -294,7 +332,7 @@ ddb_result ddbc_shared_open(const char *url, double timeout, ddbc_shared **out,
   }
   pthread_mutex_init(&sh->lock, NULL);
   sh->timeout = timeout;
-  result = tier_settings(sh, url, from, shown, err);
+  result = tier_settings(sh, url, from, shown, from == env_name, err);
   if(result)
     goto done;
   sh->spec = ddb_buf_take(&spec, NULL);

@@ -54,9 +54,10 @@ SQLITE_EXTENSION_INIT3
 **   shared_cache=URL    a shared tier behind the process's cache:
 **                       redis[s]://[user@]host[:port][/db] (default:
 **                       DYNAMODB_SHARED_CACHE; off: none); no password
-**                       here (DYNAMODB_SHARED_CACHE_PASSWORD)
+**                       here (DYNAMODB_SHARED_CACHE_PASSWORD goes only to
+**                       the Redis DYNAMODB_SHARED_CACHE names)
 **   shared_cache_timeout=SECONDS  bound of a connect and of each command
-**                       to it (default 0.02)
+**                       to it, 0.001 to 1 (default 0.02)
 **   max_requests=N      a statement that would send more than N requests
 **                       fails, naming cheaper forms (default 0: no limit)
 **   ttl=show|hide       hide: leave out items whose TTL attribute (from
@@ -83,6 +84,10 @@ enum {
   DD_OPT_TTLMODE,  /* show or hide: int, 1 for hide */
   DD_OPT_RATE      /* units a second from 0 to DD_MAX_RATE: double */
 };
+/* The largest shared_cache_timeout: a wait on Redis does not see an
+** interrupt, and a database file can name the Redis (docs/trust-model.md),
+** so no wait on it may last longer than an interrupt takes elsewhere. */
+#define DD_SHARED_TIMEOUT_MAX 1
 /* The largest max_requests, and the largest max_rcu / max_wcu. */
 #define DD_MAX_COUNT 1000000000
 #define DD_MAX_RATE  1000000
@@ -140,7 +145,8 @@ static const struct dd_option {
     {"shared_cache", offsetof(dd_opts, zSharedCache), DD_OPT_TEXT, 0, NULL,
      NULL},
     {"shared_cache_timeout", offsetof(dd_opts, zSharedTimeout), DD_OPT_TIMEOUT,
-     offsetof(dd_vtab, rSharedTimeout), "0.02", "expected seconds > 0"},
+     offsetof(dd_vtab, rSharedTimeout), "0.02",
+     "expected seconds from 0.001 to " DD_STR(DD_SHARED_TIMEOUT_MAX)},
     {"write_calls", offsetof(dd_opts, zWriteCalls), DD_OPT_CALLS,
      offsetof(dd_vtab, nWriteCalls), DD_STR(DD_WRITE_CALLS),
      "expected an integer from 1 to 64"},
@@ -376,8 +382,9 @@ static int dd_opt_value(int eKind, const char *z, void *pDst) {
   }
 }
 
-/* timeout=, shared_cache_timeout=: seconds z > 0, at least 0.001, into
-** *pReal.  Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
+/* timeout=, shared_cache_timeout=: seconds z > 0, at least 0.001 (and for
+** shared_cache_timeout at most DD_SHARED_TIMEOUT_MAX), into *pReal.
+** Returns SQLITE_OK, or SQLITE_ERROR with *pzErr set. */
 static int dd_opt_timeout(const struct dd_option *o, const char *z,
                           double *pReal, char **pzErr) {
   double d;
@@ -387,6 +394,11 @@ static int dd_opt_timeout(const struct dd_option *o, const char *z,
   if(d < 0.001) /* curl counts milliseconds, and its 0 means none */
     return dd_opt_error(
         pzErr, "bad value for %s: '%s' (at least 0.001 seconds)", o->zName, z);
+  if(o->iDst == offsetof(dd_vtab, rSharedTimeout) && d > DD_SHARED_TIMEOUT_MAX)
+    return dd_opt_error(pzErr,
+                        "bad value for %s: '%s' (%s: a wait on Redis "
+                        "is not interrupted)",
+                        o->zName, z, o->zExpect);
   *pReal = d;
   return SQLITE_OK;
 }

@@ -97,21 +97,22 @@ if make -s --no-print-directory build/libddb.a >&2 &&
   tests/harness/redis.sh stop "$TMP/plain"
   # TLS, a password (requirepass) and then an ACL user
   if TURL=$(tests/harness/redis.sh start --tls --password tlspw "$TMP/tls" 2>"$TMP/tls.err"); then
+    # (the environment's password goes only to DYNAMODB_SHARED_CACHE's Redis)
     relay < <(DYNAMODB_SHARED_CACHE_CA="$TMP/tls/ca.pem" DYNAMODB_SHARED_CACHE_PASSWORD=tlspw \
-      timeout 600 "$FORK" "$AWS_ENDPOINT_URL_DYNAMODB" "$TURL" Shared060 40 2>&1 |
+      DYNAMODB_SHARED_CACHE="$TURL" timeout 600 "$FORK" "$AWS_ENDPOINT_URL_DYNAMODB" "$TURL" Shared060 40 2>&1 |
       sed 's/ - shared: / - C API, rediss + AUTH: shared: /')
     TPORT=$(cat "$TMP/tls/port")
     redis-cli --tls --cacert "$TMP/tls/ca.pem" -p "$TPORT" --no-auth-warning -a tlspw \
       ACL SETUSER app on '>apppw' '~*' '+@all' >/dev/null
     relay < <(DYNAMODB_SHARED_CACHE_CA="$TMP/tls/ca.pem" DYNAMODB_SHARED_CACHE_PASSWORD=apppw \
-      timeout 600 "$FORK" "$AWS_ENDPOINT_URL_DYNAMODB" "rediss://app@127.0.0.1:$TPORT" Shared060 10 2>&1 |
+      DYNAMODB_SHARED_CACHE="rediss://app@127.0.0.1:$TPORT" timeout 600 "$FORK" "$AWS_ENDPOINT_URL_DYNAMODB" "rediss://app@127.0.0.1:$TPORT" Shared060 10 2>&1 |
       sed 's/ - shared: / - C API, rediss + ACL user: shared: /')
     # a wrong password, and a certificate not trusted: misses, never errors
     for bad in "wrongpw|$TMP/tls/ca.pem|wrong password" "tlspw||certificate not trusted"; do
       IFS='|' read -r pw ca what <<<"$bad"
       out=$(DYNAMODB_SHARED_CACHE_CA="$ca" DYNAMODB_SHARED_CACHE_PASSWORD="$pw" \
-        ${SQLITE3:-sqlite3} :memory: ".load ${DDB_EXT:-build/dynamodb}" \
-        "CREATE VIRTUAL TABLE temp.t USING dynamodb(table=Shared060, shared_cache='$TURL')" \
+        DYNAMODB_SHARED_CACHE="$TURL" ${SQLITE3:-sqlite3} :memory: ".load ${DDB_EXT:-build/dynamodb}" \
+        "CREATE VIRTUAL TABLE temp.t USING dynamodb(table=Shared060, shared_cache='$TURL', shared_cache_timeout=1)" \
         "SELECT json_extract(item, '\$.v') FROM t WHERE PK='P#3' AND SK='S#003'" \
         "SELECT value FROM dynamodb_stats WHERE name IN ('shared_errors', 'shared_hits') ORDER BY name" 2>&1)
       [ "$(echo $out)" = "v3 1 0" ]

@@ -73,6 +73,90 @@ class Attacker:
         return s
 
 
+class FakeRedis:
+    """A "Redis" on a free loopback port that answers like one (+OK to
+    AUTH, SELECT and SET, nils to GET and MGET) and records every byte it
+    receives: the shared tier's password must never reach a Redis that a
+    database file names."""
+
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.url = "redis://127.0.0.1:%d" % self.port
+        self.lock = threading.Lock()
+        self.got = b""
+        self.conns = 0
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with self.lock:
+                self.conns += 1
+            threading.Thread(target=self.serve, args=(conn,),
+                             daemon=True).start()
+
+    @staticmethod
+    def commands(buf):
+        """The complete RESP arrays at the start of buf: ([args], rest)."""
+        out = []
+        while True:
+            if not buf.startswith(b"*") or b"\r\n" not in buf:
+                return out, buf
+            head, rest = buf.split(b"\r\n", 1)
+            args = []
+            for _ in range(int(head[1:])):
+                if b"\r\n" not in rest:
+                    return out, buf
+                ln, rest2 = rest.split(b"\r\n", 1)
+                n = int(ln[1:])
+                if len(rest2) < n + 2:
+                    return out, buf
+                args.append(rest2[:n])
+                rest = rest2[n + 2:]
+            out.append(args)
+            buf = rest
+
+    def serve(self, conn):
+        buf = b""
+        conn.settimeout(10)
+        try:
+            while True:
+                data = conn.recv(65536)
+                if not data:
+                    return
+                with self.lock:
+                    self.got += data
+                buf += data
+                cmds, buf = self.commands(buf)
+                for a in cmds:
+                    op = a[0].upper()
+                    if op == b"MGET":
+                        conn.sendall(b"*%d\r\n" % (len(a) - 1) +
+                                     b"$-1\r\n" * (len(a) - 1))
+                    elif op == b"GET":
+                        conn.sendall(b"$-1\r\n")
+                    elif op == b"DEL":
+                        conn.sendall(b":0\r\n")
+                    else:
+                        conn.sendall(b"+OK\r\n")
+        except (OSError, ValueError):
+            pass
+        finally:
+            conn.close()
+
+    def take(self):
+        with self.lock:
+            g, n, self.got, self.conns = self.got, self.conns, b"", 0
+        return g, n
+
+
 class Test:
     def __init__(self):
         self.n = 0
@@ -106,6 +190,96 @@ def plain_shell(db, script):
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, timeout=60)
     return p.stdout
+
+
+def check_shared_cache(t, tmp, good, victim):
+    """shared_cache= in a database file (point 1 of issue 28): the user's
+    DYNAMODB_SHARED_CACHE_PASSWORD goes only to the Redis that
+    DYNAMODB_SHARED_CACHE names, never to one a file (or any other
+    shared_cache=) names."""
+    pw = "victim-redis-pw-28"
+    theirs, mine = FakeRedis(), FakeRedis()
+    env = dict(victim, DYNAMODB_SHARED_CACHE_PASSWORD=pw)
+    env.pop("DYNAMODB_SHARED_CACHE", None)
+    env_mine = dict(env, DYNAMODB_SHARED_CACHE=mine.url)
+    read = "SELECT PK, SK FROM x WHERE PK = 'A' AND SK = '1';"
+
+    def file_with(opts):
+        db = os.path.join(tmp, "shared.db")
+        shutil.copy(good, db)
+        plain_shell(db, "PRAGMA writable_schema=ON;\nUPDATE sqlite_schema SET "
+                    "sql = 'CREATE VIRTUAL TABLE x USING dynamodb(table=%s%s)'"
+                    " WHERE name = 'x';\n" % (TABLE, opts.replace("'", "''")))
+        return db
+
+    def seen(fake):
+        time.sleep(0.1)
+        got, n = fake.take()
+        ops = [a[0].upper() for a in FakeRedis.commands(got)[0]]
+        return n, ops, pw.encode() in got, got
+
+    def detail(out, s):
+        return "%s\nconnections %d, commands %r, password sent: %s\n%r" % (
+            out, s[0], s[1], s[2], s[3][:300])
+
+    opts = ", shared_cache='%s', shared_cache_timeout=1" % theirs.url
+    db = file_with(opts)
+    out = run_shell(db, ".schema x\nPRAGMA table_info(x);", env)
+    s = seen(theirs)
+    t.check(s[0] == 0, "a file naming shared_cache: reading its schema makes "
+            "no connection to that Redis", detail(out, s))
+    for label, e in (("DYNAMODB_SHARED_CACHE unset", env),
+                     ("DYNAMODB_SHARED_CACHE another Redis", env_mine)):
+        out = run_shell(db, read, e)
+        s = seen(theirs)
+        t.check(out == "A|1\n" and s[0] >= 1 and not s[2] and
+                b"AUTH" not in s[1],
+                "a file's shared_cache (%s): the first SELECT uses that Redis "
+                "(documented, as for endpoint) and never sends it "
+                "DYNAMODB_SHARED_CACHE_PASSWORD, nor any AUTH" % label,
+                detail(out, s))
+        mine.take()
+    # a user in the file's URL needs a password, which it cannot have
+    db = file_with(", shared_cache='redis://default@127.0.0.1:%d'"
+                   % theirs.port)
+    out = run_shell(db, read, env)
+    s = seen(theirs)
+    t.check("a user needs a password" in out and s[0] == 0 and pw not in out,
+            "a file's shared_cache with a user: its first use fails, saying "
+            "why; nothing reaches that Redis", detail(out, s))
+    # a wait on Redis does not see an interrupt: a file cannot make one
+    # longer than a second
+    db = file_with(", shared_cache='%s', shared_cache_timeout=86400"
+                   % theirs.url)
+    out = run_shell(db, read, env)
+    s = seen(theirs)
+    t.check("bad value for shared_cache_timeout: '86400' (expected seconds "
+            "from 0.001 to 1" in out and s[0] == 0,
+            "a file's shared_cache_timeout=86400: its first use fails "
+            "(at most 1 s), nothing reaches that Redis", detail(out, s))
+    # typed by the user, not read from a file: the same rule
+    out = run_shell(os.path.join(tmp, "typed.db"),
+                    "CREATE VIRTUAL TABLE temp.y USING dynamodb(table=%s%s);\n"
+                    "SELECT PK, SK FROM y WHERE PK = 'A' AND SK = '1';"
+                    % (TABLE, opts), env)
+    s = seen(theirs)
+    t.check(out == "A|1\n" and s[0] >= 1 and not s[2] and
+            b"AUTH" not in s[1],
+            "shared_cache= typed in CREATE VIRTUAL TABLE, not "
+            "DYNAMODB_SHARED_CACHE: no password sent either", detail(out, s))
+    # the control: the environment's own Redis does get the password
+    # (from DYNAMODB_SHARED_CACHE, or named again by the option)
+    for label, o in (("no shared_cache option", ""),
+                     ("shared_cache naming it again",
+                      ", shared_cache='%s/0'" % mine.url)):
+        db = file_with(o + ", shared_cache_timeout=1")
+        out = run_shell(db, read, env_mine)
+        s = seen(mine)
+        t.check(out == "A|1\n" and s[2] and b"AUTH" in s[1],
+                "the control (%s): the Redis of DYNAMODB_SHARED_CACHE gets "
+                "AUTH with DYNAMODB_SHARED_CACHE_PASSWORD" % label,
+                detail(out, s))
+    theirs.take()
 
 
 def main():
@@ -239,6 +413,8 @@ def main():
             "profile (documented: querying trusts the file)", out)
     if os.path.exists(marker):
         os.unlink(marker)
+
+    check_shared_cache(t, tmp, good, victim)
 
     # The normal path: CREATE, close, reopen, SELECT (no DescribeTable)
     norm = os.path.join(tmp, "normal.db")
