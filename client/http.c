@@ -657,19 +657,25 @@ static ddb_result call_attempt(attempt *a, attempt_verdict *v) {
   ddb_result result;
   if(ddb_cancelled(c))
     return ddb_cancel_error(a->e, ci->operation);
-  /* max_rcu, max_wcu: wait for the table's bucket */
-  result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a->e);
-  if(result)
-    return result;
+  /* max_rcu, max_wcu: wait for the table's bucket (a page's first attempt
+  ** spends the share ddb_rate_page took) */
+  if(ci->rate_share > 0) {
+    reserved = ci->rate_share;
+    ci->rate_share = 0;
+  } else {
+    result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a->e);
+    if(result)
+      return result;
+  }
   result = ddb_signer_acquire(c, &a->g, a->e);
   if(result) {
-    ddb_rate_charge(c, ci->operation, ci->table, reserved, 0);
+    ddb_rate_charge(c, ci, reserved, 0);
     return result;
   }
   *v = attempt_once(a);
   ddb_signer_release(c, a->g);
   a->g = NULL;
-  ddb_rate_charge(c, ci->operation, ci->table, reserved,
+  ddb_rate_charge(c, ci, reserved,
                   *v != ATTEMPT_DONE ? 0
                   : ci->take         ? ci->consumed
                   : a->out           ? ddb_answer_consumed(a->out)
@@ -764,6 +770,10 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
     call_error(&a, result);
 
 fail:
+  if(ci->rate_share > 0) { /* a page's share not spent: given back */
+    ddb_rate_charge(c, ci, ci->rate_share, 0);
+    ci->rate_share = 0;
+  }
   attempt_record(&a, result, sent, throttles, ddb_now_ms() - t0);
   *out = a.out;
   if(a.h)
