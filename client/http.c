@@ -745,7 +745,7 @@ static ddb_result call_attempt(attempt *a, attempt_verdict *v) {
     reserved = ci->rate_share;
     ci->rate_share = 0;
   } else {
-    result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a->e);
+    result = ddb_rate_wait(c, ci, a->body, a->body_len, &reserved, a->e);
     if(result)
       return result;
   }

@@ -131,9 +131,10 @@ typedef struct call_info call_info;
 struct ddb_read;
 
 /* rate.c: the token buckets of max_rcu and max_wcu.  ddb_rate_wait: before
-** an attempt of operation on table, wait (polling the cancel hook) until
-** the bucket of (c's place, table, reads or writes) has tokens, then
-** reserve *reserved of them (the bucket's average answer); DDB_OK, or
+** an attempt of the call ci (its JSON body[0..len)), wait (polling the
+** cancel hook) until the bucket of (c's place, table, reads or writes)
+** has tokens (a write: what it may cost, ci->rate_cost), then reserve
+** *reserved of them (a write's cost, a read's average answer); DDB_OK, or
 ** DDB_ERR_CANCELLED.  Nothing to wait for (*reserved 0) when c has no
 ** limit for that kind, or operation is neither a read nor a write.
 ** ddb_rate_page: before the Query or Scan page r (a copy the caller sends)
@@ -143,8 +144,8 @@ struct ddb_read;
 ** r->limit to the items the share pays for; nothing without max_rcu.
 ** ddb_rate_charge: the attempt of ci's answer consumed `consumed` units:
 ** the bucket gets the reservation back and pays that. */
-ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
-                         const char *table, double *reserved, ddb_error *err);
+ddb_result ddb_rate_wait(ddb_client *c, call_info *ci, const char *body,
+                         size_t len, double *reserved, ddb_error *err);
 ddb_result ddb_rate_page(ddb_client *c, struct ddb_read *r, call_info *ci,
                          ddb_error *err);
 void ddb_rate_charge(ddb_client *c, const call_info *ci, double reserved,
@@ -176,6 +177,7 @@ struct call_info {
   ** its first attempt (0 once spent), and its unit (1 read consistently,
   ** 0.5 eventually; 0: not a page) */
   double rate_share, rate_unit;
+  double rate_cost; /* max_wcu: the most the write may cost (rate.c) */
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

@@ -4,31 +4,38 @@
 ** the parallel segments of a Scan, or several connections on one table,
 ** spend no more than the rate together.
 **
-** The bucket holds up to half a second of the rate (RATE_BURST) and fills
-** at the rate, so that in any second at most twice the rate is spent: what
-** it held, what it gained, and half a second's worth more for the time
-** between a request taking its tokens and the server reading (the answers
-** of one instant's requests come back over some hundreds of milliseconds,
-** and a second of the server's may count tokens taken before it began).
-** DynamoDB says what a request cost only in its answer
-** (ConsumedCapacity), so the bucket is charged then, and a request is
-** held to what it may cost beforehand:
+** The bucket holds up to half a second of the rate (and at least what the
+** least request costs: rate_cap) and fills at the rate, so that in any
+** second at most twice the rate is spent: what it held, what it gained,
+** and half a second's worth more for the time between a request taking
+** its tokens and the server reading (the answers of one instant's
+** requests come back over some hundreds of milliseconds, and a second of
+** the server's may count tokens taken before it began).  DynamoDB says
+** what a request cost only in its answer (ConsumedCapacity), so the
+** bucket is charged then, and a request is held to what it may cost
+** beforehand:
 **
 **   * a Query or Scan page takes a share of the bucket (ddb_rate_page:
-**     burst / max(RATE_SHARES, segments), waiting until the bucket holds
-**     it: the first pages of every segment go at once) and asks for no more items (its Limit) than that
-**     share pays for: the units an item evaluated costs, learned from the
-**     table's earlier answers (consumed / ScannedCount), or before any
-**     from DescribeTable's average item size (TableSizeBytes / ItemCount,
-**     4 KB a unit read consistently, 8 KB eventually), or before that
-**     the most an item costs (400 KB).  So the first pages of 8 segments
-**     together cost what the bucket holds, not 8 pages.  A page asks for
-**     one item at least: an item larger than its share (or an average
-**     that has grown since DescribeTable) leaves the bucket in debt.
-**   * any other request (GetItem, BatchGetItem, a write, a retry) goes
-**     whenever the bucket holds tokens, reserving the bucket's running
-**     average of what an answer consumed (at first half a unit, the least
-**     a read costs).
+**     half a second of the rate / max(RATE_SHARES, segments), waiting
+**     until the bucket holds it: the first pages of every segment go at
+**     once) and asks for no more items (its Limit) than that share pays
+**     for: the units an item evaluated costs, learned from the table's
+**     earlier answers (consumed / ScannedCount), or before any from
+**     DescribeTable's average item size (TableSizeBytes / ItemCount, 4 KB
+**     a unit read consistently, 8 KB eventually), or before that the most
+**     an item costs (400 KB).  So the first pages of 8 segments together
+**     cost what the bucket holds, not 8 pages.  A page asks for one item
+**     at least: an item larger than its share (or an average that has
+**     grown since DescribeTable) leaves the bucket in debt.
+**   * a write waits until the bucket holds what it may cost (its text's
+**     KB and a unit an item, twice in a transaction; scaled by what the
+**     table's writes have cost of that), at most a full bucket, and
+**     reserves that (ddb_rate_wait): 8 BatchWriteItem calls in flight
+**     take what the bucket holds, not a token each.
+**   * any other read (GetItem, BatchGetItem, a page's retry) goes whenever
+**     the bucket holds tokens, reserving the bucket's running average of
+**     what an answer consumed (at first half a unit, the least a read
+**     costs).
 **
 ** The answer gives the share (or the reservation) back and pays what it
 ** consumed.  A large answer (a 1 MB Scan page is 128 RCU) leaves the
@@ -49,7 +56,7 @@
 
 /* What an answer is reckoned to cost before any has been seen. */
 #define RATE_FIRST_GUESS 0.5
-/* The most the bucket holds: half a second of the rate. */
+/* The most the bucket holds: half a second of the rate (rate_cap). */
 #define RATE_BURST 0.5
 /* A Query or Scan page takes at most 1 / RATE_SHARES of that (or
 ** 1 / segments of a parallel Scan): an eighth of a second's worth. */
@@ -66,8 +73,9 @@ typedef struct bucket {
   double tokens;  /* may be negative: debt */
   double last_ms; /* when tokens was last filled */
   double avg;     /* running average of an answer's consumption */
-  /* Query and Scan answers, sums that halve at each answer: units
-  ** consumed (as read eventually) and items evaluated (ScannedCount) */
+  /* sums that halve at each answer: of Query and Scan answers, the units
+  ** consumed (as read eventually) and the items evaluated (ScannedCount);
+  ** of writes, the units consumed and the most they might have been */
   double used, evaluated;
   size_t key_len;
   char key[]; /* place, table, 'r' or 'w' */
@@ -114,6 +122,15 @@ static int rate_kind(const char *operation) {
   }
 }
 
+/* The most the bucket of kind at rate holds: half a second of the rate,
+** and at least what the least request costs (half a unit a read, a unit
+** a write), so that one can go: below 1 (2) units a second, the bucket
+** lets one request go at a time, each costing more than the rate. */
+static double rate_cap(int kind, double rate) {
+  double least = kind == 1 ? 0.5 : 1;
+  return rate * RATE_BURST > least ? rate * RATE_BURST : least;
+}
+
 /* The bucket of (c's place, table, kind), made full when new (rate_lock
 ** held); NULL when out of memory (then nothing is paced). */
 static bucket *do_bucket(ddb_client *c, const char *table, int kind,
@@ -130,7 +147,7 @@ static bucket *do_bucket(ddb_client *c, const char *table, int kind,
   if(!b && (b = calloc(1, sizeof(*b) + len)) != NULL) {
     memcpy(b->key, k, len);
     b->key_len = len;
-    b->tokens = rate * RATE_BURST;
+    b->tokens = rate_cap(kind, rate);
     b->last_ms = now;
     b->avg = RATE_FIRST_GUESS;
     HASH_ADD(hh, buckets, key[0], len, b);
@@ -178,7 +195,7 @@ static ddb_result rate_take(ddb_client *c, const char *operation,
     }
     b->tokens += (now - b->last_ms) / 1000 * rate;
     if(b->tokens > rate * RATE_BURST)
-      b->tokens = rate * RATE_BURST;
+      b->tokens = rate_cap(kind, rate);
     b->last_ms = now;
     /* (need less a rounding error: the shares of a full bucket fit it) */
     if(need > 0 ? b->tokens >= need * (1 - 1e-9) : b->tokens > 0) {
@@ -214,19 +231,74 @@ static ddb_result rate_take(ddb_client *c, const char *operation,
   return DDB_OK;
 }
 
-/* See http_int.h. */
-ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
-                         const char *table, double *reserved, ddb_error *err) {
+/* The number of times the text key occurs in body[0..len). */
+static size_t count_of(const char *body, size_t len, const char *key) {
+  size_t n = 0, k = strlen(key);
+  const char *p = body, *end = body + len, *q;
+  while((q = memmem(p, (size_t)(end - p), key, k)) != NULL) {
+    n++;
+    p = q + k;
+  }
+  return n;
+}
+
+/* What the write operation with JSON body[0..len) may cost, in units: an
+** item written costs a unit a KB, rounded up, and DynamoDB's size of an
+** item is no more than its typed JSON, so a request's items cost at most
+** its text's KB and a unit more each; a transaction twice.  Its items are
+** counted by their requests' names ("PutRequest", "Update", ... as JSON
+** strings: a value spelled so counts too, which only reserves more).  An
+** UpdateItem or DeleteItem costs what the item it replaces weighs too,
+** which no request says. */
+static double rate_write_cost(const char *operation, const char *body,
+                              size_t len) {
+  double items = 1, kb = (double)len / 1024;
+  switch(ddb_op_of(operation)) {
+  case DDB_OP_BATCH_WRITE_ITEM:
+    items = (double)(count_of(body, len, "\"PutRequest\"") +
+                     count_of(body, len, "\"DeleteRequest\""));
+    break;
+  case DDB_OP_TRANSACT_WRITE_ITEMS:
+    items = (double)(count_of(body, len, "\"Put\"") +
+                     count_of(body, len, "\"Update\"") +
+                     count_of(body, len, "\"Delete\"") +
+                     count_of(body, len, "\"ConditionCheck\""));
+    return 2 * (items + kb);
+  default: break;
+  }
+  return items + kb;
+}
+
+/* See http_int.h.  A write waits for what it may cost (rate_write_cost,
+** times what the table's writes have cost of that, at most 1: sums that
+** halve at each answer), at most a full bucket; a read for any token. */
+ddb_result ddb_rate_wait(ddb_client *c, call_info *ci, const char *body,
+                         size_t len, double *reserved, ddb_error *err) {
   int kind;
-  double rate;
+  double rate, need = 0;
   *reserved = 0;
-  if((c->max_rcu <= 0 && c->max_wcu <= 0) || !table)
+  if((c->max_rcu <= 0 && c->max_wcu <= 0) || !ci->table)
     return DDB_OK; /* the common case: no limit, nothing looked up */
-  kind = rate_kind(operation);
+  kind = rate_kind(ci->operation);
   rate = rate_of(c, kind);
   if(rate <= 0)
     return DDB_OK;
-  return rate_take(c, operation, table, kind, rate, 0, reserved, err);
+  if(kind == 2) {
+    bucket *b;
+    double ratio = 1;
+    ci->rate_cost = rate_write_cost(ci->operation, body, len);
+    pthread_once(&rate_once, rate_init_once);
+    pthread_mutex_lock(&rate_lock);
+    b = do_bucket(c, ci->table, kind, rate, ddb_now_ms());
+    if(b && b->evaluated > 0 && b->used < b->evaluated)
+      ratio = b->used / b->evaluated;
+    pthread_mutex_unlock(&rate_lock);
+    need = ci->rate_cost * ratio;
+    if(need > rate_cap(kind, rate))
+      need = rate_cap(kind, rate);
+  }
+  return rate_take(c, ci->operation, ci->table, kind, rate, need, reserved,
+                   err);
 }
 
 /* What an item evaluated by r costs, in units read eventually: learned
@@ -261,7 +333,13 @@ ddb_result ddb_rate_page(ddb_client *c, ddb_read *r, call_info *ci,
     return DDB_OK;
   if(r->total_segments > shares)
     shares = r->total_segments;
+  /* a share of half a second, at least what the page costs, at most
+  ** what the bucket holds */
   share = rate * RATE_BURST / shares;
+  if(share < unit)
+    share = unit;
+  if(share > rate_cap(1, rate))
+    share = rate_cap(1, rate);
   result = rate_take(c, ci->operation, r->table, 1, rate, share,
                      &ci->rate_share, err);
   if(result)
@@ -301,6 +379,10 @@ void ddb_rate_charge(ddb_client *c, const call_info *ci, double reserved,
       /* as read eventually: a consistent read costs twice */
       b->used = b->used / 2 + consumed * 0.5 / ci->rate_unit;
       b->evaluated = b->evaluated / 2 + (double)ci->scanned;
+    } else if(kind == 2 && consumed > 0 && ci->rate_cost > 0) {
+      /* a write: what it cost of what it might have */
+      b->used = b->used / 2 + consumed;
+      b->evaluated = b->evaluated / 2 + ci->rate_cost;
     }
   }
   pthread_mutex_unlock(&rate_lock);

@@ -10,7 +10,13 @@ a second.  Every item is counted once (the oracle: the table's size, set
 up with boto3).  The table has 400 items of about 4 KB (half a unit each
 read eventually, 200 units in all, about 25 a segment): without the first
 pages sized to the bucket, the 8 segments' first pages take it all at
-once.  Then the same Scan read consistently (twice the units).
+once.  Then the same Scan read consistently (twice the units).  Then
+max_wcu=50 on one INSERT OR REPLACE of 200 items of under 1 KB (a unit
+each, 200 in all), which goes as 8 BatchWriteItem calls of 25, several
+in flight: each waits for what its items may cost (its text's KB and a
+unit an item, at most a full bucket), not for a token.  (Not an INSERT:
+its TransactWriteItems calls DynamoDB Local reports at 4 units for 100
+items.)
 
 A server that reports no ConsumedCapacity cannot be held to the rate: the
 check is skipped, saying so.  Needs AWS_ENDPOINT_URL_DYNAMODB.  Prints TAP
@@ -32,6 +38,8 @@ import fixtures  # noqa: E402
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 TABLE = "RateScan020"
+WTABLE = "RateWrite020"
+WITEMS = 200
 ITEMS = 400
 RATE = 50
 N = 0
@@ -96,23 +104,36 @@ def scan(port, opts):
         time.monotonic() - t0
 
 
-def check(port, name, opts):
+def insert(port):
+    script = (".load %s\nCREATE VIRTUAL TABLE w USING dynamodb(table=%s, "
+              "endpoint='http://127.0.0.1:%d', progress=off, max_wcu=%d);\n"
+              "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
+              " WHERE i < %d) INSERT OR REPLACE INTO w(PK, item) SELECT 'P#' || i, "
+              "json_object('pad', printf('%%.400c', 'x')) FROM n;\n"
+              "SELECT count(*) FROM w;\n" % (EXT, WTABLE, port, RATE, WITEMS))
+    t0 = time.monotonic()
+    p = subprocess.run([SQLITE3, ":memory:"], input=script.encode(),
+                       capture_output=True, timeout=300)
+    return (p.stdout + p.stderr).decode("utf-8", "replace").strip(), \
+        time.monotonic() - t0
+
+
+def check(port, name, run, op, want):
     control(port, capacity=True)
-    out, took = scan(port, opts)
-    recs = [a for a in answers(port) if a[1] == "Scan"]
+    out, took = run(port)
+    recs = [a for a in answers(port) if a[1] == op]
     control(port)
     if any(a[2] is None for a in recs) or not recs:
         tap(True, "%s # SKIP the server reports no ConsumedCapacity for "
-            "Scan: the rate cannot be checked" % name)
+            "%s: the rate cannot be checked" % (name, op))
         return
     total = sum(a[2] for a in recs)
     best, at = worst_second([(a[0], a[2]) for a in recs])
     t0 = min(a[0] for a in recs)
-    ok = out == str(ITEMS) and best <= 2 * RATE
-    tap(ok, "%s, max_rcu=%d, segments=8: %s items, %.1f units in %d Scan "
-        "requests over %.1f s; the most in one second %.1f (at %.2f s; at "
-        "most %d)" % (name, RATE, out, total, len(recs), took, best,
-                      at - t0, 2 * RATE),
+    ok = out == str(want) and best <= 2 * RATE
+    tap(ok, "%s: %s items, %.1f units in %d %s requests over %.1f s; the "
+        "most in one second %.1f (at %.2f s; at most %d)"
+        % (name, out, total, len(recs), op, took, best, at - t0, 2 * RATE),
         "\n".join("%.3f %s %s Limit=%s" % (a[0] - t0, a[1], a[2], a[3])
                   for a in sorted(recs)[:40]))
 
@@ -127,13 +148,19 @@ def main():
                                        for i in range(ITEMS)])
     proxy, port = start_proxy(upstream)
     try:
-        check(port, "a parallel Scan read eventually", "")
-        check(port, "a parallel Scan read consistently",
-              ", consistent_read=1")
+        check(port, "max_rcu=%d, a parallel Scan of 8 segments read "
+              "eventually" % RATE, lambda p: scan(p, ""), "Scan", ITEMS)
+        check(port, "max_rcu=%d, a parallel Scan of 8 segments read "
+              "consistently" % RATE,
+              lambda p: scan(p, ", consistent_read=1"), "Scan", ITEMS)
+        fixtures.create_table(client, WTABLE, "PK")
+        check(port, "max_wcu=%d, an INSERT OR REPLACE of %d items of 400 "
+              "bytes" % (RATE, WITEMS), insert, "BatchWriteItem", WITEMS)
     finally:
         proxy.kill()
         proxy.wait()
         fixtures.drop_table(client, TABLE)
+        fixtures.drop_table(client, WTABLE)
     print("1..%d" % N)
     return 1 if FAILED else 0
 
