@@ -54,13 +54,86 @@
 typedef struct body_sink {
   ddb_buf *b;
   CURL *h;
-  int sized; /* room for the whole body was asked for */
+  ddb_client *c;  /* whose cancel hook a wait for big_body polls */
+  int *cancelled; /* set when that hook said stop (xfer_state's) */
+  int sized;      /* its Content-Length was looked at */
+  int known;      /* it has one */
+  int big;        /* it holds big_body */
 } body_sink;
+
+/* ------------------------------------------------------------------------
+** Bodies of unknown length
+**
+** A body with a Content-Length past its bound is refused by curl before
+** it is read (CURLOPT_MAXFILESIZE_LARGE), and one within it gets its room
+** at once.  A body without one (chunked) shows its size only as it
+** arrives: each segment of a parallel Scan would hold up to its bound (32
+** MB of a page's text) before finding it too long, 4 segments 128 MB of a
+** hostile server's garbage.  So a body of unknown length grows past
+** BODY_SOLO_MAX only while it holds big_body, which one body of the
+** process holds at a time; the others wait for it (polling their cancel
+** hooks) before they grow, and it is released when its transfer ends.
+** DynamoDB sends a Content-Length, and its pages are a few MB of text at
+** most: only a server that chunks a large answer waits.  A child of fork()
+** finds big_body free (the thread that held it is not in the child).
+*/
+#define BODY_SOLO_MAX ((size_t)2 << 20)
+static int big_body; /* 1: held (atomic) */
+
+/* live.c's ops for big_body: nothing to lock (it is one atomic word). */
+static void big_body_nop(void *obj) {
+  (void)obj;
+}
+
+/* After fork(), in the child: big_body is free. */
+static void big_body_child(void *obj) {
+  (void)obj;
+  __atomic_store_n(&big_body, 0, __ATOMIC_RELAXED);
+}
+
+static const ddb_live_ops big_body_live_ops = {big_body_nop, big_body_nop,
+                                               big_body_child};
+static ddb_live big_body_live;
+static pthread_once_t big_body_once = PTHREAD_ONCE_INIT;
+
+/* Register big_body's fork handler with live.c (once). */
+static void big_body_init(void) {
+  ddb_live_add(&big_body_live, &big_body_live_ops, NULL);
+}
+
+/* Take big_body for k, waiting while another body holds it.  Returns 0,
+** or -1 when k's cancel hook said stop (*k->cancelled then set). */
+static int big_body_take(body_sink *k) {
+  struct timespec ts = {0, 10 * 1000000L};
+  pthread_once(&big_body_once, big_body_init);
+  for(;;) {
+    int free_ = 0;
+    if(__atomic_compare_exchange_n(&big_body, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                   __ATOMIC_RELAXED)) {
+      k->big = 1;
+      return 0;
+    }
+    if(ddb_cancelled(k->c)) {
+      *k->cancelled = 1;
+      return -1;
+    }
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* k's transfer ended: release big_body if it held it. */
+static void big_body_release(body_sink *k) {
+  if(k->big) {
+    __atomic_store_n(&big_body, 0, __ATOMIC_RELEASE);
+    k->big = 0;
+  }
+}
 
 /* curl write callback: append to the ddb_buf of the body_sink ud; past its
 ** cap, stop (curl then fails with CURLE_WRITE_ERROR).  The first time, room
 ** for the whole body is taken at once from its Content-Length: no chain of
-** doubling reallocs (copies, and pages touched twice) for a 1 MB page. */
+** doubling reallocs (copies, and pages touched twice) for a 1 MB page.  A
+** body without one grows past BODY_SOLO_MAX only holding big_body. */
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   body_sink *k = ud;
   if(!k->sized) {
@@ -68,9 +141,15 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     k->sized = 1;
     if(curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) ==
            CURLE_OK &&
-       cl > 0 && (size_t)cl > k->b->len && (size_t)cl <= k->b->max)
-      ddb_buf_reserve(k->b, (size_t)cl - k->b->len);
+       cl >= 0) {
+      k->known = 1;
+      if((size_t)cl > k->b->len && (size_t)cl <= k->b->max)
+        ddb_buf_reserve(k->b, (size_t)cl - k->b->len);
+    }
   }
+  if(!k->known && !k->big && k->b->len + size * n > BODY_SOLO_MAX &&
+     k->b->len + size * n <= k->b->max && big_body_take(k))
+    return 0;
   if(ddb_buf_add(k->b, p, size * n))
     return 0;
   return size * n;
@@ -489,6 +568,7 @@ static CURLcode attempt_send(attempt *a, struct curl_slist *hdrs,
   ddb_buf_reset(&a->resp);
   attempt_setopt(a, hdrs, xs, sink, errbuf);
   cc = curl_easy_perform(a->h);
+  big_body_release(sink);
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
   curl_easy_setopt(a->h, CURLOPT_PREREQFUNCTION, NULL);
   curl_easy_setopt(a->h, CURLOPT_PREREQDATA, NULL);
@@ -511,7 +591,8 @@ static attempt_verdict attempt_broken(attempt *a, CURLcode cc,
   ddb_buf *resp = &a->resp;
   ddb_error *e = a->e;
   const char *op = a->ci->operation;
-  if(cc == CURLE_ABORTED_BY_CALLBACK && xs->cancelled) {
+  if((cc == CURLE_ABORTED_BY_CALLBACK || cc == CURLE_WRITE_ERROR) &&
+     xs->cancelled) {
     /* stopped by the hook: once any of the body went out, DynamoDB may
     ** have it all (and execute it) */
     ddb_cancel_error(e, op);
@@ -556,8 +637,9 @@ static attempt_verdict attempt_once(attempt *a) {
   unsigned long want = 0, got = 0;
   ddb_error *e = a->e;
   const char *op = a->ci->operation;
-  body_sink sink = {.b = &a->resp, .h = a->h};
   xfer_state xs = {.c = a->c};
+  body_sink sink = {
+      .b = &a->resp, .h = a->h, .c = a->c, .cancelled = &xs.cancelled};
 
   a->status = 0;
   a->throttled = 0;
@@ -657,19 +739,25 @@ static ddb_result call_attempt(attempt *a, attempt_verdict *v) {
   ddb_result result;
   if(ddb_cancelled(c))
     return ddb_cancel_error(a->e, ci->operation);
-  /* max_rcu, max_wcu: wait for the table's bucket */
-  result = ddb_rate_wait(c, ci->operation, ci->table, &reserved, a->e);
-  if(result)
-    return result;
+  /* max_rcu, max_wcu: wait for the table's bucket (a page's first attempt
+  ** spends the share ddb_rate_page took) */
+  if(ci->rate_share > 0) {
+    reserved = ci->rate_share;
+    ci->rate_share = 0;
+  } else {
+    result = ddb_rate_wait(c, ci, a->body, a->body_len, &reserved, a->e);
+    if(result)
+      return result;
+  }
   result = ddb_signer_acquire(c, &a->g, a->e);
   if(result) {
-    ddb_rate_charge(c, ci->operation, ci->table, reserved, 0);
+    ddb_rate_charge(c, ci, reserved, 0);
     return result;
   }
   *v = attempt_once(a);
   ddb_signer_release(c, a->g);
   a->g = NULL;
-  ddb_rate_charge(c, ci->operation, ci->table, reserved,
+  ddb_rate_charge(c, ci, reserved,
                   *v != ATTEMPT_DONE ? 0
                   : ci->take         ? ci->consumed
                   : a->out           ? ddb_answer_consumed(a->out)
@@ -764,6 +852,10 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
     call_error(&a, result);
 
 fail:
+  if(ci->rate_share > 0) { /* a page's share not spent: given back */
+    ddb_rate_charge(c, ci, ci->rate_share, 0);
+    ci->rate_share = 0;
+  }
   attempt_record(&a, result, sent, throttles, ddb_now_ms() - t0);
   *out = a.out;
   if(a.h)

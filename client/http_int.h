@@ -127,20 +127,30 @@ void ddb_meter_charge(ddb_client *c, const ddb_log_entry *e, long long scanned,
 ddb_result ddb_meter_take(ddb_client *c, const char *operation,
                           ddb_error *err);
 
+typedef struct call_info call_info;
+struct ddb_read;
+
 /* rate.c: the token buckets of max_rcu and max_wcu.  ddb_rate_wait: before
-** an attempt of operation on table, wait (polling the cancel hook) until
-** the bucket of (c's place, table, reads or writes) has tokens, then
-** reserve *reserved of them (the bucket's average answer); DDB_OK, or
+** an attempt of the call ci (its JSON body[0..len)), wait (polling the
+** cancel hook) until the bucket of (c's place, table, reads or writes)
+** has tokens (a write: what it may cost, ci->rate_cost), then reserve
+** *reserved of them (a write's cost, a read's average answer); DDB_OK, or
 ** DDB_ERR_CANCELLED.  Nothing to wait for (*reserved 0) when c has no
 ** limit for that kind, or operation is neither a read nor a write.
-** ddb_rate_charge: the attempt's answer consumed `consumed` units: the
-** bucket gets the reservation back and pays that. */
-ddb_result ddb_rate_wait(ddb_client *c, const char *operation,
-                         const char *table, double *reserved, ddb_error *err);
-void ddb_rate_charge(ddb_client *c, const char *operation, const char *table,
-                     double reserved, double consumed);
+** ddb_rate_page: before the Query or Scan page r (a copy the caller sends)
+** of the call ci, wait in the same way until the read bucket holds the
+** page's share of max_rcu, take it (ci->rate_share, which the call's
+** first attempt spends instead of ddb_rate_wait's reservation) and lower
+** r->limit to the items the share pays for; nothing without max_rcu.
+** ddb_rate_charge: the attempt of ci's answer consumed `consumed` units:
+** the bucket gets the reservation back and pays that. */
+ddb_result ddb_rate_wait(ddb_client *c, call_info *ci, const char *body,
+                         size_t len, double *reserved, ddb_error *err);
+ddb_result ddb_rate_page(ddb_client *c, struct ddb_read *r, call_info *ci,
+                         ddb_error *err);
+void ddb_rate_charge(ddb_client *c, const call_info *ci, double reserved,
+                     double consumed);
 
-typedef struct call_info call_info;
 struct call_info {
   const char *operation;
   const char *table;
@@ -163,6 +173,11 @@ struct call_info {
   int too_large;
   long long scanned; /* ScannedCount, set by a take that knows it (read.c);
                         0: as many as items */
+  /* max_rcu, a Query or Scan page (ddb_rate_page): the tokens taken for
+  ** its first attempt (0 once spent), and its unit (1 read consistently,
+  ** 0.5 eventually; 0: not a page) */
+  double rate_share, rate_unit;
+  double rate_cost; /* max_wcu: the most the write may cost (rate.c) */
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

@@ -887,6 +887,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   ddb_result result;
   call_info ci;
   page_take pt;
+  ddb_read paced = *r; /* its Limit lowered to max_rcu's share (rate.c) */
 
   *out = NULL;
   memset(&ci, 0, sizeof(ci));
@@ -900,7 +901,9 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   ci.take = take_page;
   ci.ud = &pt;
   ddb_buf_init(&body, DDB_REQUEST_MAX);
-  result = ddb_read_body(r, &body, err);
+  result = ddb_rate_page(c, &paced, &ci, err);
+  if(result == DDB_OK)
+    result = ddb_read_body(&paced, &body, err);
   if(result)
     goto fail;
   result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
@@ -926,6 +929,8 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
   *out = pt.page;
 
 fail:
+  if(ci.rate_share > 0) /* taken, not sent: given back */
+    ddb_rate_charge(c, &ci, ci.rate_share, 0);
   cJSON_Delete(resp);
   ddb_buf_free(&body);
   return result;

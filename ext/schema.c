@@ -319,15 +319,16 @@ int dd_client_make(dd_vtab *p, int bAny) {
   if(p->pClient)
     return SQLITE_OK;
   ddb_error_clear(&err);
-  /* connected: sqlite3_interrupt() also stops the credential_process that
-  ** making the client may run */
+  /* connected, or in xCreate (p->db set): sqlite3_interrupt() also stops
+  ** the credential_process that making the client may run */
   p->cfg.cancel = p->db ? dd_interrupted : NULL;
   p->cfg.cancel_ud = p->db;
   if(ddb_client_new(&p->cfg, &p->pClient, &err)) {
     dd_error(p, "table '%s': %s", p->zTable, err.message);
     return dd_rc(&err);
   }
-  /* connected (p->db set): sqlite3_interrupt() stops this client's calls */
+  /* connected, or in xCreate: sqlite3_interrupt() stops this client's
+  ** calls */
   if(p->db)
     ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
   /* its requests are charged to the connection's statement (stmt.c) */
@@ -394,10 +395,16 @@ static int dd_init_options(dd_vtab *p, int argc, const char *const *argv,
 
 /* xCreate: describe the DynamoDB table (DescribeTable, with the user's
 ** credentials) into p->pDesc.  Returns an SQLite code, with *pzErr set
-** naming the table on error. */
-static int dd_init_describe(dd_vtab *p, dd_conn *pConn, char **pzErr) {
+** naming the table on error.  xCreate runs inside sqlite3_step() of the
+** CREATE VIRTUAL TABLE statement, never inside sqlite3_prepare(): a
+** statement is active, so dd_interrupted() may poll db, and p->db is set
+** now for the client made here, so that sqlite3_interrupt() stops its
+** credential_process and its DescribeTable as it stops a SELECT's. */
+static int dd_init_describe(sqlite3 *db, dd_vtab *p, dd_conn *pConn,
+                            char **pzErr) {
   ddb_error err;
   ddb_error_clear(&err);
+  p->db = db;
   dd_stmt_touch(pConn, p->bProgress); /* progress=off: no line either */
   if(dd_client(p) == SQLITE_OK &&
      ddbc_describe_table(p->pClient, p->zTable, &p->pDesc, &err) == DDB_OK)
@@ -528,8 +535,9 @@ static int dd_init_register(sqlite3 *db, dd_vtab *p, const char *zName) {
   dd_vtab_config(db);
   p->db = db;
   /* from here on, sqlite3_interrupt() and Ctrl-C stop this table's calls
-  ** (not before: xCreate's DescribeTable may run inside sqlite3_prepare);
-  ** a client made later gets the hook in dd_client_make */
+  ** (xConnect's, not before: xConnect may run inside sqlite3_prepare, where
+  ** dd_interrupted may not poll; xCreate's since dd_init_describe); a
+  ** client made later gets the hook in dd_client_make */
   if(p->pClient)
     ddb_client_set_cancel(p->pClient, dd_interrupted, db);
   p->zVtabName = sqlite3_mprintf("%s", zName);
@@ -562,7 +570,7 @@ static int dd_init(sqlite3 *db, dd_conn *pConn, int argc,
   p->pConn = pConn;
   rc = dd_init_options(p, argc, argv, &opts, pzErr, bCreate);
   if(rc == SQLITE_OK)
-    rc = bCreate ? dd_init_describe(p, pConn, pzErr)
+    rc = bCreate ? dd_init_describe(db, p, pConn, pzErr)
                  : dd_init_load(db, p, argv);
   if(rc == SQLITE_OK)
     rc = dd_init_columns(p, &opts, argv[2], bCreate, pzErr);

@@ -14,14 +14,24 @@ each a statement that interrupt() stops from another thread 1 s in:
 
   A. the first use of a table, which makes the client (the process runs
      to resolve the credentials);
-  B. a refresh: credentials 2 s from expiry, used once, then expired.
+  B. a refresh: credentials 2 s from expiry, used once, then expired;
+  C. CREATE VIRTUAL TABLE, whose xCreate makes the client to describe
+     the table.
 
 Each must fail with "interrupted" (not the 30 s limit), and the process
 and its sleep must be gone (killed and reaped) when the statement
-returns.  Prints TAP lines (numbered from 1; the caller renumbers).
+returns; C within 1 s of the interrupt.  Then
+
+  D. CREATE VIRTUAL TABLE against an endpoint that never answers its
+     DescribeTable (a listener of this script that accepts and holds the
+     connection): "interrupted" within 1 s of the interrupt, not the
+     request's timeout.
+
+Prints TAP lines (numbered from 1; the caller renumbers).
 """
 
 import os
+import socket
 import sqlite3
 import sys
 import threading
@@ -48,13 +58,13 @@ def gone(pid):
         return True
 
 
-def interrupted_run(conn):
-    """QUERY on conn, interrupted 1 s in: (error text, seconds)."""
+def interrupted_run(conn, sql=QUERY):
+    """sql on conn, interrupted 1 s in: (error text, seconds)."""
     timer = threading.Timer(1.0, conn.interrupt)
     t0 = time.monotonic()
     timer.start()
     try:
-        conn.execute(QUERY).fetchall()
+        conn.execute(sql).fetchall()
         err = "no error"
     except sqlite3.Error as e:
         err = str(e)
@@ -62,7 +72,7 @@ def interrupted_run(conn):
     return err, time.monotonic() - t0
 
 
-def check(n, name, err, secs):
+def check(n, name, err, secs, within=None):
     pids = []
     try:
         with open(os.path.join(DIR, "pids")) as f:
@@ -74,10 +84,12 @@ def check(n, name, err, secs):
             time.monotonic() < deadline:
         time.sleep(0.05)
     left = [p for p in pids if not gone(p)]
-    ok = "interrupted" in err and len(pids) == 2 and not left
+    ok = ("interrupted" in err and len(pids) == 2 and not left
+          and (within is None or secs <= within))
     print("%s %d - creds: interrupt() stops a slow credential_process "
-          "(%s): %s after %.1f s, process and its child killed"
-          % ("ok" if ok else "not ok", n, name, err, secs))
+          "(%s): %s after %.1f s%s, process and its child killed"
+          % ("ok" if ok else "not ok", n, name, err, secs,
+             "" if within is None else " (at most %.1f)" % within))
     if not ok:
         print("#   error %r, pids %r, still running %r" % (err, pids, left))
     for p in left:
@@ -126,8 +138,32 @@ def main():
     err, secs = interrupted_run(conn)
     conn.close()
     check(2, "refreshing expired credentials", err, secs)
+    # C: CREATE VIRTUAL TABLE makes the client to describe the table
+    set_ttl(3600)
+    set_slow(True)
+    conn = connect()
+    err, secs = interrupted_run(
+        conn, "CREATE VIRTUAL TABLE c USING dynamodb(table=%s, endpoint='%s',"
+        " profile=slow)" % (TABLE, ENDPOINT))
+    conn.close()
+    check(3, "CREATE VIRTUAL TABLE", err, secs, within=2.0)
+    # D: CREATE VIRTUAL TABLE whose DescribeTable gets no answer
     set_slow(False)
-    print("1..2")
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(8)
+    conn = connect()
+    err, secs = interrupted_run(
+        conn, "CREATE VIRTUAL TABLE d USING dynamodb(table=%s, "
+        "endpoint='http://127.0.0.1:%d', profile=slow, timeout=8, max_retries=0)"
+        % (TABLE, hung.getsockname()[1]))
+    conn.close()
+    hung.close()
+    ok = "interrupted" in err and secs <= 2.0
+    print("%s 4 - creds: interrupt() stops CREATE VIRTUAL TABLE's "
+          "DescribeTable that gets no answer: %s after %.1f s (at most 2.0)"
+          % ("ok" if ok else "not ok", err, secs))
+    print("1..4")
     return 0
 
 

@@ -50,16 +50,25 @@ keys or writes seen for the first time is sent upstream with only its first
 half; the other half comes back as UnprocessedKeys / UnprocessedItems, as
 real DynamoDB does under load (DynamoDB Local never does).
 
+With `capacity` on, every answer forwarded is recorded with the time the
+server gave it and the ConsumedCapacity it reports (the max_rcu test:
+what was spent in each second, as the server counted it).
+
 Control (the extension never calls these):
     POST /__control  {"fault": "none|throttle|500|503|reset|truncate|badcrc|
                       delay", "mode": "first|always", "ops": [...],
                       "delay": 1.5, "split": true, "after": 0,
-                      "match": "text"}
+                      "match": "text", "capacity": true}
                                                         resets the counters
     GET  /__stats    {"requests": {op: n}, "faults": {op: n},
                       "forwarded": {op: n}, "inflight_max": {op: n}}
                      (inflight_max: the most requests of op that were
                      in the proxy at once: calls a client had in flight)
+    GET  /__capacity [[seconds, op, units or null, Limit or null], ...]:
+                     with `capacity`, each answer forwarded (seconds on
+                     the proxy's monotonic clock, when the server answered;
+                     units: its ConsumedCapacity, summed; null when it
+                     reports none; Limit: the request's)
 
     proxy.py --upstream URL [--port N] [--log FILE] [--cert PEM --key PEM]
 
@@ -115,6 +124,8 @@ class State:
             self.inflight = {}
             self.inflight_max = {}
             self.n_throttle = 0
+            self.capacity = bool(cfg.get("capacity", False))
+            self.answers = []
 
     def decide(self, op, body):
         """The fault for this request ('none' if none) and whether to split."""
@@ -152,6 +163,24 @@ class State:
     def count_forward(self, op):
         with self.lock:
             self.forwarded[op] = self.forwarded.get(op, 0) + 1
+
+    def record(self, op, body, data):
+        """With `capacity`: an answer to op (request body, answer data)."""
+        if not self.capacity:
+            return
+        t = time.monotonic()
+        units = limit = None
+        try:
+            cc = json.loads(data).get("ConsumedCapacity")
+            if isinstance(cc, dict):
+                cc = [cc]
+            if isinstance(cc, list) and cc:
+                units = sum(float(x.get("CapacityUnits", 0)) for x in cc)
+            limit = json.loads(body).get("Limit")
+        except (ValueError, AttributeError, TypeError):
+            pass
+        with self.lock:
+            self.answers.append([t, op, units, limit])
 
     def stats(self):
         with self.lock:
@@ -249,6 +278,10 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/__stats":
             self.reply(200, "OK", json.dumps(STATE.stats()).encode())
+        elif self.path == "/__capacity":
+            with STATE.lock:
+                ans = list(STATE.answers)
+            self.reply(200, "OK", json.dumps(ans).encode())
         else:
             self.reply(404, "Not Found", b"{}")
 
@@ -343,6 +376,8 @@ class Handler(BaseHTTPRequestHandler):
                        json.dumps({"message": str(e)}).encode())
             return
         STATE.count_forward(op)
+        if status == 200:
+            STATE.record(op, body, data)
         if fault == "repeatkey" and status == 200:
             ans = json.loads(data)
             start = json.loads(body).get("ExclusiveStartKey")

@@ -5,7 +5,8 @@
 # front of DynamoDB Local, with the answers of a lying server):
 #   * pages that cost more than any DynamoDB page (60 MB, 1.9 M items, 96 MB
 #     decoded) on 1 and 4 segments: an error naming the bound, and the
-#     shell's peak RSS within the README's
+#     shell's peak RSS within the README's (a page past 32 MB of text,
+#     chunked or not: one page's text and 2 MB a segment)
 #   * LastEvaluatedKeys that never end, or that no correct server sends:
 #     an error in bounded requests; a correct server's reads pass
 #   * ListTables pages that never end (dynamodb_tables): an error in
