@@ -393,11 +393,13 @@ def check_names(table):
            ".schema t\n"
            "SELECT group_concat(name) FROM pragma_table_info('t');\n"
            "SELECT count(*) FROM t WHERE \"%s\" = 'F';\n"
+           "EXPLAIN QUERY PLAN SELECT * FROM t WHERE \"%s\" = 'F';\n"
+           "EXPLAIN QUERY PLAN SELECT * FROM t WHERE \"%s\" = 'k';\n"
            "SELECT DISTINCT table_name FROM dynamodb_log;\n"
            "SELECT dynamodb_refresh('t');\n"
            "CREATE VIRTUAL TABLE d USING dynamodb(table=%s, endpoint='%s', "
            "scan=deny);\nSELECT count(*) FROM d;\n"
-           % (PROXY, table, shown_pk, table, PROXY))
+           % (PROXY, table, shown_pk, fine_sk, shown_pk, table, PROXY))
     out, _, _ = shell(table, ", query_ttl=0", sql)
     hostile(mode="none")
     bad = [b for b in RAW if b in out]
@@ -408,6 +410,8 @@ def check_names(table):
             "g\\\\x1b[5m\\\\x07",                     # indexes (JSON)
             table + "\\\\x1b[2J",                      # dynamodb_info (JSON)
             "\n200\n",                                  # a Query by the shown name
+            "Query (\"%s\" = ?)" % shown_pk,              # the plans
+            "Query \"g\\x1b[5m\\x07\" (\"SK\u00e9\u65e5\u672c\" = ?)",
             "index (g\\x1b[5m\\x07)",                   # dynamodb_refresh
             "SK\u00e9\u65e5\u672c (g\\x1b[5m\\x07)"]         # an error
     missing = [w for w in want if w not in line]
@@ -415,8 +419,8 @@ def check_names(table):
         "names: a table, key, index and TTL attribute named with ESC, BEL "
         "and bidi controls reach the terminal escaped through "
         "dynamodb_tables, dynamodb_attributes, dynamodb_info, .schema, "
-        "dynamodb_log, dynamodb_refresh and errors; é 日本 as they are; "
-        "the column answers by its shown name",
+        "dynamodb_log, dynamodb_refresh, plans and errors; é 日本 as they "
+        "are; the column answers by its shown name",
         ["raw: %r" % bad, "missing: %r" % missing] +
         [repr(l) for l in out.splitlines()])
 
