@@ -24,7 +24,8 @@
 ** Build:   cc app.c $(pkg-config --cflags --libs dyndb)
 ** Static:  cc app.c $(pkg-config --cflags dyndb) \
 **             $(pkg-config --variable=libdir dyndb)/libdyndb.a \
-**             $(pkg-config --libs libcurl libcjson libssl libcrypto) -pthread -lm
+**             $(pkg-config --libs libcurl libcjson libssl libcrypto zlib) \
+**             -pthread -lm
 **
 ** ------------------------------------------------------------------------
 ** THE CACHE

@@ -76,6 +76,16 @@ void ddb_error_clear(ddb_error *err);
 ** out. */
 char *ddb_strdup(const char *s);
 
+/* s[0..n) as text a terminal shows as it is, into out[0..cap)
+** (NUL-terminated; cut before the first character or escape that does
+** not fit: 4 * n + 1 bytes always hold it all): control characters (C0,
+** DEL) and bytes that are no UTF-8 as \xHH, C1 controls, line separators
+** and bidi controls as \uHHHH; any other character, é or 日本, as it is.
+** Returns the length written.  ddb_error_set() passes every message
+** through it; ext/ every name a server told that it shows (dd_shown).
+** (buf.c) */
+size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n);
+
 /* ------------------------------------------------------------------------
 ** Bounded growing buffer.  Every append is checked against `max`; once an
 ** append fails the buffer is marked failed and later appends do nothing,

@@ -23,15 +23,9 @@ char *ddb_strndup(const char *s, size_t n);
 void ddb_wipe_free(char *s);
 void ddb_copy_str(char *dst, size_t cap, const char *src);
 
-/* buf.c: s[0..n) as text a terminal shows as it is, into out[0..cap)
-** (NUL-terminated; cut before the first character or escape that does
-** not fit): control characters (C0, DEL) and bytes that are no UTF-8 as
-** \xHH, C1 controls, line separators and bidi controls as \uHHHH.
-** Returns the length written.  ddb_error_set() passes every message
-** through it.  ddb_text_cut: the length of the longest prefix of s[0..n)
-** of at most max bytes that does not split a UTF-8 sequence (n when
-** n <= max). */
-size_t ddb_text_safe(char *out, size_t cap, const char *s, size_t n);
+/* buf.c: ddb_text_cut: the length of the longest prefix of s[0..n) of at
+** most max bytes that does not split a UTF-8 sequence (n when n <= max).
+** (ddb_text_safe: ddb_client.h.) */
 size_t ddb_text_cut(const char *s, size_t n, size_t max);
 
 /* 1 for the bytes a JSON string holds as they are: not '"', not a

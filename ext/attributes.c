@@ -13,7 +13,10 @@
 ** sample), sample (a value of it: the least one of its most common type,
 ** so that the same items give the same sample; S as text, N as a number,
 ** B as a blob, anything else as JSON text).  The table's key attributes
-** come first, then the others by present, most first, and name.
+** come first, then the others by present, most first, and name.  A name
+** is shown as error text is (dd_shown: an escape sequence, BEL or bidi
+** control in it, from DescribeTable or an item, reaches no terminal; é
+** or 日本 show as they are).
 **
 ** The sample is the first n items of a Scan: one request with Limit n
 ** where a page holds them (a page ends at 1 MB of items), followed by more
@@ -407,9 +410,7 @@ static int attributesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   at_cursor *c = (at_cursor *)cur;
   const at_attr *a = c->aRow[c->iRow];
   switch(col) {
-  case AT_NAME:
-    sqlite3_result_text(ctx, a->zName, -1, SQLITE_TRANSIENT);
-    break;
+  case AT_NAME: return dd_result_shown(ctx, a->zName);
   case AT_TYPES: {
     /* by count, most first; ties in ddb_type order */
     sqlite3_str *s = sqlite3_str_new(0);

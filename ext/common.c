@@ -26,11 +26,15 @@ __thread int dd_internal_sql;
 */
 
 /* Set the message of vtab pBase (freeing the old one) to DD_PREFIX and
-** the message zFmt, ap make. */
+** the message zFmt, ap make, as dd_shown() shows it: a message may quote
+** what a server told (a column's attribute name, an index's name). */
 static void dd_verror(sqlite3_vtab *pBase, const char *zFmt, va_list ap) {
   char *z = sqlite3_vmprintf(zFmt, ap);
+  char *zShown = z ? dd_shown(z) : NULL;
   sqlite3_free(pBase->zErrMsg);
-  pBase->zErrMsg = sqlite3_mprintf(DD_PREFIX "%s", z ? z : "out of memory");
+  pBase->zErrMsg =
+      sqlite3_mprintf(DD_PREFIX "%s", zShown ? zShown : "out of memory");
+  sqlite3_free(zShown);
   sqlite3_free(z);
 }
 
@@ -75,6 +79,49 @@ void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...) {
   va_start(ap, zFmt);
   dd_verror(pBase, zFmt, ap);
   va_end(ap);
+}
+
+/* ------------------------------------------------------------------------
+** Names a server told, as a terminal shows them
+**
+** A table, index or attribute name comes from ListTables, DescribeTable,
+** DescribeTimeToLive or an item: from whoever answers at the endpoint.
+** What the extension shows of one goes through ddb_text_safe(), the
+** escaping of every error message (client/buf.c), so that no escape
+** sequence, BEL or bidi control reaches a terminal; é or 日本 show as they
+** are, and a real table or index name (A-Z a-z 0-9 _ . -) is unchanged.
+*/
+
+/* See dd_ext.h. */
+char *dd_shown(const char *z) {
+  size_t n = strlen(z);
+  char *zOut = sqlite3_malloc64(4 * n + 1); /* the most an escape takes */
+  if(zOut)
+    ddb_text_safe(zOut, 4 * n + 1, z, n);
+  return zOut;
+}
+
+/* See dd_ext.h. */
+int dd_result_shown(sqlite3_context *ctx, const char *z) {
+  char *zShown;
+  if(!z)
+    return SQLITE_OK;
+  zShown = dd_shown(z);
+  if(!zShown)
+    return SQLITE_NOMEM;
+  sqlite3_result_text(ctx, zShown, -1, sqlite3_free);
+  return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+void dd_json_shown(ddb_buf *b, const char *z) {
+  char *zShown = dd_shown(z);
+  if(!zShown) {
+    b->failed = 1;
+    return;
+  }
+  ddb_buf_json_str(b, zShown, strlen(zShown));
+  sqlite3_free(zShown);
 }
 
 /* ------------------------------------------------------------------------

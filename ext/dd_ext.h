@@ -373,6 +373,17 @@ void dd_error(dd_vtab *p, const char *zFmt, ...);
 /* The same for the extension's other tables (dynamodb_tables, ...;
 ** common.c). */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
+/* A name a server told (a table's, an index's, an attribute's), as the
+** extension shows it: escaped as error text is (ddb_text_safe: control
+** characters as \xHH, C1, bidi controls and line separators as \uHHHH),
+** every other character as it is (common.c).  dd_shown: a new string
+** (sqlite3_free), NULL when out of memory; dd_result_shown: the result
+** of ctx (nothing for NULL z), SQLITE_NOMEM when out of memory;
+** dd_json_shown: as a JSON string appended to b (b->failed when out of
+** memory). */
+char *dd_shown(const char *z);
+int dd_result_shown(sqlite3_context *ctx, const char *z);
+void dd_json_shown(ddb_buf *b, const char *z);
 /* The xConnect and xOpen of the extension's eponymous tables (monitor.c,
 ** hot.c, tables.c, attributes.c; common.c).  dd_eponymous_connect
 ** declares zSchema on db, allocates a zeroed vtab of nByte bytes (its

@@ -104,12 +104,17 @@ static int dd_refresh_store(sqlite3 *db, dd_vtab *p, const ddb_table_desc *d,
 static char *dd_refresh_text(const char *zName, const ddb_table_desc *d) {
   sqlite3_str *s = sqlite3_str_new(0);
   int i;
+  char *z, *zShown;
   sqlite3_str_appendf(s, "%s: DynamoDB table %s, %d index%s", zName, d->name,
                       d->n_indexes - 1, d->n_indexes == 2 ? "" : "es");
   for(i = 1; i < d->n_indexes; i++)
     sqlite3_str_appendf(s, "%s%s", i == 1 ? " (" : ", ", d->indexes[i].name);
   sqlite3_str_appendall(s, d->n_indexes > 1 ? ")" : "");
-  return sqlite3_str_finish(s);
+  /* the names are DescribeTable's: shown as error text is */
+  z = sqlite3_str_finish(s);
+  zShown = z ? dd_shown(z) : NULL;
+  sqlite3_free(z);
+  return zShown;
 }
 
 /* dynamodb_refresh(NAME): ask DynamoDB for the description of the table
@@ -256,7 +261,7 @@ void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
       ddb_buf_addc(&b, i ? ',' : '{');
       ddb_buf_json_str(&b, azKey[i], strlen(azKey[i]));
       ddb_buf_addc(&b, ':');
-      ddb_buf_json_str(&b, azVal[i], strlen(azVal[i]));
+      dd_json_shown(&b, azVal[i]); /* the table's name is DescribeTable's */
     }
     ddb_buf_addf(
         &b,
@@ -315,8 +320,10 @@ void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   for(i = 0; i < n; i++) {
     if(!aCount[i])
       continue;
+    char *zIndex = dd_shown(a[i].index); /* DescribeTable's name */
     sqlite3_str_appendf(s, "%s%s%s%s", nOut++ ? ", " : "", a[i].operation,
-                        a[i].index[0] ? " " : "", a[i].index);
+                        a[i].index[0] ? " " : "", zIndex ? zIndex : "?");
+    sqlite3_free(zIndex);
     if(aCount[i] > 1)
       sqlite3_str_appendf(s, " x%d", aCount[i]);
   }

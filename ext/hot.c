@@ -103,11 +103,9 @@ static int hotColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   hot_cursor *c = (hot_cursor *)cur;
   const ddbc_hot_row *r = &c->a[c->i];
   switch(col) {
-  case 0: sqlite3_result_text(ctx, r->table, -1, SQLITE_TRANSIENT); break;
-  case 1:
-    if(r->index)
-      sqlite3_result_text(ctx, r->index, -1, SQLITE_TRANSIENT);
-    break;
+  /* names a server told (DescribeTable's), as shown */
+  case 0: return dd_result_shown(ctx, r->table);
+  case 1: return dd_result_shown(ctx, r->index);
   case 2:
     sqlite3_result_text(ctx, r->pk, (int)r->pk_len, SQLITE_TRANSIENT);
     break;

@@ -141,10 +141,11 @@ static int logColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   switch(col) {
   case 0: sqlite3_result_int64(ctx, (sqlite3_int64)e->seq); break;
   case 1: sqlite3_result_text(ctx, e->operation, -1, SQLITE_TRANSIENT); break;
-  case 2: sqlite3_result_text(ctx, e->table, -1, SQLITE_TRANSIENT); break;
+  /* names a server told (DescribeTable's index names), as shown */
+  case 2: return dd_result_shown(ctx, e->table);
   case 3:
     if(e->index[0])
-      sqlite3_result_text(ctx, e->index, -1, SQLITE_TRANSIENT);
+      return dd_result_shown(ctx, e->index);
     break;
   case 4: sqlite3_result_int(ctx, c->aPage[c->i]); break;
   case 5:

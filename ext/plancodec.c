@@ -11,10 +11,12 @@ SQLITE_EXTENSION_INIT3
 
 /* Write the plan for people into idxStr. */
 
-/* Append attribute name z to s as the plan writes names: bare when it is
-** an identifier, else in double quotes with quotes doubled. */
+/* Append attribute or index name z to s as the plan writes names: bare
+** when it is an identifier, else in double quotes with quotes doubled, as
+** dd_shown() shows it (the name is DescribeTable's). */
 static void dd_name(sqlite3_str *s, const char *z) {
   int i, bBare = z[0] != 0 && !(z[0] >= '0' && z[0] <= '9');
+  char *zShown;
   for(i = 0; z[i] && bBare; i++)
     bBare = (z[i] >= 'a' && z[i] <= 'z') || (z[i] >= 'A' && z[i] <= 'Z') ||
             (z[i] >= '0' && z[i] <= '9') || z[i] == '_';
@@ -22,13 +24,19 @@ static void dd_name(sqlite3_str *s, const char *z) {
     sqlite3_str_appendall(s, z);
     return;
   }
-  sqlite3_str_appendchar(s, 1, '"');
-  for(i = 0; z[i]; i++) {
-    if(z[i] == '"')
-      sqlite3_str_appendchar(s, 1, '"');
-    sqlite3_str_appendchar(s, 1, z[i]);
+  zShown = dd_shown(z);
+  if(!zShown) {
+    sqlite3_str_appendall(s, "?"); /* out of memory: so is s, then */
+    return;
   }
   sqlite3_str_appendchar(s, 1, '"');
+  for(i = 0; zShown[i]; i++) {
+    if(zShown[i] == '"')
+      sqlite3_str_appendchar(s, 1, '"');
+    sqlite3_str_appendchar(s, 1, zShown[i]);
+  }
+  sqlite3_str_appendchar(s, 1, '"');
+  sqlite3_free(zShown);
 }
 
 static const char *const azOp[] = {"", "=", ">", ">=", "<", "<="};

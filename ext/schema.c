@@ -252,7 +252,14 @@ static void dd_item_col_name(dd_vtab *p, sqlite3_str *s, const char *zBase) {
   sqlite3_str_appendf(s, "\"%w\"", zName);
 }
 
-/* The CREATE TABLE statement declaring the columns. */
+/* The CREATE TABLE statement declaring the columns.  A column's name is
+** its attribute's as dd_shown() shows it: the attribute's own name but
+** for what a terminal would act on (an escape sequence, BEL, a bidi
+** control: a key attribute's name comes from DescribeTable, that is from
+** the server), so that `.schema` and pragma_table_info() show nothing raw;
+** é or 日本 are kept.  A column of such a name is named in SQL as shown
+** ("P\x1bK"); requests use the attribute's real name (aCol[].zName).
+** NULL when out of memory. */
 static char *dd_schema_sql(dd_vtab *p) {
   sqlite3_str *s = sqlite3_str_new(0);
   int i;
@@ -261,8 +268,13 @@ static char *dd_schema_sql(dd_vtab *p) {
     const char *zType = p->aCol[i].type == DDB_S   ? "TEXT"
                         : p->aCol[i].type == DDB_N ? "NUMERIC"
                                                    : "BLOB";
-    sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", p->aCol[i].zName,
-                        zType);
+    char *zShown = dd_shown(p->aCol[i].zName);
+    if(!zShown) {
+      sqlite3_free(sqlite3_str_finish(s));
+      return NULL;
+    }
+    sqlite3_str_appendf(s, "%s\"%w\" %s", i ? ", " : "", zShown, zType);
+    sqlite3_free(zShown);
   }
   sqlite3_str_appendall(s, ", ");
   dd_item_col_name(p, s, "item");

@@ -19,7 +19,9 @@
 ** ListTables gives the names (100 a page, followed to the end); each row
 ** asks DescribeTable only when a column of it is used, and
 ** DescribeTimeToLive only when ttl_attribute or ttl_status is (colUsed);
-** WHERE name = ? asks for that table alone, with no ListTables.
+** WHERE name = ? asks for that table alone, with no ListTables.  Every
+** text is shown as error text is (dd_shown: an escape sequence, BEL or
+** bidi control a server put in a name reaches no terminal).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -172,9 +174,14 @@ static int tablesClose(sqlite3_vtab_cursor *cur) {
   return SQLITE_OK;
 }
 
-/* Set the cursor's error (its vtab's message) from client error e. */
+/* Set the cursor's error (its vtab's message) from client error e in
+** zWhat (a step, or a table name ListTables told: shown as dd_shown()
+** shows it). */
 static int tb_error(tb_cursor *c, const char *zWhat, const ddb_error *e) {
-  dd_vtab_error(c->base.pVtab, "dynamodb_tables: %s: %s", zWhat, e->message);
+  char *zShown = dd_shown(zWhat);
+  dd_vtab_error(c->base.pVtab, "dynamodb_tables: %s: %s",
+                zShown ? zShown : "?", e->message);
+  sqlite3_free(zShown);
   return dd_rc(e);
 }
 
@@ -358,13 +365,13 @@ static char *tb_indexes_json(const ddb_table_desc *d) {
   for(i = 1; i < d->n_indexes; i++) {
     const ddb_index *x = &d->indexes[i];
     ddb_buf_adds(&b, i > 1 ? ",{\"name\":" : "{\"name\":");
-    ddb_buf_json_str(&b, x->name, strlen(x->name));
+    dd_json_shown(&b, x->name);
     ddb_buf_adds(&b, x->is_local ? ",\"kind\":\"LSI\",\"keys\":["
                                  : ",\"kind\":\"GSI\",\"keys\":[");
-    ddb_buf_json_str(&b, x->pk.name, strlen(x->pk.name));
+    dd_json_shown(&b, x->pk.name);
     if(x->sk.name) {
       ddb_buf_addc(&b, ',');
-      ddb_buf_json_str(&b, x->sk.name, strlen(x->sk.name));
+      dd_json_shown(&b, x->sk.name);
     }
     ddb_buf_addf(&b, "],\"projection\":\"%s\"", azProj[x->projection]);
     if(x->projection == DDB_PROJ_INCLUDE) {
@@ -372,7 +379,7 @@ static char *tb_indexes_json(const ddb_table_desc *d) {
       for(j = 0; j < x->n_nonkey; j++) {
         if(j)
           ddb_buf_addc(&b, ',');
-        ddb_buf_json_str(&b, x->nonkey[j], strlen(x->nonkey[j]));
+        dd_json_shown(&b, x->nonkey[j]);
       }
       ddb_buf_addc(&b, ']');
     }
@@ -384,37 +391,35 @@ static char *tb_indexes_json(const ddb_table_desc *d) {
   return z;
 }
 
-/* Set the result to text z (NULL: SQL NULL). */
-static void tb_text(sqlite3_context *ctx, const char *z) {
-  if(z)
-    sqlite3_result_text(ctx, z, -1, SQLITE_TRANSIENT);
-}
-
 static int tablesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                         int col) {
   tb_cursor *c = (tb_cursor *)cur;
   const ddb_table_desc *d = c->pDesc;
+  int rc = SQLITE_OK; /* every text, the server's names included, as
+                         dd_shown() shows it */
   switch(col) {
-  case TB_NAME: tb_text(ctx, c->azName[c->iName]); break;
-  case TB_TTL_ATTR: tb_text(ctx, c->zTtlAttr); break;
-  case TB_TTL_STATUS: tb_text(ctx, c->zTtlStatus); break;
+  case TB_NAME: rc = dd_result_shown(ctx, c->azName[c->iName]); break;
+  case TB_TTL_ATTR: rc = dd_result_shown(ctx, c->zTtlAttr); break;
+  case TB_TTL_STATUS: rc = dd_result_shown(ctx, c->zTtlStatus); break;
   case TB_REGION:
-    tb_text(ctx, c->azArg[TB_REGION] ? c->azArg[TB_REGION]
-                                     : ddb_client_region(c->pClient));
+    rc = dd_result_shown(ctx, c->azArg[TB_REGION]
+                                  ? c->azArg[TB_REGION]
+                                  : ddb_client_region(c->pClient));
     break;
   case TB_ENDPOINT:
-    tb_text(ctx, c->azArg[TB_ENDPOINT] ? c->azArg[TB_ENDPOINT]
-                                       : ddb_client_endpoint(c->pClient));
+    rc = dd_result_shown(ctx, c->azArg[TB_ENDPOINT]
+                                  ? c->azArg[TB_ENDPOINT]
+                                  : ddb_client_endpoint(c->pClient));
     break;
-  case TB_PROFILE: tb_text(ctx, c->azArg[TB_PROFILE]); break;
+  case TB_PROFILE: rc = dd_result_shown(ctx, c->azArg[TB_PROFILE]); break;
   default:
     if(!d)
       break;
     switch(col) {
-    case TB_STATUS: tb_text(ctx, d->status); break;
-    case TB_PK: tb_text(ctx, d->indexes[0].pk.name); break;
-    case TB_SK: tb_text(ctx, d->indexes[0].sk.name); break;
-    case TB_BILLING: tb_text(ctx, d->billing_mode); break;
+    case TB_STATUS: rc = dd_result_shown(ctx, d->status); break;
+    case TB_PK: rc = dd_result_shown(ctx, d->indexes[0].pk.name); break;
+    case TB_SK: rc = dd_result_shown(ctx, d->indexes[0].sk.name); break;
+    case TB_BILLING: rc = dd_result_shown(ctx, d->billing_mode); break;
     case TB_ITEMS:
       if(d->item_count >= 0)
         sqlite3_result_int64(ctx, d->item_count);
@@ -430,10 +435,10 @@ static int tablesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
       sqlite3_result_text(ctx, z, -1, sqlite3_free);
       break;
     }
-    default: tb_text(ctx, d->stream); break;
+    default: rc = dd_result_shown(ctx, d->stream); break;
     }
   }
-  return SQLITE_OK;
+  return rc;
 }
 
 static int tablesRowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *pRowid) {

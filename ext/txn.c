@@ -716,7 +716,8 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
 
 /* Why the writes whose merged writes are a[0..n) failed, from e: a failed
 ** condition names the item ("the item with key PK='a' already exists"),
-** another error is e's message, naming the item it points at ("item 3").
+** an unknown operation says the server has no TransactWriteItems, another
+** error is e's message, naming the item it points at ("item 3").
 ** From sqlite3_malloc (the caller frees it); NULL when out of memory. */
 static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
                                int n) {
@@ -724,7 +725,13 @@ static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
   long k = z ? strtol(z + 5, NULL, 10) : 0;
   char *zKey = (k >= 1 && k <= n) ? dd_key_text(p, a[k - 1]->item) : NULL;
   char *zWhy;
-  if(zKey && strstr(e->message, "ConditionalCheckFailed"))
+  if(strcmp(e->type, "UnknownOperationException") == 0)
+    /* of a COMMIT's calls, TransactWriteItems is the one a server may
+    ** lack (dynalite, Alternator): every server has PutItem, UpdateItem,
+    ** DeleteItem and BatchWriteItem */
+    zWhy =
+        sqlite3_mprintf("the server has no TransactWriteItems (%s)", e->type);
+  else if(zKey && strstr(e->message, "ConditionalCheckFailed"))
     zWhy = sqlite3_mprintf("the item with key %s %s", zKey,
                            a[k - 1]->bInsert ? "already exists"
                                              : "does not exist any more");

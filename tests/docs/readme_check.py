@@ -12,7 +12,8 @@
      Ctrl-C leaves the server running and a query answers, the shell sees
      only its own endpoint and dummy credentials, and the server it
      started is stopped when the shell ends, by `.quit`, by end of input
-     and by a hang-up.
+     and by a hang-up; after a mistyped statement and `.quit`, make shell
+     exits 0.
   3. The pages: the README fits (at most 250 lines), names the licence, and
      nothing a user reads points outside the repository; every relative
      link of README.md, docs/, ARCHITECTURE.md, CONTRIBUTING.md and
@@ -201,7 +202,7 @@ def check_terminal():
                AWS_ENDPOINT_URL="http://192.0.2.1:9", TERM="dumb")
     env.pop("AWS_EC2_METADATA_DISABLED", None)
     before = state_dirs()
-    for how in ("quit", "eof", "hangup"):
+    for how in ("quit", "mistake", "eof", "hangup"):
         t = Term(env)
         m = t.expect(rb"(?s)\(pid (\d+)\).*?sqlite> ", 300)
         if not m:
@@ -236,6 +237,13 @@ def check_terminal():
                 "AWS_ENDPOINT_URL",
                 ["got %r" % (vals,)] + t.tail())
             t.send(".quit\n")
+        elif how == "mistake":
+            # a mistyped statement, its error seen, then .quit: make shell
+            # ends with 0 (sqlite3 itself exits 1 after any error)
+            t.out = b""
+            t.send("SELEC 1;\n")
+            seen = t.expect(rb"error", 30) is not None
+            t.send(".quit\n")
         elif how == "eof":
             t.send("\x04")
         else:
@@ -244,11 +252,15 @@ def check_terminal():
         stopped = gone(server)
         if how == "hangup":
             ok = status is not None and stopped
+        elif how == "mistake":
+            ok = seen and status is not None and os.WIFEXITED(status) and \
+                os.WEXITSTATUS(status) == 0 and stopped
         else:
             ok = status is not None and os.WIFEXITED(status) and \
                 os.WEXITSTATUS(status) == 0 and stopped
         tap(ok, "make shell: %s ends it (status %r) and stops its server "
             "(pid %d)" % ({"quit": ".quit", "eof": "end of input (Ctrl-D)",
+                           "mistake": "a mistyped statement, then .quit,",
                            "hangup": "a hang-up (the terminal closed)"}[how],
                           status, server), t.tail())
         if status is None:

@@ -193,6 +193,36 @@ else
     show "$LOG"
 fi
 
+# the two recipes of the installed dyndb.h ("** Build:" and "** Static:"),
+# read from the header's text (its continuation lines joined) and run as it
+# writes them, app.c being examples/hello.c: each builds a program that
+# gives hello's output, the static one without libdyndb.so
+recipe() {  # recipe WORD: the command dyndb.h gives after "** WORD:"
+    python3 -c 'import re, sys
+text = open(sys.argv[1]).read()
+m = re.search(r"^\*\* " + sys.argv[2] + r":[ \t]*((?:.*\\\n)*.*)$", text, re.M)
+print(re.sub(r"\\\n\*\*[ \t]*", " ", m.group(1)) if m else "")' \
+        "$PREFIX/include/dyndb.h" "$1"
+}
+for how in Build Static; do
+    cmd="$(recipe "$how")"
+    case "$cmd" in
+        "cc app.c "*) ;;
+        *) not_ok "dyndb.h's $how recipe: not found, or not 'cc app.c ...': '$cmd'"
+           continue ;;
+    esac
+    cmd="${cmd/app.c/examples/hello.c} -o $TMP/hello"
+    rm -f "$TMP/hello"
+    if sh -c "$cmd" >"$LOG" 2>&1 &&
+       { [ "$how" = Build ] || ! readelf -d "$TMP/hello" | grep -q libdyndb; } &&
+       run hello "$TABLE"; then
+        ok "dyndb.h's $how recipe as written builds examples/hello.c: $cmd"
+    else
+        not_ok "dyndb.h's $how recipe as written builds examples/hello.c: $cmd"
+        show "$LOG"
+    fi
+done
+
 # the installed extension loads from its folder
 if command -v sqlite3 >/dev/null; then
     out="$(printf '%s\n' \

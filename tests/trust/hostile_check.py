@@ -375,6 +375,66 @@ def check_skew(table):
             % (error, st["requests"] - 2, st["refused"]), text(out))
 
 
+# --- names a server tells ---------------------------------------------------
+# (issue 28, point 11) what ListTables, DescribeTable and DescribeTimeToLive
+# name reaches the terminal through dynamodb_tables, dynamodb_attributes,
+# dynamodb_info, dynamodb_refresh, dynamodb_log, dynamodb_calls and .schema
+# escaped as error text is; names of other scripts (é, 日本) as they are
+RAW = [b"\x1b", b"\x07", "\u202e".encode(), "\u202c".encode()]
+
+
+def check_names(table):
+    evil_table = table + "\x1b[2J\x07\u202eevil"
+    evil_pk = "P\x1b]0;owned\x07K\u202e"
+    evil_ttl = "ttl\x1b[31m\u202c"
+    evil_gsi = "g\x1b[5m\x07"
+    fine_sk = "SK\u00e9\u65e5\u672c"   # SKé日本: shown as it is
+    shown_pk = "P\\x1b]0;owned\\x07K\\u202e"  # P\x1b]0;owned\x07K\u202e
+    hostile(mode="rename", ops=["ListTables", "DescribeTable",
+                                "DescribeTimeToLive", "Scan", "Query",
+                                "GetItem", "BatchGetItem"],
+            names={table: evil_table, "PK": evil_pk, "SK": fine_sk},
+            ttl=evil_ttl, gsi=evil_gsi)
+    sql = ("SELECT name, partition_key, sort_key, ttl_attribute, indexes "
+           "FROM dynamodb_tables WHERE endpoint = '%s' AND name LIKE "
+           "'%s%%';\n"
+           "SELECT name FROM dynamodb_attributes('t', 3);\n"
+           "SELECT dynamodb_info('t');\n"
+           ".schema t\n"
+           "SELECT group_concat(name) FROM pragma_table_info('t');\n"
+           "SELECT count(*) FROM t WHERE \"%s\" = 'F';\n"
+           "EXPLAIN QUERY PLAN SELECT * FROM t WHERE \"%s\" = 'F';\n"
+           "EXPLAIN QUERY PLAN SELECT * FROM t WHERE \"%s\" = 'k';\n"
+           "SELECT DISTINCT table_name FROM dynamodb_log;\n"
+           "SELECT dynamodb_refresh('t');\n"
+           "CREATE VIRTUAL TABLE d USING dynamodb(table=%s, endpoint='%s', "
+           "scan=deny);\nSELECT count(*) FROM d;\n"
+           % (PROXY, table, shown_pk, fine_sk, shown_pk, table, PROXY))
+    out, _, _ = shell(table, ", query_ttl=0", sql)
+    hostile(mode="none")
+    bad = [b for b in RAW if b in out]
+    line = text(out)
+    want = [table + "\\x1b[2J\\x07\\u202eevil",   # dynamodb_tables, log
+            shown_pk, fine_sk,                        # attributes, .schema
+            "ttl\\x1b[31m\\u202c",                    # ttl_attribute
+            "g\\\\x1b[5m\\\\x07",                     # indexes (JSON)
+            table + "\\\\x1b[2J",                      # dynamodb_info (JSON)
+            "\n200\n",                                  # a Query by the shown name
+            "Query (\"%s\" = ?)" % shown_pk,              # the plans
+            "Query \"g\\x1b[5m\\x07\" (\"SK\u00e9\u65e5\u672c\" = ?)",
+            "index (g\\x1b[5m\\x07)",                   # dynamodb_refresh
+            "SK\u00e9\u65e5\u672c (g\\x1b[5m\\x07)"]         # an error
+    missing = [w for w in want if w not in line]
+    tap(not bad and not missing,
+        "names: a table, key, index and TTL attribute named with ESC, BEL "
+        "and bidi controls reach the terminal escaped through "
+        "dynamodb_tables, dynamodb_attributes, dynamodb_info, .schema, "
+        "dynamodb_log, dynamodb_refresh, plans and errors; é 日本 as they "
+        "are; the column answers by its shown name",
+        ["raw: %r" % bad, "missing: %r" % missing] +
+        [repr(l) for l in out.splitlines()])
+
+
 def main():
     global PROXY
     table = sys.argv[1]
@@ -386,7 +446,7 @@ def main():
         PROXY = "http://127.0.0.1:%s" % proxy.stdout.readline().strip()
         only = os.environ.get("HOSTILE_ONLY")
         for f in (check_pages, check_keys, check_list_tables, check_error_text, check_counts,
-                  check_batch, check_batch_split, check_skew):
+                  check_batch, check_batch_split, check_skew, check_names):
             if not only or only in f.__name__:
                 f(table)
     finally:

@@ -51,6 +51,14 @@ is in `ops`:
                TableNames dropped; with `fresh`: TableNames a fresh name of
                its own each, LastEvaluatedTableName its last, so that only
                the count of names can end the listing)
+    rename     forwarded, as a server whose names are others: each string
+               of the answer (a key or a value) equal to a key of `names`
+               becomes its value, and each string of the request equal to
+               a value of `names` becomes its key (so the names the client
+               learnt reach the real server as the real ones); with `ttl`,
+               DescribeTimeToLive answered ENABLED on attribute `ttl`, not
+               forwarded; with `gsi`, DescribeTable's answer gets one GSI
+               more of that name, keyed on the table's sort key
     none       off
 
     POST /__hostile {"mode": ..., "ops": [...], ...}   resets the counters
@@ -125,6 +133,18 @@ H = Hostile()
 
 def amz_time(t):
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(t))
+
+
+def rename(v, names):
+    """v (parsed JSON) with every string, key or value, equal to a key of
+    names replaced by its value."""
+    if isinstance(v, dict):
+        return {names.get(k, k): rename(x, names) for k, x in v.items()}
+    if isinstance(v, list):
+        return [rename(x, names) for x in v]
+    if isinstance(v, str):
+        return names.get(v, v)
+    return v
 
 
 class Handler(proxy.Handler):
@@ -245,6 +265,28 @@ class Handler(proxy.Handler):
                 ans["TableNames"] = []
             ans["LastEvaluatedTableName"] = "zfresh%09d" % k
         self.reply(200, "OK", json.dumps(ans).encode())
+
+    def mode_rename(self, op, body, cfg):
+        names = cfg.get("names", {})
+        back = {v: k for k, v in names.items()}
+        if op == "DescribeTimeToLive" and cfg.get("ttl"):
+            ans = {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED",
+                                             "AttributeName": cfg["ttl"]}}
+            self.reply(200, "OK", json.dumps(ans).encode())
+            return
+        status, reason, rhdrs, data = self.forward(
+            json.dumps(rename(json.loads(body or b"{}"), back)).encode())
+        if status == 200:
+            ans = rename(json.loads(data), names)
+            t = ans.get("Table")
+            if op == "DescribeTable" and cfg.get("gsi") and t:
+                sk = t["KeySchema"][-1]["AttributeName"]
+                t.setdefault("GlobalSecondaryIndexes", []).append({
+                    "IndexName": cfg["gsi"], "IndexStatus": "ACTIVE",
+                    "KeySchema": [{"AttributeName": sk, "KeyType": "HASH"}],
+                    "Projection": {"ProjectionType": "ALL"}})
+            data = json.dumps(ans).encode()
+        self.reply(status, reason, data)
 
     def mode_batchextra(self, op, body, cfg):
         status, reason, rhdrs, data = self.forward(body)
