@@ -1768,25 +1768,26 @@ static void dd_group_sent(dd_vtab *p, const dd_writes *x) {
 }
 
 /* p's xSync failed after earlier xSyncs of this COMMIT applied writes
-** (dd_txn_reg.zSent): p's message (about p's writes only) says so. */
+** (dd_txn_reg.zSent): p's message, about p's writes only, says so. */
 static void dd_sync_earlier(dd_vtab *p) {
-  static const char zNone[] = "COMMIT: nothing written: ";
   dd_txn_reg *r = dd_reg(p, 0);
   const char *z = p->base.zErrMsg ? p->base.zErrMsg : "";
   char *zOwn;
-  int bNone;
   if(!r || !r->zSent)
     return;
   if(strncmp(z, DD_PREFIX, strlen(DD_PREFIX)) == 0)
     z += strlen(DD_PREFIX);
-  bNone = strncmp(z, zNone, strlen(zNone)) == 0;
-  zOwn = sqlite3_mprintf("%s", bNone ? z + strlen(zNone) : z);
+  if(strncmp(z, "COMMIT: ", 8) == 0)
+    z += 8; /* "nothing written: ..." */
+  else if(strncmp(z, "COMMIT ", 7) == 0)
+    z += 7; /* "failed part way ..." */
+  zOwn = sqlite3_mprintf("%s", z);
   dd_error(p,
-           "COMMIT failed part way: earlier calls applied %s, which could "
-           "not be in one transaction with the writes through %s (another "
-           "endpoint, region or credentials); then %s%s",
+           "COMMIT failed part way: earlier calls applied %s, which cannot "
+           "be in one transaction with the writes through %s (another "
+           "endpoint, region or credentials); the writes through %s: %s",
            r->zSent, p->zVtabName ? p->zVtabName : p->zTable,
-           bNone ? "none of those was written: " : "", zOwn ? zOwn : "?");
+           p->zVtabName ? p->zVtabName : p->zTable, zOwn ? zOwn : "?");
   sqlite3_free(zOwn);
 }
 
