@@ -196,7 +196,9 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *was, const ddbc_policy *pol,
                             ddb_item **updated, ddb_error *err);
 
-/* TransactWriteItems of w[0..n) (ddb_transact_write), all or nothing.
+/* TransactWriteItems of w[0..n) (ddb_transact_write), all or nothing; a
+** write with w[i].d set goes to that table (one account and region), and
+** its cache entries are that table's.
 ** was: NULL when the images before are unknown, else was[i] is w[i]'s item
 ** before as the caller read it (NULL: none).  After success a PUT's item
 ** and a DELETE's absence are cached, an UPDATE's entry is dropped (the
@@ -247,7 +249,9 @@ typedef struct ddbc_wcall {
 
 /* A plan: every write, the calls, and how they run. */
 typedef struct ddbc_wplan {
-  const ddb_table_desc *d;
+  const ddb_table_desc *d; /* the table of every write without its own
+                              (ddb_write.d: a plan across tables; a
+                              BatchWriteItem's writes are of one table) */
   const char *const *key_names;
   int n_key;
   const ddb_write *w;         /* the writes, in call order; borrowed */

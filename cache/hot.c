@@ -262,16 +262,19 @@ void ddbc_hot_free(ddbc_hot_row *rows, int n) {
 /* See cache_int.h. */
 void ddbc_hot_writes(const ddb_table_desc *d, const ddb_item *one,
                      const ddb_write *w, size_t n, const ddb_tally *t) {
-  const char *pk = d->indexes[0].pk.name;
   size_t i;
   if(!t->requests)
     return;
   if(one) {
-    ddbc_hot_note(d->name, NULL, ddb_item_get(one, pk), 1, 1, 0, t->wcu,
-                  t->throttles);
+    ddbc_hot_note(d->name, NULL, ddb_item_get(one, d->indexes[0].pk.name), 1,
+                  1, 0, t->wcu, t->throttles);
     return;
   }
-  for(i = 0; i < n; i++)
-    ddbc_hot_note(d->name, NULL, ddb_item_get(w[i].item, pk), 1, 1, 0,
+  for(i = 0; i < n; i++) {
+    /* a call across tables: each write's own (ddb_write.d) */
+    const ddb_table_desc *dw = w[i].d ? w[i].d : d;
+    ddbc_hot_note(dw->name, NULL,
+                  ddb_item_get(w[i].item, dw->indexes[0].pk.name), 1, 1, 0,
                   t->wcu / (double)n, t->throttles);
+  }
 }

@@ -60,24 +60,28 @@ static void wc_state(ddbc_wplan *plan, const ddbc_wcall *k, ddb_result r) {
 static void wc_send(ddb_client *c, ddbc_wplan *plan, ddbc_wcall *k) {
   const ddb_write *w = plan->w + k->i0;
   const ddb_item *was = plan->was ? plan->was[k->i0] : NULL;
+  /* the table of the call's first write (a plan across tables): a
+  ** BatchWriteItem's and a single write's table */
+  const ddb_table_desc *d = w->d ? w->d : plan->d;
+  const char *const *key_names = w->d ? w->key_names : plan->key_names;
+  int n_key = w->d ? w->n_key : plan->n_key;
   ddbc_policy forget = *plan->pol;
   ddb_result r;
   ddb_error_clear(&k->err);
   ddb_log_note(k->note);
   if(k->batch) {
-    r = ddbc_batch_write(c, plan->d, w, (size_t)k->n, plan->key_names,
-                         plan->n_key, plan->pol, plan->state + k->i0, &k->err);
+    r = ddbc_batch_write(c, d, w, (size_t)k->n, key_names, n_key, plan->pol,
+                         plan->state + k->i0, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_PUT &&
             w->cond != DDB_COND_EXISTS) {
-    r = ddbc_put_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                      w->cond, plan->pol, NULL, &k->err);
+    r = ddbc_put_item(c, d, w->item, key_names, n_key, w->cond, plan->pol,
+                      NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_UPDATE) {
-    r = ddbc_update_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                         w->set, w->remove, w->n_remove, was, plan->pol, NULL,
-                         &k->err);
+    r = ddbc_update_item(c, d, w->item, key_names, n_key, w->set, w->remove,
+                         w->n_remove, was, plan->pol, NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_DELETE) {
-    r = ddbc_delete_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                         w->cond, plan->pol, NULL, &k->err);
+    r = ddbc_delete_item(c, d, w->item, key_names, n_key, w->cond, plan->pol,
+                         NULL, &k->err);
   } else {
     /* no answer of a TransactWriteItems holds the images: the cache
     ** forgets the items (item_ttl 0) */

@@ -180,6 +180,39 @@ static void note_call(ddb_client *c, const ddb_table_desc *d,
   free(a);
 }
 
+/* note_call for the writes w[0..n) of a call that may span tables (each
+** w[i].d, NULL: d): the writes of each table in one note_call.  n is at
+** most DDBC_TRANSACT_MAX. */
+static void note_tables(ddb_client *c, const ddb_table_desc *d,
+                        const ddb_write *w, size_t n,
+                        const unsigned char *done, const ddb_item *const *was,
+                        const ddb_error *e, const ddbc_policy *pol) {
+  ddb_write sub[DDBC_TRANSACT_MAX];
+  const ddb_item *sub_was[DDBC_TRANSACT_MAX];
+  unsigned char sub_done[DDBC_TRANSACT_MAX];
+  size_t i, j, m;
+  for(i = 0; i < n && (!w[i].d || w[i].d == d); i++)
+    ;
+  if(i == n) { /* one table */
+    note_call(c, d, w, n, done, was, e, pol);
+    return;
+  }
+  for(i = 0; i < n; i++) {
+    const ddb_table_desc *di = w[i].d ? w[i].d : d;
+    for(j = 0; j < i && (w[j].d ? w[j].d : d) != di; j++)
+      ;
+    if(j < i)
+      continue; /* noted with the first write of its table */
+    for(j = i, m = 0; j < n; j++)
+      if((w[j].d ? w[j].d : d) == di) {
+        sub[m] = w[j];
+        sub_was[m] = was ? was[j] : NULL;
+        sub_done[m++] = done[j];
+      }
+    note_call(c, di, sub, m, sub_done, was ? sub_was : NULL, e, pol);
+  }
+}
+
 ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const ddb_write *w, int n,
                                const char *const *key_names, int n_key,
@@ -196,7 +229,7 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
     return result; /* refused as a whole (or nothing to say): no write */
   /* all done, or, on another error, all perhaps done */
   memset(all, result == DDB_OK, (size_t)n);
-  note_call(c, d, w, (size_t)n, all, was, err, pol);
+  note_tables(c, d, w, (size_t)n, all, was, err, pol);
   return result;
 }
 

@@ -732,12 +732,20 @@ typedef struct ddb_write {
   const ddb_item *set;
   const char *const *remove;
   int n_remove;
+  /* A write of a call across tables (a TransactWriteItems of one
+  ** account and region; the calls of a cache plan, cache/wcalls.c): its
+  ** own table and key attribute names.  d NULL (memset 0): the call's. */
+  const ddb_table_desc *d;
+  const char *const *key_names;
+  int n_key;
 } ddb_write;
 
 /* TransactWriteItems of at most 100 writes, all or nothing, idempotent on
 ** retry (ClientRequestToken): Put, Delete, or Update (as ddb_update_item:
 ** SET and REMOVE of the given attributes, on condition that the item
-** exists).  A cancellation names the failing items:
+** exists).  Each write goes to table with key_names, or, w[i].d set, to
+** its own (tables of one account and region: c's).  A cancellation names
+** the failing items:
 ** "TransactionCanceledException: item 2: ConditionalCheckFailed". */
 ddb_result ddb_transact_write(ddb_client *c, const char *table,
                               const ddb_write *w, int n,

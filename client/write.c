@@ -265,7 +265,7 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
 
 ddb_result ddb_transact_write(ddb_client *c, const char *table,
                               const ddb_write *w, int n,
-                              const char *const *key_names, int n_key,
+                              const char *const *keys, int nk,
                               ddb_error *err) {
   ddb_buf b;
   cJSON *resp = NULL;
@@ -292,13 +292,17 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
   ddb_buf_init(&b, DDB_REQUEST_MAX);
   ddb_buf_adds(&b, "{\"TransactItems\":[");
   for(i = 0; i < n; i++) {
+    /* the write's own table, in a transaction across tables */
+    const char *tname = w[i].d ? w[i].d->name : table;
+    const char *const *key_names = w[i].d ? w[i].key_names : keys;
+    int n_key = w[i].d ? w[i].n_key : nk;
     if(i)
       ddb_buf_addc(&b, ',');
     ddb_buf_adds(&b, w[i].kind == DDB_WRITE_PUT      ? "{\"Put\":{"
                      : w[i].kind == DDB_WRITE_UPDATE ? "{\"Update\":{"
                                                      : "{\"Delete\":{");
     ddb_buf_adds(&b, "\"TableName\":");
-    ddb_buf_json_str(&b, table, strlen(table));
+    ddb_buf_json_str(&b, tname, strlen(tname));
     if(w[i].kind == DDB_WRITE_PUT) {
       ddb_buf_adds(&b, ",\"Item\":");
       ddb_item_to_typed_json(w[i].item, &b);

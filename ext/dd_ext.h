@@ -148,6 +148,8 @@ typedef struct dd_plancode {
 } dd_plancode;
 
 typedef struct dd_txn dd_txn;
+/* A connection's open write transactions, across its tables (txn.c). */
+typedef struct dd_txn_reg dd_txn_reg;
 /* A connection's statement state: its meter, the statement running
 ** (stmt.c). */
 typedef struct dd_conn dd_conn;
@@ -529,6 +531,9 @@ void dd_conn_free(void *pConn);
 /* Set db's trace hook to c's statement boundaries and register
 ** dynamodb_last().  Returns an SQLite code. */
 int dd_register_stmt(sqlite3 *db, dd_conn *c);
+/* Where c keeps its registry of open write transactions (txn.c makes
+** and frees it; NULL while none is open), NULL for NULL. */
+dd_txn_reg **dd_conn_txn_reg(dd_conn *c);
 /* c's meter (what its tables' clients charge), NULL for NULL. */
 ddb_meter *dd_conn_meter(dd_conn *c);
 /* The running statement's requests by operation appended to s (as

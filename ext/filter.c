@@ -933,8 +933,10 @@ static void dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
 }
 
 /* The cursor takes the plan's call, path and FETCH; in a write
-** transaction (an UPDATE or DELETE, or a read inside one) rows must be
-** whole items with their keys, never counted or projected.  Returns
+** transaction (an UPDATE or DELETE, or a read inside one), or where the
+** writes of another virtual table's over the same DynamoDB table are laid
+** over the rows, rows must be whole items with their keys, never counted
+** or projected.  Returns
 ** SQLITE_OK, or SQLITE_ERROR for a Scan that scan=deny refuses. */
 static int dd_filter_cursor(dd_filter *f) {
   dd_cursor *pCur = f->pCur;
@@ -942,7 +944,7 @@ static int dd_filter_cursor(dd_filter *f) {
   pCur->pPath = f->pp;
   pCur->bEof = 0;
   pCur->bFetch = (f->idxNum & DD_FETCH) != 0;
-  if(dd_in_write(f->p)) {
+  if(dd_in_write(f->p) || dd_pending_any(f->p)) {
     f->x.bCount = 0;
     f->x.mProj = 0;
   }

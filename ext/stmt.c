@@ -76,11 +76,13 @@ struct dd_conn {
   ddb_meter meter; /* every request and cache answer since the connection
                       loaded the extension */
   dd_frame aFrame[DD_MAX_FRAMES];
-  int nFrame;  /* running statements (the top one is charged) */
-  int nDeeper; /* statements started above a full stack */
-  int nOpen;   /* open cursors of the connection's tables */
-  char *zLast; /* the last statement's summary (JSON), or NULL;
+  int nFrame;          /* running statements (the top one is charged) */
+  int nDeeper;         /* statements started above a full stack */
+  int nOpen;           /* open cursors of the connection's tables */
+  char *zLast;         /* the last statement's summary (JSON), or NULL;
                    sqlite3_free() */
+  dd_txn_reg *pTxnReg; /* the open write transactions of the connection's
+                          tables (txn.c), or NULL */
 };
 
 /* Statement ids, process-wide (the log's stmt). */
@@ -474,7 +476,13 @@ void dd_conn_free(void *pConn) {
   if(!c)
     return;
   sqlite3_free(c->zLast);
+  sqlite3_free(c->pTxnReg); /* NULL: txn.c freed it at the last end */
   sqlite3_free(c);
+}
+
+/* See dd_ext.h. */
+dd_txn_reg **dd_conn_txn_reg(dd_conn *c) {
+  return c ? &c->pTxnReg : NULL;
 }
 
 /* See dd_ext.h. */

@@ -33,7 +33,25 @@
 ** Reads inside the transaction (or statement) see its writes: dd_txn.pend
 ** maps each written key (canonical, ddb_key_encode) to its newest write,
 ** and the cursor (cursor.c, dd_overlay_start) lays those over every read
-** path.
+** path, whatever virtual table the read goes through: the overlay of a
+** read is the newest write of each key (dd_op.iSeq) among the open
+** transactions of every virtual table of the connection over the same
+** DynamoDB table (same table name, endpoint, region and credentials:
+** dd_same_table).
+**
+** Across virtual tables.  The connection keeps a registry of its virtual
+** tables with a write transaction open (dd_txn_reg, kept by stmt.c's
+** dd_conn).  SQLite calls xSync on each of them, in an order of its own,
+** before xCommit on any: the first xSync sends the writes of every one of
+** them that writes with the same endpoint, region and credentials
+** (dd_same_account) as one batch, in the order they were made
+** (dd_group_ops): one TransactWriteItems when they fit, else cut into
+** calls by the rules above, a failure naming each write's table; the
+** others' xSync then has nothing to send (dd_txn.bSent).  Writes of
+** another account, region or endpoint cannot be in that transaction: they
+** go at their own xSync, and should they fail, the message says what the
+** earlier xSyncs wrote (dd_txn_reg.zSent).  Savepoints and ROLLBACK stay
+** each virtual table's own (SQLite calls them on every one).
 **
 ** Every write goes through the cache (cache/write.c: ddbc_put_item ...).
 **
@@ -62,18 +80,24 @@ SQLITE_EXTENSION_INIT3
 typedef struct dd_op {
   ddb_write_kind kind; /* PUT, UPDATE or DELETE */
   ddb_cond cond;
-  ddb_item *item; /* PUT, UPDATE: the new item; DELETE: the old one (its
+  ddb_item *item;      /* PUT, UPDATE: the new item; DELETE: the old one (its
                      key); a reference */
-  ddb_item *old;  /* UPDATE: the item as the statement read it (the diff
+  ddb_item *old;       /* UPDATE: the item as the statement read it (the diff
                      against it is what COMMIT sends); a reference */
-  int bInsert;    /* from an INSERT: an existing key is an error */
-  int bTied;      /* buffered: to be applied with the write buffered just
+  int bInsert;         /* from an INSERT: an existing key is an error */
+  int bTied;           /* buffered: to be applied with the write buffered just
                      before it, never apart (the Put of a key move, tied
                      to its Delete) */
-  int iGroup;     /* merged (dd_coalesce): the union-find parent, in the
+  int iGroup;          /* merged (dd_coalesce): the union-find parent, in the
                      merged writes, of the group that must be applied
                      together (dd_group_root) */
+  dd_vtab *pTab;       /* the virtual table written through (its table, key and
+                     name) */
+  sqlite3_uint64 iSeq; /* when it was buffered: process-wide, increasing */
 } dd_op;
+
+/* The last dd_op.iSeq given (atomic). */
+static sqlite3_uint64 dd_op_seq;
 
 /* The newest buffered write of one key: what the transaction's reads see
 ** (dd_pending_get).  Keyed by the canonical key (ddb_key_encode). */
@@ -102,9 +126,112 @@ struct dd_txn {
   int nOp, nAlloc;
   int aSave[DD_MAX_SAVEPOINTS]; /* nOp at each savepoint */
   int nSave;
-  dd_row *rows;  /* rows handed out by xRowid */
-  dd_pend *pend; /* the newest write of each key in aOp[0..nOp) */
+  dd_row *rows;      /* rows handed out by xRowid */
+  dd_pend *pend;     /* the newest write of each key in aOp[0..nOp) */
+  dd_vtab *pNextTxn; /* bListed: the next in the connection's registry */
+  int bListed;       /* in the registry (dd_txn_reg), from xBegin on */
+  int bSent;         /* its writes went at this COMMIT's xSync (its own, or
+                        an earlier one's: dd_group_sent) */
+  int bMulti;        /* at xSync: the writes sent are of several virtual
+                        tables (messages name each write's table) */
 };
+
+/* The connection's virtual tables with a write transaction open (see the
+** header): made by the first xBegin, freed when the last one ends.  Used
+** on the connection's thread only. */
+struct dd_txn_reg {
+  dd_vtab *pHead; /* linked by dd_txn.pNextTxn */
+  char *zSent;    /* what this COMMIT's earlier xSyncs wrote, NULL: none;
+                     sqlite3_free() */
+};
+
+/* ------------------------------------------------------------------------
+** The registry of the connection's open write transactions
+*/
+
+/* p's connection's registry (bMake: made when missing), or NULL: none
+** (out of memory, or a vtab without a connection state). */
+static dd_txn_reg *dd_reg(dd_vtab *p, int bMake) {
+  dd_txn_reg **pp = dd_conn_txn_reg(p->pConn);
+  if(!pp)
+    return NULL;
+  if(!*pp && bMake && (*pp = sqlite3_malloc(sizeof(**pp))) != NULL)
+    memset(*pp, 0, sizeof(**pp));
+  return *pp;
+}
+
+/* List p's transaction in the registry (at xBegin).  Returns an SQLite
+** code: without the registry, its writes could not join the others'. */
+static int dd_reg_add(dd_vtab *p) {
+  dd_txn_reg *r;
+  if(!p->pConn || p->pTxn->bListed)
+    return SQLITE_OK;
+  r = dd_reg(p, 1);
+  if(!r)
+    return SQLITE_NOMEM;
+  p->pTxn->pNextTxn = r->pHead;
+  r->pHead = p;
+  p->pTxn->bListed = 1;
+  return SQLITE_OK;
+}
+
+/* Take p's transaction out of the registry (its end); the last one out
+** ends what the COMMIT's xSyncs noted. */
+static void dd_reg_remove(dd_vtab *p) {
+  dd_txn_reg *r;
+  dd_vtab **pp;
+  if(!p->pTxn || !p->pTxn->bListed || (r = dd_reg(p, 0)) == NULL)
+    return;
+  for(pp = &r->pHead; *pp; pp = &(*pp)->pTxn->pNextTxn)
+    if(*pp == p) {
+      *pp = p->pTxn->pNextTxn;
+      break;
+    }
+  p->pTxn->pNextTxn = NULL;
+  p->pTxn->bListed = 0;
+  if(!r->pHead) { /* the COMMIT or ROLLBACK is over */
+    sqlite3_free(r->zSent);
+    sqlite3_free(r);
+    *dd_conn_txn_reg(p->pConn) = NULL;
+  }
+}
+
+/* Do p and q write as one principal to one place (the same endpoint,
+** region and credentials: ddb_client_scope), so that their writes may be
+** one TransactWriteItems?  Both must have their clients. */
+static int dd_same_account(dd_vtab *p, dd_vtab *q) {
+  const char *a, *b, *c, *d;
+  size_t na, nb, nc, nd;
+  if(!p->pClient || !q->pClient)
+    return 0;
+  ddb_client_scope(p->pClient, &a, &na, &b, &nb);
+  ddb_client_scope(q->pClient, &c, &nc, &d, &nd);
+  return na == nc && nb == nd && memcmp(a, c, na) == 0 &&
+         memcmp(b, d, nb) == 0;
+}
+
+/* Are p and q over the same DynamoDB table: the same table name, place
+** and principal?  (A read has made p's client first: dd_filter_plan.) */
+static int dd_same_table(dd_vtab *p, dd_vtab *q) {
+  if(p == q)
+    return 1;
+  if(!p->pDesc || !q->pDesc || strcmp(p->pDesc->name, q->pDesc->name) != 0)
+    return 0;
+  return dd_same_account(p, q);
+}
+
+/* The next vtab after q (NULL: the first) whose open transaction has
+** buffered writes to p's DynamoDB table: p itself, or another virtual
+** table over that table; NULL after the last. */
+static dd_vtab *dd_over_next(dd_vtab *p, dd_vtab *q) {
+  dd_txn_reg *r = dd_reg(p, 0);
+  if(!r || !r->pHead) /* none listed: p alone */
+    return !q && p->pTxn && p->pTxn->bActive && p->pTxn->pend ? p : NULL;
+  for(q = q ? q->pTxn->pNextTxn : r->pHead; q; q = q->pTxn->pNextTxn)
+    if(q->pTxn->bActive && q->pTxn->pend && dd_same_table(p, q))
+      return q;
+  return NULL;
+}
 
 /* ------------------------------------------------------------------------
 ** Transaction state
@@ -198,10 +325,13 @@ static void dd_rows_free(dd_txn *t) {
   }
 }
 
-/* End the transaction: drop buffered writes and remembered rows. */
-static void dd_txn_end(dd_txn *t) {
+/* End p's transaction: drop buffered writes and remembered rows, and
+** take it out of the registry. */
+static void dd_txn_end(dd_vtab *p) {
+  dd_txn *t = p->pTxn;
   if(!t)
     return;
+  dd_reg_remove(p);
   dd_ops_truncate(NULL, t, 0);
   dd_pend_free(t);
   dd_rows_free(t);
@@ -211,12 +341,14 @@ static void dd_txn_end(dd_txn *t) {
   t->zVerb = NULL;
   t->nBytes = 0;
   t->nSent = 0;
+  t->bSent = 0;
+  t->bMulti = 0;
 }
 
 void dd_txn_free(dd_vtab *p) {
   if(!p->pTxn)
     return;
-  dd_txn_end(p->pTxn);
+  dd_txn_end(p);
   sqlite3_free(p->pTxn->aOp);
   sqlite3_free(p->pTxn);
   p->pTxn = NULL;
@@ -252,50 +384,71 @@ const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid) {
   return r ? r->item : NULL;
 }
 
+/* The newest buffered write of the key encoded as aKey[0..nKey) among
+** the transactions over p's DynamoDB table (dd_over_next), or NULL. */
+static const dd_op *dd_pending_op(dd_vtab *p, const void *aKey, size_t nKey) {
+  const dd_op *o = NULL;
+  dd_vtab *q;
+  for(q = dd_over_next(p, NULL); q; q = dd_over_next(p, q)) {
+    dd_pend *e;
+    HASH_FIND(hh, q->pTxn->pend, aKey, nKey, e);
+    if(e && (!o || q->pTxn->aOp[e->iOp].iSeq > o->iSeq))
+      o = &q->pTxn->aOp[e->iOp];
+  }
+  return o;
+}
+
 int dd_pending_get(dd_vtab *p, const ddb_item *it, ddb_item **pOut) {
-  dd_txn *t = p->pTxn;
-  dd_pend *e;
+  const dd_op *o;
   ddb_buf b;
   char aBuf[256];
   *pOut = NULL;
-  if(!t || !t->pend)
+  if(!dd_over_next(p, NULL))
     return 0;
   ddb_buf_init_with(&b, aBuf, sizeof(aBuf), 4u * 1024 * 1024);
   if(ddb_key_encode(it, p->azKey, p->nKey, &b) || !b.p) {
     ddb_buf_free(&b);
     return 0;
   }
-  HASH_FIND(hh, t->pend, b.p, b.len, e);
+  o = dd_pending_op(p, b.p, b.len);
   ddb_buf_free(&b);
-  if(!e)
+  if(!o)
     return 0;
-  if(t->aOp[e->iOp].kind != DDB_WRITE_DELETE)
-    *pOut = t->aOp[e->iOp].item;
+  if(o->kind != DDB_WRITE_DELETE)
+    *pOut = o->item;
   return 1;
 }
 
 int dd_pending_images(dd_vtab *p, ddb_item ***paOut, int *pnOut) {
-  dd_txn *t = p->pTxn;
+  dd_vtab *q;
   dd_pend *e;
   ddb_item **a;
+  size_t nMax = 0;
   int n = 0;
   *paOut = NULL;
   *pnOut = 0;
-  if(!t || !t->pend)
+  for(q = dd_over_next(p, NULL); q; q = dd_over_next(p, q))
+    nMax += HASH_COUNT(q->pTxn->pend);
+  if(nMax == 0)
     return SQLITE_OK;
-  a = sqlite3_malloc64(sizeof(*a) * ((size_t)HASH_COUNT(t->pend) + 1));
+  a = sqlite3_malloc64(sizeof(*a) * (nMax + 1));
   if(!a)
     return SQLITE_NOMEM;
-  for(e = t->pend; e; e = e->hh.next)
-    if(t->aOp[e->iOp].kind != DDB_WRITE_DELETE)
-      a[n++] = ddb_item_ref(t->aOp[e->iOp].item);
+  for(q = dd_over_next(p, NULL); q; q = dd_over_next(p, q))
+    for(e = q->pTxn->pend; e; e = e->hh.next) {
+      const dd_op *o = &q->pTxn->aOp[e->iOp];
+      /* each key once: its newest write, whichever table's it is */
+      if(o->kind != DDB_WRITE_DELETE &&
+         dd_pending_op(p, e->aKey, e->nKey) == o)
+        a[n++] = ddb_item_ref(o->item);
+    }
   *paOut = a;
   *pnOut = n;
   return SQLITE_OK;
 }
 
 int dd_pending_any(dd_vtab *p) {
-  return p->pTxn && p->pTxn->bActive && p->pTxn->pend != NULL;
+  return dd_over_next(p, NULL) != NULL;
 }
 
 /* Append a buffered write (takes references to item and old) and make it
@@ -331,6 +484,8 @@ static int dd_op_push(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   t->aOp[t->nOp].bInsert = bInsert;
   t->aOp[t->nOp].bTied = bTied && t->nOp > 0;
   t->aOp[t->nOp].iGroup = 0;
+  t->aOp[t->nOp].pTab = p;
+  t->aOp[t->nOp].iSeq = __atomic_add_fetch(&dd_op_seq, 1, __ATOMIC_RELAXED);
   t->nOp++;
   if(dd_pend_note(p, t->nOp - 1)) {
     dd_ops_truncate(p, t, t->nOp - 1);
@@ -388,7 +543,9 @@ int dynamodbBegin(sqlite3_vtab *pVtab) {
   dd_txn *t = dd_txn_get((dd_vtab *)pVtab);
   if(!t)
     return SQLITE_NOMEM;
-  dd_txn_end(t);
+  dd_txn_end((dd_vtab *)pVtab);
+  if(dd_reg_add((dd_vtab *)pVtab))
+    return SQLITE_NOMEM;
   t->bActive = 1;
   dd_import_reset((dd_vtab *)pVtab);
   dd_stmt_write((dd_vtab *)pVtab); /* a statement, for dynamodb_last() */
@@ -397,14 +554,14 @@ int dynamodbBegin(sqlite3_vtab *pVtab) {
 
 /* xCommit: the writes went at xSync; forget them.  Returns SQLITE_OK. */
 int dynamodbCommit(sqlite3_vtab *pVtab) {
-  dd_txn_end(((dd_vtab *)pVtab)->pTxn);
+  dd_txn_end((dd_vtab *)pVtab);
   return SQLITE_OK;
 }
 
 /* xRollback: drop the buffered writes, none was sent.  Returns
 ** SQLITE_OK. */
 int dynamodbRollback(sqlite3_vtab *pVtab) {
-  dd_txn_end(((dd_vtab *)pVtab)->pTxn);
+  dd_txn_end((dd_vtab *)pVtab);
   return SQLITE_OK;
 }
 
@@ -553,39 +710,44 @@ static void dd_merge(dd_op *x, const dd_op *o) {
 ** Delete of a key move) puts their merged writes in one group (iGroup,
 ** dd_group_root), and so does every later write merged into either: an
 ** UPDATE that moves a row onto a key an earlier move freed chains the two
-** moves into one group.  Returns an SQLite code.
+** moves into one group.  The writes are aOp[0..nOp), in the order they
+** were made (of one vtab, or of several: dd_group_ops); an item is its
+** table and its key; bDistinct: every write is of its own item.  Returns
+** an SQLite code.
 */
-static int dd_coalesce(dd_vtab *p, dd_op **paOut, int *pnOut) {
+static int dd_coalesce(const dd_op *aOp, int nOp, int bDistinct, dd_op **paOut,
+                       int *pnOut) {
   typedef struct seen {
     char *zKey; /* canonical key; sqlite3_free() */
     int idx;    /* in a[] */
     UT_hash_handle hh;
   } seen;
-  dd_txn *t = p->pTxn;
-  dd_op *a = sqlite3_malloc64(sizeof(dd_op) * ((sqlite3_uint64)t->nOp + 1));
+  dd_op *a = sqlite3_malloc64(sizeof(dd_op) * ((sqlite3_uint64)nOp + 1));
   seen *map = NULL, *e, *tmp;
   ddb_buf b;
   int i, j, n = 0, iPrev = -1, rc = SQLITE_OK;
   if(!a)
     return SQLITE_NOMEM;
-  if(HASH_COUNT(t->pend) == (unsigned)t->nOp) {
+  if(bDistinct) {
     /* every write of its own key (a bulk INSERT, an UPDATE of many rows):
     ** nothing to merge, the groups are the moves' pairs */
-    for(i = 0; i < t->nOp; i++) {
-      a[i] = t->aOp[i];
+    for(i = 0; i < nOp; i++) {
+      a[i] = aOp[i];
       a[i].iGroup = i;
       if(a[i].bTied && i > 0)
         dd_group_join(a, i, i - 1);
     }
     *paOut = a;
-    *pnOut = t->nOp;
+    *pnOut = nOp;
     return SQLITE_OK;
   }
   ddb_buf_init(&b, 4u * 1024 * 1024);
-  for(i = 0; i < t->nOp && rc == SQLITE_OK; i++) {
-    const dd_op *o = &t->aOp[i];
+  for(i = 0; i < nOp && rc == SQLITE_OK; i++) {
+    const dd_op *o = &aOp[i];
+    const char *zTable = o->pTab->pDesc->name;
     ddb_buf_reset(&b);
-    if(ddb_key_encode(o->item, p->azKey, p->nKey, &b) || !b.p) {
+    if(ddb_buf_add_part(&b, zTable, strlen(zTable)) ||
+       ddb_key_encode(o->item, o->pTab->azKey, o->pTab->nKey, &b) || !b.p) {
       rc = SQLITE_NOMEM;
       break;
     }
@@ -690,10 +852,13 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
     w->kind = a[i].kind;
     w->item = a[i].item;
     w->cond = a[i].cond;
+    w->d = a[i].pTab->pDesc; /* its own table (a COMMIT across tables) */
+    w->key_names = a[i].pTab->azKey;
+    w->n_key = a[i].pTab->nKey;
     if(a[i].kind == DDB_WRITE_UPDATE) {
       int nRemove = 0;
-      rc = dd_diff(p, a[i].old, a[i].item, &x->aSet[x->n], x->azName + used,
-                   &nRemove);
+      rc = dd_diff(a[i].pTab, a[i].old, a[i].item, &x->aSet[x->n],
+                   x->azName + used, &nRemove);
       if(rc)
         break;
       if(!x->aSet[x->n] && nRemove == 0)
@@ -714,6 +879,21 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
   return rc;
 }
 
+/* The key of merged write o as a message quotes it (dd_key_text), with,
+** when the writes sent are of several virtual tables, the table it was
+** written through: "PK='a', SK=1 in orders".  From sqlite3_malloc (the
+** caller frees it); NULL when out of memory. */
+static char *dd_op_key(dd_vtab *p, const dd_op *o) {
+  char *z = dd_key_text(o->pTab, o->item), *zIn;
+  if(!z || !p->pTxn || !p->pTxn->bMulti)
+    return z;
+  zIn = sqlite3_mprintf("%s in %s", z,
+                        o->pTab->zVtabName ? o->pTab->zVtabName
+                                           : o->pTab->zTable);
+  sqlite3_free(z);
+  return zIn;
+}
+
 /* Why the writes whose merged writes are a[0..n) failed, from e: a failed
 ** condition names the item ("the item with key PK='a' already exists"),
 ** an unknown operation says the server has no TransactWriteItems, another
@@ -723,7 +903,7 @@ static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
                                int n) {
   const char *z = strstr(e->message, "item ");
   long k = z ? strtol(z + 5, NULL, 10) : 0;
-  char *zKey = (k >= 1 && k <= n) ? dd_key_text(p, a[k - 1]->item) : NULL;
+  char *zKey = (k >= 1 && k <= n) ? dd_op_key(p, a[k - 1]) : NULL;
   char *zWhy;
   if(strcmp(e->type, "UnknownOperationException") == 0)
     /* of a COMMIT's calls, TransactWriteItems is the one a server may
@@ -878,7 +1058,7 @@ static int dd_cut_refuse(dd_vtab *p, const dd_writes *x, const int *m, int nm,
     scratch[i] = x->w[m[i]];
   if(!(bSingle && nm > 1) && dd_transact_fits(scratch, nm))
     return SQLITE_OK;
-  zKey = dd_key_text(p, x->w[m[0]].item);
+  zKey = dd_op_key(p, x->aOp[m[0]]);
   zHead = dd_unsent_head(zVerb, nBase);
   if(bSingle && nm > 1) {
     dd_error(p,
@@ -931,17 +1111,40 @@ static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
 }
 
 /* The groups of x that are one unconditional PUT or DELETE into pl's
-** BatchWriteItem calls of DD_BATCH_MAX. */
+** BatchWriteItem calls of DD_BATCH_MAX, each of one table (ddb_write.d):
+** the tables in the order of their first such write. */
 static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
                            const int *aStart, int nGroup) {
-  int g, c = -1;
-  for(g = 0; g < nGroup; g++) {
-    const int *m = aMember + aStart[g];
-    if(!dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
+  const ddb_table_desc *aDone[16]; /* tables cut (most COMMITs: one) */
+  int g, h, c, nDone = 0;
+  for(h = 0; h < nGroup; h++) {
+    const ddb_table_desc *d = x->w[aMember[aStart[h]]].d;
+    if(!dd_group_batchable(x, aMember + aStart[h], aStart[h + 1] - aStart[h]))
       continue;
-    if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
-      c = pl->nCall;
-    dd_cut_add(pl, x, m[0], c, 1);
+    for(g = 0; g < nDone && aDone[g] != d; g++)
+      ;
+    if(g < nDone)
+      continue; /* that table's batches are cut already */
+    if(nDone < (int)(sizeof(aDone) / sizeof(aDone[0]))) {
+      aDone[nDone++] = d;
+    } else { /* more tables than aDone holds: look back */
+      for(g = 0; g < h; g++)
+        if(x->w[aMember[aStart[g]]].d == d &&
+           dd_group_batchable(x, aMember + aStart[g],
+                              aStart[g + 1] - aStart[g]))
+          break;
+      if(g < h)
+        continue;
+    }
+    for(g = h, c = -1; g < nGroup; g++) {
+      const int *m = aMember + aStart[g];
+      if(x->w[m[0]].d != d ||
+         !dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
+        continue;
+      if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
+        c = pl->nCall;
+      dd_cut_add(pl, x, m[0], c, 1);
+    }
   }
 }
 
@@ -1007,7 +1210,7 @@ static void dd_keys_brief(dd_vtab *p, const dd_cut *pl, int i0, int n,
       sqlite3_str_appendf(s, "; %d more", n - 3);
       i = i0 + n - 1;
     }
-    z = dd_key_text(p, pl->w[i].item);
+    z = dd_op_key(p, pl->aOp[i]);
     nz = z ? (int)strlen(z) : 0;
     if(nz > DD_KEY_BRIEF) {
       nz = DD_KEY_BRIEF;
@@ -1154,59 +1357,73 @@ static int dd_report_split(dd_vtab *p, const dd_cut *pl,
 }
 
 /* Are the INSERTs among x's writes free to go?  Consistent BatchGetItem
-** calls of 100 keys, up to p->nWriteCalls at a time (cache/fanout.c): an
-** existing key is an error set on p naming zVerb, before anything is
-** written.  Returns an SQLite code. */
+** calls of 100 keys, up to p->nWriteCalls at a time (cache/fanout.c), the
+** keys of each virtual table written through with its client: an existing
+** key is an error set on p naming zVerb, before anything is written.
+** Returns an SQLite code. */
 static int dd_check_inserts(dd_vtab *p, const dd_writes *x, const char *zVerb,
                             int nBase) {
   const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
   ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
-  ddbc_policy pol = p->pol;
+  int *aIdx = sqlite3_malloc64(sizeof(int) * ((size_t)x->n + 1));
+  unsigned char *aDone = sqlite3_malloc64((size_t)x->n + 1);
+  ddbc_policy pol;
   ddb_error err;
-  int i, m = 0, rc = SQLITE_OK;
+  int i, j, m, rc = SQLITE_OK;
 
   ddb_error_clear(&err);
-  if(!aKey || !aFound) {
+  if(!aKey || !aFound || !aIdx || !aDone) {
     rc = SQLITE_NOMEM;
     goto fail;
   }
   for(i = 0; i < x->n; i++)
-    if(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT)
-      aKey[m++] = x->w[i].item;
-  if(m == 0)
-    goto fail;
-  pol.consistent = 1; /* never the cache's answer */
-  if(ddbc_batch_get_fanout(p->pClient, p->pDesc->name, aKey, (size_t)m,
-                           p->azKey, p->nKey, &pol, p->nWriteCalls,
-                           dd_interrupted, p->db, aFound, &err)) {
-    char *zHead = dd_unsent_head(zVerb, nBase);
-    dd_error(p, "%s: %s", zHead ? zHead : zVerb, err.message);
-    sqlite3_free(zHead);
-    rc = dd_rc(&err);
-    goto fail;
-  }
-  for(i = 0; i < m; i++) {
-    if(aFound[i] && rc == SQLITE_OK) {
-      char *zKey = dd_key_text(p, aKey[i]);
+    aDone[i] = !(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT);
+  for(i = 0; i < x->n && rc == SQLITE_OK; i++) {
+    dd_vtab *q = x->aOp[i]->pTab;
+    if(aDone[i])
+      continue;
+    for(j = i, m = 0; j < x->n; j++)
+      if(!aDone[j] && x->aOp[j]->pTab == q) {
+        aDone[j] = 1;
+        aIdx[m] = j;
+        aKey[m++] = x->w[j].item;
+      }
+    pol = q->pol;
+    pol.consistent = 1; /* never the cache's answer */
+    if(ddbc_batch_get_fanout(q->pClient, q->pDesc->name, aKey, (size_t)m,
+                             q->azKey, q->nKey, &pol, p->nWriteCalls,
+                             dd_interrupted, p->db, aFound, &err)) {
       char *zHead = dd_unsent_head(zVerb, nBase);
-      if(strcmp(zVerb, "COMMIT") == 0)
-        dd_error(p, "%s: INSERT of key %s, which already exists",
-                 zHead ? zHead : zVerb, zKey ? zKey : "?");
-      else
-        dd_error(p,
-                 "%s: an item with key %s already exists (INSERT OR REPLACE "
-                 "overwrites it)",
-                 zHead ? zHead : zVerb, zKey ? zKey : "?");
-      sqlite3_free(zKey);
+      dd_error(p, "%s: %s", zHead ? zHead : zVerb, err.message);
       sqlite3_free(zHead);
-      rc = SQLITE_CONSTRAINT;
+      rc = dd_rc(&err);
+      break;
     }
-    ddb_item_unref(aFound[i]);
+    for(j = 0; j < m; j++) {
+      if(aFound[j] && rc == SQLITE_OK) {
+        char *zKey = dd_op_key(p, x->aOp[aIdx[j]]);
+        char *zHead = dd_unsent_head(zVerb, nBase);
+        if(strcmp(zVerb, "COMMIT") == 0)
+          dd_error(p, "%s: INSERT of key %s, which already exists",
+                   zHead ? zHead : zVerb, zKey ? zKey : "?");
+        else
+          dd_error(p,
+                   "%s: an item with key %s already exists (INSERT OR "
+                   "REPLACE overwrites it)",
+                   zHead ? zHead : zVerb, zKey ? zKey : "?");
+        sqlite3_free(zKey);
+        sqlite3_free(zHead);
+        rc = SQLITE_CONSTRAINT;
+      }
+      ddb_item_unref(aFound[j]);
+    }
   }
 
 fail:
   sqlite3_free((void *)aKey);
   sqlite3_free(aFound);
+  sqlite3_free(aIdx);
+  sqlite3_free(aDone);
   return rc;
 }
 
@@ -1464,38 +1681,192 @@ static int dd_sync_one(dd_vtab *p, dd_txn *t) {
   return rc;
 }
 
+/* May q's writes go with p's, in p's xSync?  q's transaction is open
+** with writes not sent, of the same kind (a COMMIT's, or a statement's
+** with none of its parts sent yet), with the same endpoint, region and
+** credentials as p's. */
+static int dd_group_member(dd_vtab *p, dd_vtab *q) {
+  dd_txn *u = q->pTxn;
+  return q != p && u->bActive && u->nOp > 0 && !u->bSent && u->nSent == 0 &&
+         u->bStmt == p->pTxn->bStmt && p->pTxn->nSent == 0 &&
+         dd_same_account(p, q);
+}
+
+/* Order of buffered writes: as they were made. */
+static int dd_op_seq_cmp(const void *a, const void *b) {
+  sqlite3_uint64 x = ((const dd_op *)a)->iSeq, y = ((const dd_op *)b)->iSeq;
+  return x < y ? -1 : x > y;
+}
+
+/* The writes p's xSync sends: p's own, and those of every vtab of the
+** connection that may go with them (dd_group_member), in the order they
+** were made, in *paAll[0..*pnAll) (p's own array when it is alone, else
+** a new one; dd_op's borrowed); *pnTab: how many vtabs' (1: p's alone);
+** *pbSplit: every one of them allows a split COMMIT.  Returns an SQLite
+** code. */
+static int dd_group_ops(dd_vtab *p, dd_op **paAll, int *pnAll, int *pnTab,
+                        int *pbSplit) {
+  dd_txn *t = p->pTxn;
+  dd_txn_reg *r = dd_reg(p, 0);
+  dd_vtab *q;
+  dd_op *a;
+  int n = t->nOp, nTab = 1;
+  *paAll = t->aOp;
+  *pnAll = t->nOp;
+  *pnTab = 1;
+  *pbSplit = p->bSplit;
+  for(q = r ? r->pHead : NULL; q; q = q->pTxn->pNextTxn)
+    if(dd_group_member(p, q)) {
+      n += q->pTxn->nOp;
+      nTab++;
+    }
+  if(nTab == 1)
+    return SQLITE_OK;
+  a = sqlite3_malloc64(sizeof(*a) * (size_t)n);
+  if(!a)
+    return SQLITE_NOMEM;
+  memcpy(a, t->aOp, sizeof(*a) * (size_t)t->nOp);
+  n = t->nOp;
+  for(q = r->pHead; q; q = q->pTxn->pNextTxn)
+    if(dd_group_member(p, q)) {
+      memcpy(a + n, q->pTxn->aOp, sizeof(*a) * (size_t)q->pTxn->nOp);
+      n += q->pTxn->nOp;
+      *pbSplit &= q->bSplit;
+    }
+  qsort(a, (size_t)n, sizeof(*a), dd_op_seq_cmp);
+  *paAll = a;
+  *pnAll = n;
+  *pnTab = nTab;
+  return SQLITE_OK;
+}
+
+/* p's xSync sent x's writes: the vtabs whose writes went with p's have
+** nothing left to send (bSent).  When writes of other vtabs of this
+** COMMIT are still to go (another endpoint, region or credentials: they
+** cannot be in the same transaction), what went is noted for their
+** message, should they fail (dd_sync_earlier). */
+static void dd_group_sent(dd_vtab *p, const dd_writes *x) {
+  dd_txn_reg *r = dd_reg(p, 0);
+  dd_vtab *q;
+  dd_cut v;
+  sqlite3_str *s;
+  int bLater = 0;
+  for(q = r ? r->pHead : NULL; q; q = q->pTxn->pNextTxn)
+    if(dd_group_member(p, q))
+      q->pTxn->bSent = 1;
+  p->pTxn->bSent = 1;
+  for(q = r ? r->pHead : NULL; q; q = q->pTxn->pNextTxn)
+    bLater |= q->pTxn->bActive && q->pTxn->nOp > 0 && !q->pTxn->bSent;
+  if(!bLater || x->n == 0)
+    return;
+  memset(&v, 0, sizeof(v));
+  v.w = x->w;
+  v.aOp = x->aOp;
+  v.n = x->n;
+  s = sqlite3_str_new(0);
+  if(r->zSent)
+    sqlite3_str_appendf(s, "%s; ", r->zSent);
+  sqlite3_str_appendf(s, "%d write%s (", x->n, x->n > 1 ? "s" : "");
+  p->pTxn->bMulti = 1; /* name every write's table */
+  dd_keys_brief(p, &v, 0, x->n, s);
+  sqlite3_str_appendall(s, ")");
+  sqlite3_free(r->zSent);
+  r->zSent = sqlite3_str_finish(s);
+}
+
+/* p's xSync failed after earlier xSyncs of this COMMIT applied writes
+** (dd_txn_reg.zSent): p's message, about p's writes only, says so. */
+static void dd_sync_earlier(dd_vtab *p) {
+  dd_txn_reg *r = dd_reg(p, 0);
+  const char *z = p->base.zErrMsg ? p->base.zErrMsg : "";
+  char *zOwn;
+  if(!r || !r->zSent)
+    return;
+  if(strncmp(z, DD_PREFIX, strlen(DD_PREFIX)) == 0)
+    z += strlen(DD_PREFIX);
+  if(strncmp(z, "COMMIT: ", 8) == 0)
+    z += 8; /* "nothing written: ..." */
+  else if(strncmp(z, "COMMIT ", 7) == 0)
+    z += 7; /* "failed part way ..." */
+  zOwn = sqlite3_mprintf("%s", z);
+  dd_error(p,
+           "COMMIT failed part way: earlier calls applied %s, which cannot "
+           "be in one transaction with the writes through %s (another "
+           "endpoint, region or credentials); the writes through %s: %s",
+           r->zSent, p->zVtabName ? p->zVtabName : p->zTable,
+           p->zVtabName ? p->zVtabName : p->zTable, zOwn ? zOwn : "?");
+  sqlite3_free(zOwn);
+}
+
+/* The writes x cannot go as one call, and split_transactions=no: the
+** error, nothing sent (bFits: they would fit, but the server has no
+** TransactWriteItems).  Returns SQLITE_CONSTRAINT. */
+static int dd_sync_unsplit(dd_vtab *p, const dd_writes *x, int bFits,
+                           const char *zVerb, const char *zWhole) {
+  if(bFits)
+    dd_error(p,
+             "%s: nothing written: the server has no TransactWriteItems, "
+             "so %d writes in one statement cannot be atomic "
+             "(split_transactions=no)",
+             zVerb, x->n);
+  else if(x->n <= DD_TRANSACT_MAX)
+    dd_error(p,
+             "%s: nothing written: %d items of over %lld bytes in one "
+             "%s, over DynamoDB's 4 MB for an atomic write "
+             "(split_transactions=no)",
+             zVerb, x->n, DD_TRANSACT_BYTES, zWhole);
+  else
+    dd_error(p,
+             "%s: nothing written: %d items in one %s, over "
+             "DynamoDB's limit of %d for an atomic write "
+             "(split_transactions=no)",
+             zVerb, x->n, zWhole, DD_TRANSACT_MAX);
+  return SQLITE_CONSTRAINT;
+}
+
 /* xSync: send the buffered writes, at COMMIT or, outside BEGIN ...
 ** COMMIT, at the end of the statement that buffered them (SQLite calls
 ** xBegin, xSync and xCommit around every statement that writes a virtual
 ** table, in autocommit mode too; on an error it calls xRollback).  The
-** outline: one write of a statement goes alone (dd_sync_one); else the
-** writes are merged (dd_coalesce, dd_writes_build) and go as one call
-** when they fit (dd_commit_atomic), else, with split_transactions, cut
-** into calls (dd_commit_split). */
+** outline: the writes of every vtab of the connection that may go with
+** p's join them (dd_group_ops); one write of a statement goes alone
+** (dd_sync_one); else the writes are merged (dd_coalesce, dd_writes_build)
+** and go as one call when they fit (dd_commit_atomic), else, with
+** split_transactions, cut into calls (dd_commit_split).  A vtab whose
+** writes went at an earlier xSync has nothing to send. */
 int dynamodbSync(sqlite3_vtab *pVtab) {
   dd_vtab *p = (dd_vtab *)pVtab;
   dd_txn *t = p->pTxn;
   const char *zVerb, *zWhole;
-  dd_op *a = NULL;
+  dd_op *a = NULL, *aAll = NULL;
   dd_writes x;
-  int n = 0, rc, bFits;
+  int n = 0, nAll = 0, nTab = 1, rc, bFits, bSplit;
 
-  if(!t || t->nOp == 0)
+  if(!t || t->nOp == 0 || t->bSent)
     return SQLITE_OK;
   zVerb = t->bStmt ? t->zVerb : "COMMIT";
   zWhole = t->bStmt ? "statement" : "transaction";
-  if(t->bStmt && t->nSent == 0 &&
-     (t->nOp == 1 || (t->nOp == 2 && t->aOp[1].bTied)))
-    return dd_sync_one(p, t);
-  p->nSingleRun = 0;
-  rc = dd_coalesce(p, &a, &n);
+  rc = dd_group_ops(p, &aAll, &nAll, &nTab, &bSplit);
   if(rc)
     return rc;
-  rc = dd_writes_build(p, a, n, &x);
-  if(rc) {
-    sqlite3_free(a);
-    return rc;
+  if(nTab == 1 && t->bStmt && t->nSent == 0 &&
+     (t->nOp == 1 || (t->nOp == 2 && t->aOp[1].bTied))) {
+    rc = dd_sync_one(p, t);
+    memset(&x, 0, sizeof(x)); /* nothing for later xSyncs to quote */
+    if(rc == SQLITE_OK)
+      dd_group_sent(p, &x);
+    goto done;
   }
+  p->nSingleRun = 0;
+  t->bMulti = nTab > 1;
+  rc = dd_coalesce(aAll, nAll,
+                   nTab == 1 && HASH_COUNT(t->pend) == (unsigned)t->nOp, &a,
+                   &n);
+  if(rc)
+    goto done;
+  rc = dd_writes_build(p, a, n, &x);
+  if(rc)
+    goto done;
   bFits = x.n > 0 && dd_transact_fits(x.w, x.n);
   if(x.n == 0) {
     rc = SQLITE_OK;
@@ -1504,32 +1875,22 @@ int dynamodbSync(sqlite3_vtab *pVtab) {
     rc = dd_commit_split(p, &x, zVerb, 1, t->nSent);
   } else if(bFits && (!t->bStmt || p->eTransact >= 0)) {
     rc = dd_commit_atomic(p, &x, zVerb, t->bStmt);
-  } else if(!p->bSplit && bFits) {
-    dd_error(p,
-             "%s: nothing written: the server has no TransactWriteItems, "
-             "so %d writes in one statement cannot be atomic "
-             "(split_transactions=no)",
-             zVerb, x.n);
-    rc = SQLITE_CONSTRAINT;
-  } else if(!p->bSplit && x.n <= DD_TRANSACT_MAX) {
-    dd_error(p,
-             "%s: nothing written: %d items of over %lld bytes in one "
-             "%s, over DynamoDB's 4 MB for an atomic write "
-             "(split_transactions=no)",
-             zVerb, x.n, DD_TRANSACT_BYTES, zWhole);
-    rc = SQLITE_CONSTRAINT;
-  } else if(!p->bSplit) {
-    dd_error(p,
-             "%s: nothing written: %d items in one %s, over "
-             "DynamoDB's limit of %d for an atomic write "
-             "(split_transactions=no)",
-             zVerb, x.n, zWhole, DD_TRANSACT_MAX);
-    rc = SQLITE_CONSTRAINT;
+  } else if(!bSplit) {
+    rc = dd_sync_unsplit(p, &x, bFits, zVerb, zWhole);
   } else {
     rc = dd_commit_split(p, &x, zVerb, t->bStmt, 0);
   }
+  if(rc == SQLITE_OK)
+    dd_group_sent(p, &x);
   dd_writes_free(&x);
+
+done:
+  if(rc)
+    dd_sync_earlier(p);
+  t->bMulti = 0;
   sqlite3_free(a);
+  if(aAll != t->aOp)
+    sqlite3_free(aAll);
   return rc;
 }
 
@@ -1552,7 +1913,8 @@ static int dd_stmt_flush(dd_vtab *p) {
              t->zVerb, t->nOp, DD_TRANSACT_MAX);
     return SQLITE_CONSTRAINT;
   }
-  rc = dd_coalesce(p, &a, &n);
+  rc = dd_coalesce(t->aOp, t->nOp, HASH_COUNT(t->pend) == (unsigned)t->nOp, &a,
+                   &n);
   if(rc)
     return rc;
   rc = dd_writes_build(p, a, n, &x);
