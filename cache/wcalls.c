@@ -70,14 +70,14 @@ static void wc_send(ddb_client *c, ddbc_wplan *plan, ddbc_wcall *k) {
   } else if(k->n == 1 && w->kind == DDB_WRITE_PUT &&
             w->cond != DDB_COND_EXISTS) {
     r = ddbc_put_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                      w->cond, plan->pol, NULL, &k->err);
+                      w->cond, w->expect, plan->pol, NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_UPDATE) {
     r = ddbc_update_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                         w->set, w->remove, w->n_remove, was, plan->pol, NULL,
-                         &k->err);
+                         w->set, w->remove, w->n_remove, w->cond, was,
+                         plan->pol, NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_DELETE) {
     r = ddbc_delete_item(c, plan->d, w->item, plan->key_names, plan->n_key,
-                         w->cond, plan->pol, NULL, &k->err);
+                         w->cond, w->expect, plan->pol, NULL, &k->err);
   } else {
     /* no answer of a TransactWriteItems holds the images: the cache
     ** forgets the items (item_ttl 0) */

@@ -388,6 +388,18 @@ void dd_stmt_touch(dd_conn *c, int bProgress) {
 }
 
 /* See dd_ext.h. */
+int dd_stmt_writes(dd_vtab *p) {
+  dd_conn *c = p->pConn;
+  const dd_frame *f;
+  if(!dd_in_write(p))
+    return 0;
+  if(!c || c->nFrame == 0)
+    return 1;
+  f = &c->aFrame[c->nFrame - 1];
+  return !f->pStmt || !sqlite3_stmt_readonly(f->pStmt);
+}
+
+/* See dd_ext.h. */
 void dd_stmt_split(dd_vtab *p) {
   if(p->pConn)
     ddb_meter_add(&p->pConn->meter.split, 1);
