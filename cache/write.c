@@ -66,8 +66,8 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
   prev = ddb_tally_begin(&t); /* for dynamodb_hot */
-  result = ddb_put_item(c, d->name, item, key_names, n_key, cond, expect,
-                        &was, err);
+  result = ddb_put_item(c, d->name, item, key_names, n_key, cond, expect, &was,
+                        err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, item, NULL, 0, &t);
   if(result) {

@@ -738,8 +738,8 @@ typedef enum {
 
 typedef struct ddb_write {
   ddb_write_kind kind;
-  const ddb_item *item; /* PUT: the item; DELETE, UPDATE: holds the key */
-  ddb_cond cond;        /* UPDATE: EXISTS or SAME */
+  const ddb_item *item;   /* PUT: the item; DELETE, UPDATE: holds the key */
+  ddb_cond cond;          /* UPDATE: EXISTS or SAME */
   const ddb_item *expect; /* DDB_COND_SAME: the image read */
   /* UPDATE: SET every attribute of set (may be NULL), REMOVE remove[] */
   const ddb_item *set;

@@ -88,15 +88,15 @@ static void cond_value(cond_parts *cp, const ddb_av *av, const char *z) {
 }
 
 /* The terms that say the document path path holds av: path = :cN; with
-** bDeep, a map or a list member by member (size(path) = :cN, each member
+** deep, a map or a list member by member (size(path) = :cN, each member
 ** at path.#cM or path[i]; an empty one by its type), which is what
 ** servers that compare documents with = wrongly agree on too. */
 static void cond_terms(cond_parts *cp, ddb_buf *path, const ddb_av *av,
-                       int bDeep) {
+                       int deep) {
   size_t at = path->len;
   uint32_t i;
   char z[48];
-  if(!bDeep || (av->type != DDB_M && av->type != DDB_L)) {
+  if(!deep || (av->type != DDB_M && av->type != DDB_L)) {
     cond_and(cp);
     ddb_buf_add(&cp->expr, path->p, path->len);
     ddb_buf_adds(&cp->expr, " = ");
@@ -116,7 +116,8 @@ static void cond_terms(cond_parts *cp, ddb_buf *path, const ddb_av *av,
     ddb_buf_adds(&cp->expr, "attribute_type(");
     ddb_buf_add(&cp->expr, path->p, path->len);
     ddb_buf_adds(&cp->expr, ", ");
-    cond_value(cp, NULL, av->type == DDB_M ? "{\"S\":\"M\"}" : "{\"S\":\"L\"}");
+    cond_value(cp, NULL,
+               av->type == DDB_M ? "{\"S\":\"M\"}" : "{\"S\":\"L\"}");
     ddb_buf_addc(&cp->expr, ')');
     cp->n_op++;
   }
@@ -129,7 +130,7 @@ static void cond_terms(cond_parts *cp, ddb_buf *path, const ddb_av *av,
       add_ref(path, "[", (int)i);
       ddb_buf_addc(path, ']');
     }
-    cond_terms(cp, path, k, bDeep);
+    cond_terms(cp, path, k, deep);
     path->len = at;
     if(path->p)
       path->p[at] = 0;
@@ -147,13 +148,12 @@ static int is_key_name(const char *name, const char *const *key_names,
 }
 
 /* Build the condition cond (over the key attributes #k0.., and for
-** DDB_COND_SAME every other attribute of expect, bDeep as cond_terms)
+** DDB_COND_SAME every other attribute of expect, deep as cond_terms)
 ** into *cp (cond_free it, whatever the result).  Returns DDB_OK,
 ** DDB_ERR_NOMEM, or DDB_ERR_INPUT when it is over DynamoDB's limits. */
 static ddb_result cond_try(cond_parts *cp, ddb_cond cond,
                            const ddb_item *expect,
-                           const char *const *key_names, int n_key,
-                           int bDeep) {
+                           const char *const *key_names, int n_key, int deep) {
   ddb_buf path;
   uint32_t i;
   int k;
@@ -165,8 +165,9 @@ static ddb_result cond_try(cond_parts *cp, ddb_cond cond,
     return DDB_OK;
   for(k = 0; k < n_key; k++) {
     cond_and(cp);
-    ddb_buf_adds(&cp->expr, cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
-                                                        : "attribute_exists");
+    ddb_buf_adds(&cp->expr, cond == DDB_COND_NOT_EXISTS
+                                ? "attribute_not_exists"
+                                : "attribute_exists");
     add_ref(&cp->expr, "(#k", k);
     ddb_buf_addc(&cp->expr, ')');
     cp->n_op++;
@@ -179,7 +180,7 @@ static ddb_result cond_try(cond_parts *cp, ddb_cond cond,
         continue;
       ddb_buf_reset(&path);
       cond_name(cp, &path, a->name, a->name_len);
-      cond_terms(cp, &path, a, bDeep);
+      cond_terms(cp, &path, a, deep);
       if(cp->expr.len > CONDITION_EXPRESSION_MAX ||
          cp->n_op > CONDITION_OPERATORS_MAX)
         break;
@@ -226,8 +227,7 @@ ddb_result ddb_condition_check(const ddb_item *expect,
                                const char *const *key_names, int n_key,
                                ddb_error *err) {
   cond_parts cp;
-  ddb_result r =
-      cond_build(&cp, DDB_COND_SAME, expect, key_names, n_key, err);
+  ddb_result r = cond_build(&cp, DDB_COND_SAME, expect, key_names, n_key, err);
   cond_free(&cp);
   return r;
 }
@@ -568,8 +568,7 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
         if(len > UPDATE_EXPRESSION_MAX) {
           cond_free(&cp);
           ddb_buf_free(&b);
-          return update_too_big(err, len,
-                                w[i].set ? (int)w[i].set->root.n : 0,
+          return update_too_big(err, len, w[i].set ? (int)w[i].set->root.n : 0,
                                 w[i].n_remove);
         }
       } else {

@@ -361,7 +361,8 @@ typedef struct dd_cursor {
   long long ttlNow;
   char zTtlNow[24]; /* ttlNow as N text */
   /* the policy of this run's reads (set by xFilter): the table's, or, when
-  ** the run feeds a statement that writes the table (dd_stmt_writes), a
+  ** the run feeds a statement that writes the table (filter.c:
+  ** dd_filter_policy), a
   ** consistent read of DynamoDB itself, never either cache tier: a write
   ** is computed from what DynamoDB holds (docs/writes.md) */
   ddbc_policy pol;
@@ -519,12 +520,9 @@ const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid, int *pbDepends);
 /* Is a write transaction open on p (between xBegin and its end)?  Then
 ** the rows read must be whole items: UPDATE and DELETE use them. */
 int dd_in_write(dd_vtab *p);
-/* Does the statement running now write p (an UPDATE, DELETE or INSERT of
-** it, whose rows read must come from DynamoDB itself)?  A write
-** transaction is open on p and the running statement (the trace hook's,
-** stmt.c) is not read-only; without the hook, every read inside a write
-** transaction counts.  (stmt.c) */
-int dd_stmt_writes(dd_vtab *p);
+/* The statement running now on c's connection, as the trace hook saw it
+** start (stmt.c), or NULL when unknown (no hook, a cursor's frame). */
+sqlite3_stmt *dd_stmt_running(dd_conn *c);
 /* Read your writes.  The transaction's newest buffered write of the item
 ** with it's table key: 0 if there is none; 1 with *pOut the item it leaves
 ** (borrowed, valid until the next write) or NULL when it deletes it. */

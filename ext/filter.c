@@ -978,6 +978,19 @@ static int dd_run_depends(const dd_cursor *pCur) {
   return 0;
 }
 
+/* Does the statement running now write p (an UPDATE, DELETE or INSERT of
+** it)?  A write transaction is open on p (xBegin comes before xFilter in
+** a statement that writes a virtual table) and the running statement, as
+** the trace hook saw it start, is not read-only; without the hook, every
+** read inside a write transaction counts. */
+static int dd_stmt_writes(dd_vtab *p) {
+  sqlite3_stmt *pStmt;
+  if(!dd_in_write(p))
+    return 0;
+  pStmt = dd_stmt_running(p->pConn);
+  return !pStmt || !sqlite3_stmt_readonly(pStmt);
+}
+
 /* The read policy of the cursor's run: the table's, or for a statement
 ** that writes the table (dd_stmt_writes) DynamoDB's own items, read
 ** consistently and never from (nor into) either cache tier: an UPDATE's

@@ -122,8 +122,8 @@ static int dd_insert_now(dd_vtab *p, const ddb_item *it, ddb_cond cond) {
   ddb_error err;
   int rc = SQLITE_OK;
   ddb_error_clear(&err);
-  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, NULL, &p->pol,
-                   NULL, &err)) {
+  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, NULL,
+                   &p->pol, NULL, &err)) {
     /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
     ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
     char *zKey = dd_key_text(p, it);

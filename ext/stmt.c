@@ -388,15 +388,8 @@ void dd_stmt_touch(dd_conn *c, int bProgress) {
 }
 
 /* See dd_ext.h. */
-int dd_stmt_writes(dd_vtab *p) {
-  dd_conn *c = p->pConn;
-  const dd_frame *f;
-  if(!dd_in_write(p))
-    return 0;
-  if(!c || c->nFrame == 0)
-    return 1;
-  f = &c->aFrame[c->nFrame - 1];
-  return !f->pStmt || !sqlite3_stmt_readonly(f->pStmt);
+sqlite3_stmt *dd_stmt_running(dd_conn *c) {
+  return c && c->nFrame > 0 ? c->aFrame[c->nFrame - 1].pStmt : NULL;
 }
 
 /* See dd_ext.h. */
