@@ -78,7 +78,7 @@ dyn_code dyn_put_item(dyn_client *c, const char *table, const dyn_item *item,
     goto fail;
   ddb_error_clear(&e);
   if(ddbc_put_item(c->ddb, t->desc, CITEM(item), t->key_names, t->n_key,
-                   cond_of(flags), &c->pol, &was, &e)) {
+                   cond_of(flags), NULL, &c->pol, &was, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
@@ -113,7 +113,7 @@ dyn_code dyn_delete_item(dyn_client *c, const char *table, const dyn_item *key,
     goto fail;
   ddb_error_clear(&e);
   if(ddbc_delete_item(c->ddb, t->desc, k, t->key_names, t->n_key,
-                      cond_of(flags), &c->pol, &was, &e)) {
+                      cond_of(flags), NULL, &c->pol, &was, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
@@ -192,8 +192,8 @@ dyn_code dyn_update_item(dyn_client *c, const char *table, const dyn_item *key,
   ddb_error_clear(&e);
   /* the image before is unknown: every page of the table becomes stale */
   if(ddbc_update_item(c->ddb, t->desc, k, t->key_names, t->n_key,
-                      s && s->root.n ? s : NULL, remove, (int)n_remove, NULL,
-                      &c->pol, &after, &e)) {
+                      s && s->root.n ? s : NULL, remove, (int)n_remove,
+                      DDB_COND_EXISTS, NULL, &c->pol, &after, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }

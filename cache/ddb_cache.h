@@ -174,18 +174,22 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
 ** none), whether or not the cache trusts it. */
 ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
                          const ddb_item *item, const char *const *key_names,
-                         int n_key, ddb_cond cond, const ddbc_policy *pol,
-                         ddb_item **old, ddb_error *err);
+                         int n_key, ddb_cond cond, const ddb_item *expect,
+                         const ddbc_policy *pol, ddb_item **old,
+                         ddb_error *err);
 
-/* DeleteItem of the item with key's key attributes (ddb_delete_item).
-** With old != NULL, *old is the item deleted (a new reference, or NULL). */
+/* DeleteItem of the item with key's key attributes (ddb_delete_item;
+** expect: DDB_COND_SAME's image).  With old != NULL, *old is the item
+** deleted (a new reference, or NULL). */
 ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *key, const char *const *key_names,
-                            int n_key, ddb_cond cond, const ddbc_policy *pol,
-                            ddb_item **old, ddb_error *err);
+                            int n_key, ddb_cond cond, const ddb_item *expect,
+                            const ddbc_policy *pol, ddb_item **old,
+                            ddb_error *err);
 
 /* UpdateItem (ddb_update_item): SET set's attributes, REMOVE remove[], on
-** condition that the item exists.  was: the item before, as the caller
+** condition cond (DDB_COND_EXISTS, or DDB_COND_SAME: the item is still
+** was, the image read).  was: the item before, as the caller
 ** read it (perhaps from the cache), or NULL when unknown; trusted as the
 ** image before unless the call was retried.  With updated != NULL,
 ** *updated is the item after (a new reference). */
@@ -193,8 +197,9 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *key, const char *const *key_names,
                             int n_key, const ddb_item *set,
                             const char *const *remove, int n_remove,
-                            const ddb_item *was, const ddbc_policy *pol,
-                            ddb_item **updated, ddb_error *err);
+                            ddb_cond cond, const ddb_item *was,
+                            const ddbc_policy *pol, ddb_item **updated,
+                            ddb_error *err);
 
 /* TransactWriteItems of w[0..n) (ddb_transact_write), all or nothing; a
 ** write with w[i].d set goes to that table (one account and region), and

@@ -74,14 +74,14 @@ static void wc_send(ddb_client *c, ddbc_wplan *plan, ddbc_wcall *k) {
                          plan->state + k->i0, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_PUT &&
             w->cond != DDB_COND_EXISTS) {
-    r = ddbc_put_item(c, d, w->item, key_names, n_key, w->cond, plan->pol,
-                      NULL, &k->err);
+    r = ddbc_put_item(c, d, w->item, key_names, n_key, w->cond, w->expect,
+                      plan->pol, NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_UPDATE) {
     r = ddbc_update_item(c, d, w->item, key_names, n_key, w->set, w->remove,
-                         w->n_remove, was, plan->pol, NULL, &k->err);
+                         w->n_remove, w->cond, was, plan->pol, NULL, &k->err);
   } else if(k->n == 1 && w->kind == DDB_WRITE_DELETE) {
-    r = ddbc_delete_item(c, d, w->item, key_names, n_key, w->cond, plan->pol,
-                         NULL, &k->err);
+    r = ddbc_delete_item(c, d, w->item, key_names, n_key, w->cond, w->expect,
+                         plan->pol, NULL, &k->err);
   } else {
     /* no answer of a TransactWriteItems holds the images: the cache
     ** forgets the items (item_ttl 0) */

@@ -56,8 +56,9 @@ static void note_done(ddb_client *c, const ddb_table_desc *d,
 
 ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
                          const ddb_item *item, const char *const *key_names,
-                         int n_key, ddb_cond cond, const ddbc_policy *pol,
-                         ddb_item **old, ddb_error *err) {
+                         int n_key, ddb_cond cond, const ddb_item *expect,
+                         const ddbc_policy *pol, ddb_item **old,
+                         ddb_error *err) {
   ddb_item *was = NULL;
   ddb_tally t, *prev;
   ddb_result result;
@@ -65,7 +66,8 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
   prev = ddb_tally_begin(&t); /* for dynamodb_hot */
-  result = ddb_put_item(c, d->name, item, key_names, n_key, cond, &was, err);
+  result = ddb_put_item(c, d->name, item, key_names, n_key, cond, expect, &was,
+                        err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, item, NULL, 0, &t);
   if(result) {
@@ -83,15 +85,17 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
 
 ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *key, const char *const *key_names,
-                            int n_key, ddb_cond cond, const ddbc_policy *pol,
-                            ddb_item **old, ddb_error *err) {
+                            int n_key, ddb_cond cond, const ddb_item *expect,
+                            const ddbc_policy *pol, ddb_item **old,
+                            ddb_error *err) {
   ddb_item *was = NULL;
   ddb_tally t, *prev;
   ddb_result result;
   if(old)
     *old = NULL;
   prev = ddb_tally_begin(&t); /* for dynamodb_hot */
-  result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, &was, err);
+  result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, expect,
+                           &was, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
@@ -111,8 +115,9 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
                             const ddb_item *key, const char *const *key_names,
                             int n_key, const ddb_item *set,
                             const char *const *remove, int n_remove,
-                            const ddb_item *was, const ddbc_policy *pol,
-                            ddb_item **updated, ddb_error *err) {
+                            ddb_cond cond, const ddb_item *was,
+                            const ddbc_policy *pol, ddb_item **updated,
+                            ddb_error *err) {
   ddb_item *after = NULL;
   ddb_tally t, *prev;
   ddb_result result;
@@ -120,7 +125,7 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
     *updated = NULL;
   prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
-                           n_remove, &after, err);
+                           n_remove, cond, was, &after, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {

@@ -696,26 +696,48 @@ char *ddb_jv_string(const ddb_jv *j, uint32_t i, size_t *n);
 typedef enum ddb_cond {
   DDB_COND_NONE = 0,
   DDB_COND_NOT_EXISTS, /* the key must not exist (INSERT) */
-  DDB_COND_EXISTS      /* the key must exist */
+  DDB_COND_EXISTS,     /* the key must exist */
+  DDB_COND_SAME        /* the key must exist, and every attribute of the
+                          image `expect` (the item as it was read) must
+                          hold there the value it holds in expect: a write
+                          computed from what was read (ddb_condition_check
+                          says whether it fits DynamoDB's limits).  An
+                          attribute added since is not seen. */
 } ddb_cond;
 
+/* Does the condition DDB_COND_SAME on expect fit one request:
+** DynamoDB's ConditionExpression takes at most 4 KB and (counted as for
+** an UpdateExpression) 300 operators?  A map or list is compared member
+** by member when the whole condition then fits (servers that compare
+** documents with = wrongly, dynalite, agree then), else with = whole.
+** Returns DDB_OK, or DDB_ERR_INPUT with a message saying how many
+** attributes the item has; DDB_ERR_NOMEM. */
+ddb_result ddb_condition_check(const ddb_item *expect,
+                               const char *const *key_names, int n_key,
+                               ddb_error *err);
+
 /* PutItem.  With old != NULL, *old is the item it replaced (or NULL).
-** A failed condition is DDB_ERR_SERVICE with type
-** "ConditionalCheckFailedException". */
+** expect: the image of DDB_COND_SAME (else unused).  A failed condition
+** is DDB_ERR_SERVICE with type "ConditionalCheckFailedException". */
 ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
                         const char *const *key_names, int n_key, ddb_cond cond,
-                        ddb_item **old, ddb_error *err);
-/* DeleteItem of the item with key's key attributes. */
+                        const ddb_item *expect, ddb_item **old,
+                        ddb_error *err);
+/* DeleteItem of the item with key's key attributes (expect: as for
+** ddb_put_item). */
 ddb_result ddb_delete_item(ddb_client *c, const char *table,
                            const ddb_item *key, const char *const *key_names,
-                           int n_key, ddb_cond cond, ddb_item **old,
-                           ddb_error *err);
+                           int n_key, ddb_cond cond, const ddb_item *expect,
+                           ddb_item **old, ddb_error *err);
 /* UpdateItem: SET every attribute of `set`, REMOVE the names in remove,
-** on condition that the item exists; *updated is the item after. */
+** on condition cond (DDB_COND_EXISTS, or DDB_COND_SAME on expect: an
+** UPDATE changes rows, it never creates one); *updated is the item
+** after. */
 ddb_result ddb_update_item(ddb_client *c, const char *table,
                            const ddb_item *key, const char *const *key_names,
                            int n_key, const ddb_item *set,
                            const char *const *remove, int n_remove,
+                           ddb_cond cond, const ddb_item *expect,
                            ddb_item **updated, ddb_error *err);
 
 typedef enum {
@@ -726,8 +748,9 @@ typedef enum {
 
 typedef struct ddb_write {
   ddb_write_kind kind;
-  const ddb_item *item; /* PUT: the item; DELETE, UPDATE: holds the key */
-  ddb_cond cond;        /* TransactWriteItems only; UPDATE: always EXISTS */
+  const ddb_item *item;   /* PUT: the item; DELETE, UPDATE: holds the key */
+  ddb_cond cond;          /* UPDATE: EXISTS or SAME */
+  const ddb_item *expect; /* DDB_COND_SAME: the image read */
   /* UPDATE: SET every attribute of set (may be NULL), REMOVE remove[] */
   const ddb_item *set;
   const char *const *remove;
@@ -742,10 +765,10 @@ typedef struct ddb_write {
 
 /* TransactWriteItems of at most 100 writes, all or nothing, idempotent on
 ** retry (ClientRequestToken): Put, Delete, or Update (as ddb_update_item:
-** SET and REMOVE of the given attributes, on condition that the item
-** exists).  Each write goes to table with key_names, or, w[i].d set, to
-** its own (tables of one account and region: c's).  A cancellation names
-** the failing items:
+** SET and REMOVE of the given attributes), each on its condition.  Each
+** write goes to table with key_names, or, w[i].d set, to its own (tables
+** of one account and region: c's).  A cancellation names the failing
+** items:
 ** "TransactionCanceledException: item 2: ConditionalCheckFailed". */
 ddb_result ddb_transact_write(ddb_client *c, const char *table,
                               const ddb_write *w, int n,

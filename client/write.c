@@ -35,29 +35,235 @@ static void add_ref(ddb_buf *b, const char *prefix, int n) {
   ddb_buf_add(b, num + i, sizeof(num) - (size_t)i);
 }
 
-/* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...} for
-** cond over the key attribute names. */
-static void add_condition(ddb_buf *b, ddb_cond cond,
-                          const char *const *key_names, int n_key) {
-  int i;
-  if(cond == DDB_COND_NONE)
-    return;
-  ddb_buf_adds(b, ",\"ConditionExpression\":\"");
-  for(i = 0; i < n_key; i++) {
-    if(i)
-      ddb_buf_adds(b, " AND ");
-    ddb_buf_adds(b, cond == DDB_COND_NOT_EXISTS ? "attribute_not_exists"
-                                                : "attribute_exists");
-    add_ref(b, "(#k", i);
-    ddb_buf_addc(b, ')');
+/* DynamoDB's longest ConditionExpression, in bytes, and the operators
+** (comparisons, AND, functions) one may hold, as for an UpdateExpression. */
+#define CONDITION_EXPRESSION_MAX 4096
+#define CONDITION_OPERATORS_MAX  300
+
+/* A write's condition, built apart (cond_build) and then laid into the
+** request: the ConditionExpression, and the names (#cN) and values (:cN)
+** it adds to ExpressionAttributeNames and ExpressionAttributeValues (each
+** a list of "key":value members, without braces; the key names #kN are
+** the caller's). */
+typedef struct cond_parts {
+  ddb_buf expr, names, vals;
+  int n_name, n_val, n_op;
+} cond_parts;
+
+static void cond_free(cond_parts *cp) {
+  ddb_buf_free(&cp->expr);
+  ddb_buf_free(&cp->names);
+  ddb_buf_free(&cp->vals);
+}
+
+/* Append " AND " between terms of cp's expression. */
+static void cond_and(cond_parts *cp) {
+  if(cp->expr.len) {
+    ddb_buf_adds(&cp->expr, " AND ");
+    cp->n_op++;
   }
-  ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
+}
+
+/* A new name placeholder #cN for name[0..n): appended to path. */
+static void cond_name(cond_parts *cp, ddb_buf *path, const char *name,
+                      size_t n) {
+  add_ref(path, "#c", cp->n_name);
+  add_ref(&cp->names, cp->n_name ? ",\"#c" : "\"#c", cp->n_name);
+  ddb_buf_add(&cp->names, "\":", 2);
+  ddb_buf_json_str(&cp->names, name, n);
+  cp->n_name++;
+}
+
+/* A new value placeholder :cN for av (or, with av NULL, the typed JSON
+** text z): appended to the expression. */
+static void cond_value(cond_parts *cp, const ddb_av *av, const char *z) {
+  add_ref(&cp->expr, ":c", cp->n_val);
+  add_ref(&cp->vals, cp->n_val ? ",\":c" : "\":c", cp->n_val);
+  ddb_buf_add(&cp->vals, "\":", 2);
+  if(av)
+    ddb_av_to_typed_json(av, &cp->vals);
+  else
+    ddb_buf_adds(&cp->vals, z);
+  cp->n_val++;
+}
+
+/* The terms that say the document path path holds av: path = :cN; with
+** deep, a map or a list member by member (size(path) = :cN, each member
+** at path.#cM or path[i]; an empty one by its type), which is what
+** servers that compare documents with = wrongly agree on too. */
+static void cond_terms(cond_parts *cp, ddb_buf *path, const ddb_av *av,
+                       int deep) {
+  size_t at = path->len;
+  uint32_t i;
+  char z[48];
+  if(!deep || (av->type != DDB_M && av->type != DDB_L)) {
+    cond_and(cp);
+    ddb_buf_add(&cp->expr, path->p, path->len);
+    ddb_buf_adds(&cp->expr, " = ");
+    cond_value(cp, av, NULL);
+    cp->n_op++;
+    return;
+  }
+  cond_and(cp);
+  ddb_buf_adds(&cp->expr, "size(");
+  ddb_buf_add(&cp->expr, path->p, path->len);
+  ddb_buf_adds(&cp->expr, ") = ");
+  snprintf(z, sizeof(z), "{\"N\":\"%u\"}", (unsigned)av->n);
+  cond_value(cp, NULL, z);
+  cp->n_op += 2;
+  if(av->n == 0) {
+    cond_and(cp);
+    ddb_buf_adds(&cp->expr, "attribute_type(");
+    ddb_buf_add(&cp->expr, path->p, path->len);
+    ddb_buf_adds(&cp->expr, ", ");
+    cond_value(cp, NULL,
+               av->type == DDB_M ? "{\"S\":\"M\"}" : "{\"S\":\"L\"}");
+    ddb_buf_addc(&cp->expr, ')');
+    cp->n_op++;
+  }
+  for(i = 0; i < av->n; i++) {
+    const ddb_av *k = &av->kids[i];
+    if(av->type == DDB_M) {
+      ddb_buf_addc(path, '.');
+      cond_name(cp, path, k->name, k->name_len);
+    } else {
+      add_ref(path, "[", (int)i);
+      ddb_buf_addc(path, ']');
+    }
+    cond_terms(cp, path, k, deep);
+    path->len = at;
+    if(path->p)
+      path->p[at] = 0;
+  }
+}
+
+/* Is name one of the key attributes? */
+static int is_key_name(const char *name, const char *const *key_names,
+                       int n_key) {
+  int i;
+  for(i = 0; i < n_key; i++)
+    if(strcmp(name, key_names[i]) == 0)
+      return 1;
+  return 0;
+}
+
+/* Build the condition cond (over the key attributes #k0.., and for
+** DDB_COND_SAME every other attribute of expect, deep as cond_terms)
+** into *cp (cond_free it, whatever the result).  Returns DDB_OK,
+** DDB_ERR_NOMEM, or DDB_ERR_INPUT when it is over DynamoDB's limits. */
+static ddb_result cond_try(cond_parts *cp, ddb_cond cond,
+                           const ddb_item *expect,
+                           const char *const *key_names, int n_key, int deep) {
+  ddb_buf path;
+  uint32_t i;
+  int k;
+  memset(cp, 0, sizeof(*cp));
+  ddb_buf_init(&cp->expr, DDB_REQUEST_MAX);
+  ddb_buf_init(&cp->names, DDB_REQUEST_MAX);
+  ddb_buf_init(&cp->vals, DDB_REQUEST_MAX);
+  if(cond == DDB_COND_NONE)
+    return DDB_OK;
+  for(k = 0; k < n_key; k++) {
+    cond_and(cp);
+    ddb_buf_adds(&cp->expr, cond == DDB_COND_NOT_EXISTS
+                                ? "attribute_not_exists"
+                                : "attribute_exists");
+    add_ref(&cp->expr, "(#k", k);
+    ddb_buf_addc(&cp->expr, ')');
+    cp->n_op++;
+  }
+  if(cond == DDB_COND_SAME && expect) {
+    ddb_buf_init(&path, DDB_REQUEST_MAX);
+    for(i = 0; i < expect->root.n; i++) {
+      const ddb_av *a = &expect->root.kids[i];
+      if(is_key_name(a->name, key_names, n_key))
+        continue;
+      ddb_buf_reset(&path);
+      cond_name(cp, &path, a->name, a->name_len);
+      cond_terms(cp, &path, a, deep);
+      if(cp->expr.len > CONDITION_EXPRESSION_MAX ||
+         cp->n_op > CONDITION_OPERATORS_MAX)
+        break;
+    }
+    k = path.failed;
+    ddb_buf_free(&path);
+    if(k)
+      return DDB_ERR_NOMEM;
+  }
+  if(cp->expr.failed || cp->names.failed || cp->vals.failed || !cp->expr.p)
+    return DDB_ERR_NOMEM;
+  if(cp->expr.len > CONDITION_EXPRESSION_MAX ||
+     cp->n_op > CONDITION_OPERATORS_MAX)
+    return DDB_ERR_INPUT;
+  return DDB_OK;
+}
+
+/* Build the condition of a write (see cond_try): maps and lists member
+** by member when that fits, else whole.  Returns DDB_OK, or an error set
+** on err (DDB_ERR_INPUT: too big for DynamoDB even so). */
+static ddb_result cond_build(cond_parts *cp, ddb_cond cond,
+                             const ddb_item *expect,
+                             const char *const *key_names, int n_key,
+                             ddb_error *err) {
+  ddb_result r = cond_try(cp, cond, expect, key_names, n_key, 1);
+  if(r == DDB_ERR_INPUT) {
+    cond_free(cp);
+    r = cond_try(cp, cond, expect, key_names, n_key, 0);
+  }
+  if(r == DDB_ERR_NOMEM)
+    return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  if(r)
+    return ddb_error_set(
+        err, DDB_ERR_INPUT,
+        "the item has %u attributes: a write conditioned on every one of "
+        "them, as read, is over DynamoDB's %d bytes or %d operators for a "
+        "ConditionExpression",
+        (unsigned)(expect ? expect->root.n : 0), CONDITION_EXPRESSION_MAX,
+        CONDITION_OPERATORS_MAX);
+  return DDB_OK;
+}
+
+ddb_result ddb_condition_check(const ddb_item *expect,
+                               const char *const *key_names, int n_key,
+                               ddb_error *err) {
+  cond_parts cp;
+  ddb_result r = cond_build(&cp, DDB_COND_SAME, expect, key_names, n_key, err);
+  cond_free(&cp);
+  return r;
+}
+
+/* Append the ExpressionAttributeNames of the key attributes (#k0 ..),
+** without the braces. */
+static void add_key_names(ddb_buf *b, const char *const *key_names,
+                          int n_key) {
+  int i;
   for(i = 0; i < n_key; i++) {
     add_ref(b, i ? ",\"#k" : "\"#k", i);
     ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, key_names[i], strlen(key_names[i]));
   }
+}
+
+/* Append ,"ConditionExpression":...,"ExpressionAttributeNames":{...}
+** (and its values) of the built condition cp (nothing for none). */
+static void add_condition(ddb_buf *b, const cond_parts *cp,
+                          const char *const *key_names, int n_key) {
+  if(!cp->expr.len)
+    return;
+  ddb_buf_adds(b, ",\"ConditionExpression\":");
+  ddb_buf_json_str(b, cp->expr.p, cp->expr.len);
+  ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
+  add_key_names(b, key_names, n_key);
+  if(cp->names.len) {
+    ddb_buf_addc(b, ',');
+    ddb_buf_add(b, cp->names.p, cp->names.len);
+  }
   ddb_buf_addc(b, '}');
+  if(cp->vals.len) {
+    ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
+    ddb_buf_add(b, cp->vals.p, cp->vals.len);
+    ddb_buf_addc(b, '}');
+  }
 }
 
 /* Append the key attributes of item as a Key map. */
@@ -131,16 +337,25 @@ static ddb_result send_and_take(ddb_client *c, const char *op,
 
 ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
                         const char *const *key_names, int n_key, ddb_cond cond,
-                        ddb_item **old, ddb_error *err) {
+                        const ddb_item *expect, ddb_item **old,
+                        ddb_error *err) {
   ddb_buf b;
+  cond_parts cp;
+  ddb_result r;
   if(old)
     *old = NULL;
+  r = cond_build(&cp, cond, expect, key_names, n_key, err);
+  if(r) {
+    cond_free(&cp);
+    return r;
+  }
   ddb_buf_init(&b, DDB_REQUEST_MAX);
   ddb_buf_adds(&b, "{\"TableName\":");
   ddb_buf_json_str(&b, table, strlen(table));
   ddb_buf_adds(&b, ",\"Item\":");
   ddb_item_to_typed_json(item, &b);
-  add_condition(&b, cond, key_names, n_key);
+  add_condition(&b, &cp, key_names, n_key);
+  cond_free(&cp);
   if(old)
     ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
   /* a retry after a lost answer finds our own item: http.c compares */
@@ -151,14 +366,24 @@ ddb_result ddb_put_item(ddb_client *c, const char *table, const ddb_item *item,
 
 ddb_result ddb_delete_item(ddb_client *c, const char *table,
                            const ddb_item *key, const char *const *key_names,
-                           int n_key, ddb_cond cond, ddb_item **old,
-                           ddb_error *err) {
+                           int n_key, ddb_cond cond, const ddb_item *expect,
+                           ddb_item **old, ddb_error *err) {
   ddb_buf b;
+  cond_parts cp;
+  ddb_result r;
   if(old)
     *old = NULL;
-  if(start_keyed(&b, "DeleteItem", table, key, key_names, n_key, err))
+  r = cond_build(&cp, cond, expect, key_names, n_key, err);
+  if(r) {
+    cond_free(&cp);
+    return r;
+  }
+  if(start_keyed(&b, "DeleteItem", table, key, key_names, n_key, err)) {
+    cond_free(&cp);
     return DDB_ERR_INPUT;
-  add_condition(&b, cond, key_names, n_key);
+  }
+  add_condition(&b, &cp, key_names, n_key);
+  cond_free(&cp);
   if(old)
     ddb_buf_adds(&b, ",\"ReturnValues\":\"ALL_OLD\"");
   return send_and_take(c, "DeleteItem", table, &b, old, err);
@@ -167,12 +392,13 @@ ddb_result ddb_delete_item(ddb_client *c, const char *table,
 /* Append ,"UpdateExpression":...,"ConditionExpression":...,
 ** "ExpressionAttributeNames":{...},"ExpressionAttributeValues":{...} of an
 ** update that SETs every attribute of set (may be NULL) and REMOVEs
-** remove[0..n_remove), on condition that the item exists (an UPDATE changes
-** rows, it never creates one).  Returns the UpdateExpression's length:
-** DynamoDB refuses one over UPDATE_EXPRESSION_MAX. */
+** remove[0..n_remove), on the built condition cp (the item exists, or is
+** as it was read: an UPDATE changes rows, it never creates one).  Returns
+** the UpdateExpression's length: DynamoDB refuses one over
+** UPDATE_EXPRESSION_MAX. */
 static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
                          const ddb_item *set, const char *const *remove,
-                         int n_remove) {
+                         int n_remove, const cond_parts *cp) {
   uint32_t i;
   int k, n_set = set ? (int)set->root.n : 0;
   size_t start, len;
@@ -191,17 +417,10 @@ static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
       add_ref(b, k ? ", #a" : "#a", n_set + k);
   }
   len = b->len - start;
-  ddb_buf_adds(b, "\",\"ConditionExpression\":\"");
-  for(k = 0; k < n_key; k++) {
-    add_ref(b, k ? " AND attribute_exists(#k" : "attribute_exists(#k", k);
-    ddb_buf_addc(b, ')');
-  }
-  ddb_buf_adds(b, "\",\"ExpressionAttributeNames\":{");
-  for(k = 0; k < n_key; k++) {
-    add_ref(b, k ? ",\"#k" : "\"#k", k);
-    ddb_buf_add(b, "\":", 2);
-    ddb_buf_json_str(b, key_names[k], strlen(key_names[k]));
-  }
+  ddb_buf_adds(b, "\",\"ConditionExpression\":");
+  ddb_buf_json_str(b, cp->expr.p ? cp->expr.p : "", cp->expr.len);
+  ddb_buf_adds(b, ",\"ExpressionAttributeNames\":{");
+  add_key_names(b, key_names, n_key);
   for(i = 0; i < (uint32_t)n_set; i++) {
     add_ref(b, ",\"#a", (int)i);
     ddb_buf_add(b, "\":", 2);
@@ -212,13 +431,22 @@ static size_t add_update(ddb_buf *b, const char *const *key_names, int n_key,
     ddb_buf_add(b, "\":", 2);
     ddb_buf_json_str(b, remove[k], strlen(remove[k]));
   }
+  if(cp->names.len) {
+    ddb_buf_addc(b, ',');
+    ddb_buf_add(b, cp->names.p, cp->names.len);
+  }
   ddb_buf_addc(b, '}');
-  if(n_set) {
+  if(n_set || cp->vals.len) {
     ddb_buf_adds(b, ",\"ExpressionAttributeValues\":{");
     for(i = 0; i < (uint32_t)n_set; i++) {
       add_ref(b, i ? ",\":v" : "\":v", (int)i);
       ddb_buf_add(b, "\":", 2);
       ddb_av_to_typed_json(&set->root.kids[i], b);
+    }
+    if(cp->vals.len) {
+      if(n_set)
+        ddb_buf_addc(b, ',');
+      ddb_buf_add(b, cp->vals.p, cp->vals.len);
     }
     ddb_buf_addc(b, '}');
   }
@@ -239,16 +467,27 @@ ddb_result ddb_update_item(ddb_client *c, const char *table,
                            const ddb_item *key, const char *const *key_names,
                            int n_key, const ddb_item *set,
                            const char *const *remove, int n_remove,
+                           ddb_cond cond, const ddb_item *expect,
                            ddb_item **updated, ddb_error *err) {
   ddb_buf b;
   cJSON *resp = NULL;
   ddb_result result;
+  cond_parts cp;
   size_t len;
   if(updated)
     *updated = NULL;
-  if(start_keyed(&b, "UpdateItem", table, key, key_names, n_key, err))
-    return DDB_ERR_INPUT;
-  len = add_update(&b, key_names, n_key, set, remove, n_remove);
+  if(cond != DDB_COND_SAME)
+    cond = DDB_COND_EXISTS;
+  result = cond_build(&cp, cond, expect, key_names, n_key, err);
+  if(result == DDB_OK &&
+     start_keyed(&b, "UpdateItem", table, key, key_names, n_key, err))
+    result = DDB_ERR_INPUT;
+  if(result) {
+    cond_free(&cp);
+    return result;
+  }
+  len = add_update(&b, key_names, n_key, set, remove, n_remove, &cp);
+  cond_free(&cp);
   if(len > UPDATE_EXPRESSION_MAX) {
     ddb_buf_free(&b);
     return update_too_big(err, len, set ? (int)set->root.n : 0, n_remove);
@@ -314,16 +553,33 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
                              i + 1);
       }
     }
-    if(w[i].kind == DDB_WRITE_UPDATE) {
-      size_t len = add_update(&b, key_names, n_key, w[i].set, w[i].remove,
-                              w[i].n_remove);
-      if(len > UPDATE_EXPRESSION_MAX) {
+    {
+      cond_parts cp;
+      ddb_cond cond = w[i].cond;
+      if(w[i].kind == DDB_WRITE_UPDATE && cond != DDB_COND_SAME)
+        cond = DDB_COND_EXISTS;
+      result = cond_build(&cp, cond, w[i].expect, key_names, n_key, err);
+      if(result) {
+        cond_free(&cp);
         ddb_buf_free(&b);
-        return update_too_big(err, len, w[i].set ? (int)w[i].set->root.n : 0,
-                              w[i].n_remove);
+        if(err)
+          ddb_error_set(err, result, "item %d: %s", i + 1, err->message);
+        return result;
       }
-    } else
-      add_condition(&b, w[i].cond, key_names, n_key);
+      if(w[i].kind == DDB_WRITE_UPDATE) {
+        size_t len = add_update(&b, key_names, n_key, w[i].set, w[i].remove,
+                                w[i].n_remove, &cp);
+        if(len > UPDATE_EXPRESSION_MAX) {
+          cond_free(&cp);
+          ddb_buf_free(&b);
+          return update_too_big(err, len, w[i].set ? (int)w[i].set->root.n : 0,
+                                w[i].n_remove);
+        }
+      } else {
+        add_condition(&b, &cp, key_names, n_key);
+      }
+      cond_free(&cp);
+    }
     ddb_buf_adds(&b, "}}");
   }
   ddb_buf_adds(&b, "],\"ClientRequestToken\":");

@@ -88,6 +88,7 @@ void dd_cursor_reset(dd_cursor *pCur) {
   pCur->aPend = NULL;
   pCur->nPend = pCur->iPend = 0;
   pCur->bOverlay = pCur->bRawEof = pCur->bOrdered = 0;
+  pCur->bFresh = pCur->bDepends = pCur->bRowRead = 0;
   pCur->pPeek = NULL;
   sqlite3_value_free(pCur->pKeys);
   pCur->pKeys = NULL;
@@ -132,8 +133,29 @@ int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
   return dd_rc(e);
 }
 
+/* Does item it, read again by its table key for a write, still have the
+** index key attributes of its index row x (else it has left the place in
+** the index the plan chose it by)? */
+static int dd_fetch_same(dd_cursor *pCur, const ddb_item *x,
+                         const ddb_item *it) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int aCol[2] = {pCur->pPath->iPk, pCur->pPath->iSk}, i;
+  for(i = 0; i < 2; i++) {
+    const ddb_av *a, *b;
+    if(aCol[i] < 0)
+      continue;
+    a = ddb_item_get(x, p->aCol[aCol[i]].zName);
+    b = ddb_item_get(it, p->aCol[aCol[i]].zName);
+    if(!a || !b || !ddb_av_equal(a, b))
+      return 0;
+  }
+  return 1;
+}
+
 /* Read aIn[0..nIn) again by their table keys (the index lacks a used
-** column) into aRow.  Rows whose item vanished meanwhile are dropped. */
+** column, or the rows feed a write) into aRow.  Rows whose item vanished
+** meanwhile are dropped, and, for a write, rows whose index key changed
+** (dd_fetch_same). */
 
 static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
@@ -167,13 +189,18 @@ static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
       goto fail;
     }
   }
-  if(dd_batch_get_parallel(p, aKey, nIn, aFound, &err)) {
+  if(dd_batch_get_parallel(pCur, aKey, nIn, aFound, &err)) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
-  for(i = j = 0; i < nIn; i++)
+  for(i = j = 0; i < nIn; i++) {
+    if(aFound[i] && pCur->bFresh && !dd_fetch_same(pCur, aIn[i], aFound[i])) {
+      ddb_item_unref(aFound[i]); /* it left the index entry read */
+      aFound[i] = NULL;
+    }
     if(aFound[i])
       aFound[j++] = aFound[i];
+  }
   pCur->aRow = aFound;
   pCur->nRow = j;
   aFound = NULL;
@@ -293,8 +320,9 @@ static int dd_page_read(dd_cursor *pCur, ddb_page **ppg) {
   if(pCur->op == DD_OP_QUERY)
     pCur->rd.pk = pCur->aPk[pCur->iPk].av;
   /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
-  ** there, so a GSI Query is eventually consistent whatever the option */
-  pol = p->pol;
+  ** there, so a GSI Query is eventually consistent whatever the option
+  ** (a write's rows are read again by key: dd_filter_cursor) */
+  pol = pCur->pol;
   if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
     pol.consistent = 0;
   pCur->rd.start = pCur->pStart;
@@ -644,6 +672,7 @@ int dynamodbNext(sqlite3_vtab_cursor *cur) {
   dd_cursor *pCur = (dd_cursor *)cur;
   int rc;
   dd_item_json_drop(pCur);
+  pCur->bRowRead = 0;
   do {
     rc = dd_next_row(pCur);
   } while(rc == SQLITE_OK && !pCur->bEof && pCur->pCur &&
@@ -771,6 +800,9 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   }
   if(!pCur->pCur)
     return SQLITE_OK;
+  if(pCur->bFresh && !pCur->bRowRead && i != DD_COL_KEYS(p) &&
+     !sqlite3_vtab_nochange(ctx) && !(i < p->nCol && dd_col_is_key(p, i)))
+    pCur->bRowRead = 1; /* a value other than the key: see bDepends */
   if(i < p->nCol) {
     /* NULL outside the index's gate (in an UPDATE: unchanged) */
     av = dd_col_av(p, pCur->pCur, i);
@@ -827,14 +859,18 @@ int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   }
   *pRowid = pCur->pCur ? dd_key_rowid(p, pCur->pCur) : 0;
   /* in a write transaction, an UPDATE or DELETE will name this row by its
-  ** rowid: remember the item */
-  return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur) : SQLITE_OK;
+  ** rowid: remember the item, and whether it was chosen on more than its
+  ** key */
+  return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur,
+                                      pCur->bDepends || pCur->bRowRead)
+                    : SQLITE_OK;
 }
 
 /* See dd_ext.h. */
-ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
                                  ddb_item **aFound, ddb_error *err) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   return ddbc_batch_get_parallel(
       p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
-      p->azKey, p->nKey, &p->pol, dd_interrupted, p->db, aFound, err);
+      p->azKey, p->nKey, &pCur->pol, dd_interrupted, p->db, aFound, err);
 }

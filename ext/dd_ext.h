@@ -362,7 +362,25 @@ typedef struct dd_cursor {
   const char *zTtl;
   long long ttlNow;
   char zTtlNow[24]; /* ttlNow as N text */
+  /* the policy of this run's reads (set by xFilter): the table's, or, when
+  ** the run feeds a statement that writes the table (filter.c:
+  ** dd_filter_policy), a
+  ** consistent read of DynamoDB itself, never either cache tier: a write
+  ** is computed from what DynamoDB holds (docs/writes.md) */
+  ddbc_policy pol;
+  int bFresh; /* the run feeds a write: pol reads DynamoDB consistently */
+  /* a write's rows chosen on values other than the table key: bDepends
+  ** for the whole run (the path's key condition, a FILTER or a row check
+  ** on another attribute), bRowRead for the current row (xColumn handed
+  ** out another attribute's value); xRowid tells dd_remember_row, so that
+  ** a DELETE of such a row is conditioned on what was read */
+  int bDepends, bRowRead;
 } dd_cursor;
+
+/* Is column c one of the table's key attributes (the table path's)? */
+static inline int dd_col_is_key(const dd_vtab *p, int c) {
+  return c == p->aPath[0].iPk || c == p->aPath[0].iSk;
+}
 
 /* Every connected vtab of the process, for dynamodb_info() and
 ** dynamodb_refresh(), linked by pNextVtab (common.c). */
@@ -460,6 +478,13 @@ int dd_move_now(dd_vtab *p, const ddb_item *old, const ddb_item *it);
 /* The key of it as text for messages (PK='a', SK=5): from
 ** sqlite3_malloc (the caller frees it), or NULL when out of memory. */
 char *dd_key_text(dd_vtab *p, const ddb_item *it);
+/* Why a write conditioned on the image read (DDB_COND_SAME) of the item
+** with it's key in p's table failed, asked of DynamoDB (a consistent
+** GetItem) now: "the item with key PK='a' changed since it was read", or
+** "... does not exist any more"; zName, if not NULL, is the key as the
+** message names it (a COMMIT across tables: "PK='a' in b").  From
+** sqlite3_malloc; NULL when out of memory. */
+char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName);
 /* What an UPDATE from old to it changes: *pSet the attributes to SET (NULL
 ** when none), azRemove[0..*pnRemove) the names to REMOVE (borrowed from
 ** old; azRemove has room for old's attributes).  Key attributes are never
@@ -499,13 +524,20 @@ int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
 ** COMMIT.  Returns an SQLite code; on error neither is buffered. */
 int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it);
 /* Remember row it under rowid for a later xUpdate (during a write
-** transaction only).  Returns an SQLite code. */
-int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it);
-/* The row remembered under rowid (borrowed), or NULL. */
-const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid);
+** transaction only); bDepends: the row was chosen on values other than
+** its key (a DELETE of it is conditioned on what was read; once set for
+** a rowid, it stays).  Returns an SQLite code. */
+int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it,
+                    int bDepends);
+/* The row remembered under rowid (borrowed), or NULL; *pbDepends (may be
+** NULL) as dd_remember_row was told. */
+const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid, int *pbDepends);
 /* Is a write transaction open on p (between xBegin and its end)?  Then
 ** the rows read must be whole items: UPDATE and DELETE use them. */
 int dd_in_write(dd_vtab *p);
+/* The statement running now on c's connection, as the trace hook saw it
+** start (stmt.c), or NULL when unknown (no hook, a cursor's frame). */
+sqlite3_stmt *dd_stmt_running(dd_conn *c);
 /* Read your writes.  The transaction's newest buffered write of the item
 ** with it's table key: 0 if there is none; 1 with *pOut the item it leaves
 ** (borrowed, valid until the next write) or NULL when it deletes it. */
@@ -723,10 +755,10 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
 ** Returns an SQLite code. */
 int dd_next_page(dd_cursor *pCur);
 /* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
-** BatchGetItem calls in flight (cache/fanout.c), an interrupt of p's
-** connection stopping them.  Returns DDB_OK, or the first error (then
-** aFound holds nothing). */
-ddb_result dd_batch_get_parallel(dd_vtab *p, ddb_item **aKey, int nKeys,
+** BatchGetItem calls in flight (cache/fanout.c), under the cursor's read
+** policy, an interrupt of its connection stopping them.  Returns DDB_OK,
+** or the first error (then aFound holds nothing). */
+ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
                                  ddb_item **aFound, ddb_error *err);
 /* xOpen: a cursor at EOF.  Returns SQLITE_OK or SQLITE_NOMEM. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);

@@ -141,7 +141,7 @@ static void dd_scan_denied(dd_vtab *p) {
 ** the vtab's message set on error. */
 static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  ddbc_policy pol = p->pol;
+  ddbc_policy pol = pCur->pol;
   ddb_read rd = pCur->rd;
   ddb_av *aPk = NULL;
   ddb_error err;
@@ -175,7 +175,8 @@ static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
 static int dd_get_from_cache(dd_cursor *pCur, const ddb_av *kv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_item *it = NULL;
-  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &p->pol, &it))
+  if(!ddbc_item_cached(p->pClient, p->pDesc->name, kv, p->nKey, &pCur->pol,
+                       &it))
     return 0;
   pCur->op = DD_OP_GET;
   pCur->pPath = &p->aPath[0];
@@ -224,11 +225,11 @@ static int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   }
   if(pCur->op == DD_OP_GET) {
     if(ddbc_get_item(p->pClient, p->pDesc->name, aKey[0], p->azKey, p->nKey,
-                     &p->pol, &aFound[0], &err)) {
+                     &pCur->pol, &aFound[0], &err)) {
       rc = dd_cursor_error(pCur, &err);
       goto fail;
     }
-  } else if(dd_batch_get_parallel(p, aKey, nKeys, aFound, &err)) {
+  } else if(dd_batch_get_parallel(pCur, aKey, nKeys, aFound, &err)) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
@@ -310,7 +311,7 @@ static int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey) {
     goto fail;
   }
   memset(aFound, 0, sizeof(*aFound) * (size_t)nKey);
-  if(dd_batch_get_parallel(p, aKey, nKey, aFound, &err)) {
+  if(dd_batch_get_parallel(pCur, aKey, nKey, aFound, &err)) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
@@ -936,14 +937,16 @@ static void dd_filter_begin(dd_filter *f, dd_cursor *pCur, int idxNum,
 ** transaction (an UPDATE or DELETE, or a read inside one), or where the
 ** writes of another virtual table's over the same DynamoDB table are laid
 ** over the rows, rows must be whole items with their keys, never counted
-** or projected.  Returns
-** SQLITE_OK, or SQLITE_ERROR for a Scan that scan=deny refuses. */
+** or projected, and the rows a write reads from a GSI (never consistent)
+** are read again by key, consistently.  Returns SQLITE_OK, or
+** SQLITE_ERROR for a Scan that scan=deny refuses. */
 static int dd_filter_cursor(dd_filter *f) {
   dd_cursor *pCur = f->pCur;
   pCur->op = DD_IDX_OP(f->idxNum);
   pCur->pPath = f->pp;
   pCur->bEof = 0;
-  pCur->bFetch = (f->idxNum & DD_FETCH) != 0;
+  pCur->bFetch = (f->idxNum & DD_FETCH) != 0 ||
+                 (pCur->bFresh && f->pp->pIdx->name && !f->pp->pIdx->is_local);
   if(dd_in_write(f->p) || dd_pending_any(f->p)) {
     f->x.bCount = 0;
     f->x.mProj = 0;
@@ -956,6 +959,52 @@ static int dd_filter_cursor(dd_filter *f) {
     pCur->rd.table = f->p->pDesc->name;
   }
   return SQLITE_OK;
+}
+
+/* Are the run's rows chosen on values other than the table key: its
+** path's key condition, a FILTER or a row check on another attribute?
+** (dd_cursor.bDepends) */
+static int dd_run_depends(const dd_cursor *pCur) {
+  const dd_vtab *p = (const dd_vtab *)pCur->base.pVtab;
+  int k;
+  if(!dd_col_is_key(p, pCur->pPath->iPk) ||
+     (pCur->pPath->iSk >= 0 && !dd_col_is_key(p, pCur->pPath->iSk)))
+    return 1;
+  for(k = 0; k < pCur->nFilter; k++)
+    if(!dd_col_is_key(p, pCur->aFilterCol[k]))
+      return 1;
+  for(k = 0; k < pCur->nCheck; k++)
+    if(!dd_col_is_key(p, pCur->aCheck[k].iCol))
+      return 1;
+  return 0;
+}
+
+/* Does the statement running now write p (an UPDATE, DELETE or INSERT of
+** it)?  A write transaction is open on p (xBegin comes before xFilter in
+** a statement that writes a virtual table) and the running statement, as
+** the trace hook saw it start, is not read-only; without the hook, every
+** read inside a write transaction counts. */
+static int dd_stmt_writes(dd_vtab *p) {
+  sqlite3_stmt *pStmt;
+  if(!dd_in_write(p))
+    return 0;
+  pStmt = dd_stmt_running(p->pConn);
+  return !pStmt || !sqlite3_stmt_readonly(pStmt);
+}
+
+/* The read policy of the cursor's run: the table's, or for a statement
+** that writes the table (dd_stmt_writes) DynamoDB's own items, read
+** consistently and never from (nor into) either cache tier: an UPDATE's
+** new values and a DELETE's choice are computed from them. */
+static void dd_filter_policy(dd_cursor *pCur) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  pCur->pol = p->pol;
+  pCur->bFresh = dd_stmt_writes(p);
+  if(pCur->bFresh) {
+    pCur->pol.consistent = 1;
+    pCur->pol.item_ttl = 0;
+    pCur->pol.query_ttl = 0; /* a GSI's pages too (not consistent) */
+  }
 }
 
 /* xFilter: run the plan xBestIndex chose (idxNum, idxStr and argv as
@@ -976,8 +1025,9 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   rc = dd_filter_plan(pCur, idxStr, argc, &f.x);
   if(rc)
     return rc;
+  dd_filter_policy(pCur);
   /* the hot path of a join: a GetItem the item cache answers */
-  if(DD_IDX_OP(idxNum) == DD_OP_GET && !dd_pending_any(p) &&
+  if(DD_IDX_OP(idxNum) == DD_OP_GET && !pCur->bFresh && !dd_pending_any(p) &&
      !dd_has_n_check(p, &f.x) && dd_get_cached(pCur, argc, argv))
     return dynamodbNext(cur);
   dd_filter_begin(&f, pCur, idxNum, argc, argv);
@@ -998,6 +1048,7 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
   }
   if(rc == SQLITE_OK) {
     dd_filter_limit(&f);
+    pCur->bDepends = dd_run_depends(pCur);
     if(f.iv.bEmpty)
       pCur->bEof = 1; /* no row can match: no call */
     else

@@ -69,16 +69,47 @@ int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
   return SQLITE_OK;
 }
 
+/* See dd_ext.h. */
+char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName) {
+  ddbc_policy pol = p->pol;
+  ddb_item *now = NULL, *key;
+  ddb_error err;
+  char *zKey = zName ? sqlite3_mprintf("%s", zName) : dd_key_text(p, it), *z;
+  int bAsk = 0;
+  ddb_error_clear(&err);
+  pol.consistent = 1; /* DynamoDB's item now, never the cache's */
+  key = ddb_item_get(it, p->azKey[0])
+            ? dd_key_item(p, ddb_item_get(it, p->azKey[0]),
+                          p->nKey > 1 ? ddb_item_get(it, p->azKey[1]) : NULL)
+            : NULL;
+  if(key)
+    bAsk = ddbc_get_item(p->pClient, p->pDesc->name, key, p->azKey, p->nKey,
+                         &pol, &now, &err) == DDB_OK;
+  ddb_item_unref(key);
+  z = sqlite3_mprintf("the item with key %s %s", zKey ? zKey : "?",
+                      !bAsk ? "changed or was deleted since it was read"
+                      : now ? "changed since it was read"
+                            : "does not exist any more");
+  ddb_item_unref(now);
+  sqlite3_free(zKey);
+  return z;
+}
+
 /* ------------------------------------------------------------------------
 ** One row's write sent alone
 */
 
+/* Did the write fail its condition (nothing written)? */
+static int dd_cond_failed(const ddb_error *e) {
+  return strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
+         (strcmp(e->type, "TransactionCanceledException") == 0 &&
+          strstr(e->message, "ConditionalCheckFailed"));
+}
+
 /* Report a client error from a write; a failed condition becomes
 ** SQLITE_CONSTRAINT with zWhat (which names the key). */
 static int dd_write_error(dd_vtab *p, const ddb_error *e, const char *zWhat) {
-  if(strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
-     (strcmp(e->type, "TransactionCanceledException") == 0 &&
-      strstr(e->message, "ConditionalCheckFailed"))) {
+  if(dd_cond_failed(e)) {
     dd_error(p, "%s", zWhat);
     return SQLITE_CONSTRAINT;
   }
@@ -91,8 +122,8 @@ static int dd_insert_now(dd_vtab *p, const ddb_item *it, ddb_cond cond) {
   ddb_error err;
   int rc = SQLITE_OK;
   ddb_error_clear(&err);
-  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, &p->pol,
-                   NULL, &err)) {
+  if(ddbc_put_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, cond, NULL,
+                   &p->pol, NULL, &err)) {
     /* under OR IGNORE SQLite turns the SQLITE_CONSTRAINT below into
     ** "skip this row" (SQLITE_VTAB_CONSTRAINT_SUPPORT) */
     char *zKey = dd_key_text(p, it);
@@ -106,14 +137,25 @@ static int dd_insert_now(dd_vtab *p, const ddb_item *it, ddb_cond cond) {
   return rc;
 }
 
-/* DELETE: DeleteItem. */
-static int dd_delete_now(dd_vtab *p, const ddb_item *old) {
+/* DELETE: DeleteItem; with cond DDB_COND_SAME only if the item is still
+** old, as read. */
+static int dd_delete_now(dd_vtab *p, const ddb_item *old, ddb_cond cond) {
   ddb_error err;
+  int rc;
   ddb_error_clear(&err);
-  if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey,
-                      DDB_COND_NONE, &p->pol, NULL, &err))
-    return dd_write_error(p, &err, "DELETE failed");
-  return SQLITE_OK;
+  if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey, cond, old,
+                      &p->pol, NULL, &err) == DDB_OK)
+    return SQLITE_OK;
+  if(cond == DDB_COND_SAME && dd_cond_failed(&err)) {
+    char *zWhy = dd_changed_reason(p, old, NULL);
+    char *zWhat = sqlite3_mprintf("DELETE: nothing deleted: %s",
+                                  zWhy ? zWhy : "the item changed");
+    rc = dd_write_error(p, &err, zWhat ? zWhat : "DELETE: item changed");
+    sqlite3_free(zWhat);
+    sqlite3_free(zWhy);
+    return rc;
+  }
+  return dd_write_error(p, &err, "DELETE failed");
 }
 
 /* UPDATE without a key change: UpdateItem of what changed. */
@@ -130,17 +172,17 @@ static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   rc = dd_diff(p, old, it, &set, azRemove, &nRemove);
   if(rc || (!set && nRemove == 0))
     goto fail; /* nothing changed: no call */
-  /* old is the item as read, perhaps from the cache and not what DynamoDB
-  ** held */
+  /* on condition that the item is still old, as the statement read it:
+  ** the new values were computed from it */
   if(ddbc_update_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, set,
-                      azRemove, nRemove, old, &p->pol, NULL, &err)) {
-    char *zKey = dd_key_text(p, it);
-    char *zWhat = sqlite3_mprintf("UPDATE: the item with key %s no longer "
-                                  "exists",
-                                  zKey ? zKey : "?");
-    rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item gone");
+                      azRemove, nRemove, DDB_COND_SAME, old, &p->pol, NULL,
+                      &err)) {
+    char *zWhy = dd_cond_failed(&err) ? dd_changed_reason(p, old, NULL) : NULL;
+    char *zWhat = sqlite3_mprintf("UPDATE: nothing written: %s",
+                                  zWhy ? zWhy : "the item changed");
+    rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE: item changed");
     sqlite3_free(zWhat);
-    sqlite3_free(zKey);
+    sqlite3_free(zWhy);
     goto fail;
   }
 
@@ -160,7 +202,8 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   memset(w, 0, sizeof(w));
   w[0].kind = DDB_WRITE_DELETE;
   w[0].item = old;
-  w[0].cond = DDB_COND_EXISTS;
+  w[0].cond = DDB_COND_SAME; /* the Put carries what was read */
+  w[0].expect = old;
   w[1].kind = DDB_WRITE_PUT;
   w[1].item = it;
   w[1].cond = DDB_COND_NOT_EXISTS;
@@ -170,7 +213,8 @@ static int dd_rekey_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
                          &p->pol, &err)) {
     char *zNew = dd_key_text(p, it);
     char *zWhat = sqlite3_mprintf("UPDATE: cannot move the item to key %s: "
-                                  "it exists, or the old item is gone",
+                                  "it exists, or the old item changed or "
+                                  "is gone since it was read",
                                   zNew ? zNew : "?");
     int rc = dd_write_error(p, &err, zWhat ? zWhat : "UPDATE failed");
     sqlite3_free(zWhat);
@@ -188,7 +232,7 @@ int dd_write_now(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   case DDB_WRITE_UPDATE:
     /* an UPDATE always has the image it read */
     return old ? dd_update_now(p, old, it) : SQLITE_MISUSE;
-  default: return dd_delete_now(p, it);
+  default: return dd_delete_now(p, it, cond);
   }
 }
 

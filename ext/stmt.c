@@ -390,6 +390,11 @@ void dd_stmt_touch(dd_conn *c, int bProgress) {
 }
 
 /* See dd_ext.h. */
+sqlite3_stmt *dd_stmt_running(dd_conn *c) {
+  return c && c->nFrame > 0 ? c->aFrame[c->nFrame - 1].pStmt : NULL;
+}
+
+/* See dd_ext.h. */
 void dd_stmt_split(dd_vtab *p) {
   if(p->pConn)
     ddb_meter_add(&p->pConn->meter.split, 1);

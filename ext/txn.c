@@ -12,7 +12,9 @@
 ** (row.c: dd_write_now); otherwise the writes are merged to one per item
 ** (dd_coalesce).  Each keeps its kind: an UPDATE is sent as the SET and
 ** REMOVE of what changed against the image it read, on condition that
-** the item exists, never as a whole-item put.  Up to 100 items and 4 MB
+** the item is still that image (DDB_COND_SAME: every attribute read holds
+** the value read; a DELETE whose row was chosen on other values than its
+** key, and the Delete of a key move, too), never as a whole-item put.  Up to 100 items and 4 MB
 ** go in one TransactWriteItems (all or nothing; a failure names the
 ** item); more (split_transactions; without it, an error) as calls that
 ** are atomic each, not together (dd_commit_split): TransactWriteItems of
@@ -82,8 +84,10 @@ typedef struct dd_op {
   ddb_cond cond;
   ddb_item *item;      /* PUT, UPDATE: the new item; DELETE: the old one (its
                      key); a reference */
-  ddb_item *old;       /* UPDATE: the item as the statement read it (the diff
-                     against it is what COMMIT sends); a reference */
+  ddb_item *old;       /* UPDATE, and a write with cond DDB_COND_SAME: the
+                     item as the statement read it from DynamoDB (an
+                     UPDATE's diff is against it; SAME: the write goes only
+                     if the item is still that); a reference */
   int bInsert;         /* from an INSERT: an existing key is an error */
   int bTied;           /* buffered: to be applied with the write buffered just
                      before it, never apart (the Put of a key move, tied
@@ -111,6 +115,7 @@ typedef struct dd_pend {
 typedef struct dd_row {
   sqlite3_int64 rowid;
   ddb_item *item;
+  int bDepends; /* chosen on values other than its key (dd_remember_row) */
   UT_hash_handle hh;
 } dd_row;
 
@@ -358,7 +363,8 @@ int dd_in_write(dd_vtab *p) {
   return p->pTxn && p->pTxn->bActive;
 }
 
-int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it) {
+int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it,
+                    int bDepends) {
   dd_row *r;
   if(!p->pTxn || !p->pTxn->bActive)
     return SQLITE_OK;
@@ -366,6 +372,7 @@ int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it) {
   if(r) {
     ddb_item_unref(r->item);
     r->item = ddb_item_ref(it);
+    r->bDepends |= bDepends;
     return SQLITE_OK;
   }
   r = sqlite3_malloc(sizeof(*r));
@@ -373,14 +380,17 @@ int dd_remember_row(dd_vtab *p, sqlite3_int64 rowid, ddb_item *it) {
     return SQLITE_NOMEM;
   r->rowid = rowid;
   r->item = ddb_item_ref(it);
+  r->bDepends = bDepends;
   HASH_ADD(hh, p->pTxn->rows, rowid, sizeof(rowid), r);
   return SQLITE_OK;
 }
 
-const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid) {
+const ddb_item *dd_row_get(dd_vtab *p, sqlite3_int64 rowid, int *pbDepends) {
   dd_row *r = NULL;
   if(p->pTxn)
     HASH_FIND(hh, p->pTxn->rows, &rowid, sizeof(rowid), r);
+  if(pbDepends)
+    *pbDepends = r ? r->bDepends : 0;
   return r ? r->item : NULL;
 }
 
@@ -519,14 +529,15 @@ int dd_op_add(dd_vtab *p, ddb_write_kind kind, ddb_cond cond,
   return rc ? rc : dd_op_added(p);
 }
 
-/* The Delete (must exist) and the Put (must not exist) of a key move,
+/* The Delete (the item must be old, as read) and the Put (must not
+** exist) of a key move,
 ** tied: COMMIT sends them in one TransactWriteItems however big it is
 ** (apart, a failure between them would leave the item nowhere).  Both or
 ** neither are buffered. */
 int dd_op_add_move(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   dd_txn *t = p->pTxn;
   int n = t->nOp;
-  int rc = dd_op_push(p, DDB_WRITE_DELETE, DDB_COND_EXISTS, old, NULL, 0, 0);
+  int rc = dd_op_push(p, DDB_WRITE_DELETE, DDB_COND_SAME, old, old, 0, 0);
   if(rc == SQLITE_OK) {
     rc = dd_op_push(p, DDB_WRITE_PUT, DDB_COND_NOT_EXISTS, it, NULL, 1, 1);
     if(rc)
@@ -667,21 +678,25 @@ static void dd_group_join(dd_op *a, int i, int j) {
 /* Merge the buffered write o into x, the merged write of the same key
 ** (see dd_coalesce for the table). */
 static void dd_merge(dd_op *x, const dd_op *o) {
+  /* the first write's image read from DynamoDB stays the condition of a
+  ** DELETE, and of a PUT after a DELETE */
+  int bSame = x->cond == DDB_COND_SAME;
   if(o->kind == DDB_WRITE_DELETE) {
-    x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
+    if(!bSame)
+      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
     x->kind = DDB_WRITE_DELETE;
     x->item = o->item;
-    x->old = NULL;
+    x->old = bSame ? x->old : NULL;
   } else if(o->kind == DDB_WRITE_PUT) {
     if(x->kind == DDB_WRITE_UPDATE) {
       x->cond = DDB_COND_NONE; /* REPLACE of an item that exists */
       x->bInsert = 0;
-    } else if(x->kind == DDB_WRITE_DELETE) {
+    } else if(x->kind == DDB_WRITE_DELETE && !bSame) {
       x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
     }
     x->kind = DDB_WRITE_PUT;
     x->item = o->item;
-    x->old = NULL;
+    x->old = x->cond == DDB_COND_SAME ? x->old : NULL;
   } else { /* UPDATE: of an item this transaction put, or updated */
     x->item = o->item;
     if(x->kind == DDB_WRITE_DELETE) { /* not reachable: the row is gone */
@@ -699,12 +714,16 @@ static void dd_merge(dd_op *x, const dd_op *o) {
 **                      exist" stays (a REPLACE of a key an INSERT wrote
 **                      still needs that key to have been free)
 **   PUT, UPDATE        PUT of the newest item, same condition
-**   UPDATE, UPDATE     UPDATE from the first's old image to the newest
+**   UPDATE, UPDATE     UPDATE from the first's old image to the newest,
+**                      on condition that the item is still that image
 **   UPDATE, PUT        PUT without condition (REPLACE of an existing item)
 **   any, DELETE        DELETE; after an INSERT, a DELETE "must not exist"
-**                      (nothing is written, but the INSERT's check stays)
-**   DELETE, PUT        PUT, unconditional; after an INSERT and a DELETE
-**                      the INSERT's "must not exist" again
+**                      (nothing is written, but the INSERT's check stays);
+**                      after an UPDATE (or a DELETE) conditioned on the
+**                      image read, on that condition
+**   DELETE, PUT        PUT, unconditional, or on the DELETE's condition on
+**                      the image read; after an INSERT and a DELETE the
+**                      INSERT's "must not exist" again
 **
 ** A buffered write tied to the one before it (bTied: the Put and the
 ** Delete of a key move) puts their merged writes in one group (iGroup,
@@ -855,6 +874,7 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
     w->d = a[i].pTab->pDesc; /* its own table (a COMMIT across tables) */
     w->key_names = a[i].pTab->azKey;
     w->n_key = a[i].pTab->nKey;
+    w->expect = a[i].cond == DDB_COND_SAME ? a[i].old : NULL;
     if(a[i].kind == DDB_WRITE_UPDATE) {
       int nRemove = 0;
       rc = dd_diff(a[i].pTab, a[i].old, a[i].item, &x->aSet[x->n],
@@ -863,7 +883,8 @@ static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
         break;
       if(!x->aSet[x->n] && nRemove == 0)
         continue; /* changed and changed back: nothing to send */
-      w->cond = DDB_COND_EXISTS;
+      if(w->cond != DDB_COND_SAME)
+        w->cond = DDB_COND_EXISTS;
       w->set = x->aSet[x->n];
       w->remove = x->azName + used;
       w->n_remove = nRemove;
@@ -911,6 +932,9 @@ static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
     ** DeleteItem and BatchWriteItem */
     zWhy =
         sqlite3_mprintf("the server has no TransactWriteItems (%s)", e->type);
+  else if(zKey && strstr(e->message, "ConditionalCheckFailed") &&
+          a[k - 1]->cond == DDB_COND_SAME && !a[k - 1]->bInsert)
+    zWhy = dd_changed_reason(a[k - 1]->pTab, a[k - 1]->item, zKey);
   else if(zKey && strstr(e->message, "ConditionalCheckFailed"))
     zWhy = sqlite3_mprintf("the item with key %s %s", zKey,
                            a[k - 1]->bInsert ? "already exists"
@@ -936,6 +960,8 @@ static long long dd_write_bytes(const ddb_write *w) {
   long long n = (long long)ddb_item_size(w->item) + 100;
   if(w->kind == DDB_WRITE_UPDATE && w->set)
     n += (long long)ddb_item_size(w->set);
+  if(w->cond == DDB_COND_SAME && w->expect)
+    n += (long long)ddb_item_size(w->expect); /* the condition's values */
   return n;
 }
 

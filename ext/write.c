@@ -7,12 +7,21 @@
 **   INSERT OR REPLACE   PutItem without condition
 **   INSERT OR IGNORE    an existing key is skipped silently
 **   UPDATE              UpdateItem of the attributes that changed (SET and
-**                       REMOVE), on condition that the item exists,
-**                       ReturnValues=ALL_NEW; changing a table key column
-**                       is a TransactWriteItems of Delete(old, must exist)
-**                       and Put(new, must not exist), never sent apart,
-**                       even in a COMMIT cut into several calls
-**   DELETE              DeleteItem, ReturnValues=ALL_OLD
+**                       REMOVE), on condition that the item is still as
+**                       the statement read it (every attribute read holds
+**                       the value read: a change in between fails the row,
+**                       naming its key), ReturnValues=ALL_NEW; changing a
+**                       table key column is a TransactWriteItems of
+**                       Delete(old, still as read) and Put(new, must not
+**                       exist), never sent apart, even in a COMMIT cut
+**                       into several calls
+**   DELETE              DeleteItem, ReturnValues=ALL_OLD; a row chosen on
+**                       values other than its key (a non-key condition)
+**                       on condition that it still holds what was read
+**
+** The rows an UPDATE or DELETE changes are read from DynamoDB itself,
+** consistently, never from either cache tier (filter.c:
+** dd_filter_policy), and xUpdate computes the new values from them.
 **
 ** The row written is the `item` JSON object (or `item_raw`, DynamoDB's
 ** typed JSON) with every non-NULL key column laid over it.  Plain JSON maps
@@ -432,16 +441,44 @@ static int dd_write_insert(dd_vtab *p, const ddb_item *it, int bBuffer,
   return rc;
 }
 
+/* May a write be conditioned on old, the item as zVerb read it (every
+** attribute of it as read: DDB_COND_SAME)?  Not an item whose condition
+** is over DynamoDB's limits for one (ddb_condition_check).  Returns
+** SQLITE_OK, or SQLITE_TOOBIG with p's message set (nothing buffered or
+** sent). */
+static int dd_write_same_ok(dd_vtab *p, const ddb_item *old,
+                            const char *zVerb) {
+  ddb_error err;
+  char *zKey;
+  ddb_error_clear(&err);
+  if(ddb_condition_check(old, p->azKey, p->nKey, &err) == DDB_OK)
+    return SQLITE_OK;
+  if(err.code == DDB_ERR_NOMEM)
+    return SQLITE_NOMEM;
+  zKey = dd_key_text(p, old);
+  dd_error(p,
+           "%s of key %s: %s, which a write computed from what was read "
+           "needs (so that a change in between fails it): INSERT OR "
+           "REPLACE writes the whole item without that check",
+           zVerb, zKey ? zKey : "?", err.message);
+  sqlite3_free(zKey);
+  return SQLITE_TOOBIG;
+}
+
 /* UPDATE of item old to row it: nothing when nothing changes; a move
 ** (Delete and Put together) when the key changes, the new key checked
-** now when buffered (OR IGNORE skips the row); else an UpdateItem of the
-** item that must exist.  Buffered (bBuffer) or sent now.  Returns an
-** SQLite code. */
+** now when buffered (OR IGNORE skips the row); else an UpdateItem.  Each
+** goes only if the item is still old, as the statement read it
+** (DDB_COND_SAME; dd_write_same_ok).  Buffered (bBuffer) or sent now.
+** Returns an SQLite code. */
 static int dd_write_update(dd_vtab *p, const ddb_item *old, const ddb_item *it,
                            int bBuffer) {
   int rc;
   if(ddb_av_equal(&old->root, &it->root))
     return SQLITE_OK;
+  rc = dd_write_same_ok(p, old, "UPDATE");
+  if(rc)
+    return rc;
   if(!dd_same_key(p, old, it)) {
     if(!bBuffer)
       return dd_move_now(p, old, it);
@@ -450,8 +487,8 @@ static int dd_write_update(dd_vtab *p, const ddb_item *old, const ddb_item *it,
     return rc ? rc : dd_op_add_move(p, old, it);
   }
   if(bBuffer)
-    return dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old, 0);
-  return dd_write_now(p, DDB_WRITE_UPDATE, DDB_COND_EXISTS, it, old);
+    return dd_op_add(p, DDB_WRITE_UPDATE, DDB_COND_SAME, it, old, 0);
+  return dd_write_now(p, DDB_WRITE_UPDATE, DDB_COND_SAME, it, old);
 }
 
 /* xUpdate: a DELETE (argc 1), an INSERT (argv[0] NULL) or an UPDATE of
@@ -464,7 +501,7 @@ int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   int bBuffer = dd_buffered(p);
   const ddb_item *old = NULL;
   ddb_item *it = NULL;
-  int rc;
+  int rc, bDepends = 0;
 
   /* the first real write: the client (and credentials) are made now */
   rc = dd_client(p);
@@ -473,7 +510,7 @@ int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
   if(!dd_txn_get(p))
     return SQLITE_NOMEM;
   if(sqlite3_value_type(argv[0]) != SQLITE_NULL) {
-    old = dd_row_get(p, sqlite3_value_int64(argv[0]));
+    old = dd_row_get(p, sqlite3_value_int64(argv[0]), &bDepends);
     if(!old) {
       dd_error(p, "cannot find the row to change (rowid %lld)",
                sqlite3_value_int64(argv[0]));
@@ -481,9 +518,15 @@ int dynamodbUpdate(sqlite3_vtab *pVtab, int argc, sqlite3_value **argv,
     }
   }
   if(argc == 1) { /* DELETE */
+    /* a row chosen on other values than its key goes only if it still
+    ** holds what was read */
+    ddb_cond cond = bDepends ? DDB_COND_SAME : DDB_COND_NONE;
+    if(bDepends && (rc = dd_write_same_ok(p, old, "DELETE")) != SQLITE_OK)
+      return rc;
     if(bBuffer)
-      return dd_op_add(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL, 0);
-    return dd_write_now(p, DDB_WRITE_DELETE, DDB_COND_NONE, old, NULL);
+      return dd_op_add(p, DDB_WRITE_DELETE, cond, old, bDepends ? old : NULL,
+                       0);
+    return dd_write_now(p, DDB_WRITE_DELETE, cond, old, NULL);
   }
   rc = dd_write_settable(p, argv, old);
   if(rc == SQLITE_OK && !old)

@@ -13,6 +13,10 @@ writer.  Needs AWS_ENDPOINT_URL_DYNAMODB (see tests/harness/fixtures.py).
     check.py get TABLE PK SK           one item as sorted JSON, or (no item)
     check.py meddle TABLE PK SK1 [SK2] another writer: SET other='boto' on
                                        PK/SK1, delete PK/SK2
+    check.py setn TABLE PK SK N        another writer: SET n = N on PK/SK
+    check.py wide TABLE PK SK N        put PK/SK with N attributes a0.. (n=0)
+    check.py setpath TABLE PK SK PATH N  another writer: SET PATH = N on
+                                       PK/SK (PATH: m.x, l[1], ...)
 """
 import json
 import os
@@ -33,6 +37,10 @@ def plain(av):
         return {k: plain(x) for k, x in v.items()}
     if t == "L":
         return [plain(x) for x in v]
+    if t in ("SS", "NS", "BS"):
+        return sorted(v)
+    if t == "NULL":
+        return None
     return v
 
 
@@ -96,6 +104,21 @@ def main(argv):
         if len(argv) > 4:
             c.delete_item(TableName=t,
                           Key={"PK": {"S": pk}, "SK": {"S": argv[4]}})
+    elif cmd == "setn":
+        c.update_item(TableName=t,
+                      Key={"PK": {"S": argv[2]}, "SK": {"S": argv[3]}},
+                      UpdateExpression="SET n = :n",
+                      ExpressionAttributeValues={":n": {"N": argv[4]}})
+    elif cmd == "setpath":
+        c.update_item(TableName=t,
+                      Key={"PK": {"S": argv[2]}, "SK": {"S": argv[3]}},
+                      UpdateExpression="SET %s = :n" % argv[4],
+                      ExpressionAttributeValues={":n": {"N": argv[5]}})
+    elif cmd == "wide":
+        item = {"PK": {"S": argv[2]}, "SK": {"S": argv[3]}, "n": {"N": "0"}}
+        for i in range(int(argv[4])):
+            item["a%d" % i] = {"N": str(i)}
+        c.put_item(TableName=t, Item=item)
     else:
         sys.stderr.write(__doc__)
         return 2

@@ -380,16 +380,16 @@ static void test_write_unknown_drops(void) {
     ddb_error_clear(&err);
     switch(k) {
     case 0:
-      r = ddbc_put_item(c, &d, it, key_names, 1, DDB_COND_NONE, &pol, &out,
-                        &err);
+      r = ddbc_put_item(c, &d, it, key_names, 1, DDB_COND_NONE, NULL, &pol,
+                        &out, &err);
       break;
     case 1:
-      r = ddbc_delete_item(c, &d, it, key_names, 1, DDB_COND_NONE, &pol, &out,
-                           &err);
+      r = ddbc_delete_item(c, &d, it, key_names, 1, DDB_COND_NONE, NULL, &pol,
+                           &out, &err);
       break;
     case 2:
-      r = ddbc_update_item(c, &d, it, key_names, 1, NULL, remove, 1, it, &pol,
-                           &out, &err);
+      r = ddbc_update_item(c, &d, it, key_names, 1, NULL, remove, 1,
+                           DDB_COND_EXISTS, it, &pol, &out, &err);
       break;
     case 3:
       r = ddbc_transact_write(c, &d, &w, 1, key_names, 1, NULL, &pol, &err);
