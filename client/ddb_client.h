@@ -304,13 +304,24 @@ int ddb_number_ok(const char *s, size_t n);
 ** s is not a number.  The one home of DynamoDB's number rule. */
 int ddb_number_fits(const char *s, size_t n);
 /* Write into buf[0..cap) (cap >= 40) the number d stands for: a whole
-** number below 1E38 in magnitude as its exact integer (2^60 ->
-** "1152921504606846976", 1e20 -> "100000000000000000000"), any other the
-** shortest decimal text that reads back as d (0.3 -> "0.3", not
-** "0.29999999999999999"; 1e40 -> "1e+40").  Returns 0, or -1 when d is
-** not finite or out of DynamoDB's range (then buf holds the text, for a
-** message: "inf", "1e+200"), or cap is under 40. */
+** number in 64-bit range (-2^63 to below 2^63) as its exact integer (2^60
+** -> "1152921504606846976"), any other the shortest decimal text that
+** reads back as d (0.3 -> "0.3", not "0.29999999999999999"; 1.23e22 ->
+** "1.23e+22", not its binary expansion 12300000000000001048576).  Returns
+** 0, or -1 when d is not finite or out of DynamoDB's range (then buf
+** holds the text, for a message: "inf", "1e+200"), or cap is under 40. */
 int ddb_number_from_double(double d, char *buf, size_t cap);
+/* The numbers of DynamoDB's precision (38 digits) whose nearest double is
+** d: those v with lo <= v <= hi, v < hi when *hi_open, v > lo when
+** *lo_open.  lo and hi (cap >= 64 each) receive the bounds: the
+** midpoints between d and its neighbours (a tie belongs to d when its
+** significand is even), each rounded inwards to 38 digits
+** (1.23e22 -> 1.23E22 .. 1.2300000000000002097152E22).  A bound may lie
+** outside DynamoDB's magnitudes (ddb_number_fits).  For |d| < 1E-200 both
+** are d's shortest text: only 0 is near.  Returns 0, or -1 when d is not
+** finite or cap is under 64. */
+int ddb_number_double_range(double d, char *lo, int *lo_open, char *hi,
+                            int *hi_open, size_t cap);
 /* Compare the numbers a[0..na) and b[0..nb) exactly, by value, whatever
 ** their length or spelling (1E-130 and its 132-character expansion are
 ** equal; 18446744073709551616 < 18446744073709551617; 38 digits and more

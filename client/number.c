@@ -198,30 +198,178 @@ int ddb_number_fits(const char *s, size_t n) {
           np.mag - 1 >= NUMBER_MIN_MAG);
 }
 
-/* The text of d: a whole number below 1E38 exactly, any other the
+/* The shortest text of d that reads back as d (%.17g at the most). */
+static void number_shortest(double d, char *buf, size_t cap) {
+  int prec;
+  for(prec = 1; prec <= 17; prec++) {
+    snprintf(buf, cap, "%.*g", prec, d);
+    if(strtod(buf, NULL) == d)
+      break;
+  }
+}
+
+/* The text of d: a whole number in 64-bit range exactly, any other the
 ** shortest text that reads back as d (see ddb_client.h). */
 int ddb_number_from_double(double d, char *buf, size_t cap) {
-  int prec;
   if(cap < 40)
     return -1;
   if(!isfinite(d)) {
     snprintf(buf, cap, "%s", d != d ? "nan" : d > 0 ? "inf" : "-inf");
     return -1;
   }
-  /* A whole double is an integer, and SQLite compares it with an INTEGER
-  ** exactly: 2^60 goes out as 1152921504606846976, never as its shortest
-  ** text 1.152921504606847e+18, which names another number.  Below 1E38
-  ** it has at most 38 digits, which glibc's %.0f writes exactly. */
-  if(d == floor(d) && fabs(d) < 1e38) {
+  /* A whole double in 64-bit range is an integer, and SQLite compares it
+  ** with an INTEGER exactly: 2^60 goes out as 1152921504606846976, never
+  ** as its shortest text 1.152921504606847e+18, which names another
+  ** number.  From 2^63 on no INTEGER is near: the shortest text is what
+  ** was written (1.23e22, never its binary expansion
+  ** 12300000000000001048576). */
+  if(d == floor(d) && d >= -9223372036854775808.0 &&
+     d < 9223372036854775808.0) {
     snprintf(buf, cap, "%.0f", d == 0 ? 0.0 : d); /* no "-0", no "1e+02" */
     return 0;
   }
-  for(prec = 1; prec <= 17; prec++) {
-    snprintf(buf, cap, "%.*g", prec, d);
-    if(strtod(buf, NULL) == d)
-      break;
-  }
+  number_shortest(d, buf, cap);
   return ddb_number_fits(buf, strlen(buf)) ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------------
+** The decimals a double stands for.  The numbers whose nearest double is
+** d lie between the midpoints of d and its neighbours: exact binary
+** fractions N * 2^K of up to 767 digits, which number_big writes out
+** digit for digit (base 10^9 limbs), and number_round38 rounds to the
+** nearest number of DynamoDB's 38 digits inside the interval.
+*/
+#define BIG_LIMBS 80 /* 720 digits: (2^55) * 5^720 and 2^1026 fit */
+typedef struct number_big {
+  uint32_t d[BIG_LIMBS]; /* little-endian, each below 10^9 */
+  int n;
+} number_big;
+
+/* b *= m (m < 2^32).  The limbs are sized for every use below. */
+static void number_big_mul(number_big *b, uint32_t m) {
+  uint64_t carry = 0;
+  int i;
+  for(i = 0; i < b->n; i++) {
+    uint64_t t = (uint64_t)b->d[i] * m + carry;
+    b->d[i] = (uint32_t)(t % 1000000000u);
+    carry = t / 1000000000u;
+  }
+  while(carry && b->n < BIG_LIMBS) {
+    b->d[b->n++] = (uint32_t)(carry % 1000000000u);
+    carry /= 1000000000u;
+  }
+}
+
+/* The digits of N * 2^K into z (no leading zero, cap >= BIG_LIMBS*9+1)
+** and *e10_out such that N * 2^K = z * 10^(*e10_out).  N > 0, K >= -730,
+** K <= 1030. */
+static void number_big_digits(uint64_t N, int K, char *z, size_t cap,
+                              long *e10_out) {
+  number_big b;
+  size_t len = 0;
+  int i;
+  memset(&b, 0, sizeof(b));
+  for(b.n = 0; N; N /= 1000000000u)
+    b.d[b.n++] = (uint32_t)(N % 1000000000u);
+  *e10_out = 0;
+  if(K >= 0) {
+    for(; K >= 28; K -= 28)
+      number_big_mul(&b, 1u << 28);
+    number_big_mul(&b, 1u << K);
+  } else {
+    /* N / 2^k = N * 5^k / 10^k */
+    static const uint32_t pow5[14] = {
+        1,     5,      25,      125,     625,      3125,      15625,
+        78125, 390625, 1953125, 9765625, 48828125, 244140625, 1220703125};
+    int k = -K;
+    *e10_out = K;
+    for(; k >= 13; k -= 13)
+      number_big_mul(&b, pow5[13]);
+    number_big_mul(&b, pow5[k]);
+  }
+  len = (size_t)snprintf(z, cap, "%u", b.d[b.n - 1]);
+  for(i = b.n - 2; i >= 0 && len + 10 <= cap; i--)
+    len += (size_t)snprintf(z + len, cap - len, "%09u", b.d[i]);
+}
+
+/* The text into out (cap >= 64) of N * 2^K (N > 0) rounded to 38
+** significant digits, towards zero unless up; *exact when that is the
+** value itself. */
+static void number_round38(uint64_t N, int K, int up, char *out, size_t cap,
+                           int *exact) {
+  char z[BIG_LIMBS * 9 + 2];
+  long e10;
+  size_t len, i;
+  number_big_digits(N, K, z, sizeof(z), &e10);
+  len = strlen(z);
+  for(; len > 1 && z[len - 1] == '0'; len--)
+    e10++;
+  *exact = len <= NUMBER_DIGITS;
+  if(!*exact) {
+    e10 += (long)(len - NUMBER_DIGITS);
+    len = NUMBER_DIGITS;
+    if(up) {
+      /* the next 38-digit number: add one in the last place */
+      for(i = len; i > 0 && z[i - 1] == '9'; i--)
+        z[i - 1] = '0';
+      if(i > 0) {
+        z[i - 1]++;
+      } else {
+        memmove(z + 1, z, len);
+        z[0] = '1';
+        len++;
+      }
+      for(; len > 1 && z[len - 1] == '0'; len--)
+        e10++;
+    }
+  }
+  /* d.ddd...E<exp>, the exponent of the first digit */
+  snprintf(out, cap, "%c%s%.*sE%ld", z[0], len > 1 ? "." : "", (int)len - 1,
+           z + 1, e10 + (long)len - 1);
+}
+
+/* The decimals whose nearest double is d (see ddb_client.h). */
+int ddb_number_double_range(double d, char *lo, int *lo_open, char *hi,
+                            int *hi_open, size_t cap) {
+  char low_txt[64], high_txt[64];
+  int e, even, low_exact, high_exact;
+  uint64_t M;
+  double a = fabs(d);
+  if(!isfinite(d) || cap < 64)
+    return -1;
+  *lo_open = *hi_open = 0;
+  if(a < 1e-200) {
+    /* zero, or far below DynamoDB's 1E-130: only 0 is near, and the
+    ** shortest text orders right against every DynamoDB number */
+    number_shortest(d == 0 ? 0.0 : d, lo, cap);
+    memcpy(hi, lo, strlen(lo) + 1);
+    return 0;
+  }
+  M = (uint64_t)ldexp(frexp(a, &e), 53); /* a = M * 2^(e-53), M >= 2^52 */
+  e -= 53;
+  /* ties go to the even significand: both midpoints are d's when M is
+  ** even */
+  even = (M & 1) == 0;
+  /* the upper midpoint (2M+1) * 2^(e-1); the lower one (2M-1) * 2^(e-1),
+  ** or (4M-1) * 2^(e-2) at a power of two, whose lower neighbour is
+  ** closer */
+  number_round38(2 * M + 1, e - 1, 0, high_txt, sizeof(high_txt), &high_exact);
+  if(M == (uint64_t)1 << 52)
+    number_round38(4 * M - 1, e - 2, 1, low_txt, sizeof(low_txt), &low_exact);
+  else
+    number_round38(2 * M - 1, e - 1, 1, low_txt, sizeof(low_txt), &low_exact);
+  if(d > 0) {
+    snprintf(lo, cap, "%s", low_txt);
+    snprintf(hi, cap, "%s", high_txt);
+    *lo_open = low_exact && !even;
+    *hi_open = high_exact && !even;
+  } else {
+    snprintf(lo, cap, "-%s", high_txt);
+    snprintf(hi, cap, "-%s", low_txt);
+    *lo_open = high_exact && !even;
+    *hi_open = low_exact && !even;
+  }
+  return 0;
 }
 
 /* Classify the number s[0..n) (see ddb_client.h). */

@@ -96,6 +96,11 @@ void dd_cursor_reset(dd_cursor *pCur) {
     dd_val_clear(&pCur->aCheck[i].v);
   pCur->nCheck = 0;
   pCur->zTtl = NULL;
+  for(i = 0; i < pCur->nSorted; i++)
+    ddb_item_unref(pCur->aSorted[i]);
+  sqlite3_free(pCur->aSorted);
+  pCur->aSorted = NULL;
+  pCur->nSorted = pCur->iSorted = pCur->nSort = 0;
 }
 
 /* See dd_ext.h. */
@@ -673,11 +678,113 @@ int dynamodbNext(sqlite3_vtab_cursor *cur) {
   int rc;
   dd_item_json_drop(pCur);
   pCur->bRowRead = 0;
+  if(pCur->aSorted) {
+    /* SORT: the rows dd_sort_rows read and sorted */
+    pCur->iSorted++;
+    pCur->bEof = pCur->iSorted >= pCur->nSorted;
+    pCur->pCur = pCur->bEof ? NULL : pCur->aSorted[pCur->iSorted];
+    return SQLITE_OK;
+  }
   do {
     rc = dd_next_row(pCur);
   } while(rc == SQLITE_OK && !pCur->bEof && pCur->pCur &&
           ((pCur->nCheck && !dd_row_ok(pCur)) ||
            (pCur->zTtl && dd_row_expired(pCur))));
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
+** SORT: an ORDER BY on an N column that the call does not deliver in
+** order (a Scan, an index's Query, several partitions).  SQLite would
+** sort the numbers of more than 15 digits, which a column shows as TEXT,
+** after every other number; the cursor reads every row, sorts them in
+** DynamoDB's order (N by value, every digit counted; S and B by bytes;
+** a row without the column first, as SQLite puts NULL), and walks them.
+** The rows are held in memory, as SQLite's sorter would hold them.
+*/
+
+/* The ORDER BY order of items a and b (the cursor's sort columns). */
+static int dd_sort_cmp(dd_cursor *pCur, const ddb_item *a, const ddb_item *b) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int i, c = 0;
+  for(i = 0; i < pCur->nSort && c == 0; i++) {
+    const ddb_av *x = dd_col_av(p, a, pCur->aSortCol[i]);
+    const ddb_av *y = dd_col_av(p, b, pCur->aSortCol[i]);
+    c = !x || !y ? (x ? 1 : y ? -1 : 0) : dd_av_order(x, y);
+    if(pCur->aSortDesc[i])
+      c = -c;
+  }
+  return c;
+}
+
+/* Sort a[0..n) by dd_sort_cmp, stably (a merge sort through tmp[n]). */
+static void dd_sort_items(dd_cursor *pCur, ddb_item **a, ddb_item **tmp,
+                          int n) {
+  int w, i;
+  for(w = 1; w < n; w *= 2) {
+    for(i = 0; i < n; i += 2 * w) {
+      int l = i, m = i + w < n ? i + w : n, h = i + 2 * w < n ? i + 2 * w : n;
+      int x = l, y = m, k = l;
+      while(x < m && y < h)
+        tmp[k++] = dd_sort_cmp(pCur, a[y], a[x]) < 0 ? a[y++] : a[x++];
+      while(x < m)
+        tmp[k++] = a[x++];
+      while(y < h)
+        tmp[k++] = a[y++];
+    }
+    memcpy(a, tmp, sizeof(*a) * (size_t)n);
+  }
+}
+
+/* See dd_ext.h. */
+int dd_sort_rows(dd_cursor *pCur, const dd_extra *x) {
+  ddb_item **a = NULL, **tmp;
+  int n = 0, nAlloc = 0, rc = SQLITE_OK, i;
+  pCur->nSort = x->nSort;
+  memcpy(pCur->aSortCol, x->aSortCol, sizeof(pCur->aSortCol));
+  memcpy(pCur->aSortDesc, x->aSortDesc, sizeof(pCur->aSortDesc));
+  while(!pCur->bEof) {
+    if(pCur->pCur) {
+      if(n == nAlloc) {
+        ddb_item **aNew;
+        nAlloc = nAlloc ? nAlloc * 2 : 64;
+        aNew = sqlite3_realloc64(a, sizeof(*a) * (sqlite3_uint64)nAlloc);
+        if(!aNew) {
+          rc = SQLITE_NOMEM;
+          goto fail;
+        }
+        a = aNew;
+      }
+      a[n++] = ddb_item_ref(pCur->pCur);
+    }
+    rc = dynamodbNext(&pCur->base);
+    if(rc)
+      goto fail;
+  }
+  tmp = sqlite3_malloc64(sizeof(*a) * (sqlite3_uint64)(n ? n : 1));
+  if(!tmp) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  dd_sort_items(pCur, a, tmp, n);
+  sqlite3_free(tmp);
+  dd_rows_clear(pCur);
+  pCur->aSorted = a ? a : sqlite3_malloc64(sizeof(*a));
+  if(!pCur->aSorted) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  a = NULL;
+  pCur->nSorted = n;
+  pCur->iSorted = 0;
+  pCur->bEof = n == 0;
+  pCur->pCur = n ? pCur->aSorted[0] : NULL;
+  return SQLITE_OK;
+
+fail:
+  for(i = 0; i < n; i++)
+    ddb_item_unref(a[i]);
+  sqlite3_free(a);
   return rc;
 }
 

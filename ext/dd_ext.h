@@ -136,11 +136,19 @@ enum {
 #define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
 #define DD_PLAN_MAGIC "ddplan1"
 
+/* ORDER BY terms the cursor sorts by itself at the most (DD_SORT). */
+#define DD_MAX_SORT 8
+
 typedef struct dd_plancode {
   char zMagic[8];
   int nArg;
   int bCount;
   sqlite3_uint64 mProj;
+  int nSort; /* the cursor sorts its rows by these columns */
+  struct {
+    short col;
+    unsigned char desc;
+  } aSort[DD_MAX_SORT];
   struct {
     unsigned char role, kind;
     short col;
@@ -192,6 +200,11 @@ typedef struct dd_extra {
   int aCheckCol[DD_MAX_FILTER];
   int aCheckKind[DD_MAX_FILTER];
   int bFetch; /* DD_FETCH: each row read again by table key (EXPLAIN) */
+  /* SORT: an ORDER BY on an N column the call does not deliver in order,
+  ** which the cursor sorts, numerically (cursor.c: dd_sort_rows) */
+  int nSort;
+  int aSortCol[DD_MAX_SORT];
+  int aSortDesc[DD_MAX_SORT];
 } dd_extra;
 
 /* A row check: the current row's column iCol compared with v, exactly
@@ -203,8 +216,8 @@ typedef struct dd_check {
   dd_val v;
 } dd_check;
 /* Row checks of one cursor at the most: the sort key's two bounds, and
-** a filter or check each. */
-#define DD_MAX_CHECKS (DD_MAX_FILTER + 2)
+** two for a filter or check each (an equality with a REAL: dd_n_ops). */
+#define DD_MAX_CHECKS (2 * DD_MAX_FILTER + 2)
 
 /* A sort-key condition being built (see "Sort-key conditions" in
 ** keycond.c). */
@@ -375,6 +388,12 @@ typedef struct dd_cursor {
   ** out another attribute's value); xRowid tells dd_remember_row, so that
   ** a DELETE of such a row is conditioned on what was read */
   int bDepends, bRowRead;
+  /* SORT (dd_extra.nSort): every row read at xFilter, sorted, then
+  ** walked (dd_sort_rows) */
+  int nSort;
+  int aSortCol[DD_MAX_SORT], aSortDesc[DD_MAX_SORT];
+  ddb_item **aSorted; /* sqlite3_free(), each a reference */
+  int nSorted, iSorted;
 } dd_cursor;
 
 /* Is column c one of the table's key attributes (the table path's)? */
@@ -725,10 +744,23 @@ int dd_val_text(dd_val *v, ddb_type t, const char *z, int n);
 /* Set dst to a copy of src (its own buffer).  Returns SQLITE_OK or
 ** SQLITE_NOMEM (dst zeroed). */
 int dd_val_copy(dd_val *dst, const dd_val *src);
-/* dd_n_bound: how an SQL value compares with an N column's values
-** (keycond.c documents it). */
+/* dd_n_range: how an SQL value compares with an N column's values, the
+** numbers it stands for (keycond.c documents it): lo..hi, an end open
+** when strict. */
 enum { DD_NB_NULL = 0, DD_NB_ABOVE, DD_NB_BELOW, DD_NB_NUM };
-int dd_n_bound(sqlite3_value *pVal, dd_val *v, int *pCls);
+typedef struct dd_nrange {
+  dd_val lo, hi; /* the same number for an INTEGER, a long text */
+  int loOpen, hiOpen;
+} dd_nrange;
+int dd_n_range(sqlite3_value *pVal, dd_nrange *r, int *pCls);
+void dd_nrange_clear(dd_nrange *r);
+/* The exact comparisons "v aOp[i] *aV[i]" (DD_SK_EQ .. DD_SK_LE) that
+** "v k x" means for the numbers r that x stands for (dd_n_range): 1 or 2
+** (an equality with a REAL: both ends).  aV points into r. */
+int dd_n_ops(int k, dd_nrange *r, int aOp[2], dd_val *aV[2]);
+/* Does pVal stand for more than one number (a REAL of dd_n_range with
+** two ends)?  Then "N key = pVal" is a range, never one GetItem. */
+int dd_n_spans(sqlite3_value *pVal);
 /* Is "column col <k> pVal" (k DD_SK_EQ .. DD_SK_BEGINS) false for every
 ** row, as SQLite compares with the column's affinity?  NULL, a key value
 ** no key can hold (GB = '' on a B key, an empty S key), a number no item
@@ -772,6 +804,10 @@ int dd_cursor_error(dd_cursor *pCur, const ddb_error *e);
 ** just set up (a no-op when nothing is buffered).  Returns an SQLite
 ** code. */
 int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv);
+/* SORT: read every row of the cursor's plan (run, at its first row), sort
+** them by x's sort columns (N by value, S and B by bytes, NULL first),
+** and make the cursor walk them (cursor.c).  Returns an SQLite code. */
+int dd_sort_rows(dd_cursor *pCur, const dd_extra *x);
 /* xNext: the next row (the overlay merged in), or bEof. */
 int dynamodbNext(sqlite3_vtab_cursor *cur);
 /* xEof. */
@@ -833,6 +869,8 @@ UNITTEST int dd_successor(const char *z, int n, char *zOut); /* keycond.c */
 UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
                                char *zOut);
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
+UNITTEST int dd_real_range(double x, char *zLo, int *pLoOpen, char *zHi,
+                           int *pHiOpen, size_t cap); /* keycond.c */
 UNITTEST void dd_result_av(sqlite3_context *ctx,
                            const ddb_av *av); /* cursor.c */
 #endif

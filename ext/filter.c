@@ -372,24 +372,26 @@ static void dd_check_add(dd_cursor *pCur, int c, int op, dd_val *v) {
 
 /* The N comparison "column c <k> pArg" (k DD_SK_EQ .. DD_SK_LE), made
 ** exact: iv->bEmpty when no row passes; else, when bSend (a FILTER of
-** the plan) and DynamoDB can hold the value, *pv set to it and *pbSent =
-** 1; and a row check wherever the request does not decide (not sent; a
-** gated column, which shows NULL for some items that have it; the open
-** transaction's own writes, which no request filters).  Returns an
-** SQLite code. */
-static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
+** the plan) and it is one comparison (dd_n_ops: an equality with a REAL
+** is two) with a value DynamoDB can hold, *pv set to it, *pk to its
+** comparison, and *pbSent = 1; and a row check wherever the request does
+** not decide (not sent; a gated column, which shows NULL for some items
+** that have it; the open transaction's own writes, which no request
+** filters).  Returns an SQLite code. */
+static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int *pk,
                         sqlite3_value *pArg, int bSend, dd_val *pv,
                         int *pbSent) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   const dd_column *col = &p->aCol[c];
-  dd_val v;
-  int cls, rc;
+  dd_nrange r;
+  dd_val *aV[2];
+  int aOp[2], cls, rc, n, i;
   *pbSent = 0;
-  if(dd_never_true(col, k, pArg)) {
+  if(dd_never_true(col, *pk, pArg)) {
     iv->bEmpty = 1;
     return SQLITE_OK;
   }
-  rc = dd_n_bound(pArg, &v, &cls);
+  rc = dd_n_range(pArg, &r, &cls);
   if(rc)
     return rc;
   if(cls != DD_NB_NUM) {
@@ -398,21 +400,26 @@ static int dd_n_compare(dd_cursor *pCur, dd_interval *iv, int c, int k,
       dd_check_add(pCur, c, DD_SK_NONE, NULL);
     return SQLITE_OK;
   }
-  if(bSend && !v.bOut) {
+  n = dd_n_ops(*pk, &r, aOp, aV);
+  if(bSend && n == 1 && !aV[0]->bOut) {
     if(col->mGate || dd_pending_any(p)) {
       dd_val w;
-      rc = dd_val_copy(&w, &v);
+      rc = dd_val_copy(&w, aV[0]);
       if(rc) {
-        dd_val_clear(&v);
+        dd_nrange_clear(&r);
         return rc;
       }
-      dd_check_add(pCur, c, k, &w);
+      dd_check_add(pCur, c, aOp[0], &w);
     }
-    *pv = v;
+    *pv = *aV[0];
+    memset(aV[0], 0, sizeof(dd_val));
+    *pk = aOp[0];
     *pbSent = 1;
-    return SQLITE_OK;
+  } else {
+    for(i = 0; i < n; i++)
+      dd_check_add(pCur, c, aOp[i], aV[i]);
   }
-  dd_check_add(pCur, c, k, &v);
+  dd_nrange_clear(&r);
   return SQLITE_OK;
 }
 
@@ -499,7 +506,7 @@ static int dd_filter_values(dd_cursor *pCur, const dd_extra *x,
       rc = dd_val_text(v, DDB_S, z, n);
       ok = rc == SQLITE_OK;
     } else if(p->aCol[c].type == DDB_N) {
-      rc = dd_n_compare(pCur, iv, c, k, pArg, 1, v, &ok);
+      rc = dd_n_compare(pCur, iv, c, &k, pArg, 1, v, &ok);
     } else {
       rc = dd_val_from_sql(pArg, p->aCol[c].type, v, &ok);
       /* NULL or a value no row holds: no row; else (an empty attribute
@@ -541,7 +548,7 @@ static int dd_check_values(dd_cursor *pCur, const dd_extra *x, dd_interval *iv,
     sqlite3_value *pArg = argv[(*piArg)++];
     dd_val unused;
     if(p->aCol[c].type == DDB_N) {
-      rc = dd_n_compare(pCur, iv, c, k, pArg, 0, &unused, &bSent);
+      rc = dd_n_compare(pCur, iv, c, &k, pArg, 0, &unused, &bSent);
       if(rc)
         return rc;
     } else if(dd_never_true(&p->aCol[c], k, pArg)) {
@@ -716,6 +723,13 @@ static int dd_filter_bind_keys(dd_filter *f) {
     int k = DD_IDX_SK(f->idxNum, i);
     if(k == DD_SK_NONE || f->iArg >= f->argc)
       break;
+    if(pCur->op != DD_OP_QUERY && !(f->idxNum & DD_SK_IN) &&
+       p->aCol[pp->iSk].type == DDB_N && dd_n_spans(f->argv[f->iArg])) {
+      /* SK = a REAL that stands for several numbers (1.23e22 is also
+      ** 12300000000000001048576): a Query of the table for all of them,
+      ** not one GetItem (ORDER BY SK is this Query's: dd_order_ok) */
+      pCur->op = DD_OP_QUERY;
+    }
     if(pCur->op != DD_OP_QUERY) {
       /* the table's sort key, = or IN: gather its values */
       rc = dd_collect(p, pp->iSk, &f->aSkv, &f->nSkv, f->argv[f->iArg++],
@@ -1053,6 +1067,8 @@ int dynamodbFilter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
       pCur->bEof = 1; /* no row can match: no call */
     else
       rc = dd_filter_run(&f);
+    if(rc == SQLITE_OK && f.x.nSort && !pCur->bCount)
+      rc = dd_sort_rows(pCur, &f.x);
   }
   dd_filter_clear(&f);
   if(rc)

@@ -242,51 +242,197 @@ int dd_val_from_sql(sqlite3_value *pVal, ddb_type t, dd_val *v, int *pbOk) {
   return SQLITE_OK;
 }
 
+/* Is pVal, as NUMERIC affinity sees it, a REAL (*pd its value)?  Text of
+** more digits than a double holds is not: it keeps them. */
+static int dd_number_real(sqlite3_value *pVal, double *pd) {
+  int e = sqlite3_value_type(pVal);
+  if(e == SQLITE_TEXT) {
+    const char *z = (const char *)sqlite3_value_text(pVal);
+    int n = sqlite3_value_bytes(pVal);
+    sqlite3_value *pDup;
+    if(!z || ddb_number_classify(z, (size_t)n, NULL, NULL) == DDB_NUM_TEXT)
+      return 0;
+    pDup = sqlite3_value_dup(pVal);
+    if(!pDup)
+      return 0;
+    e = sqlite3_value_numeric_type(pDup);
+    *pd = sqlite3_value_double(pDup);
+    sqlite3_value_free(pDup);
+    return e == SQLITE_FLOAT;
+  }
+  *pd = sqlite3_value_double(pVal);
+  return e == SQLITE_FLOAT;
+}
+
+/*
+** The DynamoDB numbers that a REAL x compared with an N column stands
+** for, as SQLite compares x with the values of a NUMERIC column: an
+** INTEGER exactly, every other number as its double.  So a whole x in
+** 64-bit range is that integer alone (2^60 is 1152921504606846976, not
+** 1152921504606846977); any other x every number whose nearest double is
+** x (ddb_number_double_range: 1.23e22 is 1.23E+22 and
+** 12300000000000001048576, and 0.1 is also 0.1000000000000000000001);
+** at +-2^63 without the integers of 64 bits next to it.  Into zLo, zHi
+** (cap >= 64), the same text when x is one number.  Returns 0, or -1
+** when x is not finite.
+*/
+UNITTEST int dd_real_range(double x, char *zLo, int *pLoOpen, char *zHi,
+                           int *pHiOpen, size_t cap) {
+  const double two63 = 9223372036854775808.0;
+  *pLoOpen = *pHiOpen = 0;
+  if(x == floor(x) && x > -two63 && x < two63) {
+    if(ddb_number_from_double(x, zLo, cap))
+      return -1;
+    memcpy(zHi, zLo, strlen(zLo) + 1);
+    return 0;
+  }
+  if(ddb_number_double_range(x, zLo, pLoOpen, zHi, pHiOpen, cap))
+    return -1;
+  if(x == two63) {
+    snprintf(zLo, cap, "9223372036854775808");
+    *pLoOpen = 0;
+  } else if(x == -two63) {
+    snprintf(zHi, cap, "-9223372036854775808");
+    *pHiOpen = 0;
+  }
+  return 0;
+}
+
+/* See dd_ext.h. */
+void dd_nrange_clear(dd_nrange *r) {
+  dd_val_clear(&r->lo);
+  dd_val_clear(&r->hi);
+  memset(r, 0, sizeof(*r));
+}
+
+/* Set r to the one number z[0..n) (bOut: DynamoDB cannot hold it). */
+static int dd_nrange_one(dd_nrange *r, const char *z, int n, int bOut) {
+  int rc = dd_val_text(&r->lo, DDB_N, z, n);
+  if(rc == SQLITE_OK)
+    rc = dd_val_text(&r->hi, DDB_N, z, n);
+  r->lo.bOut = r->hi.bOut = bOut;
+  return rc;
+}
+
 /*
 ** How SQL value pVal compares with the values of an N column, all of
 ** which SQLite sees as numbers (NUMERIC affinity), set in *pCls:
 ** DD_NB_NULL (it compares to nothing), DD_NB_ABOVE (above every number
 ** DynamoDB can hold: text that is no number, a blob, +Inf, 1E126 and
-** beyond), DD_NB_BELOW (-Inf, -1E126 and below), or DD_NB_NUM with v set
-** to the number (v->bOut when DynamoDB cannot hold it: a magnitude below
-** 1E-130, more than 38 digits; it still orders exactly).  Returns
-** SQLITE_OK or SQLITE_NOMEM (v is then zeroed).
+** beyond), DD_NB_BELOW (-Inf, -1E126 and below), or DD_NB_NUM with r set
+** to the numbers it stands for: an INTEGER or a text of more digits than
+** a double holds is one number (lo and hi the same); a REAL every number
+** dd_real_range gives (v equals it when lo <= v <= hi, with an open end
+** strict).  An end has bOut when DynamoDB cannot hold it (a magnitude
+** below 1E-130 or from 1E126, more than 38 digits); it still orders
+** exactly.  Returns SQLITE_OK or SQLITE_NOMEM (r is then zeroed).
 */
-int dd_n_bound(sqlite3_value *pVal, dd_val *v, int *pCls) {
-  char zNum[64];
+int dd_n_range(sqlite3_value *pVal, dd_nrange *r, int *pCls) {
+  char zNum[64], zLo[64], zHi[64];
   const char *z;
-  int n, r, rc;
+  int n, k, rc;
   double d;
-  memset(v, 0, sizeof(*v));
+  memset(r, 0, sizeof(*r));
   *pCls = DD_NB_NULL;
   if(sqlite3_value_type(pVal) == SQLITE_NULL)
     return SQLITE_OK;
-  r = dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d);
-  if(r == DD_NUM_RANGE && isinf(d)) {
+  if(dd_number_real(pVal, &d) && isfinite(d) &&
+     dd_real_range(d, zLo, &r->loOpen, zHi, &r->hiOpen, sizeof(zLo)) == 0 &&
+     strcmp(zLo, zHi) != 0) {
+    /* a REAL that stands for many numbers */
+    if(ddb_number_cmp(zLo, strlen(zLo), "1e126", 5) >= 0) {
+      *pCls = DD_NB_ABOVE;
+      return SQLITE_OK;
+    }
+    if(ddb_number_cmp(zHi, strlen(zHi), "-1e126", 6) <= 0) {
+      *pCls = DD_NB_BELOW;
+      return SQLITE_OK;
+    }
+    rc = dd_val_text(&r->lo, DDB_N, zLo, (int)strlen(zLo));
+    if(rc == SQLITE_OK)
+      rc = dd_val_text(&r->hi, DDB_N, zHi, (int)strlen(zHi));
+    if(rc) {
+      dd_nrange_clear(r);
+      return rc;
+    }
+    r->lo.bOut = !ddb_number_fits(zLo, strlen(zLo));
+    r->hi.bOut = !ddb_number_fits(zHi, strlen(zHi));
+    *pCls = DD_NB_NUM;
+    return SQLITE_OK;
+  }
+  r->loOpen = r->hiOpen = 0;
+  k = dd_number_text(pVal, zNum, sizeof(zNum), &z, &n, &d);
+  if(k == DD_NUM_RANGE && isinf(d)) {
     /* a REAL, or a text NUMERIC affinity makes one ('-1e999') */
     *pCls = d > 0 ? DD_NB_ABOVE : DD_NB_BELOW;
     return SQLITE_OK;
   }
-  if(r == DD_NUM_NONE) {
+  if(k == DD_NUM_NONE) {
     /* text that is no number, or a blob: SQLite orders both after every
     ** number */
     *pCls = DD_NB_ABOVE;
     return SQLITE_OK;
   }
-  if(r == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "1e126", 5) >= 0) {
+  if(k == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "1e126", 5) >= 0) {
     *pCls = DD_NB_ABOVE;
     return SQLITE_OK;
   }
-  if(r == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "-1e126", 6) <= 0) {
+  if(k == DD_NUM_RANGE && ddb_number_cmp(z, (size_t)n, "-1e126", 6) <= 0) {
     *pCls = DD_NB_BELOW;
     return SQLITE_OK;
   }
-  rc = dd_val_text(v, DDB_N, z, n);
-  if(rc)
+  rc = dd_nrange_one(r, z, n, k == DD_NUM_RANGE);
+  if(rc) {
+    dd_nrange_clear(r);
     return rc;
-  v->bOut = r == DD_NUM_RANGE;
+  }
   *pCls = DD_NB_NUM;
   return SQLITE_OK;
+}
+
+/* See dd_ext.h. */
+int dd_n_spans(sqlite3_value *pVal) {
+  double d;
+  return dd_number_real(pVal, &d) && isfinite(d) && fabs(d) >= 1e-200 &&
+         !(d == floor(d) && d > -9223372036854775808.0 &&
+           d < 9223372036854775808.0);
+}
+
+/* See dd_ext.h. */
+int dd_n_ops(int k, dd_nrange *r, int aOp[2], dd_val *aV[2]) {
+  int bOne = !r->loOpen && !r->hiOpen &&
+             ddb_number_cmp(r->lo.av.text, r->lo.av.n, r->hi.av.text,
+                            r->hi.av.n) == 0;
+  switch(k) {
+  case DD_SK_EQ:
+    if(bOne) {
+      aOp[0] = DD_SK_EQ;
+      aV[0] = &r->lo;
+      return 1;
+    }
+    aOp[0] = r->loOpen ? DD_SK_GT : DD_SK_GE;
+    aV[0] = &r->lo;
+    aOp[1] = r->hiOpen ? DD_SK_LT : DD_SK_LE;
+    aV[1] = &r->hi;
+    return 2;
+  case DD_SK_GE:
+    aOp[0] = r->loOpen ? DD_SK_GT : DD_SK_GE;
+    aV[0] = &r->lo;
+    return 1;
+  case DD_SK_GT:
+    aOp[0] = r->hiOpen ? DD_SK_GE : DD_SK_GT;
+    aV[0] = &r->hi;
+    return 1;
+  case DD_SK_LT:
+    aOp[0] = r->loOpen ? DD_SK_LE : DD_SK_LT;
+    aV[0] = &r->lo;
+    return 1;
+  case DD_SK_LE:
+    aOp[0] = r->hiOpen ? DD_SK_LT : DD_SK_LE;
+    aV[0] = &r->hi;
+    return 1;
+  }
+  return 0;
 }
 
 /* See dd_ext.h. */
@@ -294,16 +440,16 @@ int dd_never_true(const dd_column *col, int k, sqlite3_value *pVal) {
   int e = sqlite3_value_type(pVal), n, cls, bOut;
   int bLo = k == DD_SK_GT || k == DD_SK_GE,
       bHi = k == DD_SK_LT || k == DD_SK_LE;
-  dd_val v;
+  dd_nrange r;
   if(e == SQLITE_NULL)
     return 1; /* x op NULL is NULL, LIKE and begins_with too */
   if(k != DD_SK_EQ && !bLo && !bHi)
     return 0;
   if(col->type == DDB_N) {
-    if(dd_n_bound(pVal, &v, &cls))
-      return 0; /* out of memory: no shortcut */
-    bOut = v.bOut;
-    dd_val_clear(&v);
+    if(dd_n_range(pVal, &r, &cls))
+      return 0;                    /* out of memory: no shortcut */
+    bOut = r.lo.bOut && r.hi.bOut; /* no number DynamoDB holds is in it */
+    dd_nrange_clear(&r);
     if(cls == DD_NB_ABOVE)
       return !bHi;
     if(cls == DD_NB_BELOW)
@@ -521,30 +667,6 @@ static int dd_iv_prefix(dd_interval *iv, int k, sqlite3_value *pVal,
   return rc;
 }
 
-/* The N bound of dd_iv_apply: *pbHave=1 with *v the number; or 0 when the
-** constraint is decided without one (NULL, or a value above or below
-** every number: true of no item, or of every one; an equality with a
-** number no item holds).  Returns an SQLite code. */
-static int dd_iv_n_value(dd_interval *iv, int k, sqlite3_value *pVal,
-                         dd_val *v, int *pbHave) {
-  int cls, rc;
-  /* every bound orders exactly (the cursor checks what the request
-  ** cannot say; SQLite does not check them again: ext/PLAN.md) */
-  *pbHave = 0;
-  rc = dd_n_bound(pVal, v, &cls);
-  if(rc)
-    return rc;
-  if(cls != DD_NB_NUM || (k == DD_SK_EQ && v->bOut)) {
-    int bLo = k == DD_SK_GT || k == DD_SK_GE;
-    if(cls == DD_NB_NULL || k == DD_SK_EQ || (cls == DD_NB_ABOVE) == bLo)
-      iv->bEmpty = 1;
-    dd_val_clear(v);
-    return SQLITE_OK;
-  }
-  *pbHave = 1;
-  return SQLITE_OK;
-}
-
 /* Narrow iv by "key k v" (k DD_SK_EQ .. DD_SK_LE), v moved into iv.
 ** Returns SQLITE_OK or SQLITE_NOMEM (v cleared). */
 static int dd_iv_bound(dd_interval *iv, int k, dd_val *v) {
@@ -568,6 +690,34 @@ static int dd_iv_bound(dd_interval *iv, int k, dd_val *v) {
   return SQLITE_OK;
 }
 
+/* dd_iv_apply of "N key k pVal": the bounds of the numbers pVal stands
+** for (dd_n_range, dd_n_ops); none when the constraint is decided without
+** one (NULL, or a value above or below every number: true of no item, or
+** of every one; an equality with no number an item can hold).  Every
+** bound orders exactly (the cursor checks what the request cannot say;
+** SQLite does not check them again: ext/PLAN.md).  Returns an SQLite
+** code. */
+static int dd_iv_n(dd_interval *iv, int k, sqlite3_value *pVal) {
+  dd_nrange r;
+  dd_val *aV[2];
+  int aOp[2], cls, n, i, rc;
+  rc = dd_n_range(pVal, &r, &cls);
+  if(rc)
+    return rc;
+  if(cls != DD_NB_NUM || (k == DD_SK_EQ && r.lo.bOut && r.hi.bOut)) {
+    int bLo = k == DD_SK_GT || k == DD_SK_GE;
+    if(cls == DD_NB_NULL || k == DD_SK_EQ || (cls == DD_NB_ABOVE) == bLo)
+      iv->bEmpty = 1;
+    dd_nrange_clear(&r);
+    return SQLITE_OK;
+  }
+  n = dd_n_ops(k, &r, aOp, aV);
+  for(i = 0; i < n && rc == SQLITE_OK; i++)
+    rc = dd_iv_bound(iv, aOp[i], aV[i]);
+  dd_nrange_clear(&r);
+  return rc;
+}
+
 /* Apply one constraint of kind k with value pVal to the interval. */
 int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
                 int *pnPrefix) {
@@ -575,15 +725,11 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
   int ok, rc;
   if(k == DD_SK_LIKE || k == DD_SK_GLOB || k == DD_SK_BEGINS)
     return dd_iv_prefix(iv, k, pVal, pnPrefix);
-  if(t == DDB_N) {
-    rc = dd_iv_n_value(iv, k, pVal, &v, &ok);
-    if(rc || !ok)
-      return rc;
-  } else {
-    rc = dd_val_from_sql(pVal, t, &v, &ok);
-    if(rc)
-      return rc;
-  }
+  if(t == DDB_N)
+    return dd_iv_n(iv, k, pVal);
+  rc = dd_val_from_sql(pVal, t, &v, &ok);
+  if(rc)
+    return rc;
   if(ok && !dd_key_fits(&v, DD_MAX_SK_BYTES)) {
     dd_val_clear(&v); /* no sort key equals it; as a bound: dropped */
     ok = 0;
@@ -601,6 +747,18 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
   return dd_iv_bound(iv, k, &v);
 }
 
+/* Do N bounds lo <= hi lie between two neighbouring numbers DynamoDB
+** can hold: both in (0, 1E-130), or both in (-1E-130, 0)?  (A REAL of
+** that size stands for such an interval: 1e-131.) */
+static int dd_n_in_gap(const dd_val *lo, const dd_val *hi) {
+  const char *zl = lo->av.text, *zh = hi->av.text;
+  size_t nl = lo->av.n, nh = hi->av.n;
+  return (ddb_number_cmp(zl, nl, "0", 1) > 0 &&
+          ddb_number_cmp(zh, nh, "1e-130", 6) < 0) ||
+         (ddb_number_cmp(zl, nl, "-1e-130", 7) > 0 &&
+          ddb_number_cmp(zh, nh, "0", 1) < 0);
+}
+
 /* Turn the interval into the request's sort-key condition. */
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]) {
@@ -608,7 +766,8 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
     return;
   if(iv->lo.av.type && iv->hi.av.type) {
     int c = dd_val_cmp(&iv->lo, &iv->hi);
-    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen || iv->lo.bOut))) {
+    if(c > 0 || (c == 0 && (iv->loOpen || iv->hiOpen || iv->lo.bOut)) ||
+       (iv->lo.bOut && iv->hi.bOut && dd_n_in_gap(&iv->lo, &iv->hi))) {
       iv->bEmpty = 1;
       return;
     }

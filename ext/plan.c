@@ -217,9 +217,11 @@ UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
   *pbDesc = 0;
   if(pInfo->nOrderBy == 0)
     return 1;
-  if(pl->op == DD_OP_GET)
+  if(pl->op == DD_OP_GET && (pp->iSk < 0 || p->aCol[pp->iSk].type != DDB_N))
     return 1; /* at most one row */
-  if(pl->op != DD_OP_QUERY || pl->bPkIn)
+  /* (an N sort key's = may be a REAL that stands for several numbers:
+  ** then xFilter runs the GetItem as a Query, in this order) */
+  if((pl->op != DD_OP_QUERY && pl->op != DD_OP_GET) || pl->bPkIn)
     return 0;
   for(i = 0; i < pInfo->nOrderBy; i++) {
     const struct sqlite3_index_orderby *o = &pInfo->aOrderBy[i];
@@ -498,14 +500,44 @@ static void dd_choose_projection(dd_build *b) {
   x->bCount = (b->pInfo->colUsed & ~mKnown) == 0;
 }
 
+/* Does the cursor sort the rows of an ORDER BY the call does not deliver
+** (dd_order_ok said no)?  When it names an N column and only declared
+** columns (at most DD_MAX_SORT): SQLite would put the numbers of more
+** than 15 digits, which a column shows as TEXT, after every other
+** number; the cursor orders them by value, every digit counted. */
+static int dd_sort_ok(const dd_vtab *p, const sqlite3_index_info *pInfo) {
+  int i, bN = 0;
+  if(pInfo->nOrderBy > DD_MAX_SORT)
+    return 0;
+  for(i = 0; i < pInfo->nOrderBy; i++) {
+    int c = pInfo->aOrderBy[i].iColumn;
+    if(c < 0 || c >= p->nCol)
+      return 0;
+    bN |= p->aCol[c].type == DDB_N;
+  }
+  return bN;
+}
+
 /* ORDER BY: consumed when the call delivers its order (b->bOrder), read
-** descending when it asks (DD_DESC). */
+** descending when it asks (DD_DESC); or when it names an N column the
+** cursor sorts by (dd_sort_ok; then no LIMIT goes to the call). */
 static void dd_bind_order(dd_build *b) {
-  b->bOrder = dd_order_ok(b->p, b->pInfo, &b->best, &b->bDesc);
-  if(b->bOrder && b->pInfo->nOrderBy > 0) {
-    b->pInfo->orderByConsumed = 1;
+  sqlite3_index_info *pInfo = b->pInfo;
+  int i;
+  b->bOrder = dd_order_ok(b->p, pInfo, &b->best, &b->bDesc);
+  if(b->bOrder && pInfo->nOrderBy > 0) {
+    pInfo->orderByConsumed = 1;
     if(b->bDesc)
       b->idxNum |= DD_DESC;
+  } else if(!b->bOrder && !b->extra.bCount && dd_sort_ok(b->p, pInfo)) {
+    pInfo->orderByConsumed = 1;
+    for(i = 0; i < pInfo->nOrderBy; i++) {
+      b->extra.aSortCol[i] = b->pc.aSort[i].col =
+          (short)pInfo->aOrderBy[i].iColumn;
+      b->extra.aSortDesc[i] = b->pc.aSort[i].desc =
+          pInfo->aOrderBy[i].desc != 0;
+    }
+    b->extra.nSort = b->pc.nSort = pInfo->nOrderBy;
   }
 }
 
@@ -586,7 +618,10 @@ static int dd_plan_finish(dd_build *b) {
     return SQLITE_NOMEM;
   pInfo->estimatedCost = b->best.cost;
   pInfo->estimatedRows = (sqlite3_int64)b->best.rows;
-  if(b->best.op == DD_OP_GET)
+  /* (not on an N sort key: its = may be a REAL that stands for several
+  ** numbers, a Query then: dd_filter_bind_keys) */
+  if(b->best.op == DD_OP_GET &&
+     (b->p->aPath[0].iSk < 0 || b->p->aCol[b->p->aPath[0].iSk].type != DDB_N))
     pInfo->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
   return SQLITE_OK;
 }

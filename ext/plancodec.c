@@ -135,6 +135,18 @@ static void dd_str_reads(sqlite3_str *s, dd_vtab *p, const dd_extra *x) {
   }
   if(x->bCount)
     sqlite3_str_appendall(s, " COUNT");
+  if(x->nSort) {
+    /* ORDER BY an N column: numerically, by the cursor */
+    sqlite3_str_appendall(s, " SORT (");
+    for(i = 0; i < x->nSort; i++) {
+      if(i)
+        sqlite3_str_appendall(s, ", ");
+      dd_name(s, p->aCol[x->aSortCol[i]].zName);
+      if(x->aSortDesc[i])
+        sqlite3_str_appendall(s, " DESC");
+    }
+    sqlite3_str_appendall(s, ")");
+  }
   if(x->bFetch) {
     /* the path lacks a column used: each page's rows read again */
     sqlite3_str_appendall(s, " FETCH (BatchGetItem by ");
@@ -226,6 +238,15 @@ int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x) {
     return -1;
   x->mProj = pc.mProj;
   x->bCount = pc.bCount != 0;
+  if(pc.nSort < 0 || pc.nSort > DD_MAX_SORT)
+    return -1;
+  for(i = 0; i < pc.nSort; i++) {
+    if(pc.aSort[i].col < 0 || pc.aSort[i].col >= p->nCol)
+      return -1;
+    x->aSortCol[i] = pc.aSort[i].col;
+    x->aSortDesc[i] = pc.aSort[i].desc != 0;
+  }
+  x->nSort = pc.nSort;
   for(i = 0; i < pc.nArg; i++) {
     int role = pc.aArg[i].role, kind = pc.aArg[i].kind, col = pc.aArg[i].col;
     if(role < DD_ARG_PK || role > DD_ARG_CHECK || col < -1 || col >= p->nCol)

@@ -7,6 +7,6 @@
 INSERT INTO shop(PK, SK, Type, item)
   SELECT PK, SK, 'PRODUCT',
          json_object('name', name, 'category', category,
-                     'price', CAST(price AS NUMERIC))
+                     'price', json(NULLIF(price, '')))
     FROM temp.new_products;
 DROP TABLE temp.new_products;

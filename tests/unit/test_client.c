@@ -4,6 +4,7 @@
 ** network.
 */
 #include <cjson/cJSON.h>
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,7 +378,7 @@ static void test_number_edges(void) {
   CHECK_INT(ddb_number_from_double(1e126, buf, sizeof(buf)), -1);
   CHECK_INT(ddb_number_from_double(1e-131, buf, sizeof(buf)), -1);
   CHECK_INT(ddb_number_from_double(1.0 / 0.0, buf, sizeof(buf)), -1);
-  /* a whole double below 1E38 is its exact integer: SQLite compares it
+  /* a whole double in 64-bit range is its exact integer: SQLite compares it
   ** with an INTEGER exactly, and the shortest text names another number */
   CHECK_INT(ddb_number_from_double(1152921504606846976.0, buf, sizeof(buf)),
             0);
@@ -387,14 +388,106 @@ static void test_number_edges(void) {
   CHECK_STR(buf, "-9223372036854775808");
   CHECK_INT(ddb_number_from_double(18446744073709551616.0, buf, sizeof(buf)),
             0);
-  CHECK_STR(buf, "18446744073709551616");
+  CHECK_STR(buf, "1.8446744073709552e+19");
+  /* from 2^63 on, the shortest text: what the user wrote, never the
+  ** binary expansion (1e37 is 9999999999999999538762658202121142272) */
   CHECK_INT(ddb_number_from_double(1e37, buf, sizeof(buf)), 0);
-  CHECK_STR(buf, "9999999999999999538762658202121142272");
+  CHECK_STR(buf, "1e+37");
+  CHECK_INT(ddb_number_from_double(1.23e22, buf, sizeof(buf)), 0);
+  CHECK_STR(buf, "1.23e+22");
+  CHECK_INT(ddb_number_from_double(9223372036854775808.0, buf, sizeof(buf)),
+            0);
+  CHECK_STR(buf, "9.223372036854776e+18");
+  CHECK_INT(ddb_number_from_double(9223372036854774784.0, buf, sizeof(buf)),
+            0);
+  CHECK_STR(buf, "9223372036854774784");
   CHECK_INT(ddb_number_from_double(-1e20, buf, 40), 0);
-  CHECK_STR(buf, "-100000000000000000000");
+  CHECK_STR(buf, "-1e+20");
   CHECK_INT(ddb_number_from_double(1e40, buf, sizeof(buf)), 0);
   CHECK_STR(buf, "1e+40");
   CHECK_INT(ddb_number_from_double(0.5, buf, 39), -1); /* cap under 40 */
+}
+
+/* The decimals a double stands for (ddb_number_double_range): the
+** midpoints to its neighbours rounded inwards to 38 digits, each end open
+** exactly when it is a tie that goes to the odd neighbour. */
+static void test_number_double_range(void) {
+  char lo[64], hi[64];
+  int lo_open = -1, hi_open = -1;
+  /* 1.23e22 is 12300000000000001048576, its ulp 2^21: the lower midpoint
+  ** is 1.23E22 exactly, a tie its even significand wins */
+  CHECK_INT(
+      ddb_number_double_range(1.23e22, lo, &lo_open, hi, &hi_open, sizeof(lo)),
+      0);
+  CHECK_STR(lo, "1.23E22");
+  CHECK_STR(hi, "1.2300000000000002097152E22");
+  CHECK_INT(lo_open, 0);
+  CHECK_INT(hi_open, 0);
+  CHECK_INT(ddb_number_double_range(-1.23e22, lo, &lo_open, hi, &hi_open,
+                                    sizeof(lo)),
+            0);
+  CHECK_STR(lo, "-1.2300000000000002097152E22");
+  CHECK_STR(hi, "-1.23E22");
+  /* 0.1: its midpoints have 57 digits, rounded inwards: both ends inside,
+  ** closed */
+  CHECK_INT(
+      ddb_number_double_range(0.1, lo, &lo_open, hi, &hi_open, sizeof(lo)), 0);
+  CHECK_STR(lo, "9.9999999999999998612221219218554324471E-2");
+  CHECK_STR(hi, "1.0000000000000001249000902703301107976E-1");
+  CHECK(strtod(lo, NULL) == 0.1 && strtod(hi, NULL) == 0.1);
+  CHECK_INT(lo_open + hi_open, 0);
+  /* 2^63 + 2048 (odd significand): both midpoints exact ties that go to
+  ** the neighbours, so both ends open */
+  CHECK_INT(ddb_number_double_range(9223372036854777856.0, lo, &lo_open, hi,
+                                    &hi_open, sizeof(lo)),
+            0);
+  CHECK_STR(lo, "9.223372036854776832E18");
+  CHECK_STR(hi, "9.22337203685477888E18");
+  CHECK_INT(lo_open, 1);
+  CHECK_INT(hi_open, 1);
+  /* a power of two: the lower neighbour is half as far */
+  CHECK_INT(ddb_number_double_range(9223372036854775808.0, lo, &lo_open, hi,
+                                    &hi_open, sizeof(lo)),
+            0);
+  CHECK_STR(lo, "9.223372036854775296E18");
+  CHECK_STR(hi, "9.223372036854776832E18");
+  CHECK_INT(lo_open + hi_open, 0);
+  /* 1e126 stands for 38-digit numbers DynamoDB can hold */
+  CHECK_INT(
+      ddb_number_double_range(1e126, lo, &lo_open, hi, &hi_open, sizeof(lo)),
+      0);
+  CHECK(ddb_number_fits(lo, strlen(lo)));
+  CHECK(!ddb_number_fits(hi, strlen(hi)));
+  CHECK(strtod(lo, NULL) == 1e126);
+  /* far below 1E-130, and zero: the shortest text, closed */
+  CHECK_INT(
+      ddb_number_double_range(1e-300, lo, &lo_open, hi, &hi_open, sizeof(lo)),
+      0);
+  CHECK_STR(lo, "1e-300");
+  CHECK_STR(hi, "1e-300");
+  CHECK_INT(
+      ddb_number_double_range(-0.0, lo, &lo_open, hi, &hi_open, sizeof(lo)),
+      0);
+  CHECK_STR(lo, "0");
+  CHECK_INT(ddb_number_double_range(1.0 / 0.0, lo, &lo_open, hi, &hi_open,
+                                    sizeof(lo)),
+            -1);
+  CHECK_INT(ddb_number_double_range(1.0, lo, &lo_open, hi, &hi_open, 63), -1);
+  /* every end reads back as d, or (open) is the tie that does not */
+  {
+    static const double ad[] = {1.0,     3.0,   0.3,    1e-130, 2.5e-131,
+                                1.5e125, 1e300, 1e-199, 7e22,   123.456,
+                                4.56e22, -1e-5, 1e15,   DBL_MAX};
+    size_t i;
+    for(i = 0; i < sizeof(ad) / sizeof(ad[0]); i++) {
+      CHECK_INT(ddb_number_double_range(ad[i], lo, &lo_open, hi, &hi_open,
+                                        sizeof(lo)),
+                0);
+      CHECK(lo_open || strtod(lo, NULL) == ad[i]);
+      CHECK(hi_open || strtod(hi, NULL) == ad[i]);
+      CHECK(ddb_number_cmp(lo, strlen(lo), hi, strlen(hi)) < 0);
+    }
+  }
 }
 
 /* ddb_jv: a JSON text as tokens, every value with its exact bytes. */
@@ -1233,6 +1326,8 @@ const tap_test tap_client_tests[] = {
      test_number_real_text},
     {"client: numbers at DynamoDB's edges (fits, shortest double)",
      test_number_edges},
+    {"client: the decimals a double stands for (38-digit rounding interval)",
+     test_number_double_range},
     {"client: number classify BAD", test_number_bad},
     {"client: item decode, every type", test_item_decode_types},
     {"client: item decode rejects malformed AttributeValues",

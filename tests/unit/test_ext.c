@@ -280,13 +280,16 @@ static void test_val_from_sql(void) {
       {"1e-200", DDB_N, NULL}, /* below DynamoDB's 1e-130 */
       {"9.5e125", DDB_N, "9.5e+125"},
       {"0.0", DDB_N, "0"},
-      /* a whole REAL below 1E38 is its exact integer, never its shortest
-      ** text (1.152921504606847e+18 names another number) */
+      /* a whole REAL in 64-bit range is its exact integer, never its
+      ** shortest text (1.152921504606847e+18 names another number); from
+      ** 2^63 on, the shortest text (what was written; a comparison asks
+      ** for every decimal that rounds to it: dd_n_range) */
       {"1152921504606846976.0", DDB_N, "1152921504606846976"},
       {"-9223372036854775808.0", DDB_N, "-9223372036854775808"},
-      {"9223372036854775808.0", DDB_N, "9223372036854775808"},
-      {"18446744073709551616.0", DDB_N, "18446744073709551616"},
-      {"1e20", DDB_N, "100000000000000000000"},
+      {"9223372036854775808.0", DDB_N, "9.223372036854776e+18"},
+      {"18446744073709551616.0", DDB_N, "1.8446744073709552e+19"},
+      {"1e20", DDB_N, "1e+20"},
+      {"1.23e22", DDB_N, "1.23e+22"},
       {"1e40", DDB_N, "1e+40"},
       /* text keeps its digits */
       {"'-9223372036854775809'", DDB_N, "-9223372036854775809"},
@@ -569,7 +572,35 @@ static void test_interval(void) {
       {DDB_N, {{DD_SK_GT, "5"}, {DD_SK_LT, "10"}}, 2, "BETWEEN 5 10 inexact"},
       {DDB_N, {{DD_SK_GE, "2"}, {DD_SK_LE, "'10'"}}, 2, "BETWEEN 2 10 exact"},
       {DDB_N, {{DD_SK_GT, "10"}, {DD_SK_LT, "5"}}, 2, "empty"},
-      {DDB_N, {{DD_SK_GE, "-1.5"}, {DD_SK_GE, "-2"}}, 2, "GE -1.5 exact"},
+      /* a REAL stands for every number whose double it is: from the
+      ** midpoint to its neighbour, rounded inwards to 38 digits */
+      {DDB_N,
+       {{DD_SK_GE, "-1.5"}, {DD_SK_GE, "-2"}},
+       2,
+       "GE -1.5000000000000001110223024625156540423E0 exact"},
+      {DDB_N,
+       {{DD_SK_EQ, "1.23e22"}},
+       1,
+       "BETWEEN 1.23E22 1.2300000000000002097152E22 exact"},
+      {DDB_N,
+       {{DD_SK_GT, "1.23e22"}},
+       1,
+       "GT 1.2300000000000002097152E22 exact"},
+      {DDB_N, {{DD_SK_LT, "1.23e22"}}, 1, "LT 1.23E22 exact"},
+      /* 2^63 + 2048: both midpoints are ties its odd significand loses */
+      {DDB_N,
+       {{DD_SK_GT, "9223372036854777856.0"}},
+       1,
+       "GE 9.22337203685477888E18 exact"},
+      {DDB_N,
+       {{DD_SK_EQ, "9223372036854777856.0"}},
+       1,
+       "BETWEEN 9.223372036854776832E18 9.22337203685477888E18 inexact"},
+      /* at 2^63, without the 64-bit integers below it */
+      {DDB_N,
+       {{DD_SK_EQ, "9223372036854775808.0"}},
+       1,
+       "BETWEEN 9223372036854775808 9.223372036854776832E18 exact"},
       /* text that is no number, and blobs, are above every number (as
       ** SQLite orders them): true of every row, or of none */
       {DDB_N, {{DD_SK_GE, "'abc'"}}, 1, "empty"},
@@ -621,7 +652,7 @@ static void test_interval(void) {
        {{DD_SK_GE, "'123456789012345678901234567890123456789'"},
         {DD_SK_LT, "1e39"}},
        2,
-       "LT 1e+39 inexact"},
+       "LT 9.9999999999999986415130264568885516698E38 inexact"},
       {DDB_N,
        {{DD_SK_EQ, "'123456789012345678901234567890123456789'"}},
        1,
