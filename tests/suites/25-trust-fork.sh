@@ -71,6 +71,11 @@ if make -s --no-print-directory build/libddb.a >&2 &&
     # (google/sanitizers#774; seen here with gdb), whatever our locks do
     N=$((N + 1))
     echo "ok $N - trust: fork: forks while threads hold the locks # SKIP under ASan (its allocator is not fork-safe)"
+    # the fork handlers and a Scan begun before the fork, without the
+    # threads, under ASan and UBSan
+    out=$(FORK_THREADS=0 FORK_ROUNDS=40 timeout 300 "$FORK" locks \
+      "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" 2>&1)
+    tap $? "fork: 40 forks (no other thread: ASan), a Scan begun before every 8th: the child's calls answer, its Scan fails naming fork()" "$out"
   else
     REDIS_URL=
     if tests/harness/redis.sh have; then
