@@ -13,29 +13,33 @@
 ** suite's boto3 check that it really is written.  Prints one line per
 ** process: "<role>: gets=N wrong=N errors=N puts=N put_errors=N".
 **
-** locks: threads keep taking every lock a child can take while the main
-** thread forks FORK_ROUNDS times (default ROUNDS):
-**   sign   GetItems through an uncached client on a loopback port nobody
-**          listens on (no retry): each is signed, then refused at once, so
-**          the thread spends its time in the signer (sigv4.c's signing-key
-**          cache and its mutex), the client's pool and the request log;
-**   get    uncached GetItems on the server (the same, with answers);
-**   cold   a new client a step, its first GetItem (a signing key derived:
-**          the cold path), the client freed (live.c's list);
-**   cache  cached GetItems and PutItems (the cache's tables, principals,
-**          store and hot keys, a dyn_client's table list);
-**   rate   GetItems through a client with max_rcu and a meter (rate.c's
-**          buckets, meter.c);
-**   redis  with REDIS_URL: GetItems through the shared tier, the process's
-**          cache cleared every few steps (shared.c's registry and pools).
-** Before each fork the main thread starts a parallel Scan (cache/stream.c,
-** 4 workers) and takes its first page.  Each child, under alarm(HANG_S),
-** does one call of each kind on the same clients (the sign client's call
-** must fail, refused; the others must answer right), reads the Scan
-** (a page, or the error naming fork()) and frees it, and exits 0.  A
-** child that hangs on a lock held by another thread at fork time dies of
-** SIGALRM: a hang.  After MAX_HANGS hangs the forks stop.  Prints
-** "locks: rounds=N hung=N failed=N" (and the first failure's step).
+** locks: threads (niced below the main thread, FORK_THREADS of them) keep
+** taking every lock a child can take while the main thread forks
+** FORK_ROUNDS times (default ROUNDS).  "Dead": a client on a loopback
+** port nobody listens on, no retry, so each call is signed (paced,
+** metered) and then refused at once, and the thread spends its time in
+** the client rather than waiting for a server:
+**   sign   GetItems through a dead uncached client (sigv4.c's signing-key
+**          cache and its mutex, the client's pool and credentials, the
+**          request log);
+**   rate   GetItems through a dead client with max_rcu and a meter
+**          (rate.c's buckets, meter.c);
+**   cold   a new dead client a step, its first GetItem (a signing key
+**          derived: the cold path), the client freed (live.c's list);
+**   cache  cached GetItems and PutItems on the server (the cache's tables,
+**          principals, store and hot keys, a dyn_client's table list);
+**   Redis  with REDIS_URL: GetItems through the shared tier, the process's
+**          cache cleared every 8 steps (shared.c's registry and pools).
+** Before every SCAN_EVERY-th fork the main thread starts a parallel Scan
+** (cache/stream.c, 4 workers) and takes its first page.  Each child,
+** under alarm(HANG_S or FORK_HANG_S), makes one call of each kind on the
+** same clients (sign's, rate's and cold's must be refused, rate's
+** counted by the meter; the others must answer right), reads the Scan
+** (pages, or the error naming fork()) and frees it, and exits 0.  A child
+** that hangs on a lock held by another thread at the fork dies of
+** SIGALRM: a hang, counted by the step it was in.  After MAX_HANGS hangs
+** the forks stop.  Prints "locks: rounds=N hung=N failed=N" and the steps.
+** FORK_NO_SCAN=1 leaves the Scans out.
 **
 ** A hang at 1 fork in 60 (issue 28) goes unseen in 400 rounds with a
 ** probability of (59/60)^400 < 0.2%.
