@@ -755,39 +755,17 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
 ** find free and whole embeds a ddb_live node and adds it while it lives.
 ** One set of pthread_atfork handlers calls every node's ops: lock before
 ** the fork, unlock_parent after it in the parent, unlock_child (NULL: the
-** same as unlock_parent) in the child.
-**
-** The lock order.  Every mutex of client/, cache/, api/ and ext/ that a
-** child can take is on the list, and the handlers take them in the order
-** of ddb_live_rank below, lowest first (a node's own locks in the order
-** its ops say).  It is the order of the layers, top down: a layer calls
-** the one below it, never the one above, so code may hold a lock of an
-** upper layer while it takes a lower one's, never the reverse.  Today
-** every lock of one rank is a leaf with respect to every other rank's (no
-** code holds it while it takes another rank's): the order is what keeps
-** prepare from deadlocking if that ever changes.  Within a rank the
-** nesting is:
-**   DDB_LIVE_CACHE   desc_lock, then seen_lock, then the store's lock
-**                    (seen_lock is held while the store's is taken)
-**   DDB_LIVE_SHARED  reg_lock, then each tier's lock (ddbc_shared_stats_get)
-**   DDB_LIVE_CLIENT  a client's lock, cred_lock, then the signing-key cache
-**                    of its current credentials (sigv4.c); refresh_lock is
-**                    not taken (held while credentials are fetched: the
-**                    child makes it anew)
-** Not on the list, and why: the meter and the counters (atomics only);
-** pthread_once (glibc's restarts in a child one that a vanished thread
-** was running); refresh_lock (above); libcurl has no share here (no
-** CURLSH: each request has its own easy handle, and the child drops the
-** pooled ones).  A new lock takes a rank here, and its node says which.
+** same as unlock_parent) in the child, the nodes in the order of their
+** ranks, lowest first: the lock order, written at the top of live.c.
 */
 typedef enum ddb_live_rank {
   DDB_LIVE_EXT = 10,        /* ext/common.c: dd_registry_lock */
   DDB_LIVE_API_CLIENT = 20, /* api/client.c: a dyn_client's table list */
   DDB_LIVE_STREAM = 30,     /* cache/stream.c: a stream's mu */
-  DDB_LIVE_CACHE = 40,      /* cache/cache.c: see above */
+  DDB_LIVE_CACHE = 40,      /* cache/cache.c: see live.c */
   DDB_LIVE_HOT = 41,        /* cache/hot.c: hot_lock */
-  DDB_LIVE_SHARED = 42,     /* cache/shared.c: see above */
-  DDB_LIVE_CLIENT = 50,     /* client/client.c: see above */
+  DDB_LIVE_SHARED = 42,     /* cache/shared.c: see live.c */
+  DDB_LIVE_CLIENT = 50,     /* client/client.c: see live.c */
   DDB_LIVE_RATE = 60,       /* client/rate.c: rate_lock */
   DDB_LIVE_LOG = 70         /* client/log.c: log_lock */
 } ddb_live_rank;

@@ -12,11 +12,35 @@
 ** (ops->unlock_parent) and in the child (ops->unlock_child, which may also
 ** forget what the child must not share, e.g. pooled connections).
 **
-** The list is kept in the order of the nodes' ranks (ddb_live_rank in
-** ddb_client.h, where the lock order is written): prepare takes them in
-** that order, so it cannot deadlock against code that nests locks in the
-** same order.  live_lock comes first of all: nothing holds another lock of
-** the list while it adds or removes a node.
+** The lock order.  live_lock comes first of all: nothing holds another
+** lock of the list while it adds or removes a node.  The list is kept in
+** the order of the nodes' ranks, so prepare cannot deadlock against code
+** that nests locks in the same order.  Every mutex of client/, cache/,
+** api/ and ext/ that a child can take is on the list, and the handlers
+** take them in the order of ddb_live_rank (ddb_client.h), lowest first (a
+** node's own locks in the order its ops say).  It is the order of the
+** layers, top down: a layer calls the one below it, never the one above,
+** so code may hold a lock of an upper layer while it takes a lower one's,
+** never the reverse.  Today every lock of one rank is a leaf with respect
+** to every other rank's (no code holds it while it takes another rank's):
+** the order is what keeps prepare from deadlocking if that ever changes.
+** Within a rank the nesting is:
+**   DDB_LIVE_CACHE   desc_lock, then seen_lock, then the store's lock
+**                    (seen_lock is held while the store's is taken)
+**   DDB_LIVE_SHARED  reg_lock, then each tier's lock (ddbc_shared_stats_get)
+**   DDB_LIVE_CLIENT  a client's lock, cred_lock, then the signing-key cache
+**                    of its current credentials (sigv4.c); refresh_lock is
+**                    not taken (held while credentials are fetched: the
+**                    child makes it anew)
+** Not on the list, and why: the meter and the counters (atomics only);
+** pthread_once (glibc's restarts in a child one that a vanished thread was
+** running); refresh_lock (above); libcurl has no share here (no CURLSH:
+** each request has its own easy handle, and the child drops the pooled
+** ones).  glibc resets its own locks in the child, but for tzset_lock
+** (gmtime_r, timegm, localtime_r): the signer reckons X-Amz-Date without
+** it (sigv4.c); it is still taken on two error paths (http.c's clock
+** refusal, creds.c's expiry message).  A new lock takes a rank
+** (ddb_client.h), written here, and its node says which.
 */
 #include <pthread.h>
 
