@@ -132,8 +132,8 @@ static void client_fork_unlock(void *obj) {
   pthread_mutex_unlock(&c->lock);
 }
 
-static const ddb_live_ops client_live_ops = {client_fork_lock,
-                                             client_fork_unlock, NULL};
+static const ddb_live_ops client_live_ops = {
+    DDB_LIVE_API_CLIENT, client_fork_lock, client_fork_unlock, NULL};
 
 dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                         dyn_error *err) {

@@ -100,18 +100,19 @@ __attribute__((destructor)) static void cache_unload(void) {
   descs_free();
 }
 
-/* fork(): the handlers take the DescribeTable list's lock, the principals'
-** lock, then the store's, before the fork and release them after it, in the parent and
-** in the child alike.  So no other thread is inside the cache while the
-** process is copied: the child's cache is whole (its entries, as the
-** parent had them, stay good until their TTL, like any other process's
-** view), and its locks are free, not held by a thread the child does not
-** have.  glibc forgets the handlers when the library is unloaded. */
+/* fork(): on live.c's list (rank DDB_LIVE_CACHE), whose handlers take the
+** DescribeTable list's lock, the principals' lock, then the store's,
+** before the fork and release them after it, in the parent and in the
+** child alike.  So no other thread is inside the cache while the process
+** is copied: the child's cache is whole (its entries, as the parent had
+** them, stay good until their TTL, like any other process's view), and
+** its locks are free, not held by a thread the child does not have. */
 static pthread_mutex_t desc_lock;
 static pthread_mutex_t seen_lock; /* the principals seen (taken before the
                                      store's, never after it) */
-static ddbc_store *fork_store;    /* the store locked by cache_fork_prepare */
-static void cache_fork_prepare(void) {
+static ddbc_store *fork_store;    /* the store locked by cache_fork_lock */
+static void cache_fork_lock(void *obj) {
+  (void)obj;
   pthread_mutex_lock(&desc_lock);
   pthread_mutex_lock(&seen_lock);
   fork_store = __atomic_load_n(&store, __ATOMIC_ACQUIRE);
@@ -120,8 +121,9 @@ static void cache_fork_prepare(void) {
 }
 
 /* After fork(), in the parent and the child: the locks of
-** cache_fork_prepare released, the store's first. */
-static void cache_fork_after(void) {
+** cache_fork_lock released, the store's first. */
+static void cache_fork_unlock(void *obj) {
+  (void)obj;
   if(fork_store)
     ddbc_store_unlock(fork_store);
   fork_store = NULL;
@@ -129,8 +131,14 @@ static void cache_fork_after(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
+static const ddb_live_ops cache_live_ops = {DDB_LIVE_CACHE, cache_fork_lock,
+                                            cache_fork_unlock, NULL};
+static ddb_live cache_live;
+
+/* At load: on the fork list (glibc forgets the handlers at unload; the
+** list is this copy's). */
 __attribute__((constructor)) static void cache_load(void) {
-  pthread_atfork(cache_fork_prepare, cache_fork_after, cache_fork_after);
+  ddb_live_add(&cache_live, &cache_live_ops, NULL);
 }
 
 /* The process-wide store, created on first use (NULL only on OOM). */

@@ -48,18 +48,25 @@ static hot_node *hot_map;
 static hot_node *hot_heap[DDBC_HOT_COUNTERS];
 static int hot_n;
 
-/* fork(): the child finds hot_lock free, and the counters whole. */
-static void hot_fork_prepare(void) {
+/* fork(): on live.c's list (rank DDB_LIVE_HOT): the child finds hot_lock
+** free, and the counters whole. */
+static void hot_fork_lock(void *obj) {
+  (void)obj;
   pthread_mutex_lock(&hot_lock);
 }
 
 /* After fork(), in the parent and the child: hot_lock released. */
-static void hot_fork_after(void) {
+static void hot_fork_unlock(void *obj) {
+  (void)obj;
   pthread_mutex_unlock(&hot_lock);
 }
 
+static const ddb_live_ops hot_live_ops = {DDB_LIVE_HOT, hot_fork_lock,
+                                          hot_fork_unlock, NULL};
+static ddb_live hot_live;
+
 __attribute__((constructor)) static void hot_load(void) {
-  pthread_atfork(hot_fork_prepare, hot_fork_after, hot_fork_after);
+  ddb_live_add(&hot_live, &hot_live_ops, NULL);
 }
 
 /* Move heap entry i down until no child has fewer requests (hot_lock

@@ -124,27 +124,30 @@ static struct {
 /* ------------------------------------------------------------------------
 ** fork()
 */
-/* Before fork(): every tier's lock (the registry's first), so the child
-** gets the pools whole. */
-static void shared_fork_prepare(void) {
+/* Before fork() (live.c's list, rank DDB_LIVE_SHARED): every tier's lock
+** (the registry's first), so the child gets the pools whole. */
+static void shared_fork_lock(void *obj) {
   ddbc_shared *sh;
+  (void)obj;
   pthread_mutex_lock(&reg_lock);
   for(sh = reg; sh; sh = sh->next)
     pthread_mutex_lock(&sh->lock);
 }
 
 /* After fork(), in the parent: the locks released. */
-static void shared_fork_parent(void) {
+static void shared_fork_parent(void *obj) {
   ddbc_shared *sh;
+  (void)obj;
   for(sh = reg; sh; sh = sh->next)
     pthread_mutex_unlock(&sh->lock);
   pthread_mutex_unlock(&reg_lock);
 }
 
 /* The child: the idle connections are the parent's sessions. */
-static void shared_fork_child(void) {
+static void shared_fork_child(void *obj) {
   ddbc_shared *sh;
   int i;
+  (void)obj;
   for(sh = reg; sh; sh = sh->next) {
     for(i = 0; i < sh->n_idle; i++)
       ddbc_resp_close(sh->idle[i], 1);
@@ -154,9 +157,13 @@ static void shared_fork_child(void) {
   pthread_mutex_unlock(&reg_lock);
 }
 
-/* At load: the fork handlers (glibc forgets them at unload). */
+static const ddb_live_ops shared_live_ops = {
+    DDB_LIVE_SHARED, shared_fork_lock, shared_fork_parent, shared_fork_child};
+static ddb_live shared_live;
+
+/* At load: on the fork list (glibc forgets the handlers at unload). */
 __attribute__((constructor)) static void shared_load(void) {
-  pthread_atfork(shared_fork_prepare, shared_fork_parent, shared_fork_child);
+  ddb_live_add(&shared_live, &shared_live_ops, NULL);
 }
 
 /* ------------------------------------------------------------------------

@@ -23,6 +23,14 @@
 ** DDB_CANCEL_POLL_MS and, when it says stop, stops the workers.  Each
 ** worker's own cancel hook (ddb_cancel_thread) is the stream's stop flag,
 ** so that a request in flight or a backoff sleep ends soon after.
+**
+** fork().  A stream is on live.c's list (rank DDB_LIVE_STREAM): its mu is
+** taken before the fork and released after it.  Its workers are threads
+** of the parent: in the child, a stream whose workers were still reading
+** fails (ddbc_stream_next says so), and ddbc_stream_free there joins
+** nothing; pages in the workers' hands stay unfreed in the child.  Pages
+** queued before the fork are the child's to read when every worker had
+** finished.
 */
 #include <pthread.h>
 #include <stdlib.h>
@@ -69,6 +77,7 @@ struct ddbc_stream {
   int limit_every; /* DDBC_STREAM_LIMIT_EVERY */
   ddbc_policy pol;
   stream_worker *workers; /* free() */
+  ddb_live live;          /* live.c's list, for fork() */
 };
 
 /* The most pages (and bytes) one stream held at once, process-wide, for
@@ -219,6 +228,45 @@ static void *stream_worker_main(void *arg) {
   return NULL;
 }
 
+/* Before fork() (live.c): s->mu taken. */
+static void stream_fork_lock(void *obj) {
+  ddbc_stream *s = obj;
+  pthread_mutex_lock(&s->mu);
+}
+
+/* After fork(), in the parent: s->mu released. */
+static void stream_fork_parent(void *obj) {
+  ddbc_stream *s = obj;
+  pthread_mutex_unlock(&s->mu);
+}
+
+/* After fork(), in the child: the workers are not this process's.  A
+** stream they were still reading fails; none is ever joined here; the
+** condition variable is made anew (its waiters were the parent's
+** threads: glibc's pthread_cond_destroy would wait for them). */
+static void stream_fork_child(void *obj) {
+  ddbc_stream *s = obj;
+  int i;
+  if(s->n_running > 0) {
+    s->n_running = 0;
+    s->stopping = 1;
+    if(!s->failed) {
+      s->failed = 1;
+      ddb_error_set(&s->err, DDB_ERR_CONFIG,
+                    "this %s was started before fork(): its workers are in "
+                    "the parent process; start it again in this one",
+                    s->rd.pk_name ? "Query" : "Scan");
+    }
+  }
+  for(i = 0; s->workers && i < s->n_workers; i++)
+    s->workers[i].started = 0;
+  pthread_cond_init(&s->cv, NULL);
+  pthread_mutex_unlock(&s->mu);
+}
+
+static const ddb_live_ops stream_live_ops = {
+    DDB_LIVE_STREAM, stream_fork_lock, stream_fork_parent, stream_fork_child};
+
 /* See ddb_cache.h. */
 void ddbc_stream_free(ddbc_stream *s) {
   int i;
@@ -231,6 +279,7 @@ void ddbc_stream_free(ddbc_stream *s) {
   for(i = 0; s->workers && i < s->n_workers; i++)
     if(s->workers[i].started)
       pthread_join(s->workers[i].tid, NULL);
+  ddb_live_remove(&s->live); /* no fork handler reads s from here on */
   while(s->q_len > 0) {
     ddb_page_unref(s->q[s->q_head]);
     s->q_head = (s->q_head + 1) % s->q_cap;
@@ -257,6 +306,7 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   pthread_mutex_init(&s->mu, NULL);
   pthread_cond_init(&s->cv, NULL);
+  ddb_live_add(&s->live, &stream_live_ops, s);
   s->q_cap = n_workers * STREAM_QUEUE_PER_WORKER;
   s->q = malloc(sizeof(ddb_page *) * (size_t)s->q_cap);
   s->q_unit = malloc(sizeof(int) * (size_t)s->q_cap);
@@ -295,7 +345,9 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
                            "cannot start scan worker %d of %d", i + 1,
                            n_workers);
     }
+    pthread_mutex_lock(&s->mu); /* the fork handlers read it */
     s->workers[i].started = 1;
+    pthread_mutex_unlock(&s->mu);
   }
   *out = s;
   return DDB_OK;

@@ -6,18 +6,22 @@
 ** them the parent's kept-alive connections: both would write requests on
 ** one socket and read each other's answers.  It also inherits the locks
 ** as they were, held perhaps by threads that do not exist in the child.
-** So every live client is on live.c's list, whose pthread_atfork handlers
-** take every client's lock and cred_lock (and the request log's, log.c)
+** So every live client is on live.c's list (rank DDB_LIVE_CLIENT), whose
+** pthread_atfork handlers take every client's lock, cred_lock and the
+** signing-key cache of its current credentials (sigv4.c), in that order,
 ** before the fork and release them after it in both processes: the child
-** finds them free and what they guard whole.  The child then forgets its
-** pooled handles without cleaning them up (a cleanup could send a TLS
-** close_notify on the parent's connection): their memory and sockets
-** stay, at most DDB_POOL_MAX per client, and its requests open connections
-** of its own.  refresh_lock is not taken (a refresh holds it for as long
-** as fetching credentials takes); the child makes it anew, which is safe
-** because the thread that held it is not in the child and it guards no
-** data.  The backoff's jitter is drawn from the kernel at each retry
-** (cancel.c), so a child does not retry in step with its parent.
+** finds them free and what they guard whole.  The current credentials
+** cannot change meanwhile (they are swapped under cred_lock); older ones
+** still referenced by a request in flight are the parent's threads', which
+** the child does not have.  The child then forgets its pooled handles
+** without cleaning them up (a cleanup could send a TLS close_notify on the
+** parent's connection): their memory and sockets stay, at most
+** DDB_POOL_MAX per client, and its requests open connections of its own.
+** refresh_lock is not taken (a refresh holds it for as long as fetching
+** credentials takes); the child makes it anew, which is safe because the
+** thread that held it is not in the child and it guards no data.  The
+** backoff's jitter is drawn from the kernel at each retry (cancel.c), so a
+** child does not retry in step with its parent.
 */
 #include <curl/curl.h>
 #include <pthread.h>
@@ -43,11 +47,13 @@ static void client_fork_lock(void *obj) {
   ddb_client *c = obj;
   pthread_mutex_lock(&c->lock);
   pthread_mutex_lock(&c->cred_lock);
+  ddb_sigv4_fork_lock(c->sig->keys);
 }
 
 /* After fork(), in the parent: release them. */
 static void client_fork_parent(void *obj) {
   ddb_client *c = obj;
+  ddb_sigv4_fork_unlock(c->sig->keys);
   pthread_mutex_unlock(&c->cred_lock);
   pthread_mutex_unlock(&c->lock);
 }
@@ -58,12 +64,13 @@ static void client_fork_child(void *obj) {
   ddb_client *c = obj;
   c->n_pool = 0; /* the parent's connections: left alone */
   pthread_mutex_init(&c->refresh_lock, NULL);
+  ddb_sigv4_fork_unlock(c->sig->keys);
   pthread_mutex_unlock(&c->cred_lock);
   pthread_mutex_unlock(&c->lock);
 }
 
 static const ddb_live_ops client_live_ops = {
-    client_fork_lock, client_fork_parent, client_fork_child};
+    DDB_LIVE_CLIENT, client_fork_lock, client_fork_parent, client_fork_child};
 
 /* Resolve cfg and create a client (see ddb_client.h). */
 ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
@@ -84,7 +91,6 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   pthread_mutex_init(&c->lock, NULL);
   pthread_mutex_init(&c->cred_lock, NULL);
   pthread_mutex_init(&c->refresh_lock, NULL);
-  ddb_live_add(&c->live, &client_live_ops, c);
   c->timeout = cfg->timeout > 0 ? cfg->timeout : DEFAULT_TIMEOUT_S;
   c->connect_timeout = cfg->connect_timeout > 0 ? cfg->connect_timeout
                                                 : DEFAULT_CONNECT_TIMEOUT_S;
@@ -108,6 +114,8 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
     ddb_client_free(c);
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
   }
+  /* on the fork list once whole: its handlers read c->sig */
+  ddb_live_add(&c->live, &client_live_ops, c);
   *out = c;
   return DDB_OK;
 }

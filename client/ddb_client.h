@@ -804,15 +804,26 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
 
 /* ------------------------------------------------------------------------
 ** fork() safety (live.c): an object whose locks a child of fork() must
-** find free and whole (a client, the request log; api/'s clients too)
-** embeds a ddb_live node and adds it while it lives.  One set of
-** pthread_atfork handlers calls every node's ops: lock before the fork,
-** unlock_parent after it in the parent, unlock_child (NULL: the same as
-** unlock_parent) in the child.  A node's locks must be leaves with
-** respect to every other node's (never held while another node's are
-** taken): the nodes are taken in no particular order.
+** find free and whole embeds a ddb_live node and adds it while it lives.
+** One set of pthread_atfork handlers calls every node's ops: lock before
+** the fork, unlock_parent after it in the parent, unlock_child (NULL: the
+** same as unlock_parent) in the child, the nodes in the order of their
+** ranks, lowest first: the lock order, written at the top of live.c.
 */
+typedef enum ddb_live_rank {
+  DDB_LIVE_EXT = 10,        /* ext/common.c: dd_registry_lock */
+  DDB_LIVE_API_CLIENT = 20, /* api/client.c: a dyn_client's table list */
+  DDB_LIVE_STREAM = 30,     /* cache/stream.c: a stream's mu */
+  DDB_LIVE_CACHE = 40,      /* cache/cache.c: see live.c */
+  DDB_LIVE_HOT = 41,        /* cache/hot.c: hot_lock */
+  DDB_LIVE_SHARED = 42,     /* cache/shared.c: see live.c */
+  DDB_LIVE_CLIENT = 50,     /* client/client.c: see live.c */
+  DDB_LIVE_RATE = 60,       /* client/rate.c: rate_lock */
+  DDB_LIVE_LOG = 70         /* client/log.c: log_lock */
+} ddb_live_rank;
+
 typedef struct ddb_live_ops {
+  ddb_live_rank rank;
   void (*lock)(void *obj);
   void (*unlock_parent)(void *obj);
   void (*unlock_child)(void *obj);

@@ -39,8 +39,8 @@ static void log_fork_unlock(void *obj) {
   pthread_mutex_unlock(&log_lock);
 }
 
-static const ddb_live_ops log_live_ops = {log_fork_lock, log_fork_unlock,
-                                          NULL};
+static const ddb_live_ops log_live_ops = {DDB_LIVE_LOG, log_fork_lock,
+                                          log_fork_unlock, NULL};
 static ddb_live log_live;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 

@@ -96,8 +96,8 @@ static void rate_fork_unlock(void *obj) {
   pthread_mutex_unlock(&rate_lock);
 }
 
-static const ddb_live_ops rate_live_ops = {rate_fork_lock, rate_fork_unlock,
-                                           NULL};
+static const ddb_live_ops rate_live_ops = {DDB_LIVE_RATE, rate_fork_lock,
+                                           rate_fork_unlock, NULL};
 static ddb_live rate_live;
 static pthread_once_t rate_once = PTHREAD_ONCE_INIT;
 

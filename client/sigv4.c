@@ -28,6 +28,9 @@
 ** reference-counted signer).  The cached key is read and replaced under
 ** the ddb_sigv4's own mutex, held for a duplicate of the key (or, once a
 ** day, the four HMACs of a derivation); hashing happens outside it.
+** fork(): the client's handlers take that mutex (ddb_sigv4_fork_lock)
+** with the client's own locks, so a child forked while another thread
+** signs finds it free and the cached key whole.
 **
 ** Checked against AWS's published SigV4 vectors and against the
 ** specialised DynamoDB form in tests/unit/test_sigv4.c, and against
@@ -235,6 +238,16 @@ unsigned long ddb_sigv4_derivations(ddb_sigv4 *s) {
   return n;
 }
 
+/* See sigv4.h. */
+void ddb_sigv4_fork_lock(ddb_sigv4 *s) {
+  pthread_mutex_lock(&s->lock);
+}
+
+/* See sigv4.h. */
+void ddb_sigv4_fork_unlock(ddb_sigv4 *s) {
+  pthread_mutex_unlock(&s->lock);
+}
+
 /* The signing key of s for date (8 characters), region and service, as
 ** an HMAC context keyed with it (ddb_hmac_free), or NULL when libcrypto
 ** fails.  The intermediate keys are wiped. */
@@ -282,18 +295,35 @@ static ddb_hmac_ctx *signing_key(ddb_sigv4 *s, const char *scope,
 ** Signing
 */
 
-/* See sigv4.h. */
+/* See sigv4.h.  The calendar is reckoned here (Howard Hinnant's
+** civil_from_days), not by gmtime_r: glibc's takes its tzset_lock, which
+** fork() copies as it was, so a child forked while another thread was
+** signing would wait on it for ever. */
 int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]) {
-  struct tm tm;
-  if(!gmtime_r(&t, &tm) || tm.tm_year < -1900 || tm.tm_year > 9999 - 1900)
+  int64_t days = (int64_t)t / 86400, secs = (int64_t)t % 86400, z, era, y;
+  unsigned doe, yoe, doy, mp, d, m;
+  if(secs < 0) {
+    secs += 86400;
+    days--;
+  }
+  z = days + 719468; /* days since 0000-03-01 */
+  era = (z >= 0 ? z : z - 146096) / 146097;
+  doe = (unsigned)(z - era * 146097);                          /* 0..146096 */
+  yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* 0..399 */
+  doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* 0..365 */
+  mp = (5 * doy + 2) / 153;                                    /* March: 0 */
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y = (int64_t)yoe + era * 400 + (m <= 2);
+  if(y < 0 || y > 9999)
     return -1;
-  put_digits(out, 4, tm.tm_year + 1900);
-  put_digits(out + 4, 2, tm.tm_mon + 1);
-  put_digits(out + 6, 2, tm.tm_mday);
+  put_digits(out, 4, (int)y);
+  put_digits(out + 4, 2, (int)m);
+  put_digits(out + 6, 2, (int)d);
   out[8] = 'T';
-  put_digits(out + 9, 2, tm.tm_hour);
-  put_digits(out + 11, 2, tm.tm_min);
-  put_digits(out + 13, 2, tm.tm_sec);
+  put_digits(out + 9, 2, (int)(secs / 3600));
+  put_digits(out + 11, 2, (int)(secs / 60 % 60));
+  put_digits(out + 13, 2, (int)(secs % 60));
   out[15] = 'Z';
   out[16] = 0;
   return 0;

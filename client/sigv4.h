@@ -54,9 +54,15 @@ void ddb_sigv4_free(ddb_sigv4 *s);
 const char *ddb_sigv4_token(const ddb_sigv4 *s);
 /* How many times s derived a signing key (for tests of the cache). */
 unsigned long ddb_sigv4_derivations(ddb_sigv4 *s);
+/* fork() (client.c's handlers, DDB_LIVE_CLIENT): take s's signing-key
+** cache's lock before the fork, release it after, in the parent and the
+** child, so a child never finds it held by a thread it does not have. */
+void ddb_sigv4_fork_lock(ddb_sigv4 *s);
+void ddb_sigv4_fork_unlock(ddb_sigv4 *s);
 
 /* Write the X-Amz-Date of Unix time t (YYYYMMDDTHHMMSSZ, UTC) to out.
-** Returns 0, or -1 when t is out of gmtime_r's range. */
+** Returns 0, or -1 when t is not in the years 0 to 9999.  Takes no lock
+** (not even glibc's tzset_lock: see fork() in ddb_client.h). */
 int ddb_sigv4_amz_date(time_t t, char out[DDB_SIGV4_DATE_LEN]);
 
 /* The canonical URI of a request path as SigV4 wants it for every service

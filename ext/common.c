@@ -18,6 +18,28 @@ SQLITE_EXTENSION_INIT1
 pthread_mutex_t dd_registry_lock = PTHREAD_MUTEX_INITIALIZER;
 dd_vtab *dd_registry;
 
+/* fork(): dd_registry_lock on client/live.c's list (rank DDB_LIVE_EXT),
+** so a child never finds it held by a thread it does not have. */
+static void dd_registry_fork_lock(void *obj) {
+  (void)obj;
+  pthread_mutex_lock(&dd_registry_lock);
+}
+
+/* After fork(), in the parent and the child: released. */
+static void dd_registry_fork_unlock(void *obj) {
+  (void)obj;
+  pthread_mutex_unlock(&dd_registry_lock);
+}
+
+static const ddb_live_ops dd_registry_live_ops = {
+    DDB_LIVE_EXT, dd_registry_fork_lock, dd_registry_fork_unlock, NULL};
+static ddb_live dd_registry_live;
+
+/* At load: the registry's lock on the fork list. */
+__attribute__((constructor)) static void dd_registry_load(void) {
+  ddb_live_add(&dd_registry_live, &dd_registry_live_ops, NULL);
+}
+
 /* See dd_ext.h. */
 __thread int dd_internal_sql;
 

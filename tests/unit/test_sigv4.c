@@ -574,6 +574,40 @@ static void test_amz_date(void) {
   CHECK_STR(d, "20150830T235959Z");
   CHECK_INT(ddb_sigv4_amz_date(NEXT_DAY, d), 0);
   CHECK_STR(d, "20150831T000001Z");
+  /* the calendar is reckoned without gmtime_r (whose lock fork() copies):
+  ** leap days, centuries and the ends of the range, then the same as
+  ** gmtime_r's every 7919 s + 1 day from 1900 to 2200 */
+  {
+    static const struct {
+      int64_t t;
+      const char *want;
+    } at[] = {{-2208988800LL, "19000101T000000Z"},
+              {-1LL, "19691231T235959Z"},
+              {951782400LL, "20000229T000000Z"},
+              {4107542399LL, "21000228T235959Z"},
+              {4107542400LL, "21000301T000000Z"},
+              {253402300799LL, "99991231T235959Z"},
+              {-62167219200LL, "00000101T000000Z"}};
+    int64_t t;
+    size_t i;
+    int bad = 0;
+    for(i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+      CHECK_INT(ddb_sigv4_amz_date((time_t)at[i].t, d), 0);
+      CHECK_STR(d, at[i].want);
+    }
+    for(t = -2208988800LL; t < 7258118400LL; t += 7919 + 86400) {
+      time_t tt = (time_t)t;
+      struct tm tm;
+      char want[32];
+      gmtime_r(&tt, &tm);
+      strftime(want, sizeof(want), "%Y%m%dT%H%M%SZ", &tm);
+      if(ddb_sigv4_amz_date(tt, d) != 0 || strcmp(d, want) != 0)
+        bad++;
+    }
+    CHECK_INT(bad, 0);
+  }
+  CHECK_INT(ddb_sigv4_amz_date((time_t)253402300800LL, d), -1); /* 10000 */
+  CHECK_INT(ddb_sigv4_amz_date((time_t)-62167219201LL, d), -1); /* -1 */
 }
 
 /* botocore's signature of DDB_BODY at VEC_TIME. */
