@@ -91,8 +91,8 @@ static void big_body_child(void *obj) {
   __atomic_store_n(&big_body, 0, __ATOMIC_RELAXED);
 }
 
-static const ddb_live_ops big_body_live_ops = {big_body_nop, big_body_nop,
-                                               big_body_child};
+static const ddb_live_ops big_body_live_ops = {DDB_LIVE_HTTP, big_body_nop,
+                                               big_body_nop, big_body_child};
 static ddb_live big_body_live;
 static pthread_once_t big_body_once = PTHREAD_ONCE_INIT;
 
