@@ -23,9 +23,12 @@
 /* DynamoDB's most writes in one TransactWriteItems. */
 #define DDBC_TRANSACT_MAX 100
 
-/* Did the write fail because a condition failed (so nothing was written)?
-** A single write says so in its type; a TransactWriteItems is cancelled,
-** naming the reasons in its message. */
+/* Did the write fail because a condition failed (so nothing was written
+** by this attempt)?  A single write says so in its type; a
+** TransactWriteItems is cancelled, naming the reasons in its message.  A
+** retried write whose earlier attempt's answer was lost
+** (err->maybe_applied) may fail its condition because that attempt was
+** applied: its outcome is unknown to the cache. */
 static int cond_failed(const ddb_error *e) {
   return strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
          (strcmp(e->type, "TransactionCanceledException") == 0 &&
@@ -71,7 +74,7 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
   ddb_tally_end(prev);
   ddbc_hot_writes(d, item, NULL, 0, &t);
   if(result) {
-    if(!cond_failed(err))
+    if(!cond_failed(err) || err->maybe_applied) /* see cond_failed */
       note_unknown(c, d, item, pol);
     return result;
   }
@@ -99,7 +102,7 @@ ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
   ddb_tally_end(prev);
   ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
-    if(!cond_failed(err))
+    if(!cond_failed(err) || err->maybe_applied) /* see cond_failed */
       note_unknown(c, d, key, pol);
     return result;
   }
@@ -129,7 +132,7 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
   ddb_tally_end(prev);
   ddbc_hot_writes(d, key, NULL, 0, &t);
   if(result) {
-    if(!cond_failed(err))
+    if(!cond_failed(err) || err->maybe_applied) /* see cond_failed */
       note_unknown(c, d, key, pol);
     return result;
   }

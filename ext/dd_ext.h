@@ -504,6 +504,13 @@ char *dd_key_text(dd_vtab *p, const ddb_item *it);
 ** message names it (a COMMIT across tables: "PK='a' in b").  From
 ** sqlite3_malloc; NULL when out of memory. */
 char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName);
+/* A write of the item with it's key, conditioned on what was read, failed
+** its condition with e: was it applied all the same, by an earlier
+** attempt whose answer was lost (e->maybe_applied), so that the retry
+** found the item changed by itself?  Asked of DynamoDB now (consistent):
+** 1 when the item is want (NULL: a DELETE's, no item), else 0. */
+int dd_write_landed(dd_vtab *p, const ddb_item *it, const ddb_item *want,
+                    const ddb_error *e);
 /* What an UPDATE from old to it changes: *pSet the attributes to SET (NULL
 ** when none), azRemove[0..*pnRemove) the names to REMOVE (borrowed from
 ** old; azRemove has room for old's attributes).  Key attributes are never

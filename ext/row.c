@@ -69,13 +69,22 @@ int dd_diff(dd_vtab *p, const ddb_item *old, const ddb_item *it,
   return SQLITE_OK;
 }
 
-/* See dd_ext.h. */
-char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName) {
+/* Did the write fail its condition (nothing written)? */
+static int dd_cond_failed(const ddb_error *e) {
+  return strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
+         (strcmp(e->type, "TransactionCanceledException") == 0 &&
+          strstr(e->message, "ConditionalCheckFailed"));
+}
+
+/* The item with it's key as DynamoDB holds it now: a consistent GetItem,
+** never either cache tier.  Returns 1 with *pNow (NULL: no such item; the
+** caller unrefs it), or 0 when it could not be asked. */
+static int dd_item_now(dd_vtab *p, const ddb_item *it, ddb_item **pNow) {
   ddbc_policy pol = p->pol;
-  ddb_item *now = NULL, *key;
+  ddb_item *key;
   ddb_error err;
-  char *zKey = zName ? sqlite3_mprintf("%s", zName) : dd_key_text(p, it), *z;
   int bAsk = 0;
+  *pNow = NULL;
   ddb_error_clear(&err);
   pol.consistent = 1; /* DynamoDB's item now, never the cache's */
   key = ddb_item_get(it, p->azKey[0])
@@ -84,8 +93,16 @@ char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName) {
             : NULL;
   if(key)
     bAsk = ddbc_get_item(p->pClient, p->pDesc->name, key, p->azKey, p->nKey,
-                         &pol, &now, &err) == DDB_OK;
+                         &pol, pNow, &err) == DDB_OK;
   ddb_item_unref(key);
+  return bAsk;
+}
+
+/* See dd_ext.h. */
+char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName) {
+  ddb_item *now = NULL;
+  char *zKey = zName ? sqlite3_mprintf("%s", zName) : dd_key_text(p, it), *z;
+  int bAsk = dd_item_now(p, it, &now);
   z = sqlite3_mprintf("the item with key %s %s", zKey ? zKey : "?",
                       !bAsk ? "changed or was deleted since it was read"
                       : now ? "changed since it was read"
@@ -95,16 +112,23 @@ char *dd_changed_reason(dd_vtab *p, const ddb_item *it, const char *zName) {
   return z;
 }
 
+/* See dd_ext.h. */
+int dd_write_landed(dd_vtab *p, const ddb_item *it, const ddb_item *want,
+                    const ddb_error *e) {
+  ddb_item *now = NULL;
+  int bLanded;
+  if(!e->maybe_applied || !dd_cond_failed(e))
+    return 0; /* no attempt of it can have been applied, or not that */
+  if(!dd_item_now(p, it, &now))
+    return 0;
+  bLanded = want ? now && ddb_av_equal(&now->root, &want->root) : !now;
+  ddb_item_unref(now);
+  return bLanded;
+}
+
 /* ------------------------------------------------------------------------
 ** One row's write sent alone
 */
-
-/* Did the write fail its condition (nothing written)? */
-static int dd_cond_failed(const ddb_error *e) {
-  return strcmp(e->type, "ConditionalCheckFailedException") == 0 ||
-         (strcmp(e->type, "TransactionCanceledException") == 0 &&
-          strstr(e->message, "ConditionalCheckFailed"));
-}
 
 /* Report a client error from a write; a failed condition becomes
 ** SQLITE_CONSTRAINT with zWhat (which names the key). */
@@ -146,6 +170,8 @@ static int dd_delete_now(dd_vtab *p, const ddb_item *old, ddb_cond cond) {
   if(ddbc_delete_item(p->pClient, p->pDesc, old, p->azKey, p->nKey, cond, old,
                       &p->pol, NULL, &err) == DDB_OK)
     return SQLITE_OK;
+  if(cond == DDB_COND_SAME && dd_write_landed(p, old, NULL, &err))
+    return SQLITE_OK; /* an earlier attempt deleted it, its answer lost */
   if(cond == DDB_COND_SAME && dd_cond_failed(&err)) {
     char *zWhy = dd_changed_reason(p, old, NULL);
     char *zWhat = sqlite3_mprintf("DELETE: nothing deleted: %s",
@@ -176,7 +202,8 @@ static int dd_update_now(dd_vtab *p, const ddb_item *old, const ddb_item *it) {
   ** the new values were computed from it */
   if(ddbc_update_item(p->pClient, p->pDesc, it, p->azKey, p->nKey, set,
                       azRemove, nRemove, DDB_COND_SAME, old, &p->pol, NULL,
-                      &err)) {
+                      &err) &&
+     !dd_write_landed(p, old, it, &err)) {
     char *zWhy = dd_cond_failed(&err) ? dd_changed_reason(p, old, NULL) : NULL;
     char *zWhat = sqlite3_mprintf("UPDATE: nothing written: %s",
                                   zWhy ? zWhy : "the item changed");

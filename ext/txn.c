@@ -1672,6 +1672,14 @@ static int dd_commit_atomic(dd_vtab *p, dd_writes *x, const char *zVerb,
     rc = SQLITE_ERROR;
     goto done;
   }
+  if(x->n == 1 && x->aOp[0]->cond == DDB_COND_SAME &&
+     dd_write_landed(x->aOp[0]->pTab, x->aOp[0]->item,
+                     x->aOp[0]->kind == DDB_WRITE_DELETE ? NULL
+                                                         : x->aOp[0]->item,
+                     &k.err)) {
+    rc = SQLITE_OK; /* its retry failed because the lost attempt landed */
+    goto done;
+  }
   if(k.err.maybe_applied)
     /* an attempt may have reached DynamoDB (its answer was lost, or the
     ** statement was interrupted after sending): all or nothing */

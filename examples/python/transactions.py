@@ -13,7 +13,10 @@ COMMIT, so with Python:
   1. conn.execute("INSERT ...") sends nothing; conn.commit() sends it;
   2. reads on the same connection see the pending write before commit();
   3. an INSERT of a key that exists fails at commit(), not at execute();
-  4. conn.rollback() (or closing without commit()) sends nothing;
+  4. conn.rollback() (or closing without commit()) writes nothing (an
+     UPDATE or DELETE reads its rows from DynamoDB itself, a consistent
+     GetItem here, never from the cache, so that its write is computed
+     from what DynamoDB holds);
   5. isolation_level=None is autocommit: each statement is sent at once.
 
 Each step prints the DynamoDB calls it made (dynamodb_calls(), which
