@@ -320,6 +320,16 @@ def test_replay():
         sr.get("requests_GetItem") == 1,
         "replay: a reader whose item_ttl is shorter than the old value's age "
         "refuses it (the fill time is sealed in it) and asks DynamoDB", (r, sr, err))
+    # what the replay cannot do: make a write computed from it (issue 28,
+    # point 2): an UPDATE reads its row from DynamoDB itself, not the tiers
+    resp_cmd(port, "SET", new[0], old, "PX", "300000")  # replayed again
+    u, su, err, rc = run_proc([
+        "UPDATE t SET item = json_set(item, '$.v', json_extract(item, '$.v') || '+1') "
+        "WHERE PK='P#6' AND SK='S#106';"])
+    c, sc, err2, rc2 = run_proc(reads([106]), opts=", consistent_read=true")
+    tap(rc == 0 and rc2 == 0 and c == ["P#6|S#106|new106+1"],
+        "replay: an UPDATE in a fresh process computes from DynamoDB's item, "
+        "never the replayed value (new106+1, not v106+1)", (c, err, err2))
     # moved: item 106's genuine value under item 107's key
     before = redis_keys(port)
     run_proc(reads([107]))
