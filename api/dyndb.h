@@ -264,6 +264,8 @@ typedef struct dyn_options {
   /* A shared tier behind the process's cache (docs/cache.md):
   ** redis[s]://[user[:password]@]host[:port][/db]; NULL: the
   ** environment's DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.
+  ** DYNAMODB_SHARED_CACHE_PASSWORD goes only to the Redis that
+  ** DYNAMODB_SHARED_CACHE names (scheme, host, port, db, user alike).
   ** shared_cache_timeout: seconds, the bound of a connect and of each
   ** command to it; 0: 0.02. */
   const char *shared_cache;
