@@ -16,7 +16,8 @@
 **   profile:     option, AWS_PROFILE, "default"; one that the option or
 **                AWS_PROFILE names must exist in one of the files (as in
 **                botocore, even with keys in the environment).
-**   credentials: the chain of creds.c (environment, shared files,
+**   credentials: the chain of creds.c (environment, assume-role, web
+**                identity, IAM Identity Center, shared files,
 **                credential_process, container, instance metadata).
 **   files:       AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) and
 **                AWS_CONFIG_FILE (~/.aws/config); in the config file a
@@ -53,14 +54,15 @@ static int is_true(const char *v) {
   return v && strcasecmp(v, "true") == 0;
 }
 
-/* The endpoint the profile configures for DynamoDB: the dynamodb entry of
-** its services section, else its endpoint_url; NULL when none. */
-static char *config_endpoint(const ddb_profile *prof) {
+/* The endpoint the profile configures for service (its key in a services
+** section: "dynamodb", "sts", ...): the service's entry of its services
+** section, else its endpoint_url; NULL when none. */
+static char *config_endpoint(const ddb_profile *prof, const char *service) {
   const char *services = ddb_profile_value(prof, "services");
   const char *url;
   char *v = NULL;
   if(services && *services)
-    v = ddb_profile_service(prof, services, "dynamodb", "endpoint_url");
+    v = ddb_profile_service(prof, services, service, "endpoint_url");
   if(v && !*v) {
     free(v);
     v = NULL;
@@ -68,6 +70,42 @@ static char *config_endpoint(const ddb_profile *prof) {
   if(!v && (url = ddb_profile_value(prof, "endpoint_url")) != NULL && *url)
     v = ddb_strdup(url);
   return v;
+}
+
+/* The endpoint configured for service as botocore looks for one:
+** AWS_ENDPOINT_URL_<env_suffix>, AWS_ENDPOINT_URL, the profile's (see
+** config_endpoint); none when AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the
+** profile's ignore_configured_endpoint_urls is true.  Returns the value
+** (owned by the environment, or *conf malloc'ed when from the profile)
+** and sets *what to where it came from (" (AWS_ENDPOINT_URL_STS)", into
+** whatbuf); NULL when none. */
+static const char *configured_endpoint(const ddb_profile *prof,
+                                       const char *service,
+                                       const char *env_suffix, char **conf,
+                                       const char **what, char *whatbuf,
+                                       size_t whatcap) {
+  char var[48];
+  const char *v;
+  *conf = NULL;
+  *what = "";
+  if(is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) ||
+     is_true(ddb_profile_value(prof, "ignore_configured_endpoint_urls")))
+    return NULL;
+  snprintf(var, sizeof(var), "AWS_ENDPOINT_URL_%s", env_suffix);
+  if((v = env(var)) != NULL) {
+    snprintf(whatbuf, whatcap, " (%s)", var);
+    *what = whatbuf;
+    return v;
+  }
+  if((v = env("AWS_ENDPOINT_URL")) != NULL) {
+    *what = " (AWS_ENDPOINT_URL)";
+    return v;
+  }
+  if((*conf = config_endpoint(prof, service)) != NULL) {
+    *what = " (config file)";
+    return *conf;
+  }
+  return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -375,23 +413,13 @@ static ddb_result resolve_endpoint(const ddb_config *cfg,
                                    const ddb_profile *prof, ddb_settings *s,
                                    ddb_error *err) {
   const char *v = NULL, *what = "";
-  char *conf = NULL, buf[1024];
+  char *conf = NULL, buf[1024], whatbuf[80];
   ddb_result result;
-  int ignore_configured =
-      is_true(env("AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")) ||
-      is_true(ddb_profile_value(prof, "ignore_configured_endpoint_urls"));
   if(cfg->endpoint)
     v = cfg->endpoint;
-  else if(!ignore_configured) {
-    if((v = env("AWS_ENDPOINT_URL_DYNAMODB")) != NULL)
-      what = " (AWS_ENDPOINT_URL_DYNAMODB)";
-    else if((v = env("AWS_ENDPOINT_URL")) != NULL)
-      what = " (AWS_ENDPOINT_URL)";
-    else if((conf = config_endpoint(prof)) != NULL) {
-      v = conf;
-      what = " (config file)";
-    }
-  }
+  else
+    v = configured_endpoint(prof, "dynamodb", "DYNAMODB", &conf, &what,
+                            whatbuf, sizeof(whatbuf));
   if(v) {
     result = set_endpoint(s, v, what, err);
     free(conf);
@@ -401,6 +429,36 @@ static ddb_result resolve_endpoint(const ddb_config *cfg,
               s->region) >= (int)sizeof(buf))
     return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
   return set_endpoint(s, buf, " (from the region)", err);
+}
+
+/* See ddb_client_int.h: a credential source's service endpoint. */
+char *ddb_service_endpoint(const ddb_profile *prof, const char *service,
+                           const char *env_suffix, const char *dflt,
+                           ddb_error *err) {
+  const char *what, *v;
+  char *conf, *out = NULL, whatbuf[80];
+  ddb_endpoint ep;
+  size_t n;
+  v = configured_endpoint(prof, service, env_suffix, &conf, &what, whatbuf,
+                          sizeof(whatbuf));
+  if(!v) {
+    v = dflt;
+    what = "";
+  }
+  if(ddb_endpoint_parse(v, what, &ep, err) == DDB_OK) {
+    ddb_endpoint_free(&ep);
+    n = strlen(v);
+    while(n > 0 && v[n - 1] == '/')
+      n--;
+    out = malloc(n + 1);
+    if(out) {
+      memcpy(out, v, n);
+      out[n] = 0;
+    } else
+      ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  free(conf);
+  return out;
 }
 
 /* Resolve the CA bundle into s: option, AWS_CA_BUNDLE, the profile's
@@ -466,6 +524,7 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
   const char *v;
   ddb_profile prof;
   ddb_creds creds;
+  ddb_cred_env cenv;
   ddb_result result = DDB_OK;
 
   memset(s, 0, sizeof(*s));
@@ -500,8 +559,12 @@ ddb_result ddb_settings_resolve(const ddb_config *cfg, ddb_settings *s,
     goto fail;
 
   /* credentials */
-  result = ddb_creds_chain(&prof, cfg->profile != NULL, resolve_stopped,
-                           (void *)cfg, &s->src, &creds, &s->cred_source, err);
+  cenv.region = s->region;
+  cenv.ca_bundle = s->ca_bundle;
+  cenv.stop = resolve_stopped;
+  cenv.stop_ud = (void *)cfg;
+  result = ddb_creds_chain(&prof, cfg->profile != NULL, &cenv, &s->src,
+                           &creds, &s->cred_source, err);
   if(result)
     goto fail;
   s->access_key = creds.access_key;

@@ -70,6 +70,15 @@ ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
     result = ddb_creds_container_fetch(src, out, err);
     break;
   case DDB_CRED_IMDS: result = ddb_creds_imds_fetch(src, out, err); break;
+  case DDB_CRED_ROLE:
+    result = ddb_creds_role_fetch(src, stop, stop_ud, out, err);
+    break;
+  case DDB_CRED_WEB_IDENTITY:
+    result = ddb_creds_web_identity_fetch(src, stop, stop_ud, out, err);
+    break;
+  case DDB_CRED_SSO:
+    result = ddb_creds_sso_fetch(src, stop, stop_ud, out, err);
+    break;
   default:
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "credentials from %s cannot be refreshed",
@@ -222,9 +231,10 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
 /* See ddb_client_int.h: walk the chain; on failure the error lists what
 ** was tried, or names the configured source that failed. */
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
-                           ddb_cancel_fn stop, void *stop_ud,
-                           ddb_cred_source *src, ddb_creds *out, char **what,
-                           ddb_error *err) {
+                           const ddb_cred_env *env, ddb_cred_source *src,
+                           ddb_creds *out, char **what, ddb_error *err) {
+  ddb_cancel_fn stop = env->stop;
+  void *stop_ud = env->stop_ud;
   ddb_buf tried;
   ddb_error e;
   ddb_result result = DDB_OK;

@@ -20,13 +20,29 @@ void ddb_creds_clear(ddb_creds *c) {
   memset(c, 0, sizeof(*c));
 }
 
-/* Free s's strings (the authorization token wiped) and zero it. */
+/* Free s's strings (the authorization token wiped), its source
+** credentials and the source they come from, and zero it. */
 void ddb_cred_source_free(ddb_cred_source *s) {
   free(s->what);
   free(s->command);
   free(s->url);
   ddb_wipe_free(s->auth);
   free(s->auth_file);
+  free(s->role_arn);
+  free(s->session_name);
+  free(s->external_id);
+  free(s->token_file);
+  free(s->region);
+  free(s->ca_bundle);
+  if(s->inner) {
+    ddb_cred_source_free(s->inner);
+    free(s->inner);
+  }
+  if(s->held) {
+    ddb_creds_clear(s->held);
+    free(s->held);
+  }
+  ddb_sso_source_free(s->sso);
   memset(s, 0, sizeof(*s));
 }
 

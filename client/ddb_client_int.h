@@ -209,40 +209,69 @@ typedef enum ddb_cred_kind {
   DDB_CRED_STATIC = 0, /* environment or shared files: never refreshed */
   DDB_CRED_PROCESS,    /* credential_process */
   DDB_CRED_CONTAINER,  /* ECS/EKS container credentials endpoint */
-  DDB_CRED_IMDS        /* EC2 instance metadata, IMDSv2 */
+  DDB_CRED_IMDS,       /* EC2 instance metadata, IMDSv2 */
+  DDB_CRED_ROLE,       /* STS AssumeRole, signed with inner's credentials */
+  DDB_CRED_WEB_IDENTITY, /* STS AssumeRoleWithWebIdentity, a token file */
+  DDB_CRED_SSO           /* IAM Identity Center's GetRoleCredentials */
 } ddb_cred_kind;
+
+typedef struct ddb_creds ddb_creds;
+typedef struct ddb_sso_source ddb_sso_source; /* creds_sso.c */
 
 /* Where temporary credentials come from: enough to fetch them again. */
 typedef struct ddb_cred_source {
   ddb_cred_kind kind;
   char *what;      /* for messages, e.g. "credential_process of profile 'x'" */
   char *command;   /* PROCESS: the command line */
-  char *url;       /* CONTAINER: the full URL; IMDS: the endpoint */
+  char *url;       /* CONTAINER: the full URL; IMDS: the endpoint; ROLE and
+                      WEB_IDENTITY: the STS endpoint */
   char *auth;      /* CONTAINER: Authorization header value, or NULL */
   char *auth_file; /* CONTAINER: file to read it from on every fetch */
+  /* ROLE and WEB_IDENTITY (creds_sts.c) */
+  char *role_arn;
+  char *session_name; /* NULL: botocore's botocore-session-<Unix time> */
+  char *external_id;  /* ROLE: ExternalId, or NULL */
+  int duration;       /* DurationSeconds; 0: not sent (STS's 3600) */
+  char *token_file;   /* WEB_IDENTITY: read again at every fetch */
+  char *region;       /* ROLE: the region STS's requests are signed for */
+  char *ca_bundle;    /* ROLE, WEB_IDENTITY, SSO: CA file, or NULL */
+  struct ddb_cred_source *inner; /* ROLE: where the source credentials
+                                    come from (malloc'ed, freed with this) */
+  ddb_creds *held; /* ROLE: the source credentials last fetched from inner
+                      (static ones for good); malloc'ed */
+  ddb_sso_source *sso; /* SSO: creds_sso.c's settings */
 } ddb_cred_source;
+
+/* What a chain needs beside the profile: the client's region (STS's), its
+** CA bundle (NULL: the system's), and the hook polled while a source runs
+** (NULL: none). */
+typedef struct ddb_cred_env {
+  const char *region;
+  const char *ca_bundle;
+  ddb_cancel_fn stop;
+  void *stop_ud;
+} ddb_cred_env;
 
 /* One set of credentials; every string malloc'ed, secrets wiped on
 ** ddb_creds_clear(). */
-typedef struct ddb_creds {
+struct ddb_creds {
   char *access_key;
   char *secret_key;
   char *session_token; /* NULL if none */
   int64_t expires;     /* Unix time they expire; 0: never */
-} ddb_creds;
+};
 
 /* Walk the chain for the loaded profile prof (given: named by the
-** profile= option, which skips the environment); stop (may be NULL) is
-** polled while a credential_process runs.  On success *out holds the
-** credentials, *src how to refresh them and *what (malloc'ed) where they
-** came from ("environment", "profile 'x'", ...).  On failure a
-** DDB_ERR_CONFIG that lists what was tried, or the error of a configured
-** source that failed (DDB_ERR_CANCELLED when stop said so). */
+** profile= option, which skips the environment); env->stop is polled
+** while a source runs.  On success *out holds the credentials, *src how
+** to refresh them and *what (malloc'ed) where they came from
+** ("environment", "profile 'x'", "assume-role ARN (profile 'r') via ...").
+** On failure a DDB_ERR_CONFIG that lists what was tried, or the error of
+** a configured source that failed (DDB_ERR_CANCELLED when stop said so). */
 typedef struct ddb_profile ddb_profile;
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
-                           ddb_cancel_fn stop, void *stop_ud,
-                           ddb_cred_source *src, ddb_creds *out, char **what,
-                           ddb_error *err);
+                           const ddb_cred_env *env, ddb_cred_source *src,
+                           ddb_creds *out, char **what, ddb_error *err);
 /* Fetch fresh credentials from src (PROCESS, CONTAINER or IMDS) into *out
 ** (cleared first); stop (may be NULL) is polled while a credential_process
 ** runs.  Credentials that have already expired are an error naming src and
@@ -280,6 +309,31 @@ ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
                                      ddb_creds *out, ddb_error *err);
 ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
                                 ddb_error *err);
+/* IAM Identity Center (creds_sso.c).  The profile's SSO settings (an
+** sso_session profile, or the legacy form with sso_start_url in the
+** profile): 1 with src filled (kind DDB_CRED_SSO, what, sso, ca_bundle
+** from env) when prof is one, 0 when it is not, -1 on a bad or partial
+** setting (err names the profile and the key). */
+int ddb_creds_sso_source(const ddb_profile *prof, const ddb_cred_env *env,
+                         ddb_cred_source *src, ddb_error *err);
+/* Role credentials from the portal's GetRoleCredentials, with the token
+** cached by `aws sso login` (refreshed through SSO OIDC when botocore
+** would); errors name `aws sso login --profile NAME` where that is the fix,
+** never a token. */
+ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src,
+                               ddb_cancel_fn stop, void *stop_ud,
+                               ddb_creds *out, ddb_error *err);
+void ddb_sso_source_free(ddb_sso_source *s);
+/* STS (creds_sts.c): AssumeRole with the source credentials of src->inner
+** (fetched again when they near their expiry), and
+** AssumeRoleWithWebIdentity with the token read from src->token_file at
+** each call.  Errors name the role and STS's code and message. */
+ddb_result ddb_creds_role_fetch(const ddb_cred_source *src,
+                                ddb_cancel_fn stop, void *stop_ud,
+                                ddb_creds *out, ddb_error *err);
+ddb_result ddb_creds_web_identity_fetch(const ddb_cred_source *src,
+                                        ddb_cancel_fn stop, void *stop_ud,
+                                        ddb_creds *out, ddb_error *err);
 /* Look for the container endpoint in the environment: fills src and
 ** returns 1 when one is configured, 0 when not, -1 on a bad setting (err
 ** set) (creds_meta.c). */
@@ -287,6 +341,40 @@ int ddb_creds_container_source(ddb_cred_source *src, ddb_error *err);
 /* The instance metadata endpoint (malloc'ed), without a trailing '/'
 ** (creds_meta.c). */
 char *ddb_creds_imds_endpoint(void);
+
+/* One request of a credential source to an AWS service (STS, the SSO
+** portal, SSO OIDC) (creds_http.c). */
+typedef struct ddb_creds_req {
+  const char *what;   /* names the call in errors, e.g. "STS AssumeRole" */
+  const char *method; /* "GET" or "POST" */
+  const char *url;
+  const char *const *headers; /* "Name: value" lines, NULL-terminated, or
+                                 NULL; copies are wiped when freed */
+  const char *body;           /* POST: the body (NULL: empty) */
+  size_t body_len;
+  const char *ca_bundle;      /* CA file, or NULL: the system's */
+  ddb_cancel_fn stop;         /* polled while it runs, or NULL */
+  void *stop_ud;
+} ddb_creds_req;
+/* Send req: 10 s to connect, 30 s a whole attempt, no redirects, up to 3
+** attempts (100 ms, then 400 ms apart) while the connection fails or the
+** answer is a 5xx or 429.  out gets the last answer's body (at most
+** DDB_CREDS_OUT_MAX bytes), *status its HTTP status.  Errors (the
+** connection, an answer too large, DDB_ERR_CANCELLED when stop said so)
+** name req->what and the URL, never a header or the body. */
+ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out,
+                          long *status, ddb_error *err);
+/* The endpoint of an AWS service a credential source calls, as botocore
+** resolves a configured endpoint: AWS_ENDPOINT_URL_<env_suffix>,
+** AWS_ENDPOINT_URL, the `service` entry of the profile's services section,
+** the profile's endpoint_url (none of them when
+** AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's
+** ignore_configured_endpoint_urls is true), else dflt.  Checked as the
+** DynamoDB endpoint is (ddb_endpoint_parse).  Returns it malloc'ed, without
+** trailing slashes, or NULL with err set (config.c). */
+char *ddb_service_endpoint(const ddb_profile *prof, const char *service,
+                           const char *env_suffix, const char *dflt,
+                           ddb_error *err);
 
 /* ------------------------------------------------------------------------
 ** The cache's names for a client (config.c, creds.c; see
