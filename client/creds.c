@@ -171,8 +171,7 @@ static int step_process(const ddb_profile *prof, ddb_cancel_fn stop,
 /* A profile that needs what the SDKs do and this extension does not
 ** (AssumeRole, SSO): -1 with err saying what to do instead, else 0. */
 static int step_unsupported(const ddb_profile *prof, ddb_error *err) {
-  static const char *const keys[] = {
-      "role_arn", "sso_session", "sso_start_url", "web_identity_token_file"};
+  static const char *const keys[] = {"role_arn", "web_identity_token_file"};
   size_t i;
   for(i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
     const char *v = ddb_profile_value(prof, keys[i]);
@@ -186,6 +185,20 @@ static int step_unsupported(const ddb_profile *prof, ddb_error *err) {
     }
   }
   return 0;
+}
+
+/* TEMP (i29-sso, dropped at merge): IAM Identity Center, before the
+** shared files as in botocore: 1 found, 0 not an SSO profile, -1 error. */
+static int step_sso(const ddb_profile *prof, const ddb_cred_env *env,
+                    ddb_cred_source *src, ddb_creds *out, char **what,
+                    ddb_error *err) {
+  int rc = ddb_creds_sso_source(prof, env, src, err);
+  if(rc <= 0)
+    return rc;
+  if(ddb_creds_fetch(src, env->stop, env->stop_ud, out, err))
+    return -1;
+  *what = ddb_strdup(src->what);
+  return 1;
 }
 
 /* Step 5, container credentials: 1 found, 0 not configured, -1 error. */
@@ -249,6 +262,8 @@ ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
     tried_add(&tried, "%s", "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY");
   if(rc == 0)
     rc = step_unsupported(prof, &e);
+  if(rc == 0)
+    rc = step_sso(prof, env, src, out, what, &e);
   if(rc == 0)
     rc = step_file(prof, 1, out, what, &e);
   if(rc == 0)
