@@ -88,9 +88,11 @@ class Fake(http.server.BaseHTTPRequestHandler):
             return self.answer(400, {"error": "invalid_grant",
                                      "error_description": "bad refresh"},
                                "InvalidGrantException")
-        self.answer(200, {"accessToken": "tok-new", "expiresIn": 3600,
-                          "refreshToken": "refresh-2",
-                          "tokenType": "Bearer"})
+        ans = {"accessToken": "tok-new", "expiresIn": 3600,
+               "refreshToken": "refresh-2", "tokenType": "Bearer"}
+        if STATE["oidc"] == "norefresh":
+            del ans["refreshToken"]
+        self.answer(200, ans)
 
 
 def iso(minutes):
@@ -107,6 +109,11 @@ def token(access, minutes, refresh=True, reg_minutes=600):
                   "registrationExpiresAt": iso(reg_minutes),
                   "refreshToken": "refresh-1"})
     return t
+
+
+def raw(text):
+    """A cache file's text as it is (not a token dict)."""
+    return {"__raw__": text}
 
 
 SESSION = ("[profile dev]\nsso_session = corp\nsso_account_id = 111122223333"
@@ -163,6 +170,38 @@ CASES = [
         "region = us-east-1\n[sso", "region = us-east-1\n"
         "sso_region = us-west-2\n[sso"), "dev", {}, "ok", "ok", False,
      ("inconsistent", "sso_region")),
+    ("legacy, expiresAt of the older CLI ('...UTC')", LEGACY, "old",
+     {START: raw('{"startUrl": "%s", "region": "us-east-1", "accessToken": '
+                 '"tok-valid", "expiresAt": "%sUTC"}'
+                 % (START, iso(60)[:-1]))}, "ok", "ok", False, ()),
+    ("refresh answered without refreshToken: the cache loses it", SESSION,
+     "dev", {"corp": token("tok-soon", 5)}, "ok", "norefresh", False, ()),
+    ("a second profile on the same sso-session", SESSION +
+     "[profile two]\nsso_session = corp\nsso_account_id = 444455556666\n"
+     "sso_role_name = Admin\nregion = us-east-1\n", "two",
+     {"corp": token("tok-valid", 60)}, "ok", "ok", False, ()),
+    ("cache file not JSON", SESSION, "dev", {"corp": raw("{not json")},
+     "ok", "ok", False, ("not a JSON object", "aws sso login")),
+    ("cache file without expiresAt", SESSION, "dev",
+     {"corp": raw('{"accessToken": "tok-valid"}')}, "ok", "ok", False,
+     ("accessToken and expiresAt", "aws sso login --profile dev")),
+    ("sso_start_url in the profile, not in the session", SESSION.replace(
+        "sso_start_url = %s\n" % START, "").replace(
+        "region = us-east-1\n[sso", "region = us-east-1\nsso_start_url = "
+        "%s\n[sso" % START), "dev", {"corp": token("tok-valid", 60)}, "ok",
+     "ok", False, ("SSO token provider", "sso_start_url")),
+    ("sso_account_id alone", "[profile acc]\nsso_account_id = 1\n"
+     "region = us-east-1\n", "acc", {}, "ok", "ok", False,
+     ("missing required configuration", "sso_role_name, sso_start_url, "
+      "sso_region")),
+    ("sso_session alone is no SSO credential source: the keys", "[profile k]"
+     "\nsso_session = corp\nregion = us-east-1\naws_access_key_id = AKKEYS"
+     "\naws_secret_access_key = s\n[sso-session corp]\nsso_start_url = x\n"
+     "sso_region = us-east-1\n", "k", {}, "ok", "ok", False, ()),
+    ("sso_region not a region", SESSION.replace(
+        "sso_region = us-east-1", "sso_region = us east 1"), "dev",
+     {"corp": token("tok-valid", 60)}, "ok", "ok", False,
+     ("sso_region", "us east 1")),
     ("legacy without sso_role_name", LEGACY.replace(
         "sso_role_name = ReadOnly\n", ""), "old", {}, "ok", "ok", False,
      ("missing required configuration", "sso_role_name")),
@@ -193,7 +232,10 @@ def setup(home, case, url):
         f.write(config)
     for key, tok in case[3].items():
         with open(cache_path(home, key), "w") as f:
-            json.dump(tok, f)
+            if "__raw__" in tok:
+                f.write(tok["__raw__"])
+            else:
+                json.dump(tok, f)
     STATE.update(portal=case[4], oidc=case[5], log=[])
 
 
