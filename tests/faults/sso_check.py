@@ -249,6 +249,11 @@ def environment(home, url, services):
 
 
 def ours(ext, port, env, profile):
+    env = dict(env)
+    pre = os.environ.get("SQLITE3_PRELOAD")
+    if pre:
+        env["LD_PRELOAD"] = " ".join(
+            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
     script = (".bail off\n.load %s\n"
               "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "
               "endpoint='http://127.0.0.1:%d', profile='%s');\n"
@@ -275,6 +280,8 @@ def check(case, want, theirs_log, out, recs, mine_log, their_cache,
           my_cache):
     words = case[7]
     bad = []
+    if "Sanitizer" in out or "runtime error:" in out:
+        bad.append("sanitizer: %r" % out[-600:])
     if "error" in want:
         first = out.splitlines()[0] if out else ""
         if "dynamodb:" not in first:
