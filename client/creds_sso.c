@@ -304,30 +304,6 @@ static void query_encode(ddb_buf *b, const char *s) {
   }
 }
 
-/* See sso_int.h: "Type: message" of an error answer. */
-void ddb_sso_error_text(const char *body, size_t n, char *out, size_t cap) {
-  static const char *const types[] = {"__type", "code", "error"};
-  static const char *const msgs[] = {"message", "Message",
-                                     "error_description"};
-  cJSON *j = cJSON_ParseWithLength(body ? body : "", body ? n : 0);
-  const char *type = NULL, *msg = NULL, *hash;
-  size_t i, tn = 0;
-  for(i = 0; i < 3 && !type; i++)
-    type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, types[i]));
-  for(i = 0; i < 3 && !msg; i++)
-    msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, msgs[i]));
-  if(type) {
-    if((hash = strrchr(type, '#')) != NULL) /* "namespace#Type" */
-      type = hash + 1;
-    tn = strcspn(type, ":"); /* "Type:http://internal.amazon.com/..." */
-    if(tn > 80)
-      tn = 80;
-  }
-  snprintf(out, cap, "%.*s%s%.200s", (int)tn, type ? type : "",
-           type && msg ? ": " : "", msg ? msg : "");
-  cJSON_Delete(j);
-}
-
 /* The role credentials of the portal's answer body[0..n) into *out.
 ** Returns DDB_OK, or an error naming what is missing. */
 static ddb_result role_creds(const ddb_cred_source *src, const char *body,

@@ -46,7 +46,7 @@ char *ddb_sso_cache_file(const char *key);
 /* The type and message of an error answer of the portal or of SSO OIDC
 ** (body[0..n), JSON: __type or code or error, then message or
 ** error_description), as "Type: message", cut to fit out[0..cap); ""
-** when the body has neither (creds_sso.c). */
+** when the body has neither (sso_token.c). */
 void ddb_sso_error_text(const char *body, size_t n, char *out, size_t cap);
 /* Free the cJSON tree j (NULL is fine), every string in it wiped first:
 ** the answers and the cache file hold tokens and secrets (sso_token.c). */

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sso_int.h"
@@ -235,6 +236,39 @@ static int cache_write(const char *path, const char *text, size_t n) {
   return rc;
 }
 
+/* See sso_int.h: "Type: message" of an error answer. */
+void ddb_sso_error_text(const char *body, size_t n, char *out, size_t cap) {
+  static const char *const types[] = {"__type", "code", "error"};
+  static const char *const msgs[] = {"message", "Message",
+                                     "error_description"};
+  cJSON *j = cJSON_ParseWithLength(body ? body : "", body ? n : 0);
+  const char *type = NULL, *msg = NULL, *hash;
+  size_t i, tn = 0;
+  for(i = 0; i < 3 && !type; i++)
+    type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, types[i]));
+  for(i = 0; i < 3 && !msg; i++)
+    msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, msgs[i]));
+  if(type) {
+    if((hash = strrchr(type, '#')) != NULL) /* "namespace#Type" */
+      type = hash + 1;
+    tn = strcspn(type, ":"); /* "Type:http://internal.amazon.com/..." */
+    if(tn > 80)
+      tn = 80;
+  }
+  snprintf(out, cap, "%.*s%s%.200s", (int)tn, type ? type : "",
+           type && msg ? ": " : "", msg ? msg : "");
+  cJSON_Delete(j);
+}
+
+/* t (Unix seconds) as botocore writes a time into the cache
+** ("%Y-%m-%dT%H:%M:%SZ") into buf[0..cap), cap >= 21. */
+static void utc_time(int64_t t, char *buf, size_t cap) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if(!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, cap, "%lld", (long long)t);
+}
+
 /* The string member name of obj, or NULL when absent or not a string. */
 static const char *member_str(const cJSON *obj, const char *name) {
   return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(obj, name));
@@ -345,7 +379,7 @@ static void cache_save(const ddb_sso_source *s, const cJSON *tok,
                        const fresh_token *f) {
   char when[32];
   ddb_buf b;
-  ddb_creds_time(f->expires, when, sizeof(when));
+  utc_time(f->expires, when, sizeof(when));
   ddb_buf_init(&b, DDB_CREDS_OUT_MAX);
   ddb_buf_reserve(&b, DDB_CREDS_OUT_MAX);
   ddb_buf_adds(&b, "{\"startUrl\": ");
@@ -403,7 +437,7 @@ static int refresh(const ddb_sso_source *s, const char *what, const cJSON *tok,
     }
   if(reg <= now) {
     char when[32];
-    ddb_creds_time(reg, when, sizeof(when));
+    utc_time(reg, when, sizeof(when));
     snprintf(why, whycap, "its client registration expired at %s", when);
     return 0;
   }
@@ -470,7 +504,7 @@ ddb_result ddb_sso_token(const ddb_sso_source *s, const char *what,
       exp = f.expires;
   }
   if(exp <= now) {
-    ddb_creds_time(exp, when, sizeof(when));
+    utc_time(exp, when, sizeof(when));
     ddb_error_set(&e, DDB_ERR_CONFIG,
                   "%s: the SSO token expired at %s%s%.300s%s: run aws sso "
                   "login --profile %.100s",
