@@ -320,9 +320,10 @@ static ddb_result role_creds(const ddb_cred_source *src, const char *body,
     if(!(v[i] = cJSON_GetStringValue(
              cJSON_GetObjectItemCaseSensitive(rc, keys[i]))))
       break;
-  if(!rc || i < 3 || !cJSON_IsNumber(exp)) {
+  if(!rc || i < 3 || !cJSON_IsNumber(exp) ||
+     !(fabs(exp->valuedouble) < 1e15)) { /* milliseconds: year 33658 */
     result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "%s: SSO GetRoleCredentials answered without "
+                           "%s: SSO GetRoleCredentials answered no usable "
                            "roleCredentials.%s",
                            src->what,
                            !rc     ? "accessKeyId"

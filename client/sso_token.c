@@ -344,10 +344,12 @@ static int create_token(const ddb_sso_source *s, const char *what,
   }
   ans = cJSON_ParseWithLength(out.p ? out.p : "", out.len);
   in = cJSON_GetObjectItemCaseSensitive(ans, "expiresIn");
-  if(!member_str(ans, "accessToken") || !cJSON_IsNumber(in)) {
+  /* a number a time can hold (botocore's timedelta overflows past it) */
+  if(!member_str(ans, "accessToken") || !cJSON_IsNumber(in) ||
+     !(fabs(in->valuedouble) < 1e12)) {
     ddb_error_set(
         err, DDB_ERR_CONFIG,
-        "%s: SSO OIDC CreateToken (%.200s) answered without %s", what, url.p,
+        "%s: SSO OIDC CreateToken (%.200s) answered no usable %s", what, url.p,
         member_str(ans, "accessToken") ? "expiresIn" : "accessToken");
     goto fail;
   }

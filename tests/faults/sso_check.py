@@ -74,6 +74,9 @@ class Fake(http.server.BaseHTTPRequestHandler):
                 STATE["portal"] == "401":
             return self.answer(401, {"message": "Session token not found "
                                      "or invalid"}, "UnauthorizedException")
+        if STATE["portal"] == "garbage":
+            return self.answer(200, {"roleCredentials": {
+                "accessKeyId": "ASIAX", "secretAccessKey": "s"}})
         exp = int((datetime.datetime.now().timestamp() + 3600) * 1000)
         self.answer(200, {"roleCredentials": {
             "accessKeyId": "ASIA" + tok.upper().replace("-", ""),
@@ -92,6 +95,8 @@ class Fake(http.server.BaseHTTPRequestHandler):
                "refreshToken": "refresh-2", "tokenType": "Bearer"}
         if STATE["oidc"] == "norefresh":
             del ans["refreshToken"]
+        if STATE["oidc"] == "noexpires":
+            del ans["expiresIn"]
         self.answer(200, ans)
 
 
@@ -208,6 +213,12 @@ CASES = [
         "sso_region = us-east-1", "sso_region = us east 1"), "dev",
      {"corp": token("tok-valid", 60)}, "ok", "ok", False,
      ("sso_region", "us east 1")),
+    ("portal answers 200 without sessionToken", SESSION, "dev",
+     {"corp": token("tok-valid", 60)}, "garbage", "ok", False,
+     ("GetRoleCredentials", "sessionToken")),
+    ("OIDC answers 200 without expiresIn (botocore raises)", SESSION, "dev",
+     {"corp": token("tok-soon", 5)}, "ok", "noexpires", False,
+     ("CreateToken", "expiresIn")),
     ("legacy without sso_role_name", LEGACY.replace(
         "sso_role_name = ReadOnly\n", ""), "old", {}, "ok", "ok", False,
      ("missing required configuration", "sso_role_name")),
