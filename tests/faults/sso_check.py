@@ -219,6 +219,13 @@ CASES = [
     ("OIDC answers 200 without expiresIn (botocore raises)", SESSION, "dev",
      {"corp": token("tok-soon", 5)}, "ok", "noexpires", False,
      ("CreateToken", "expiresIn")),
+    ("a quoted sso-session name with a space", SESSION.replace(
+        "sso_session = corp", "sso_session = my corp").replace(
+        "[sso-session corp]", '[sso-session "my corp"]'), "dev",
+     {"my corp": token("tok-valid", 60)}, "ok", "ok", False, ()),
+    ("sso_region from [DEFAULT]", "[DEFAULT]\nsso_region = us-east-1\n" +
+     SESSION.replace("sso_region = us-east-1\n", ""), "dev",
+     {"corp": token("tok-valid", 60)}, "ok", "ok", False, ()),
     ("legacy without sso_role_name", LEGACY.replace(
         "sso_role_name = ReadOnly\n", ""), "old", {}, "ok", "ok", False,
      ("missing required configuration", "sso_role_name")),
