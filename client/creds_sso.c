@@ -78,10 +78,9 @@ static const char *session_value(const ddb_profile *prof, const char *session,
   return NULL;
 }
 
-/* botocore's _resolve_sso_session_reference and SSOTokenProvider's checks
-** of the sso_session named session of prof: the section exists, has keys,
-** agrees with the profile on every key both have, and holds sso_start_url
-** and sso_region.  Returns 0, or -1 with err set. */
+/* botocore's _resolve_sso_session_reference for the sso_session named
+** session of prof: the section exists and agrees with the profile on every
+** key both have.  Returns 0, or -1 with err set. */
 static int session_check(const ddb_profile *prof, const char *session,
                          ddb_error *err) {
   const char *k, *v, *mine;
@@ -108,8 +107,10 @@ static int session_check(const ddb_profile *prof, const char *session,
   return 0;
 }
 
-/* The same checks botocore makes after session_check: every required
-** setting there (the missing ones listed), then the session's own. */
+/* The checks botocore makes after session_check: every required setting
+** there, in the profile or its session (the missing ones listed); then
+** SSOTokenProvider's: the session has keys, sso_start_url and sso_region
+** among them.  Returns 0, or -1 with err set. */
 static int settings_check(const ddb_profile *prof, const char *session,
                           ddb_error *err) {
   char missing[160] = "";
