@@ -362,7 +362,7 @@ ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
                                void *stop_ud, ddb_creds *out, ddb_error *err) {
   const ddb_sso_source *s = src->sso;
   const char *hdrs[2] = {NULL, NULL};
-  char *token = NULL, detail[300];
+  char *token = NULL, detail[300], call[512];
   ddb_buf url, hdr, body;
   ddb_creds_req req;
   ddb_result result;
@@ -396,7 +396,8 @@ ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
   }
   hdrs[0] = hdr.p;
   memset(&req, 0, sizeof(req));
-  req.what = "SSO GetRoleCredentials";
+  snprintf(call, sizeof(call), "%s: SSO GetRoleCredentials", src->what);
+  req.what = call;
   req.method = "GET";
   req.url = url.p;
   req.headers = hdrs;

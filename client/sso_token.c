@@ -299,6 +299,7 @@ static int create_token(const ddb_sso_source *s, const char *what,
   static const char *const hdrs[] = {"Content-Type: application/json", NULL};
   const char *keys[3] = {"clientId", "clientSecret", "refreshToken"};
   ddb_buf body, out, url;
+  char call[512];
   ddb_creds_req req;
   cJSON *ans = NULL;
   const cJSON *in;
@@ -323,7 +324,8 @@ static int create_token(const ddb_sso_source *s, const char *what,
     goto fail;
   }
   memset(&req, 0, sizeof(req));
-  req.what = "SSO OIDC CreateToken";
+  snprintf(call, sizeof(call), "%s: SSO OIDC CreateToken", what);
+  req.what = call;
   req.method = "POST";
   req.url = url.p;
   req.headers = hdrs;

@@ -134,7 +134,8 @@ SERVICES = SESSION.replace("region = us-east-1\n[sso",
     "sso_oidc =\n  endpoint_url = @URL@\n"
 
 # (name, config, profile, cache {key: token or None}, portal, oidc,
-#  services section instead of AWS_ENDPOINT_URL_*, words of our error)
+#  services section instead of AWS_ENDPOINT_URL_* (True), or OIDC on a
+#  closed port ("oidc-down"), words of our error)
 CASES = [
     ("sso_session, valid token", SESSION, "dev",
      {"corp": token("tok-valid", 60)}, "ok", "ok", False, ()),
@@ -152,6 +153,10 @@ CASES = [
      "dev", {"corp": token("tok-soon", 5)}, "ok", "ok", True, ()),
     ("refresh refused, token still valid: the cached one", SESSION, "dev",
      {"corp": token("tok-soon", 5)}, "ok", "400", False, ()),
+    ("OIDC unreachable in the window: an error, as botocore raises",
+     SESSION, "dev", {"corp": token("tok-soon", 5)}, "ok", "ok",
+     "oidc-down", ("sso-session 'corp' (profile 'dev'): SSO OIDC "
+                   "CreateToken", "127.0.0.1:9")),
     ("expired, refresh refused", SESSION, "dev",
      {"corp": token("tok-old", -5)}, "ok", "400", False,
      ("expired", "400 invalid_grant", "aws sso login --profile dev")),
@@ -266,9 +271,11 @@ def setup(home, case, url):
 def environment(home, url, services):
     e = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     e.update({"HOME": home, "AWS_EC2_METADATA_DISABLED": "true"})
-    if not services:
+    if services is not True:
         e.update({"AWS_ENDPOINT_URL_SSO": url,
                   "AWS_ENDPOINT_URL_SSO_OIDC": url})
+    if services == "oidc-down":
+        e["AWS_ENDPOINT_URL_SSO_OIDC"] = "http://127.0.0.1:9"
     return e
 
 
