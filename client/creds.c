@@ -5,7 +5,7 @@
 **      AWS_SESSION_TOKEN (skipped when the profile= option names a
 **      profile: naming one means "use that profile");
 **   2. assume-role: the profile sets role_arn (with source_profile or
-**      credential_source; creds_role.c follows the hops), STS AssumeRole
+**      credential_source; creds_profile.c follows the hops), STS AssumeRole
 **      (creds_sts.c);
 **   3. the profile's own settings, botocore's "profile providers"
 **      (ddb_creds_profile_steps), in this order:
@@ -43,7 +43,7 @@
 **
 ** The sources live in files of their own: creds_process.c runs a
 ** credential_process, creds_meta.c asks the container and instance
-** metadata endpoints, creds_role.c sets up roles, creds_sts.c and
+** metadata endpoints, creds_profile.c sets up a profile's sources and roles, creds_sts.c and
 ** creds_sso.c call STS and IAM Identity Center (through creds_http.c),
 ** creds_parse.c reads what they answer; this file walks the chain and
 ** names principals.
@@ -61,53 +61,6 @@
 /* The list of what was tried, for the "no credentials" message. */
 #define TRIED_MAX 400
 
-/* See ddb_client_int.h: fresh credentials from src into *out; a set that
-** has already expired is an error naming src and the expiry. */
-ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
-                           void *stop_ud, ddb_creds *out, ddb_error *err) {
-  ddb_result result;
-  char when[32];
-  memset(out, 0, sizeof(*out));
-  switch(src->kind) {
-  case DDB_CRED_PROCESS:
-    result = ddb_creds_process_fetch(src, stop, stop_ud, out, err);
-    break;
-  case DDB_CRED_CONTAINER:
-    result = ddb_creds_container_fetch(src, out, err);
-    break;
-  case DDB_CRED_IMDS: result = ddb_creds_imds_fetch(src, out, err); break;
-  case DDB_CRED_ROLE:
-    result = ddb_creds_role_fetch(src, stop, stop_ud, out, err);
-    break;
-  case DDB_CRED_WEB_IDENTITY:
-    result = ddb_creds_web_identity_fetch(src, stop, stop_ud, out, err);
-    break;
-  case DDB_CRED_SSO:
-    result = ddb_creds_sso_fetch(src, stop, stop_ud, out, err);
-    break;
-  default:
-    return ddb_error_set(err, DDB_ERR_CONFIG,
-                         "credentials from %s cannot be refreshed",
-                         src->what ? src->what : "this source");
-  }
-  if(result == DDB_OK && out->expires && out->expires <= (int64_t)time(NULL)) {
-    ddb_creds_time(out->expires, when, sizeof(when));
-    ddb_creds_clear(out);
-    result = ddb_error_set(err, DDB_ERR_CONFIG,
-                           "%s returned credentials that expired at %s",
-                           src->what, when);
-  }
-  return result;
-}
-
-/* See ddb_client_int.h: t as ISO 8601 UTC ("2026-01-05T10:00:00Z"). */
-void ddb_creds_time(int64_t t, char *buf, size_t cap) {
-  time_t tt = (time_t)t;
-  struct tm tm;
-  if(!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
-    snprintf(buf, cap, "%lld", (long long)t);
-}
-
 /* ------------------------------------------------------------------------
 ** The chain
 */
@@ -120,33 +73,11 @@ static void tried_add(ddb_buf *t, const char *fmt, const char *arg) {
   ddb_buf_addf(t, fmt, arg);
 }
 
-/* See ddb_client_int.h: the environment's keys. */
-int ddb_creds_env_keys(ddb_creds *out) {
-  if(!ddb_env("AWS_ACCESS_KEY_ID") || !ddb_env("AWS_SECRET_ACCESS_KEY"))
-    return 0;
-  out->access_key = ddb_strdup(ddb_env("AWS_ACCESS_KEY_ID"));
-  out->secret_key = ddb_strdup(ddb_env("AWS_SECRET_ACCESS_KEY"));
-  out->session_token = ddb_strdup(ddb_env("AWS_SESSION_TOKEN"));
-  return 1;
-}
-
 /* Step 1, the environment: 1 found (out, what set), 0 not. */
 static int step_env(ddb_creds *out, char **what) {
   if(!ddb_creds_env_keys(out))
     return 0;
   *what = ddb_strdup("environment");
-  return 1;
-}
-
-/* Fetch the credentials of a source just set up (rc 1 from its setup) into
-** out and name it in *what: rc, or -1 when the fetch fails (err set). */
-static int fetch_new(int rc, const ddb_cred_env *env, ddb_cred_source *src,
-                     ddb_creds *out, char **what, ddb_error *err) {
-  if(rc <= 0)
-    return rc;
-  if(ddb_creds_fetch(src, env->stop, env->stop_ud, out, err))
-    return -1;
-  *what = ddb_strdup(src->what);
   return 1;
 }
 
@@ -161,67 +92,11 @@ static int step_role(const ddb_profile *prof, const ddb_cred_env *env,
   if(!arn || !*arn || (wif && *wif))
     return 0;
   visited[0] = prof->name;
-  if(ddb_creds_role_source(prof, env, visited, 1, src, err))
+  if(ddb_creds_role_source(prof, env, visited, 1, src, err) ||
+     ddb_creds_fetch(src, env->stop, env->stop_ud, out, err))
     return -1;
-  return fetch_new(1, env, src, out, what, err);
-}
-
-/* Steps 2 and 4, the profile's keys in one of the shared files (the
-** credentials file when creds_file): 1 found, 0 not, -1 an unusable set
-** there (err set). */
-static int step_file(const ddb_profile *prof, int creds_file, ddb_creds *out,
-                     char **what, ddb_error *err) {
-  const char *ak, *sk, *tok;
-  ddb_buf name;
-  int rc = ddb_profile_keys(prof, creds_file, &ak, &sk, &tok, err);
-  if(rc <= 0)
-    return rc;
-  out->access_key = ddb_strdup(ak);
-  out->secret_key = ddb_strdup(sk);
-  out->session_token = ddb_strdup(tok);
-  ddb_buf_init(&name, 512);
-  ddb_buf_addf(&name, "profile '%.200s'", prof->name);
-  *what = ddb_buf_take(&name, NULL);
+  *what = ddb_strdup(src->what);
   return 1;
-}
-
-/* Step 3, the profile's credential_process: 1 found (src set too), 0 none
-** configured, -1 error (err set). */
-static int step_process(const ddb_profile *prof, const ddb_cred_env *env,
-                        ddb_cred_source *src, ddb_creds *out, char **what,
-                        ddb_error *err) {
-  const char *process = ddb_profile_value(prof, "credential_process");
-  ddb_buf name;
-  if(!process || !*process)
-    return 0;
-  src->kind = DDB_CRED_PROCESS;
-  src->command = ddb_strdup(process);
-  ddb_buf_init(&name, 512);
-  ddb_buf_addf(&name, "credential_process of profile '%.200s'", prof->name);
-  src->what = ddb_buf_take(&name, NULL);
-  if(!src->what || !src->command) {
-    ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    return -1;
-  }
-  return fetch_new(1, env, src, out, what, err);
-}
-
-/* See ddb_client_int.h: the profile's own settings, in botocore's order. */
-int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
-                            const ddb_cred_env *env, ddb_cred_source *src,
-                            ddb_creds *out, char **what, ddb_error *err) {
-  int rc = fetch_new(ddb_creds_web_identity_source(prof, no_env, env, src, err),
-                     env, src, out, what, err);
-  if(rc == 0)
-    rc = fetch_new(ddb_creds_sso_source(prof, env, src, err), env, src, out,
-                   what, err);
-  if(rc == 0)
-    rc = step_file(prof, 1, out, what, err);
-  if(rc == 0)
-    rc = step_process(prof, env, src, out, what, err);
-  if(rc == 0)
-    rc = step_file(prof, 0, out, what, err);
-  return rc;
 }
 
 /* Step 5, container credentials: 1 found, 0 not configured, -1 error. */

@@ -20,7 +20,6 @@
 #include <time.h>
 
 #include "ddb_client_int.h"
-#include "http_int.h"
 
 /* Per attempt: connect, and the whole request; attempts, and the pause
 ** before the second and third. */
@@ -58,6 +57,14 @@ static int pause_or_stop(const ddb_creds_req *req, long ms) {
   return req->stop && req->stop(req->stop_ud);
 }
 
+/* Free a header list, each line wiped first (it may hold a token). */
+static void headers_free(struct curl_slist *l) {
+  struct curl_slist *x;
+  for(x = l; x; x = x->next)
+    ddb_wipe(x->data, strlen(x->data));
+  curl_slist_free_all(l);
+}
+
 /* The header list of req (NULL when none or out of memory: *nomem set). */
 static struct curl_slist *header_list(const ddb_creds_req *req, int *nomem) {
   struct curl_slist *l = NULL, *n;
@@ -66,7 +73,7 @@ static struct curl_slist *header_list(const ddb_creds_req *req, int *nomem) {
   for(h = req->headers; h && *h; h++) {
     n = curl_slist_append(l, *h);
     if(!n) {
-      ddb_sign_headers_free(l);
+      headers_free(l);
       *nomem = 1;
       return NULL;
     }
@@ -111,8 +118,8 @@ static CURLcode attempt(CURL *h, const ddb_creds_req *req,
 }
 
 /* See ddb_client_int.h. */
-ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out,
-                          long *status, ddb_error *err) {
+ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out, long *status,
+                          ddb_error *err) {
   struct curl_slist *hdrs;
   ddb_result result = DDB_OK;
   CURLcode cc = CURLE_OK;
@@ -151,6 +158,6 @@ ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out,
 fail:
   if(h)
     curl_easy_cleanup(h);
-  ddb_sign_headers_free(hdrs);
+  headers_free(hdrs);
   return result;
 }

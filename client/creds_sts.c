@@ -15,10 +15,7 @@
 ** regional https://sts.<region>.amazonaws.com unless configured), the
 ** answer XML.  creds_http.c sends it (retries, CA bundle, interruptible).
 **
-** The source credentials of an AssumeRole are kept in src->held and
-** fetched again from src->inner only when they near their own expiry, so
-** a chain of hops costs one STS call per hop per refresh, and the
-** signer's windows (signer.c) decide when a refresh happens at all.
+** The caller (creds_fetch.c) hands AssumeRole its source credentials.
 **
 ** Secrets: the source secret only signs; the web identity token goes only
 ** into the body, which is wiped; errors name the role, STS's code and
@@ -35,15 +32,13 @@
 #include "ddb_client_int.h"
 #include "sigv4.h"
 
-#define STS_VERSION  "2011-06-15"
-#define FORM_TYPE    "application/x-www-form-urlencoded; charset=utf-8"
-/* Source credentials are fetched again this long before they expire
-** (botocore's advisory window); a web identity token file is read up to
+#define STS_VERSION "2011-06-15"
+#define FORM_TYPE   "application/x-www-form-urlencoded; charset=utf-8"
+/* A web identity token file is read up to
 ** TOKEN_MAX bytes (STS takes at most 20,000 characters); STS's error
 ** message is quoted up to MSG_MAX bytes. */
-#define SOURCE_MARGIN_S (15 * 60)
-#define TOKEN_MAX       (64 * 1024)
-#define MSG_MAX         300
+#define TOKEN_MAX (64 * 1024)
+#define MSG_MAX   300
 
 /* ------------------------------------------------------------------------
 ** The answer
@@ -68,10 +63,9 @@ static int xml_text(const char *xml, size_t n, const char *from,
     return -1;
   ddb_buf_init(&b, DDB_CREDS_OUT_MAX);
   while(p < q) {
-    static const char *const ent[][2] = {{"&amp;", "&"},  {"&lt;", "<"},
-                                         {"&gt;", ">"},   {"&quot;", "\""},
-                                         {"&apos;", "'"}, {"&#xD;", "\r"},
-                                         {"&#xA;", "\n"}};
+    static const char *const ent[][2] = {
+        {"&amp;", "&"},  {"&lt;", "<"},   {"&gt;", ">"},  {"&quot;", "\""},
+        {"&apos;", "'"}, {"&#xD;", "\r"}, {"&#xA;", "\n"}};
     size_t i, k = 0;
     for(i = 0; *p == '&' && i < sizeof(ent) / sizeof(ent[0]); i++) {
       k = strlen(ent[i][0]);
@@ -144,9 +138,9 @@ static ddb_result sts_refusal(const char *xml, size_t n, long status,
     tame(code);
   if(msg)
     tame(msg);
-  result = ddb_error_set(err, DDB_ERR_CONFIG, "%s: STS answered HTTP %ld%s%s%s%s",
-                         what, status, code ? ": " : "", code ? code : "",
-                         msg ? ": " : "", msg ? msg : "");
+  result = ddb_error_set(
+      err, DDB_ERR_CONFIG, "%s: STS answered HTTP %ld%s%s%s%s", what, status,
+      code ? ": " : "", code ? code : "", msg ? ": " : "", msg ? msg : "");
   free(code);
   free(msg);
   return result;
@@ -179,8 +173,7 @@ static void form_start(ddb_buf *b, const char *action,
   if(!src->session_name)
     snprintf(name, sizeof(name), "botocore-session-%lld",
              (long long)time(NULL));
-  form_add(b, "RoleSessionName",
-           src->session_name ? src->session_name : name);
+  form_add(b, "RoleSessionName", src->session_name ? src->session_name : name);
 }
 
 /* The SigV4 headers of the form body[0..n) to ep, signed with signer's
@@ -211,8 +204,8 @@ static int sign_form(const ddb_creds *signer, const char *region,
     h[nh].name = "x-amz-security-token";
     h[nh++].value = ddb_sigv4_token(s);
   }
-  rc = ddb_sigv4_sign(s, region, "sts", date, "POST", ep->sign_path, "", h,
-                      nh, body, n, auth, sizeof(auth));
+  rc = ddb_sigv4_sign(s, region, "sts", date, "POST", ep->sign_path, "", h, nh,
+                      body, n, auth, sizeof(auth));
   if(rc == 0) {
     ddb_buf_init(&b, 64 * 1024);
     ddb_buf_addf(&b, "Host: %s", ep->host);
@@ -294,51 +287,15 @@ fail:
 ** The two calls
 */
 
-/* The source credentials of src (an AssumeRole): those held while they are
-** good for SOURCE_MARGIN_S more, else fresh ones from src->inner (kept in
-** src->held); a failed fetch keeps held ones that have not expired. */
-static ddb_result source_creds(const ddb_cred_source *src, ddb_cancel_fn stop,
-                               void *stop_ud, const ddb_creds **out,
-                               ddb_error *err) {
-  int64_t now = (int64_t)time(NULL);
-  ddb_creds fresh;
-  ddb_result result;
-  ddb_creds *held = src->held;
-  if(held && held->access_key &&
-     (held->expires == 0 || held->expires - now > SOURCE_MARGIN_S || !src->inner)) {
-    *out = held;
-    return DDB_OK;
-  }
-  if(!src->inner || !held)
-    return ddb_error_set(err, DDB_ERR_CONFIG,
-                         "assume-role of %s: no source credentials",
-                         src->role_arn);
-  result = ddb_creds_fetch(src->inner, stop, stop_ud, &fresh, err);
-  if(result) {
-    if(held->access_key && held->expires > now) {
-      *out = held;
-      return DDB_OK;
-    }
-    return result;
-  }
-  ddb_creds_clear(held);
-  *held = fresh;
-  *out = held;
-  return DDB_OK;
-}
-
 /* See ddb_client_int.h: AssumeRole. */
 ddb_result ddb_creds_role_fetch(const ddb_cred_source *src,
-                                ddb_cancel_fn stop, void *stop_ud,
-                                ddb_creds *out, ddb_error *err) {
-  const ddb_creds *signer = NULL;
+                                const ddb_creds *signer, ddb_cancel_fn stop,
+                                void *stop_ud, ddb_creds *out,
+                                ddb_error *err) {
   char what[400], num[24];
   ddb_result result;
   ddb_buf form;
   snprintf(what, sizeof(what), "assume-role of %.300s", src->role_arn);
-  result = source_creds(src, stop, stop_ud, &signer, err);
-  if(result)
-    return result;
   ddb_buf_init(&form, TOKEN_MAX);
   form_start(&form, "AssumeRole", src);
   if(src->external_id)
@@ -382,8 +339,7 @@ static ddb_result read_token(const char *path, const char *what, char **out,
     ddb_buf_free(&b);
     return ddb_error_set(err, DDB_ERR_CONFIG,
                          "%s: the web identity token file '%.200s' is %s",
-                         what, path,
-                         b.len ? "larger than 64 KiB" : "empty");
+                         what, path, b.len ? "larger than 64 KiB" : "empty");
   }
   *out = ddb_buf_take(&b, NULL);
   return *out ? DDB_OK : ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");

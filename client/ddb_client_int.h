@@ -206,11 +206,11 @@ void ddb_random_bytes(void *p, size_t n);
 ** Credentials (creds.c)
 */
 typedef enum ddb_cred_kind {
-  DDB_CRED_STATIC = 0, /* environment or shared files: never refreshed */
-  DDB_CRED_PROCESS,    /* credential_process */
-  DDB_CRED_CONTAINER,  /* ECS/EKS container credentials endpoint */
-  DDB_CRED_IMDS,       /* EC2 instance metadata, IMDSv2 */
-  DDB_CRED_ROLE,       /* STS AssumeRole, signed with inner's credentials */
+  DDB_CRED_STATIC = 0,   /* environment or shared files: never refreshed */
+  DDB_CRED_PROCESS,      /* credential_process */
+  DDB_CRED_CONTAINER,    /* ECS/EKS container credentials endpoint */
+  DDB_CRED_IMDS,         /* EC2 instance metadata, IMDSv2 */
+  DDB_CRED_ROLE,         /* STS AssumeRole, signed with inner's credentials */
   DDB_CRED_WEB_IDENTITY, /* STS AssumeRoleWithWebIdentity, a token file */
   DDB_CRED_SSO           /* IAM Identity Center's GetRoleCredentials */
 } ddb_cred_kind;
@@ -238,7 +238,7 @@ typedef struct ddb_cred_source {
   char *ca_bundle;    /* ROLE, WEB_IDENTITY, SSO: CA file, or NULL */
   struct ddb_cred_source *inner; /* ROLE: where the source credentials
                                     come from (malloc'ed, freed with this) */
-  ddb_creds *held; /* ROLE: the source credentials last fetched from inner
+  ddb_creds *held;     /* ROLE: the source credentials last fetched from inner
                       (static ones for good); malloc'ed */
   ddb_sso_source *sso; /* SSO: creds_sso.c's settings */
 } ddb_cred_source;
@@ -280,7 +280,7 @@ ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
 ** their expiry.  Errors name the source, never a secret. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
                            void *stop_ud, ddb_creds *out, ddb_error *err);
-/* t (Unix seconds) as ISO 8601 UTC into buf (cap >= 21). */
+/* t (Unix seconds) as ISO 8601 UTC into buf (cap >= 21) (creds_parse.c). */
 void ddb_creds_time(int64_t t, char *buf, size_t cap);
 /* creds_parse.c: parse the JSON of a credential_process (process=1:
 ** Version 1, SessionToken) or of a container/IMDS endpoint (process=0:
@@ -322,11 +322,10 @@ int ddb_creds_sso_source(const ddb_profile *prof, const ddb_cred_env *env,
 ** cached by `aws sso login` (refreshed through SSO OIDC when botocore
 ** would); errors name `aws sso login --profile NAME` where that is the fix,
 ** never a token. */
-ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src,
-                               ddb_cancel_fn stop, void *stop_ud,
-                               ddb_creds *out, ddb_error *err);
+ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
+                               void *stop_ud, ddb_creds *out, ddb_error *err);
 void ddb_sso_source_free(ddb_sso_source *s);
-/* The role profiles (creds_role.c).  prof sets role_arn (and no
+/* The role profiles (creds_profile.c).  prof sets role_arn (and no
 ** web_identity_token_file): fill src (kind ROLE) with the role, its STS
 ** endpoint and the source it assumes it from (source_profile, followed
 ** hop by hop, or credential_source), the source's credentials fetched
@@ -345,22 +344,22 @@ int ddb_creds_web_identity_source(const ddb_profile *prof, int no_env,
                                   const ddb_cred_env *env,
                                   ddb_cred_source *src, ddb_error *err);
 /* The credentials of prof's own settings, botocore's "profile providers"
-** (creds.c): web identity, IAM Identity Center, the credentials file's
+** (creds_profile.c): web identity, IAM Identity Center, the credentials file's
 ** keys, credential_process, the config file's keys.  1 found (*out, *src,
 ** *what as ddb_creds_chain sets them), 0 none, -1 err. */
 int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
                             const ddb_cred_env *env, ddb_cred_source *src,
                             ddb_creds *out, char **what, ddb_error *err);
 /* The environment's keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
-** AWS_SESSION_TOKEN) into *out: 1 found, 0 not (creds.c). */
+** AWS_SESSION_TOKEN) into *out: 1 found, 0 not (creds_profile.c). */
 int ddb_creds_env_keys(ddb_creds *out);
-/* STS (creds_sts.c): AssumeRole with the source credentials of src->inner
-** (fetched again when they near their expiry), and
+/* STS (creds_sts.c): AssumeRole signed with the source credentials signer
+** (creds_fetch.c keeps them), and
 ** AssumeRoleWithWebIdentity with the token read from src->token_file at
 ** each call.  Errors name the role and STS's code and message. */
 ddb_result ddb_creds_role_fetch(const ddb_cred_source *src,
-                                ddb_cancel_fn stop, void *stop_ud,
-                                ddb_creds *out, ddb_error *err);
+                                const ddb_creds *signer, ddb_cancel_fn stop,
+                                void *stop_ud, ddb_creds *out, ddb_error *err);
 ddb_result ddb_creds_web_identity_fetch(const ddb_cred_source *src,
                                         ddb_cancel_fn stop, void *stop_ud,
                                         ddb_creds *out, ddb_error *err);
@@ -382,8 +381,8 @@ typedef struct ddb_creds_req {
                                  NULL; copies are wiped when freed */
   const char *body;           /* POST: the body (NULL: empty) */
   size_t body_len;
-  const char *ca_bundle;      /* CA file, or NULL: the system's */
-  ddb_cancel_fn stop;         /* polled while it runs, or NULL */
+  const char *ca_bundle; /* CA file, or NULL: the system's */
+  ddb_cancel_fn stop;    /* polled while it runs, or NULL */
   void *stop_ud;
 } ddb_creds_req;
 /* Send req: 10 s to connect, 30 s a whole attempt, no redirects, up to 3
@@ -392,8 +391,22 @@ typedef struct ddb_creds_req {
 ** DDB_CREDS_OUT_MAX bytes), *status its HTTP status.  Errors (the
 ** connection, an answer too large, DDB_ERR_CANCELLED when stop said so)
 ** name req->what and the URL, never a header or the body. */
-ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out,
-                          long *status, ddb_error *err);
+ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out, long *status,
+                          ddb_error *err);
+/* The endpoint configured for service (its key in a services section:
+** "dynamodb", "sts", "sso", "sso_oidc") as botocore looks for one:
+** AWS_ENDPOINT_URL_<env_suffix>, AWS_ENDPOINT_URL, the service's entry of
+** the profile's services section, the profile's endpoint_url; none when
+** AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's
+** ignore_configured_endpoint_urls is true.  Returns the value (owned by
+** the environment, or *conf malloc'ed when from the profile) and sets
+** *what to where it came from (" (AWS_ENDPOINT_URL_STS)", written into
+** whatbuf); NULL when none (endpoint.c). */
+const char *ddb_configured_endpoint(const ddb_profile *prof,
+                                    const char *service,
+                                    const char *env_suffix, char **conf,
+                                    const char **what, char *whatbuf,
+                                    size_t whatcap);
 /* The endpoint of an AWS service a credential source calls, as botocore
 ** resolves a configured endpoint: AWS_ENDPOINT_URL_<env_suffix>,
 ** AWS_ENDPOINT_URL, the `service` entry of the profile's services section,
@@ -401,7 +414,7 @@ ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out,
 ** AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's
 ** ignore_configured_endpoint_urls is true), else dflt.  Checked as the
 ** DynamoDB endpoint is (ddb_endpoint_parse).  Returns it malloc'ed, without
-** trailing slashes, or NULL with err set (config.c). */
+** trailing slashes, or NULL with err set (endpoint.c). */
 char *ddb_service_endpoint(const ddb_profile *prof, const char *service,
                            const char *env_suffix, const char *dflt,
                            ddb_error *err);
@@ -454,7 +467,7 @@ int ddb_tier_root(const char *canonical, const char *region, const char *ak,
 ** Resolved settings of a client (config.c)
 */
 
-/* The endpoint URL as libcurl's URL API parsed it, once (config.c): every
+/* The endpoint URL as libcurl's URL API parsed it, once (endpoint.c): every
 ** use of the endpoint takes its part from here, so the host curl connects
 ** to, the Host header that is signed and the cache's place are one.  All
 ** malloc'ed. */
@@ -473,7 +486,7 @@ typedef struct ddb_endpoint {
 
 /* Parse endpoint text (what names where it came from, for the message:
 ** "" or " (AWS_ENDPOINT_URL)", ...) into *out (ddb_endpoint_free).  The
-** rules are at the top of config.c's endpoint part: http or https, no
+** rules are at the top of endpoint.c's parse part: http or https, no
 ** user name or password, no query or fragment, no IPv6 zone id, an ASCII
 ** host, what libcurl accepts.  On error *out is empty and err names what
 ** is wrong (DDB_ERR_CONFIG, DDB_ERR_NOMEM). */

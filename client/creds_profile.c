@@ -1,7 +1,10 @@
 /*
-** creds_role.c -- setting up the STS sources as botocore does: the role a
-** profile assumes and where the credentials it assumes it with come from,
-** and web identity.  creds_sts.c makes the calls.
+** creds_profile.c -- the sources a profile sets up, as botocore sets them
+** up: its own settings (botocore's "profile providers": web identity, IAM
+** Identity Center, the credentials file's keys, credential_process, the
+** config file's keys; ddb_creds_profile_steps), and the role it assumes
+** with the credentials of another source (ddb_creds_role_source).
+** creds_sts.c and creds_sso.c make the calls, creds_fetch.c fetches.
 **
 ** A profile with role_arn (and no web_identity_token_file) assumes the
 ** role with the credentials of exactly one of:
@@ -86,6 +89,91 @@ static int name_source(ddb_cred_source *src, const char *kind,
 }
 
 /* ------------------------------------------------------------------------
+** The profile's own settings
+*/
+
+/* See ddb_client_int.h: the environment's keys. */
+int ddb_creds_env_keys(ddb_creds *out) {
+  if(!ddb_env("AWS_ACCESS_KEY_ID") || !ddb_env("AWS_SECRET_ACCESS_KEY"))
+    return 0;
+  out->access_key = ddb_strdup(ddb_env("AWS_ACCESS_KEY_ID"));
+  out->secret_key = ddb_strdup(ddb_env("AWS_SECRET_ACCESS_KEY"));
+  out->session_token = ddb_strdup(ddb_env("AWS_SESSION_TOKEN"));
+  return 1;
+}
+
+/* Fetch the credentials of a source just set up (rc 1 from its setup) into
+** out and name it in *what: rc, or -1 when the fetch fails (err set). */
+static int fetch_new(int rc, const ddb_cred_env *env, ddb_cred_source *src,
+                     ddb_creds *out, char **what, ddb_error *err) {
+  if(rc <= 0)
+    return rc;
+  if(ddb_creds_fetch(src, env->stop, env->stop_ud, out, err))
+    return -1;
+  *what = ddb_strdup(src->what);
+  return 1;
+}
+
+/* The profile's keys in one of the shared files (the
+** credentials file when creds_file): 1 found, 0 not, -1 an unusable set
+** there (err set). */
+static int step_file(const ddb_profile *prof, int creds_file, ddb_creds *out,
+                     char **what, ddb_error *err) {
+  const char *ak, *sk, *tok;
+  ddb_buf name;
+  int rc = ddb_profile_keys(prof, creds_file, &ak, &sk, &tok, err);
+  if(rc <= 0)
+    return rc;
+  out->access_key = ddb_strdup(ak);
+  out->secret_key = ddb_strdup(sk);
+  out->session_token = ddb_strdup(tok);
+  ddb_buf_init(&name, 512);
+  ddb_buf_addf(&name, "profile '%.200s'", prof->name);
+  *what = ddb_buf_take(&name, NULL);
+  return 1;
+}
+
+/* The profile's credential_process: 1 found (src set too), 0 none
+** configured, -1 error (err set). */
+static int step_process(const ddb_profile *prof, const ddb_cred_env *env,
+                        ddb_cred_source *src, ddb_creds *out, char **what,
+                        ddb_error *err) {
+  const char *process = ddb_profile_value(prof, "credential_process");
+  ddb_buf name;
+  if(!process || !*process)
+    return 0;
+  src->kind = DDB_CRED_PROCESS;
+  src->command = ddb_strdup(process);
+  ddb_buf_init(&name, 512);
+  ddb_buf_addf(&name, "credential_process of profile '%.200s'", prof->name);
+  src->what = ddb_buf_take(&name, NULL);
+  if(!src->what || !src->command) {
+    ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    return -1;
+  }
+  return fetch_new(1, env, src, out, what, err);
+}
+
+/* See ddb_client_int.h: the profile's own settings, in botocore's order. */
+int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
+                            const ddb_cred_env *env, ddb_cred_source *src,
+                            ddb_creds *out, char **what, ddb_error *err) {
+  int rc =
+      fetch_new(ddb_creds_web_identity_source(prof, no_env, env, src, err),
+                env, src, out, what, err);
+  if(rc == 0)
+    rc = fetch_new(ddb_creds_sso_source(prof, env, src, err), env, src, out,
+                   what, err);
+  if(rc == 0)
+    rc = step_file(prof, 1, out, what, err);
+  if(rc == 0)
+    rc = step_process(prof, env, src, out, what, err);
+  if(rc == 0)
+    rc = step_file(prof, 0, out, what, err);
+  return rc;
+}
+
+/* ------------------------------------------------------------------------
 ** Where the source credentials come from
 */
 
@@ -152,8 +240,8 @@ static int from_credential_source(const char *name, const char *cs,
 ** Returns 0, or -1 with err. */
 static int from_source_profile(const char *name, const char *sp,
                                const ddb_cred_env *env, const char **visited,
-                               int nv, ddb_cred_source *inner,
-                               ddb_creds *held, char **via, ddb_error *err) {
+                               int nv, ddb_cred_source *inner, ddb_creds *held,
+                               char **via, ddb_error *err) {
   ddb_profile sprof;
   ddb_error e;
   int i, rc = -1, seen = 0;
@@ -260,7 +348,8 @@ int ddb_creds_role_source(const ddb_profile *prof, const ddb_cred_env *env,
     if(*end == 0 && d > 0 && d <= INT_MAX)
       src->duration = (int)d;
   }
-  if(!src->role_arn || !src->inner || !src->held || (ext && !src->external_id)) {
+  if(!src->role_arn || !src->inner || !src->held ||
+     (ext && !src->external_id)) {
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;
   }
