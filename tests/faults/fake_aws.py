@@ -307,8 +307,9 @@ class Handler(BaseHTTPRequestHandler):
         kind = "Receiver" if status >= 500 else "Sender"
         self.answer(status,
                     '<ErrorResponse xmlns="%s">\n  <Error>\n'
-                    '    <Type>%s</Type>\n    <Code>%s</Code>\n    <Message>%s</Message>\n  '
-                    '</Error>\n  <RequestId>%s</RequestId>\n</ErrorResponse>\n'
+                    '    <Type>%s</Type>\n    <Code>%s</Code>\n'
+                    '    <Message>%s</Message>\n  </Error>\n'
+                    '  <RequestId>%s</RequestId>\n</ErrorResponse>\n'
                     % (STS_NS, kind, code, message, h16(str(time.time()))))
 
     def sts(self, u, body):
