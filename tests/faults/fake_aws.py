@@ -44,10 +44,11 @@ Control (clients under test never call these):
   POST /_control  JSON: replaces the settings (keys below; missing ones
                   take their defaults) and clears the log
   POST /_reset    clears the log only
-  GET  /_log      the calls so far: a JSON list of objects with at least
-                  "op" (AssumeRole, AssumeRoleWithWebIdentity,
-                  GetRoleCredentials, CreateToken, container, imds-token,
-                  imds-role, imds-creds, ESCAPE, UNKNOWN) and "status"
+  GET  /_log      the calls since the last /_control or /_reset: a list
+                  of objects with at least "op" (AssumeRole,
+                  AssumeRoleWithWebIdentity, GetRoleCredentials,
+                  CreateToken, container, imds-token, imds-role,
+                  imds-creds, ESCAPE, UNKNOWN) and "status"
 
 Settings:
   ttl          seconds until the credentials handed out expire (3600)
@@ -62,7 +63,8 @@ Settings:
   fail         {op: {"code": C, "status": S, "message": M, "count": N}}:
                the next N calls of op (all with N absent) fail with STS's
                (or the service's) error shape; code "500" an empty 500,
-               "garbage" a 200 that is not XML/JSON
+               "garbage" a 200 that is not XML/JSON; "after": M lets the
+               first M calls through
   delay        {op: seconds}: the answer waits (a slow service)
   container_auth  the Authorization the container endpoint requires
                (null: none)
@@ -109,6 +111,7 @@ class State:
         self.refresh_issued = set()
         self.count = 0
         self.calls = []
+        self.escapes = []     # every ESCAPE and UNKNOWN, never cleared
         self.cfg = dict(DEFAULTS)
 
     def control(self, cfg):
@@ -129,6 +132,9 @@ class State:
         with self.lock:
             f = self.cfg["fail"].get(op)
             if not f:
+                return None
+            if f.get("after", 0) > 0:
+                f["after"] -= 1
                 return None
             if "count" in f:
                 if f["count"] <= 0:
@@ -246,9 +252,11 @@ class Handler(BaseHTTPRequestHandler):
             time.sleep(d)
 
     def guard(self, entry_op="ESCAPE"):
-        self.state.record({"op": entry_op, "method": self.command,
-                           "target": self.path, "status": 403 if
-                           entry_op == "ESCAPE" else 404})
+        entry = {"op": entry_op, "method": self.command, "target": self.path,
+                 "status": 403 if entry_op == "ESCAPE" else 404}
+        self.state.record(entry)
+        with self.state.lock:
+            self.state.escapes.append(dict(entry))
         self.answer(403 if entry_op == "ESCAPE" else 404, b"no")
 
     # -- methods ----------------------------------------------------------
@@ -550,6 +558,11 @@ class FakeAWS:
         with self.state.lock:
             calls = [dict(c) for c in self.state.calls]
         return [c for c in calls if op is None or c["op"] == op]
+
+    def escapes(self):
+        """Every ESCAPE and UNKNOWN call since the start."""
+        with self.state.lock:
+            return [dict(c) for c in self.state.escapes]
 
     def stop(self):
         self.httpd.shutdown()
