@@ -1,46 +1,52 @@
 /*
-** creds.c -- the AWS credential chain, walked as the AWS SDKs walk it:
+** creds.c -- the AWS credential chain, walked in botocore's order:
 **
 **   1. the environment: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
 **      AWS_SESSION_TOKEN (skipped when the profile= option names a
 **      profile: naming one means "use that profile");
-**   2. the profile's keys in the shared credentials file ([NAME]), all
-**      three from that file;
-**   3. the profile's credential_process (run with /bin/sh -c, its stdout
-**      read as the JSON of the SDKs' process protocol, Version 1);
-**   4. the profile's keys in the config file ([profile NAME]), all three
-**      from that file (botocore's order: shared-credentials-file,
-**      custom-process, config-file; profile.c reads the files);
-**   5. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
+**   2. assume-role: the profile sets role_arn (with source_profile or
+**      credential_source; creds_role.c follows the hops), STS AssumeRole
+**      (creds_sts.c);
+**   3. the profile's own settings, botocore's "profile providers"
+**      (ddb_creds_profile_steps), in this order:
+**      a. web identity: web_identity_token_file + role_arn, each taken
+**         from AWS_WEB_IDENTITY_TOKEN_FILE / AWS_ROLE_ARN /
+**         AWS_ROLE_SESSION_NAME first unless the profile= option named
+**         the profile (EKS's IRSA), STS AssumeRoleWithWebIdentity;
+**      b. IAM Identity Center: sso_session or sso_start_url (creds_sso.c);
+**      c. the profile's keys in the shared credentials file ([NAME]), all
+**         three from that file;
+**      d. the profile's credential_process (run with /bin/sh -c, its
+**         stdout read as the JSON of the SDKs' process protocol);
+**      e. the profile's keys in the config file ([profile NAME]), all
+**         three from that file (profile.c reads the files);
+**   4. container credentials: AWS_CONTAINER_CREDENTIALS_RELATIVE_URI (on
 **      http://169.254.170.2) or AWS_CONTAINER_CREDENTIALS_FULL_URI (https,
 **      or http to a loopback or the ECS/EKS addresses), with the
 **      Authorization header from AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE or
 **      AWS_CONTAINER_AUTHORIZATION_TOKEN;
-**   6. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
+**   5. EC2 instance metadata, IMDSv2 only: a PUT for a session token, then
 **      the role name, then its credentials; 1 s to connect and 2 s per
 **      request, one attempt; skipped when AWS_EC2_METADATA_DISABLED=true;
 **      AWS_EC2_METADATA_SERVICE_ENDPOINT replaces http://169.254.169.254.
 **
 ** A source that is configured but fails (a credential_process that exits
-** non-zero, a container endpoint that refuses) is an error naming it; an
-** instance-metadata service that does not answer just ends the chain.
-** When nothing is found the error lists what was tried.
+** non-zero, a container endpoint that refuses, STS refusing a role) is an
+** error naming it; an instance-metadata service that does not answer just
+** ends the chain.  When nothing is found the error lists what was tried.
 **
-** Sources 3, 5 and 6 hand out temporary credentials with an expiry;
-** ddb_creds_fetch() fetches them again (signer.c calls it before they
-** expire) and refuses a set that has already expired.  No secret ever goes into a message: errors name the source,
+** Every source but the keys hands out temporary credentials with an
+** expiry; ddb_creds_fetch() fetches them again (signer.c calls it before
+** they expire, with botocore's windows) and refuses a set that has already
+** expired.  No secret ever goes into a message: errors name the source,
 ** the variable, the file, never a key, a token or a command line.
-**
-** Not resolved here (the error says what to do instead, before any key
-** of the profile is used, as botocore tries these first): role_arn /
-** source_profile (AssumeRole), sso_* profiles and web identity tokens;
-** `credential_process = aws configure export-credentials --profile NAME
-** --format process` covers all of them.
 **
 ** The sources live in files of their own: creds_process.c runs a
 ** credential_process, creds_meta.c asks the container and instance
-** metadata endpoints, creds_parse.c reads what they answer; this file
-** walks the chain and names principals.
+** metadata endpoints, creds_role.c sets up roles, creds_sts.c and
+** creds_sso.c call STS and IAM Identity Center (through creds_http.c),
+** creds_parse.c reads what they answer; this file walks the chain and
+** names principals.
 */
 #include <pthread.h>
 #include <stdio.h>
@@ -114,15 +120,50 @@ static void tried_add(ddb_buf *t, const char *fmt, const char *arg) {
   ddb_buf_addf(t, fmt, arg);
 }
 
-/* Step 1, the environment: 1 found (out, what set), 0 not. */
-static int step_env(ddb_creds *out, char **what) {
+/* See ddb_client_int.h: the environment's keys. */
+int ddb_creds_env_keys(ddb_creds *out) {
   if(!ddb_env("AWS_ACCESS_KEY_ID") || !ddb_env("AWS_SECRET_ACCESS_KEY"))
     return 0;
   out->access_key = ddb_strdup(ddb_env("AWS_ACCESS_KEY_ID"));
   out->secret_key = ddb_strdup(ddb_env("AWS_SECRET_ACCESS_KEY"));
   out->session_token = ddb_strdup(ddb_env("AWS_SESSION_TOKEN"));
+  return 1;
+}
+
+/* Step 1, the environment: 1 found (out, what set), 0 not. */
+static int step_env(ddb_creds *out, char **what) {
+  if(!ddb_creds_env_keys(out))
+    return 0;
   *what = ddb_strdup("environment");
   return 1;
+}
+
+/* Fetch the credentials of a source just set up (rc 1 from its setup) into
+** out and name it in *what: rc, or -1 when the fetch fails (err set). */
+static int fetch_new(int rc, const ddb_cred_env *env, ddb_cred_source *src,
+                     ddb_creds *out, char **what, ddb_error *err) {
+  if(rc <= 0)
+    return rc;
+  if(ddb_creds_fetch(src, env->stop, env->stop_ud, out, err))
+    return -1;
+  *what = ddb_strdup(src->what);
+  return 1;
+}
+
+/* Step 2, assume-role: prof sets role_arn (and not
+** web_identity_token_file, which makes it a web identity profile). */
+static int step_role(const ddb_profile *prof, const ddb_cred_env *env,
+                     ddb_cred_source *src, ddb_creds *out, char **what,
+                     ddb_error *err) {
+  const char *arn = ddb_profile_value(prof, "role_arn");
+  const char *wif = ddb_profile_value(prof, "web_identity_token_file");
+  const char *visited[1];
+  if(!arn || !*arn || (wif && *wif))
+    return 0;
+  visited[0] = prof->name;
+  if(ddb_creds_role_source(prof, env, visited, 1, src, err))
+    return -1;
+  return fetch_new(1, env, src, out, what, err);
 }
 
 /* Steps 2 and 4, the profile's keys in one of the shared files (the
@@ -146,9 +187,9 @@ static int step_file(const ddb_profile *prof, int creds_file, ddb_creds *out,
 
 /* Step 3, the profile's credential_process: 1 found (src set too), 0 none
 ** configured, -1 error (err set). */
-static int step_process(const ddb_profile *prof, ddb_cancel_fn stop,
-                        void *stop_ud, ddb_cred_source *src, ddb_creds *out,
-                        char **what, ddb_error *err) {
+static int step_process(const ddb_profile *prof, const ddb_cred_env *env,
+                        ddb_cred_source *src, ddb_creds *out, char **what,
+                        ddb_error *err) {
   const char *process = ddb_profile_value(prof, "credential_process");
   ddb_buf name;
   if(!process || !*process)
@@ -162,30 +203,25 @@ static int step_process(const ddb_profile *prof, ddb_cancel_fn stop,
     ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     return -1;
   }
-  if(ddb_creds_fetch(src, stop, stop_ud, out, err))
-    return -1;
-  *what = ddb_strdup(src->what);
-  return 1;
+  return fetch_new(1, env, src, out, what, err);
 }
 
-/* A profile that needs what the SDKs do and this extension does not
-** (AssumeRole, SSO): -1 with err saying what to do instead, else 0. */
-static int step_unsupported(const ddb_profile *prof, ddb_error *err) {
-  static const char *const keys[] = {
-      "role_arn", "sso_session", "sso_start_url", "web_identity_token_file"};
-  size_t i;
-  for(i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-    const char *v = ddb_profile_value(prof, keys[i]);
-    if(v && *v) {
-      ddb_error_set(err, DDB_ERR_CONFIG,
-                    "profile '%.100s' uses %s, which this extension does not "
-                    "resolve: add credential_process = aws configure "
-                    "export-credentials --profile %.100s --format process",
-                    prof->name, keys[i], prof->name);
-      return -1;
-    }
-  }
-  return 0;
+/* See ddb_client_int.h: the profile's own settings, in botocore's order. */
+int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
+                            const ddb_cred_env *env, ddb_cred_source *src,
+                            ddb_creds *out, char **what, ddb_error *err) {
+  int rc = fetch_new(ddb_creds_web_identity_source(prof, no_env, env, src, err),
+                     env, src, out, what, err);
+  if(rc == 0)
+    rc = fetch_new(ddb_creds_sso_source(prof, env, src, err), env, src, out,
+                   what, err);
+  if(rc == 0)
+    rc = step_file(prof, 1, out, what, err);
+  if(rc == 0)
+    rc = step_process(prof, env, src, out, what, err);
+  if(rc == 0)
+    rc = step_file(prof, 0, out, what, err);
+  return rc;
 }
 
 /* Step 5, container credentials: 1 found, 0 not configured, -1 error. */
@@ -233,8 +269,6 @@ static int step_imds(ddb_cred_source *src, ddb_creds *out, char **what,
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
                            const ddb_cred_env *env, ddb_cred_source *src,
                            ddb_creds *out, char **what, ddb_error *err) {
-  ddb_cancel_fn stop = env->stop;
-  void *stop_ud = env->stop_ud;
   ddb_buf tried;
   ddb_error e;
   ddb_result result = DDB_OK;
@@ -248,12 +282,9 @@ ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
   if(!given && (rc = step_env(out, what)) == 0)
     tried_add(&tried, "%s", "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY");
   if(rc == 0)
-    rc = step_unsupported(prof, &e);
-  if(rc == 0)
-    rc = step_file(prof, 1, out, what, &e);
-  if(rc == 0)
-    rc = step_process(prof, stop, stop_ud, src, out, what, &e);
-  if(rc == 0 && (rc = step_file(prof, 0, out, what, &e)) == 0)
+    rc = step_role(prof, env, src, out, what, &e);
+  if(rc == 0 &&
+     (rc = ddb_creds_profile_steps(prof, given, env, src, out, what, &e)) == 0)
     tried_add(&tried, "the shared credentials and config files (profile '%s')",
               prof->name);
   if(rc == 0 && (rc = step_container(src, out, what, &e)) == 0)

@@ -216,6 +216,7 @@ typedef enum ddb_cred_kind {
 } ddb_cred_kind;
 
 typedef struct ddb_creds ddb_creds;
+typedef struct ddb_profile ddb_profile;
 typedef struct ddb_sso_source ddb_sso_source; /* creds_sso.c */
 
 /* Where temporary credentials come from: enough to fetch them again. */
@@ -242,10 +243,12 @@ typedef struct ddb_cred_source {
   ddb_sso_source *sso; /* SSO: creds_sso.c's settings */
 } ddb_cred_source;
 
-/* What a chain needs beside the profile: the client's region (STS's), its
+/* What a chain needs beside the profile: the profile in use (whose
+** settings name the services' endpoints), the client's region (STS's), its
 ** CA bundle (NULL: the system's), and the hook polled while a source runs
 ** (NULL: none). */
 typedef struct ddb_cred_env {
+  const ddb_profile *top;
   const char *region;
   const char *ca_bundle;
   ddb_cancel_fn stop;
@@ -268,7 +271,6 @@ struct ddb_creds {
 ** ("environment", "profile 'x'", "assume-role ARN (profile 'r') via ...").
 ** On failure a DDB_ERR_CONFIG that lists what was tried, or the error of
 ** a configured source that failed (DDB_ERR_CANCELLED when stop said so). */
-typedef struct ddb_profile ddb_profile;
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
                            const ddb_cred_env *env, ddb_cred_source *src,
                            ddb_creds *out, char **what, ddb_error *err);
@@ -324,6 +326,34 @@ ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src,
                                ddb_cancel_fn stop, void *stop_ud,
                                ddb_creds *out, ddb_error *err);
 void ddb_sso_source_free(ddb_sso_source *s);
+/* The role profiles (creds_role.c).  prof sets role_arn (and no
+** web_identity_token_file): fill src (kind ROLE) with the role, its STS
+** endpoint and the source it assumes it from (source_profile, followed
+** hop by hop, or credential_source), the source's credentials fetched
+** into src->held.  visited lists the profiles already on the path (nv of
+** them, at most DDB_ROLE_HOPS).  Returns 0, or -1 with err naming the
+** profile and what is wrong. */
+#define DDB_ROLE_HOPS 16
+int ddb_creds_role_source(const ddb_profile *prof, const ddb_cred_env *env,
+                          const char **visited, int nv, ddb_cred_source *src,
+                          ddb_error *err);
+/* Web identity: the token file and role of prof, or of the environment
+** (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME, each
+** over the profile's, unless no_env).  1 with src filled (kind
+** WEB_IDENTITY), 0 when no token file is configured, -1 with err. */
+int ddb_creds_web_identity_source(const ddb_profile *prof, int no_env,
+                                  const ddb_cred_env *env,
+                                  ddb_cred_source *src, ddb_error *err);
+/* The credentials of prof's own settings, botocore's "profile providers"
+** (creds.c): web identity, IAM Identity Center, the credentials file's
+** keys, credential_process, the config file's keys.  1 found (*out, *src,
+** *what as ddb_creds_chain sets them), 0 none, -1 err. */
+int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
+                            const ddb_cred_env *env, ddb_cred_source *src,
+                            ddb_creds *out, char **what, ddb_error *err);
+/* The environment's keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+** AWS_SESSION_TOKEN) into *out: 1 found, 0 not (creds.c). */
+int ddb_creds_env_keys(ddb_creds *out);
 /* STS (creds_sts.c): AssumeRole with the source credentials of src->inner
 ** (fetched again when they near their expiry), and
 ** AssumeRoleWithWebIdentity with the token read from src->token_file at
