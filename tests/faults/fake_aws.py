@@ -33,8 +33,8 @@ Test code only.  ONE threaded HTTP server plays, by path and method:
 
 Every credential it hands out is derived from what was asked, so that a
 test can tell who signed: AssumeRole's AccessKeyId is "ASIA" + 16 hex of
-sha256("role|ARN|SOURCE-KEY-ID") (+ "-N", the call's number, with
-`serial`), the web identity one of ("web|ARN|TOKEN"), the portal's of
+sha256("role|ARN|SOURCE-KEY-ID") (with `serial`, the last 4 of them
+the number of the credential handed out), the web identity one of ("web|ARN|TOKEN"), the portal's of
 ("sso|ACCOUNT|ROLE|TOKEN"); the secret and session token likewise.  Two
 clients asking the same thing get the same credentials.  OIDC's new
 access token is "aoa" + hash of the refresh token, the new refresh token
@@ -53,7 +53,7 @@ Control (clients under test never call these):
 Settings:
   ttl          seconds until the credentials handed out expire (3600)
   exp_millis   STS Expiration with milliseconds ("...:05.123Z")
-  serial       key ids end with "-N", N the n-th credential handed out
+  serial       key ids end with 4 digits: the n-th credential handed out
   secrets      {access key id: secret} of the static keys AssumeRole may
                be signed with
   web_tokens   [tokens] AssumeRoleWithWebIdentity accepts (null: any)
@@ -147,8 +147,8 @@ class State:
         with self.lock:
             self.count += 1
             ak = "ASIA" + h16(seed)
-            if self.cfg["serial"]:
-                ak += "-%d" % self.count
+            if self.cfg["serial"]:  # letters and digits only, 20 of them
+                ak = ak[:16] + "%04d" % (self.count % 10000)
             sk = "fakesecret/" + h16("secret|" + ak) + h16("s2|" + ak)
             tok = "FQoGZXIvYXdzE" + h16("token|" + ak) + h16("t2|" + ak) * 4
             exp = datetime.datetime.now(datetime.timezone.utc) + \
@@ -533,11 +533,18 @@ class Handler(BaseHTTPRequestHandler):
         self.meta_creds({"op": "imds-creds"}, "imds|" + path)
 
 
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # a client that hung up (an interrupted or refused call)
+
+
 class FakeAWS:
     """The server on a thread of the caller."""
 
     def __init__(self, port=0):
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self.httpd = Server(("127.0.0.1", port), Handler)
         self.httpd.daemon_threads = True
         self.httpd.state = State()
         self.state = self.httpd.state

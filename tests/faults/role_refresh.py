@@ -247,8 +247,11 @@ def interrupt_checks(t, s, fake, base):
         res = json.loads(p.stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
         res = []
+    died = "did not run"
+    if p.returncode < 0:
+        died = "the process died of signal %d" % -p.returncode
     for i, name in enumerate(names):
-        err, secs = res[i] if i < len(res) else ("did not run", 0)
+        err, secs = res[i] if i < len(res) else (died, 0)
         t.check("interrupted" in err and secs <= 2.5,
                 "interrupt() stops a slow STS (%s): %s after %.1f s (at most "
                 "2.5)" % (name, err[:160], secs), p.stdout + p.stderr[-1500:])
