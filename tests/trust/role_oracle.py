@@ -199,6 +199,27 @@ CASES = [
       "duration_seconds = 7200\n" % ROLE + SRC, profile="r",
       sts={"RoleSessionName": "analyst-7", "ExternalId": "ext-0042",
            "DurationSeconds": "7200"}),
+    C("duration_seconds that is no number is left out, as botocore does",
+      "[profile r]\nrole_arn = %sR1\nsource_profile = src\n"
+      "duration_seconds = an hour\n" % ROLE + SRC, profile="r"),
+    C("credential_source spelled in lower case is no source",
+      "[profile r]\nrole_arn = %sENV\ncredential_source = environment\n"
+      % ROLE, profile="r", env=ENVKEYS,
+      words=("credential_source", "environment")),
+    C("a source profile with a credential_process",
+      "[profile r]\nrole_arn = %sR1\nsource_profile = proc\n"
+      "[profile proc]\ncredential_process = @DIR@/proc.sh\n" % ROLE,
+      files={"proc.sh": "#!/bin/sh\necho '{\"Version\": 1, \"AccessKeyId\":"
+             " \"AKIDSRC2\", \"SecretAccessKey\": \"%s\"}'\n"
+             % STATIC["AKIDSRC2"]}, profile="r", info=(ROLE + "R1",)),
+    C("a source profile with web identity",
+      "[profile r]\nrole_arn = %sAFTERWEB\nsource_profile = w\n"
+      "[profile w]\nrole_arn = %sWEB\nweb_identity_token_file = "
+      "@DIR@/web-token\n" % (ROLE, ROLE), files={"web-token": WEBTOK},
+      profile="r", info=(ROLE + "AFTERWEB", ROLE + "WEB")),
+    C("STS answers after 2 seconds",
+      "[profile r]\nrole_arn = %sR1\nsource_profile = src\n" % ROLE + SRC,
+      profile="r", fake={"delay": {"AssumeRole": 2}}),
     C("mfa_serial is refused, naming it (botocore would prompt)",
       "[profile r]\nrole_arn = %sMFA\nsource_profile = src\n"
       "mfa_serial = arn:aws:iam::111122223333:mfa/me\n" % ROLE + SRC,
@@ -421,6 +442,8 @@ def write_files(case, tmp, fake):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(subst(text, tmp, fake))
+        if rel.endswith(".sh"):
+            os.chmod(path, 0o700)
 
 
 def botocore_resolve(env, profile):
