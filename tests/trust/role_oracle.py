@@ -31,7 +31,8 @@ tests/faults/proxy.py to DynamoDB Local, which records the DescribeTable.
     ours called none;
   * always: no secret, session token, web identity token, SSO access or
     refresh token, client secret or container token appears in anything
-    the extension printed or in its database file, and nothing tried a
+    the extension printed (its messages, all of dynamodb_info(), the
+    request log dynamodb_log) or in its database file, and nothing tried a
     non-loopback address.
 
 mfa_serial cases run ours only (botocore would prompt for a code).
@@ -468,11 +469,12 @@ def ours(ext, port, env, profile, db):
               "endpoint='http://127.0.0.1:%d'%s);\n"
               "SELECT json_extract(dynamodb_info('t'), '$.region');\n"
               "SELECT json_extract(dynamodb_info('t'), '$.credentials');\n"
+              "SELECT dynamodb_info('t');\nSELECT * FROM dynamodb_log;\n"
               % (ext, TABLE, port, opt))
     p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch", db],
                        input=script, capture_output=True, text=True, env=e,
                        cwd=ROOT, timeout=180)
-    out = p.stdout + p.stderr
+    out = p.stderr + p.stdout  # the error first, whatever the log shows
     return re.sub(r"^(Runtime|Parse) error near line \d+:", r"\1 error:",
                   out, flags=re.M).strip()
 
