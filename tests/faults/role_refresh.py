@@ -22,9 +22,10 @@ Local, which records the key id each request was signed with.  Checked:
   * SSO: 51 statements with a cached token 5 minutes from expiry make one
     CreateToken and one GetRoleCredentials call; expired role credentials
     are fetched again with the refreshed token;
-  * a slow STS is interruptible: sqlite3's interrupt() (Debian's
-    /usr/bin/python3, whose sqlite3 loads extensions) stops CREATE
-    VIRTUAL TABLE's AssumeRole and a refresh's within about a second;
+  * a slow STS or SSO portal is interruptible: sqlite3's interrupt()
+    (Debian's /usr/bin/python3, whose sqlite3 loads extensions) stops
+    CREATE VIRTUAL TABLE's AssumeRole, a refresh's and CREATE VIRTUAL
+    TABLE's GetRoleCredentials within about a second;
   * no secret, session token, web identity or SSO token appears in what
     the extension printed.
 
@@ -112,6 +113,10 @@ try:
     out.append(run(conn, QUERY))
 except sqlite3.Error as e:
     out.append(("before the interrupt: " + str(e), 0))
+conn.close()
+control(dict(cfg, delay={"GetRoleCredentials": 20}))
+conn = connect()
+out.append(run(conn, create.replace("profile=r", "profile=dev")))
 conn.close()
 print(json.dumps(out))
 """
@@ -219,7 +224,8 @@ def ops(fake, op):
 def interrupt_checks(t, s, fake, base):
     """The slow-STS checks, in Debian's python3 (sqlite3 with extensions)."""
     names = ("CREATE VIRTUAL TABLE's AssumeRole",
-             "a refresh's AssumeRole")
+             "a refresh's AssumeRole", "CREATE VIRTUAL TABLE's "
+             "GetRoleCredentials")
     pydeb = "/usr/bin/python3"
     can = subprocess.run([pydeb, "-c", "import sqlite3; sqlite3.connect("
                           "':memory:').enable_load_extension(True)"],
@@ -227,7 +233,7 @@ def interrupt_checks(t, s, fake, base):
         else None
     if not can or can.returncode != 0:
         for name in names:
-            t.check(True, "interrupt() stops a slow STS (%s) # SKIP %s "
+            t.check(True, "interrupt() stops a slow call (%s) # SKIP %s "
                     "cannot load extensions" % (name, pydeb))
         return
     e = s.env()
@@ -238,6 +244,7 @@ def interrupt_checks(t, s, fake, base):
             capture_output=True, text=True).stdout.strip()
         e["LD_PRELOAD"] = asan
         e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
+    sso_cache(s.tmp, 8 * 3600)
     p = subprocess.run([pydeb, "-c", INTERRUPT, s.ext,
                         "http://127.0.0.1:%d" % s.port, TABLE, fake.url,
                         json.dumps(base)], capture_output=True, text=True,
@@ -253,7 +260,7 @@ def interrupt_checks(t, s, fake, base):
     for i, name in enumerate(names):
         err, secs = res[i] if i < len(res) else (died, 0)
         t.check("interrupted" in err and secs <= 2.5,
-                "interrupt() stops a slow STS (%s): %s after %.1f s (at most "
+                "interrupt() stops a slow call (%s): %s after %.1f s (at most "
                 "2.5)" % (name, err[:160], secs), p.stdout + p.stderr[-1500:])
 
 
@@ -374,7 +381,7 @@ def main():
                 "GetRoleCredentials), the token not refreshed" % len(gr),
                 (out, len(gr), ids))
 
-        # -- interrupt() stops a slow STS ---------------------------------
+        # -- interrupt() stops a slow STS or portal -----------------------
         interrupt_checks(t, s, fake, base)
 
         # -- nothing secret was printed, nothing else contacted -----------
