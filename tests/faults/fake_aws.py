@@ -34,8 +34,8 @@ Test code only.  ONE threaded HTTP server plays, by path and method:
 Every credential it hands out is derived from what was asked, so that a
 test can tell who signed: AssumeRole's AccessKeyId is "ASIA" + 16 hex of
 sha256("role|ARN|SOURCE-KEY-ID") (with `serial`, the last 4 of them
-the number of the credential handed out), the web identity one of ("web|ARN|TOKEN"), the portal's of
-("sso|ACCOUNT|ROLE|TOKEN"); the secret and session token likewise.  Two
+the number of the credential handed out), the web identity one of
+("web|ARN|TOKEN"), the portal's of ("sso|ACCOUNT|ROLE|TOKEN"); the secret and session token likewise.  Two
 clients asking the same thing get the same credentials.  OIDC's new
 access token is "aoa" + hash of the refresh token, the new refresh token
 "aor" + hash.
