@@ -42,7 +42,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/creds_http.c client/creds_sts.c client/creds_sso.c \
-              client/creds_role.c \
+              client/creds_role.c client/sso_token.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
               client/jsonval.c client/meter.c client/rate.c

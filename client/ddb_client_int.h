@@ -552,5 +552,11 @@ int ddb_profile_keys(const ddb_profile *p, int creds_file, const char **ak,
 ** (malloc'ed), or NULL. */
 char *ddb_profile_service(const ddb_profile *p, const char *services,
                           const char *key, const char *sub);
+/* The i-th key (from 0) of the config file's [sso-session NAME] (the last
+** section of that name), its own keys in file order, then the [DEFAULT]
+** keys it does not have: 1 with *key and *value (owned by p), 0 past the
+** last, -1 when the file has no such section. */
+int ddb_profile_sso_key(const ddb_profile *p, const char *session, int i,
+                        const char **key, const char **value);
 
 #endif
