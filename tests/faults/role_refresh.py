@@ -73,7 +73,7 @@ sso_region = us-east-1
 
 INTERRUPT = r"""
 import json, os, sqlite3, sys, threading, time, urllib.request
-ext, endpoint, table, fake, cfg = sys.argv[1:6]
+ext, endpoint, table, fake, cfg, phase = sys.argv[1:7]
 QUERY = "SELECT count(*) FROM t WHERE PK = 'CUSTOMER#alice'"
 def control(c):
     urllib.request.urlopen(urllib.request.Request(
@@ -91,31 +91,27 @@ def run(conn, sql):
     return err, time.monotonic() - t0
 cfg = json.loads(cfg)
 create = ("CREATE VIRTUAL TABLE t USING dynamodb(table=%s, endpoint='%s', "
-          "profile=r, item_ttl=0, query_ttl=0)" % (table, endpoint))
-def connect():
-    conn = sqlite3.connect(":memory:")
-    conn.enable_load_extension(True)
-    conn.load_extension(ext)
-    return conn
-out = []
-conn = connect()
-control(dict(cfg, delay={"AssumeRole": 20}))
-out.append(run(conn, create))
-conn.close()
-control(dict(cfg, ttl=3))
-conn = connect()
-try:
-    conn.execute(create)
-    conn.execute(QUERY).fetchall()
-    time.sleep(4)
+          "profile=%s, item_ttl=0, query_ttl=0)"
+          % (table, endpoint, "dev" if phase == "sso" else "r"))
+conn = sqlite3.connect(":memory:")
+conn.enable_load_extension(True)
+conn.load_extension(ext)
+if phase == "create":
     control(dict(cfg, delay={"AssumeRole": 20}))
-    out.append(run(conn, QUERY))
-except sqlite3.Error as e:
-    out.append(("before the interrupt: " + str(e), 0))
-conn.close()
-control(dict(cfg, delay={"GetRoleCredentials": 20}))
-conn = connect()
-out.append(run(conn, create.replace("profile=r", "profile=dev")))
+    out = run(conn, create)
+elif phase == "refresh":
+    control(dict(cfg, ttl=3))
+    try:
+        conn.execute(create)
+        conn.execute(QUERY).fetchall()
+        time.sleep(4)
+        control(dict(cfg, delay={"AssumeRole": 20}))
+        out = run(conn, QUERY)
+    except sqlite3.Error as e:
+        out = ("before the interrupt: " + str(e), 0)
+else:
+    control(dict(cfg, delay={"GetRoleCredentials": 20}))
+    out = run(conn, create)
 conn.close()
 print(json.dumps(out))
 """
@@ -244,23 +240,22 @@ def interrupt_checks(t, s, fake, base):
         e["LD_PRELOAD"] = asan
         e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
     sso_cache(s.tmp, 8 * 3600)
-    p = subprocess.run([pydeb, "-c", INTERRUPT, s.ext,
-                        "http://127.0.0.1:%d" % s.port, TABLE, fake.url,
-                        json.dumps(base)], capture_output=True, text=True,
-                       env=e, cwd=s.tmp, timeout=300)
-    s.outputs.append(p.stdout + p.stderr)
-    try:
-        res = json.loads(p.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        res = []
-    died = "did not run"
-    if p.returncode < 0:
-        died = "the process died of signal %d" % -p.returncode
-    for i, name in enumerate(names):
-        err, secs = res[i] if i < len(res) else (died, 0)
+    for phase, name in zip(("create", "refresh", "sso"), names):
+        p = subprocess.run([pydeb, "-c", INTERRUPT, s.ext,
+                            "http://127.0.0.1:%d" % s.port, TABLE, fake.url,
+                            json.dumps(base), phase], capture_output=True,
+                           text=True, env=e, cwd=s.tmp, timeout=300)
+        s.outputs.append(p.stdout + p.stderr)
+        try:
+            err, secs = json.loads(p.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            err, secs = "did not run", 0
+            if p.returncode < 0:
+                err = "the process died of signal %d" % -p.returncode
         t.check("interrupted" in err and secs <= 2.5,
-                "interrupt() stops a slow call (%s): %s after %.1f s (at most "
-                "2.5)" % (name, err[:160], secs), p.stdout + p.stderr[-1500:])
+                "interrupt() stops a slow call (%s): %s after %.1f s (at "
+                "most 2.5)" % (name, err[:160], secs),
+                p.stdout + p.stderr[-1500:])
 
 
 def main():
