@@ -35,8 +35,9 @@ Every credential it hands out is derived from what was asked, so that a
 test can tell who signed: AssumeRole's AccessKeyId is "ASIA" + 16 hex of
 sha256("role|ARN|SOURCE-KEY-ID") (with `serial`, the last 4 of them
 the number of the credential handed out), the web identity one of
-("web|ARN|TOKEN"), the portal's of ("sso|ACCOUNT|ROLE|TOKEN"); the secret and session token likewise.  Two
-clients asking the same thing get the same credentials.  OIDC's new
+("web|ARN|TOKEN"), the portal's of ("sso|ACCOUNT|ROLE|TOKEN"); the
+secret and session token likewise.  Two clients asking the same thing get
+the same credentials.  OIDC's new
 access token is "aoa" + hash of the refresh token, the new refresh token
 "aor" + hash.
 
@@ -56,6 +57,8 @@ Settings:
   serial       key ids end with 4 digits: the n-th credential handed out
   secrets      {access key id: secret} of the static keys AssumeRole may
                be signed with
+  tokens       {access key id: session token} of those of `secrets` that
+               must come with X-Amz-Security-Token
   web_tokens   [tokens] AssumeRoleWithWebIdentity accepts (null: any)
   sso_tokens   [tokens] the portal accepts
   refresh_tokens  [tokens] OIDC accepts; clients {clientId: secret}
@@ -87,7 +90,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 STS_NS = "https://sts.amazonaws.com/doc/2011-06-15/"
 DEFAULTS = {"ttl": 3600, "exp_millis": False, "serial": False,
-            "secrets": {}, "web_tokens": None, "sso_tokens": [],
+            "secrets": {}, "tokens": {}, "web_tokens": None, "sso_tokens": [],
             "refresh_tokens": [], "clients": {}, "oidc_expires_in": 28800,
             "fail": {}, "delay": {}, "container_auth": None}
 STS_ERRORS = {"AccessDenied": 403, "ExpiredTokenException": 400,
@@ -174,7 +177,7 @@ def sigv4_check(state, method, path, query, headers, body):
         return None, None, None, "bad-signature"
     with state.lock:
         secret = state.cfg["secrets"].get(ak)
-        token = None
+        token = state.cfg["tokens"].get(ak)
         if secret is None and ak in state.issued:
             secret, token = state.issued[ak]
     if secret is None:

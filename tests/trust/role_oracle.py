@@ -59,10 +59,12 @@ import fake_aws  # noqa: E402
 TABLE = "Role29"
 # static keys (the fake verifies AssumeRole's signature with these)
 STATIC = {"AKIDSRC": "sEcReT-src-0001", "AKIDSRC2": "sEcReT-src-0002",
+          "ASIATEMPSRC": "sEcReT-tempsrc-0007",
           "AKIDSELF": "sEcReT-self-0003", "AKIDENV": "sEcReT-env-0004",
           "AKIDDEF": "sEcReT-def-0005", "AKIDPROF": "sEcReT-prof-0006"}
 WEBTOK = "eyJhbGciOiJSUzI1NiJ9.WEBIDENTITYTOKEN-one.c2lnbmF0dXJl"
 WEBTOK2 = "eyJhbGciOiJSUzI1NiJ9.WEBIDENTITYTOKEN-two.c2lnbmF0dXJl"
+TEMPTOK = "IQoJb3JpZ2luX2VjSOURCESESSIONTOKEN-0123"
 SSOTOK = "aoaVALIDSSOACCESSTOKEN0123456789"
 SSOOLD = "aoaEXPIREDSSOACCESSTOKEN987654321"
 RT = "aorREFRESHTOKEN-abcdefghijklmnop"
@@ -72,7 +74,8 @@ CONTTOK = "Bearer cOnTaInErToKeN-89"
 ROLE = "arn:aws:iam::111122223333:role/"
 START = "https://corp.awsapps.com/start"
 LEGACY = "https://legacy.awsapps.com/start#/"
-SECRETS = list(STATIC.values()) + [WEBTOK, WEBTOK2, SSOTOK, SSOOLD, RT, CSEC,
+SECRETS = list(STATIC.values()) + [WEBTOK, WEBTOK2, TEMPTOK, SSOTOK, SSOOLD,
+                                   RT, CSEC,
                                    CONTTOK.split()[1]]
 
 
@@ -165,6 +168,21 @@ CASES = [
       "[profile r]\nrole_arn = %sR1\nsource_profile = empty\n"
       "[profile empty]\nregion = eu-west-1\n" % ROLE,
       profile="r", words=("'empty'",)),
+    C("source keys with a session token sign AssumeRole with it",
+      "[profile r]\nrole_arn = %sR1\nsource_profile = tmp\n"
+      "[profile tmp]\naws_access_key_id = ASIATEMPSRC\n"
+      "aws_secret_access_key = %s\naws_session_token = %s\n"
+      % (ROLE, STATIC["ASIATEMPSRC"], TEMPTOK), profile="r"),
+    C("a source profile with keys and a role_arn: its keys, not its role",
+      "[profile r]\nrole_arn = %sR1\nsource_profile = mid\n"
+      "[profile mid]\nrole_arn = %sMID\nsource_profile = src\n"
+      "aws_access_key_id = AKIDSRC2\naws_secret_access_key = %s\n"
+      % (ROLE, ROLE, STATIC["AKIDSRC2"]) + SRC, profile="r"),
+    C("a hop whose role has credential_source = Environment",
+      "[profile r]\nrole_arn = %sR2\nsource_profile = mid\n"
+      "[profile mid]\nrole_arn = %sMID\ncredential_source = Environment\n"
+      % (ROLE, ROLE), profile="r", env=ENVKEYS,
+      info=(ROLE + "R2", ROLE + "MID", "environment")),
     C("source keys in the credentials file",
       "[profile r]\nrole_arn = %sR1\nsource_profile = src\n" % ROLE,
       "[src]\naws_access_key_id = AKIDSRC2\naws_secret_access_key = %s\n"
@@ -184,6 +202,13 @@ CASES = [
       env={"AWS_EC2_METADATA_DISABLED": None,
            "AWS_EC2_METADATA_SERVICE_ENDPOINT": "@FAKE@"},
       info=(ROLE + "EC2", "instance metadata")),
+    C("credential_source = Ec2InstanceMetadata with IMDS disabled",
+      "[profile r]\nrole_arn = %sEC2\ncredential_source = "
+      "Ec2InstanceMetadata\n" % ROLE, profile="r",
+      words=("credential_source", "Ec2InstanceMetadata")),
+    C("credential_source = EcsContainer without a container endpoint",
+      "[profile r]\nrole_arn = %sECS\ncredential_source = EcsContainer\n"
+      % ROLE, profile="r", words=("credential_source", "EcsContainer")),
     C("credential_source of an unknown name",
       "[profile r]\nrole_arn = %sR1\ncredential_source = Laptop\n" % ROLE,
       profile="r", words=("credential_source", "Laptop")),
@@ -706,7 +731,8 @@ def main():
          "--upstream", upstream, "--log", log],
         stdout=subprocess.PIPE, text=True)
     fake = fake_aws.start()
-    base_cfg = {"secrets": STATIC, "web_tokens": [WEBTOK, WEBTOK2],
+    base_cfg = {"secrets": STATIC, "tokens": {"ASIATEMPSRC": TEMPTOK},
+                "web_tokens": [WEBTOK, WEBTOK2],
                 "sso_tokens": [SSOTOK], "refresh_tokens": [RT],
                 "clients": {CID: CSEC}, "container_auth": CONTTOK}
     print("# %s" % botocore_mode())
