@@ -282,6 +282,9 @@ CASES = [
     C("web identity from the environment (EKS IRSA)", "",
       files={"web-token": WEBTOK}, env=IRSA,
       info=(ROLE + "irsa", "AWS_WEB_IDENTITY_TOKEN_FILE")),
+    C("a web identity token file ending in a newline", "",
+      files={"web-token": WEBTOK + "\n"}, env=IRSA,
+      fake={"web_tokens": [WEBTOK, WEBTOK + "\n"]}),
     C("web identity environment without AWS_ROLE_ARN", "",
       files={"web-token": WEBTOK},
       env={"AWS_WEB_IDENTITY_TOKEN_FILE": "@DIR@/web-token"},
@@ -314,6 +317,12 @@ CASES = [
       "[p]\naws_access_key_id = AKIDPROF\naws_secret_access_key = %s\n"
       % STATIC["AKIDPROF"], files={"web-token": WEBTOK}, env=IRSA,
       profile="p", info=("profile 'p'",)),
+    C("profile= naming a web identity profile: the environment's "
+      "AWS_ROLE_ARN and token file are not used",
+      "[profile w]\nrole_arn = %sWEB\nweb_identity_token_file = "
+      "@DIR@/web-token-2\n" % ROLE,
+      files={"web-token": WEBTOK, "web-token-2": WEBTOK2}, env=IRSA,
+      profile="w", info=(ROLE + "WEB",)),
     C("IRSA over container credentials", "", files={"web-token": WEBTOK},
       env=dict(IRSA, **CONTAINER), info=(ROLE + "irsa",)),
     C("environment keys over IRSA", "", files={"web-token": WEBTOK},
