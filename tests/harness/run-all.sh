@@ -109,7 +109,7 @@ else
     STATE="$(mktemp -d "$ROOT/.test-tmp/ddblocal.XXXXXX")"
     if url="$("$ROOT/tests/harness/ddblocal.sh" start ${DDB_HEAP:+--heap "$DDB_HEAP"} "$STATE" 2>"$STATE/start.err")"; then
         export AWS_ENDPOINT_URL_DYNAMODB="$url"
-        echo "# DynamoDB Local at $url (pid $(cat "$STATE/pid"))"
+        echo "# DynamoDB Local $(sed -n 's/^Version:[[:space:]]*//p' "$STATE/ddblocal.log") at $url (pid $(cat "$STATE/pid"))"
     else
         sed 's/^/# /' "$STATE/start.err"
         fail_line "run-all: DynamoDB Local did not start"
