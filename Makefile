@@ -43,7 +43,8 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
-              client/jsonval.c client/meter.c client/rate.c
+              client/jsonval.c client/meter.c client/rate.c \
+              client/throttle.c client/arn.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/resp.c \
               cache/fanout.c cache/wcalls.c cache/hot.c

@@ -707,9 +707,11 @@ static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
   ddb_tally t, *prev = ddb_tally_begin(&t);
   ddb_result result = ddb_read_page(c, r, out, err);
   ddb_tally_end(prev);
-  if(r->pk_name && t.requests)
+  if(r->pk_name && t.requests) {
     ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
                   t.throttles);
+    ddbc_hot_mark(r->table, r->index, &r->pk, &t);
+  }
   return result;
 }
 
@@ -723,9 +725,11 @@ static ddb_result get_item_counted(ddb_client *c, const char *table,
   ddb_tally t, *prev = ddb_tally_begin(&t);
   ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
   ddb_tally_end(prev);
-  if(t.requests)
+  if(t.requests) {
     ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
                   (uint64_t)t.items, t.rcu, 0, t.throttles);
+    ddbc_hot_mark(table, NULL, ddb_item_get(key, key_names[0]), &t);
+  }
   return result;
 }
 
