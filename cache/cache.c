@@ -235,8 +235,12 @@ static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
   ddb_buf_add_part(b, table, strlen(table));
 }
 
-/* The head of a tag: kind, place, table (no principal). */
+/* The head of a tag: kind, place, table (no principal).  A table given by
+** its ARN is tagged by its name: a write through either form makes stale
+** the pages read through both (a table of the same name in another
+** account, at the same place, only costs a miss). */
 static void tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  table = ddb_arn_table_name(table);
   scope_head(b, kind, c, 1);
   ddb_buf_add_part(b, table, strlen(table));
 }
@@ -421,6 +425,20 @@ static void descs_free(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
+/* DescribeTable of table (a name or an ARN) from DynamoDB: a table asked
+** for by its ARN keeps the ARN as its name (client/arn.c), so that its
+** calls and this cache's keys name the ARN. */
+static ddb_result describe_call(ddb_client *c, const char *table,
+                                ddb_table_desc **out, ddb_error *err) {
+  ddb_result result = ddb_describe_table(c, table, out, err);
+  if(result == DDB_OK && ddb_desc_name_asked(*out, table)) {
+    ddb_table_desc_free(*out);
+    *out = NULL;
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  return result;
+}
+
 /* DescribeTable through the cache: the kept answer unless fresh, which
 ** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
 static ddb_result describe(ddb_client *c, const char *table, int fresh,
@@ -435,7 +453,7 @@ static ddb_result describe(ddb_client *c, const char *table, int fresh,
   key_head(&k, 'D', c, table);
   if(k.failed) {
     ddb_buf_free(&k);
-    return ddb_describe_table(c, table, out, err);
+    return describe_call(c, table, out, err);
   }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
@@ -458,7 +476,7 @@ static ddb_result describe(ddb_client *c, const char *table, int fresh,
     ddb_buf_free(&k);
     return DDB_OK;
   }
-  result = ddb_describe_table(c, table, out, err);
+  result = describe_call(c, table, out, err);
   if(result) {
     ddb_buf_free(&k);
     return result;

@@ -727,8 +727,11 @@ static void not_found_error(const ddb_client *c, const char *table,
   char said[sizeof(err->message)];
   memcpy(said, err->message, sizeof(said));
   snprintf(err->message, sizeof(err->message),
-           "table '%.100s' not found at %.150s in region %.40s (%.180s)",
-           table, c->s.endpoint, c->s.region, said);
+           "table '%.100s' not found at %.100s in region %.30s (%.150s%s)",
+           table, c->s.endpoint, c->s.region, said,
+           ddb_arn_is(table) ? "; a server may take no ARN in this call, "
+                               "as DynamoDB Local's TransactWriteItems"
+                             : "");
 }
 
 /* One attempt of a's call with what surrounds it: the cancel hook asked,
