@@ -354,11 +354,12 @@ static void seen_forget(ddbc_store *s) {
 ** keys are skipped) into gens, atomically with respect to the writes of
 ** other principals (drop_other_principals). */
 static void principal_seen_gens(ddbc_store *s, ddb_client *c,
-                                char *const *keys, const size_t *lens,
-                                size_t n, uint64_t *gens) {
+                                const char *table, char *const *keys,
+                                const size_t *lens, size_t n, uint64_t *gens) {
   size_t i;
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c);
+  do_alias_note(s, table); /* an ARN: its writes by name drop it (alias.c) */
   for(i = 0; i < n; i++)
     if(keys[i])
       gens[i] = ddbc_store_gen(s, keys[i], lens[i]);
@@ -366,8 +367,10 @@ static void principal_seen_gens(ddbc_store *s, ddb_client *c,
 }
 
 /* A write through c of the item `key` of table completed: remember c,
-** and drop the item's entry of every other principal seen at c's place
-** (bumping its generation, so their reads in flight do not fill). */
+** and drop the item's entry of every other principal seen at c's place,
+** and of every principal under the table's other forms (its name, the
+** ARNs read through: alias.c), bumping their generations, so that their
+** reads in flight do not fill. */
 static void drop_other_principals(ddbc_store *s, ddb_client *c,
                                   const char *table, const ddb_item *key,
                                   const char *const *names, int n) {
@@ -375,24 +378,29 @@ static void drop_other_principals(ddbc_store *s, ddb_client *c,
   size_t place_len, principal_len;
   ddb_buf b;
   int i;
+  const char *forms[1 + DDBC_ALIAS_MAX];
+  int j, n_forms;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
   ddb_buf_init(&b, DDBC_KEY_MAX);
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c); /* the writer's entry is written through */
-  for(i = 0; i < n_seen; i++) {
-    if(seen[i].place_len != place_len ||
-       memcmp(seen[i].p, place, place_len) != 0)
-      continue;
-    if(seen[i].len == place_len + principal_len &&
-       memcmp(seen[i].p + place_len, principal, principal_len) == 0)
-      continue; /* the writer's own: written through by the caller */
-    ddb_buf_reset(&b);
-    ddb_buf_addc(&b, 'I');
-    ddb_buf_add(&b, seen[i].p, seen[i].len);
-    ddb_buf_add_part(&b, table, strlen(table));
-    if(ddb_key_encode(key, names, n, &b) == 0 && !b.failed)
-      ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
-  }
+  forms[0] = table;
+  n_forms = 1 + do_alias_others(table, forms + 1, DDBC_ALIAS_MAX);
+  for(j = 0; j < n_forms; j++)
+    for(i = 0; i < n_seen; i++) {
+      if(seen[i].place_len != place_len ||
+         memcmp(seen[i].p, place, place_len) != 0)
+        continue;
+      if(j == 0 && seen[i].len == place_len + principal_len &&
+         memcmp(seen[i].p + place_len, principal, principal_len) == 0)
+        continue; /* the writer's own: written through by the caller */
+      ddb_buf_reset(&b);
+      ddb_buf_addc(&b, 'I');
+      ddb_buf_add(&b, seen[i].p, seen[i].len);
+      ddb_buf_add_part(&b, forms[j], strlen(forms[j]));
+      if(ddb_key_encode(key, names, n, &b) == 0 && !b.failed)
+        ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
+    }
   pthread_mutex_unlock(&seen_lock);
   ddb_buf_free(&b);
 }
@@ -925,7 +933,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_meter_add(&m->misses, 1);
   {
     char *kp = k.p;
-    principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
+    principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
   }
   if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
     ddb_buf_free(&k);
@@ -1069,7 +1077,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
                found, &bm);
   if(bm.m > 0)
-    principal_seen_gens(s, c, bm.ckeys, bm.clens, bm.m, bm.gens);
+    principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
   if(bm.m > 0 && pol->shared)
     shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
                      bm.miss, &bm.m, pol, found);
