@@ -119,7 +119,7 @@ FEATURES = {
     "transactions": "TransactWriteItems",
     "ttl": "UpdateTimeToLive",
     "streams": "StreamSpecification",
-    "table_arn": "a table's ARN as its TableName",
+    "table_arn": "TableName ARNs",
 }
 
 
