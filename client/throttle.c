@@ -167,8 +167,11 @@ void ddb_throttle_explain(const ddb_throttle *t, ddb_error *e) {
       ddb_buf_addf(&b, " (%s)", hint);
   }
   ddb_buf_addf(&b, ": %s", msg);
-  if(!b.failed && b.p)
-    ddb_copy_str(e->message, sizeof(e->message), b.p);
+  if(!b.failed && b.p) { /* cut where no UTF-8 sequence is split */
+    size_t n = ddb_text_cut(b.p, b.len, sizeof(e->message) - 1);
+    memcpy(e->message, b.p, n);
+    e->message[n] = 0;
+  }
   ddb_buf_free(&b);
 }
 
@@ -189,8 +192,11 @@ void ddb_throttle_summary(const ddb_throttle *t, const char *type, char *out,
     if(x->table[0])
       ddb_buf_addf(&b, " %s%s%s", x->table, x->index[0] ? "/" : "", x->index);
   }
-  if(!b.failed && b.p)
-    ddb_copy_str(out, cap, b.p);
+  if(!b.failed && b.p) {
+    size_t n = ddb_text_cut(b.p, b.len, cap - 1);
+    memcpy(out, b.p, n);
+    out[n] = 0;
+  }
   ddb_buf_free(&b);
 }
 
