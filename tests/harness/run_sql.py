@@ -119,6 +119,7 @@ FEATURES = {
     "transactions": "TransactWriteItems",
     "ttl": "UpdateTimeToLive",
     "streams": "StreamSpecification",
+    "table_arn": "TableName ARNs",
 }
 
 
