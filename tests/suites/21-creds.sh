@@ -10,7 +10,10 @@
 # resolved by the extension and by botocore, compared
 # (tests/trust/role_oracle.py), and over time in one session: one STS call
 # for 51 statements, refreshes, the rotated token file, interrupt()
-# (tests/faults/role_refresh.py). One TAP stream.
+# (tests/faults/role_refresh.py); IAM Identity Center's own cases against
+# botocore (tests/faults/sso_check.py: the token cache written back byte
+# for byte, both sides of the refresh window, config errors). One TAP
+# stream.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 mkdir -p .test-tmp
@@ -20,10 +23,11 @@ python3 tests/faults/creds_check.py "$@" >"$OUT.1" || rc=1
 python3 tests/trust/profile_oracle.py >"$OUT.2" || rc=1
 python3 tests/trust/role_oracle.py >"$OUT.3" || rc=1
 python3 tests/faults/role_refresh.py >"$OUT.4" || rc=1
-cat "$OUT.1" "$OUT.2" "$OUT.3" "$OUT.4" | awk '
+python3 tests/faults/sso_check.py >"$OUT.5" || rc=1
+cat "$OUT.1" "$OUT.2" "$OUT.3" "$OUT.4" "$OUT.5" | awk '
   /^1\.\./ { next }
   /^(not )?ok [0-9]+/ { n++; sub(/ok [0-9]+/, "ok " n) }
   { print }
   END { print "1.." n }'
-rm -f "$OUT.1" "$OUT.2" "$OUT.3" "$OUT.4"
+rm -f "$OUT.1" "$OUT.2" "$OUT.3" "$OUT.4" "$OUT.5"
 exit $rc
