@@ -56,6 +56,7 @@ static int sts_common(const ddb_cred_env *env, const char *session,
     snprintf(name, sizeof(name), "botocore-session-%lld",
              (long long)time(NULL));
     session = name;
+    src->session_drawn = 1;
   }
   src->url = sts_endpoint(env, err);
   if(!src->url)

@@ -839,6 +839,7 @@ typedef enum ddb_live_rank {
   DDB_LIVE_HOT = 41,        /* cache/hot.c: hot_lock */
   DDB_LIVE_SHARED = 42,     /* cache/shared.c: see live.c */
   DDB_LIVE_CLIENT = 50,     /* client/client.c: see live.c */
+  DDB_LIVE_CREDS = 52,      /* client/creds_fetch.c: memo_lock */
   DDB_LIVE_HTTP = 55,       /* client/http.c: big_body (no lock: the child
                                finds it free) */
   DDB_LIVE_RATE = 60,       /* client/rate.c: rate_lock */

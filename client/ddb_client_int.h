@@ -230,7 +230,9 @@ typedef struct ddb_cred_source {
   char *auth_file; /* CONTAINER: file to read it from on every fetch */
   /* ROLE and WEB_IDENTITY (creds_sts.c) */
   char *role_arn;
-  char *session_name; /* NULL: botocore's botocore-session-<Unix time> */
+  char *session_name; /* the RoleSessionName sent */
+  int session_drawn;  /* session_name is botocore's default,
+                         botocore-session-<Unix time>, drawn once */
   char *external_id;  /* ROLE: ExternalId, or NULL */
   int duration;       /* DurationSeconds; 0: not sent (STS's 3600) */
   char *token_file;   /* WEB_IDENTITY: read again at every fetch */
@@ -274,9 +276,12 @@ struct ddb_creds {
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
                            const ddb_cred_env *env, ddb_cred_source *src,
                            ddb_creds *out, char **what, ddb_error *err);
-/* Fetch fresh credentials from src (PROCESS, CONTAINER or IMDS) into *out
-** (cleared first); stop (may be NULL) is polled while a credential_process
-** runs.  Credentials that have already expired are an error naming src and
+/* Fetch fresh credentials from src (any kind but STATIC) into *out
+** (cleared first); stop (may be NULL) is polled while a source runs.  An
+** AssumeRole or web identity source with the same settings (and source
+** credentials) as one fetched before in this process gets that fetch's
+** credentials while they are good for 16 minutes more, without a call to
+** STS (creds_fetch.c).  Credentials that have already expired are an error naming src and
 ** their expiry.  Errors name the source, never a secret. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
                            void *stop_ud, ddb_creds *out, ddb_error *err);
@@ -293,6 +298,9 @@ ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
 int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
 void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
+/* Forget the credentials the process keeps for src (they were refused as
+** expired): its next fetch calls STS (creds_fetch.c). */
+void ddb_creds_memo_drop(const ddb_cred_source *src);
 
 /* What the files of the chain share: the value of environment variable
 ** name, or NULL when unset or empty (profile.c); the most read from a

@@ -7,6 +7,8 @@ other address); statements go through tests/faults/proxy.py to DynamoDB
 Local, which records the key id each request was signed with.  Checked:
 
   * 51 statements make one AssumeRole call, and all sign with its key;
+  * three virtual tables over one role, in two connections of the
+    process, make one AssumeRole call (the process keeps the credentials);
   * credentials 11 minutes from expiry (inside the 15-minute advisory
     window, outside the 10-minute mandatory one): one call for the
     statements of the first minute, then, 61 s later, a second one (the
@@ -294,6 +296,24 @@ def main():
                 all(i == calls[0].get("issued") for i in ids),
                 "51 statements make 1 AssumeRole call (%d), all 52 requests "
                 "signed with its key" % len(calls),
+                (out[:300], len(calls), sorted(set(ids))))
+
+        # -- the process keeps them: more tables, another connection ------
+        fake.control(base)
+        more = ("CREATE VIRTUAL TABLE u USING dynamodb(table=%s, "
+                "endpoint='http://127.0.0.1:%d', profile=r);\n"
+                "SELECT count(*) FROM u WHERE PK = 'CUSTOMER#alice';\n"
+                ".open second.db\n.load %s\n"
+                "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "
+                "endpoint='http://127.0.0.1:%d', profile=r);\n%s"
+                % (TABLE, s.port, s.ext, TABLE, s.port, Q))
+        out = s.sql(Q + "\n" + more)
+        calls, ids = ops(fake, "AssumeRole"), s.key_ids()
+        t.check(out == "4\n4\n4" and len(calls) == 1 and
+                all(i == calls[0].get("issued") for i in ids),
+                "three tables over one role, two of them in another "
+                "connection of the process: 1 AssumeRole call (%d), every "
+                "request signed with its key" % len(calls),
                 (out[:300], len(calls), sorted(set(ids))))
 
         # -- 11 minutes from expiry: a refresh a minute, not a statement --
