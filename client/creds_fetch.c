@@ -14,13 +14,14 @@
 ** The process's memo.  Every virtual table (and every dyn_client) has a
 ** client of its own, and each resolves its credentials: without a memo, a
 ** program that opens a connection per request would call STS per
-** request.  So the credentials of an AssumeRole or a web identity fetch
-** are kept for the process, under the HMAC (ddb_scope_hash) of everything
-** the call depends on: the kind, STS's endpoint and region, the role,
-** the session name (unless botocore's default, drawn per source), the
-** external id, the duration, the token file, and for AssumeRole the
-** source credentials themselves (so two principals never share one
-** entry).  A fetch with the same settings gets them while they are good
+** request.  So the credentials of an AssumeRole, web identity or IAM
+** Identity Center fetch are kept for the process, under the HMAC
+** (ddb_scope_hash) of everything the call depends on: the kind, STS's
+** endpoint and region, the role, the session name (unless botocore's
+** default, drawn per source), the external id, the duration, the token
+** file, and for AssumeRole the source credentials themselves (so two
+** principals never share one entry); for SSO the sso-session (or start
+** URL), region, account, role, portal and token cache file.  A fetch with the same settings gets them while they are good
 ** for MEMO_MARGIN_S more (a minute past the signer's advisory window, so
 ** the signer's own refresh finds the memo stale and calls STS once);
 ** MEMO_MAX entries at most, the one that expires first replaced.
@@ -67,7 +68,7 @@ static void memo_init_once(void) {
   ddb_live_add(&memo_live, &memo_live_ops, NULL);
 }
 
-/* The memo's key of a fetch of src (signed with signer, or NULL) in out.
+/* The memo's key of a fetch of src (AssumeRole: signed with signer) in out.
 ** Returns 0, or -1 when src is not kept (another kind) or libcrypto
 ** fails. */
 static int memo_key(const ddb_cred_source *src, const ddb_creds *signer,
@@ -75,7 +76,17 @@ static int memo_key(const ddb_cred_source *src, const ddb_creds *signer,
   const char *p[11];
   size_t n[11];
   char kind[4], dur[16];
-  int i;
+  int i, np = 11;
+  if(src->kind == DDB_CRED_SSO && src->sso) {
+    np = ddb_sso_source_parts(src->sso, p + 1) + 1;
+    p[0] = "sso";
+    for(i = 0; i < np; i++) {
+      if(!p[i])
+        p[i] = "";
+      n[i] = strlen(p[i]);
+    }
+    return ddb_scope_hash('M', p, n, np, out);
+  }
   if(src->kind != DDB_CRED_ROLE && src->kind != DDB_CRED_WEB_IDENTITY)
     return -1;
   snprintf(kind, sizeof(kind), "%d", (int)src->kind);
@@ -91,12 +102,12 @@ static int memo_key(const ddb_cred_source *src, const ddb_creds *signer,
   p[8] = signer ? signer->access_key : NULL;
   p[9] = signer ? signer->secret_key : NULL;
   p[10] = signer ? signer->session_token : NULL;
-  for(i = 0; i < 11; i++) {
+  for(i = 0; i < np; i++) {
     if(!p[i])
       p[i] = "";
     n[i] = strlen(p[i]);
   }
-  return ddb_scope_hash('M', p, n, 11, out);
+  return ddb_scope_hash('M', p, n, np, out);
 }
 
 /* A copy of c into *out (malloc'ed strings): 0, or -1 out of memory. */

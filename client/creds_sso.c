@@ -435,3 +435,15 @@ fail:
   ddb_buf_free(&body);
   return result;
 }
+
+/* See ddb_client_int.h: the sso-session (or start URL), the region, the
+** account and role, the portal and the token's cache file. */
+int ddb_sso_source_parts(const ddb_sso_source *s, const char **p) {
+  p[0] = s->session ? s->session : s->start_url;
+  p[1] = s->region;
+  p[2] = s->account_id;
+  p[3] = s->role_name;
+  p[4] = s->portal;
+  p[5] = s->cache_file;
+  return 6;
+}

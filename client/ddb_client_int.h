@@ -333,6 +333,10 @@ int ddb_creds_sso_source(const ddb_profile *prof, const ddb_cred_env *env,
 ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
                                void *stop_ud, ddb_creds *out, ddb_error *err);
 void ddb_sso_source_free(ddb_sso_source *s);
+/* What s's credentials depend on, for the process's memo (creds_fetch.c):
+** up to 6 strings into p (owned by s, NULL for one not set).  Returns how
+** many. */
+int ddb_sso_source_parts(const ddb_sso_source *s, const char **p);
 /* The role profiles (creds_profile.c).  prof sets role_arn (and no
 ** web_identity_token_file): fill src (kind ROLE) with the role, its STS
 ** endpoint and the source it assumes it from (source_profile, followed

@@ -23,7 +23,8 @@ Local, which records the key id each request was signed with.  Checked:
     the fake sees the new token);
   * SSO: 51 statements with a cached token 5 minutes from expiry make one
     CreateToken and one GetRoleCredentials call; expired role credentials
-    are fetched again with the refreshed token;
+    are fetched again with the refreshed token; two connections of the
+    process make one GetRoleCredentials call;
   * a slow STS or SSO portal is interruptible: sqlite3's interrupt()
     (Debian's /usr/bin/python3, whose sqlite3 loads extensions) stops
     CREATE VIRTUAL TABLE's AssumeRole, a refresh's and CREATE VIRTUAL
@@ -394,6 +395,17 @@ def main():
                 "SSO: expired role credentials are fetched again (%d "
                 "GetRoleCredentials), the token not refreshed" % len(gr),
                 (out, len(gr), ids))
+
+        fake.control(base)
+        out = s.sql(Q + "\n.open sso-second.db\n.load %s\n"
+                    "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "
+                    "endpoint='http://127.0.0.1:%d', profile=dev);\n%s"
+                    % (s.ext, TABLE, s.port, Q), opts=", profile=dev")
+        gr, ids = ops(fake, "GetRoleCredentials"), s.key_ids()
+        t.check(out == "4\n4" and len(gr) == 1 and
+                all(i == gr[0].get("issued") for i in ids),
+                "SSO: two connections of the process make 1 "
+                "GetRoleCredentials call (%d)" % len(gr), (out, len(gr), ids))
 
         # -- interrupt() stops a slow STS or portal -----------------------
         interrupt_checks(t, s, fake, base)
