@@ -25,6 +25,8 @@ Local, which records the key id each request was signed with.  Checked:
     CreateToken and one GetRoleCredentials call; expired role credentials
     are fetched again with the refreshed token; two connections of the
     process make one GetRoleCredentials call;
+  * libdyndb (tests/api/api_roles.c): two clients of a role profile make
+    one AssumeRole call, two of an SSO profile one GetRoleCredentials call;
   * a slow STS or SSO portal is interruptible: sqlite3's interrupt()
     (Debian's /usr/bin/python3, whose sqlite3 loads extensions) stops
     CREATE VIRTUAL TABLE's AssumeRole, a refresh's and CREATE VIRTUAL
@@ -261,6 +263,48 @@ def interrupt_checks(t, s, fake, base):
                 p.stdout + p.stderr[-1500:])
 
 
+def api_checks(t, s, fake, base, tmp):
+    """libdyndb (tests/api/api_roles.c): two clients of profile r make one
+    AssumeRole call, two of profile dev one GetRoleCredentials call, each
+    client names where its credentials came from."""
+    binp = os.path.join(tmp, "api_roles")
+    flags = ["-fsanitize=address,undefined"] if os.environ.get(
+        "SANITIZE") == "1" else []
+    libs = subprocess.run(["make", "-s", "--no-print-directory", "libs"],
+                          cwd=ROOT, capture_output=True, text=True)
+    built = subprocess.run(
+        ["make", "-s", "--no-print-directory", "build/libddb.a"], cwd=ROOT,
+        capture_output=True, text=True)
+    cc = subprocess.run(
+        [os.environ.get("CC", "cc"), "-Wall", "-Wextra", "-Werror"] + flags +
+        ["-I.", "-o", binp, "tests/api/api_roles.c", "api/client.c",
+         "api/item.c", "api/read.c", "api/write.c", "build/libddb.a"] +
+        libs.stdout.split(), cwd=ROOT, capture_output=True, text=True)
+    if built.returncode or cc.returncode:
+        t.check(False, "libdyndb: build tests/api/api_roles.c",
+                (built.stderr + cc.stderr)[-600:])
+        return
+    fake.control(base)
+    sso_cache(tmp, 8 * 3600)
+    p = subprocess.run([binp, "http://127.0.0.1:%d" % s.port, TABLE, "r",
+                        "dev"], capture_output=True, text=True,
+                       env=s.env(), cwd=tmp, timeout=120)
+    lines = p.stdout.splitlines()
+    ar, gr = ops(fake, "AssumeRole"), ops(fake, "GetRoleCredentials")
+    s.outputs.append(p.stdout + p.stderr)
+    t.check(p.returncode == 0 and len(lines) == 4 and
+            all(l.endswith(": found") for l in lines) and
+            lines[0] == lines[1] and lines[2] == lines[3] and
+            lines[0].startswith("r: assume-role " + ROLE + " (profile 'r') "
+                                "via profile 'src'") and
+            lines[2].startswith("dev: sso-session 'corp' (profile 'dev')") and
+            len(ar) == 1 and len(gr) == 1,
+            "libdyndb: two clients of a role profile make 1 AssumeRole "
+            "call (%d), two of an SSO profile 1 GetRoleCredentials call "
+            "(%d); each names its source" % (len(ar), len(gr)),
+            (p.stdout + p.stderr)[-600:])
+
+
 def main():
     upstream = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
     if not upstream:
@@ -406,6 +450,9 @@ def main():
                 all(i == gr[0].get("issued") for i in ids),
                 "SSO: two connections of the process make 1 "
                 "GetRoleCredentials call (%d)" % len(gr), (out, len(gr), ids))
+
+        # -- libdyndb: the same chain, the same memo ----------------------
+        api_checks(t, s, fake, base, tmp)
 
         # -- interrupt() stops a slow STS or portal -----------------------
         interrupt_checks(t, s, fake, base)
