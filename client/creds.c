@@ -45,10 +45,8 @@
 ** credential_process, creds_meta.c asks the container and instance
 ** metadata endpoints, creds_profile.c sets up a profile's sources and roles, creds_sts.c and
 ** creds_sso.c call STS and IAM Identity Center (through creds_http.c),
-** creds_parse.c reads what they answer; this file walks the chain and
-** names principals.
+** creds_parse.c reads what they answer; this file walks the chain.
 */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +54,6 @@
 #include <time.h>
 
 #include "ddb_client_int.h"
-#include "sigv4.h"
 
 /* The list of what was tried, for the "no credentials" message. */
 #define TRIED_MAX 400
@@ -195,63 +192,4 @@ fail:
   }
   ddb_buf_free(&tried);
   return result;
-}
-
-/* ------------------------------------------------------------------------
-** Principals (see ddb_client_int.h)
-*/
-
-static unsigned char scope_key[DDB_SHA256_LEN];
-static pthread_once_t scope_once = PTHREAD_ONCE_INIT;
-
-/* Draw the process's key for scope ids. */
-static void scope_key_init(void) {
-  ddb_random_bytes(scope_key, sizeof(scope_key));
-}
-
-int ddb_scope_hash(char letter, const char *const *p, const size_t *n,
-                   int n_parts, unsigned char *out) {
-  unsigned char mac[DDB_SHA256_LEN];
-  ddb_hmac_ctx *m;
-  int i, rc;
-  pthread_once(&scope_once, scope_key_init);
-  m = ddb_hmac_new(scope_key, sizeof(scope_key));
-  rc = m ? ddb_hmac_update(m, &letter, 1) : -1;
-  for(i = 0; rc == 0 && i < n_parts; i++) {
-    unsigned char len[8];
-    uint64_t v = n[i];
-    int k;
-    for(k = 0; k < 8; k++, v >>= 8)
-      len[k] = (unsigned char)(v & 0xff);
-    rc =
-        ddb_hmac_update(m, len, sizeof(len)) || ddb_hmac_update(m, p[i], n[i]);
-  }
-  if(rc == 0)
-    rc = ddb_hmac_final(m, mac);
-  ddb_hmac_free(m);
-  if(rc == 0)
-    memcpy(out, mac, DDB_SCOPE_ID_LEN);
-  ddb_wipe(mac, sizeof(mac));
-  return rc ? -1 : 0;
-}
-
-ddb_principal *ddb_principal_new(const char *access_key,
-                                 const char *secret_key, const char *token) {
-  const char *parts[3];
-  size_t lens[3];
-  ddb_principal *pr = malloc(sizeof(*pr));
-  if(!pr)
-    return NULL;
-  parts[0] = access_key ? access_key : "";
-  parts[1] = secret_key ? secret_key : "";
-  parts[2] = token ? token : "";
-  lens[0] = strlen(parts[0]);
-  lens[1] = strlen(parts[1]);
-  lens[2] = strlen(parts[2]);
-  pr->next = NULL;
-  if(ddb_scope_hash('U', parts, lens, 3, pr->id)) {
-    free(pr);
-    return NULL;
-  }
-  return pr;
 }

@@ -174,7 +174,7 @@ int ddb_base64_ok(const char *s, size_t n);
 
 /* ------------------------------------------------------------------------
 ** Hashes and MACs (crypto.c): SHA-256 and HMAC-SHA256 from libcrypto,
-** CRC-32 from zlib.  For SigV4 (sigv4.c), the cache's ids (creds.c), the
+** CRC-32 from zlib.  For SigV4 (sigv4.c), the cache's ids (scope.c), the
 ** x-amz-crc32 check (http.c), and any layer above that needs a MAC.
 ** Contexts are opaque; every function that can fail returns 0, or -1
 ** when libcrypto fails (out of memory), and the NULL-returning ones NULL.

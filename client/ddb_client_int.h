@@ -432,7 +432,7 @@ char *ddb_service_endpoint(const ddb_profile *prof, const char *service,
                            ddb_error *err);
 
 /* ------------------------------------------------------------------------
-** The cache's names for a client (config.c, creds.c; see
+** The cache's names for a client (config.c, scope.c; see
 ** ddb_client_scope in ddb_client.h).  Both are DDB_SCOPE_ID_LEN bytes of
 ** HMAC-SHA256 under a key drawn at random once per process, over the
 ** length-prefixed parts they name (and a letter, so a place never equals
