@@ -313,8 +313,7 @@ def main():
     sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
     import fake_aws
     import fixtures
-    ext = os.path.abspath(os.path.join(
-        ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
+    ext = fixtures.extension()
     client = fixtures.connect()
     fixtures.lesson(client, TABLE)
     tmp = tempfile.mkdtemp(prefix="ddb-rolerefresh29-")
@@ -323,12 +322,7 @@ def main():
     base = {"secrets": {"AKIDREFRESH": SRCSECRET}, "serial": True,
             "web_tokens": [WEBTOK, WEBTOK2], "sso_tokens": [SSOTOK],
             "refresh_tokens": [RT], "clients": {CID: CSEC}}
-    log = os.path.join(tmp, "requests.jsonl")
-    open(log, "w").close()
-    proxy = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
-         "--upstream", upstream, "--log", log],
-        stdout=subprocess.PIPE, text=True)
+    proxy, log = fixtures.recording_proxy(upstream, tmp)
     try:
         s = Session(tmp, ext, int(proxy.stdout.readline()), fake)
         ones = "\n".join(["4"] * 51)

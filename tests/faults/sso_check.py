@@ -362,8 +362,7 @@ def main():
         print("1..0 # SKIP no botocore")
         return 0
     import fixtures
-    ext = os.path.abspath(os.path.join(
-        ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
+    ext = fixtures.extension()
     client = fixtures.connect()
     fixtures.drop_table(client, TABLE)
     fixtures.create_table(client, TABLE, "PK", "SK")
@@ -371,12 +370,7 @@ def main():
     threading.Thread(target=fake.serve_forever, daemon=True).start()
     url = "http://127.0.0.1:%d" % fake.server_address[1]
     home = tempfile.mkdtemp(prefix="ddb-sso29-")
-    log = os.path.join(home, "requests.jsonl")
-    open(log, "w").close()
-    proxy = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
-         "--upstream", upstream, "--log", log],
-        stdout=subprocess.PIPE, text=True)
+    proxy, log = fixtures.recording_proxy(upstream, home)
     n = failed = 0
     try:
         port = int(proxy.stdout.readline())

@@ -397,6 +397,30 @@ def parse_key(args):
     return key
 
 
+def extension():
+    """The extension under test: DDB_EXT (a path from the tree's top, without
+    its .so), else build/dynamodb; absolute."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    return os.path.abspath(os.path.join(
+        root, os.environ.get("DDB_EXT", "build/dynamodb")))
+
+
+def recording_proxy(upstream, folder):
+    """Start tests/faults/proxy.py in front of upstream, recording every
+    request into folder/requests.jsonl (emptied first).  Returns (the
+    process, the log's path); the proxy's port is its stdout's first line."""
+    import subprocess
+    here = os.path.dirname(os.path.abspath(__file__))
+    log = os.path.join(folder, "requests.jsonl")
+    open(log, "w").close()
+    proxy = subprocess.Popen(
+        [sys.executable, os.path.join(here, "..", "faults", "proxy.py"),
+         "--upstream", upstream, "--log", log],
+        stdout=subprocess.PIPE, text=True)
+    return proxy, log
+
+
 def _usage():
     sys.stderr.write(__doc__.split("\nEnvironment")[0].split("\n", 2)[2] + "\n")
     return 2

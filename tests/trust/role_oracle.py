@@ -727,18 +727,12 @@ def main():
         print("1..0 # SKIP no botocore")
         return 0
     import fixtures
-    ext = os.path.abspath(os.path.join(
-        ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
+    ext = fixtures.extension()
     client = fixtures.connect()
     fixtures.drop_table(client, TABLE)
     fixtures.create_table(client, TABLE, "PK", "SK")
     tmp = tempfile.mkdtemp(prefix="ddb-role29-")
-    log = os.path.join(tmp, "requests.jsonl")
-    open(log, "w").close()
-    proxy = subprocess.Popen(
-        [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
-         "--upstream", upstream, "--log", log],
-        stdout=subprocess.PIPE, text=True)
+    proxy, log = fixtures.recording_proxy(upstream, tmp)
     fake = fake_aws.start()
     base_cfg = {"secrets": STATIC, "tokens": {"ASIATEMPSRC": TEMPTOK},
                 "web_tokens": [WEBTOK, WEBTOK2],
