@@ -1,7 +1,9 @@
 /*
 ** txn.c -- the transactions of a dynamodb virtual table: writes buffered
 ** between BEGIN and COMMIT (and, outside one, for the length of a
-** statement), savepoints, and the xSync that sends them.
+** statement), savepoints, and the xSync that sends them: commit.c plans
+** the calls (merges the writes, cuts them into calls); this file sends
+** them and reports a failure.
 **
 ** Writes are buffered (dd_op: the kind, the condition, the new image, and
 ** for an UPDATE the image it read; xUpdate, write.c, adds them with
@@ -10,7 +12,7 @@
 ** around every statement that writes a virtual table): one statement is
 ** one batch.  A statement's single write goes alone as it always did
 ** (row.c: dd_write_now); otherwise the writes are merged to one per item
-** (dd_coalesce).  Each keeps its kind: an UPDATE is sent as the SET and
+** (commit.c: dd_coalesce).  Each keeps its kind: an UPDATE is sent as the SET and
 ** REMOVE of what changed against the image it read, on condition that
 ** the item is still that image (DDB_COND_SAME: every attribute read holds
 ** the value read; a DELETE whose row was chosen on other values than its
@@ -68,37 +70,10 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "dd_ext.h"
+#include "commit.h"
 
 /* Savepoints tracked at the most. */
 #define DD_MAX_SAVEPOINTS 64
-/* Writes DynamoDB takes in one TransactWriteItems. */
-#define DD_TRANSACT_MAX 100
-/* Bytes of items DynamoDB takes in one TransactWriteItems: its limit is
-** 4 MB of payload; item sizes as DynamoDB counts them, with room for the
-** request around them. */
-#define DD_TRANSACT_BYTES (4000LL * 1000)
-
-typedef struct dd_op {
-  ddb_write_kind kind; /* PUT, UPDATE or DELETE */
-  ddb_cond cond;
-  ddb_item *item;      /* PUT, UPDATE: the new item; DELETE: the old one (its
-                     key); a reference */
-  ddb_item *old;       /* UPDATE, and a write with cond DDB_COND_SAME: the
-                     item as the statement read it from DynamoDB (an
-                     UPDATE's diff is against it; SAME: the write goes only
-                     if the item is still that); a reference */
-  int bInsert;         /* from an INSERT: an existing key is an error */
-  int bTied;           /* buffered: to be applied with the write buffered just
-                     before it, never apart (the Put of a key move, tied
-                     to its Delete) */
-  int iGroup;          /* merged (dd_coalesce): the union-find parent, in the
-                     merged writes, of the group that must be applied
-                     together (dd_group_root) */
-  dd_vtab *pTab;       /* the virtual table written through (its table, key and
-                     name) */
-  sqlite3_uint64 iSeq; /* when it was buffered: process-wide, increasing */
-} dd_op;
 
 /* The last dd_op.iSeq given (atomic). */
 static sqlite3_uint64 dd_op_seq;
@@ -137,8 +112,6 @@ struct dd_txn {
   int bListed;       /* in the registry (dd_txn_reg), from xBegin on */
   int bSent;         /* its writes went at this COMMIT's xSync (its own, or
                         an earlier one's: dd_group_sent) */
-  int bMulti;        /* at xSync: the writes sent are of several virtual
-                        tables (messages name each write's table) */
 };
 
 /* The connection's virtual tables with a write transaction open (see the
@@ -347,7 +320,6 @@ static void dd_txn_end(dd_vtab *p) {
   t->nBytes = 0;
   t->nSent = 0;
   t->bSent = 0;
-  t->bMulti = 0;
 }
 
 void dd_txn_free(dd_vtab *p) {
@@ -636,1069 +608,6 @@ int dynamodbRollbackTo(sqlite3_vtab *pVtab, int iSavepoint) {
   return SQLITE_OK;
 }
 
-/* ------------------------------------------------------------------------
-** xSync: send the buffered writes
-**
-** The outline: dd_coalesce merges the buffered writes into one per item
-** and ties the writes that must be applied together into groups;
-** dd_writes_build turns them into DynamoDB writes.  Up to 100 (and 4 MB)
-** go as one call (dd_commit_atomic).  More (dd_commit_split): dd_cut_build
-** cuts them into atomic groups (dd_atomic_groups) and packs the groups
-** into calls, never cutting a group; the calls run write_calls at a time
-** (dd_send_calls, cache/wcalls.c), and a failure says what became of
-** every write (dd_report_split).
-*/
-
-/* Writes DynamoDB takes in one BatchWriteItem. */
-#define DD_BATCH_MAX 25
-/* Bytes of a key quoted in a message, at most. */
-#define DD_KEY_BRIEF 80
-
-/* The root of merged write i's group: the union-find over a[].iGroup,
-** with path halving.  The root is the group's first write, since
-** dd_group_join keeps the smaller. */
-static int dd_group_root(dd_op *a, int i) {
-  while(a[i].iGroup != i) {
-    a[i].iGroup = a[a[i].iGroup].iGroup;
-    i = a[i].iGroup;
-  }
-  return i;
-}
-
-/* Put merged writes i and j (and their groups) in one group. */
-static void dd_group_join(dd_op *a, int i, int j) {
-  i = dd_group_root(a, i);
-  j = dd_group_root(a, j);
-  if(i < j)
-    a[j].iGroup = i;
-  else if(j < i)
-    a[i].iGroup = j;
-}
-
-/* Merge the buffered write o into x, the merged write of the same key
-** (see dd_coalesce for the table). */
-static void dd_merge(dd_op *x, const dd_op *o) {
-  /* the first write's image read from DynamoDB stays the condition of a
-  ** DELETE, and of a PUT after a DELETE */
-  int bSame = x->cond == DDB_COND_SAME;
-  if(o->kind == DDB_WRITE_DELETE) {
-    if(!bSame)
-      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-    x->kind = DDB_WRITE_DELETE;
-    x->item = o->item;
-    x->old = bSame ? x->old : NULL;
-  } else if(o->kind == DDB_WRITE_PUT) {
-    if(x->kind == DDB_WRITE_UPDATE) {
-      x->cond = DDB_COND_NONE; /* REPLACE of an item that exists */
-      x->bInsert = 0;
-    } else if(x->kind == DDB_WRITE_DELETE && !bSame) {
-      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-    }
-    x->kind = DDB_WRITE_PUT;
-    x->item = o->item;
-    x->old = x->cond == DDB_COND_SAME ? x->old : NULL;
-  } else { /* UPDATE: of an item this transaction put, or updated */
-    x->item = o->item;
-    if(x->kind == DDB_WRITE_DELETE) { /* not reachable: the row is gone */
-      x->kind = DDB_WRITE_PUT;
-      x->cond = x->bInsert ? DDB_COND_NOT_EXISTS : DDB_COND_NONE;
-    }
-  }
-}
-
-/* Merge the buffered writes into one per item, in first-seen order (the
-** dd_op's in *paOut borrow the transaction's references):
-**
-**   first, then        becomes
-**   PUT, PUT           PUT of the newest item; an INSERT's "must not
-**                      exist" stays (a REPLACE of a key an INSERT wrote
-**                      still needs that key to have been free)
-**   PUT, UPDATE        PUT of the newest item, same condition
-**   UPDATE, UPDATE     UPDATE from the first's old image to the newest,
-**                      on condition that the item is still that image
-**   UPDATE, PUT        PUT without condition (REPLACE of an existing item)
-**   any, DELETE        DELETE; after an INSERT, a DELETE "must not exist"
-**                      (nothing is written, but the INSERT's check stays);
-**                      after an UPDATE (or a DELETE) conditioned on the
-**                      image read, on that condition
-**   DELETE, PUT        PUT, unconditional, or on the DELETE's condition on
-**                      the image read; after an INSERT and a DELETE the
-**                      INSERT's "must not exist" again
-**
-** A buffered write tied to the one before it (bTied: the Put and the
-** Delete of a key move) puts their merged writes in one group (iGroup,
-** dd_group_root), and so does every later write merged into either: an
-** UPDATE that moves a row onto a key an earlier move freed chains the two
-** moves into one group.  The writes are aOp[0..nOp), in the order they
-** were made (of one vtab, or of several: dd_group_ops); an item is its
-** table and its key; bDistinct: every write is of its own item.  Returns
-** an SQLite code.
-*/
-static int dd_coalesce(const dd_op *aOp, int nOp, int bDistinct, dd_op **paOut,
-                       int *pnOut) {
-  typedef struct seen {
-    char *zKey; /* canonical key; sqlite3_free() */
-    int idx;    /* in a[] */
-    UT_hash_handle hh;
-  } seen;
-  dd_op *a = sqlite3_malloc64(sizeof(dd_op) * ((sqlite3_uint64)nOp + 1));
-  seen *map = NULL, *e, *tmp;
-  ddb_buf b;
-  int i, j, n = 0, iPrev = -1, rc = SQLITE_OK;
-  if(!a)
-    return SQLITE_NOMEM;
-  if(bDistinct) {
-    /* every write of its own key (a bulk INSERT, an UPDATE of many rows):
-    ** nothing to merge, the groups are the moves' pairs */
-    for(i = 0; i < nOp; i++) {
-      a[i] = aOp[i];
-      a[i].iGroup = i;
-      if(a[i].bTied && i > 0)
-        dd_group_join(a, i, i - 1);
-    }
-    *paOut = a;
-    *pnOut = nOp;
-    return SQLITE_OK;
-  }
-  ddb_buf_init(&b, 4u * 1024 * 1024);
-  for(i = 0; i < nOp && rc == SQLITE_OK; i++) {
-    const dd_op *o = &aOp[i];
-    const char *zTable = o->pTab->pDesc->name;
-    ddb_buf_reset(&b);
-    if(ddb_buf_add_part(&b, zTable, strlen(zTable)) ||
-       ddb_key_encode(o->item, o->pTab->azKey, o->pTab->nKey, &b) || !b.p) {
-      rc = SQLITE_NOMEM;
-      break;
-    }
-    HASH_FIND(hh, map, b.p, b.len, e);
-    if(e) {
-      j = e->idx;
-      dd_merge(&a[j], o);
-    } else {
-      e = sqlite3_malloc(sizeof(*e));
-      if(!e || !(e->zKey = sqlite3_malloc64(b.len + 1))) {
-        sqlite3_free(e);
-        rc = SQLITE_NOMEM;
-        break;
-      }
-      memcpy(e->zKey, b.p, b.len);
-      e->idx = j = n;
-      HASH_ADD_KEYPTR(hh, map, e->zKey, b.len, e);
-      a[n] = *o;
-      a[n++].iGroup = j;
-    }
-    if(o->bTied && iPrev >= 0)
-      dd_group_join(a, j, iPrev);
-    iPrev = j;
-  }
-  HASH_ITER(hh, map, e, tmp) {
-    HASH_DEL(map, e);
-    sqlite3_free(e->zKey);
-    sqlite3_free(e);
-  }
-  ddb_buf_free(&b);
-  if(rc) {
-    sqlite3_free(a);
-    return rc;
-  }
-  *paOut = a;
-  *pnOut = n;
-  return SQLITE_OK;
-}
-
-/* The DynamoDB writes of the merged a[0..n): an UPDATE becomes the SET and
-** REMOVE of what it changed against the image it read (aSet[i] and
-** azRemove hold them; free with dd_writes_free); an UPDATE that changes
-** nothing is left out.  w has room for n; *pnW is how many. */
-typedef struct dd_writes {
-  ddb_write *w;
-  dd_op **aOp;         /* aOp[i]: the merged write of w[i] */
-  int *aGroup;         /* aGroup[i]: the first write (index in w) of the
-                          group w[i] must be applied with (w[i] alone: i) */
-  ddb_item **aSet;     /* one a write; references */
-  const char **azName; /* the REMOVE names of all writes */
-  int n;
-} dd_writes;
-
-static void dd_writes_free(dd_writes *x) {
-  int i;
-  for(i = 0; x->aSet && i < x->n; i++)
-    ddb_item_unref(x->aSet[i]);
-  sqlite3_free(x->w);
-  sqlite3_free(x->aOp);
-  sqlite3_free(x->aGroup);
-  sqlite3_free(x->aSet);
-  sqlite3_free((void *)x->azName);
-  memset(x, 0, sizeof(*x));
-}
-
-/* Fill x->aGroup from the groups of the merged writes a[] (dd_coalesce);
-** aFirst is scratch room for one int a merged write. */
-static void dd_writes_group(dd_writes *x, dd_op *a, int *aFirst, int nA) {
-  int i;
-  for(i = 0; i < nA; i++)
-    aFirst[i] = -1;
-  for(i = 0; i < x->n; i++) {
-    int r = dd_group_root(a, (int)(x->aOp[i] - a));
-    if(aFirst[r] < 0)
-      aFirst[r] = i;
-    x->aGroup[i] = aFirst[r];
-  }
-}
-
-static int dd_writes_build(dd_vtab *p, dd_op *a, int n, dd_writes *x) {
-  size_t nName = 1;
-  int i, used = 0, rc = SQLITE_OK;
-  int *aFirst = sqlite3_malloc64(sizeof(int) * ((size_t)n + 1));
-  memset(x, 0, sizeof(*x));
-  for(i = 0; i < n; i++)
-    if(a[i].kind == DDB_WRITE_UPDATE)
-      nName += a[i].old->root.n;
-  x->w = sqlite3_malloc64(sizeof(*x->w) * ((size_t)n + 1));
-  x->aOp = sqlite3_malloc64(sizeof(*x->aOp) * ((size_t)n + 1));
-  x->aGroup = sqlite3_malloc64(sizeof(*x->aGroup) * ((size_t)n + 1));
-  x->aSet = sqlite3_malloc64(sizeof(*x->aSet) * ((size_t)n + 1));
-  x->azName = sqlite3_malloc64(sizeof(*x->azName) * nName);
-  if(!aFirst || !x->w || !x->aOp || !x->aGroup || !x->aSet || !x->azName) {
-    sqlite3_free(aFirst);
-    dd_writes_free(x);
-    return SQLITE_NOMEM;
-  }
-  for(i = 0; i < n && rc == SQLITE_OK; i++) {
-    ddb_write *w = &x->w[x->n];
-    memset(w, 0, sizeof(*w));
-    x->aSet[x->n] = NULL;
-    w->kind = a[i].kind;
-    w->item = a[i].item;
-    w->cond = a[i].cond;
-    w->d = a[i].pTab->pDesc; /* its own table (a COMMIT across tables) */
-    w->key_names = a[i].pTab->azKey;
-    w->n_key = a[i].pTab->nKey;
-    w->expect = a[i].cond == DDB_COND_SAME ? a[i].old : NULL;
-    if(a[i].kind == DDB_WRITE_UPDATE) {
-      int nRemove = 0;
-      rc = dd_diff(a[i].pTab, a[i].old, a[i].item, &x->aSet[x->n],
-                   x->azName + used, &nRemove);
-      if(rc)
-        break;
-      if(!x->aSet[x->n] && nRemove == 0)
-        continue; /* changed and changed back: nothing to send */
-      if(w->cond != DDB_COND_SAME)
-        w->cond = DDB_COND_EXISTS;
-      w->set = x->aSet[x->n];
-      w->remove = x->azName + used;
-      w->n_remove = nRemove;
-      used += nRemove;
-    }
-    x->aOp[x->n++] = &a[i];
-  }
-  if(rc == SQLITE_OK)
-    dd_writes_group(x, a, aFirst, n);
-  sqlite3_free(aFirst);
-  if(rc)
-    dd_writes_free(x);
-  return rc;
-}
-
-/* The key of merged write o as a message quotes it (dd_key_text), with,
-** when the writes sent are of several virtual tables, the table it was
-** written through: "PK='a', SK=1 in orders".  From sqlite3_malloc (the
-** caller frees it); NULL when out of memory. */
-static char *dd_op_key(dd_vtab *p, const dd_op *o) {
-  char *z = dd_key_text(o->pTab, o->item), *zIn;
-  if(!z || !p->pTxn || !p->pTxn->bMulti)
-    return z;
-  zIn = sqlite3_mprintf("%s in %s", z,
-                        o->pTab->zVtabName ? o->pTab->zVtabName
-                                           : o->pTab->zTable);
-  sqlite3_free(z);
-  return zIn;
-}
-
-/* Why the writes whose merged writes are a[0..n) failed, from e: a failed
-** condition names the item ("the item with key PK='a' already exists"),
-** an unknown operation says the server has no TransactWriteItems, another
-** error is e's message, naming the item it points at ("item 3").
-** From sqlite3_malloc (the caller frees it); NULL when out of memory. */
-static char *dd_failure_reason(dd_vtab *p, const ddb_error *e, dd_op *const *a,
-                               int n) {
-  const char *z = strstr(e->message, "item ");
-  long k = z ? strtol(z + 5, NULL, 10) : 0;
-  char *zKey = (k >= 1 && k <= n) ? dd_op_key(p, a[k - 1]) : NULL;
-  char *zWhy;
-  if(strcmp(e->type, "UnknownOperationException") == 0)
-    /* of a COMMIT's calls, TransactWriteItems is the one a server may
-    ** lack (dynalite, Alternator): every server has PutItem, UpdateItem,
-    ** DeleteItem and BatchWriteItem */
-    zWhy =
-        sqlite3_mprintf("the server has no TransactWriteItems (%s)", e->type);
-  else if(zKey && strstr(e->message, "ConditionalCheckFailed") &&
-          a[k - 1]->cond == DDB_COND_SAME && !a[k - 1]->bInsert)
-    zWhy = dd_changed_reason(a[k - 1]->pTab, a[k - 1]->item, zKey);
-  else if(zKey && strstr(e->message, "ConditionalCheckFailed"))
-    zWhy = sqlite3_mprintf("the item with key %s %s", zKey,
-                           a[k - 1]->bInsert ? "already exists"
-                                             : "does not exist any more");
-  else if(zKey)
-    zWhy = sqlite3_mprintf("%s (item %lld is %s)", e->message, (long long)k,
-                           zKey);
-  else
-    zWhy = sqlite3_mprintf("%s", e->message);
-  sqlite3_free(zKey);
-  return zWhy;
-}
-
-/* The SQLite code of a failed COMMIT call: a failed condition is
-** SQLITE_CONSTRAINT. */
-static int dd_commit_rc(const ddb_error *e) {
-  return strstr(e->message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
-                                                      : dd_rc(e);
-}
-
-/* The bytes write w adds to a TransactWriteItems (see DD_TRANSACT_BYTES). */
-static long long dd_write_bytes(const ddb_write *w) {
-  long long n = (long long)ddb_item_size(w->item) + 100;
-  if(w->kind == DDB_WRITE_UPDATE && w->set)
-    n += (long long)ddb_item_size(w->set);
-  if(w->cond == DDB_COND_SAME && w->expect)
-    n += (long long)ddb_item_size(w->expect); /* the condition's values */
-  return n;
-}
-
-/* Do w[0..n) fit one TransactWriteItems: at most DD_TRANSACT_MAX writes
-** and DD_TRANSACT_BYTES bytes (one write always fits)? */
-static int dd_transact_fits(const ddb_write *w, int n) {
-  long long bytes = 0;
-  int k;
-  if(n > DD_TRANSACT_MAX)
-    return 0;
-  for(k = 0; k < n; k++)
-    bytes += dd_write_bytes(&w[k]);
-  return n <= 1 || bytes <= DD_TRANSACT_BYTES;
-}
-
-/* May w go in a BatchWriteItem: an unconditional PUT (REPLACE) or DELETE?
-** (Only when it is alone in its group: see dd_cut_build.) */
-static int dd_write_unconditional(const ddb_write *w) {
-  return w->cond == DDB_COND_NONE && w->kind != DDB_WRITE_UPDATE;
-}
-
-/* One call of a split write: the cut's writes [i0, i0 + n). */
-typedef struct dd_call {
-  int i0, n;
-  int bBatch; /* BatchWriteItem (unconditional writes, each alone in its
-                 group); else TransactWriteItems, or one plain call for
-                 one write */
-} dd_call;
-
-/* A split write cut into calls (dd_cut_build); free with dd_cut_free.
-** The writes are numbered in this order in messages (1, 2, ...). */
-typedef struct dd_cut {
-  ddb_write *w;   /* copies of dd_writes.w, in the order they are sent */
-  dd_op **aOp;    /* aOp[i]: the merged write of w[i] */
-  dd_call *aCall; /* the calls, in the order they are numbered */
-  int n, nCall;
-  int nBase; /* writes of the statement sent before this cut (its
-                     earlier parts, dd_stmt_flush): numbered first */
-} dd_cut;
-
-static void dd_cut_free(dd_cut *pl) {
-  sqlite3_free(pl->w);
-  sqlite3_free(pl->aOp);
-  sqlite3_free(pl->aCall);
-  memset(pl, 0, sizeof(*pl));
-}
-
-/* Cut x's writes into atomic groups, the writes that must be applied
-** together (dd_writes.aGroup): aMember[0..x->n) gets x's writes (indexes
-** into x->w) group after group, the groups in the order of their first
-** write, the writes of each in their order; group g is aMember[aStart[g]
-** .. aStart[g + 1]).  aMember and aPos (scratch) have room for x->n,
-** aStart for x->n + 1.  Returns the number of groups. */
-static int dd_atomic_groups(const dd_writes *x, int *aMember, int *aStart,
-                            int *aPos) {
-  int i, nGroup = 0, at = 0;
-  for(i = 0; i < x->n; i++)
-    aPos[i] = 0;
-  for(i = 0; i < x->n; i++)
-    aPos[x->aGroup[i]]++; /* the group's size, at its first write */
-  for(i = 0; i < x->n; i++) {
-    if(x->aGroup[i] == i) {
-      int nSize = aPos[i];
-      aStart[nGroup++] = at;
-      aPos[i] = at; /* now where its next write goes */
-      at += nSize;
-    }
-  }
-  aStart[nGroup] = x->n;
-  for(i = 0; i < x->n; i++)
-    aMember[aPos[x->aGroup[i]]++] = i;
-  return nGroup;
-}
-
-/* Append write x->w[k] to the cut, in call c (a new call when c is
-** pl->nCall). */
-static void dd_cut_add(dd_cut *pl, const dd_writes *x, int k, int c,
-                       int bBatch) {
-  if(c == pl->nCall) {
-    pl->aCall[c].i0 = pl->n;
-    pl->aCall[c].n = 0;
-    pl->aCall[c].bBatch = bBatch;
-    pl->nCall++;
-  }
-  pl->w[pl->n] = x->w[k];
-  pl->aOp[pl->n++] = x->aOp[k];
-  pl->aCall[c].n++;
-}
-
-/* Is the group of the nm writes x->w[m[..]] one unconditional PUT or
-** DELETE, which a BatchWriteItem may carry? */
-static int dd_group_batchable(const dd_writes *x, const int *m, int nm) {
-  return nm == 1 && dd_write_unconditional(&x->w[m[0]]);
-}
-
-/* The head of the message of a write that failed before its calls were
-** sent: "INSERT: nothing written", or, for a statement whose earlier parts
-** went (nBase writes: dd_stmt_flush), what they were.  From
-** sqlite3_malloc (the caller frees it); NULL when out of memory. */
-static char *dd_unsent_head(const char *zVerb, int nBase) {
-  if(nBase == 0)
-    return sqlite3_mprintf("%s: nothing written", zVerb);
-  return sqlite3_mprintf("%s failed part way (over %d writes or 4 MB are not "
-                         "one transaction): writes 1-%d applied (its earlier "
-                         "parts), none after them",
-                         zVerb, DD_TRANSACT_MAX, nBase);
-}
-
-/* May group m[0..nm) of x's writes, which needs a transaction, be sent
-** (scratch: room for nm writes, for dd_transact_fits)?  Not a group of
-** several on a server without TransactWriteItems (bSingle), nor one over
-** a transaction's limits.  Returns SQLITE_OK, or an error set on p naming
-** zVerb (nothing sent). */
-static int dd_cut_refuse(dd_vtab *p, const dd_writes *x, const int *m, int nm,
-                         int bSingle, const char *zVerb, int nBase,
-                         ddb_write *scratch) {
-  char *zKey, *zHead;
-  int i, rc;
-  for(i = 0; i < nm; i++)
-    scratch[i] = x->w[m[i]];
-  if(!(bSingle && nm > 1) && dd_transact_fits(scratch, nm))
-    return SQLITE_OK;
-  zKey = dd_op_key(p, x->aOp[m[0]]);
-  zHead = dd_unsent_head(zVerb, nBase);
-  if(bSingle && nm > 1) {
-    dd_error(p,
-             "%s: the server has no TransactWriteItems, and an UPDATE "
-             "that moves a row (%s) must delete and put in one",
-             zHead ? zHead : zVerb, zKey ? zKey : "?");
-    rc = SQLITE_ERROR;
-  } else {
-    dd_error(p,
-             "%s: %d writes must be applied together (UPDATEs that move "
-             "rows onto keys this %s freed, chained; the first: %s), over "
-             "DynamoDB's %d writes or 4 MB for one transaction: commit "
-             "such moves in smaller transactions",
-             zHead ? zHead : zVerb, nm,
-             strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
-             zKey ? zKey : "?", DD_TRANSACT_MAX);
-    rc = SQLITE_CONSTRAINT;
-  }
-  sqlite3_free(zKey);
-  sqlite3_free(zHead);
-  return rc;
-}
-
-/* The groups aMember[aStart[g] .. aStart[g+1]) (g < nGroup) of x that need
-** a transaction into pl's calls, in order: packed into TransactWriteItems
-** of at most DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group
-** never cut (bSingle: each its own call). */
-static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
-                             const int *aMember, const int *aStart, int nGroup,
-                             int bSingle) {
-  long long bytes = 0;
-  int g, i, c = -1;
-  for(g = 0; g < nGroup; g++) {
-    const int *m = aMember + aStart[g];
-    int nm = aStart[g + 1] - aStart[g];
-    long long gBytes = 0;
-    if(dd_group_batchable(x, m, nm))
-      continue;
-    for(i = 0; i < nm; i++)
-      gBytes += dd_write_bytes(&x->w[m[i]]);
-    if(c < 0 || bSingle || pl->aCall[c].n + nm > DD_TRANSACT_MAX ||
-       bytes + gBytes > DD_TRANSACT_BYTES) {
-      c = pl->nCall;
-      bytes = 0;
-    }
-    for(i = 0; i < nm; i++)
-      dd_cut_add(pl, x, m[i], c, 0);
-    bytes += gBytes;
-  }
-}
-
-/* The groups of x that are one unconditional PUT or DELETE into pl's
-** BatchWriteItem calls of DD_BATCH_MAX, each of one table (ddb_write.d):
-** the tables in the order of their first such write. */
-static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
-                           const int *aStart, int nGroup) {
-  const ddb_table_desc *aDone[16]; /* tables cut (most COMMITs: one) */
-  int g, h, c, nDone = 0;
-  for(h = 0; h < nGroup; h++) {
-    const ddb_table_desc *d = x->w[aMember[aStart[h]]].d;
-    if(!dd_group_batchable(x, aMember + aStart[h], aStart[h + 1] - aStart[h]))
-      continue;
-    for(g = 0; g < nDone && aDone[g] != d; g++)
-      ;
-    if(g < nDone)
-      continue; /* that table's batches are cut already */
-    if(nDone < (int)(sizeof(aDone) / sizeof(aDone[0]))) {
-      aDone[nDone++] = d;
-    } else { /* more tables than aDone holds: look back */
-      for(g = 0; g < h; g++)
-        if(x->w[aMember[aStart[g]]].d == d &&
-           dd_group_batchable(x, aMember + aStart[g],
-                              aStart[g + 1] - aStart[g]))
-          break;
-      if(g < h)
-        continue;
-    }
-    for(g = h, c = -1; g < nGroup; g++) {
-      const int *m = aMember + aStart[g];
-      if(x->w[m[0]].d != d ||
-         !dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
-        continue;
-      if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
-        c = pl->nCall;
-      dd_cut_add(pl, x, m[0], c, 1);
-    }
-  }
-}
-
-/* Cut the writes into the calls of a split write: first the groups that
-** need a transaction (more than one write, or one write with a condition
-** or an UPDATE), in order, packed into TransactWriteItems of at most
-** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut
-** (bSingle: a server without TransactWriteItems; then each such write is
-** a call of its own, and a group of several is refused); then the
-** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
-** calls of DD_BATCH_MAX.  A group that cannot be sent is an error set on
-** p, naming zVerb (nothing sent).  Returns an SQLite code; on success *pl
-** holds the cut (dd_cut_free). */
-static int dd_cut_build(dd_vtab *p, const dd_writes *x, int bSingle,
-                        const char *zVerb, int nBase, dd_cut *pl) {
-  size_t nAlloc = (size_t)x->n + 1;
-  int *aMember = sqlite3_malloc64(sizeof(int) * nAlloc);
-  int *aStart = sqlite3_malloc64(sizeof(int) * nAlloc);
-  int *aPos = sqlite3_malloc64(sizeof(int) * nAlloc);
-  int g, nGroup, rc = SQLITE_OK;
-
-  memset(pl, 0, sizeof(*pl));
-  pl->w = sqlite3_malloc64(sizeof(*pl->w) * nAlloc);
-  pl->aOp = sqlite3_malloc64(sizeof(*pl->aOp) * nAlloc);
-  pl->aCall = sqlite3_malloc64(sizeof(*pl->aCall) * nAlloc);
-  if(!aMember || !aStart || !aPos || !pl->w || !pl->aOp || !pl->aCall) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
-  nGroup = dd_atomic_groups(x, aMember, aStart, aPos);
-  /* every group that needs a transaction checked first: nothing is cut
-  ** while one is refused */
-  for(g = 0; g < nGroup && rc == SQLITE_OK; g++) {
-    const int *m = aMember + aStart[g];
-    int nm = aStart[g + 1] - aStart[g];
-    if(!dd_group_batchable(x, m, nm))
-      rc = dd_cut_refuse(p, x, m, nm, bSingle, zVerb, nBase, pl->w);
-  }
-  if(rc == SQLITE_OK) {
-    dd_cut_transacts(pl, x, aMember, aStart, nGroup, bSingle);
-    dd_cut_batches(pl, x, aMember, aStart, nGroup);
-  }
-
-fail:
-  sqlite3_free(aMember);
-  sqlite3_free(aStart);
-  sqlite3_free(aPos);
-  if(rc)
-    dd_cut_free(pl);
-  return rc;
-}
-
-/* Append the keys of the cut's writes [i0, i0 + n) to s, briefly: all of
-** them up to four, else the first two, how many more, and the last; each
-** cut to DD_KEY_BRIEF bytes. */
-static void dd_keys_brief(dd_vtab *p, const dd_cut *pl, int i0, int n,
-                          sqlite3_str *s) {
-  int i;
-  for(i = i0; i < i0 + n; i++) {
-    char *z;
-    int nz;
-    if(n > 4 && i == i0 + 2) {
-      sqlite3_str_appendf(s, "; %d more", n - 3);
-      i = i0 + n - 1;
-    }
-    z = dd_op_key(p, pl->aOp[i]);
-    nz = z ? (int)strlen(z) : 0;
-    if(nz > DD_KEY_BRIEF) {
-      nz = DD_KEY_BRIEF;
-      while(nz > 0 && (z[nz] & 0xc0) == 0x80)
-        nz--; /* not inside a UTF-8 character */
-    }
-    sqlite3_str_appendf(s, "%s%.*s%s", i > i0 ? "; " : "", nz, z ? z : "",
-                        z && z[nz] ? "..." : "");
-    sqlite3_free(z);
-  }
-}
-
-/* Append "writes A-B <what> (keys)" for the cut's writes [i0, i0 + n)
-** to s (numbered from 1). */
-static void dd_report_range(dd_vtab *p, const dd_cut *pl, int i0, int n,
-                            const char *zWhat, sqlite3_str *s) {
-  int a = pl->nBase + i0 + 1;
-  if(n == 1)
-    sqlite3_str_appendf(s, "write %d %s (", a, zWhat);
-  else
-    sqlite3_str_appendf(s, "writes %d-%d %s (", a, a + n - 1, zWhat);
-  dd_keys_brief(p, pl, i0, n, s);
-  sqlite3_str_appendall(s, ")");
-}
-
-/* The DynamoDB operation of call c of the cut. */
-static const char *dd_call_op(const dd_cut *pl, int c) {
-  const dd_call *k = &pl->aCall[c];
-  if(k->bBatch)
-    return "BatchWriteItem";
-  if(k->n > 1)
-    return "TransactWriteItems";
-  switch(pl->w[k->i0].kind) {
-  case DDB_WRITE_PUT: return "PutItem";
-  case DDB_WRITE_UPDATE: return "UpdateItem";
-  default: return "DeleteItem";
-  }
-}
-
-/* The words for what became of a run of n writes (state v) from call c
-** on, over nCalls calls (more than one only for TransactWriteItems whose
-** answers were lost: each all or nothing); zBuf has room for 80 bytes. */
-static const char *dd_state_words(const dd_cut *pl, int c, unsigned char v,
-                                  int n, int nCalls, char *zBuf) {
-  if(v == DDB_WRITE_APPLIED)
-    return "applied";
-  if(v != DDB_WRITE_MAYBE)
-    return "not applied";
-  if(pl->aCall[c].bBatch)
-    return "may be partly applied (BatchWriteItem is not atomic)";
-  if(nCalls > 1) {
-    snprintf(zBuf, 80,
-             "may or may not have been applied (each of their %d calls "
-             "all or none)",
-             nCalls);
-    return zBuf;
-  }
-  return n == 1 ? "may or may not have been applied"
-                : "may or may not have been applied (all of them or none)";
-}
-
-/* A split write failed (or was interrupted): set the error on p, naming
-** zVerb and saying what became of every write, in runs of consecutive
-** writes alike ("writes 1-99 applied (keys); writes 100-101 not applied
-** (keys)"; a run of writes that may have been applied never spans two
-** calls, each being all or nothing, or a BatchWriteItem; the writes of a
-** statement's earlier parts, pl->nBase, first), then the first call that
-** failed (in call order) and why.  aCall[c] are the calls'
-** outcomes, aState[i] each write's.  Returns the SQLite code. */
-static int dd_report_split(dd_vtab *p, const dd_cut *pl,
-                           const ddbc_wcall *aCall,
-                           const unsigned char *aState, const char *zVerb) {
-  const ddbc_wcall *k = NULL;
-  char *zWhy = NULL, *z;
-  sqlite3_str *s = sqlite3_str_new(0);
-  int c, i, j, iFail = -1, nFail = 0, bAny = 0, rc;
-  for(c = 0; c < pl->nCall; c++)
-    if(aCall[c].ran && aCall[c].result) {
-      if(iFail < 0)
-        iFail = c;
-      nFail++;
-    }
-  bAny = pl->nBase > 0;
-  for(i = 0; i < pl->n; i++)
-    bAny |= aState[i] != DDB_WRITE_NOT_APPLIED;
-  if(iFail >= 0) {
-    k = &aCall[iFail];
-    zWhy = dd_failure_reason(p, &k->err, pl->aOp + pl->aCall[iFail].i0,
-                             pl->aCall[iFail].n);
-  }
-  if(!bAny) {
-    sqlite3_str_appendf(s, "%s: nothing written: %s", zVerb,
-                        k ? (zWhy ? zWhy : "?")
-                          : "interrupted before any call was sent");
-  } else {
-    sqlite3_str_appendf(s,
-                        "%s failed part way (over %d writes or 4 MB are not "
-                        "one transaction): ",
-                        zVerb, DD_TRANSACT_MAX);
-    if(pl->nBase > 0)
-      sqlite3_str_appendf(s, "writes 1-%d applied (its earlier parts)%s",
-                          pl->nBase, pl->n ? "; " : "");
-    for(c = 0, i = 0; i < pl->n; i = j) {
-      int cj, nCalls = 1;
-      char zWords[80];
-      while(pl->aCall[c].i0 + pl->aCall[c].n <= i)
-        c++; /* the call of write i */
-      cj = c;
-      j = i + 1;
-      while(j < pl->n && aState[j] == aState[i]) {
-        if(j == pl->aCall[cj].i0 + pl->aCall[cj].n) {
-          /* into the next call: a BatchWriteItem's "may be partly" stays
-          ** its own, so do the TransactWriteItems' next to it */
-          if(aState[i] == DDB_WRITE_MAYBE &&
-             (pl->aCall[cj].bBatch || pl->aCall[cj + 1].bBatch))
-            break;
-          cj++;
-          nCalls++;
-        }
-        j++;
-      }
-      if(i > 0)
-        sqlite3_str_appendall(s, "; ");
-      dd_report_range(p, pl, i, j - i,
-                      dd_state_words(pl, c, aState[i], j - i, nCalls, zWords),
-                      s);
-    }
-    if(k) {
-      sqlite3_str_appendf(s, ": call %d of %d (%s): %s", iFail + 1, pl->nCall,
-                          dd_call_op(pl, iFail), zWhy ? zWhy : "?");
-      if(nFail > 1)
-        sqlite3_str_appendf(s, " (and %d more call%s failed)", nFail - 1,
-                            nFail > 2 ? "s" : "");
-    } else
-      sqlite3_str_appendall(s, ": interrupted: the calls not started were "
-                               "not sent");
-  }
-  z = sqlite3_str_finish(s);
-  dd_error(p, "%s", z ? z : "write failed (out of memory)");
-  sqlite3_free(z);
-  sqlite3_free(zWhy);
-  rc = k ? dd_commit_rc(&k->err) : SQLITE_INTERRUPT;
-  return rc;
-}
-
-/* Are the INSERTs among x's writes free to go?  Consistent BatchGetItem
-** calls of 100 keys, up to p->nWriteCalls at a time (cache/fanout.c), the
-** keys of each virtual table written through with its client: an existing
-** key is an error set on p naming zVerb, before anything is written.
-** Returns an SQLite code. */
-static int dd_check_inserts(dd_vtab *p, const dd_writes *x, const char *zVerb,
-                            int nBase) {
-  const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
-  ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
-  int *aIdx = sqlite3_malloc64(sizeof(int) * ((size_t)x->n + 1));
-  unsigned char *aDone = sqlite3_malloc64((size_t)x->n + 1);
-  ddbc_policy pol;
-  ddb_error err;
-  int i, j, m, rc = SQLITE_OK;
-
-  ddb_error_clear(&err);
-  if(!aKey || !aFound || !aIdx || !aDone) {
-    rc = SQLITE_NOMEM;
-    goto fail;
-  }
-  for(i = 0; i < x->n; i++)
-    aDone[i] = !(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT);
-  for(i = 0; i < x->n && rc == SQLITE_OK; i++) {
-    dd_vtab *q = x->aOp[i]->pTab;
-    if(aDone[i])
-      continue;
-    for(j = i, m = 0; j < x->n; j++)
-      if(!aDone[j] && x->aOp[j]->pTab == q) {
-        aDone[j] = 1;
-        aIdx[m] = j;
-        aKey[m++] = x->w[j].item;
-      }
-    pol = q->pol;
-    pol.consistent = 1; /* never the cache's answer */
-    if(ddbc_batch_get_fanout(q->pClient, q->pDesc->name, aKey, (size_t)m,
-                             q->azKey, q->nKey, &pol, p->nWriteCalls,
-                             dd_interrupted, p->db, aFound, &err)) {
-      char *zHead = dd_unsent_head(zVerb, nBase);
-      dd_error(p, "%s: %s", zHead ? zHead : zVerb, err.message);
-      sqlite3_free(zHead);
-      rc = dd_rc(&err);
-      break;
-    }
-    for(j = 0; j < m; j++) {
-      if(aFound[j] && rc == SQLITE_OK) {
-        char *zKey = dd_op_key(p, x->aOp[aIdx[j]]);
-        char *zHead = dd_unsent_head(zVerb, nBase);
-        if(strcmp(zVerb, "COMMIT") == 0)
-          dd_error(p, "%s: INSERT of key %s, which already exists",
-                   zHead ? zHead : zVerb, zKey ? zKey : "?");
-        else
-          dd_error(p,
-                   "%s: an item with key %s already exists (INSERT OR "
-                   "REPLACE overwrites it)",
-                   zHead ? zHead : zVerb, zKey ? zKey : "?");
-        sqlite3_free(zKey);
-        sqlite3_free(zHead);
-        rc = SQLITE_CONSTRAINT;
-      }
-      ddb_item_unref(aFound[j]);
-    }
-  }
-
-fail:
-  sqlite3_free((void *)aKey);
-  sqlite3_free(aFound);
-  sqlite3_free(aIdx);
-  sqlite3_free(aDone);
-  return rc;
-}
-
-/* A write being sent: what its progress line and its cancel hook need. */
-typedef struct dd_sendctx {
-  dd_vtab *p;
-  const char *zVerb;
-  double tStart;
-  int nBefore; /* calls of the write sent before this plan's */
-  int nCall;   /* calls of the whole write */
-  int bShown;  /* the progress line is on the terminal */
-} dd_sendctx;
-
-/* The plan's cancel hook (asked on the statement's thread). */
-static int dd_send_cancelled(void *ud) {
-  return dd_interrupted(((dd_sendctx *)ud)->p->db);
-}
-
-/* The plan's progress: the write's progress line (monitor.c). */
-static void dd_send_progress(void *ud, int nDone, int nCalls) {
-  dd_sendctx *cx = ud;
-  (void)nCalls;
-  dd_write_progress(cx->p, cx->zVerb, cx->nBefore + nDone, cx->nCall,
-                    cx->tStart, &cx->bShown, 0);
-}
-
-/* Send calls [c0, c1) of cut pl through the cache, up to p->nWriteCalls at
-** a time (cache/wcalls.c); aCall[c] (for every call of the cut) and
-** aState[i] (for every write) get what became of them, aWas[i] is write
-** i's image as read (an UPDATE's; room for pl->n).  A single write's
-** failed condition reads "item 1: ConditionalCheckFailed", as a
-** transaction's does (dd_failure_reason).  Returns the first failed
-** call's error, DDB_ERR_CANCELLED when interrupted between calls, or
-** DDB_OK. */
-static ddb_result dd_send_calls(dd_vtab *p, const dd_cut *pl, int c0, int c1,
-                                ddbc_wcall *aCall, unsigned char *aState,
-                                const ddb_item **aWas, dd_sendctx *cx) {
-  ddbc_wplan plan;
-  ddb_result r;
-  int c, i;
-  for(i = 0; i < pl->n; i++)
-    aWas[i] = pl->w[i].kind == DDB_WRITE_UPDATE ? pl->aOp[i]->old : NULL;
-  memset(&plan, 0, sizeof(plan));
-  plan.d = p->pDesc;
-  plan.key_names = p->azKey;
-  plan.n_key = p->nKey;
-  plan.w = pl->w;
-  plan.was = aWas;
-  plan.n = pl->n;
-  plan.calls = aCall + c0;
-  plan.n_calls = c1 - c0;
-  plan.n_threads = p->nWriteCalls;
-  plan.pol = &p->pol;
-  plan.cancel = dd_send_cancelled;
-  plan.ud = cx;
-  /* a progress line only for a write cut into calls (not atomic) */
-  plan.progress = pl->nCall > 1 ? dd_send_progress : NULL;
-  plan.state = aState;
-  cx->nBefore = c0;
-  cx->nCall = pl->nCall;
-  r = ddbc_write_calls(p->pClient, &plan);
-  for(c = c0; c < c1; c++)
-    if(aCall[c].ran && aCall[c].result && aCall[c].n == 1 &&
-       strcmp(aCall[c].err.type, "ConditionalCheckFailedException") == 0)
-      snprintf(aCall[c].err.message, sizeof(aCall[c].err.message),
-               "item 1: ConditionalCheckFailed");
-  return r;
-}
-
-/* Did call k fail because the server has no TransactWriteItems? */
-static int dd_no_transactions(const ddbc_wcall *k) {
-  return k->ran && k->result &&
-         strcmp(k->err.type, "UnknownOperationException") == 0;
-}
-
-static int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb,
-                           int bStmt, int nBase);
-
-/* More than 100 items, or 4 MB (split_transactions=yes), or a statement
-** on a server without TransactWriteItems: cut into calls (dd_cut_build: a
-** key move and every write chained to it stay in one TransactWriteItems;
-** each write keeps its kind and condition), the INSERTs checked first
-** (dd_check_inserts), then the calls sent up to p->nWriteCalls at a time,
-** each labelled in the request log as a call of a write that is not
-** atomic: each call is atomic, together they are not.  While it is not
-** known whether the server has TransactWriteItems, the first such call
-** goes alone first: without it, a COMMIT fails with nothing written and a
-** statement is cut again into single writes.  A failure says what became
-** of every write (dd_report_split); the cache is told by each call what
-** it did (cache/write.c).  Returns an SQLite code. */
-static int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb,
-                           int bStmt, int nBase) {
-  dd_cut pl;
-  dd_sendctx cx;
-  ddbc_wcall *aCall = NULL;
-  unsigned char *aState = NULL;
-  const ddb_item **aWas = NULL;
-  ddb_result r = DDB_OK;
-  int c, c0 = 0, rc;
-
-  rc = dd_cut_build(p, x, bStmt && p->eTransact < 0, zVerb, nBase, &pl);
-  if(rc)
-    return rc;
-  pl.nBase = nBase;
-  rc = dd_check_inserts(p, x, zVerb, nBase);
-  if(rc)
-    goto done;
-  if(pl.nCall > 1)
-    dd_stmt_split(p); /* dynamodb_last()'s "split" */
-  aCall = sqlite3_malloc64(sizeof(*aCall) * ((size_t)pl.nCall + 1));
-  aState = sqlite3_malloc64((size_t)pl.n + 1);
-  aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)pl.n + 1));
-  if(!aCall || !aState || !aWas) {
-    rc = SQLITE_NOMEM;
-    goto done;
-  }
-  memset(aCall, 0, sizeof(*aCall) * (size_t)pl.nCall);
-  memset(aState, DDB_WRITE_NOT_APPLIED, (size_t)pl.n);
-  for(c = 0; c < pl.nCall; c++) {
-    aCall[c].i0 = pl.aCall[c].i0;
-    aCall[c].n = pl.aCall[c].n;
-    aCall[c].batch = pl.aCall[c].bBatch;
-    snprintf(aCall[c].note, sizeof(aCall[c].note),
-             "%s call %d of %d, not atomic", zVerb, c + 1, pl.nCall);
-  }
-  memset(&cx, 0, sizeof(cx));
-  cx.p = p;
-  cx.zVerb = zVerb;
-  cx.tStart = ddbc_now();
-  if(p->eTransact == 0 && pl.nCall > 1 && !pl.aCall[0].bBatch &&
-     pl.aCall[0].n > 1) {
-    /* does the server have TransactWriteItems?  Its first alone */
-    r = dd_send_calls(p, &pl, 0, 1, aCall, aState, aWas, &cx);
-    if(dd_no_transactions(&aCall[0])) {
-      p->eTransact = -1;
-      if(bStmt) {
-        /* nothing was sent: single writes instead */
-        dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
-        sqlite3_free(aCall);
-        sqlite3_free(aState);
-        sqlite3_free((void *)aWas);
-        dd_cut_free(&pl);
-        return dd_commit_split(p, x, zVerb, bStmt, nBase);
-      }
-    } else if(r == DDB_OK) {
-      p->eTransact = 1;
-    }
-    c0 = 1;
-  }
-  if(r == DDB_OK)
-    r = dd_send_calls(p, &pl, c0, pl.nCall, aCall, aState, aWas, &cx);
-  if(r == DDB_OK && c0 == 0 && !pl.aCall[0].bBatch && pl.aCall[0].n > 1)
-    p->eTransact = 1;
-  dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
-  if(r)
-    rc = dd_report_split(p, &pl, aCall, aState, zVerb);
-
-done:
-  sqlite3_free(aCall);
-  sqlite3_free(aState);
-  sqlite3_free((void *)aWas);
-  dd_cut_free(&pl);
-  return rc;
-}
-
-/* Up to 100 items and 4 MB: one call, all or nothing (one write alone:
-** its own call, PutItem, UpdateItem or DeleteItem).  A statement on a
-** server that turns out to have no TransactWriteItems goes as a split
-** write instead (dd_commit_split).  Returns an SQLite code with the error
-** set on p, naming zVerb. */
-static int dd_commit_atomic(dd_vtab *p, dd_writes *x, const char *zVerb,
-                            int bStmt) {
-  dd_cut one;
-  dd_call call;
-  dd_sendctx cx;
-  ddbc_wcall k;
-  unsigned char *aState = sqlite3_malloc64((size_t)x->n + 1);
-  const ddb_item **aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)x->n + 1));
-  const char *zHow = "nothing written";
-  char *zWhy;
-  int rc;
-
-  if(!aState || !aWas) {
-    sqlite3_free(aState);
-    sqlite3_free((void *)aWas);
-    return SQLITE_NOMEM;
-  }
-  memset(&one, 0, sizeof(one));
-  one.w = x->w;
-  one.aOp = x->aOp;
-  one.n = x->n;
-  one.aCall = &call;
-  one.nCall = 1;
-  call.i0 = 0;
-  call.n = x->n;
-  call.bBatch = 0;
-  memset(&k, 0, sizeof(k));
-  k.i0 = 0;
-  k.n = x->n;
-  memset(&cx, 0, sizeof(cx));
-  cx.p = p;
-  cx.zVerb = zVerb;
-  cx.tStart = ddbc_now();
-  if(dd_send_calls(p, &one, 0, 1, &k, aState, aWas, &cx) == DDB_OK) {
-    if(x->n > 1)
-      p->eTransact = 1;
-    rc = SQLITE_OK;
-    goto done;
-  }
-  if(x->n > 1 && dd_no_transactions(&k)) {
-    p->eTransact = -1;
-    if(bStmt) {
-      rc = dd_commit_split(p, x, zVerb, bStmt, 0); /* as single writes */
-      goto done;
-    }
-    dd_error(p,
-             "COMMIT: nothing written: the server has no TransactWriteItems "
-             "(%s), which a transaction of %d writes needs",
-             k.err.type, x->n);
-    rc = SQLITE_ERROR;
-    goto done;
-  }
-  if(x->n == 1 && x->aOp[0]->cond == DDB_COND_SAME &&
-     dd_write_landed(x->aOp[0]->pTab, x->aOp[0]->item,
-                     x->aOp[0]->kind == DDB_WRITE_DELETE ? NULL
-                                                         : x->aOp[0]->item,
-                     &k.err)) {
-    rc = SQLITE_OK; /* its retry failed because the lost attempt landed */
-    goto done;
-  }
-  if(k.err.maybe_applied)
-    /* an attempt may have reached DynamoDB (its answer was lost, or the
-    ** statement was interrupted after sending): all or nothing */
-    zHow = x->n == 1 ? "the write may or may not have been applied"
-           : bStmt   ? "the statement may or may not have been applied "
-                       "(all of its writes or none)"
-                     : "the transaction may or may not have been applied "
-                       "(all of its writes or none)";
-  zWhy = dd_failure_reason(p, &k.err, x->aOp, x->n);
-  dd_error(p, "%s: %s: %s", zVerb, zHow, zWhy ? zWhy : k.err.message);
-  sqlite3_free(zWhy);
-  rc = dd_commit_rc(&k.err);
-
-done:
-  sqlite3_free(aState);
-  sqlite3_free((void *)aWas);
-  return rc;
-}
-
 /* A statement outside BEGIN ... COMMIT that buffered one write (or one
 ** key move): sent as it always was, alone (write.c), and counted towards
 ** the hint that single-row statements in a row should be a transaction
@@ -1797,12 +706,12 @@ static void dd_group_sent(dd_vtab *p, const dd_writes *x) {
   v.w = x->w;
   v.aOp = x->aOp;
   v.n = x->n;
+  v.bMulti = 1; /* name every write's table */
   s = sqlite3_str_new(0);
   if(r->zSent)
     sqlite3_str_appendf(s, "%s; ", r->zSent);
   sqlite3_str_appendf(s, "%d write%s (", x->n, x->n > 1 ? "s" : "");
-  p->pTxn->bMulti = 1; /* name every write's table */
-  dd_keys_brief(p, &v, 0, x->n, s);
+  dd_keys_brief(&v, 0, x->n, s);
   sqlite3_str_appendall(s, ")");
   sqlite3_free(r->zSent);
   r->zSent = sqlite3_str_finish(s);
@@ -1830,32 +739,6 @@ static void dd_sync_earlier(dd_vtab *p) {
            r->zSent, p->zVtabName ? p->zVtabName : p->zTable,
            p->zVtabName ? p->zVtabName : p->zTable, zOwn ? zOwn : "?");
   sqlite3_free(zOwn);
-}
-
-/* The writes x cannot go as one call, and split_transactions=no: the
-** error, nothing sent (bFits: they would fit, but the server has no
-** TransactWriteItems).  Returns SQLITE_CONSTRAINT. */
-static int dd_sync_unsplit(dd_vtab *p, const dd_writes *x, int bFits,
-                           const char *zVerb, const char *zWhole) {
-  if(bFits)
-    dd_error(p,
-             "%s: nothing written: the server has no TransactWriteItems, "
-             "so %d writes in one statement cannot be atomic "
-             "(split_transactions=no)",
-             zVerb, x->n);
-  else if(x->n <= DD_TRANSACT_MAX)
-    dd_error(p,
-             "%s: nothing written: %d items of over %lld bytes in one "
-             "%s, over DynamoDB's 4 MB for an atomic write "
-             "(split_transactions=no)",
-             zVerb, x->n, DD_TRANSACT_BYTES, zWhole);
-  else
-    dd_error(p,
-             "%s: nothing written: %d items in one %s, over "
-             "DynamoDB's limit of %d for an atomic write "
-             "(split_transactions=no)",
-             zVerb, x->n, zWhole, DD_TRANSACT_MAX);
-  return SQLITE_CONSTRAINT;
 }
 
 /* xSync: send the buffered writes, at COMMIT or, outside BEGIN ...
@@ -1892,15 +775,15 @@ int dynamodbSync(sqlite3_vtab *pVtab) {
     goto done;
   }
   p->nSingleRun = 0;
-  t->bMulti = nTab > 1;
   rc = dd_coalesce(aAll, nAll,
                    nTab == 1 && HASH_COUNT(t->pend) == (unsigned)t->nOp, &a,
                    &n);
   if(rc)
     goto done;
-  rc = dd_writes_build(p, a, n, &x);
+  rc = dd_writes_build(a, n, &x);
   if(rc)
     goto done;
+  x.bMulti = nTab > 1; /* messages name each write's table */
   bFits = x.n > 0 && dd_transact_fits(x.w, x.n);
   if(x.n == 0) {
     rc = SQLITE_OK;
@@ -1921,7 +804,6 @@ int dynamodbSync(sqlite3_vtab *pVtab) {
 done:
   if(rc)
     dd_sync_earlier(p);
-  t->bMulti = 0;
   sqlite3_free(a);
   if(aAll != t->aOp)
     sqlite3_free(aAll);
@@ -1951,7 +833,7 @@ static int dd_stmt_flush(dd_vtab *p) {
                    &n);
   if(rc)
     return rc;
-  rc = dd_writes_build(p, a, n, &x);
+  rc = dd_writes_build(a, n, &x);
   if(rc) {
     sqlite3_free(a);
     return rc;
@@ -1969,4 +851,615 @@ static int dd_stmt_flush(dd_vtab *p) {
   dd_writes_free(&x);
   sqlite3_free(a);
   return rc;
+}
+
+/* ------------------------------------------------------------------------
+** Sending a COMMIT's calls and reporting a failure
+*/
+
+/* Bytes of a key quoted in a message, at most. */
+#define DD_KEY_BRIEF 80
+
+/* The key of merged write o as a message quotes it (dd_key_text), with,
+** when the writes sent are of several virtual tables (bMulti), the table
+** it was
+** written through: "PK='a', SK=1 in orders".  From sqlite3_malloc (the
+** caller frees it); NULL when out of memory. */
+static char *dd_op_key(const dd_op *o, int bMulti) {
+  char *z = dd_key_text(o->pTab, o->item), *zIn;
+  if(!z || !bMulti)
+    return z;
+  zIn = sqlite3_mprintf("%s in %s", z,
+                        o->pTab->zVtabName ? o->pTab->zVtabName
+                                           : o->pTab->zTable);
+  sqlite3_free(z);
+  return zIn;
+}
+
+/* Why the writes whose merged writes are a[0..n) failed, from e: a failed
+** condition names the item ("the item with key PK='a' already exists"),
+** an unknown operation says the server has no TransactWriteItems, another
+** error is e's message, naming the item it points at ("item 3"); keys
+** as dd_op_key quotes them (bMulti).
+** From sqlite3_malloc (the caller frees it); NULL when out of memory. */
+static char *dd_failure_reason(const ddb_error *e, dd_op *const *a, int n,
+                               int bMulti) {
+  const char *z = strstr(e->message, "item ");
+  long k = z ? strtol(z + 5, NULL, 10) : 0;
+  char *zKey = (k >= 1 && k <= n) ? dd_op_key(a[k - 1], bMulti) : NULL;
+  char *zWhy;
+  if(strcmp(e->type, "UnknownOperationException") == 0)
+    /* of a COMMIT's calls, TransactWriteItems is the one a server may
+    ** lack (dynalite, Alternator): every server has PutItem, UpdateItem,
+    ** DeleteItem and BatchWriteItem */
+    zWhy =
+        sqlite3_mprintf("the server has no TransactWriteItems (%s)", e->type);
+  else if(zKey && strstr(e->message, "ConditionalCheckFailed") &&
+          a[k - 1]->cond == DDB_COND_SAME && !a[k - 1]->bInsert)
+    zWhy = dd_changed_reason(a[k - 1]->pTab, a[k - 1]->item, zKey);
+  else if(zKey && strstr(e->message, "ConditionalCheckFailed"))
+    zWhy = sqlite3_mprintf("the item with key %s %s", zKey,
+                           a[k - 1]->bInsert ? "already exists"
+                                             : "does not exist any more");
+  else if(zKey)
+    zWhy = sqlite3_mprintf("%s (item %lld is %s)", e->message, (long long)k,
+                           zKey);
+  else
+    zWhy = sqlite3_mprintf("%s", e->message);
+  sqlite3_free(zKey);
+  return zWhy;
+}
+
+/* The SQLite code of a failed COMMIT call: a failed condition is
+** SQLITE_CONSTRAINT. */
+static int dd_commit_rc(const ddb_error *e) {
+  return strstr(e->message, "ConditionalCheckFailed") ? SQLITE_CONSTRAINT
+                                                      : dd_rc(e);
+}
+
+/* The head of the message of a write that failed before its calls were
+** sent: "INSERT: nothing written", or, for a statement whose earlier parts
+** went (nBase writes: dd_stmt_flush), what they were.  From
+** sqlite3_malloc (the caller frees it); NULL when out of memory. */
+static char *dd_unsent_head(const char *zVerb, int nBase) {
+  if(nBase == 0)
+    return sqlite3_mprintf("%s: nothing written", zVerb);
+  return sqlite3_mprintf("%s failed part way (over %d writes or 4 MB are not "
+                         "one transaction): writes 1-%d applied (its earlier "
+                         "parts), none after them",
+                         zVerb, DD_TRANSACT_MAX, nBase);
+}
+
+/* Cut x into calls (dd_cut_build, into *pl: dd_cut_free); a group that
+** cannot be sent, nm writes from x->w[iFirst] (a group of several on a
+** server without TransactWriteItems, bSingle; or one over a transaction's
+** limits), is an error set on p naming zVerb (nothing sent).  Returns an
+** SQLite code. */
+static int dd_cut_plan(dd_vtab *p, const dd_writes *x, int bSingle,
+                       const char *zVerb, int nBase, dd_cut *pl) {
+  char *zKey, *zHead;
+  int iFirst = 0, nm = 0;
+  int rc = dd_cut_build(x, bSingle, pl, &iFirst, &nm);
+  if(rc != SQLITE_ERROR && rc != SQLITE_CONSTRAINT)
+    return rc;
+  zKey = dd_op_key(x->aOp[iFirst], x->bMulti);
+  zHead = dd_unsent_head(zVerb, nBase);
+  if(rc == SQLITE_ERROR) {
+    dd_error(p,
+             "%s: the server has no TransactWriteItems, and an UPDATE "
+             "that moves a row (%s) must delete and put in one",
+             zHead ? zHead : zVerb, zKey ? zKey : "?");
+    rc = SQLITE_ERROR;
+  } else {
+    dd_error(p,
+             "%s: %d writes must be applied together (UPDATEs that move "
+             "rows onto keys this %s freed, chained; the first: %s), over "
+             "DynamoDB's %d writes or 4 MB for one transaction: commit "
+             "such moves in smaller transactions",
+             zHead ? zHead : zVerb, nm,
+             strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
+             zKey ? zKey : "?", DD_TRANSACT_MAX);
+    rc = SQLITE_CONSTRAINT;
+  }
+  sqlite3_free(zKey);
+  sqlite3_free(zHead);
+  return rc;
+}
+
+/* Append the keys of the cut's writes [i0, i0 + n) to s, briefly: all of
+** them up to four, else the first two, how many more, and the last; each
+** cut to DD_KEY_BRIEF bytes. */
+void dd_keys_brief(const dd_cut *pl, int i0, int n, sqlite3_str *s) {
+  int i;
+  for(i = i0; i < i0 + n; i++) {
+    char *z;
+    int nz;
+    if(n > 4 && i == i0 + 2) {
+      sqlite3_str_appendf(s, "; %d more", n - 3);
+      i = i0 + n - 1;
+    }
+    z = dd_op_key(pl->aOp[i], pl->bMulti);
+    nz = z ? (int)strlen(z) : 0;
+    if(nz > DD_KEY_BRIEF) {
+      nz = DD_KEY_BRIEF;
+      while(nz > 0 && (z[nz] & 0xc0) == 0x80)
+        nz--; /* not inside a UTF-8 character */
+    }
+    sqlite3_str_appendf(s, "%s%.*s%s", i > i0 ? "; " : "", nz, z ? z : "",
+                        z && z[nz] ? "..." : "");
+    sqlite3_free(z);
+  }
+}
+
+/* Append "writes A-B <what> (keys)" for the cut's writes [i0, i0 + n)
+** to s (numbered from 1). */
+static void dd_report_range(const dd_cut *pl, int i0, int n, const char *zWhat,
+                            sqlite3_str *s) {
+  int a = pl->nBase + i0 + 1;
+  if(n == 1)
+    sqlite3_str_appendf(s, "write %d %s (", a, zWhat);
+  else
+    sqlite3_str_appendf(s, "writes %d-%d %s (", a, a + n - 1, zWhat);
+  dd_keys_brief(pl, i0, n, s);
+  sqlite3_str_appendall(s, ")");
+}
+
+/* The DynamoDB operation of call c of the cut. */
+static const char *dd_call_op(const dd_cut *pl, int c) {
+  const dd_call *k = &pl->aCall[c];
+  if(k->bBatch)
+    return "BatchWriteItem";
+  if(k->n > 1)
+    return "TransactWriteItems";
+  switch(pl->w[k->i0].kind) {
+  case DDB_WRITE_PUT: return "PutItem";
+  case DDB_WRITE_UPDATE: return "UpdateItem";
+  default: return "DeleteItem";
+  }
+}
+
+/* The words for what became of a run of n writes (state v) from call c
+** on, over nCalls calls (more than one only for TransactWriteItems whose
+** answers were lost: each all or nothing); zBuf has room for 80 bytes. */
+static const char *dd_state_words(const dd_cut *pl, int c, unsigned char v,
+                                  int n, int nCalls, char *zBuf) {
+  if(v == DDB_WRITE_APPLIED)
+    return "applied";
+  if(v != DDB_WRITE_MAYBE)
+    return "not applied";
+  if(pl->aCall[c].bBatch)
+    return "may be partly applied (BatchWriteItem is not atomic)";
+  if(nCalls > 1) {
+    snprintf(zBuf, 80,
+             "may or may not have been applied (each of their %d calls "
+             "all or none)",
+             nCalls);
+    return zBuf;
+  }
+  return n == 1 ? "may or may not have been applied"
+                : "may or may not have been applied (all of them or none)";
+}
+
+/* A split write failed (or was interrupted): set the error on p, naming
+** zVerb and saying what became of every write, in runs of consecutive
+** writes alike ("writes 1-99 applied (keys); writes 100-101 not applied
+** (keys)"; a run of writes that may have been applied never spans two
+** calls, each being all or nothing, or a BatchWriteItem; the writes of a
+** statement's earlier parts, pl->nBase, first), then the first call that
+** failed (in call order) and why.  aCall[c] are the calls'
+** outcomes, aState[i] each write's.  Returns the SQLite code. */
+static int dd_report_split(dd_vtab *p, const dd_cut *pl,
+                           const ddbc_wcall *aCall,
+                           const unsigned char *aState, const char *zVerb) {
+  const ddbc_wcall *k = NULL;
+  char *zWhy = NULL, *z;
+  sqlite3_str *s = sqlite3_str_new(0);
+  int c, i, j, iFail = -1, nFail = 0, bAny = 0, rc;
+  for(c = 0; c < pl->nCall; c++)
+    if(aCall[c].ran && aCall[c].result) {
+      if(iFail < 0)
+        iFail = c;
+      nFail++;
+    }
+  bAny = pl->nBase > 0;
+  for(i = 0; i < pl->n; i++)
+    bAny |= aState[i] != DDB_WRITE_NOT_APPLIED;
+  if(iFail >= 0) {
+    k = &aCall[iFail];
+    zWhy = dd_failure_reason(&k->err, pl->aOp + pl->aCall[iFail].i0,
+                             pl->aCall[iFail].n, pl->bMulti);
+  }
+  if(!bAny) {
+    sqlite3_str_appendf(s, "%s: nothing written: %s", zVerb,
+                        k ? (zWhy ? zWhy : "?")
+                          : "interrupted before any call was sent");
+  } else {
+    sqlite3_str_appendf(s,
+                        "%s failed part way (over %d writes or 4 MB are not "
+                        "one transaction): ",
+                        zVerb, DD_TRANSACT_MAX);
+    if(pl->nBase > 0)
+      sqlite3_str_appendf(s, "writes 1-%d applied (its earlier parts)%s",
+                          pl->nBase, pl->n ? "; " : "");
+    for(c = 0, i = 0; i < pl->n; i = j) {
+      int cj, nCalls = 1;
+      char zWords[80];
+      while(pl->aCall[c].i0 + pl->aCall[c].n <= i)
+        c++; /* the call of write i */
+      cj = c;
+      j = i + 1;
+      while(j < pl->n && aState[j] == aState[i]) {
+        if(j == pl->aCall[cj].i0 + pl->aCall[cj].n) {
+          /* into the next call: a BatchWriteItem's "may be partly" stays
+          ** its own, so do the TransactWriteItems' next to it */
+          if(aState[i] == DDB_WRITE_MAYBE &&
+             (pl->aCall[cj].bBatch || pl->aCall[cj + 1].bBatch))
+            break;
+          cj++;
+          nCalls++;
+        }
+        j++;
+      }
+      if(i > 0)
+        sqlite3_str_appendall(s, "; ");
+      dd_report_range(pl, i, j - i,
+                      dd_state_words(pl, c, aState[i], j - i, nCalls, zWords),
+                      s);
+    }
+    if(k) {
+      sqlite3_str_appendf(s, ": call %d of %d (%s): %s", iFail + 1, pl->nCall,
+                          dd_call_op(pl, iFail), zWhy ? zWhy : "?");
+      if(nFail > 1)
+        sqlite3_str_appendf(s, " (and %d more call%s failed)", nFail - 1,
+                            nFail > 2 ? "s" : "");
+    } else
+      sqlite3_str_appendall(s, ": interrupted: the calls not started were "
+                               "not sent");
+  }
+  z = sqlite3_str_finish(s);
+  dd_error(p, "%s", z ? z : "write failed (out of memory)");
+  sqlite3_free(z);
+  sqlite3_free(zWhy);
+  rc = k ? dd_commit_rc(&k->err) : SQLITE_INTERRUPT;
+  return rc;
+}
+
+/* Are the INSERTs among x's writes free to go?  Consistent BatchGetItem
+** calls of 100 keys, up to p->nWriteCalls at a time (cache/fanout.c), the
+** keys of each virtual table written through with its client: an existing
+** key is an error set on p naming zVerb, before anything is written.
+** Returns an SQLite code. */
+static int dd_check_inserts(dd_vtab *p, const dd_writes *x, const char *zVerb,
+                            int nBase) {
+  const ddb_item **aKey = sqlite3_malloc64(sizeof(*aKey) * ((size_t)x->n + 1));
+  ddb_item **aFound = sqlite3_malloc64(sizeof(*aFound) * ((size_t)x->n + 1));
+  int *aIdx = sqlite3_malloc64(sizeof(int) * ((size_t)x->n + 1));
+  unsigned char *aDone = sqlite3_malloc64((size_t)x->n + 1);
+  ddbc_policy pol;
+  ddb_error err;
+  int i, j, m, rc = SQLITE_OK;
+
+  ddb_error_clear(&err);
+  if(!aKey || !aFound || !aIdx || !aDone) {
+    rc = SQLITE_NOMEM;
+    goto fail;
+  }
+  for(i = 0; i < x->n; i++)
+    aDone[i] = !(x->aOp[i]->bInsert && x->w[i].kind == DDB_WRITE_PUT);
+  for(i = 0; i < x->n && rc == SQLITE_OK; i++) {
+    dd_vtab *q = x->aOp[i]->pTab;
+    if(aDone[i])
+      continue;
+    for(j = i, m = 0; j < x->n; j++)
+      if(!aDone[j] && x->aOp[j]->pTab == q) {
+        aDone[j] = 1;
+        aIdx[m] = j;
+        aKey[m++] = x->w[j].item;
+      }
+    pol = q->pol;
+    pol.consistent = 1; /* never the cache's answer */
+    if(ddbc_batch_get_fanout(q->pClient, q->pDesc->name, aKey, (size_t)m,
+                             q->azKey, q->nKey, &pol, p->nWriteCalls,
+                             dd_interrupted, p->db, aFound, &err)) {
+      char *zHead = dd_unsent_head(zVerb, nBase);
+      dd_error(p, "%s: %s", zHead ? zHead : zVerb, err.message);
+      sqlite3_free(zHead);
+      rc = dd_rc(&err);
+      break;
+    }
+    for(j = 0; j < m; j++) {
+      if(aFound[j] && rc == SQLITE_OK) {
+        char *zKey = dd_op_key(x->aOp[aIdx[j]], x->bMulti);
+        char *zHead = dd_unsent_head(zVerb, nBase);
+        if(strcmp(zVerb, "COMMIT") == 0)
+          dd_error(p, "%s: INSERT of key %s, which already exists",
+                   zHead ? zHead : zVerb, zKey ? zKey : "?");
+        else
+          dd_error(p,
+                   "%s: an item with key %s already exists (INSERT OR "
+                   "REPLACE overwrites it)",
+                   zHead ? zHead : zVerb, zKey ? zKey : "?");
+        sqlite3_free(zKey);
+        sqlite3_free(zHead);
+        rc = SQLITE_CONSTRAINT;
+      }
+      ddb_item_unref(aFound[j]);
+    }
+  }
+
+fail:
+  sqlite3_free((void *)aKey);
+  sqlite3_free(aFound);
+  sqlite3_free(aIdx);
+  sqlite3_free(aDone);
+  return rc;
+}
+
+/* A write being sent: what its progress line and its cancel hook need. */
+typedef struct dd_sendctx {
+  dd_vtab *p;
+  const char *zVerb;
+  double tStart;
+  int nBefore; /* calls of the write sent before this plan's */
+  int nCall;   /* calls of the whole write */
+  int bShown;  /* the progress line is on the terminal */
+} dd_sendctx;
+
+/* The plan's cancel hook (asked on the statement's thread). */
+static int dd_send_cancelled(void *ud) {
+  return dd_interrupted(((dd_sendctx *)ud)->p->db);
+}
+
+/* The plan's progress: the write's progress line (monitor.c). */
+static void dd_send_progress(void *ud, int nDone, int nCalls) {
+  dd_sendctx *cx = ud;
+  (void)nCalls;
+  dd_write_progress(cx->p, cx->zVerb, cx->nBefore + nDone, cx->nCall,
+                    cx->tStart, &cx->bShown, 0);
+}
+
+/* Send calls [c0, c1) of cut pl through the cache, up to p->nWriteCalls at
+** a time (cache/wcalls.c); aCall[c] (for every call of the cut) and
+** aState[i] (for every write) get what became of them, aWas[i] is write
+** i's image as read (an UPDATE's; room for pl->n).  A single write's
+** failed condition reads "item 1: ConditionalCheckFailed", as a
+** transaction's does (dd_failure_reason).  Returns the first failed
+** call's error, DDB_ERR_CANCELLED when interrupted between calls, or
+** DDB_OK. */
+static ddb_result dd_send_calls(dd_vtab *p, const dd_cut *pl, int c0, int c1,
+                                ddbc_wcall *aCall, unsigned char *aState,
+                                const ddb_item **aWas, dd_sendctx *cx) {
+  ddbc_wplan plan;
+  ddb_result r;
+  int c, i;
+  for(i = 0; i < pl->n; i++)
+    aWas[i] = pl->w[i].kind == DDB_WRITE_UPDATE ? pl->aOp[i]->old : NULL;
+  memset(&plan, 0, sizeof(plan));
+  plan.d = p->pDesc;
+  plan.key_names = p->azKey;
+  plan.n_key = p->nKey;
+  plan.w = pl->w;
+  plan.was = aWas;
+  plan.n = pl->n;
+  plan.calls = aCall + c0;
+  plan.n_calls = c1 - c0;
+  plan.n_threads = p->nWriteCalls;
+  plan.pol = &p->pol;
+  plan.cancel = dd_send_cancelled;
+  plan.ud = cx;
+  /* a progress line only for a write cut into calls (not atomic) */
+  plan.progress = pl->nCall > 1 ? dd_send_progress : NULL;
+  plan.state = aState;
+  cx->nBefore = c0;
+  cx->nCall = pl->nCall;
+  r = ddbc_write_calls(p->pClient, &plan);
+  for(c = c0; c < c1; c++)
+    if(aCall[c].ran && aCall[c].result && aCall[c].n == 1 &&
+       strcmp(aCall[c].err.type, "ConditionalCheckFailedException") == 0)
+      snprintf(aCall[c].err.message, sizeof(aCall[c].err.message),
+               "item 1: ConditionalCheckFailed");
+  return r;
+}
+
+/* Did call k fail because the server has no TransactWriteItems? */
+static int dd_no_transactions(const ddbc_wcall *k) {
+  return k->ran && k->result &&
+         strcmp(k->err.type, "UnknownOperationException") == 0;
+}
+
+/* More than 100 items, or 4 MB (split_transactions=yes), or a statement
+** on a server without TransactWriteItems: cut into calls (dd_cut_plan: a
+** key move and every write chained to it stay in one TransactWriteItems;
+** each write keeps its kind and condition), the INSERTs checked first
+** (dd_check_inserts), then the calls sent up to p->nWriteCalls at a time,
+** each labelled in the request log as a call of a write that is not
+** atomic: each call is atomic, together they are not.  While it is not
+** known whether the server has TransactWriteItems, the first such call
+** goes alone first: without it, a COMMIT fails with nothing written and a
+** statement is cut again into single writes.  A failure says what became
+** of every write (dd_report_split); the cache is told by each call what
+** it did (cache/write.c).  Returns an SQLite code. */
+int dd_commit_split(dd_vtab *p, dd_writes *x, const char *zVerb, int bStmt,
+                    int nBase) {
+  dd_cut pl;
+  dd_sendctx cx;
+  ddbc_wcall *aCall = NULL;
+  unsigned char *aState = NULL;
+  const ddb_item **aWas = NULL;
+  ddb_result r = DDB_OK;
+  int c, c0 = 0, rc;
+
+  rc = dd_cut_plan(p, x, bStmt && p->eTransact < 0, zVerb, nBase, &pl);
+  if(rc)
+    return rc;
+  pl.nBase = nBase;
+  rc = dd_check_inserts(p, x, zVerb, nBase);
+  if(rc)
+    goto done;
+  if(pl.nCall > 1)
+    dd_stmt_split(p); /* dynamodb_last()'s "split" */
+  aCall = sqlite3_malloc64(sizeof(*aCall) * ((size_t)pl.nCall + 1));
+  aState = sqlite3_malloc64((size_t)pl.n + 1);
+  aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)pl.n + 1));
+  if(!aCall || !aState || !aWas) {
+    rc = SQLITE_NOMEM;
+    goto done;
+  }
+  memset(aCall, 0, sizeof(*aCall) * (size_t)pl.nCall);
+  memset(aState, DDB_WRITE_NOT_APPLIED, (size_t)pl.n);
+  for(c = 0; c < pl.nCall; c++) {
+    aCall[c].i0 = pl.aCall[c].i0;
+    aCall[c].n = pl.aCall[c].n;
+    aCall[c].batch = pl.aCall[c].bBatch;
+    snprintf(aCall[c].note, sizeof(aCall[c].note),
+             "%s call %d of %d, not atomic", zVerb, c + 1, pl.nCall);
+  }
+  memset(&cx, 0, sizeof(cx));
+  cx.p = p;
+  cx.zVerb = zVerb;
+  cx.tStart = ddbc_now();
+  if(p->eTransact == 0 && pl.nCall > 1 && !pl.aCall[0].bBatch &&
+     pl.aCall[0].n > 1) {
+    /* does the server have TransactWriteItems?  Its first alone */
+    r = dd_send_calls(p, &pl, 0, 1, aCall, aState, aWas, &cx);
+    if(dd_no_transactions(&aCall[0])) {
+      p->eTransact = -1;
+      if(bStmt) {
+        /* nothing was sent: single writes instead */
+        dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
+        sqlite3_free(aCall);
+        sqlite3_free(aState);
+        sqlite3_free((void *)aWas);
+        dd_cut_free(&pl);
+        return dd_commit_split(p, x, zVerb, bStmt, nBase);
+      }
+    } else if(r == DDB_OK) {
+      p->eTransact = 1;
+    }
+    c0 = 1;
+  }
+  if(r == DDB_OK)
+    r = dd_send_calls(p, &pl, c0, pl.nCall, aCall, aState, aWas, &cx);
+  if(r == DDB_OK && c0 == 0 && !pl.aCall[0].bBatch && pl.aCall[0].n > 1)
+    p->eTransact = 1;
+  dd_write_progress(p, zVerb, 0, 0, 0, &cx.bShown, 1);
+  if(r)
+    rc = dd_report_split(p, &pl, aCall, aState, zVerb);
+
+done:
+  sqlite3_free(aCall);
+  sqlite3_free(aState);
+  sqlite3_free((void *)aWas);
+  dd_cut_free(&pl);
+  return rc;
+}
+
+/* Up to 100 items and 4 MB: one call, all or nothing (one write alone:
+** its own call, PutItem, UpdateItem or DeleteItem).  A statement on a
+** server that turns out to have no TransactWriteItems goes as a split
+** write instead (dd_commit_split).  Returns an SQLite code with the error
+** set on p, naming zVerb. */
+int dd_commit_atomic(dd_vtab *p, dd_writes *x, const char *zVerb, int bStmt) {
+  dd_cut one;
+  dd_call call;
+  dd_sendctx cx;
+  ddbc_wcall k;
+  unsigned char *aState = sqlite3_malloc64((size_t)x->n + 1);
+  const ddb_item **aWas = sqlite3_malloc64(sizeof(*aWas) * ((size_t)x->n + 1));
+  const char *zHow = "nothing written";
+  char *zWhy;
+  int rc;
+
+  if(!aState || !aWas) {
+    sqlite3_free(aState);
+    sqlite3_free((void *)aWas);
+    return SQLITE_NOMEM;
+  }
+  memset(&one, 0, sizeof(one));
+  one.w = x->w;
+  one.aOp = x->aOp;
+  one.n = x->n;
+  one.aCall = &call;
+  one.nCall = 1;
+  one.bMulti = x->bMulti;
+  call.i0 = 0;
+  call.n = x->n;
+  call.bBatch = 0;
+  memset(&k, 0, sizeof(k));
+  k.i0 = 0;
+  k.n = x->n;
+  memset(&cx, 0, sizeof(cx));
+  cx.p = p;
+  cx.zVerb = zVerb;
+  cx.tStart = ddbc_now();
+  if(dd_send_calls(p, &one, 0, 1, &k, aState, aWas, &cx) == DDB_OK) {
+    if(x->n > 1)
+      p->eTransact = 1;
+    rc = SQLITE_OK;
+    goto done;
+  }
+  if(x->n > 1 && dd_no_transactions(&k)) {
+    p->eTransact = -1;
+    if(bStmt) {
+      rc = dd_commit_split(p, x, zVerb, bStmt, 0); /* as single writes */
+      goto done;
+    }
+    dd_error(p,
+             "COMMIT: nothing written: the server has no TransactWriteItems "
+             "(%s), which a transaction of %d writes needs",
+             k.err.type, x->n);
+    rc = SQLITE_ERROR;
+    goto done;
+  }
+  if(x->n == 1 && x->aOp[0]->cond == DDB_COND_SAME &&
+     dd_write_landed(x->aOp[0]->pTab, x->aOp[0]->item,
+                     x->aOp[0]->kind == DDB_WRITE_DELETE ? NULL
+                                                         : x->aOp[0]->item,
+                     &k.err)) {
+    rc = SQLITE_OK; /* its retry failed because the lost attempt landed */
+    goto done;
+  }
+  if(k.err.maybe_applied)
+    /* an attempt may have reached DynamoDB (its answer was lost, or the
+    ** statement was interrupted after sending): all or nothing */
+    zHow = x->n == 1 ? "the write may or may not have been applied"
+           : bStmt   ? "the statement may or may not have been applied "
+                       "(all of its writes or none)"
+                     : "the transaction may or may not have been applied "
+                       "(all of its writes or none)";
+  zWhy = dd_failure_reason(&k.err, x->aOp, x->n, x->bMulti);
+  dd_error(p, "%s: %s: %s", zVerb, zHow, zWhy ? zWhy : k.err.message);
+  sqlite3_free(zWhy);
+  rc = dd_commit_rc(&k.err);
+
+done:
+  sqlite3_free(aState);
+  sqlite3_free((void *)aWas);
+  return rc;
+}
+
+/* The writes x cannot go as one call, and split_transactions=no: the
+** error, nothing sent (bFits: they would fit, but the server has no
+** TransactWriteItems).  Returns SQLITE_CONSTRAINT. */
+int dd_sync_unsplit(dd_vtab *p, const dd_writes *x, int bFits,
+                    const char *zVerb, const char *zWhole) {
+  if(bFits)
+    dd_error(p,
+             "%s: nothing written: the server has no TransactWriteItems, "
+             "so %d writes in one statement cannot be atomic "
+             "(split_transactions=no)",
+             zVerb, x->n);
+  else if(x->n <= DD_TRANSACT_MAX)
+    dd_error(p,
+             "%s: nothing written: %d items of over %lld bytes in one "
+             "%s, over DynamoDB's 4 MB for an atomic write "
+             "(split_transactions=no)",
+             zVerb, x->n, DD_TRANSACT_BYTES, zWhole);
+  else
+    dd_error(p,
+             "%s: nothing written: %d items in one %s, over "
+             "DynamoDB's limit of %d for an atomic write "
+             "(split_transactions=no)",
+             zVerb, x->n, zWhole, DD_TRANSACT_MAX);
+  return SQLITE_CONSTRAINT;
 }
