@@ -2,7 +2,7 @@
 ** commit.c -- the COMMIT planner: which of a transaction's (or a
 ** statement's) buffered writes go in which DynamoDB call, and in what
 ** order.  It reads plain arrays (dd_op, commit.h) and sends nothing:
-** txn.c hands it the buffered writes, txn.c sends what it plans.
+** txn.c hands it the buffered writes, commit_send.c sends what it plans.
 **
 ** The outline: dd_coalesce merges the buffered writes into one per item
 ** and ties the writes that must be applied together into groups;
@@ -425,7 +425,7 @@ static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
 ** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
 ** calls of DD_BATCH_MAX.  A group that cannot be sent (dd_group_refused)
 ** is SQLITE_ERROR or SQLITE_CONSTRAINT with its first write x->w[*piFirst]
-** and its size *pnGroup (nothing cut; txn.c says why).  Returns an
+** and its size *pnGroup (nothing cut; commit_send.c says why).  Returns an
 ** SQLite code; on success *pl holds the cut (dd_cut_free). */
 int dd_cut_build(const dd_writes *x, int bSingle, dd_cut *pl, int *piFirst,
                  int *pnGroup) {

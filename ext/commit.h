@@ -1,7 +1,7 @@
 /*
 ** commit.h -- what the three files of a COMMIT share: txn.c (the buffered
 ** writes, dd_op), commit.c (the planner: the writes merged and cut into
-** calls) and txn.c (the calls sent, a failure reported).  Only
+** calls) and commit_send.c (the calls sent, a failure reported).  Only
 ** those three include it.
 **
 ** The planner's functions are pure functions of arrays of dd_op (a dd_op
@@ -106,7 +106,7 @@ int dd_cut_build(const dd_writes *x, int bSingle, dd_cut *pl, int *piFirst,
 void dd_cut_free(dd_cut *pl);
 
 /* ------------------------------------------------------------------------
-** Sending and reporting (txn.c); each returns an SQLite code with
+** Sending and reporting (commit_send.c); each returns an SQLite code with
 ** the error set on p, naming zVerb ("COMMIT", "INSERT", ...)
 */
 
