@@ -103,6 +103,14 @@ static int t_plan(t_ops *o, int bDistinct, dd_op **pa, dd_writes *x) {
   return rc;
 }
 
+/* Free what t_plan made and o's writes (o is empty after). */
+static void t_plan_free(t_ops *o, dd_op **pa, dd_writes *x) {
+  dd_writes_free(x);
+  sqlite3_free(*pa);
+  *pa = NULL;
+  t_ops_free(o);
+}
+
 /* The key (PK) of write i of the cut. */
 static const char *t_key(const dd_cut *pl, int i) {
   const ddb_av *v = ddb_item_get(pl->w[i].item, "PK");
@@ -132,9 +140,7 @@ static void test_commit_small(void) {
   CHECK_STR(t_key(&pl, 2), "c");
   CHECK_INT(pl.w[1].cond, DDB_COND_NOT_EXISTS);
   dd_cut_free(&pl);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
   free(o);
 }
 
@@ -175,9 +181,7 @@ static void test_commit_over_limit(void) {
   CHECK_STR(t_key(&pl, 150), "k005"); /* the first REPLACE */
   CHECK_STR(t_key(&pl, 179), "k179");
   dd_cut_free(&pl);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
 
   /* by bytes: 11 INSERTs of 390 KB are over 4 MB */
   for(i = 0; i < 11; i++) {
@@ -192,9 +196,7 @@ static void test_commit_over_limit(void) {
   CHECK_INT(pl.aCall[0].n, 10);
   CHECK_INT(pl.aCall[1].n, 1);
   dd_cut_free(&pl);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
   free(o);
 }
 
@@ -222,9 +224,7 @@ static void test_commit_key_twice(void) {
   CHECK_INT(x.w[0].cond, DDB_COND_NOT_EXISTS);
   CHECK_INT(x.w[1].kind, DDB_WRITE_DELETE);
   CHECK_INT(x.w[1].cond, DDB_COND_NOT_EXISTS);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
 
   /* 99 REPLACEs, then a chain of moves: x0 -> x1 -> x2, each Put tied to
   ** its Delete, the second Delete merged with the first Put: one group
@@ -255,9 +255,7 @@ static void test_commit_key_twice(void) {
   CHECK_INT(dd_cut_build(&x, 1, &pl, &iFirst, &nGroup), SQLITE_ERROR);
   CHECK_INT(iFirst, 99);
   CHECK_INT(nGroup, 3);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
 
   /* a chain of 51 moves is 102 writes that must go together: refused */
   for(i = 0; i < 51; i++) {
@@ -273,9 +271,7 @@ static void test_commit_key_twice(void) {
   CHECK_INT(dd_cut_build(&x, 0, &pl, &iFirst, &nGroup), SQLITE_CONSTRAINT);
   CHECK_INT(iFirst, 0);
   CHECK_INT(nGroup, 102);
-  dd_writes_free(&x);
-  sqlite3_free(a);
-  t_ops_free(o);
+  t_plan_free(o, &a, &x);
   free(o);
 }
 
