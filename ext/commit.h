@@ -2,7 +2,7 @@
 ** commit.h -- what the three files of a COMMIT share: txn.c (the buffered
 ** writes, dd_op), commit.c (the planner: the writes merged and cut into
 ** calls) and commit_send.c (the calls sent, a failure reported).  Only
-** those three include it.
+** those three include it, and the planner's unit test.
 **
 ** The planner's functions are pure functions of arrays of dd_op (a dd_op
 ** names its virtual table for the DynamoDB table and key; nothing else of
