@@ -54,7 +54,8 @@ CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \
-              ext/monitor.c ext/write.c ext/row.c ext/txn.c \
+              ext/monitor.c ext/write.c ext/row.c ext/txn.c ext/commit.c \
+              ext/commit_send.c \
               ext/import.c ext/stmt.c ext/tables.c ext/attributes.c \
               ext/hot.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c

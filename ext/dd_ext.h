@@ -278,7 +278,7 @@ typedef struct dd_vtab {
   int nWriteCalls;      /* write_calls: calls of a split write in flight
                            at once (and its INSERTs' checks) */
   int eTransact;        /* has the server TransactWriteItems?  0 not
-                           known yet, 1 yes, -1 no (txn.c) */
+                           known yet, 1 yes, -1 no (commit_send.c) */
   int nSingleRun;       /* statements in a row that each wrote one row
                            (for the hint, dd_hint_singles) */
   dd_txn *pTxn;         /* writes buffered in BEGIN...COMMIT; see txn.c */
@@ -526,7 +526,8 @@ int dd_import_check(dd_vtab *p, sqlite3_value **argv);
 void dd_import_reset(dd_vtab *p);
 
 /* txn.c: the transaction methods, the writes buffered until COMMIT.
-** xBegin .. xRollbackTo; xSync sends the writes.  Each returns an SQLite
+** xBegin .. xRollbackTo; xSync sends the writes (planned by commit.c, sent
+** by commit_send.c).  Each returns an SQLite
 ** code, the vtab's message set on error; their contracts are at their
 ** definitions. */
 int dynamodbBegin(sqlite3_vtab *pVtab);

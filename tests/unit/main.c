@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
       tap_hot_tests,
       tap_options_tests,
       tap_throttle_tests,
+      tap_commit_tests,
       NULL, /* one table a line, so that a new one is a line */
   };
   int rc = tap_main(argc, argv, tables);

@@ -77,6 +77,7 @@ extern const tap_test tap_shared_tests[];
 extern const tap_test tap_hot_tests[];
 extern const tap_test tap_options_tests[];
 extern const tap_test tap_throttle_tests[];
+extern const tap_test tap_commit_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>
