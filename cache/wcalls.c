@@ -1,7 +1,7 @@
 /*
 ** wcalls.c -- the calls of one big write, several in flight: a COMMIT (or
 ** an SQL statement) cut into TransactWriteItems, BatchWriteItem and single
-** writes that do not depend on each other (ext/txn.c cuts them: no two
+** writes that do not depend on each other (ext/commit.c cuts them: no two
 ** calls write one item, and a key move's Delete and Put are in one call).
 **
 ** Threads.  Up to plan->n_threads calls run at once (8 by default in

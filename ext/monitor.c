@@ -24,7 +24,7 @@
 ** http_status, retries, items (items returned, NULL if not known), ms,
 ** note (NULL, or for a call of a statement or COMMIT whose writes were
 ** cut into calls that are not atomic together, which: "INSERT call 3 of
-** 12, not atomic", see txn.c),
+** 12, not atomic", see commit_send.c),
 ** rcu and wcu (the ConsumedCapacity the answer reported), cached (1: a
 ** Query or Scan page the query cache answered, no request sent; its
 ** http_status NULL), age_s (a cached page's age in seconds, else NULL),
