@@ -247,7 +247,20 @@ typedef struct dd_path {
   int iPk;               /* column number of the partition key */
   int iSk;               /* column number of the sort key, or -1 */
   sqlite3_uint64 mCover; /* columns the path's projection holds */
+  /* A multi-attribute key (a GSI's): the column of every partition
+  ** attribute and of every sort attribute, in KeySchema order (iPk is
+  ** aPkCol[0], iSk aSkCol[0]); nPkCol 1 and nSkCol 0 or 1 otherwise.
+  ** mKey: the bits of them all (columns < 64). */
+  int nPkCol, nSkCol;
+  int aPkCol[DDB_KEY_ATTRS], aSkCol[DDB_KEY_ATTRS];
+  sqlite3_uint64 mKey;
 } dd_path;
+
+/* Has path pp a multi-attribute key (more than one partition or sort
+** attribute)? */
+static inline int dd_path_multi(const struct dd_path *pp) {
+  return pp->nPkCol > 1 || pp->nSkCol > 1;
+}
 
 /* The column number of the hidden `keys` column (see dd_keys_parse). */
 #define DD_COL_KEYS(p) ((p)->nCol + 1)
@@ -405,6 +418,12 @@ static inline int dd_col_is_key(const dd_vtab *p, int c) {
 ** dynamodb_refresh(), linked by pNextVtab (common.c). */
 extern pthread_mutex_t dd_registry_lock;
 extern dd_vtab *dd_registry;
+
+/* The indexes of table description d as JSON, as dynamodb_tables and
+** dynamodb_info show them: [{"name", "kind", "keys", "partition", "sort",
+** "projection", "include"}] (tables.c).  A new string (sqlite3_free), NULL
+** when out of memory. */
+char *dd_indexes_json(const ddb_table_desc *d);
 
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message (common.c). */

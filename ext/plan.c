@@ -137,6 +137,8 @@ static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   int i, bIn, iSkEq = -1, bSkIn = 0;
   memset(pl, 0, sizeof(*pl));
   pl->iPath = iPath;
+  if(dd_path_multi(pp))
+    return 0; /* a multi-attribute key: not planned yet */
   pl->iPkCons = dd_find_eq(pInfo, pp->iPk, &bIn);
   if(pl->iPkCons < 0)
     return 0;
