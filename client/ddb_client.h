@@ -568,7 +568,13 @@ typedef struct ddb_read {
   ddb_av pk;           /* Query: its value (S, N or B) */
   const char *sk_name; /* sort key attribute when sk_op != NONE */
   ddb_skop sk_op;
-  ddb_av sk[2];              /* one value, two for BETWEEN */
+  ddb_av sk[2]; /* one value, two for BETWEEN */
+  /* Query of a multi-attribute key (a GSI's): n_eq more attributes, each
+  ** = its value (eq_names[i] = eq_vals[i]): the partition attributes
+  ** after pk_name, then the sort attributes before sk_name */
+  int n_eq;
+  const char *const *eq_names;
+  const ddb_av *eq_vals;
   int descending;            /* Query: ScanIndexForward=false */
   int consistent;            /* ConsistentRead=true */
   long long limit;           /* Limit; 0: none */

@@ -10,6 +10,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
+#include "multikey.h"
 
 /* ------------------------------------------------------------------------
 ** xConnect / xCreate / xDisconnect
