@@ -448,20 +448,15 @@ static int dd_may_push(const dd_build *b) {
          !b->extra.bFetch && !bReuse;
 }
 
-/* Is column c one the Query's key condition names (a FILTER on it would
-** be refused by DynamoDB)?  The path's partition and sort key; of a
-** multi-attribute key, the attributes it sends (its other key attributes
-** may be filtered on). */
-static int dd_in_keycond(const dd_build *b, const dd_path *pp, int c) {
-  int i;
-  if(c == pp->iPk)
-    return 1;
-  if(!dd_path_multi(pp))
-    return c == pp->iSk;
-  for(i = 0; i < b->best.nEq; i++)
-    if(c == b->best.aEqCol[i])
-      return 1;
-  return c == b->best.iSkCol;
+/* Is column c a key attribute of the Query's index, which a FILTER may
+** not name?  The path's partition and sort key; of a multi-attribute key,
+** every attribute of it, also those the key condition leaves out
+** (DynamoDB Local 3.3.1: "Filter Expression can only contain non-primary
+** key attributes: Primary key attribute: r2"): SQLite checks those. */
+static int dd_in_keycond(const dd_path *pp, int c) {
+  if(dd_path_multi(pp))
+    return c < 64 && ((pp->mKey >> c) & 1);
+  return c == pp->iPk || c == pp->iSk;
 }
 
 /* FILTER: the constraints on key columns the key condition does not use,
@@ -479,7 +474,7 @@ static void dd_bind_filters(dd_build *b) {
     int k = dd_sk_kind(c);
     if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
        pInfo->aConstraintUsage[i].argvIndex > 0 ||
-       (b->best.op == DD_OP_QUERY && dd_in_keycond(b, pp, c->iColumn)))
+       (b->best.op == DD_OP_QUERY && dd_in_keycond(pp, c->iColumn)))
       continue;
     /* LIKE 'p%' goes as its prefix (filter.c: dd_like_filter); GLOB
     ** with a prefix SQLite turns into >= and < itself */
