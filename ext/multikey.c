@@ -35,15 +35,22 @@ SQLITE_EXTENSION_INIT3
 
 #include "multikey.h"
 
-/* The usable, binary-collated plain = (no IN list) on column iCol, or -1.
-** A LIKE, GLOB or function never is one. */
-static int dd_mk_find_eq(sqlite3_index_info *pInfo, int iCol) {
+/* The usable, binary-collated plain = (no IN list) on column iCol of
+** type t, or -1.  A LIKE, GLOB or function never is one; nor, on an N
+** attribute, a REAL SQLite shows now that stands for several numbers
+** (dd_n_spans: a key condition holds one of them; a value known only at
+** xFilter is refused there, dd_multi_bind). */
+static int dd_mk_find_eq(sqlite3_index_info *pInfo, int iCol, ddb_type t) {
   int i;
   for(i = 0; i < pInfo->nConstraint; i++) {
     const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    sqlite3_value *pVal = NULL;
     const char *zColl;
     if(!c->usable || c->iColumn != iCol ||
        c->op != SQLITE_INDEX_CONSTRAINT_EQ || sqlite3_vtab_in(pInfo, i, -1))
+      continue;
+    if(t == DDB_N && sqlite3_vtab_rhs_value(pInfo, i, &pVal) == SQLITE_OK &&
+       pVal && dd_n_spans(pVal))
       continue;
     zColl = sqlite3_vtab_collation(pInfo, i);
     if(zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0)
@@ -135,7 +142,8 @@ int dd_plan_multi(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   if(!dd_mk_membership_ok(p, pInfo, pp))
     return 0;
   for(k = 0; k < pp->nPkCol; k++) {
-    if((iCons = dd_mk_find_eq(pInfo, pp->aPkCol[k])) < 0)
+    if((iCons = dd_mk_find_eq(pInfo, pp->aPkCol[k],
+                              p->aCol[pp->aPkCol[k]].type)) < 0)
       return 0; /* DynamoDB needs = on every partition attribute */
     if(k == 0) {
       pl->iPkCons = iCons;
@@ -146,7 +154,7 @@ int dd_plan_multi(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   }
   for(k = 0; k < pp->nSkCol; k++) {
     int c = pp->aSkCol[k];
-    if((iCons = dd_mk_find_eq(pInfo, c)) >= 0) {
+    if((iCons = dd_mk_find_eq(pInfo, c, p->aCol[c].type)) >= 0) {
       pl->aEqCons[pl->nEq] = iCons;
       pl->aEqCol[pl->nEq++] = c;
       continue;
@@ -222,7 +230,7 @@ int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
   pCur->iSkCol = pp->iSk;
   pCur->rd.n_eq = 0;
   if(!dd_path_multi(pp))
-    return SQLITE_OK;
+    return nArg ? SQLITE_ERROR : SQLITE_OK;
   if(nArg < nPkMore || nArg > nPkMore + pp->nSkCol)
     return SQLITE_ERROR; /* dd_plan_decode counted what dd_plan_multi set */
   for(k = 0; k < nArg; k++) {
