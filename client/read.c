@@ -670,7 +670,7 @@ static ddb_result lek_shape(const ddb_index *idx, const ddb_index *base,
                             ddb_error *err) {
   /* every attribute of a multi-attribute key, then the table's */
   const ddb_keyattr *ka[2 * DDB_KEY_ATTRS + 2];
-  const char *names[2 * DDB_KEY_ATTRS + 2];
+  const char *names[2 * DDB_KEY_ATTRS + 2] = {0};
   uint32_t i, n = 0, k, m = 0;
   for(i = 0; i < (uint32_t)ddb_key_attrs(idx, 0); i++)
     ka[m++] = &idx->pks[i];

@@ -23,7 +23,6 @@ static inline int dd_path_multi(const struct dd_path *pp) {
 ** match no item.  dd_multi_reset frees them.  dd_multi_pend_ok: may the
 ** open transaction's item it be in the Query (every key attribute, the =
 ** values)?  (1 on a path of a single-attribute key.) */
-double dd_partition_rows(const dd_plan *pl); /* plan.c: rows of a Query */
 int dd_plan_multi(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
                   sqlite3_uint64 mUsed, dd_plan *pl);
 int dd_multi_order_ok(dd_vtab *p, sqlite3_index_info *pInfo, const dd_plan *pl,
@@ -32,5 +31,9 @@ int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
                   int *pbEmpty);
 void dd_multi_reset(dd_cursor *pCur);
 int dd_multi_pend_ok(dd_cursor *pCur, const ddb_item *it);
+
+#ifdef UNITTESTS
+UNITTEST double dd_partition_rows(const dd_plan *pl); /* plan.c */
+#endif
 
 #endif

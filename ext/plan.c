@@ -63,7 +63,7 @@ static int dd_find_eq(sqlite3_index_info *pInfo, int iCol, int *pbIn) {
 }
 
 /* Estimate rows of one partition given the sort-key constraints. */
-double dd_partition_rows(const dd_plan *pl) {
+UNITTEST double dd_partition_rows(const dd_plan *pl) {
   int i, bLo = 0, bHi = 0, bPre = 0;
   for(i = 0; i < pl->nSk; i++) {
     switch(pl->aSkKind[i]) {

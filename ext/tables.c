@@ -387,9 +387,9 @@ char *dd_indexes_json(const ddb_table_desc *d) {
                                  : ",\"kind\":\"GSI\",\"keys\":");
     tb_names_json(&b, x->pks, nPk, x->sks, nSk);
     ddb_buf_adds(&b, ",\"partition\":");
-    tb_names_json(&b, x->pks, nPk, NULL, 0);
+    tb_names_json(&b, x->pks, nPk, x->sks, 0);
     ddb_buf_adds(&b, ",\"sort\":");
-    tb_names_json(&b, x->sks, nSk, NULL, 0);
+    tb_names_json(&b, x->sks, nSk, x->pks, 0);
     ddb_buf_addf(&b, ",\"projection\":\"%s\"", azProj[x->projection]);
     if(x->projection == DDB_PROJ_INCLUDE) {
       ddb_buf_adds(&b, ",\"include\":[");
