@@ -463,8 +463,7 @@ static int dd_av_order(const ddb_av *a, const ddb_av *b) {
   }
 }
 
-/* The cursor's path's sort-key order of items a and b (all its sort
-** attributes), for the overlay. */
+/* The path's sort-key order (every sort attribute) of a, b: the overlay. */
 static int dd_pend_cmp(dd_cursor *pCur, const ddb_item *a, const ddb_item *b) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int c = 0, k;
