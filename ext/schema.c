@@ -220,6 +220,13 @@ static int dd_build_schema(dd_vtab *p) {
     if(rc)
       return rc;
   }
+  if(p->nCol > 62) { /* plans keep columns in 64-bit masks */
+    p->zSchemaErr = sqlite3_mprintf(DD_PREFIX "table '%s' has %d key "
+                                              "attributes over its indexes: "
+                                              "at most 62 can be columns",
+                                    d->name, p->nCol);
+    return p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
+  }
   p->azKey[0] = d->indexes[0].pk.name;
   p->azKey[1] = d->indexes[0].sk.name;
   p->nKey = d->indexes[0].sk.name ? 2 : 1;

@@ -14,6 +14,8 @@ tests/harness/fixtures.py).
       them, 32 with every G44 attribute, 8 that each lack one of those;
       v (N) on every item.
     setup.py TABLE items    the items, one line of DynamoDB JSON each
+    setup.py TABLE wide     (re)create TABLE (id S) with 9 GSIs of 4 + 4
+                            attributes of their own (73 key attributes)
 """
 import json
 import os
@@ -108,7 +110,30 @@ def make(c, name):
             {"PutRequest": {"Item": it}} for it in all_items[i:i + 25]]})
 
 
+def make_wide(c, name):
+    fixtures.drop_table(c, name)
+    attrs, gsis = ["id"], []
+    for g in range(9):
+        names = ["a%d_%d" % (g, k) for k in range(8)]
+        attrs += names
+        gsis.append({"IndexName": "Wide%d" % g,
+                     "KeySchema": [{"AttributeName": n,
+                                    "KeyType": "HASH" if k < 4 else "RANGE"}
+                                   for k, n in enumerate(names)],
+                     "Projection": {"ProjectionType": "KEYS_ONLY"}})
+    c.create_table(
+        TableName=name,
+        AttributeDefinitions=[{"AttributeName": a, "AttributeType": "S"}
+                              for a in attrs],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        GlobalSecondaryIndexes=gsis, BillingMode="PAY_PER_REQUEST")
+    fixtures.wait_active(c, name)
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[2] == "wide":
+        make_wide(fixtures.connect(), sys.argv[1])
+        return
     if len(sys.argv) == 3 and sys.argv[2] == "items":
         for it in items():
             print(json.dumps({k: (v.hex() if isinstance(v, bytes) else v)
