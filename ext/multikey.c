@@ -8,9 +8,10 @@
 **    WHERE tenant = 't1' AND status = 'PENDING' AND created_at > 20260101;
 **   -- Query ByStatus (tenant = ? AND status = ? AND created_at > ?)
 **
-** A Query of such an index needs = on every partition attribute, then the
-** sort attributes as a left-to-right prefix of =, at most the last of
-** them a range (<, <=, >, >=, BETWEEN, begins_with); DynamoDB refuses any
+** A Query of such an index needs = on every partition attribute (the
+** first may be an IN list: a Query a value), then the sort attributes as
+** a left-to-right prefix of =, at most the last of them a range (<, <=,
+** >, >=, BETWEEN, begins_with); DynamoDB refuses any
 ** other key condition (DynamoDB Local 3.3.1: "HASH key attributes b must
 ** have equality conditions specified in the query", "RANGE key attributes
 ** c must have equality conditions specified in the query because a
@@ -51,6 +52,24 @@ static int dd_mk_find_eq(sqlite3_index_info *pInfo, int iCol, ddb_type t) {
       continue;
     if(t == DDB_N && sqlite3_vtab_rhs_value(pInfo, i, &pVal) == SQLITE_OK &&
        pVal && dd_n_spans(pVal))
+      continue;
+    zColl = sqlite3_vtab_collation(pInfo, i);
+    if(zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0)
+      return i;
+  }
+  return -1;
+}
+
+/* The usable, binary-collated IN list on column iCol that SQLite can hand
+** over whole (sqlite3_vtab_in), or -1: the first partition attribute's
+** values, one Query each. */
+static int dd_mk_find_in(sqlite3_index_info *pInfo, int iCol) {
+  int i;
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    const struct sqlite3_index_constraint *c = &pInfo->aConstraint[i];
+    const char *zColl;
+    if(!c->usable || c->iColumn != iCol ||
+       c->op != SQLITE_INDEX_CONSTRAINT_EQ || !sqlite3_vtab_in(pInfo, i, -1))
       continue;
     zColl = sqlite3_vtab_collation(pInfo, i);
     if(zColl == NULL || sqlite3_stricmp(zColl, "BINARY") == 0)
@@ -142,8 +161,10 @@ int dd_plan_multi(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   if(!dd_mk_membership_ok(p, pInfo, pp))
     return 0;
   for(k = 0; k < pp->nPkCol; k++) {
-    if((iCons = dd_mk_find_eq(pInfo, pp->aPkCol[k],
-                              p->aCol[pp->aPkCol[k]].type)) < 0)
+    iCons = dd_mk_find_eq(pInfo, pp->aPkCol[k], p->aCol[pp->aPkCol[k]].type);
+    if(iCons < 0 && k == 0 && (iCons = dd_mk_find_in(pInfo, pp->iPk)) >= 0)
+      pl->bPkIn = 1; /* the first attribute IN (...): a Query a value */
+    if(iCons < 0)
       return 0; /* DynamoDB needs = on every partition attribute */
     if(k == 0) {
       pl->iPkCons = iCons;
@@ -178,6 +199,8 @@ int dd_plan_multi(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
   pl->rows = DD_PARTITION_ROWS / (pl->nSk ? 3 : 1);
   for(k = pp->nPkCol - 1; k < pl->nEq; k++)
     pl->rows /= 4;
+  if(pl->bPkIn)
+    pl->rows *= 5;
   pl->cost = 5 + pl->rows + 1; /* an index: a little more than the table */
   if((mUsed & ~pp->mCover) != 0)
     pl->cost = pl->cost * 2 + 10; /* rows must be fetched again by key */
@@ -194,6 +217,8 @@ int dd_multi_order_ok(dd_vtab *p, sqlite3_index_info *pInfo, const dd_plan *pl,
   const dd_path *pp = &p->aPath[pl->iPath];
   int i, k, iNext, dir = -1;
   *pbDesc = 0;
+  if(pl->bPkIn)
+    return pInfo->nOrderBy == 0; /* several partitions, one after another */
   /* the first sort attribute not fixed by = */
   for(iNext = 0; iNext < pp->nSkCol; iNext++) {
     for(k = 0; k < pl->nEq && pl->aEqCol[k] != pp->aSkCol[iNext]; k++)

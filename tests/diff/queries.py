@@ -394,6 +394,8 @@ class Gen:
                 ps.append(self.atom("Score", scores or None))
             if kind == "range_eq":
                 ps.append(X("Score = %s" % lit(r.choice(scores) if scores else self.pick("Score"))))
+            if kind != "bad_pk" and r.random() < 0.2:   # M1 IN: a Query a value
+                ps[0] = X("M1 IN (%s, %s)" % (lit(key[0]), lit(self.pick("M1"))))
             where = join(" AND ", ps)
             if r.random() < 0.15:
                 where = where + " AND " + self.extra_filter()
