@@ -41,12 +41,16 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/live.c client/json.c client/pack.c client/number.c \
               client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
+              client/creds_http.c client/creds_sts.c client/creds_sso.c \
+              client/creds_profile.c client/creds_fetch.c client/sso_token.c \
+              client/endpoint.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
-              client/jsonval.c client/meter.c client/rate.c
+              client/jsonval.c client/meter.c client/rate.c \
+              client/throttle.c client/arn.c
 CACHE_SRC  := cache/cache.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/resp.c \
-              cache/fanout.c cache/wcalls.c cache/hot.c
+              cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \

@@ -257,6 +257,20 @@ dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,
   *out = NULL;
   if(!table || !*table)
     return dyni_fail(err, DYN_EMISUSE, "no table name");
+  if(ddb_arn_is(table)) {
+    /* a table's ARN (another account's table): called by its ARN, in its
+    ** region, which must be the client's (a client has one region) */
+    ddb_arn a;
+    const char *region = ddb_client_region(c->ddb);
+    ddb_error_clear(&e);
+    if(ddb_arn_parse(table, 0, &a, &e))
+      return dyni_error(err, &e);
+    if(!region || strcmp(region, a.region) != 0)
+      return dyni_fail(err, DYN_ECONFIG,
+                       "table '%s' is in region '%s' (its ARN) but the "
+                       "client's region is '%s': use a client of region %s",
+                       table, a.region, region ? region : "", a.region);
+  }
   pthread_mutex_lock(&c->lock);
   for(t = c->tables; t; t = t->next)
     if(t->expires > now && strcmp(t->desc->name, table) == 0) {

@@ -160,11 +160,16 @@
 **              https://dynamodb.<region>.amazonaws.com
 **   profile    AWS_PROFILE, "default"
 **   ca_bundle  AWS_CA_BUNDLE, `ca_bundle` of the profile, the system's CAs
-**   credentials  the chain: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
-**              AWS_SESSION_TOKEN, the profile in the shared credentials
-**              and config files, credential_process, container and
-**              instance metadata.  A profile named in the options is used
-**              even when AWS_ACCESS_KEY_ID is set.
+**   credentials  the chain, in botocore's order: AWS_ACCESS_KEY_ID /
+**              AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, the profile's
+**              role_arn (AssumeRole), web identity (its settings or
+**              AWS_WEB_IDENTITY_TOKEN_FILE / AWS_ROLE_ARN), IAM Identity
+**              Center (the token `aws sso login` cached), its keys in the
+**              shared credentials and config files, its credential_process,
+**              container and instance metadata (docs/aws.md).  A profile
+**              named in the options is used even when AWS_ACCESS_KEY_ID is
+**              set.  Assumed and SSO credentials are kept for the process:
+**              clients with the same role share one STS call.
 **
 ** No option takes a secret: credentials come from the chain only.
 */

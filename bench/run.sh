@@ -44,7 +44,7 @@ else
     echo "# tests/harness/ddblocal.sh start --heap 2g $STATE"
     AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start --heap 2g "$STATE")"
     export AWS_ENDPOINT_URL_DYNAMODB
-    echo "    DynamoDB Local at $AWS_ENDPOINT_URL_DYNAMODB (java -Xms2g -Xmx2g)"
+    echo "    DynamoDB Local $(sed -n 's/^Version:[[:space:]]*//p' "$STATE/ddblocal.log") at $AWS_ENDPOINT_URL_DYNAMODB (java -Xms2g -Xmx2g)"
 fi
 
 echo "# python3 bench/load.py $TABLE $KEYS"

@@ -235,8 +235,12 @@ static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
   ddb_buf_add_part(b, table, strlen(table));
 }
 
-/* The head of a tag: kind, place, table (no principal). */
+/* The head of a tag: kind, place, table (no principal).  A table given by
+** its ARN is tagged by its name: a write through either form makes stale
+** the pages read through both (a table of the same name in another
+** account, at the same place, only costs a miss). */
 static void tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  table = ddb_arn_table_name(table);
   scope_head(b, kind, c, 1);
   ddb_buf_add_part(b, table, strlen(table));
 }
@@ -350,11 +354,12 @@ static void seen_forget(ddbc_store *s) {
 ** keys are skipped) into gens, atomically with respect to the writes of
 ** other principals (drop_other_principals). */
 static void principal_seen_gens(ddbc_store *s, ddb_client *c,
-                                char *const *keys, const size_t *lens,
-                                size_t n, uint64_t *gens) {
+                                const char *table, char *const *keys,
+                                const size_t *lens, size_t n, uint64_t *gens) {
   size_t i;
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c);
+  do_alias_note(s, table); /* an ARN: its writes by name drop it (alias.c) */
   for(i = 0; i < n; i++)
     if(keys[i])
       gens[i] = ddbc_store_gen(s, keys[i], lens[i]);
@@ -362,8 +367,10 @@ static void principal_seen_gens(ddbc_store *s, ddb_client *c,
 }
 
 /* A write through c of the item `key` of table completed: remember c,
-** and drop the item's entry of every other principal seen at c's place
-** (bumping its generation, so their reads in flight do not fill). */
+** and drop the item's entry of every other principal seen at c's place,
+** and of every principal under the table's other forms (its name, the
+** ARNs read through: alias.c), bumping their generations, so that their
+** reads in flight do not fill. */
 static void drop_other_principals(ddbc_store *s, ddb_client *c,
                                   const char *table, const ddb_item *key,
                                   const char *const *names, int n) {
@@ -371,24 +378,29 @@ static void drop_other_principals(ddbc_store *s, ddb_client *c,
   size_t place_len, principal_len;
   ddb_buf b;
   int i;
+  const char *forms[1 + DDBC_ALIAS_MAX];
+  int j, n_forms;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
   ddb_buf_init(&b, DDBC_KEY_MAX);
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c); /* the writer's entry is written through */
-  for(i = 0; i < n_seen; i++) {
-    if(seen[i].place_len != place_len ||
-       memcmp(seen[i].p, place, place_len) != 0)
-      continue;
-    if(seen[i].len == place_len + principal_len &&
-       memcmp(seen[i].p + place_len, principal, principal_len) == 0)
-      continue; /* the writer's own: written through by the caller */
-    ddb_buf_reset(&b);
-    ddb_buf_addc(&b, 'I');
-    ddb_buf_add(&b, seen[i].p, seen[i].len);
-    ddb_buf_add_part(&b, table, strlen(table));
-    if(ddb_key_encode(key, names, n, &b) == 0 && !b.failed)
-      ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
-  }
+  forms[0] = table;
+  n_forms = 1 + do_alias_others(table, forms + 1, DDBC_ALIAS_MAX);
+  for(j = 0; j < n_forms; j++)
+    for(i = 0; i < n_seen; i++) {
+      if(seen[i].place_len != place_len ||
+         memcmp(seen[i].p, place, place_len) != 0)
+        continue;
+      if(j == 0 && seen[i].len == place_len + principal_len &&
+         memcmp(seen[i].p + place_len, principal, principal_len) == 0)
+        continue; /* the writer's own: written through by the caller */
+      ddb_buf_reset(&b);
+      ddb_buf_addc(&b, 'I');
+      ddb_buf_add(&b, seen[i].p, seen[i].len);
+      ddb_buf_add_part(&b, forms[j], strlen(forms[j]));
+      if(ddb_key_encode(key, names, n, &b) == 0 && !b.failed)
+        ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
+    }
   pthread_mutex_unlock(&seen_lock);
   ddb_buf_free(&b);
 }
@@ -421,6 +433,20 @@ static void descs_free(void) {
   pthread_mutex_unlock(&desc_lock);
 }
 
+/* DescribeTable of table (a name or an ARN) from DynamoDB: a table asked
+** for by its ARN keeps the ARN as its name (client/arn.c), so that its
+** calls and this cache's keys name the ARN. */
+static ddb_result describe_call(ddb_client *c, const char *table,
+                                ddb_table_desc **out, ddb_error *err) {
+  ddb_result result = ddb_describe_table(c, table, out, err);
+  if(result == DDB_OK && ddb_desc_name_asked(*out, table)) {
+    ddb_table_desc_free(*out);
+    *out = NULL;
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+  }
+  return result;
+}
+
 /* DescribeTable through the cache: the kept answer unless fresh, which
 ** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
 static ddb_result describe(ddb_client *c, const char *table, int fresh,
@@ -435,7 +461,7 @@ static ddb_result describe(ddb_client *c, const char *table, int fresh,
   key_head(&k, 'D', c, table);
   if(k.failed) {
     ddb_buf_free(&k);
-    return ddb_describe_table(c, table, out, err);
+    return describe_call(c, table, out, err);
   }
   pthread_mutex_lock(&desc_lock);
   for(pp = &descs; (e = *pp) != NULL;) {
@@ -458,7 +484,7 @@ static ddb_result describe(ddb_client *c, const char *table, int fresh,
     ddb_buf_free(&k);
     return DDB_OK;
   }
-  result = ddb_describe_table(c, table, out, err);
+  result = describe_call(c, table, out, err);
   if(result) {
     ddb_buf_free(&k);
     return result;
@@ -707,9 +733,11 @@ static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
   ddb_tally t, *prev = ddb_tally_begin(&t);
   ddb_result result = ddb_read_page(c, r, out, err);
   ddb_tally_end(prev);
-  if(r->pk_name && t.requests)
+  if(r->pk_name && t.requests) {
     ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
                   t.throttles);
+    ddbc_hot_mark(r->table, r->index, &r->pk, &t);
+  }
   return result;
 }
 
@@ -723,9 +751,11 @@ static ddb_result get_item_counted(ddb_client *c, const char *table,
   ddb_tally t, *prev = ddb_tally_begin(&t);
   ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
   ddb_tally_end(prev);
-  if(t.requests)
+  if(t.requests) {
     ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
                   (uint64_t)t.items, t.rcu, 0, t.throttles);
+    ddbc_hot_mark(table, NULL, ddb_item_get(key, key_names[0]), &t);
+  }
   return result;
 }
 
@@ -903,7 +933,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_meter_add(&m->misses, 1);
   {
     char *kp = k.p;
-    principal_seen_gens(s, c, &kp, &k.len, 1, &gen);
+    principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
   }
   if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
     ddb_buf_free(&k);
@@ -1047,7 +1077,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
                found, &bm);
   if(bm.m > 0)
-    principal_seen_gens(s, c, bm.ckeys, bm.clens, bm.m, bm.gens);
+    principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
   if(bm.m > 0 && pol->shared)
     shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
                      bm.miss, &bm.m, pol, found);

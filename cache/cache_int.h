@@ -48,6 +48,26 @@ void ddbc_hot_note(const char *table, const char *index, const ddb_av *pk,
                    uint64_t requests, uint64_t items, double rcu, double wcu,
                    uint64_t throttled);
 
+/* alias.c: the table ARNs read through, under cache.c's seen_lock.
+** do_alias_note: remember table when it is an ARN (past DDBC_MAX_ARNS,
+** forget them all and every entry of s); do_alias_others: the other forms
+** of table's name (its name when table is an ARN, then the ARNs of that
+** name remembered), at most max, into out (valid while the lock is held);
+** returns how many; do_alias_forget: forget them all. */
+#define DDBC_ALIAS_MAX 65
+struct ddbc_store;
+void do_alias_note(struct ddbc_store *s, const char *table);
+int do_alias_others(const char *table, const char **out, int max);
+void do_alias_forget(void);
+
+/* A call that named only partition key pk of table (index: NULL for the
+** table) went to DynamoDB, its tally t: when t counts throttling answers
+** whose reasons named that table's or index's key range, mark the key
+** with them (hot.c; a call of several keys, a batch, is not marked: which
+** of its keys was hot the answer does not say). */
+void ddbc_hot_mark(const char *table, const char *index, const ddb_av *pk,
+                   const ddb_tally *t);
+
 /* A write of table d went to DynamoDB at the cost t says (its tally):
 ** count its partition among the hot keys, the one item's (one), or each
 ** of w[0..n)'s, the capacity shared (hot.c). */

@@ -19,6 +19,13 @@
 ** The counters sit in a min-heap by requests (the one to take over is the
 ** root) and a hash by key: a request costs O(log DDBC_HOT_COUNTERS).
 **
+** key_range counts the throttling answers whose reasons (DynamoDB's
+** ThrottlingReasons: client/throttle.c) named the key's table or index
+** as a hot key range (*KeyRangeThroughputExceeded): the server's own
+** word that the key is hot, for a call that named that one key (a
+** GetItem, a Query, a write of one item; a write's index reason marks
+** the item's value of that index's partition attribute).
+**
 ** A key is (table, index, partition-key value): a GetItem, a
 ** BatchGetItem's key, a Query of the table or an index, a write.  A Scan
 ** names no partition and is not counted.  Tables of the same name at two
@@ -156,10 +163,11 @@ static hot_node *do_take_counter(const char *k, size_t len, const char *pk,
   return n;
 }
 
-/* See cache_int.h. */
-void ddbc_hot_note(const char *table, const char *index, const ddb_av *pk,
-                   uint64_t requests, uint64_t items, double rcu, double wcu,
-                   uint64_t throttled) {
+/* Count what the arguments say for (table, index, pk): ddbc_hot_note's
+** work, and key_range answers that named its key range. */
+static void hot_add(const char *table, const char *index, const ddb_av *pk,
+                    uint64_t requests, uint64_t items, double rcu, double wcu,
+                    uint64_t throttled, uint64_t key_range) {
   char stack[512], num[192];
   const char *v;
   size_t tl, il, vl, len;
@@ -199,12 +207,31 @@ void ddbc_hot_note(const char *table, const char *index, const ddb_av *pk,
     n->r.rcu += rcu;
     n->r.wcu += wcu;
     n->r.throttled += throttled;
+    n->r.key_range += key_range;
     do_sift_down(n->heap);
   }
   pthread_mutex_unlock(&hot_lock);
   if(k != stack)
     free(k);
   ddb_buf_free(&nb);
+}
+
+/* See cache_int.h. */
+void ddbc_hot_note(const char *table, const char *index, const ddb_av *pk,
+                   uint64_t requests, uint64_t items, double rcu, double wcu,
+                   uint64_t throttled) {
+  hot_add(table, index, pk, requests, items, rcu, wcu, throttled, 0);
+}
+
+/* See cache_int.h.  The tally's reasons name the table by its bare name
+** (from the resource ARN); table may be a name or an ARN. */
+void ddbc_hot_mark(const char *table, const char *index, const ddb_av *pk,
+                   const ddb_tally *t) {
+  if(!table || !t->key_range ||
+     strcmp(ddb_arn_table_name(table), t->key_range_table) != 0 ||
+     strcmp(index ? index : "", t->key_range_index) != 0)
+    return;
+  hot_add(table, index, pk, 0, 0, 0, 0, 0, t->key_range);
 }
 
 /* qsort order of rows: most requests first, then by table, index, key. */
@@ -266,6 +293,25 @@ void ddbc_hot_free(ddbc_hot_row *rows, int n) {
   free(rows);
 }
 
+/* Mark the key of item, written to table d, that t's reasons named: the
+** table's partition key, or the partition key of the index named (the
+** item's value of that index's partition attribute, if it has one). */
+static void hot_mark_write(const ddb_table_desc *d, const ddb_item *item,
+                           const ddb_tally *t) {
+  int i;
+  if(!t->key_range || !item)
+    return;
+  if(!t->key_range_index[0]) {
+    ddbc_hot_mark(d->name, NULL, ddb_item_get(item, d->indexes[0].pk.name), t);
+    return;
+  }
+  for(i = 1; i < d->n_indexes; i++)
+    if(d->indexes[i].name &&
+       strcmp(d->indexes[i].name, t->key_range_index) == 0)
+      ddbc_hot_mark(d->name, d->indexes[i].name,
+                    ddb_item_get(item, d->indexes[i].pk.name), t);
+}
+
 /* See cache_int.h. */
 void ddbc_hot_writes(const ddb_table_desc *d, const ddb_item *one,
                      const ddb_write *w, size_t n, const ddb_tally *t) {
@@ -275,8 +321,11 @@ void ddbc_hot_writes(const ddb_table_desc *d, const ddb_item *one,
   if(one) {
     ddbc_hot_note(d->name, NULL, ddb_item_get(one, d->indexes[0].pk.name), 1,
                   1, 0, t->wcu, t->throttles);
+    hot_mark_write(d, one, t);
     return;
   }
+  if(n == 1)
+    hot_mark_write(w[0].d ? w[0].d : d, w[0].item, t);
   for(i = 0; i < n; i++) {
     /* a call across tables: each write's own (ddb_write.d) */
     const ddb_table_desc *dw = w[i].d ? w[i].d : d;

@@ -6,8 +6,10 @@
 ** of creds.c, creds_process.c and creds_meta.c.
 */
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ddb_client_int.h"
 #include "sigv4.h"
@@ -18,16 +20,6 @@ void ddb_creds_clear(ddb_creds *c) {
   ddb_wipe_free(c->secret_key);
   ddb_wipe_free(c->session_token);
   memset(c, 0, sizeof(*c));
-}
-
-/* Free s's strings (the authorization token wiped) and zero it. */
-void ddb_cred_source_free(ddb_cred_source *s) {
-  free(s->what);
-  free(s->command);
-  free(s->url);
-  ddb_wipe_free(s->auth);
-  free(s->auth_file);
-  memset(s, 0, sizeof(*s));
 }
 
 /* Parse exactly n decimal digits at s into *v.  Returns 0 or -1. */
@@ -172,4 +164,12 @@ fail:
   json_wipe(j);
   cJSON_Delete(j);
   return result;
+}
+
+/* See ddb_client_int.h: t as ISO 8601 UTC ("2026-01-05T10:00:00Z"). */
+void ddb_creds_time(int64_t t, char *buf, size_t cap) {
+  time_t tt = (time_t)t;
+  struct tm tm;
+  if(!gmtime_r(&tt, &tm) || !strftime(buf, cap, "%Y-%m-%dT%H:%M:%SZ", &tm))
+    snprintf(buf, cap, "%lld", (long long)t);
 }

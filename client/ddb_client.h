@@ -534,6 +534,27 @@ ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
 /* A deep copy of d (free with ddb_table_desc_free), or NULL on OOM. */
 ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d);
 
+/* Table ARNs (arn.c): arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME,
+** with /index/INDEX when index_ok (the resource a throttling answer
+** names).  DynamoDB takes a table's ARN wherever it takes its name. */
+typedef struct ddb_arn {
+  char partition[32], region[64], account[16];
+  char table[256], index[256]; /* index: "" for the table */
+} ddb_arn;
+/* 1 when s starts with "arn:" (then it must parse: no table is named so). */
+int ddb_arn_is(const char *s);
+/* Parse s into *out; DDB_OK, or DDB_ERR_CONFIG with a one-line err (if
+** not NULL) quoting s and saying what is wrong. */
+ddb_result ddb_arn_parse(const char *s, int index_ok, ddb_arn *out,
+                         ddb_error *err);
+/* The table name of the table ARN s (a pointer into s), or s itself when
+** it is no well-formed table ARN (a name). */
+const char *ddb_arn_table_name(const char *s);
+/* A description of table NAME asked for by its ARN `asked` gets `asked` as
+** its name, so that every call and cache key names the ARN.  Returns 0
+** (also when there was nothing to do), -1 on out of memory. */
+int ddb_desc_name_asked(ddb_table_desc *d, const char *asked);
+
 /* ------------------------------------------------------------------------
 ** Reads
 */
@@ -850,6 +871,7 @@ typedef enum ddb_live_rank {
   DDB_LIVE_HOT = 41,        /* cache/hot.c: hot_lock */
   DDB_LIVE_SHARED = 42,     /* cache/shared.c: see live.c */
   DDB_LIVE_CLIENT = 50,     /* client/client.c: see live.c */
+  DDB_LIVE_CREDS = 52,      /* client/creds_fetch.c: memo_lock */
   DDB_LIVE_HTTP = 55,       /* client/http.c: big_body (no lock: the child
                                finds it free) */
   DDB_LIVE_RATE = 60,       /* client/rate.c: rate_lock */
@@ -899,6 +921,9 @@ typedef struct ddb_log_entry {
                         request was sent (http_status 0) */
   double age_s;    /* cached: the answer's age in seconds; else 0 */
   uint64_t stmt;   /* the statement it served (its meter's), 0: none */
+  /* issue 30: the last throttling answer's reasons, "Reason table[/index]"
+  ** joined by "; " (its error type when it gave none); "" if none */
+  char throttle[160];
 } ddb_log_entry;
 
 /* Process-wide request counters, counted where each event happens. */
@@ -1027,6 +1052,11 @@ typedef struct ddb_tally {
   uint64_t requests, throttles;
   long long items;
   double rcu, wcu;
+  /* throttling answers whose reasons named a hot key range
+  ** (*KeyRangeThroughputExceeded), and the table and index ("": the
+  ** table) the last of them named (issue 30) */
+  uint64_t key_range;
+  char key_range_table[256], key_range_index[256];
 } ddb_tally;
 ddb_tally *ddb_tally_begin(ddb_tally *t);
 void ddb_tally_end(ddb_tally *prev);

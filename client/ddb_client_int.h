@@ -206,50 +206,86 @@ void ddb_random_bytes(void *p, size_t n);
 ** Credentials (creds.c)
 */
 typedef enum ddb_cred_kind {
-  DDB_CRED_STATIC = 0, /* environment or shared files: never refreshed */
-  DDB_CRED_PROCESS,    /* credential_process */
-  DDB_CRED_CONTAINER,  /* ECS/EKS container credentials endpoint */
-  DDB_CRED_IMDS        /* EC2 instance metadata, IMDSv2 */
+  DDB_CRED_STATIC = 0,   /* environment or shared files: never refreshed */
+  DDB_CRED_PROCESS,      /* credential_process */
+  DDB_CRED_CONTAINER,    /* ECS/EKS container credentials endpoint */
+  DDB_CRED_IMDS,         /* EC2 instance metadata, IMDSv2 */
+  DDB_CRED_ROLE,         /* STS AssumeRole, signed with inner's credentials */
+  DDB_CRED_WEB_IDENTITY, /* STS AssumeRoleWithWebIdentity, a token file */
+  DDB_CRED_SSO           /* IAM Identity Center's GetRoleCredentials */
 } ddb_cred_kind;
+
+typedef struct ddb_creds ddb_creds;
+typedef struct ddb_profile ddb_profile;
+typedef struct ddb_sso_source ddb_sso_source; /* creds_sso.c */
 
 /* Where temporary credentials come from: enough to fetch them again. */
 typedef struct ddb_cred_source {
   ddb_cred_kind kind;
   char *what;      /* for messages, e.g. "credential_process of profile 'x'" */
   char *command;   /* PROCESS: the command line */
-  char *url;       /* CONTAINER: the full URL; IMDS: the endpoint */
+  char *url;       /* CONTAINER: the full URL; IMDS: the endpoint; ROLE and
+                      WEB_IDENTITY: the STS endpoint */
   char *auth;      /* CONTAINER: Authorization header value, or NULL */
   char *auth_file; /* CONTAINER: file to read it from on every fetch */
+  /* ROLE and WEB_IDENTITY (creds_sts.c) */
+  char *role_arn;
+  char *session_name; /* the RoleSessionName sent */
+  int session_drawn;  /* session_name is botocore's default,
+                         botocore-session-<Unix time>, drawn once */
+  char *external_id;  /* ROLE: ExternalId, or NULL */
+  int duration;       /* DurationSeconds; 0: not sent (STS's 3600) */
+  char *token_file;   /* WEB_IDENTITY: read again at every fetch */
+  char *region;       /* ROLE: the region STS's requests are signed for */
+  char *ca_bundle;    /* ROLE, WEB_IDENTITY, SSO: CA file, or NULL */
+  struct ddb_cred_source *inner; /* ROLE: where the source credentials
+                                    come from (malloc'ed, freed with this) */
+  ddb_creds *held;     /* ROLE: the source credentials last fetched from inner
+                      (static ones for good); malloc'ed */
+  ddb_sso_source *sso; /* SSO: creds_sso.c's settings */
 } ddb_cred_source;
+
+/* What a chain needs beside the profile: the profile in use (whose
+** settings name the services' endpoints), the client's region (STS's), its
+** CA bundle (NULL: the system's), and the hook polled while a source runs
+** (NULL: none). */
+typedef struct ddb_cred_env {
+  const ddb_profile *top;
+  const char *region;
+  const char *ca_bundle;
+  ddb_cancel_fn stop;
+  void *stop_ud;
+} ddb_cred_env;
 
 /* One set of credentials; every string malloc'ed, secrets wiped on
 ** ddb_creds_clear(). */
-typedef struct ddb_creds {
+struct ddb_creds {
   char *access_key;
   char *secret_key;
   char *session_token; /* NULL if none */
   int64_t expires;     /* Unix time they expire; 0: never */
-} ddb_creds;
+};
 
 /* Walk the chain for the loaded profile prof (given: named by the
-** profile= option, which skips the environment); stop (may be NULL) is
-** polled while a credential_process runs.  On success *out holds the
-** credentials, *src how to refresh them and *what (malloc'ed) where they
-** came from ("environment", "profile 'x'", ...).  On failure a
-** DDB_ERR_CONFIG that lists what was tried, or the error of a configured
-** source that failed (DDB_ERR_CANCELLED when stop said so). */
-typedef struct ddb_profile ddb_profile;
+** profile= option, which skips the environment); env->stop is polled
+** while a source runs.  On success *out holds the credentials, *src how
+** to refresh them and *what (malloc'ed) where they came from
+** ("environment", "profile 'x'", "assume-role ARN (profile 'r') via ...").
+** On failure a DDB_ERR_CONFIG that lists what was tried, or the error of
+** a configured source that failed (DDB_ERR_CANCELLED when stop said so). */
 ddb_result ddb_creds_chain(const ddb_profile *prof, int given,
-                           ddb_cancel_fn stop, void *stop_ud,
-                           ddb_cred_source *src, ddb_creds *out, char **what,
-                           ddb_error *err);
-/* Fetch fresh credentials from src (PROCESS, CONTAINER or IMDS) into *out
-** (cleared first); stop (may be NULL) is polled while a credential_process
-** runs.  Credentials that have already expired are an error naming src and
+                           const ddb_cred_env *env, ddb_cred_source *src,
+                           ddb_creds *out, char **what, ddb_error *err);
+/* Fetch fresh credentials from src (any kind but STATIC) into *out
+** (cleared first); stop (may be NULL) is polled while a source runs.  An
+** AssumeRole or web identity source with the same settings (and source
+** credentials) as one fetched before in this process gets that fetch's
+** credentials while they are good for 16 minutes more, without a call to
+** STS (creds_fetch.c).  Credentials that have already expired are an error naming src and
 ** their expiry.  Errors name the source, never a secret. */
 ddb_result ddb_creds_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
                            void *stop_ud, ddb_creds *out, ddb_error *err);
-/* t (Unix seconds) as ISO 8601 UTC into buf (cap >= 21). */
+/* t (Unix seconds) as ISO 8601 UTC into buf (cap >= 21) (creds_parse.c). */
 void ddb_creds_time(int64_t t, char *buf, size_t cap);
 /* creds_parse.c: parse the JSON of a credential_process (process=1:
 ** Version 1, SessionToken) or of a container/IMDS endpoint (process=0:
@@ -262,6 +298,9 @@ ddb_result ddb_creds_from_json(const char *text, size_t n, int process,
 int ddb_parse_iso8601(const char *s, size_t n, int64_t *out);
 void ddb_creds_clear(ddb_creds *c);
 void ddb_cred_source_free(ddb_cred_source *s);
+/* Forget the credentials the process keeps for src (they were refused as
+** expired): its next fetch calls STS (creds_fetch.c). */
+void ddb_creds_memo_drop(const ddb_cred_source *src);
 
 /* What the files of the chain share: the value of environment variable
 ** name, or NULL when unset or empty (profile.c); the most read from a
@@ -280,6 +319,62 @@ ddb_result ddb_creds_container_fetch(const ddb_cred_source *src,
                                      ddb_creds *out, ddb_error *err);
 ddb_result ddb_creds_imds_fetch(const ddb_cred_source *src, ddb_creds *out,
                                 ddb_error *err);
+/* IAM Identity Center (creds_sso.c).  The profile's SSO settings (an
+** sso_session profile, or the legacy form with sso_start_url in the
+** profile): 1 with src filled (kind DDB_CRED_SSO, what, sso, ca_bundle
+** from env) when prof is one, 0 when it is not, -1 on a bad or partial
+** setting (err names the profile and the key). */
+int ddb_creds_sso_source(const ddb_profile *prof, const ddb_cred_env *env,
+                         ddb_cred_source *src, ddb_error *err);
+/* Role credentials from the portal's GetRoleCredentials, with the token
+** cached by `aws sso login` (refreshed through SSO OIDC when botocore
+** would); errors name `aws sso login --profile NAME` where that is the fix,
+** never a token. */
+ddb_result ddb_creds_sso_fetch(const ddb_cred_source *src, ddb_cancel_fn stop,
+                               void *stop_ud, ddb_creds *out, ddb_error *err);
+void ddb_sso_source_free(ddb_sso_source *s);
+/* What s's credentials depend on, for the process's memo (creds_fetch.c):
+** up to 6 strings into p (owned by s, NULL for one not set).  Returns how
+** many. */
+int ddb_sso_source_parts(const ddb_sso_source *s, const char **p);
+/* The role profiles (creds_profile.c).  prof sets role_arn (and no
+** web_identity_token_file): fill src (kind ROLE) with the role, its STS
+** endpoint and the source it assumes it from (source_profile, followed
+** hop by hop, or credential_source), the source's credentials fetched
+** into src->held.  visited lists the profiles already on the path (nv of
+** them, at most DDB_ROLE_HOPS).  Returns 0, or -1 with err naming the
+** profile and what is wrong. */
+#define DDB_ROLE_HOPS 16
+int ddb_creds_role_source(const ddb_profile *prof, const ddb_cred_env *env,
+                          const char **visited, int nv, ddb_cred_source *src,
+                          ddb_error *err);
+/* Web identity: the token file and role of prof, or of the environment
+** (AWS_WEB_IDENTITY_TOKEN_FILE, AWS_ROLE_ARN, AWS_ROLE_SESSION_NAME, each
+** over the profile's, unless no_env).  1 with src filled (kind
+** WEB_IDENTITY), 0 when no token file is configured, -1 with err. */
+int ddb_creds_web_identity_source(const ddb_profile *prof, int no_env,
+                                  const ddb_cred_env *env,
+                                  ddb_cred_source *src, ddb_error *err);
+/* The credentials of prof's own settings, botocore's "profile providers"
+** (creds_profile.c): web identity, IAM Identity Center, the credentials file's
+** keys, credential_process, the config file's keys.  1 found (*out, *src,
+** *what as ddb_creds_chain sets them), 0 none, -1 err. */
+int ddb_creds_profile_steps(const ddb_profile *prof, int no_env,
+                            const ddb_cred_env *env, ddb_cred_source *src,
+                            ddb_creds *out, char **what, ddb_error *err);
+/* The environment's keys (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+** AWS_SESSION_TOKEN) into *out: 1 found, 0 not (creds_profile.c). */
+int ddb_creds_env_keys(ddb_creds *out);
+/* STS (creds_sts.c): AssumeRole signed with the source credentials signer
+** (creds_fetch.c keeps them), and
+** AssumeRoleWithWebIdentity with the token read from src->token_file at
+** each call.  Errors name the role and STS's code and message. */
+ddb_result ddb_creds_role_fetch(const ddb_cred_source *src,
+                                const ddb_creds *signer, ddb_cancel_fn stop,
+                                void *stop_ud, ddb_creds *out, ddb_error *err);
+ddb_result ddb_creds_web_identity_fetch(const ddb_cred_source *src,
+                                        ddb_cancel_fn stop, void *stop_ud,
+                                        ddb_creds *out, ddb_error *err);
 /* Look for the container endpoint in the environment: fills src and
 ** returns 1 when one is configured, 0 when not, -1 on a bad setting (err
 ** set) (creds_meta.c). */
@@ -287,6 +382,54 @@ int ddb_creds_container_source(ddb_cred_source *src, ddb_error *err);
 /* The instance metadata endpoint (malloc'ed), without a trailing '/'
 ** (creds_meta.c). */
 char *ddb_creds_imds_endpoint(void);
+
+/* One request of a credential source to an AWS service (STS, the SSO
+** portal, SSO OIDC) (creds_http.c). */
+typedef struct ddb_creds_req {
+  const char *what;   /* names the call in errors, e.g. "STS AssumeRole" */
+  const char *method; /* "GET" or "POST" */
+  const char *url;
+  const char *const *headers; /* "Name: value" lines, NULL-terminated, or
+                                 NULL; copies are wiped when freed */
+  const char *body;           /* POST: the body (NULL: empty) */
+  size_t body_len;
+  const char *ca_bundle; /* CA file, or NULL: the system's */
+  ddb_cancel_fn stop;    /* polled while it runs, or NULL */
+  void *stop_ud;
+} ddb_creds_req;
+/* Send req: 10 s to connect, 30 s a whole attempt, no redirects, up to 3
+** attempts (100 ms, then 400 ms apart) while the connection fails or the
+** answer is a 5xx or 429.  out gets the last answer's body (at most
+** DDB_CREDS_OUT_MAX bytes), *status its HTTP status.  Errors (the
+** connection, an answer too large, DDB_ERR_CANCELLED when stop said so)
+** name req->what and the URL, never a header or the body. */
+ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out, long *status,
+                          ddb_error *err);
+/* The endpoint configured for service (its key in a services section:
+** "dynamodb", "sts", "sso", "sso_oidc") as botocore looks for one:
+** AWS_ENDPOINT_URL_<env_suffix>, AWS_ENDPOINT_URL, the service's entry of
+** the profile's services section, the profile's endpoint_url; none when
+** AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's
+** ignore_configured_endpoint_urls is true.  Returns the value (owned by
+** the environment, or *conf malloc'ed when from the profile) and sets
+** *what to where it came from (" (AWS_ENDPOINT_URL_STS)", written into
+** whatbuf); NULL when none (endpoint.c). */
+const char *ddb_configured_endpoint(const ddb_profile *prof,
+                                    const char *service,
+                                    const char *env_suffix, char **conf,
+                                    const char **what, char *whatbuf,
+                                    size_t whatcap);
+/* The endpoint of an AWS service a credential source calls, as botocore
+** resolves a configured endpoint: AWS_ENDPOINT_URL_<env_suffix>,
+** AWS_ENDPOINT_URL, the `service` entry of the profile's services section,
+** the profile's endpoint_url (none of them when
+** AWS_IGNORE_CONFIGURED_ENDPOINT_URLS or the profile's
+** ignore_configured_endpoint_urls is true), else dflt.  Checked as the
+** DynamoDB endpoint is (ddb_endpoint_parse).  Returns it malloc'ed, without
+** trailing slashes, or NULL with err set (endpoint.c). */
+char *ddb_service_endpoint(const ddb_profile *prof, const char *service,
+                           const char *env_suffix, const char *dflt,
+                           ddb_error *err);
 
 /* ------------------------------------------------------------------------
 ** The cache's names for a client (config.c, creds.c; see
@@ -336,7 +479,7 @@ int ddb_tier_root(const char *canonical, const char *region, const char *ak,
 ** Resolved settings of a client (config.c)
 */
 
-/* The endpoint URL as libcurl's URL API parsed it, once (config.c): every
+/* The endpoint URL as libcurl's URL API parsed it, once (endpoint.c): every
 ** use of the endpoint takes its part from here, so the host curl connects
 ** to, the Host header that is signed and the cache's place are one.  All
 ** malloc'ed. */
@@ -355,7 +498,7 @@ typedef struct ddb_endpoint {
 
 /* Parse endpoint text (what names where it came from, for the message:
 ** "" or " (AWS_ENDPOINT_URL)", ...) into *out (ddb_endpoint_free).  The
-** rules are at the top of config.c's endpoint part: http or https, no
+** rules are at the top of endpoint.c's parse part: http or https, no
 ** user name or password, no query or fragment, no IPv6 zone id, an ASCII
 ** host, what libcurl accepts.  On error *out is empty and err names what
 ** is wrong (DDB_ERR_CONFIG, DDB_ERR_NOMEM). */
@@ -434,5 +577,11 @@ int ddb_profile_keys(const ddb_profile *p, int creds_file, const char **ak,
 ** (malloc'ed), or NULL. */
 char *ddb_profile_service(const ddb_profile *p, const char *services,
                           const char *key, const char *sub);
+/* The i-th key (from 0) of the config file's [sso-session NAME] (the last
+** section of that name), its own keys in file order, then the [DEFAULT]
+** keys it does not have: 1 with *key and *value (owned by p), 0 past the
+** last, -1 when the file has no such section. */
+int ddb_profile_sso_key(const ddb_profile *p, const char *session, int i,
+                        const char **key, const char **value);
 
 #endif

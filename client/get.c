@@ -173,6 +173,8 @@ static ddb_result batch_member(call_info *ci, const char *body,
   long x;
   if(!bt->unproc && ddb_tape_eq(body, name, "UnprocessedKeys")) {
     x = ddb_tape_member(t, body, 0, bt->table);
+    if(x < 0 && ddb_arn_is(bt->table)) /* keyed by its name (see below) */
+      x = ddb_tape_member(t, body, 0, ddb_arn_table_name(bt->table));
     if(x >= 0)
       x = ddb_tape_member(t, body, (uint32_t)x, "Keys");
     return tape_items(body, t, x, &bt->unproc, e);
@@ -200,7 +202,12 @@ static ddb_result take_responses(batch_take *bt, ddb_jreader *r,
   if(ddb_jr_object(r))
     goto malformed;
   while((rc = ddb_jr_next(r, &name)) == 1) {
-    if(!ddb_tape_eq(body, &name, bt->table) || bt->got->n_items > 0)
+    /* a table asked for by its ARN: DynamoDB keys the answer by the ARN,
+    ** DynamoDB Local (3.3.1) by the table's name */
+    if((!ddb_tape_eq(body, &name, bt->table) &&
+        (!ddb_arn_is(bt->table) ||
+         !ddb_tape_eq(body, &name, ddb_arn_table_name(bt->table)))) ||
+       bt->got->n_items > 0)
       return ddb_error_set(e, DDB_ERR_PARSE,
                            "malformed response to BatchGetItem: Responses "
                            "for a table not asked about");

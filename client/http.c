@@ -7,7 +7,9 @@
 ** attempts are recorded in the request log and the counters (log.c).
 **
 ** Retries follow the AWS SDKs' defaults for DynamoDB: up to max_retries
-** (10) retries of the throttling family, HTTP 500/502/503/504, connection
+** (10) retries of the throttling family (botocore's list, and the reasons
+** DynamoDB gives with it: throttle.c), ReplicatedWriteConflictException
+** and TransactionInProgressException, HTTP 500/502/503/504, connection
 ** failures and timeouts, truncated bodies, bodies that do not parse and
 ** bodies whose x-amz-crc32 header does not match (checked on every
 ** response that has one), with exponential backoff and full jitter (25 ms
@@ -153,14 +155,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   if(ddb_buf_add(k->b, p, size * n))
     return 0;
   return size * n;
-}
-
-/* Is the error type one of DynamoDB's "slow down" answers? */
-static int is_throttle(const char *type) {
-  return strcmp(type, "ProvisionedThroughputExceededException") == 0 ||
-         strcmp(type, "ThrottlingException") == 0 ||
-         strcmp(type, "RequestLimitExceeded") == 0 ||
-         strcmp(type, "LimitExceededException") == 0;
 }
 
 /* Is the curl failure cc worth another attempt (the network, not us)? */
@@ -400,6 +394,7 @@ typedef struct attempt {
   int skewed;        /* refused for our clock (once: signed again with the
                         server's time) */
   int64_t skew_used; /* c->clock_skew when this attempt was signed */
+  char thr[160];     /* the last throttling answer (the log's text) */
   cJSON *out;        /* on success without ci->take: the parsed answer */
   ddb_error *e;      /* the failure of the last attempt */
 } attempt;
@@ -531,9 +526,17 @@ static int learn_skew(attempt *a) {
 static attempt_verdict attempt_refused(attempt *a, long code) {
   ddb_error *e = a->e;
   service_error(&a->resp, a->status, e);
-  a->throttled = is_throttle(e->type) || code == 429;
-  if(a->throttled)
+  a->throttled = ddb_throttle_is(e->type) || code == 429;
+  if(a->throttled) {
+    /* its reasons: in the message, the log, and the hot keys' tally */
+    ddb_throttle t;
+    ddb_throttle_read(a->resp.p, a->resp.len, &t);
+    ddb_throttle_explain(&t, e);
+    ddb_throttle_summary(&t, e->type[0] ? e->type : "HTTP 429", a->thr,
+                         sizeof(a->thr));
+    ddb_throttle_key_range(&t, ddb_tally_current());
     return ATTEMPT_RETRY;
+  }
   if(!a->skewed && is_clock_refusal(e) && learn_skew(a)) {
     a->skewed = 1;
     return ATTEMPT_RETRY;
@@ -542,7 +545,7 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
     a->ambiguous = 1;
     return ATTEMPT_RETRY;
   }
-  if(strcmp(e->type, "TransactionInProgressException") == 0)
+  if(ddb_throttle_transient(e->type))
     return ATTEMPT_RETRY;
   if(strcmp(e->type, "ExpiredTokenException") == 0 &&
      a->c->s.src.kind != DDB_CRED_STATIC && !a->expired) {
@@ -694,6 +697,7 @@ static void attempt_record(const attempt *a, ddb_result result, int sent,
   le.retries = sent > 0 ? sent - 1 : 0;
   le.http_status = a->status;
   le.ms = ms;
+  ddb_copy_str(le.throttle, sizeof(le.throttle), a->thr);
   if(ci->take && result == DDB_OK) {
     le.items = (int)ci->items;
   } else if(a->out) {
@@ -723,8 +727,11 @@ static void not_found_error(const ddb_client *c, const char *table,
   char said[sizeof(err->message)];
   memcpy(said, err->message, sizeof(said));
   snprintf(err->message, sizeof(err->message),
-           "table '%.100s' not found at %.150s in region %.40s (%.180s)",
-           table, c->s.endpoint, c->s.region, said);
+           "table '%.100s' not found at %.100s in region %.30s (%.150s%s)",
+           table, c->s.endpoint, c->s.region, said,
+           ddb_arn_is(table) ? "; a server may take no ARN in this call, "
+                               "as DynamoDB Local's TransactWriteItems"
+                             : "");
 }
 
 /* One attempt of a's call with what surrounds it: the cancel hook asked,

@@ -127,6 +127,37 @@ void ddb_meter_charge(ddb_client *c, const ddb_log_entry *e, long long scanned,
 ddb_result ddb_meter_take(ddb_client *c, const char *operation,
                           ddb_error *err);
 
+/* throttle.c: DynamoDB's throttling answers and their reasons (up to
+** DDB_THROTTLE_REASONS of an answer's ThrottlingReasons: the reason, and
+** the table and index of its resource ARN, "" when none). */
+#define DDB_THROTTLE_REASONS 4
+typedef struct ddb_throttle_reason {
+  char reason[64], table[256], index[256];
+} ddb_throttle_reason;
+typedef struct ddb_throttle {
+  int n;
+  ddb_throttle_reason r[DDB_THROTTLE_REASONS];
+} ddb_throttle;
+/* Is type a throttling error (botocore's list)?  Is it another error
+** botocore retries for DynamoDB (the short backoff)? */
+int ddb_throttle_is(const char *type);
+int ddb_throttle_transient(const char *type);
+/* Read the reasons of the error answer body[0..len) into *t (none: n 0;
+** throttlingReasons or ThrottlingReasons). */
+void ddb_throttle_read(const char *body, size_t len, ddb_throttle *t);
+/* Rewrite e's message to name t's reasons, tables and indexes (nothing
+** when t has none). */
+void ddb_throttle_explain(const ddb_throttle *t, ddb_error *e);
+/* The request log's text of t into out[0..cap): "Reason table[/index]"
+** joined by "; ", or type when t has no reasons. */
+void ddb_throttle_summary(const ddb_throttle *t, const char *type, char *out,
+                          size_t cap);
+/* 1 when t names a hot key range (a KeyRange reason with its table);
+** then counted in tl (NULL: nowhere) with the table and index named. */
+int ddb_throttle_key_range(const ddb_throttle *t, ddb_tally *tl);
+/* meter.c: the calling thread's tally, or NULL when none is begun. */
+ddb_tally *ddb_tally_current(void);
+
 typedef struct call_info call_info;
 struct ddb_read;
 

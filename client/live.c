@@ -32,6 +32,8 @@
 **                    of its current credentials (sigv4.c); refresh_lock is
 **                    not taken (held while credentials are fetched: the
 **                    child makes it anew)
+**   DDB_LIVE_CREDS   creds_fetch.c's memo_lock, a leaf (taken during a
+**                    fetch, under refresh_lock, nothing else held)
 ** Not on the list, and why: the meter and the counters (atomics only);
 ** pthread_once (glibc's restarts in a child one that a vanished thread was
 ** running); refresh_lock (above); libcurl has no share here (no CURLSH:

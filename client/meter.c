@@ -65,6 +65,11 @@ void ddb_tally_end(ddb_tally *prev) {
 }
 
 /* See http_int.h. */
+ddb_tally *ddb_tally_current(void) {
+  return thread_tally;
+}
+
+/* See http_int.h. */
 void ddb_meter_charge(ddb_client *c, const ddb_log_entry *e, long long scanned,
                       int sent, int throttles) {
   ddb_tally *t = thread_tally;

@@ -628,26 +628,27 @@ static int shlex_split(const char *s, char word[][256], size_t cap) {
   return n > 3 ? 3 : n;
 }
 
-/* The config file's section of profile name, or of [services name] when
-** prefix is "services": the last section "PREFIX NAME" (botocore: its
-** name starts with prefix and splits into two shell words, the second
-** one name), or [default] for profile "default" (whichever of [default]
-** and [profile default] comes last).  NULL when none. */
+/* The config file's section of profile name, or of [services name] or
+** [sso-session name] when prefix is "services" or "sso-session": the last
+** section "PREFIX NAME" (botocore: its name starts with the first prefix
+** of "profile", "sso-session", "services" it starts with and splits into
+** two shell words, the second one name), or [default] for profile
+** "default" (whichever of [default] and [profile default] comes last).
+** NULL when none. */
 static const ini_sec *config_section(const ddb_ini *f, const char *prefix,
                                      const char *name) {
+  static const char *const kinds[] = {"profile", "sso-session", "services"};
   const ini_sec *found = NULL;
   char word[3][256];
-  int i, is_profile = strcmp(prefix, "profile") == 0;
+  int i, k, is_profile = strcmp(prefix, "profile") == 0;
   for(i = 0; f && i < f->n; i++) {
     const char *sn = f->sec[i].name;
-    if(strncmp(sn, "profile", 7) == 0) {
-      if(is_profile && shlex_split(sn, word, sizeof(word[0])) == 2 &&
-         strcmp(word[1], name) == 0)
-        found = &f->sec[i];
-    } else if(strncmp(sn, "sso-session", 11) == 0) {
-      continue;
-    } else if(strncmp(sn, "services", 8) == 0) {
-      if(!is_profile && shlex_split(sn, word, sizeof(word[0])) == 2 &&
+    for(k = 0; k < 3; k++)
+      if(strncmp(sn, kinds[k], strlen(kinds[k])) == 0)
+        break;
+    if(k < 3) {
+      if(strcmp(prefix, kinds[k]) == 0 &&
+         shlex_split(sn, word, sizeof(word[0])) == 2 &&
          strcmp(word[1], name) == 0)
         found = &f->sec[i];
     } else if(is_profile && strcmp(sn, "default") == 0 &&
@@ -764,6 +765,35 @@ char *ddb_profile_service(const ddb_profile *p, const char *services,
   const ini_sec *s = config_section(p->config, "services", services);
   const ini_kv *kv = sec_value(p->config, s, key);
   return kv ? nested_get(kv->value, sub) : NULL;
+}
+
+/* See ddb_client_int.h: the i-th key of the config file's [sso-session
+** NAME], its own keys first, then [DEFAULT]'s that it does not have (the
+** order of configparser's options()). */
+int ddb_profile_sso_key(const ddb_profile *p, const char *session, int i,
+                        const char **key, const char **value) {
+  const ini_sec *s = config_section(p->config, "sso-session", session);
+  const ini_sec *d;
+  int j;
+  *key = *value = NULL;
+  if(!s)
+    return -1;
+  if(i >= 0 && i < s->n) {
+    *key = s->kv[i].key;
+    *value = s->kv[i].value;
+    return 1;
+  }
+  d = &p->config->defaults;
+  for(i -= s->n, j = 0; i >= 0 && j < d->n; j++) {
+    if(sec_find(s, d->kv[j].key))
+      continue;
+    if(i-- == 0) {
+      *key = d->kv[j].key;
+      *value = d->kv[j].value;
+      return 1;
+    }
+  }
+  return 0;
 }
 
 /* See ddb_client_int.h: the value of environment variable name, or NULL

@@ -216,8 +216,14 @@ static int refresh_stopped(void *ud) {
 static ddb_result refresh(ddb_client *c, ddb_error *err) {
   ddb_creds fresh;
   ddb_signer *g = NULL, *old;
-  ddb_result result =
-      ddb_creds_fetch(&c->s.src, refresh_stopped, c, &fresh, err);
+  ddb_result result;
+  int forced;
+  pthread_mutex_lock(&c->cred_lock);
+  forced = c->force_refresh;
+  pthread_mutex_unlock(&c->cred_lock);
+  if(forced) /* refused as expired: not from the process's memo again */
+    ddb_creds_memo_drop(&c->s.src);
+  result = ddb_creds_fetch(&c->s.src, refresh_stopped, c, &fresh, err);
   if(result == DDB_OK) {
     g = ddb_signer_new(fresh.access_key, fresh.secret_key, fresh.session_token,
                        fresh.expires);

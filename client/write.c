@@ -638,6 +638,17 @@ static int same_key(const ddb_item *x, const ddb_item *it,
   return 1;
 }
 
+/* The UnprocessedItems of table in the BatchWriteItem answer resp (NULL:
+** none): keyed by the table as asked, or, for a table asked for by its
+** ARN, by its name (as DynamoDB Local keys its answers). */
+static const cJSON *unprocessed_of(const cJSON *resp, const char *table) {
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems");
+  const cJSON *x = cJSON_GetObjectItemCaseSensitive(u, table);
+  if(!x && ddb_arn_is(table))
+    x = cJSON_GetObjectItemCaseSensitive(u, ddb_arn_table_name(table));
+  return x;
+}
+
 /* Mark in still[k] (k < m) the pending writes (pend[k]) that the answer's
 ** UnprocessedItems un (an array, or NULL) hands back; *n_un is how many.
 ** Returns DDB_OK, or DDB_ERR_PARSE when it names a write that was not
@@ -713,11 +724,8 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
                 err->maybe_applied ? DDB_WRITE_MAYBE : DDB_WRITE_NOT_APPLIED;
         goto fail;
       }
-      result = batch_unprocessed(
-          cJSON_GetObjectItemCaseSensitive(
-              cJSON_GetObjectItemCaseSensitive(resp, "UnprocessedItems"),
-              table),
-          w + i, pend, still, m, key_names, n_key, &n_un, err);
+      result = batch_unprocessed(unprocessed_of(resp, table), w + i, pend,
+                                 still, m, key_names, n_key, &n_un, err);
       cJSON_Delete(resp);
       resp = NULL;
       if(result) {

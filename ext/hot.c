@@ -10,7 +10,9 @@
 ** Columns: table_name, index_name (NULL: the table itself),
 ** partition_key (its value as text: S as it is, N as digits, B in
 ** base64), requests, items (read or written), rcu, wcu, throttled
-** (throttling answers); hidden error.  Reading it makes no call; it is
+** (throttling answers), key_range (those of them whose reasons named this
+** key's table or index as a hot key range: DynamoDB's own word that the
+** key is hot; cache/hot.c); hidden error.  Reading it makes no call; it is
 ** direct-only all the same (its keys are data).
 */
 #include <string.h>
@@ -43,7 +45,7 @@ static int hotConnect(sqlite3 *db, void *pAux, int argc,
       db,
       "CREATE TABLE x(table_name TEXT, index_name TEXT, partition_key "
       "TEXT, requests INTEGER, items INTEGER, rcu REAL, wcu REAL, "
-      "throttled INTEGER, error INTEGER HIDDEN)",
+      "throttled INTEGER, key_range INTEGER, error INTEGER HIDDEN)",
       sizeof(sqlite3_vtab), SQLITE_VTAB_DIRECTONLY, ppVtab);
 }
 
@@ -114,6 +116,7 @@ static int hotColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
   case 5: sqlite3_result_double(ctx, r->rcu); break;
   case 6: sqlite3_result_double(ctx, r->wcu); break;
   case 7: sqlite3_result_int64(ctx, (sqlite3_int64)r->throttled); break;
+  case 8: sqlite3_result_int64(ctx, (sqlite3_int64)r->key_range); break;
   default: sqlite3_result_int64(ctx, (sqlite3_int64)r->error); break;
   }
   return SQLITE_OK;

@@ -28,7 +28,11 @@
 ** rcu and wcu (the ConsumedCapacity the answer reported), cached (1: a
 ** Query or Scan page the query cache answered, no request sent; its
 ** http_status NULL), age_s (a cached page's age in seconds, else NULL),
-** stmt (the statement it served: dynamodb_last()'s "stmt").
+** stmt (the statement it served: dynamodb_last()'s "stmt"), throttle
+** (NULL, or when DynamoDB throttled the request, the last throttling
+** answer's reasons, "TableReadKeyRangeThroughputExceeded Orders" or
+** "IndexWriteProvisionedThroughputExceeded Orders/ByStatus", joined by
+** "; ", or its error type when it gave none).
 */
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +69,7 @@ static int logConnect(sqlite3 *db, void *pAux, int argc,
       "INTEGER, http_status INTEGER, retries "
       "INTEGER, items INTEGER, ms REAL, note TEXT, "
       "rcu REAL, wcu REAL, cached INTEGER, age_s REAL, "
-      "stmt INTEGER)",
+      "stmt INTEGER, throttle TEXT)",
       sizeof(sqlite3_vtab), DD_LOG_CONFIG, ppVtab);
 }
 
@@ -171,9 +175,14 @@ static int logColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col) {
       sqlite3_result_double(ctx,
                             (double)(long long)(e->age_s * 1000 + 0.5) / 1000);
     break;
-  default:
+  case 14:
     if(e->stmt)
       sqlite3_result_int64(ctx, (sqlite3_int64)e->stmt);
+    break;
+  default:
+    /* DynamoDB's reasons (ARNs' names): as shown */
+    if(e->throttle[0])
+      return dd_result_shown(ctx, e->throttle);
     break;
   }
   return SQLITE_OK;

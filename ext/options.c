@@ -18,7 +18,10 @@ SQLITE_EXTENSION_INIT3
 **
 ** Parameters of CREATE VIRTUAL TABLE ... USING dynamodb(...):
 **
-**   table=NAME          DynamoDB table (default: the virtual table's name)
+**   table=NAME          DynamoDB table (default: the virtual table's name),
+**                       or its ARN, arn:aws:dynamodb:REGION:ACCOUNT:table/
+**                       NAME (another account's table; REGION is the
+**                       table's unless region= is given, and must agree)
 **   region=REGION       default: AWS_REGION, AWS_DEFAULT_REGION, config file
 **   endpoint=URL        default: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL,
 **                       https://dynamodb.<region>.amazonaws.com
@@ -479,6 +482,34 @@ static int dd_shared_apply(dd_vtab *p, const dd_opts *v, char **pzErr) {
   return SQLITE_OK;
 }
 
+/* table=ARN: the ARN checked (a malformed one is an error), and its
+** region the table's unless region= is given, which must then be the
+** same (p->zRegion, p->cfg.region).  A table's ARN goes to DynamoDB as it
+** is: a name would name the caller's own table of that name, not the
+** other account's the ARN names.  Returns SQLITE_OK, SQLITE_NOMEM, or
+** SQLITE_ERROR with *pzErr set. */
+static int dd_table_arn(dd_vtab *p, const dd_opts *v, char **pzErr) {
+  ddb_arn a;
+  ddb_error err;
+  if(!v->zTable || !ddb_arn_is(v->zTable))
+    return SQLITE_OK;
+  ddb_error_clear(&err);
+  if(ddb_arn_parse(v->zTable, 0, &a, &err))
+    return dd_opt_error(pzErr, "bad value for table: %s", err.message);
+  if(p->zRegion && strcmp(p->zRegion, a.region) != 0)
+    return dd_opt_error(pzErr,
+                        "table= is in region '%s' (its ARN) but region='%s': "
+                        "drop region= or make them agree",
+                        a.region, p->zRegion);
+  if(!p->zRegion) {
+    p->zRegion = sqlite3_mprintf("%s", a.region);
+    if(!p->zRegion)
+      return SQLITE_NOMEM;
+    p->cfg.region = p->zRegion;
+  }
+  return SQLITE_OK;
+}
+
 /* See dd_ext.h. */
 int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
   int k, rc;
@@ -491,6 +522,9 @@ int dd_options(dd_vtab *p, dd_opts *v, char **pzErr) {
   p->cfg.endpoint = p->zEndpoint;
   p->cfg.profile = p->zProfile;
   p->cfg.ca_bundle = p->zCaBundle;
+  rc = dd_table_arn(p, v, pzErr);
+  if(rc)
+    return rc;
   for(k = 0; k < DD_NOPTION; k++) {
     const struct dd_option *o = &aOption[k];
     rc = dd_option_apply(p, o, *dd_opt_slot(v, o), v, pzErr);

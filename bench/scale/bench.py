@@ -462,6 +462,8 @@ def machine():
         "node": ver(["node", "--version"]),
         "client-dynamodb": sdk,
         "java": ver(["java", "-version"]) or "?",
+        # the server's own word (its log's Version line), from run.sh
+        "ddblocal": os.environ.get("DDBLOCAL_VERSION") or "?",
         "load": open("/proc/loadavg").read().split()[:3],
     }
 
@@ -581,9 +583,9 @@ def report(b, mach, load_info):
     w("Extension: build/dynamodb.so of ext/, client/, cache/ at %s."
       % mach["extension"])
     w("sqlite3 %s, python %s + boto3 %s, node %s + @aws-sdk/client-dynamodb "
-      "%s, DynamoDB Local on %s (2 GiB heap, same machine)." %
+      "%s, DynamoDB Local %s on %s (2 GiB heap, same machine)." %
       (mach["sqlite3"], mach["python"], mach["boto3"], mach["node"],
-       mach["client-dynamodb"], mach["java"]))
+       mach["client-dynamodb"], mach["ddblocal"], mach["java"]))
     w("Data: %s" % json.dumps(load_info))
     w("")
     w("### %g ms added to every request (bench/scale/proxy.py, forwarding "

@@ -49,7 +49,9 @@ cleanup() { tests/harness/ddblocal.sh stop "$DDB" >/dev/null 2>&1 || true; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 URL=$(tests/harness/ddblocal.sh start --heap 2g "$DDB")
-echo "bench-scale: DynamoDB Local at $URL (pid $(cat "$DDB/pid"))" >&2
+DDBLOCAL_VERSION="$(sed -n 's/^Version:[[:space:]]*//p' "$DDB/ddblocal.log")"
+export DDBLOCAL_VERSION
+echo "bench-scale: DynamoDB Local $DDBLOCAL_VERSION at $URL (pid $(cat "$DDB/pid"))" >&2
 
 echo "bench-scale: loading $TABLE" >&2
 python3 bench/scale/load.py "$URL" "$TABLE" "$WORK" >"$WORK/load.json"

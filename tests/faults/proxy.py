@@ -5,7 +5,9 @@ Test code only.  It forwards every POST / to the upstream DynamoDB and, on
 the requests it is told to, injects one fault:
 
     throttle   400 with a throttling error (ProvisionedThroughputExceeded,
-               ThrottlingException, RequestLimitExceeded in turn); the
+               ThrottlingException, RequestLimitExceeded in turn, or with
+               `throttle_body` the exact answer given: today's DynamoDB's
+               forms with throttlingReasons / ThrottlingReasons); the
                request is not forwarded
     500        forwarded (so it may have been executed), then answered with
                500 InternalServerError
@@ -58,7 +60,9 @@ Control (the extension never calls these):
     POST /__control  {"fault": "none|throttle|500|503|reset|truncate|badcrc|
                       delay", "mode": "first|always", "ops": [...],
                       "delay": 1.5, "split": true, "after": 0,
-                      "match": "text", "capacity": true}
+                      "match": "text", "capacity": true,
+                      "throttle_body": {"__type": ..., "message": ...,
+                                        "throttlingReasons": [...]}}
                                                         resets the counters
     GET  /__stats    {"requests": {op: n}, "faults": {op: n},
                       "forwarded": {op: n}, "inflight_max": {op: n}}
@@ -125,6 +129,7 @@ class State:
             self.inflight_max = {}
             self.n_throttle = 0
             self.capacity = bool(cfg.get("capacity", False))
+            self.throttle_body = cfg.get("throttle_body")
             self.answers = []
 
     def decide(self, op, body):
@@ -324,8 +329,9 @@ class Handler(BaseHTTPRequestHandler):
         fault, split, throttle = STATE.decide(op, body)
 
         if fault == "throttle":
-            msg = {"__type": PREFIX + throttle,
-                   "message": "Rate exceeded (injected)"}
+            msg = STATE.throttle_body or {
+                "__type": PREFIX + throttle,
+                "message": "Rate exceeded (injected)"}
             self.reply(400, "Bad Request", json.dumps(msg).encode())
             return
         if fault == "503":

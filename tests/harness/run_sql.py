@@ -120,6 +120,7 @@ FEATURES = {
     "transactions": "TransactWriteItems",
     "ttl": "UpdateTimeToLive",
     "streams": "StreamSpecification",
+    "table_arn": "TableName ARNs",
     "multikey": "multi-attribute GSI keys",
 }
 

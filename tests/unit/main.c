@@ -25,6 +25,7 @@ int main(int argc, char **argv) {
       tap_shared_tests,
       tap_hot_tests,
       tap_options_tests,
+      tap_throttle_tests,
       tap_multikey_tests,
       NULL, /* one table a line, so that a new one is a line */
   };
