@@ -260,6 +260,10 @@ int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
     return nArg ? SQLITE_ERROR : SQLITE_OK;
   if(nArg < nPkMore || nArg > nPkMore + pp->nSkCol)
     return SQLITE_ERROR; /* dd_plan_decode counted what dd_plan_multi set */
+  /* the sort attribute after those fixed by =: the range's (also when a
+  ** value below matches nothing, as the range's arguments follow) */
+  k = nArg - nPkMore;
+  pCur->iSkCol = k < pp->nSkCol ? pp->aSkCol[k] : -1;
   for(k = 0; k < nArg; k++) {
     int c = k < nPkMore ? pp->aPkCol[k + 1] : pp->aSkCol[k - nPkMore], ok = 0;
     sqlite3_value *pV = argv[(*piArg)++];
@@ -286,8 +290,6 @@ int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
     pCur->aEqAv[k] = pCur->aEq[k].av;
     pCur->nEq++;
   }
-  k = nArg - nPkMore; /* the sort attributes fixed by = */
-  pCur->iSkCol = k < pp->nSkCol ? pp->aSkCol[k] : -1;
   pCur->rd.n_eq = pCur->nEq;
   pCur->rd.eq_names = pCur->azEq;
   pCur->rd.eq_vals = pCur->aEqAv;
