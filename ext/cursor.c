@@ -868,9 +868,8 @@ static const dd_val *dd_known(dd_cursor *pCur, int i) {
   int k;
   if(pCur->op == DD_OP_QUERY && pCur->nPk && i == pCur->pPath->iPk)
     return &pCur->aPk[pCur->iPk];
-  if(pCur->op == DD_OP_QUERY && i == pCur->pPath->iSk &&
-     pCur->rd.sk_op == DDB_SK_EQ)
-    return &pCur->sk[0];
+  if(pCur->op == DD_OP_QUERY && dd_multi_known(pCur, i)) /* sort key = */
+    return dd_multi_known(pCur, i);
   for(k = 0; k < pCur->nFilter; k++)
     if(pCur->aFilterCol[k] == i && pCur->aFilter[k].op == DDB_SK_EQ)
       return &pCur->aFv[k];

@@ -296,6 +296,18 @@ int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
   return SQLITE_OK;
 }
 
+/* See multikey.h. */
+const dd_val *dd_multi_known(const dd_cursor *pCur, int i) {
+  const dd_vtab *p = (const dd_vtab *)pCur->base.pVtab;
+  int k;
+  if(i == pCur->iSkCol && pCur->rd.sk_op == DDB_SK_EQ)
+    return &pCur->sk[0];
+  for(k = 0; k < pCur->nEq; k++)
+    if(pCur->azEq[k] == p->aCol[i].zName)
+      return &pCur->aEq[k];
+  return NULL;
+}
+
 /* See dd_ext.h. */
 void dd_multi_reset(dd_cursor *pCur) {
   int i;

@@ -30,6 +30,10 @@ int dd_multi_order_ok(dd_vtab *p, sqlite3_index_info *pInfo, const dd_plan *pl,
 int dd_multi_bind(dd_cursor *pCur, int nArg, sqlite3_value **argv, int *piArg,
                   int *pbEmpty);
 void dd_multi_reset(dd_cursor *pCur);
+/* In a counted row (Select=COUNT), the value the Query fixes column i to:
+** its range column's = (any path's sort key), a multi-attribute key's
+** other =; NULL: none. */
+const dd_val *dd_multi_known(const dd_cursor *pCur, int i);
 int dd_multi_pend_ok(dd_cursor *pCur, const ddb_item *it);
 
 #ifdef UNITTESTS

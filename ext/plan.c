@@ -517,6 +517,10 @@ static void dd_choose_projection(dd_build *b) {
     if(best->nSk == 1 && best->aSkKind[0] == DD_SK_EQ && !dd_path_multi(pp) &&
        p->aCol[pp->iSk].mGate == 0)
       mKnown |= (sqlite3_uint64)1 << pp->iSk;
+    for(i = 0; i < best->nEq; i++) /* a multi-attribute key's other = */
+      if(best->aEqCol[i] < 64 &&
+         (p->aCol[best->aEqCol[i]].mGate & ~pp->mKey) == 0)
+        mKnown |= (sqlite3_uint64)1 << best->aEqCol[i];
   }
   for(i = 0; i < x->nFilter; i++)
     if(x->aFilterKind[i] == DD_SK_EQ && p->aCol[x->aFilterCol[i]].mGate == 0)

@@ -9,14 +9,16 @@ tests/multikey/setup.py, as SQL for the sqlite3 shell (tests/sql/102).
                          the virtual table shows them (an index's partition
                          attribute NULL where the item lacks another key
                          attribute of that index); the calls each planned
-                         SELECT made (dynamodb_calls()); then one summary
-                         line per index and the shapes that went wrong.
+                         SELECT made (dynamodb_calls()); its count(*) as
+                         planned and on o; then one summary line per index
+                         and the shapes that went wrong.
 
 A shape is legal for an index when it has = on every partition attribute
-(the first may be IN: a Query a value) and its sort attributes are a left-to-right prefix of =, at most the last
-one a range: then the SELECT must cost one Query of such an index; when no
-index allows it, no Query of a multi-attribute index.  Rows must be the
-same three ways.
+(the first may be IN: a Query a value) and its sort attributes are a
+left-to-right prefix of =, at most the last one a range: then the SELECT
+must cost one Query of such an index; when no index allows it, no Query of
+a multi-attribute index.  Rows must be the same three ways, and the
+count(*) the same both ways.
 """
 import itertools
 import os
@@ -151,7 +153,7 @@ def main():
         print("INSERT INTO o VALUES(%s);" % ", ".join(
             "NULL" if row[c] is None else lit(row[c]) for c in COLS))
     print("CREATE TEMP TABLE r(n INTEGER PRIMARY KEY, idx, want, shape, "
-          "a, b, c, calls, scan_calls);")
+          "a, b, c, calls, scan_calls, d, e, count_calls);")
     print("SELECT dynamodb_calls() IS NULL;")  # a reset; prints 0
     seen = set()
     n = 0
@@ -176,6 +178,13 @@ def main():
                 q % (vt, wplus), q % ("o", w), n))
             print("UPDATE r SET scan_calls = dynamodb_calls() WHERE n = %d;"
                   % n)
+            # count(*) as planned (Select=COUNT where every column used is
+            # fixed by an = of the call) and on the native table
+            cq = "(SELECT count(*) FROM %s WHERE %s)"
+            print("UPDATE r SET d = %s, e = %s WHERE n = %d;" % (
+                cq % (vt, w), cq % ("o", w), n))
+            print("UPDATE r SET count_calls = dynamodb_calls() WHERE n = %d;"
+                  % n)
     # summary: shapes; legal ones; those that cost one Query of a legal
     # index (or a cheaper keyed call: GetItem, BatchGetItem, none), or, with
     # none legal, no Query of a multi-attribute index; rows that differ;
@@ -188,12 +197,14 @@ def main():
            OR (calls NOT LIKE '%Scan%' AND calls NOT LIKE '%Query%') END)"""
     print("SELECT dynamodb_calls() IS NULL;")
     print("SELECT idx, count(*), sum(want != '-'), sum(" + ok + "),\n"
-          "       sum(a IS NOT b OR a IS NOT c), sum(scan_calls != 'Scan')\n"
+          "       sum(a IS NOT b OR a IS NOT c OR d IS NOT e),\n"
+          "       sum(scan_calls != 'Scan')\n"
           "  FROM r GROUP BY idx ORDER BY idx;")
     print("SELECT 'bad: ' || shape || ' want ' || want || ' got ' || calls\n"
           "       || ' rows ' || ifnull(a, '-') || ' / ' || ifnull(b, '-')\n"
           "       || ' / ' || ifnull(c, '-')\n"
-          "  FROM r WHERE a IS NOT b OR a IS NOT c OR scan_calls != 'Scan'\n"
+          "  FROM r WHERE a IS NOT b OR a IS NOT c OR d IS NOT e\n"
+          "    OR scan_calls != 'Scan'\n"
           "    OR NOT " + ok + " LIMIT 20;")
 
 
