@@ -57,7 +57,7 @@ EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/monitor.c ext/write.c ext/row.c ext/txn.c ext/commit.c \
               ext/commit_send.c \
               ext/import.c ext/stmt.c ext/tables.c ext/attributes.c \
-              ext/hot.c
+              ext/hot.c ext/multikey.c
 API_SRC    := api/client.c api/item.c api/read.c api/write.c
 LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)

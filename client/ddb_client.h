@@ -462,15 +462,41 @@ typedef struct ddb_keyattr {
   ddb_type type; /* DDB_S, DDB_N or DDB_B */
 } ddb_keyattr;
 
+/* A key's partition attributes, and its sort attributes, at the most: a
+** GSI's key may list up to 4 of each (multi-attribute keys, November
+** 2025); a table's or an LSI's has one partition and at most one sort
+** attribute. */
+#define DDB_KEY_ATTRS 4
+
 typedef struct ddb_index {
   char *name;   /* NULL for the base table */
   int is_local; /* 1 for an LSI */
-  ddb_keyattr pk;
-  ddb_keyattr sk;
+  /* The key, in KeySchema order: pks[0..n_pk) the partition attributes,
+  ** sks[0..n_sk) the sort attributes; pk and sk are the first of each
+  ** (sk.name NULL: no sort key).  A description made by hand may leave
+  ** n_pk and n_sk 0: ddb_key_attrs counts either way. */
+  union {
+    ddb_keyattr pk;
+    ddb_keyattr pks[DDB_KEY_ATTRS];
+  };
+  union {
+    ddb_keyattr sk;
+    ddb_keyattr sks[DDB_KEY_ATTRS];
+  };
+  int n_pk, n_sk;
   ddb_projection projection;
   int n_nonkey;
   char **nonkey; /* INCLUDE projection's NonKeyAttributes */
 } ddb_index;
+
+/* The number of partition (sort 0) or sort (sort 1) attributes of x's
+** key: n_pk or n_sk, or for a description that leaves them 0, 1 and 0 or
+** 1 as pk and sk are set. */
+static inline int ddb_key_attrs(const ddb_index *x, int sort) {
+  if(sort)
+    return x->n_sk ? x->n_sk : x->sk.name != NULL;
+  return x->n_pk ? x->n_pk : x->pk.name != NULL;
+}
 
 typedef struct ddb_table_desc {
   char *name;
@@ -563,7 +589,13 @@ typedef struct ddb_read {
   ddb_av pk;           /* Query: its value (S, N or B) */
   const char *sk_name; /* sort key attribute when sk_op != NONE */
   ddb_skop sk_op;
-  ddb_av sk[2];              /* one value, two for BETWEEN */
+  ddb_av sk[2]; /* one value, two for BETWEEN */
+  /* Query of a multi-attribute key (a GSI's): n_eq more attributes, each
+  ** = its value (eq_names[i] = eq_vals[i]): the partition attributes
+  ** after pk_name, then the sort attributes before sk_name */
+  int n_eq;
+  const char *const *eq_names;
+  const ddb_av *eq_vals;
   int descending;            /* Query: ScanIndexForward=false */
   int consistent;            /* ConsistentRead=true */
   long long limit;           /* Limit; 0: none */

@@ -33,7 +33,10 @@ static ddb_type attr_type(const cJSON *defs, const char *name) {
   return DDB_NONE;
 }
 
-/* Fill idx's keys from a KeySchema array.  Returns 0 or -1. */
+/* Fill idx's keys from a KeySchema array: its HASH attributes, then its
+** RANGE attributes, in order (one of each, or a GSI's multi-attribute key
+** of up to DDB_KEY_ATTRS of each; DynamoDB lists every HASH first), each
+** with its type from AttributeDefinitions defs.  Returns 0 or -1. */
 static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
   const cJSON *k;
   cJSON_ArrayForEach(k, schema) {
@@ -42,14 +45,12 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
     ddb_keyattr *ka;
     if(!kt)
       return -1;
-    if(strcmp(kt, "HASH") == 0)
-      ka = &idx->pk;
-    else if(strcmp(kt, "RANGE") == 0)
-      ka = &idx->sk;
+    if(strcmp(kt, "HASH") == 0 && idx->n_pk < DDB_KEY_ATTRS && !idx->n_sk)
+      ka = &idx->pks[idx->n_pk++];
+    else if(strcmp(kt, "RANGE") == 0 && idx->n_sk < DDB_KEY_ATTRS)
+      ka = &idx->sks[idx->n_sk++];
     else
-      return -1;
-    if(ka->name)
-      return -1; /* two of a kind */
+      return -1; /* unknown, too many, or HASH after RANGE */
     ka->name =
         dup_json_str(cJSON_GetObjectItemCaseSensitive(k, "AttributeName"));
     if(!ka->name)
@@ -59,6 +60,22 @@ static int parse_keys(const cJSON *schema, const cJSON *defs, ddb_index *idx) {
       return -1;
   }
   return idx->pk.name ? 0 : -1;
+}
+
+/* Is every key attribute of idx named once?  (An attribute twice in one
+** key is no key DynamoDB makes.) */
+static int keys_distinct(const ddb_index *idx) {
+  const ddb_keyattr *a[2 * DDB_KEY_ATTRS];
+  int n = 0, i, j;
+  for(i = 0; i < idx->n_pk; i++)
+    a[n++] = &idx->pks[i];
+  for(i = 0; i < idx->n_sk; i++)
+    a[n++] = &idx->sks[i];
+  for(i = 0; i < n; i++)
+    for(j = 0; j < i; j++)
+      if(strcmp(a[i]->name, a[j]->name) == 0)
+        return 0;
+  return 1;
 }
 
 /* Fill idx's projection from a Projection object.  Returns 0 or -1. */
@@ -99,8 +116,10 @@ void ddb_table_desc_free(ddb_table_desc *d) {
   for(i = 0; i < d->n_indexes; i++) {
     ddb_index *x = &d->indexes[i];
     free(x->name);
-    free(x->pk.name);
-    free(x->sk.name);
+    for(j = 0; j < DDB_KEY_ATTRS; j++) {
+      free(x->pks[j].name);
+      free(x->sks[j].name);
+    }
     for(j = 0; j < x->n_nonkey; j++)
       free(x->nonkey[j]);
     free(x->nonkey);
@@ -147,8 +166,10 @@ ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d) {
     y->nonkey = NULL;
     y->n_nonkey = 0;
     bad |= dup_str(&y->name, x->name);
-    bad |= dup_str(&y->pk.name, x->pk.name);
-    bad |= dup_str(&y->sk.name, x->sk.name);
+    for(j = 0; j < DDB_KEY_ATTRS; j++) {
+      bad |= dup_str(&y->pks[j].name, x->pks[j].name);
+      bad |= dup_str(&y->sks[j].name, x->sks[j].name);
+    }
     if(x->n_nonkey) {
       y->nonkey = calloc((size_t)x->n_nonkey, sizeof(char *));
       if(!y->nonkey) {
@@ -230,8 +251,10 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;
   }
-  if(!d->name || parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"),
-                            defs, &d->indexes[0])) {
+  if(!d->name ||
+     parse_keys(cJSON_GetObjectItemCaseSensitive(t, "KeySchema"), defs,
+                &d->indexes[0]) ||
+     d->indexes[0].n_pk > 1 || d->indexes[0].n_sk > 1) {
     result =
         ddb_error_set(err, DDB_ERR_PARSE,
                       "DescribeTable of '%.200s': malformed answer", table);
@@ -246,6 +269,8 @@ ddb_result ddb_table_desc_from_json(const cJSON *resp, const char *table,
       if(!idx->name ||
          parse_keys(cJSON_GetObjectItemCaseSensitive(x, "KeySchema"), defs,
                     idx) ||
+         (idx->is_local && (idx->n_pk > 1 || idx->n_sk > 1)) ||
+         !keys_distinct(idx) ||
          parse_projection(cJSON_GetObjectItemCaseSensitive(x, "Projection"),
                           idx)) {
         result =

@@ -62,8 +62,10 @@ static void add_filter_expr(ddb_buf *b, const ddb_read *r, int first_val) {
 ** sort-key condition on #k1).  Returns the number of values it names
 ** (1 to 3). */
 static int add_key_condition(ddb_buf *b, const ddb_read *r) {
-  int nvals = 1;
+  int nvals = 1, i;
   ddb_buf_adds(b, ",\"KeyConditionExpression\":\"#k0 = :v0");
+  for(i = 0; i < r->n_eq; i++) /* a multi-attribute key's = (#eI, :eI) */
+    ddb_buf_addf(b, " AND #e%d = :e%d", i, i);
   switch(r->sk_op) {
   case DDB_SK_NONE: break;
   case DDB_SK_BETWEEN:
@@ -109,6 +111,10 @@ static void add_names(ddb_buf *b, const ddb_read *r) {
       ddb_buf_adds(b, ",\"#k1\":");
       ddb_buf_json_str(b, r->sk_name, strlen(r->sk_name));
     }
+    for(i = 0; i < r->n_eq; i++) {
+      ddb_buf_addf(b, ",\"#e%d\":", i);
+      ddb_buf_json_str(b, r->eq_names[i], strlen(r->eq_names[i]));
+    }
   }
   for(i = 0; i < r->n_filters; i++, n++) {
     ddb_buf_addf(b, "%s\"#f%d\":", n ? "," : "", i);
@@ -143,6 +149,13 @@ static ddb_result add_values(ddb_buf *b, const ddb_read *r, int nvals,
                            r->sk_name);
     ddb_buf_addf(b, ",\":v%d\":", i);
     add_scalar(b, &r->sk[i - 1]);
+  }
+  for(i = 0; nvals && i < r->n_eq; i++) {
+    if(!scalar_ok(&r->eq_vals[i]))
+      return ddb_error_set(err, DDB_ERR_INPUT, "bad value for key '%.100s'",
+                           r->eq_names[i]);
+    ddb_buf_addf(b, ",\":e%d\":", i);
+    add_scalar(b, &r->eq_vals[i]);
   }
   v = nvals;
   for(i = 0; i < r->n_filters; i++) {
@@ -655,10 +668,17 @@ static const ddb_index *read_index(const ddb_read *r) {
 static ddb_result lek_shape(const ddb_index *idx, const ddb_index *base,
                             const ddb_item *key, const char *what,
                             ddb_error *err) {
-  const ddb_keyattr *ka[4] = {&idx->pk, &idx->sk, &base->pk, &base->sk};
-  const char *names[4] = {"", "", "", ""};
-  uint32_t i, n = 0, k;
-  for(i = 0; i < 4; i++) {
+  /* every attribute of a multi-attribute key, then the table's */
+  const ddb_keyattr *ka[2 * DDB_KEY_ATTRS + 2];
+  const char *names[2 * DDB_KEY_ATTRS + 2] = {0};
+  uint32_t i, n = 0, k, m = 0;
+  for(i = 0; i < (uint32_t)ddb_key_attrs(idx, 0); i++)
+    ka[m++] = &idx->pks[i];
+  for(i = 0; i < (uint32_t)ddb_key_attrs(idx, 1); i++)
+    ka[m++] = &idx->sks[i];
+  ka[m++] = &base->pk;
+  ka[m++] = &base->sk;
+  for(i = 0; i < m; i++) {
     const ddb_av *a;
     if(!ka[i]->name)
       continue;

@@ -6,9 +6,11 @@ Usage:
     python3 examples/load.py examples/lesson/store.json Lesson
 
 An example file is JSON: {"table": {"key": [PK, SK], "indexes": [{"name":
-..., "key": [PK, SK]}, ...]}, "items": [...]}.  Every key attribute is a
-string (S), every index projects ALL attributes, and the table is
-PAY_PER_REQUEST.  Items are plain JSON, as the virtual table's `item`
+..., "key": [PK, SK]}, ...]}, "items": [...]}.  An index may instead give
+"partition": [A, ...] and "sort": [B, ...], up to 4 attributes each (a
+multi-attribute key, DynamoDB since November 2025).  A key attribute is a
+string (S) unless "types" ({"total": "N"}) says otherwise; every index
+projects ALL attributes, and the table is PAY_PER_REQUEST.  Items are plain JSON, as the virtual table's `item`
 column shows them: strings are S, numbers N (with exactly the digits
 written), true/false BOOL, null NULL, arrays L, objects M.
 
@@ -52,10 +54,15 @@ def attribute_value(v):
     raise TypeError("cannot store %r" % (v,))
 
 
-def _key_schema(names):
-    kinds = ("HASH", "RANGE")
-    return [{"AttributeName": n, "KeyType": kinds[i]}
-            for i, n in enumerate(names)]
+def _key_schema(names, sort=None):
+    """KeySchema of names ([PK] or [PK, SK]), or, with sort given, of the
+    partition attributes names and the sort attributes sort."""
+    if sort is None:
+        kinds = ("HASH", "RANGE")
+        return [{"AttributeName": n, "KeyType": kinds[i]}
+                for i, n in enumerate(names)]
+    return ([{"AttributeName": n, "KeyType": "HASH"} for n in names] +
+            [{"AttributeName": n, "KeyType": "RANGE"} for n in sort])
 
 
 def _wait(client, name, gone):
@@ -90,15 +97,20 @@ def load(client, name, path):
     names = list(table["key"])
     indexes = []
     for ix in table.get("indexes", []):
-        names += [n for n in ix["key"] if n not in names]
-        indexes.append({"IndexName": ix["name"],
-                        "KeySchema": _key_schema(ix["key"]),
+        if "partition" in ix:
+            key = _key_schema(ix["partition"], ix.get("sort", []))
+        else:
+            key = _key_schema(ix["key"])
+        names += [k["AttributeName"] for k in key
+                  if k["AttributeName"] not in names]
+        indexes.append({"IndexName": ix["name"], "KeySchema": key,
                         "Projection": {"ProjectionType": "ALL"}})
     kwargs = dict(TableName=name, BillingMode="PAY_PER_REQUEST",
                   KeySchema=_key_schema(table["key"]),
-                  AttributeDefinitions=[{"AttributeName": n,
-                                         "AttributeType": "S"}
-                                        for n in names])
+                  AttributeDefinitions=[
+                      {"AttributeName": n,
+                       "AttributeType": table.get("types", {}).get(n, "S")}
+                      for n in names])
     if indexes:
         kwargs["GlobalSecondaryIndexes"] = indexes
     client.create_table(**kwargs)

@@ -12,7 +12,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "dd_ext.h"
+#include "multikey.h" /* and dd_ext.h */
 
 /* ------------------------------------------------------------------------
 ** Cursors
@@ -71,6 +71,7 @@ void dd_cursor_reset(dd_cursor *pCur) {
   pCur->nPk = pCur->iPk = 0;
   dd_val_clear(&pCur->sk[0]);
   dd_val_clear(&pCur->sk[1]);
+  dd_multi_reset(pCur);
   for(i = 0; i < pCur->nFilter; i++)
     dd_val_clear(&pCur->aFv[i]);
   pCur->nFilter = pCur->nProj = pCur->bCount = 0;
@@ -144,13 +145,12 @@ int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
 static int dd_fetch_same(dd_cursor *pCur, const ddb_item *x,
                          const ddb_item *it) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  int aCol[2] = {pCur->pPath->iPk, pCur->pPath->iSk}, i;
-  for(i = 0; i < 2; i++) {
-    const ddb_av *a, *b;
-    if(aCol[i] < 0)
-      continue;
-    a = ddb_item_get(x, p->aCol[aCol[i]].zName);
-    b = ddb_item_get(it, p->aCol[aCol[i]].zName);
+  const dd_path *pp = pCur->pPath;
+  int i;
+  for(i = 0; i < pp->nPkCol + pp->nSkCol; i++) { /* every key attribute */
+    int c = i < pp->nPkCol ? pp->aPkCol[i] : pp->aSkCol[i - pp->nPkCol];
+    const ddb_av *a = ddb_item_get(x, p->aCol[c].zName),
+                 *b = ddb_item_get(it, p->aCol[c].zName);
     if(!a || !b || !ddb_av_equal(a, b))
       return 0;
   }
@@ -463,15 +463,15 @@ static int dd_av_order(const ddb_av *a, const ddb_av *b) {
   }
 }
 
-/* The cursor's path's sort-key order of items a and b, for the overlay. */
+/* The path's sort-key order (every sort attribute) of a, b: the overlay. */
 static int dd_pend_cmp(dd_cursor *pCur, const ddb_item *a, const ddb_item *b) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  const char *zSk = p->aCol[pCur->pPath->iSk].zName;
-  const ddb_av *x = ddb_item_get(a, zSk), *y = ddb_item_get(b, zSk);
-  int c;
-  if(!x || !y)
-    return x ? 1 : y ? -1 : 0;
-  c = dd_av_order(x, y);
+  int c = 0, k;
+  for(k = 0; k < pCur->pPath->nSkCol && c == 0; k++) {
+    const char *zSk = p->aCol[pCur->pPath->aSkCol[k]].zName;
+    const ddb_av *x = ddb_item_get(a, zSk), *y = ddb_item_get(b, zSk);
+    c = !x || !y ? (x ? 1 : y ? -1 : 0) : dd_av_order(x, y);
+  }
   return pCur->rd.descending ? -c : c;
 }
 
@@ -497,7 +497,7 @@ static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
   const ddb_av *pk = dd_key_attr(p, it, pp->iPk);
   const ddb_av *sk = pp->iSk >= 0 ? dd_key_attr(p, it, pp->iSk) : NULL;
   int i, ok;
-  if(!pk || (pp->iSk >= 0 && !sk))
+  if(!pk || (pp->iSk >= 0 && !sk) || !dd_multi_pend_ok(pCur, it))
     return 0;
   if(pCur->op == DD_OP_SCAN)
     return p->nSlice == 0 || p->iSlice == 0; /* one slice shows them */
@@ -512,7 +512,7 @@ static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
       ok = ddb_av_equal(sk, &aSkv[i].av);
     return ok;
   }
-  if(pCur->rd.sk_op == DDB_SK_EQ)
+  if(pCur->rd.sk_op == DDB_SK_EQ && !dd_path_multi(pp))
     return sk && ddb_av_equal(sk, &pCur->sk[0].av);
   return 1;
 }
@@ -868,9 +868,8 @@ static const dd_val *dd_known(dd_cursor *pCur, int i) {
   int k;
   if(pCur->op == DD_OP_QUERY && pCur->nPk && i == pCur->pPath->iPk)
     return &pCur->aPk[pCur->iPk];
-  if(pCur->op == DD_OP_QUERY && i == pCur->pPath->iSk &&
-     pCur->rd.sk_op == DDB_SK_EQ)
-    return &pCur->sk[0];
+  if(pCur->op == DD_OP_QUERY && dd_multi_known(pCur, i)) /* sort key = */
+    return dd_multi_known(pCur, i);
   for(k = 0; k < pCur->nFilter; k++)
     if(pCur->aFilterCol[k] == i && pCur->aFilter[k].op == DDB_SK_EQ)
       return &pCur->aFv[k];

@@ -63,6 +63,7 @@
 #define DD_MAX_SK_BYTES 1024
 /* Sort-key constraints pushed into one plan at the most. */
 #define DD_MAX_SK 4
+#define DD_MAX_EQ (2 * DDB_KEY_ATTRS - 1) /* a multi-attribute key's other = */
 /* Partitions of an IN list queried at once at the most (filter.c). */
 #define DD_MAX_IN_WORKERS 8
 
@@ -119,6 +120,8 @@ typedef struct dd_plan {
   int aSkCons[DD_MAX_SK];
   int aSkKind[DD_MAX_SK];
   double cost, rows;
+  /* a multi-attribute key's other = (multikey.c); iSkCol: aSkCons' column */
+  int nEq, aEqCons[DD_MAX_EQ], aEqCol[DD_MAX_EQ], iSkCol;
 } dd_plan;
 
 /* The machine half of idxStr (ext/PLAN.md, "idxStr"; plancodec.c). */
@@ -129,11 +132,12 @@ enum {
   DD_ARG_LIMIT,
   DD_ARG_OFFSET,
   DD_ARG_KEYS,
-  DD_ARG_CHECK
+  DD_ARG_CHECK,
+  DD_ARG_KEQ /* a multi-attribute key's other attribute = (multikey.c) */
 };
 /* xFilter arguments at the most: PK, the sort-key constraints, the
 ** filters and checks (DD_MAX_FILTER together), LIMIT and OFFSET. */
-#define DD_MAX_ARGS   (1 + DD_MAX_SK + DD_MAX_FILTER + 2)
+#define DD_MAX_ARGS   (1 + DD_MAX_EQ + DD_MAX_SK + DD_MAX_FILTER + 2)
 #define DD_PLAN_MAGIC "ddplan1"
 
 /* ORDER BY terms the cursor sorts by itself at the most (DD_SORT). */
@@ -200,6 +204,7 @@ typedef struct dd_extra {
   int aCheckCol[DD_MAX_FILTER];
   int aCheckKind[DD_MAX_FILTER];
   int bFetch; /* DD_FETCH: each row read again by table key (EXPLAIN) */
+  int nEq;    /* DD_ARG_KEQ arguments (a multi-attribute key's =) */
   /* SORT: an ORDER BY on an N column the call does not deliver in order,
   ** which the cursor sorts, numerically (cursor.c: dd_sort_rows) */
   int nSort;
@@ -247,6 +252,9 @@ typedef struct dd_path {
   int iPk;               /* column number of the partition key */
   int iSk;               /* column number of the sort key, or -1 */
   sqlite3_uint64 mCover; /* columns the path's projection holds */
+  /* each key attribute's column in order (a GSI's: 4 + 4); mKey: bits */
+  int nPkCol, nSkCol, aPkCol[DDB_KEY_ATTRS], aSkCol[DDB_KEY_ATTRS];
+  sqlite3_uint64 mKey;
 } dd_path;
 
 /* The column number of the hidden `keys` column (see dd_keys_parse). */
@@ -317,8 +325,13 @@ typedef struct dd_cursor {
   /* Query: the partition keys still to run, and the key condition */
   dd_val *aPk; /* sqlite3_free(), each zBuf too */
   int nPk, iPk;
-  ddb_read rd;       /* the request of the current page */
-  dd_val sk[2];      /* sort-key operands used by rd */
+  ddb_read rd;  /* the request of the current page */
+  dd_val sk[2]; /* sort-key operands used by rd */
+  int iSkCol;   /* rd.sk_name's column (-1: none) */
+  int nEq;      /* a multi-attribute key's other = (multikey.c): rd.eq_* */
+  dd_val aEq[DD_MAX_EQ];
+  const char *azEq[DD_MAX_EQ];
+  ddb_av aEqAv[DD_MAX_EQ];
   ddb_item *pStart;  /* ExclusiveStartKey of the next page */
   ddb_lek_guard lek; /* the LastEvaluatedKeys of this partition's pages */
   int bMore;         /* the current partition has more pages */
@@ -635,8 +648,11 @@ void dd_write_progress(dd_vtab *p, const char *zVerb, int nDone, int nCalls,
 void dd_hint_singles(dd_vtab *p);
 
 /* Register dynamodb_tables (tables.c), dynamodb_attributes
-** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code. */
+** (attributes.c), dynamodb_hot (hot.c) on db.  Return an SQLite code.
+** dd_indexes_json: d's indexes as dynamodb_tables and dynamodb_info show
+** them, a new string (sqlite3_free; NULL: out of memory; tables.c). */
 int dd_register_tables(sqlite3 *db, dd_conn *c);
+char *dd_indexes_json(const ddb_table_desc *d);
 int dd_register_attributes(sqlite3 *db, dd_conn *c);
 int dd_register_hot(sqlite3 *db);
 
@@ -869,7 +885,6 @@ void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 UNITTEST int dd_bool(const char *z);                       /* options.c */
 UNITTEST int dd_auto_segments(long long nBytes);           /* schema.c */
 UNITTEST int dd_auto_units(long long nBytes, int nWorker); /* schema.c */
-UNITTEST double dd_partition_rows(const dd_plan *pl);      /* plan.c */
 UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
                          const dd_plan *pl, int *pbDesc);    /* plan.c */
 UNITTEST int dd_val_cmp(const dd_val *a, const dd_val *b);   /* keycond.c */

@@ -21,8 +21,10 @@ SQLITE_EXTENSION_INIT3
 **                of the description
 **   name         k=0: the DynamoDB table; else the index
 **   is_local     1 for an LSI
-**   pk, pk_type  partition key attribute and its type (S, N or B)
-**   sk, sk_type  sort key and type, NULL when there is none
+**   pk, pk_type  partition key attribute and its type (S, N or B); for a
+**                multi-attribute key (a GSI's, up to 4), a JSON array of
+**                the names and their types in one string ("SN")
+**   sk, sk_type  sort key and type, NULL when there is none; the same
 **   projection   ALL, KEYS_ONLY or INCLUDE
 **   nonkey       INCLUDE's NonKeyAttributes as a JSON array of strings
 **   item_count, size_bytes   k=0: DescribeTable's counts (plans, segments)
@@ -48,6 +50,41 @@ SQLITE_EXTENSION_INIT3
 
 /* The projection names, as ddb_projection numbers them. */
 static const char *const azProj[] = {"ALL", "KEYS_ONLY", "INCLUDE"};
+
+/* Bind the n attributes a (one part of a key) to parameters iName and
+** iName + 1 of pStmt: NULLs for none, the name and its type for one, a
+** JSON array of the names and their types in one string for several.
+** Returns SQLITE_OK or SQLITE_NOMEM. */
+static int dd_bind_key_part(sqlite3_stmt *pStmt, int iName,
+                            const ddb_keyattr *a, int n) {
+  char zTypes[DDB_KEY_ATTRS + 1];
+  ddb_buf b;
+  size_t nJson;
+  char *zJson;
+  int i;
+  if(n <= 1) {
+    sqlite3_bind_text(pStmt, iName, n ? a[0].name : NULL, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, iName + 1, n ? ddb_type_name(a[0].type) : NULL,
+                      -1, SQLITE_STATIC);
+    return SQLITE_OK;
+  }
+  ddb_buf_init(&b, 64 * 1024);
+  ddb_buf_addc(&b, '[');
+  for(i = 0; i < n && i < DDB_KEY_ATTRS; i++) {
+    if(i)
+      ddb_buf_addc(&b, ',');
+    ddb_buf_json_str(&b, a[i].name, strlen(a[i].name));
+    zTypes[i] = ddb_type_name(a[i].type)[0];
+  }
+  zTypes[i] = 0;
+  ddb_buf_addc(&b, ']');
+  zJson = ddb_buf_take(&b, &nJson);
+  if(!zJson)
+    return SQLITE_NOMEM;
+  sqlite3_bind_text64(pStmt, iName, zJson, nJson, free, SQLITE_UTF8);
+  sqlite3_bind_text(pStmt, iName + 1, zTypes, -1, SQLITE_TRANSIENT);
+  return SQLITE_OK;
+}
 
 /* Write d into the shadow table zDb.zName_schema (created when bCreate,
 ** else emptied, or created if missing).  Returns an SQLite code; on error
@@ -88,15 +125,10 @@ int dd_desc_store(sqlite3 *db, const char *zDb, const char *zName,
     sqlite3_bind_int(pStmt, 1, i);
     sqlite3_bind_text(pStmt, 2, i ? x->name : d->name, -1, SQLITE_STATIC);
     sqlite3_bind_int(pStmt, 3, x->is_local);
-    sqlite3_bind_text(pStmt, 4, x->pk.name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(pStmt, 5, ddb_type_name(x->pk.type), -1, SQLITE_STATIC);
-    if(x->sk.name) {
-      sqlite3_bind_text(pStmt, 6, x->sk.name, -1, SQLITE_STATIC);
-      sqlite3_bind_text(pStmt, 7, ddb_type_name(x->sk.type), -1,
-                        SQLITE_STATIC);
-    } else {
-      sqlite3_bind_null(pStmt, 6);
-      sqlite3_bind_null(pStmt, 7);
+    if(dd_bind_key_part(pStmt, 4, x->pks, ddb_key_attrs(x, 0)) ||
+       dd_bind_key_part(pStmt, 6, x->sks, ddb_key_attrs(x, 1))) {
+      rc = SQLITE_NOMEM;
+      break;
     }
     sqlite3_bind_text(pStmt, 8, azProj[x->projection], -1, SQLITE_STATIC);
     if(x->projection == DDB_PROJ_INCLUDE) {
@@ -156,6 +188,63 @@ static int dd_col_type(sqlite3_stmt *pStmt, int iCol) {
   if(strcmp(z, "B") == 0)
     return DDB_B;
   return -1;
+}
+
+/* One part of a key (the partition attributes at column iName of pStmt,
+** or the sort attributes) into a[] and *pn: a name and its type (S, N or
+** B), or a JSON array of 2 to DDB_KEY_ATTRS names and their types in one
+** string (dd_bind_key_part); both NULL: none (*pn 0).  Returns
+** SQLITE_OK, with *pzWhy set when the row is damaged; SQLITE_NOMEM. */
+static int dd_key_part_load(sqlite3 *db, sqlite3_stmt *pStmt, int iName,
+                            ddb_keyattr *a, int *pn, const char **pzWhy) {
+  const char *zT = (const char *)sqlite3_column_text(pStmt, iName + 1);
+  sqlite3_stmt *pJson = NULL;
+  int bNoMem = 0, n = 0, rc;
+  *pn = 0;
+  if(!zT || strlen(zT) <= 1) {
+    a[0].name = dd_col_dup(pStmt, iName, &bNoMem);
+    if(bNoMem)
+      return SQLITE_NOMEM;
+    if(!zT && !a[0].name)
+      return SQLITE_OK;
+    if(!a[0].name || !a[0].name[0]) {
+      *pzWhy = "a name is missing";
+      return SQLITE_OK;
+    }
+    if(dd_col_type(pStmt, iName + 1) < 0) {
+      *pzWhy = "a key type is not S, N or B";
+      return SQLITE_OK;
+    }
+    a[0].type = (ddb_type)dd_col_type(pStmt, iName + 1);
+    *pn = 1;
+    return SQLITE_OK;
+  }
+  rc = sqlite3_prepare_v2(db,
+                          "SELECT value FROM json_each(?1) WHERE "
+                          "json_type(?1) = 'array' AND type = 'text'",
+                          -1, &pJson, 0);
+  if(rc == SQLITE_OK)
+    sqlite3_bind_value(pJson, 1, sqlite3_column_value(pStmt, iName));
+  while(rc == SQLITE_OK && (rc = sqlite3_step(pJson)) == SQLITE_ROW) {
+    const char *zType = NULL;
+    rc = SQLITE_OK;
+    if(n >= DDB_KEY_ATTRS || !zT[n])
+      break;
+    zType = zT[n] == 'S' ? "S" : zT[n] == 'N' ? "N" : zT[n] == 'B' ? "B" : 0;
+    if(!zType)
+      break;
+    a[n].type = zType[0] == 'S' ? DDB_S : zType[0] == 'N' ? DDB_N : DDB_B;
+    if(!(a[n].name = dd_col_dup(pJson, 0, &bNoMem)) || !a[n].name[0])
+      break;
+    n++;
+  }
+  sqlite3_finalize(pJson);
+  if(bNoMem || rc == SQLITE_NOMEM)
+    return SQLITE_NOMEM;
+  if(rc != SQLITE_DONE || n < 2 || zT[n])
+    *pzWhy = "a multi-attribute key is not names and their types";
+  *pn = n;
+  return SQLITE_OK;
 }
 
 /* Read INCLUDE's attribute names, JSON array zJson, into x.  Returns
@@ -254,23 +343,25 @@ static int dd_desc_row(sqlite3 *db, sqlite3_stmt *pStmt, ddb_table_desc *d,
     x->name = dd_col_dup(pStmt, 1, &bNoMem);
   }
   x->is_local = n > 0 && sqlite3_column_int(pStmt, 2) != 0;
-  x->pk.name = dd_col_dup(pStmt, 3, &bNoMem);
-  x->sk.name = dd_col_dup(pStmt, 5, &bNoMem);
   if(bNoMem)
     return SQLITE_NOMEM;
-  if(!(n ? x->name : d->name) || !x->pk.name || !x->pk.name[0] ||
-     (x->sk.name && !x->sk.name[0])) {
+  if(!(n ? x->name : d->name)) {
     *pzWhy = "a name is missing";
     return SQLITE_OK;
   }
-  if((t = dd_col_type(pStmt, 4)) < 0 ||
-     (x->sk.name && dd_col_type(pStmt, 6) < 0)) {
-    *pzWhy = "a key type is not S, N or B";
+  rc = dd_key_part_load(db, pStmt, 3, x->pks, &x->n_pk, pzWhy);
+  if(rc == SQLITE_OK && !*pzWhy)
+    rc = dd_key_part_load(db, pStmt, 5, x->sks, &x->n_sk, pzWhy);
+  if(rc || *pzWhy)
+    return rc;
+  if(x->n_pk == 0) {
+    *pzWhy = "a name is missing";
     return SQLITE_OK;
   }
-  x->pk.type = (ddb_type)t;
-  if(x->sk.name)
-    x->sk.type = (ddb_type)dd_col_type(pStmt, 6);
+  if((n == 0 || x->is_local) && (x->n_pk > 1 || x->n_sk > 1)) {
+    *pzWhy = "a table or LSI key of several attributes";
+    return SQLITE_OK;
+  }
   for(t = 0; t < 3; t++) {
     const char *z = (const char *)sqlite3_column_text(pStmt, 7);
     if(z && strcmp(z, azProj[t]) == 0)

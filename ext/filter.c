@@ -11,7 +11,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "dd_ext.h"
+#include "multikey.h" /* and dd_ext.h */
 
 /* Append v (moved) to the list *pa of *pn values. */
 static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
@@ -577,7 +577,7 @@ static void dd_interval_checks(dd_cursor *pCur, const dd_interval *iv,
                                dd_val *lo, int loOpen, dd_val *hi,
                                int hiOpen) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  int c = pCur->pPath->iSk;
+  int c = pCur->iSkCol;
   if(!iv->bEmpty && (!iv->bExact || dd_pending_any(p))) {
     if(lo->av.type)
       dd_check_add(pCur, c, loOpen ? DD_SK_GT : DD_SK_GE, lo);
@@ -715,10 +715,10 @@ static int dd_filter_bind_keys(dd_filter *f) {
     return SQLITE_OK;
   rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, f->argv[f->iArg++],
                   (f->idxNum & DD_PK_IN) != 0, DD_MAX_PK_BYTES);
-  if(rc)
+  f->iv.bEmpty |= pCur->nPk == 0; /* PK = NULL, or a value no key holds */
+  if(rc || (rc = dd_multi_bind(pCur, f->x.nEq, f->argv, &f->iArg,
+                               &f->iv.bEmpty))) /* multikey.c */
     return rc;
-  if(pCur->nPk == 0)
-    f->iv.bEmpty = 1; /* PK = NULL, or a value no key can hold */
   for(i = 0; i < DD_MAX_SK; i++) {
     int k = DD_IDX_SK(f->idxNum, i);
     if(k == DD_SK_NONE || f->iArg >= f->argc)
@@ -741,7 +741,7 @@ static int dd_filter_bind_keys(dd_filter *f) {
     }
     if(k != DD_SK_LIKE && k != DD_SK_GLOB && k != DD_SK_BEGINS)
       f->nOther++;
-    rc = dd_iv_apply(&f->iv, p->aCol[pp->iSk].type, k, f->argv[f->iArg++],
+    rc = dd_iv_apply(&f->iv, p->aCol[pCur->iSkCol].type, k, f->argv[f->iArg++],
                      &f->nPrefix);
     if(rc)
       return rc;
@@ -824,9 +824,8 @@ static int dd_filter_query(dd_filter *f) {
   pCur->rd.table = p->pDesc->name;
   pCur->rd.index = pp->pIdx->name;
   pCur->rd.pk_name = p->aCol[pp->iPk].zName;
-  if(pp->iSk >= 0)
-    pCur->rd.sk_name = p->aCol[pp->iSk].zName;
-  if(pp->iSk >= 0 && p->aCol[pp->iSk].type == DDB_N) {
+  pCur->rd.sk_name = pCur->iSkCol >= 0 ? p->aCol[pCur->iSkCol].zName : 0;
+  if(pCur->iSkCol >= 0 && p->aCol[pCur->iSkCol].type == DDB_N) {
     /* the exact interval, before dd_iv_finish shapes the request */
     rc = dd_val_copy(&f->lohi[0], &iv->lo);
     if(rc == SQLITE_OK)

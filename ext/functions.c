@@ -226,7 +226,9 @@ int dynamodbShadowName(const char *zSuffix) {
 
 /* dynamodb_info(NAME): how the virtual table NAME of this connection is
 ** set up, as JSON: DynamoDB table, endpoint, region, where the credentials
-** came from (never the credentials), scan and consistent_read.  NULL when
+** came from (never the credentials), scan and consistent_read, and the
+** indexes with their partition and sort attributes in order
+** (dd_indexes_json).  NULL when
 ** there is no such virtual table (or it was not used yet since opening
 ** the database: SQLite connects a virtual table on first use). */
 void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
@@ -236,13 +238,13 @@ void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
   const char *azVal[5];
   dd_vtab *p;
   ddb_buf b;
-  char *z;
+  char *z, *zIdx;
   size_t n;
   int i;
   (void)argc;
   if(!zName)
     return;
-  ddb_buf_init(&b, 64 * 1024);
+  ddb_buf_init(&b, 2u << 20); /* the indexes: up to 1 MB */
   p = dd_find(db, zName);
   /* the vtabs of db are db's (this thread's) until it disconnects them:
   ** p stays valid after the registry's lock */
@@ -269,6 +271,14 @@ void dd_info_func(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
         "\"total_segments\":%d,\"table_bytes\":%lld}",
         p->pol.consistent ? "true" : "false", p->nSlice ? 1 : p->nSegments,
         p->nSlice ? p->nSlice : p->nUnits, (long long)p->pDesc->size_bytes);
+    zIdx = dd_indexes_json(p->pDesc);
+    if(zIdx && !b.failed && b.len > 0) {
+      b.len--; /* the closing brace */
+      ddb_buf_addf(&b, ",\"indexes\":%s}", zIdx);
+      sqlite3_free(zIdx);
+    } else {
+      b.failed = 1;
+    }
   }
   pthread_mutex_unlock(&dd_registry_lock);
   if(!p)

@@ -7,6 +7,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
+#include "multikey.h"
 
 /* The plan this file chooses is described above dynamodbBestIndex, at the
 ** end of the file; its helpers come first. */
@@ -105,10 +106,9 @@ static int dd_membership_ok(dd_vtab *p, sqlite3_index_info *pInfo,
 }
 
 /* Does every item a Query on pp returns pass the gate of its partition
-** key column (the gate asks for no more than pp's own sort key)? */
+** key column (the gate asks for no more than pp's own key attributes)? */
 static int dd_gate_within(const dd_vtab *p, const dd_path *pp) {
-  sqlite3_uint64 mSk = pp->iSk >= 0 ? (sqlite3_uint64)1 << pp->iSk : 0;
-  return (p->aCol[pp->iPk].mGate & ~mSk) == 0;
+  return (p->aCol[pp->iPk].mGate & ~pp->mKey) == 0;
 }
 
 /* The columns a statement needs read: those it uses (colUsed) and the
@@ -135,8 +135,11 @@ static int dd_plan_path(dd_vtab *p, sqlite3_index_info *pInfo, int iPath,
                         sqlite3_uint64 mUsed, dd_plan *pl) {
   const dd_path *pp = &p->aPath[iPath];
   int i, bIn, iSkEq = -1, bSkIn = 0;
+  if(dd_path_multi(pp))
+    return dd_plan_multi(p, pInfo, iPath, mUsed, pl);
   memset(pl, 0, sizeof(*pl));
   pl->iPath = iPath;
+  pl->iSkCol = pp->iSk;
   pl->iPkCons = dd_find_eq(pInfo, pp->iPk, &bIn);
   if(pl->iPkCons < 0)
     return 0;
@@ -217,6 +220,8 @@ UNITTEST int dd_order_ok(dd_vtab *p, sqlite3_index_info *pInfo,
   *pbDesc = 0;
   if(pInfo->nOrderBy == 0)
     return 1;
+  if(dd_path_multi(pp))
+    return pl->op == DD_OP_QUERY && dd_multi_order_ok(p, pInfo, pl, pbDesc);
   if(pl->op == DD_OP_GET && (pp->iSk < 0 || p->aCol[pp->iSk].type != DDB_N))
     return 1; /* at most one row */
   /* (an N sort key's = may be a REAL that stands for several numbers:
@@ -342,6 +347,9 @@ static int dd_per_outer_row(sqlite3_index_info *pInfo, const dd_plan *pl) {
     if(!pl->bSkIn &&
        sqlite3_vtab_rhs_value(pInfo, pl->aSkCons[i], &v) == SQLITE_NOTFOUND)
       return 1;
+  for(i = 0; i < pl->nEq; i++)
+    if(sqlite3_vtab_rhs_value(pInfo, pl->aEqCons[i], &v) == SQLITE_NOTFOUND)
+      return 1;
   return 0;
 }
 
@@ -406,14 +414,20 @@ static void dd_bind_keys(dd_build *b) {
     sqlite3_vtab_in(pInfo, best->iPkCons, 1);
     b->idxNum |= DD_PK_IN;
   }
+  /* a multi-attribute key's other = (multikey.c), checked again by
+  ** SQLite: the key condition selects exactly those items, and SQLite
+  ** only confirms it */
+  for(i = 0; i < best->nEq; i++)
+    pInfo->aConstraintUsage[best->aEqCons[i]].argvIndex =
+        dd_plan_arg(&b->pc, DD_ARG_KEQ, DD_SK_EQ, best->aEqCol[i]);
   for(i = 0; i < best->nSk; i++) {
     pInfo->aConstraintUsage[best->aSkCons[i]].argvIndex =
-        dd_plan_arg(&b->pc, DD_ARG_SK, best->aSkKind[i], pp->iSk);
+        dd_plan_arg(&b->pc, DD_ARG_SK, best->aSkKind[i], best->iSkCol);
     /* likewise SK = ?; and a Query's ranges on an N sort key, which
     ** xFilter makes exact (the request, then the cursor's checks) */
     pInfo->aConstraintUsage[best->aSkCons[i]].omit =
         (best->aSkKind[i] == DD_SK_EQ && !best->bSkIn) ||
-        (best->op == DD_OP_QUERY && p->aCol[pp->iSk].type == DDB_N);
+        (best->op == DD_OP_QUERY && p->aCol[best->iSkCol].type == DDB_N);
     b->idxNum |= DD_IDX_SK_SET(best->aSkKind[i], i);
   }
   if(best->bSkIn) {
@@ -434,6 +448,17 @@ static int dd_may_push(const dd_build *b) {
          !b->extra.bFetch && !bReuse;
 }
 
+/* Is column c a key attribute of the Query's index, which a FILTER may
+** not name?  The path's partition and sort key; of a multi-attribute key,
+** every attribute of it, also those the key condition leaves out
+** (DynamoDB Local 3.3.1: "Filter Expression can only contain non-primary
+** key attributes: Primary key attribute: r2"): SQLite checks those. */
+static int dd_in_keycond(const dd_path *pp, int c) {
+  if(dd_path_multi(pp))
+    return c < 64 && ((pp->mKey >> c) & 1);
+  return c == pp->iPk || c == pp->iSk;
+}
+
 /* FILTER: the constraints on key columns the key condition does not use,
 ** DD_MAX_FILTER at the most, each an argument block (N ones omitted). */
 static void dd_bind_filters(dd_build *b) {
@@ -449,8 +474,7 @@ static void dd_bind_filters(dd_build *b) {
     int k = dd_sk_kind(c);
     if(!c->usable || c->iColumn < 0 || c->iColumn >= p->nCol ||
        pInfo->aConstraintUsage[i].argvIndex > 0 ||
-       (b->best.op == DD_OP_QUERY &&
-        (c->iColumn == pp->iPk || c->iColumn == pp->iSk)))
+       (b->best.op == DD_OP_QUERY && dd_in_keycond(pp, c->iColumn)))
       continue;
     /* LIKE 'p%' goes as its prefix (filter.c: dd_like_filter); GLOB
     ** with a prefix SQLite turns into >= and < itself */
@@ -490,9 +514,13 @@ static void dd_choose_projection(dd_build *b) {
   if(best->op == DD_OP_QUERY) {
     if(dd_gate_within(p, pp))
       mKnown |= (sqlite3_uint64)1 << pp->iPk;
-    if(best->nSk == 1 && best->aSkKind[0] == DD_SK_EQ &&
+    if(best->nSk == 1 && best->aSkKind[0] == DD_SK_EQ && !dd_path_multi(pp) &&
        p->aCol[pp->iSk].mGate == 0)
       mKnown |= (sqlite3_uint64)1 << pp->iSk;
+    for(i = 0; i < best->nEq; i++) /* a multi-attribute key's other = */
+      if(best->aEqCol[i] < 64 &&
+         (p->aCol[best->aEqCol[i]].mGate & ~pp->mKey) == 0)
+        mKnown |= (sqlite3_uint64)1 << best->aEqCol[i];
   }
   for(i = 0; i < x->nFilter; i++)
     if(x->aFilterKind[i] == DD_SK_EQ && p->aCol[x->aFilterCol[i]].mGate == 0)

@@ -8,6 +8,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
+#include "multikey.h"
 
 /* Write the plan for people into idxStr. */
 
@@ -61,6 +62,11 @@ static void dd_str_call(sqlite3_str *s, dd_vtab *p, const dd_plan *pl) {
   if(pl->op != DD_OP_SCAN) {
     dd_name(s, p->aCol[pp->iPk].zName);
     sqlite3_str_appendall(s, pl->bPkIn ? " IN (...)" : " = ?");
+    for(i = 0; i < pl->nEq; i++) { /* a multi-attribute key's other = */
+      sqlite3_str_appendall(s, " AND ");
+      dd_name(s, p->aCol[pl->aEqCol[i]].zName);
+      sqlite3_str_appendall(s, " = ?");
+    }
     for(i = 0; i < pl->nSk; i++) {
       switch(pl->aSkKind[i]) {
       case DD_SK_EQ: nEq++; break;
@@ -72,7 +78,8 @@ static void dd_str_call(sqlite3_str *s, dd_vtab *p, const dd_plan *pl) {
       }
     }
     if(pl->nSk > 0) {
-      const char *zSk = p->aCol[pp->iSk].zName;
+      const char *zSk =
+          p->aCol[dd_path_multi(pp) ? pl->iSkCol : pp->iSk].zName;
       sqlite3_str_appendall(s, " AND ");
       if(nEq) {
         dd_name(s, zSk);
@@ -249,8 +256,14 @@ int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x) {
   x->nSort = pc.nSort;
   for(i = 0; i < pc.nArg; i++) {
     int role = pc.aArg[i].role, kind = pc.aArg[i].kind, col = pc.aArg[i].col;
-    if(role < DD_ARG_PK || role > DD_ARG_CHECK || col < -1 || col >= p->nCol)
+    if(role < DD_ARG_PK || role > DD_ARG_KEQ || col < -1 || col >= p->nCol)
       return -1;
+    if(role == DD_ARG_KEQ) {
+      if(x->nEq >= DD_MAX_EQ || col < 0 || kind != DD_SK_EQ)
+        return -1;
+      x->nEq++;
+      continue;
+    }
     if(role == DD_ARG_CHECK) {
       if(x->nFilter + x->nCheck >= DD_MAX_FILTER || col < 0 ||
          kind < DD_SK_EQ || kind > DD_SK_LE)

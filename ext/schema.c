@@ -10,6 +10,7 @@
 SQLITE_EXTENSION_INIT3
 
 #include "dd_ext.h"
+#include "multikey.h"
 
 /* ------------------------------------------------------------------------
 ** xConnect / xCreate / xDisconnect
@@ -158,27 +159,73 @@ int dd_is_table_key(const dd_vtab *p, int c) {
   return c == p->aPath[0].iPk || c == p->aPath[0].iSk;
 }
 
+/* The columns of index x's key attributes (added if new) into path pp:
+** every partition and sort attribute, in KeySchema order.  Returns
+** SQLITE_OK or SQLITE_NOMEM. */
+static int dd_path_columns(dd_vtab *p, const ddb_index *x, dd_path *pp) {
+  int k, n;
+  pp->pIdx = x;
+  pp->nPkCol = ddb_key_attrs(x, 0);
+  pp->nSkCol = ddb_key_attrs(x, 1);
+  pp->mKey = 0;
+  for(k = 0; k < 2; k++) {
+    const ddb_keyattr *a = k ? x->sks : x->pks;
+    int *aCol = k ? pp->aSkCol : pp->aPkCol;
+    for(n = 0; n < (k ? pp->nSkCol : pp->nPkCol); n++) {
+      if((aCol[n] = dd_add_column(p, &a[n])) < 0)
+        return SQLITE_NOMEM;
+      if(aCol[n] < 64)
+        pp->mKey |= (sqlite3_uint64)1 << aCol[n];
+    }
+  }
+  pp->iPk = pp->aPkCol[0];
+  pp->iSk = pp->nSkCol ? pp->aSkCol[0] : -1;
+  return SQLITE_OK;
+}
+
+/* Index membership of a multi-attribute key (pp's): each partition
+** attribute that is not a key of the table shows its value only for an
+** item that has every other attribute of the key that is not one either
+** (a key of the table is on every item, and its column is never gated:
+** dd_membership_ok then asks the WHERE to exclude what the index lacks). */
+static void dd_gate_multi(dd_vtab *p, const dd_path *pp) {
+  sqlite3_uint64 m = pp->mKey;
+  int k;
+  for(k = 0; k < p->nCol && k < 64; k++)
+    if(dd_is_table_key(p, k))
+      m &= ~((sqlite3_uint64)1 << k);
+  for(k = 0; k < pp->nPkCol; k++) {
+    int c = pp->aPkCol[k];
+    if(c < 64 && !dd_is_table_key(p, c))
+      p->aCol[c].mGate |= m & ~((sqlite3_uint64)1 << c);
+  }
+}
+
 /* Build columns and access paths from p->pDesc (and columns=, in
 ** p->zColumns).  Returns SQLITE_OK, SQLITE_NOMEM, or an error with
 ** p->zSchemaErr set. */
 static int dd_build_schema(dd_vtab *p) {
   const ddb_table_desc *d = p->pDesc;
   int i, c;
-  p->aCol = sqlite3_malloc64(sizeof(dd_column) *
-                             ((sqlite3_uint64)d->n_indexes * 2 + 64));
+  size_t nColMax = (size_t)d->n_indexes * 2 * DDB_KEY_ATTRS + 64;
+  p->aCol = sqlite3_malloc64(sizeof(dd_column) * nColMax);
   p->aPath = sqlite3_malloc64(sizeof(dd_path) * (sqlite3_uint64)d->n_indexes);
   if(!p->aCol || !p->aPath)
     return SQLITE_NOMEM;
-  memset(p->aCol, 0, sizeof(dd_column) * ((size_t)d->n_indexes * 2 + 64));
+  memset(p->aCol, 0, sizeof(dd_column) * nColMax);
+  memset(p->aPath, 0, sizeof(dd_path) * (size_t)d->n_indexes);
   p->nPath = d->n_indexes;
   for(i = 0; i < d->n_indexes; i++) {
-    const ddb_index *x = &d->indexes[i];
-    dd_path *pp = &p->aPath[i];
-    pp->pIdx = x;
-    pp->iPk = dd_add_column(p, &x->pk);
-    pp->iSk = x->sk.name ? dd_add_column(p, &x->sk) : -1;
-    if(pp->iPk < 0 || (x->sk.name && pp->iSk < 0))
-      return SQLITE_NOMEM;
+    int rc = dd_path_columns(p, &d->indexes[i], &p->aPath[i]);
+    if(rc)
+      return rc;
+  }
+  if(p->nCol > 62) { /* plans keep columns in 64-bit masks */
+    p->zSchemaErr = sqlite3_mprintf(DD_PREFIX "table '%s' has %d key "
+                                              "attributes over its indexes: "
+                                              "at most 62 can be columns",
+                                    d->name, p->nCol);
+    return p->zSchemaErr ? SQLITE_ERROR : SQLITE_NOMEM;
   }
   p->azKey[0] = d->indexes[0].pk.name;
   p->azKey[1] = d->indexes[0].sk.name;
@@ -188,14 +235,20 @@ static int dd_build_schema(dd_vtab *p) {
     if(rc)
       return rc;
   }
-  /* Index membership: an item is in an index only when it has the
-  ** index's partition and sort key.  A Query on the index cannot see the
-  ** others, so the index's partition-key column shows NULL for them (see
-  ** "Index membership" above dynamodbBestIndex); the gate is the sort key
-  ** of each index the column is the partition key of, unless that sort
-  ** key is a key of the table (every item has it). */
+  /* Index membership: an item is in an index only when it has every key
+  ** attribute of the index.  A Query on the index cannot see the others,
+  ** so the index's partition-key column shows NULL for them (see "Index
+  ** membership" above dynamodbBestIndex); the gate is the sort key of
+  ** each index the column is the partition key of, unless that sort key
+  ** is a key of the table (every item has it).  A multi-attribute key
+  ** gates each of its partition attributes by every other attribute of
+  ** the key (dd_gate_multi). */
   for(i = 1; i < p->nPath; i++) {
     const dd_path *pp = &p->aPath[i];
+    if(dd_path_multi(pp)) {
+      dd_gate_multi(p, pp);
+      continue;
+    }
     if(pp->iSk < 0 || dd_is_table_key(p, pp->iSk) ||
        dd_is_table_key(p, pp->iPk))
       continue;
@@ -215,7 +268,7 @@ static int dd_build_schema(dd_vtab *p) {
         bCover = c == DD_COL_KEYS(p); /* item, item_raw: no */
       else
         bCover = c == pp->iPk || c == pp->iSk || c == p->aPath[0].iPk ||
-                 c == p->aPath[0].iSk ||
+                 c == p->aPath[0].iSk || (pp->mKey >> c & 1) ||
                  dd_projected(pp->pIdx, p->aCol[c].zName);
       if(bCover)
         m |= (sqlite3_uint64)1 << c;

@@ -11,8 +11,10 @@
 ** billing_mode (PROVISIONED or PAY_PER_REQUEST), item_count, size_bytes
 ** (as DescribeTable reports them: DynamoDB refreshes both about every six
 ** hours), ttl_attribute, ttl_status (DescribeTimeToLive; NULL on a server
-** without it), indexes (JSON: [{"name", "kind": "GSI" or "LSI", "keys",
-** "projection", "include"}]), stream (its StreamViewType, NULL without a
+** without it), indexes (JSON: [{"name", "kind": "GSI" or "LSI", "keys"
+** (every key attribute), "partition" and "sort" (the partition and the
+** sort attributes, in order: a GSI may have up to 4 of each), "projection",
+** "include"}]: dd_indexes_json), stream (its StreamViewType, NULL without a
 ** stream); hidden region, endpoint, profile: where to ask and with whose
 ** credentials (default: the AWS chain, as CREATE VIRTUAL TABLE's).
 **
@@ -353,9 +355,23 @@ static int tablesEof(sqlite3_vtab_cursor *cur) {
   return c->iName >= c->nName;
 }
 
-/* The indexes of d as JSON (see above): a new string (sqlite3_free), NULL
-** when out of memory. */
-static char *tb_indexes_json(const ddb_table_desc *d) {
+/* The names of the n attributes a, then of the m attributes a2, into b
+** as one JSON array, each as dd_shown() shows it. */
+static void tb_names_json(ddb_buf *b, const ddb_keyattr *a, int n,
+                          const ddb_keyattr *a2, int m) {
+  int i;
+  ddb_buf_addc(b, '[');
+  for(i = 0; i < n + m; i++) {
+    if(i)
+      ddb_buf_addc(b, ',');
+    dd_json_shown(b, i < n ? a[i].name : a2[i - n].name);
+  }
+  ddb_buf_addc(b, ']');
+}
+
+/* The indexes of d as JSON (see above; dynamodb_info's "indexes" too): a
+** new string (sqlite3_free), NULL when out of memory. */
+char *dd_indexes_json(const ddb_table_desc *d) {
   ddb_buf b;
   char *z;
   int i, j;
@@ -364,16 +380,17 @@ static char *tb_indexes_json(const ddb_table_desc *d) {
   ddb_buf_addc(&b, '[');
   for(i = 1; i < d->n_indexes; i++) {
     const ddb_index *x = &d->indexes[i];
+    int nPk = ddb_key_attrs(x, 0), nSk = ddb_key_attrs(x, 1);
     ddb_buf_adds(&b, i > 1 ? ",{\"name\":" : "{\"name\":");
     dd_json_shown(&b, x->name);
-    ddb_buf_adds(&b, x->is_local ? ",\"kind\":\"LSI\",\"keys\":["
-                                 : ",\"kind\":\"GSI\",\"keys\":[");
-    dd_json_shown(&b, x->pk.name);
-    if(x->sk.name) {
-      ddb_buf_addc(&b, ',');
-      dd_json_shown(&b, x->sk.name);
-    }
-    ddb_buf_addf(&b, "],\"projection\":\"%s\"", azProj[x->projection]);
+    ddb_buf_adds(&b, x->is_local ? ",\"kind\":\"LSI\",\"keys\":"
+                                 : ",\"kind\":\"GSI\",\"keys\":");
+    tb_names_json(&b, x->pks, nPk, x->sks, nSk);
+    ddb_buf_adds(&b, ",\"partition\":");
+    tb_names_json(&b, x->pks, nPk, x->sks, 0);
+    ddb_buf_adds(&b, ",\"sort\":");
+    tb_names_json(&b, x->sks, nSk, x->pks, 0);
+    ddb_buf_addf(&b, ",\"projection\":\"%s\"", azProj[x->projection]);
     if(x->projection == DDB_PROJ_INCLUDE) {
       ddb_buf_adds(&b, ",\"include\":[");
       for(j = 0; j < x->n_nonkey; j++) {
@@ -429,7 +446,7 @@ static int tablesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
         sqlite3_result_int64(ctx, d->size_bytes);
       break;
     case TB_INDEXES: {
-      char *z = tb_indexes_json(d);
+      char *z = dd_indexes_json(d);
       if(!z)
         return SQLITE_NOMEM;
       sqlite3_result_text(ctx, z, -1, sqlite3_free);

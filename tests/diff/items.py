@@ -4,8 +4,14 @@ import base64
 import json
 from decimal import Decimal
 
-KEYCOLS = ["PK", "SK", "GSI1PK", "GSI1SK", "Type", "Score", "LSK"]
-TEXTKEYS = ["PK", "SK", "GSI1PK", "GSI1SK", "Type", "LSK"]
+KEYCOLS = ["PK", "SK", "GSI1PK", "GSI1SK", "Type", "Score", "LSK", "M1", "M2",
+           "M3"]
+TEXTKEYS = ["PK", "SK", "GSI1PK", "GSI1SK", "Type", "LSK", "M1", "M3"]
+# GSI ByMulti, a multi-attribute key: partition M1 (S), M2 (N); sort M3 (S),
+# Score (N)
+MULTI = (["M1", "M2"], ["M3", "Score"])
+M1_POOL = ["m#1", "m#2", "M#1", "é", "e", "日本", "🎉"]
+M3_POOL = ["a", "b", "B", "ba", "é", "10", "9", "st#1", "st#2"]
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 
 
@@ -141,6 +147,17 @@ def gen_items(rng, nitems):
             it["Type"] = rng.choice(["HALF"] + TYPE_POOL)
         if rng.random() < 0.4:
             it["LSK"] = rand_key(rng, LSK_PREFIXES)
+        # ByMulti: most items with M1, M2, M3 have every attribute of its
+        # key (Score too); some lack one, and are not in the index
+        r = rng.random()
+        if r < 0.4:
+            it["M1"] = rng.choice(M1_POOL)
+            it["M2"] = Decimal(rng.choice([1, 2, 3, 10, -1]))
+            it["M3"] = rng.choice(M3_POOL)
+            if "Score" not in it and rng.random() < 0.8:
+                it["Score"] = rand_decimal(rng)
+            if rng.random() < 0.1:
+                del it[rng.choice(["M1", "M2", "M3"])]
         # non-key attributes
         if rng.random() < 0.8:
             it["name"] = rng.choice(WORDS) + ("" if rng.random() < 0.5 else str(rng.randint(0, 99)))
@@ -221,15 +238,17 @@ def to_json(v):
     raise TypeError(type(v))
 
 
-# An index's partition-key column shows NULL for an item not in the index.
-GATES = {"GSI1PK": "GSI1SK", "Type": "Score"}
+# An index's partition-key column shows NULL for an item not in the index:
+# one without every other key attribute of it (ByMulti: M1 and M2 both).
+GATES = {"GSI1PK": ["GSI1SK"], "Type": ["Score"],
+         "M1": ["M2", "M3", "Score"], "M2": ["M1", "M3", "Score"]}
 
 
 def native_row(item):
     row = []
     for c in KEYCOLS:
         v = item.get(c)
-        if c in GATES and GATES[c] not in item:
+        if c in GATES and any(g not in item for g in GATES[c]):
             v = None
         if isinstance(v, Decimal):
             v = dec_to_sql(v)

@@ -69,10 +69,14 @@ class Gen:
         self.vals = {c: sorted(set(it[c] for it in items if c in it), key=lambda x: (str(type(x)), x))
                      for c in KEYCOLS}
         self.vals["Score"] = sorted(set(dec_to_sql(it["Score"]) for it in items if "Score" in it))
+        self.vals["M2"] = sorted(set(dec_to_sql(it["M2"]) for it in items if "M2" in it))
         self.by_pk = collections.defaultdict(list)
         self.by_g = collections.defaultdict(list)
         self.by_type = collections.defaultdict(list)
+        self.by_m = collections.defaultdict(list)
         for it in items:
+            if "M1" in it and "M2" in it:
+                self.by_m[(it["M1"], dec_to_sql(it["M2"]))].append(it)
             self.by_pk[it["PK"]].append(it)
             if "GSI1PK" in it:
                 self.by_g[it["GSI1PK"]].append(it)
@@ -98,7 +102,7 @@ class Gen:
         r = self.rng
         pool = pool if pool is not None else self.vals[col]
         x = r.random()
-        if col == "Score":
+        if col in ("Score", "M2"):   # the N keys
             if x < 0.75 and pool:
                 return r.choice(pool)
             # whole-number REALs near 2^63 (2^60, -2^63, 2^63) name their exact integers
@@ -133,7 +137,7 @@ class Gen:
     # ---- atoms -------------------------------------------------------------------------
     def wrong_type(self, col):
         r = self.rng
-        if col == "Score":
+        if col in ("Score", "M2"):
             return r.choice(["'10'", "'abc'", "'-1'", "'1.5'", "'0'", "X'00'", "'9223372036854775807'",
                              "''", "'1e2'", "' 10'"])
         return r.choice(["5", "10", "9", "-1", "1.5", "1000.0", "1e3", "X'00'", "X'4f52'", "0", "42", "100"])
@@ -321,8 +325,9 @@ class Gen:
         select (list of X), count (bool)."""
         r = self.rng
         shape = r.choices(
-            ["pk", "pk_sk", "pk_in", "gsi", "score", "lsi", "scan", "or", "odd", "agg", "join"],
-            [10, 22, 7, 12, 10, 7, 14, 8, 6, 4, 6])[0]
+            ["pk", "pk_sk", "pk_in", "gsi", "score", "lsi", "scan", "or", "odd", "agg", "join",
+             "multi"],
+            [10, 22, 7, 12, 10, 7, 14, 8, 6, 4, 6, 10])[0]
         if shape == "join":
             return self.join_query()
         where = None
@@ -365,6 +370,34 @@ class Gen:
             if r.random() < 0.8:
                 where = where + " AND " + self.atom("Score", pool or None)
             if r.random() < 0.1:
+                where = where + " AND " + self.extra_filter()
+        elif shape == "multi":
+            # ByMulti (M1, M2 / M3, Score): = on both partition attributes,
+            # then M3 and Score as a prefix, the last maybe a range; or a
+            # shape DynamoDB would refuse as a key condition (a partition
+            # attribute missing or a range, Score without M3, a range on M3
+            # before Score =), which must read another way, same rows
+            key = r.choice(sorted(self.by_m)) if self.by_m and r.random() < 0.9 \
+                else (self.pick("M1"), self.pick("M2"))
+            part = self.by_m.get(key, [])
+            m3s = [it["M3"] for it in part if "M3" in it]
+            scores = [dec_to_sql(it["Score"]) for it in part if "Score" in it]
+            ps = [X("M1 = %s" % lit(key[0])), X("M2 = %s" % lit(key[1]))]
+            kind = r.choice(["pk", "m3", "m3eq", "m3eq_score", "bad_pk", "gap", "range_eq"])
+            if kind == "bad_pk":
+                ps = [r.choice(ps), self.atom(r.choice(["M1", "M2"]))]
+            if kind in ("m3", "range_eq"):
+                ps.append(self.atom("M3", m3s or None))
+            if kind in ("m3eq", "m3eq_score"):
+                ps.append(X("M3 = %s" % lit(r.choice(m3s) if m3s else self.pick("M3"))))
+            if kind in ("m3eq_score", "gap"):
+                ps.append(self.atom("Score", scores or None))
+            if kind == "range_eq":
+                ps.append(X("Score = %s" % lit(r.choice(scores) if scores else self.pick("Score"))))
+            if kind != "bad_pk" and r.random() < 0.2:   # M1 IN: a Query a value
+                ps[0] = X("M1 IN (%s, %s)" % (lit(key[0]), lit(self.pick("M1"))))
+            where = join(" AND ", ps)
+            if r.random() < 0.15:
                 where = where + " AND " + self.extra_filter()
         elif shape == "lsi":
             pk = r.choice(self.pks)
@@ -445,6 +478,9 @@ class Gen:
                 order = [("GSI1SK", r.choice(["ASC", "DESC"]))]
             elif shape == "score":
                 order = [("Score", r.choice(["ASC", "DESC"]))]
+            elif shape == "multi":
+                d = r.choice(["ASC", "DESC"])
+                order = r.choice([[("M3", d), ("Score", d)], [("Score", d)], [("M3", d)]])
             elif shape == "lsi":
                 order = [("LSK", r.choice(["ASC", "DESC"]))]
             else:

@@ -2,7 +2,8 @@
 """Differential test: the `dynamodb` virtual table against an ordinary SQLite table.
 (The items: items.py; the queries: queries.py.)
 
-Creates the DynamoDB table DiffT (PK/SK, GSI GSI1, GSI ByScore KEYS_ONLY, LSI LSI1),
+Creates the DynamoDB table DiffT (PK/SK, GSI GSI1, GSI ByScore KEYS_ONLY, GSI ByMulti of
+a multi-attribute key M1, M2 / M3, Score, LSI LSI1),
 loads ~3000 random items into it and the same rows into an ordinary table `native`,
 then runs a few hundred random SELECTs against both through ONE sqlite3 shell process
 (`.load build/dynamodb`, `.mode quote`) and compares the results.  Prints TAP.
@@ -137,6 +138,9 @@ def create_and_load(res, items):
             {"AttributeName": "Type", "AttributeType": "S"},
             {"AttributeName": "Score", "AttributeType": "N"},
             {"AttributeName": "LSK", "AttributeType": "S"},
+            {"AttributeName": "M1", "AttributeType": "S"},
+            {"AttributeName": "M2", "AttributeType": "N"},
+            {"AttributeName": "M3", "AttributeType": "S"},
         ],
         KeySchema=[{"AttributeName": "PK", "KeyType": "HASH"},
                    {"AttributeName": "SK", "KeyType": "RANGE"}],
@@ -149,6 +153,13 @@ def create_and_load(res, items):
              "KeySchema": [{"AttributeName": "Type", "KeyType": "HASH"},
                            {"AttributeName": "Score", "KeyType": "RANGE"}],
              "Projection": {"ProjectionType": "KEYS_ONLY"}},
+            # a multi-attribute key (DynamoDB since November 2025)
+            {"IndexName": "ByMulti",
+             "KeySchema": [{"AttributeName": "M1", "KeyType": "HASH"},
+                           {"AttributeName": "M2", "KeyType": "HASH"},
+                           {"AttributeName": "M3", "KeyType": "RANGE"},
+                           {"AttributeName": "Score", "KeyType": "RANGE"}],
+             "Projection": {"ProjectionType": "ALL"}},
         ],
         LocalSecondaryIndexes=[
             {"IndexName": "LSI1",
@@ -435,7 +446,7 @@ def probe_columns(workdir, ext):
     """Column names and declared types as the vtab reports them."""
     if SELFTEST:
         st = os.environ.get("DIFF_SELFTEST_SCORE_TYPE", "NUMERIC")
-        return [(c, st if c == "Score" else "TEXT") for c in KEYCOLS] + [("item", "TEXT")]
+        return [(c, st if c in ("Score", "M2") else "TEXT") for c in KEYCOLS] + [("item", "TEXT")]
     script = (".load %s\n.mode quote\nCREATE VIRTUAL TABLE t USING dynamodb(table=%s);\n"
               "SELECT name, type, hidden FROM pragma_table_xinfo('t');\n" % (ext, TABLE))
     env = dict(os.environ)

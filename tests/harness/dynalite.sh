@@ -26,8 +26,9 @@ PKG="dynalite@4.0.0"
 # dynalite 4.0.0 has no TransactWriteItems (nor TransactGetItems), no
 # UpdateTimeToLive (its DescribeTimeToLive always says DISABLED), and
 # ignores a table's StreamSpecification; it refuses a table's ARN as
-# TableName (ValidationException: its pattern is a name's)
-LACKS="transactions ttl streams table_arn"
+# TableName (ValidationException: its pattern is a name's) and a GSI key
+# of several attributes (November 2025: "multikey")
+LACKS="transactions ttl streams table_arn multikey"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DIR="$ROOT/.deps/dynalite"
 CLI="$DIR/node_modules/dynalite/cli.js"

@@ -30,7 +30,8 @@ Test file format
   separated by commas) says the file needs a part of DynamoDB that a test
   server may lack. Features: see FEATURES below ("transactions":
   TransactWriteItems; "ttl": UpdateTimeToLive; "streams": a table's
-  StreamSpecification). When SQL_TEST_LACKS names one of them, the file is
+  StreamSpecification; "multikey": a GSI key of several attributes). When
+  SQL_TEST_LACKS names one of them, the file is
   not run and the line "# skip FILE on SERVER: no CALL (N tests)" says so.
   An unknown feature, or a near miss of the marker, is a format error.
 * Lines before the first "-- test: NAME" line are the setup. Their output
@@ -120,6 +121,7 @@ FEATURES = {
     "ttl": "UpdateTimeToLive",
     "streams": "StreamSpecification",
     "table_arn": "TableName ARNs",
+    "multikey": "multi-attribute GSI keys",
 }
 
 

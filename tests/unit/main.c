@@ -27,6 +27,7 @@ int main(int argc, char **argv) {
       tap_options_tests,
       tap_throttle_tests,
       tap_commit_tests,
+      tap_multikey_tests,
       NULL, /* one table a line, so that a new one is a line */
   };
   int rc = tap_main(argc, argv, tables);

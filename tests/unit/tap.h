@@ -78,6 +78,7 @@ extern const tap_test tap_hot_tests[];
 extern const tap_test tap_options_tests[];
 extern const tap_test tap_throttle_tests[];
 extern const tap_test tap_commit_tests[];
+extern const tap_test tap_multikey_tests[];
 
 #ifdef TAP_MAIN
 #include <stdarg.h>

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../ext/dd_ext.h"
+#include "../../ext/multikey.h" /* dd_partition_rows; and dd_ext.h */
 
 #include <cjson/cJSON.h>
 
