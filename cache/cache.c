@@ -39,11 +39,6 @@
 
 /* The default byte budget of the process-wide cache. */
 #define DDBC_DEFAULT_BUDGET (64u * 1024 * 1024)
-/* Seconds a DescribeTable answer is reused. */
-#define DDBC_DESCRIBE_TTL 60.0
-/* Longest cache key built (a request body is at most a few KB unless an
-** ExclusiveStartKey is huge; larger requests are simply not cached). */
-#define DDBC_KEY_MAX (256u * 1024)
 
 static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
@@ -58,8 +53,6 @@ static void store_init(void) {
                    ddbc_store_create_packed(DDBC_DEFAULT_BUDGET, &codec),
                    __ATOMIC_RELEASE);
 }
-
-static void descs_free(void);
 
 /* ------------------------------------------------------------------------
 ** Lifetime.  The cache lives as long as the process: ddbc_pin marks the
@@ -87,9 +80,13 @@ void ddbc_pin(void) {
   pthread_once(&pin_once, pin_library);
 }
 
+int ddbc_pinned(void) {
+  return pinned;
+}
+
 /* When the library is unloaded without having been pinned, free the
-** process-wide store and the DescribeTable answers: a later load starts
-** afresh, and nothing is left behind unreachable.  A pinned library is
+** process-wide store (describe.c frees the DescribeTable answers): a
+** later load starts afresh, and nothing is left behind unreachable.  A pinned library is
 ** only finalized at exit, when other threads may still read the cache:
 ** then nothing is freed. */
 __attribute__((destructor)) static void cache_unload(void) {
@@ -97,23 +94,20 @@ __attribute__((destructor)) static void cache_unload(void) {
     return;
   ddbc_store_release(store);
   store = NULL;
-  descs_free();
 }
 
 /* fork(): on live.c's list (rank DDB_LIVE_CACHE), whose handlers take the
-** DescribeTable list's lock, the principals' lock, then the store's,
-** before the fork and release them after it, in the parent and in the
+** principals' lock, then the store's (describe.c's node, of the same
+** rank, takes the DescribeTable list's), before the fork and release them after it, in the parent and in the
 ** child alike.  So no other thread is inside the cache while the process
 ** is copied: the child's cache is whole (its entries, as the parent had
 ** them, stay good until their TTL, like any other process's view), and
 ** its locks are free, not held by a thread the child does not have. */
-static pthread_mutex_t desc_lock;
 static pthread_mutex_t seen_lock; /* the principals seen (taken before the
                                      store's, never after it) */
 static ddbc_store *fork_store;    /* the store locked by cache_fork_lock */
 static void cache_fork_lock(void *obj) {
   (void)obj;
-  pthread_mutex_lock(&desc_lock);
   pthread_mutex_lock(&seen_lock);
   fork_store = __atomic_load_n(&store, __ATOMIC_ACQUIRE);
   if(fork_store)
@@ -128,7 +122,6 @@ static void cache_fork_unlock(void *obj) {
     ddbc_store_unlock(fork_store);
   fork_store = NULL;
   pthread_mutex_unlock(&seen_lock);
-  pthread_mutex_unlock(&desc_lock);
 }
 
 static const ddb_live_ops cache_live_ops = {DDB_LIVE_CACHE, cache_fork_lock,
@@ -142,7 +135,7 @@ __attribute__((constructor)) static void cache_load(void) {
 }
 
 /* The process-wide store, created on first use (NULL only on OOM). */
-static ddbc_store *the_store(void) {
+ddbc_store *ddbc_cache_store(void) {
   pthread_once(&store_once, store_init);
   return store;
 }
@@ -161,20 +154,20 @@ double ddbc_now(void) {
 }
 
 size_t ddbc_set_budget(size_t bytes) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   return s ? ddbc_store_set_budget(s, bytes) : 0;
 }
 
 static void seen_forget(ddbc_store *s);
 
 void ddbc_clear(void) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   if(s)
     seen_forget(s);
 }
 
 void ddbc_stats_get(ddbc_stats *out) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   ddbc_store_stats st;
   memset(out, 0, sizeof(*out));
   if(!s)
@@ -218,8 +211,7 @@ void ddbc_stats_get(ddbc_stats *out) {
 */
 
 /* Append kind, c's place and, unless no_principal, c's principal to b. */
-static void scope_head(ddb_buf *b, char kind, ddb_client *c,
-                       int no_principal) {
+void ddbc_scope_head(ddb_buf *b, char kind, ddb_client *c, int no_principal) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
@@ -230,8 +222,8 @@ static void scope_head(ddb_buf *b, char kind, ddb_client *c,
 }
 
 /* The head of an entry's key: kind, place, principal, table. */
-static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
-  scope_head(b, kind, c, 0);
+void ddbc_key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  ddbc_scope_head(b, kind, c, 0);
   ddb_buf_add_part(b, table, strlen(table));
 }
 
@@ -239,27 +231,27 @@ static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
 ** its ARN is tagged by its name: a write through either form makes stale
 ** the pages read through both (a table of the same name in another
 ** account, at the same place, only costs a miss). */
-static void tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+void ddbc_tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
   table = ddb_arn_table_name(table);
-  scope_head(b, kind, c, 1);
+  ddbc_scope_head(b, kind, c, 1);
   ddb_buf_add_part(b, table, strlen(table));
 }
 
 /* The item key of `key` (an item holding at least the key attributes). */
-static int item_key(ddb_buf *b, ddb_client *c, const char *table,
-                    const ddb_item *key, const char *const *names, int n) {
-  key_head(b, 'I', c, table);
+int ddbc_item_key(ddb_buf *b, ddb_client *c, const char *table,
+                  const ddb_item *key, const char *const *names, int n) {
+  ddbc_key_head(b, 'I', c, table);
   if(ddb_key_encode(key, names, n, b))
     return -1;
   return b->failed ? -1 : 0;
 }
 
 /* Partition tag of (table, index, partition value av). */
-static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
-                          const char *index, const ddb_av *pk) {
+void ddbc_partition_tag(ddb_buf *b, ddb_client *c, const char *table,
+                        const char *index, const ddb_av *pk) {
   char num[192];
   ddb_buf nb;
-  tag_head(b, 'P', c, table);
+  ddbc_tag_head(b, 'P', c, table);
   ddb_buf_add_part(b, index ? index : "", index ? strlen(index) : 0);
   ddb_buf_addc(b, ddb_type_name(pk->type)[0]);
   if(pk->type != DDB_N) {
@@ -272,6 +264,17 @@ static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
   else
     ddb_buf_add_part(b, pk->text, pk->n);
   ddb_buf_free(&nb);
+}
+
+/* The part of entry key k (built by ddbc_key_head or ddbc_scope_head for c) that
+** the shared tier names: what follows the kind, place and principal. */
+const char *ddbc_shared_tail(ddb_client *c, const ddb_buf *k, size_t *len) {
+  const char *place, *principal;
+  size_t place_len, principal_len, head;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  head = 1 + place_len + principal_len;
+  *len = k->len - head;
+  return k->p + head;
 }
 
 /* ------------------------------------------------------------------------
@@ -309,7 +312,7 @@ static void do_seen_clear(void) {
 ** either the principal was remembered before a reset (whose forget moves
 ** every generation, so the fill is refused) or after it (so every write
 ** finds it), and a write through other credentials always stops its fill
-** (see principal_seen_gens). */
+** (see ddbc_principal_seen_gens). */
 static void do_principal_seen(ddbc_store *s, ddb_client *c) {
   const char *place, *principal;
   size_t place_len, principal_len;
@@ -352,10 +355,10 @@ static void seen_forget(ddbc_store *s) {
 /* Before an item read through c is sent: remember c's principal and
 ** capture the generations of the n item keys keys[i][0..lens[i]) (NULL
 ** keys are skipped) into gens, atomically with respect to the writes of
-** other principals (drop_other_principals). */
-static void principal_seen_gens(ddbc_store *s, ddb_client *c,
-                                const char *table, char *const *keys,
-                                const size_t *lens, size_t n, uint64_t *gens) {
+** other principals (ddbc_drop_other_principals). */
+void ddbc_principal_seen_gens(ddbc_store *s, ddb_client *c, const char *table,
+                              char *const *keys, const size_t *lens, size_t n,
+                              uint64_t *gens) {
   size_t i;
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c);
@@ -371,9 +374,9 @@ static void principal_seen_gens(ddbc_store *s, ddb_client *c,
 ** and of every principal under the table's other forms (its name, the
 ** ARNs read through: alias.c), bumping their generations, so that their
 ** reads in flight do not fill. */
-static void drop_other_principals(ddbc_store *s, ddb_client *c,
-                                  const char *table, const ddb_item *key,
-                                  const char *const *names, int n) {
+void ddbc_drop_other_principals(ddbc_store *s, ddb_client *c,
+                                const char *table, const ddb_item *key,
+                                const char *const *names, int n) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddb_buf b;
@@ -405,120 +408,261 @@ static void drop_other_principals(ddbc_store *s, ddb_client *c,
   ddb_buf_free(&b);
 }
 
+
 /* ------------------------------------------------------------------------
-** DescribeTable
+** Clearing one table (dynamodb_cache_clear('t'))
 */
-typedef struct desc_entry {
-  struct desc_entry *next;
-  char *key; /* D place principal table */
-  size_t key_len;
-  ddb_table_desc *desc;
-  double expires;
-} desc_entry;
+/* What ddbc_clear_table drops: the entries of one table at one place. */
+typedef struct table_match {
+  const char *place;
+  size_t place_len, principal_len;
+  ddb_buf part; /* the table as a part (ddb_buf_add_part) */
+  ddb_buf body; /* a request body's start: {"TableName":"..." */
+} table_match;
 
-static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
-static desc_entry *descs;
-
-/* Free every DescribeTable answer kept. */
-static void descs_free(void) {
-  desc_entry *e, *next;
-  pthread_mutex_lock(&desc_lock);
-  for(e = descs; e; e = next) {
-    next = e->next;
-    free(e->key);
-    ddb_table_desc_free(e->desc);
-    free(e);
-  }
-  descs = NULL;
-  pthread_mutex_unlock(&desc_lock);
+/* ddbc_store_drop_if's test: an item (I place principal table ...) or a
+** page (Q place principal {"TableName":table, or }) of the table. */
+static int table_entry(const char *key, size_t len, void *ctx) {
+  const table_match *t = ctx;
+  size_t head = 1 + t->place_len + t->principal_len;
+  const char *rest = key + head;
+  size_t n = len - head;
+  if(len <= head || (key[0] != 'I' && key[0] != 'Q') ||
+     memcmp(key + 1, t->place, t->place_len) != 0)
+    return 0;
+  if(key[0] == 'I')
+    return n >= t->part.len && memcmp(rest, t->part.p, t->part.len) == 0;
+  return n > t->body.len && memcmp(rest, t->body.p, t->body.len) == 0 &&
+         (rest[t->body.len] == ',' || rest[t->body.len] == '}');
 }
 
-/* DescribeTable of table (a name or an ARN) from DynamoDB: a table asked
-** for by its ARN keeps the ARN as its name (client/arn.c), so that its
-** calls and this cache's keys name the ARN. */
-static ddb_result describe_call(ddb_client *c, const char *table,
-                                ddb_table_desc **out, ddb_error *err) {
-  ddb_result result = ddb_describe_table(c, table, out, err);
-  if(result == DDB_OK && ddb_desc_name_asked(*out, table)) {
-    ddb_table_desc_free(*out);
-    *out = NULL;
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-  }
-  return result;
+size_t ddbc_clear_table(ddb_client *c, const char *table) {
+  ddbc_store *s = ddbc_cache_store();
+  const char *principal;
+  table_match t;
+  ddb_buf tag;
+  size_t n = 0;
+  if(!s)
+    return 0;
+  ddb_client_scope(c, &t.place, &t.place_len, &principal, &t.principal_len);
+  ddb_buf_init(&t.part, DDBC_KEY_MAX);
+  ddb_buf_init(&t.body, DDBC_KEY_MAX);
+  ddb_buf_init(&tag, DDBC_KEY_MAX);
+  ddb_buf_add_part(&t.part, table, strlen(table));
+  ddb_buf_adds(&t.body, "{\"TableName\":");
+  ddb_buf_json_str(&t.body, table, strlen(table));
+  /* pages being read now must not fill: their table's generation moves */
+  ddbc_tag_head(&tag, 'T', c, table);
+  if(!tag.failed)
+    ddbc_store_bump(s, tag.p, tag.len);
+  if(!t.part.failed && !t.body.failed)
+    n = ddbc_store_drop_if(s, table_entry, &t);
+  /* and its DescribeTable answers, whoever asked */
+  ddbc_describe_forget(t.place, t.place_len, t.principal_len, &t.part);
+  ddb_buf_free(&t.part);
+  ddb_buf_free(&t.body);
+  ddb_buf_free(&tag);
+  return n;
 }
 
-/* DescribeTable through the cache: the kept answer unless fresh, which
-** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
-static ddb_result describe(ddb_client *c, const char *table, int fresh,
-                           ddb_table_desc **out, ddb_error *err) {
-  desc_entry *e, **pp;
-  double now = ddbc_now();
-  ddb_result result;
-  ddb_buf k;
-
-  *out = NULL;
-  ddb_buf_init(&k, DDBC_KEY_MAX);
-  key_head(&k, 'D', c, table);
-  if(k.failed) {
-    ddb_buf_free(&k);
-    return describe_call(c, table, out, err);
+/* ------------------------------------------------------------------------
+** Writes
+*/
+/* Append tag b to the list of tags (their bytes in *all, their ends in
+** ends[0..*n)), unless it is one of the two appended last: the writes of
+** one call mostly share their partitions. */
+static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
+                         const ddb_buf *b) {
+  size_t j;
+  if(b->failed || !b->p)
+    return;
+  for(j = *n; j > 0 && j + 2 > *n; j--) {
+    size_t start = j > 1 ? ends[j - 2] : 0;
+    if(ends[j - 1] - start == b->len &&
+       memcmp(all->p + start, b->p, b->len) == 0)
+      return;
   }
-  pthread_mutex_lock(&desc_lock);
-  for(pp = &descs; (e = *pp) != NULL;) {
-    int mine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
-    if(e->expires <= now || (mine && fresh)) {
-      *pp = e->next;
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
+  ddb_buf_add(all, b->p, b->len);
+  if(!all->failed)
+    ends[(*n)++] = all->len;
+}
+
+/* The tags the writes w[0..n) of table d touch, appended to the list
+** (all, ends, *n_tags: tag_list_add): the partitions their old and new
+** images live in, in every index; the table's Scans; the whole table
+** when an old image is unknown.  b is scratch. */
+static void write_tags(ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, size_t *n_tags) {
+  size_t i, k;
+  int img, any_unknown = 0;
+  for(i = 0; i < n; i++) {
+    any_unknown |= !w[i].old_known;
+    for(img = 0; img < 2; img++) {
+      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
+      if(!it)
+        continue;
+      for(k = 0; k < (size_t)d->n_indexes; k++) {
+        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
+        if(!pk)
+          continue; /* not in this (sparse) index */
+        ddb_buf_reset(b);
+        ddbc_partition_tag(b, c, d->name, d->indexes[k].name, pk);
+        tag_list_add(all, ends, n_tags, b);
+      }
+    }
+  }
+  ddb_buf_reset(b);
+  ddbc_tag_head(b, 'S', c, d->name);
+  tag_list_add(all, ends, n_tags, b);
+  if(any_unknown) {
+    ddb_buf_reset(b);
+    ddbc_tag_head(b, 'T', c, d->name);
+    tag_list_add(all, ends, n_tags, b);
+  }
+}
+
+/* The items the writes w[0..n) of table d (key names names[0..n_names))
+** wrote: dropped from the store s for the other principals, and their
+** keys for the writer's appended to all (ends[0..*n_keys)), items[j] the
+** new image of each (NULL: deleted).  b is scratch. */
+static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
+                       const ddbc_write_note *w, size_t n,
+                       const char *const *names, int n_names, ddb_buf *b,
+                       ddb_buf *all, size_t *ends, ddb_item **items,
+                       size_t *n_keys) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    ddbc_drop_other_principals(s, c, d->name, w[i].key, names, n_names);
+    ddb_buf_reset(b);
+    if(ddbc_item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
+      ddb_buf_add(all, b->p, b->len);
+      if(all->failed)
+        break;
+      ends[*n_keys] = all->len;
+      items[(*n_keys)++] = (ddb_item *)w[i].new_item;
+    }
+  }
+}
+
+/* The n byte strings of all, each ending at ends[i] (the next starts
+** there), as out[0..n). */
+static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
+                    ddbc_tag *out) {
+  size_t i;
+  for(i = 0; i < n; i++) {
+    out[i].p = all->p + (i ? ends[i - 1] : 0);
+    out[i].len = ends[i] - (i ? ends[i - 1] : 0);
+  }
+}
+
+/* See ddb_cache.h: the tags and the keys of the writes gathered, then told
+** to the store in one call (ddbc_store_note_writes); out of memory, each
+** write told alone, as one that forgets the table's pages. */
+void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
+                      const ddbc_write_note *w, size_t n,
+                      const ddbc_policy *pol) {
+  ddbc_store *s = ddbc_cache_store();
+  const char *names[2];
+  ddbc_tag *tags = NULL, *keys = NULL;
+  ddb_item **items = NULL;
+  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i;
+  int n_names;
+  ddb_buf b, all_tags, all_keys;
+  if(!s || n == 0)
+    return;
+  ddb_buf_init(&b, DDBC_KEY_MAX);
+  ddb_buf_init(&all_tags, (size_t)DDBC_KEY_MAX * (d->n_indexes * 2 + 2) * n);
+  ddb_buf_init(&all_keys, (size_t)DDBC_KEY_MAX * n);
+  names[0] = d->indexes[0].pk.name;
+  names[1] = d->indexes[0].sk.name;
+  n_names = names[1] ? 2 : 1;
+  tag_end = malloc(sizeof(*tag_end) * ((size_t)d->n_indexes * 2 * n + 2));
+  key_end = malloc(sizeof(*key_end) * n);
+  tags = malloc(sizeof(*tags) * ((size_t)d->n_indexes * 2 * n + 2));
+  keys = malloc(sizeof(*keys) * n);
+  items = malloc(sizeof(*items) * n);
+  if(!tag_end || !key_end || !tags || !keys || !items) {
+    /* out of memory: forget the table's pages and the items, one by one */
+    for(i = 0; i < n; i++)
+      ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
+    goto done;
+  }
+  write_tags(c, d, w, n, &b, &all_tags, tag_end, &n_tags);
+  /* the items themselves: dropped for the other principals, written
+  ** through for the writer's */
+  write_keys(s, c, d, w, n, names, n_names, &b, &all_keys, key_end, items,
+             &n_keys);
+  tags_at(&all_tags, tag_end, n_tags, tags);
+  tags_at(&all_keys, key_end, n_keys, keys);
+  ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
+                         pol->item_ttl);
+
+done:
+  free(tag_end);
+  free(key_end);
+  free(tags);
+  free(keys);
+  free(items);
+  ddb_buf_free(&b);
+  ddb_buf_free(&all_tags);
+  ddb_buf_free(&all_keys);
+}
+
+void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
+                     const ddb_item *old_item, int old_known,
+                     const ddb_item *new_item, const ddb_item *key,
+                     const ddbc_policy *pol) {
+  ddbc_store *s = ddbc_cache_store();
+  const char *names[2];
+  int n_names, i, img;
+  ddb_buf b;
+  if(!s)
+    return;
+  ddb_buf_init(&b, DDBC_KEY_MAX);
+  names[0] = d->indexes[0].pk.name;
+  names[1] = d->indexes[0].sk.name;
+  n_names = names[1] ? 2 : 1;
+  /* the partitions the old and the new image live in, in every index */
+  for(img = 0; img < 2; img++) {
+    const ddb_item *it = img ? new_item : old_item;
+    if(!it)
       continue;
+    for(i = 0; i < d->n_indexes; i++) {
+      const ddb_av *pk = ddb_item_get(it, d->indexes[i].pk.name);
+      if(!pk)
+        continue; /* not in this (sparse) index */
+      ddb_buf_reset(&b);
+      ddbc_partition_tag(&b, c, d->name, d->indexes[i].name, pk);
+      if(!b.failed)
+        ddbc_store_bump(s, b.p, b.len);
     }
-    if(mine) {
-      *out = ddb_table_desc_dup(e->desc);
-      break;
+  }
+  ddb_buf_reset(&b);
+  ddbc_tag_head(&b, 'S', c, d->name);
+  ddbc_store_bump(s, b.p, b.len);
+  if(!old_known) {
+    ddb_buf_reset(&b);
+    ddbc_tag_head(&b, 'T', c, d->name);
+    ddbc_store_bump(s, b.p, b.len);
+  }
+  /* the item itself: dropped for the other principals, written through
+  ** for the writer's */
+  ddbc_drop_other_principals(s, c, d->name, key, names, n_names);
+  ddb_buf_reset(&b);
+  if(ddbc_item_key(&b, c, d->name, key, names, n_names) == 0) {
+    ddbc_store_write_item(s, b.p, b.len, (ddb_item *)new_item, ddbc_now(),
+                          pol->item_ttl);
+    if(pol->shared) {
+      size_t len;
+      const char *tail = ddbc_shared_tail(c, &b, &len);
+      ddbc_shared_note_write(pol->shared, c, d->name, tail, len, new_item,
+                             pol->item_ttl, ddbc_shared_now());
     }
-    pp = &e->next;
   }
-  pthread_mutex_unlock(&desc_lock);
-  if(*out) {
-    ddb_buf_free(&k);
-    return DDB_OK;
-  }
-  result = describe_call(c, table, out, err);
-  if(result) {
-    ddb_buf_free(&k);
-    return result;
-  }
-  e = calloc(1, sizeof(*e));
-  if(e) {
-    e->key = ddb_buf_take(&k, &e->key_len);
-    e->desc = ddb_table_desc_dup(*out);
-    e->expires = now + DDBC_DESCRIBE_TTL;
-    if(!e->key || !e->desc) {
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
-      ddb_buf_free(&k);
-      return DDB_OK; /* not cached; the answer is still good */
-    }
-    pthread_mutex_lock(&desc_lock);
-    e->next = descs;
-    descs = e;
-    pthread_mutex_unlock(&desc_lock);
-  }
-  ddb_buf_free(&k);
-  return DDB_OK;
+  ddb_buf_free(&b);
 }
 
-ddb_result ddbc_describe_table(ddb_client *c, const char *table,
-                               ddb_table_desc **out, ddb_error *err) {
-  return describe(c, table, 0, out, err);
-}
-
-ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
-                                     ddb_table_desc **out, ddb_error *err) {
-  return describe(c, table, 1, out, err);
-}
 
 /* ------------------------------------------------------------------------
 ** The shared tier's hooks (shared.c).  Redis is asked after a miss here
@@ -529,17 +673,6 @@ ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
 ** Redis is its key here less the head (kind, place, principal), which are
 ** this process's own ids: shared.c names it under the credentials.
 */
-
-/* The part of entry key k (built by key_head or scope_head for c) that
-** the shared tier names: what follows the kind, place and principal. */
-static const char *shared_tail(ddb_client *c, const ddb_buf *k, size_t *len) {
-  const char *place, *principal;
-  size_t place_len, principal_len, head;
-  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
-  head = 1 + place_len + principal_len;
-  *len = k->len - head;
-  return k->p + head;
-}
 
 /* What is left of a TTL for an entry age seconds old (never 0, which
 ** would not cache). */
@@ -556,7 +689,7 @@ static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
   size_t len;
   unsigned char hit = 0;
   double age = 0;
-  tail = (char *)shared_tail(c, k, &len);
+  tail = (char *)ddbc_shared_tail(c, k, &len);
   ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
                         ddbc_shared_now(), out, &hit, &age);
   if(hit)
@@ -571,7 +704,7 @@ static void shared_item_fill(ddb_client *c, const char *table,
                              const ddbc_policy *pol) {
   char *tail;
   size_t len;
-  tail = (char *)shared_tail(c, k, &len);
+  tail = (char *)ddbc_shared_tail(c, k, &len);
   ddbc_shared_fill_items(pol->shared, c, table, &tail, &len, 1, &item,
                          pol->item_ttl, ddbc_shared_now());
 }
@@ -596,7 +729,7 @@ static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
   for(i = 0; i < *m; i++)
     if(ckeys[i]) {
       ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
-      tails[i] = (char *)shared_tail(c, &k, &lens[i]);
+      tails[i] = (char *)ddbc_shared_tail(c, &k, &lens[i]);
     }
   ddbc_shared_get_items(pol->shared, c, table, tails, lens, *m, pol->item_ttl,
                         ddbc_shared_now(), got, hit, age);
@@ -636,88 +769,13 @@ static void shared_batch_fill(ddb_client *c, const char *table,
     for(i = 0; i < m; i++)
       if(ckeys[i]) {
         ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
-        tails[i] = (char *)shared_tail(c, &k, &lens[i]);
+        tails[i] = (char *)ddbc_shared_tail(c, &k, &lens[i]);
       }
     ddbc_shared_fill_items(pol->shared, c, table, tails, lens, m, got,
                            pol->item_ttl, ddbc_shared_now());
   }
   free(tails);
   free(lens);
-}
-
-/* ------------------------------------------------------------------------
-** Clearing one table (dynamodb_cache_clear('t'))
-*/
-/* What ddbc_clear_table drops: the entries of one table at one place. */
-typedef struct table_match {
-  const char *place;
-  size_t place_len, principal_len;
-  ddb_buf part; /* the table as a part (ddb_buf_add_part) */
-  ddb_buf body; /* a request body's start: {"TableName":"..." */
-} table_match;
-
-/* ddbc_store_drop_if's test: an item (I place principal table ...) or a
-** page (Q place principal {"TableName":table, or }) of the table. */
-static int table_entry(const char *key, size_t len, void *ctx) {
-  const table_match *t = ctx;
-  size_t head = 1 + t->place_len + t->principal_len;
-  const char *rest = key + head;
-  size_t n = len - head;
-  if(len <= head || (key[0] != 'I' && key[0] != 'Q') ||
-     memcmp(key + 1, t->place, t->place_len) != 0)
-    return 0;
-  if(key[0] == 'I')
-    return n >= t->part.len && memcmp(rest, t->part.p, t->part.len) == 0;
-  return n > t->body.len && memcmp(rest, t->body.p, t->body.len) == 0 &&
-         (rest[t->body.len] == ',' || rest[t->body.len] == '}');
-}
-
-size_t ddbc_clear_table(ddb_client *c, const char *table) {
-  ddbc_store *s = the_store();
-  const char *principal;
-  table_match t;
-  desc_entry *e, **pp;
-  ddb_buf tag, dk;
-  size_t n = 0;
-  if(!s)
-    return 0;
-  ddb_client_scope(c, &t.place, &t.place_len, &principal, &t.principal_len);
-  ddb_buf_init(&t.part, DDBC_KEY_MAX);
-  ddb_buf_init(&t.body, DDBC_KEY_MAX);
-  ddb_buf_init(&tag, DDBC_KEY_MAX);
-  ddb_buf_init(&dk, DDBC_KEY_MAX);
-  ddb_buf_add_part(&t.part, table, strlen(table));
-  ddb_buf_adds(&t.body, "{\"TableName\":");
-  ddb_buf_json_str(&t.body, table, strlen(table));
-  /* pages being read now must not fill: their table's generation moves */
-  tag_head(&tag, 'T', c, table);
-  if(!tag.failed)
-    ddbc_store_bump(s, tag.p, tag.len);
-  if(!t.part.failed && !t.body.failed)
-    n = ddbc_store_drop_if(s, table_entry, &t);
-  /* and its DescribeTable answers, whoever asked */
-  ddb_buf_addc(&dk, 'D');
-  ddb_buf_add(&dk, t.place, t.place_len);
-  pthread_mutex_lock(&desc_lock);
-  for(pp = &descs; (e = *pp) != NULL;) {
-    if(!dk.failed && !t.part.failed &&
-       e->key_len == dk.len + t.principal_len + t.part.len &&
-       memcmp(e->key, dk.p, dk.len) == 0 &&
-       memcmp(e->key + dk.len + t.principal_len, t.part.p, t.part.len) == 0) {
-      *pp = e->next;
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
-      continue;
-    }
-    pp = &e->next;
-  }
-  pthread_mutex_unlock(&desc_lock);
-  ddb_buf_free(&t.part);
-  ddb_buf_free(&t.body);
-  ddb_buf_free(&tag);
-  ddb_buf_free(&dk);
-  return n;
 }
 
 /* ------------------------------------------------------------------------
@@ -784,10 +842,10 @@ static ddb_result batch_get_counted(ddb_client *c, const char *table,
 static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
                       ddb_buf *tag2, ddbc_tag *tags) {
   if(rd->pk_name)
-    partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
+    ddbc_partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
   else
-    tag_head(tag1, 'S', c, rd->table);
-  tag_head(tag2, 'T', c, rd->table);
+    ddbc_tag_head(tag1, 'S', c, rd->table);
+  ddbc_tag_head(tag2, 'T', c, rd->table);
   tags[0].p = tag1->p;
   tags[0].len = tag1->len;
   tags[1].p = tag2->p;
@@ -802,7 +860,7 @@ static int page_shared_get(ddb_client *c, const ddb_read *rd,
                            ddb_page **out, double *sage,
                            ddbc_shared_gen *sgen) {
   size_t tail_len;
-  const char *tail = shared_tail(c, key, &tail_len);
+  const char *tail = ddbc_shared_tail(c, key, &tail_len);
   return ddbc_shared_get_page(pol->shared, c, rd->table, tail, tail_len,
                               pol->query_ttl, ddbc_shared_now(), out, sage,
                               sgen);
@@ -814,7 +872,7 @@ static int page_shared_get(ddb_client *c, const ddb_read *rd,
 ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
                           const ddbc_policy *pol, ddb_page **out,
                           ddb_error *err) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   ddb_meter *m = ddb_client_meter(c);
   ddb_read rd = *r, kr;
   ddb_buf key, tag1, tag2;
@@ -834,7 +892,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   ddb_buf_init(&key, DDBC_KEY_MAX);
   ddb_buf_init(&tag1, DDBC_KEY_MAX);
   ddb_buf_init(&tag2, DDBC_KEY_MAX);
-  scope_head(&key, 'Q', c, 0);
+  ddbc_scope_head(&key, 'Q', c, 0);
   /* ttl=hide's now changes every second: the key holds the condition
   ** without it, and the reader drops what expired since (ext/) */
   kr = rd;
@@ -871,7 +929,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                          pol->query_ttl);
   if(result == DDB_OK && pol->shared) {
-    const char *tail = shared_tail(c, &key, &tail_len);
+    const char *tail = ddbc_shared_tail(c, &key, &tail_len);
     ddbc_shared_fill_page(pol->shared, c, rd.table, tail, tail_len, sgen, *out,
                           pol->query_ttl, ddbc_shared_now());
   }
@@ -884,7 +942,7 @@ done:
 
 int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
                      int n_key, const ddbc_policy *pol, ddb_item **out) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   char stack[256]; /* most keys fit: no malloc */
   ddb_buf k;
   double age;
@@ -893,7 +951,7 @@ int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
   if(pol->consistent || pol->item_ttl <= 0 || !s)
     return 0;
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
-  key_head(&k, 'I', c, table);
+  ddbc_key_head(&k, 'I', c, table);
   if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
      (hit = ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
                                      out, &age)))
@@ -906,7 +964,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
                          const char *const *key_names, int n_key_names,
                          const ddbc_policy *pol, ddb_item **out,
                          ddb_error *err) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   ddb_meter *m = ddb_client_meter(c);
   ddb_buf k;
   char stack[256]; /* most keys fit: no malloc on a hit */
@@ -919,7 +977,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     return get_item_counted(c, table, key, key_names, pol->consistent, out,
                             err);
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
-  if(item_key(&k, c, table, key, key_names, n_key_names)) {
+  if(ddbc_item_key(&k, c, table, key, key_names, n_key_names)) {
     ddb_buf_free(&k);
     return get_item_counted(c, table, key, key_names, 0, out, err);
   }
@@ -933,7 +991,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
     ddb_meter_add(&m->misses, 1);
   {
     char *kp = k.p;
-    principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
+    ddbc_principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
   }
   if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
     ddb_buf_free(&k);
@@ -1006,7 +1064,7 @@ static void batch_lookup(ddbc_store *s, ddb_client *c, const char *table,
     ddb_buf k;
     found[i] = NULL;
     ddb_buf_init(&k, DDBC_KEY_MAX);
-    if(item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
+    if(ddbc_item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
        ddbc_store_get_item_age(s, k.p, k.len, now, pol->item_ttl, &found[i],
                                &age)) {
       ddb_meter_hit(meter, age);
@@ -1060,7 +1118,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
                           const char *const *key_names, int n_key_names,
                           const ddbc_policy *pol, ddb_item **found,
                           ddb_error *err) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   batch_miss bm;
   size_t i;
   ddb_result result = DDB_OK;
@@ -1077,7 +1135,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
                found, &bm);
   if(bm.m > 0)
-    principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
+    ddbc_principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
   if(bm.m > 0 && pol->shared)
     shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
                      bm.miss, &bm.m, pol, found);
@@ -1093,202 +1151,4 @@ fail:
     }
   batch_miss_free(&bm);
   return result;
-}
-
-/* ------------------------------------------------------------------------
-** Writes
-*/
-/* Append tag b to the list of tags (their bytes in *all, their ends in
-** ends[0..*n)), unless it is one of the two appended last: the writes of
-** one call mostly share their partitions. */
-static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
-                         const ddb_buf *b) {
-  size_t j;
-  if(b->failed || !b->p)
-    return;
-  for(j = *n; j > 0 && j + 2 > *n; j--) {
-    size_t start = j > 1 ? ends[j - 2] : 0;
-    if(ends[j - 1] - start == b->len &&
-       memcmp(all->p + start, b->p, b->len) == 0)
-      return;
-  }
-  ddb_buf_add(all, b->p, b->len);
-  if(!all->failed)
-    ends[(*n)++] = all->len;
-}
-
-/* The tags the writes w[0..n) of table d touch, appended to the list
-** (all, ends, *n_tags: tag_list_add): the partitions their old and new
-** images live in, in every index; the table's Scans; the whole table
-** when an old image is unknown.  b is scratch. */
-static void write_tags(ddb_client *c, const ddb_table_desc *d,
-                       const ddbc_write_note *w, size_t n, ddb_buf *b,
-                       ddb_buf *all, size_t *ends, size_t *n_tags) {
-  size_t i, k;
-  int img, any_unknown = 0;
-  for(i = 0; i < n; i++) {
-    any_unknown |= !w[i].old_known;
-    for(img = 0; img < 2; img++) {
-      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
-      if(!it)
-        continue;
-      for(k = 0; k < (size_t)d->n_indexes; k++) {
-        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
-        if(!pk)
-          continue; /* not in this (sparse) index */
-        ddb_buf_reset(b);
-        partition_tag(b, c, d->name, d->indexes[k].name, pk);
-        tag_list_add(all, ends, n_tags, b);
-      }
-    }
-  }
-  ddb_buf_reset(b);
-  tag_head(b, 'S', c, d->name);
-  tag_list_add(all, ends, n_tags, b);
-  if(any_unknown) {
-    ddb_buf_reset(b);
-    tag_head(b, 'T', c, d->name);
-    tag_list_add(all, ends, n_tags, b);
-  }
-}
-
-/* The items the writes w[0..n) of table d (key names names[0..n_names))
-** wrote: dropped from the store s for the other principals, and their
-** keys for the writer's appended to all (ends[0..*n_keys)), items[j] the
-** new image of each (NULL: deleted).  b is scratch. */
-static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
-                       const ddbc_write_note *w, size_t n,
-                       const char *const *names, int n_names, ddb_buf *b,
-                       ddb_buf *all, size_t *ends, ddb_item **items,
-                       size_t *n_keys) {
-  size_t i;
-  for(i = 0; i < n; i++) {
-    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
-    ddb_buf_reset(b);
-    if(item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
-      ddb_buf_add(all, b->p, b->len);
-      if(all->failed)
-        break;
-      ends[*n_keys] = all->len;
-      items[(*n_keys)++] = (ddb_item *)w[i].new_item;
-    }
-  }
-}
-
-/* The n byte strings of all, each ending at ends[i] (the next starts
-** there), as out[0..n). */
-static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
-                    ddbc_tag *out) {
-  size_t i;
-  for(i = 0; i < n; i++) {
-    out[i].p = all->p + (i ? ends[i - 1] : 0);
-    out[i].len = ends[i] - (i ? ends[i - 1] : 0);
-  }
-}
-
-/* See ddb_cache.h: the tags and the keys of the writes gathered, then told
-** to the store in one call (ddbc_store_note_writes); out of memory, each
-** write told alone, as one that forgets the table's pages. */
-void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
-                      const ddbc_write_note *w, size_t n,
-                      const ddbc_policy *pol) {
-  ddbc_store *s = the_store();
-  const char *names[2];
-  ddbc_tag *tags = NULL, *keys = NULL;
-  ddb_item **items = NULL;
-  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i;
-  int n_names;
-  ddb_buf b, all_tags, all_keys;
-  if(!s || n == 0)
-    return;
-  ddb_buf_init(&b, DDBC_KEY_MAX);
-  ddb_buf_init(&all_tags, (size_t)DDBC_KEY_MAX * (d->n_indexes * 2 + 2) * n);
-  ddb_buf_init(&all_keys, (size_t)DDBC_KEY_MAX * n);
-  names[0] = d->indexes[0].pk.name;
-  names[1] = d->indexes[0].sk.name;
-  n_names = names[1] ? 2 : 1;
-  tag_end = malloc(sizeof(*tag_end) * ((size_t)d->n_indexes * 2 * n + 2));
-  key_end = malloc(sizeof(*key_end) * n);
-  tags = malloc(sizeof(*tags) * ((size_t)d->n_indexes * 2 * n + 2));
-  keys = malloc(sizeof(*keys) * n);
-  items = malloc(sizeof(*items) * n);
-  if(!tag_end || !key_end || !tags || !keys || !items) {
-    /* out of memory: forget the table's pages and the items, one by one */
-    for(i = 0; i < n; i++)
-      ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
-    goto done;
-  }
-  write_tags(c, d, w, n, &b, &all_tags, tag_end, &n_tags);
-  /* the items themselves: dropped for the other principals, written
-  ** through for the writer's */
-  write_keys(s, c, d, w, n, names, n_names, &b, &all_keys, key_end, items,
-             &n_keys);
-  tags_at(&all_tags, tag_end, n_tags, tags);
-  tags_at(&all_keys, key_end, n_keys, keys);
-  ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
-                         pol->item_ttl);
-
-done:
-  free(tag_end);
-  free(key_end);
-  free(tags);
-  free(keys);
-  free(items);
-  ddb_buf_free(&b);
-  ddb_buf_free(&all_tags);
-  ddb_buf_free(&all_keys);
-}
-
-void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
-                     const ddb_item *old_item, int old_known,
-                     const ddb_item *new_item, const ddb_item *key,
-                     const ddbc_policy *pol) {
-  ddbc_store *s = the_store();
-  const char *names[2];
-  int n_names, i, img;
-  ddb_buf b;
-  if(!s)
-    return;
-  ddb_buf_init(&b, DDBC_KEY_MAX);
-  names[0] = d->indexes[0].pk.name;
-  names[1] = d->indexes[0].sk.name;
-  n_names = names[1] ? 2 : 1;
-  /* the partitions the old and the new image live in, in every index */
-  for(img = 0; img < 2; img++) {
-    const ddb_item *it = img ? new_item : old_item;
-    if(!it)
-      continue;
-    for(i = 0; i < d->n_indexes; i++) {
-      const ddb_av *pk = ddb_item_get(it, d->indexes[i].pk.name);
-      if(!pk)
-        continue; /* not in this (sparse) index */
-      ddb_buf_reset(&b);
-      partition_tag(&b, c, d->name, d->indexes[i].name, pk);
-      if(!b.failed)
-        ddbc_store_bump(s, b.p, b.len);
-    }
-  }
-  ddb_buf_reset(&b);
-  tag_head(&b, 'S', c, d->name);
-  ddbc_store_bump(s, b.p, b.len);
-  if(!old_known) {
-    ddb_buf_reset(&b);
-    tag_head(&b, 'T', c, d->name);
-    ddbc_store_bump(s, b.p, b.len);
-  }
-  /* the item itself: dropped for the other principals, written through
-  ** for the writer's */
-  drop_other_principals(s, c, d->name, key, names, n_names);
-  ddb_buf_reset(&b);
-  if(item_key(&b, c, d->name, key, names, n_names) == 0) {
-    ddbc_store_write_item(s, b.p, b.len, (ddb_item *)new_item, ddbc_now(),
-                          pol->item_ttl);
-    if(pol->shared) {
-      size_t len;
-      const char *tail = shared_tail(c, &b, &len);
-      ddbc_shared_note_write(pol->shared, c, d->name, tail, len, new_item,
-                             pol->item_ttl, ddbc_shared_now());
-    }
-  }
-  ddb_buf_free(&b);
 }
