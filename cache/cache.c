@@ -25,6 +25,13 @@
 ** the old image is unknown.  Unlike DAX, a Query right after a write
 ** through this process sees the write.  Writes made by other processes are
 ** seen when the entries' TTL runs out.
+**
+** This file's one job is the store and what names its entries: the
+** store's lifetime (pinned, fork()), the keys and tags, the principals
+** seen, the counters.  The rest, one job a file (declarations in
+** cache_int.h): describe.c the table cache, read.c the item and query
+** reads, invalidate.c what a write makes stale, alias.c the table ARNs,
+** shared.c the shared tier on Redis.
 */
 #include <dlfcn.h>
 #include <pthread.h>

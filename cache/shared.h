@@ -1,7 +1,8 @@
 /*
 ** shared.h -- the shared cache tier: item entries and query pages in
-** Redis, behind the process's own cache (shared.c).  Internal to cache/:
-** cache.c calls these from its read, fill and write paths; the front ends
+** Redis, behind the process's own cache (shared.c; its connections:
+** redis_conn.c).  Internal to cache/: read.c and invalidate.c call these
+** from their read, fill and write paths; the front ends
 ** only open a tier (ddbc_shared_open in ddb_cache.h) and put it in their
 ** policy.
 **
