@@ -25,6 +25,13 @@
 ** the old image is unknown.  Unlike DAX, a Query right after a write
 ** through this process sees the write.  Writes made by other processes are
 ** seen when the entries' TTL runs out.
+**
+** This file's one job is the store and what names its entries: the
+** store's lifetime (pinned, fork()), the keys and tags, the principals
+** seen, the counters.  The rest, one job a file (declarations in
+** cache_int.h): describe.c the table cache, read.c the item and query
+** reads, invalidate.c what a write makes stale, alias.c the table ARNs,
+** shared.c the shared tier on Redis.
 */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -39,11 +46,6 @@
 
 /* The default byte budget of the process-wide cache. */
 #define DDBC_DEFAULT_BUDGET (64u * 1024 * 1024)
-/* Seconds a DescribeTable answer is reused. */
-#define DDBC_DESCRIBE_TTL 60.0
-/* Longest cache key built (a request body is at most a few KB unless an
-** ExclusiveStartKey is huge; larger requests are simply not cached). */
-#define DDBC_KEY_MAX (256u * 1024)
 
 static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
@@ -58,8 +60,6 @@ static void store_init(void) {
                    ddbc_store_create_packed(DDBC_DEFAULT_BUDGET, &codec),
                    __ATOMIC_RELEASE);
 }
-
-static void descs_free(void);
 
 /* ------------------------------------------------------------------------
 ** Lifetime.  The cache lives as long as the process: ddbc_pin marks the
@@ -87,9 +87,13 @@ void ddbc_pin(void) {
   pthread_once(&pin_once, pin_library);
 }
 
+int ddbc_pinned(void) {
+  return pinned;
+}
+
 /* When the library is unloaded without having been pinned, free the
-** process-wide store and the DescribeTable answers: a later load starts
-** afresh, and nothing is left behind unreachable.  A pinned library is
+** process-wide store (describe.c frees the DescribeTable answers): a
+** later load starts afresh, and nothing is left behind unreachable.  A pinned library is
 ** only finalized at exit, when other threads may still read the cache:
 ** then nothing is freed. */
 __attribute__((destructor)) static void cache_unload(void) {
@@ -97,23 +101,20 @@ __attribute__((destructor)) static void cache_unload(void) {
     return;
   ddbc_store_release(store);
   store = NULL;
-  descs_free();
 }
 
 /* fork(): on live.c's list (rank DDB_LIVE_CACHE), whose handlers take the
-** DescribeTable list's lock, the principals' lock, then the store's,
-** before the fork and release them after it, in the parent and in the
+** principals' lock, then the store's (describe.c's node, of the same
+** rank, takes the DescribeTable list's), before the fork and release them after it, in the parent and in the
 ** child alike.  So no other thread is inside the cache while the process
 ** is copied: the child's cache is whole (its entries, as the parent had
 ** them, stay good until their TTL, like any other process's view), and
 ** its locks are free, not held by a thread the child does not have. */
-static pthread_mutex_t desc_lock;
 static pthread_mutex_t seen_lock; /* the principals seen (taken before the
                                      store's, never after it) */
 static ddbc_store *fork_store;    /* the store locked by cache_fork_lock */
 static void cache_fork_lock(void *obj) {
   (void)obj;
-  pthread_mutex_lock(&desc_lock);
   pthread_mutex_lock(&seen_lock);
   fork_store = __atomic_load_n(&store, __ATOMIC_ACQUIRE);
   if(fork_store)
@@ -128,7 +129,6 @@ static void cache_fork_unlock(void *obj) {
     ddbc_store_unlock(fork_store);
   fork_store = NULL;
   pthread_mutex_unlock(&seen_lock);
-  pthread_mutex_unlock(&desc_lock);
 }
 
 static const ddb_live_ops cache_live_ops = {DDB_LIVE_CACHE, cache_fork_lock,
@@ -142,7 +142,7 @@ __attribute__((constructor)) static void cache_load(void) {
 }
 
 /* The process-wide store, created on first use (NULL only on OOM). */
-static ddbc_store *the_store(void) {
+ddbc_store *ddbc_cache_store(void) {
   pthread_once(&store_once, store_init);
   return store;
 }
@@ -161,20 +161,20 @@ double ddbc_now(void) {
 }
 
 size_t ddbc_set_budget(size_t bytes) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   return s ? ddbc_store_set_budget(s, bytes) : 0;
 }
 
 static void seen_forget(ddbc_store *s);
 
 void ddbc_clear(void) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   if(s)
     seen_forget(s);
 }
 
 void ddbc_stats_get(ddbc_stats *out) {
-  ddbc_store *s = the_store();
+  ddbc_store *s = ddbc_cache_store();
   ddbc_store_stats st;
   memset(out, 0, sizeof(*out));
   if(!s)
@@ -218,8 +218,7 @@ void ddbc_stats_get(ddbc_stats *out) {
 */
 
 /* Append kind, c's place and, unless no_principal, c's principal to b. */
-static void scope_head(ddb_buf *b, char kind, ddb_client *c,
-                       int no_principal) {
+void ddbc_scope_head(ddb_buf *b, char kind, ddb_client *c, int no_principal) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
@@ -230,8 +229,8 @@ static void scope_head(ddb_buf *b, char kind, ddb_client *c,
 }
 
 /* The head of an entry's key: kind, place, principal, table. */
-static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
-  scope_head(b, kind, c, 0);
+void ddbc_key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+  ddbc_scope_head(b, kind, c, 0);
   ddb_buf_add_part(b, table, strlen(table));
 }
 
@@ -239,27 +238,27 @@ static void key_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
 ** its ARN is tagged by its name: a write through either form makes stale
 ** the pages read through both (a table of the same name in another
 ** account, at the same place, only costs a miss). */
-static void tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
+void ddbc_tag_head(ddb_buf *b, char kind, ddb_client *c, const char *table) {
   table = ddb_arn_table_name(table);
-  scope_head(b, kind, c, 1);
+  ddbc_scope_head(b, kind, c, 1);
   ddb_buf_add_part(b, table, strlen(table));
 }
 
 /* The item key of `key` (an item holding at least the key attributes). */
-static int item_key(ddb_buf *b, ddb_client *c, const char *table,
-                    const ddb_item *key, const char *const *names, int n) {
-  key_head(b, 'I', c, table);
+int ddbc_item_key(ddb_buf *b, ddb_client *c, const char *table,
+                  const ddb_item *key, const char *const *names, int n) {
+  ddbc_key_head(b, 'I', c, table);
   if(ddb_key_encode(key, names, n, b))
     return -1;
   return b->failed ? -1 : 0;
 }
 
 /* Partition tag of (table, index, partition value av). */
-static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
-                          const char *index, const ddb_av *pk) {
+void ddbc_partition_tag(ddb_buf *b, ddb_client *c, const char *table,
+                        const char *index, const ddb_av *pk) {
   char num[192];
   ddb_buf nb;
-  tag_head(b, 'P', c, table);
+  ddbc_tag_head(b, 'P', c, table);
   ddb_buf_add_part(b, index ? index : "", index ? strlen(index) : 0);
   ddb_buf_addc(b, ddb_type_name(pk->type)[0]);
   if(pk->type != DDB_N) {
@@ -272,6 +271,17 @@ static void partition_tag(ddb_buf *b, ddb_client *c, const char *table,
   else
     ddb_buf_add_part(b, pk->text, pk->n);
   ddb_buf_free(&nb);
+}
+
+/* The part of entry key k (built by ddbc_key_head or ddbc_scope_head for c) that
+** the shared tier names: what follows the kind, place and principal. */
+const char *ddbc_shared_tail(ddb_client *c, const ddb_buf *k, size_t *len) {
+  const char *place, *principal;
+  size_t place_len, principal_len, head;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  head = 1 + place_len + principal_len;
+  *len = k->len - head;
+  return k->p + head;
 }
 
 /* ------------------------------------------------------------------------
@@ -309,7 +319,7 @@ static void do_seen_clear(void) {
 ** either the principal was remembered before a reset (whose forget moves
 ** every generation, so the fill is refused) or after it (so every write
 ** finds it), and a write through other credentials always stops its fill
-** (see principal_seen_gens). */
+** (see ddbc_principal_seen_gens). */
 static void do_principal_seen(ddbc_store *s, ddb_client *c) {
   const char *place, *principal;
   size_t place_len, principal_len;
@@ -352,10 +362,10 @@ static void seen_forget(ddbc_store *s) {
 /* Before an item read through c is sent: remember c's principal and
 ** capture the generations of the n item keys keys[i][0..lens[i]) (NULL
 ** keys are skipped) into gens, atomically with respect to the writes of
-** other principals (drop_other_principals). */
-static void principal_seen_gens(ddbc_store *s, ddb_client *c,
-                                const char *table, char *const *keys,
-                                const size_t *lens, size_t n, uint64_t *gens) {
+** other principals (ddbc_drop_other_principals). */
+void ddbc_principal_seen_gens(ddbc_store *s, ddb_client *c, const char *table,
+                              char *const *keys, const size_t *lens, size_t n,
+                              uint64_t *gens) {
   size_t i;
   pthread_mutex_lock(&seen_lock);
   do_principal_seen(s, c);
@@ -371,9 +381,9 @@ static void principal_seen_gens(ddbc_store *s, ddb_client *c,
 ** and of every principal under the table's other forms (its name, the
 ** ARNs read through: alias.c), bumping their generations, so that their
 ** reads in flight do not fill. */
-static void drop_other_principals(ddbc_store *s, ddb_client *c,
-                                  const char *table, const ddb_item *key,
-                                  const char *const *names, int n) {
+void ddbc_drop_other_principals(ddbc_store *s, ddb_client *c,
+                                const char *table, const ddb_item *key,
+                                const char *const *names, int n) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddb_buf b;
@@ -402,893 +412,5 @@ static void drop_other_principals(ddbc_store *s, ddb_client *c,
         ddbc_store_write_item(s, b.p, b.len, NULL, ddbc_now(), 0);
     }
   pthread_mutex_unlock(&seen_lock);
-  ddb_buf_free(&b);
-}
-
-/* ------------------------------------------------------------------------
-** DescribeTable
-*/
-typedef struct desc_entry {
-  struct desc_entry *next;
-  char *key; /* D place principal table */
-  size_t key_len;
-  ddb_table_desc *desc;
-  double expires;
-} desc_entry;
-
-static pthread_mutex_t desc_lock = PTHREAD_MUTEX_INITIALIZER;
-static desc_entry *descs;
-
-/* Free every DescribeTable answer kept. */
-static void descs_free(void) {
-  desc_entry *e, *next;
-  pthread_mutex_lock(&desc_lock);
-  for(e = descs; e; e = next) {
-    next = e->next;
-    free(e->key);
-    ddb_table_desc_free(e->desc);
-    free(e);
-  }
-  descs = NULL;
-  pthread_mutex_unlock(&desc_lock);
-}
-
-/* DescribeTable of table (a name or an ARN) from DynamoDB: a table asked
-** for by its ARN keeps the ARN as its name (client/arn.c), so that its
-** calls and this cache's keys name the ARN. */
-static ddb_result describe_call(ddb_client *c, const char *table,
-                                ddb_table_desc **out, ddb_error *err) {
-  ddb_result result = ddb_describe_table(c, table, out, err);
-  if(result == DDB_OK && ddb_desc_name_asked(*out, table)) {
-    ddb_table_desc_free(*out);
-    *out = NULL;
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-  }
-  return result;
-}
-
-/* DescribeTable through the cache: the kept answer unless fresh, which
-** drops it and asks DynamoDB.  The contract of ddbc_describe_table. */
-static ddb_result describe(ddb_client *c, const char *table, int fresh,
-                           ddb_table_desc **out, ddb_error *err) {
-  desc_entry *e, **pp;
-  double now = ddbc_now();
-  ddb_result result;
-  ddb_buf k;
-
-  *out = NULL;
-  ddb_buf_init(&k, DDBC_KEY_MAX);
-  key_head(&k, 'D', c, table);
-  if(k.failed) {
-    ddb_buf_free(&k);
-    return describe_call(c, table, out, err);
-  }
-  pthread_mutex_lock(&desc_lock);
-  for(pp = &descs; (e = *pp) != NULL;) {
-    int mine = e->key_len == k.len && memcmp(e->key, k.p, k.len) == 0;
-    if(e->expires <= now || (mine && fresh)) {
-      *pp = e->next;
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
-      continue;
-    }
-    if(mine) {
-      *out = ddb_table_desc_dup(e->desc);
-      break;
-    }
-    pp = &e->next;
-  }
-  pthread_mutex_unlock(&desc_lock);
-  if(*out) {
-    ddb_buf_free(&k);
-    return DDB_OK;
-  }
-  result = describe_call(c, table, out, err);
-  if(result) {
-    ddb_buf_free(&k);
-    return result;
-  }
-  e = calloc(1, sizeof(*e));
-  if(e) {
-    e->key = ddb_buf_take(&k, &e->key_len);
-    e->desc = ddb_table_desc_dup(*out);
-    e->expires = now + DDBC_DESCRIBE_TTL;
-    if(!e->key || !e->desc) {
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
-      ddb_buf_free(&k);
-      return DDB_OK; /* not cached; the answer is still good */
-    }
-    pthread_mutex_lock(&desc_lock);
-    e->next = descs;
-    descs = e;
-    pthread_mutex_unlock(&desc_lock);
-  }
-  ddb_buf_free(&k);
-  return DDB_OK;
-}
-
-ddb_result ddbc_describe_table(ddb_client *c, const char *table,
-                               ddb_table_desc **out, ddb_error *err) {
-  return describe(c, table, 0, out, err);
-}
-
-ddb_result ddbc_describe_table_fresh(ddb_client *c, const char *table,
-                                     ddb_table_desc **out, ddb_error *err) {
-  return describe(c, table, 1, out, err);
-}
-
-/* ------------------------------------------------------------------------
-** The shared tier's hooks (shared.c).  Redis is asked after a miss here
-** and before DynamoDB, once the generations of the request are captured,
-** so that a write of this process between the two still refuses the
-** fill; what Redis answers fills this cache for what is left of the
-** entry's TTL, and what DynamoDB answers fills both.  An entry's name in
-** Redis is its key here less the head (kind, place, principal), which are
-** this process's own ids: shared.c names it under the credentials.
-*/
-
-/* The part of entry key k (built by key_head or scope_head for c) that
-** the shared tier names: what follows the kind, place and principal. */
-static const char *shared_tail(ddb_client *c, const ddb_buf *k, size_t *len) {
-  const char *place, *principal;
-  size_t place_len, principal_len, head;
-  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
-  head = 1 + place_len + principal_len;
-  *len = k->len - head;
-  return k->p + head;
-}
-
-/* What is left of a TTL for an entry age seconds old (never 0, which
-** would not cache). */
-static double ttl_left(double ttl, double age) {
-  return ttl - age > 0.001 ? ttl - age : 0.001;
-}
-
-/* The item of key k from Redis, filled into s under gen: 1 with *out
-** (NULL: no such item), 0 on a miss. */
-static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
-                           const ddb_buf *k, uint64_t gen,
-                           const ddbc_policy *pol, ddb_item **out) {
-  char *tail;
-  size_t len;
-  unsigned char hit = 0;
-  double age = 0;
-  tail = (char *)shared_tail(c, k, &len);
-  ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
-                        ddbc_shared_now(), out, &hit, &age);
-  if(hit)
-    ddbc_store_fill_item(s, k->p, k->len, *out, gen, ddbc_now(),
-                         ttl_left(pol->item_ttl, age));
-  return hit;
-}
-
-/* DynamoDB's answer item (NULL: none) for key k, into Redis. */
-static void shared_item_fill(ddb_client *c, const char *table,
-                             const ddb_buf *k, ddb_item *item,
-                             const ddbc_policy *pol) {
-  char *tail;
-  size_t len;
-  tail = (char *)shared_tail(c, k, &len);
-  ddbc_shared_fill_items(pol->shared, c, table, &tail, &len, 1, &item,
-                         pol->item_ttl, ddbc_shared_now());
-}
-
-/* The misses of a batch: the keys ckeys[0..*m) (NULL: not cacheable),
-** their generations gens, their places where[] in found[] and their
-** items miss[].  Those Redis holds go to found[] (and into s); the rest
-** are compacted to the front, *m their new count. */
-static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
-                             char **ckeys, size_t *clens, uint64_t *gens,
-                             size_t *where, const ddb_item **miss, size_t *m,
-                             const ddbc_policy *pol, ddb_item **found) {
-  char **tails = calloc(*m ? *m : 1, sizeof(*tails));
-  size_t *lens = calloc(*m ? *m : 1, sizeof(*lens));
-  unsigned char *hit = calloc(*m ? *m : 1, 1);
-  double *age = calloc(*m ? *m : 1, sizeof(*age));
-  ddb_item **got = calloc(*m ? *m : 1, sizeof(*got));
-  size_t i, j;
-  double now = ddbc_now();
-  if(!tails || !lens || !hit || !age || !got)
-    goto done;
-  for(i = 0; i < *m; i++)
-    if(ckeys[i]) {
-      ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
-      tails[i] = (char *)shared_tail(c, &k, &lens[i]);
-    }
-  ddbc_shared_get_items(pol->shared, c, table, tails, lens, *m, pol->item_ttl,
-                        ddbc_shared_now(), got, hit, age);
-  for(i = j = 0; i < *m; i++) {
-    if(hit[i]) {
-      ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
-                           ttl_left(pol->item_ttl, age[i]));
-      found[where[i]] = got[i];
-      free(ckeys[i]);
-      continue;
-    }
-    ckeys[j] = ckeys[i];
-    clens[j] = clens[i];
-    gens[j] = gens[i];
-    where[j] = where[i];
-    miss[j] = miss[i];
-    j++;
-  }
-  *m = j;
-done:
-  free(tails);
-  free(lens);
-  free(hit);
-  free(age);
-  free(got);
-}
-
-/* DynamoDB's answers got[0..m) for the keys ckeys[0..m), into Redis. */
-static void shared_batch_fill(ddb_client *c, const char *table,
-                              char *const *ckeys, const size_t *clens,
-                              size_t m, ddb_item *const *got,
-                              const ddbc_policy *pol) {
-  char **tails = calloc(m ? m : 1, sizeof(*tails));
-  size_t *lens = calloc(m ? m : 1, sizeof(*lens));
-  size_t i;
-  if(tails && lens) {
-    for(i = 0; i < m; i++)
-      if(ckeys[i]) {
-        ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
-        tails[i] = (char *)shared_tail(c, &k, &lens[i]);
-      }
-    ddbc_shared_fill_items(pol->shared, c, table, tails, lens, m, got,
-                           pol->item_ttl, ddbc_shared_now());
-  }
-  free(tails);
-  free(lens);
-}
-
-/* ------------------------------------------------------------------------
-** Clearing one table (dynamodb_cache_clear('t'))
-*/
-/* What ddbc_clear_table drops: the entries of one table at one place. */
-typedef struct table_match {
-  const char *place;
-  size_t place_len, principal_len;
-  ddb_buf part; /* the table as a part (ddb_buf_add_part) */
-  ddb_buf body; /* a request body's start: {"TableName":"..." */
-} table_match;
-
-/* ddbc_store_drop_if's test: an item (I place principal table ...) or a
-** page (Q place principal {"TableName":table, or }) of the table. */
-static int table_entry(const char *key, size_t len, void *ctx) {
-  const table_match *t = ctx;
-  size_t head = 1 + t->place_len + t->principal_len;
-  const char *rest = key + head;
-  size_t n = len - head;
-  if(len <= head || (key[0] != 'I' && key[0] != 'Q') ||
-     memcmp(key + 1, t->place, t->place_len) != 0)
-    return 0;
-  if(key[0] == 'I')
-    return n >= t->part.len && memcmp(rest, t->part.p, t->part.len) == 0;
-  return n > t->body.len && memcmp(rest, t->body.p, t->body.len) == 0 &&
-         (rest[t->body.len] == ',' || rest[t->body.len] == '}');
-}
-
-size_t ddbc_clear_table(ddb_client *c, const char *table) {
-  ddbc_store *s = the_store();
-  const char *principal;
-  table_match t;
-  desc_entry *e, **pp;
-  ddb_buf tag, dk;
-  size_t n = 0;
-  if(!s)
-    return 0;
-  ddb_client_scope(c, &t.place, &t.place_len, &principal, &t.principal_len);
-  ddb_buf_init(&t.part, DDBC_KEY_MAX);
-  ddb_buf_init(&t.body, DDBC_KEY_MAX);
-  ddb_buf_init(&tag, DDBC_KEY_MAX);
-  ddb_buf_init(&dk, DDBC_KEY_MAX);
-  ddb_buf_add_part(&t.part, table, strlen(table));
-  ddb_buf_adds(&t.body, "{\"TableName\":");
-  ddb_buf_json_str(&t.body, table, strlen(table));
-  /* pages being read now must not fill: their table's generation moves */
-  tag_head(&tag, 'T', c, table);
-  if(!tag.failed)
-    ddbc_store_bump(s, tag.p, tag.len);
-  if(!t.part.failed && !t.body.failed)
-    n = ddbc_store_drop_if(s, table_entry, &t);
-  /* and its DescribeTable answers, whoever asked */
-  ddb_buf_addc(&dk, 'D');
-  ddb_buf_add(&dk, t.place, t.place_len);
-  pthread_mutex_lock(&desc_lock);
-  for(pp = &descs; (e = *pp) != NULL;) {
-    if(!dk.failed && !t.part.failed &&
-       e->key_len == dk.len + t.principal_len + t.part.len &&
-       memcmp(e->key, dk.p, dk.len) == 0 &&
-       memcmp(e->key + dk.len + t.principal_len, t.part.p, t.part.len) == 0) {
-      *pp = e->next;
-      free(e->key);
-      ddb_table_desc_free(e->desc);
-      free(e);
-      continue;
-    }
-    pp = &e->next;
-  }
-  pthread_mutex_unlock(&desc_lock);
-  ddb_buf_free(&t.part);
-  ddb_buf_free(&t.body);
-  ddb_buf_free(&tag);
-  ddb_buf_free(&dk);
-  return n;
-}
-
-/* ------------------------------------------------------------------------
-** Reads.  What goes to DynamoDB is counted among the hot keys (hot.c)
-** with what its tally says it cost; what the cache answers or lacks is
-** charged to the client's meter (the statement's: ddb_meter), with the
-** answer's age, and a page answered from the cache is logged (cached=1).
-*/
-
-/* ddb_read_page, its Query counted among the hot keys. */
-static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
-                                    ddb_page **out, ddb_error *err) {
-  ddb_tally t, *prev = ddb_tally_begin(&t);
-  ddb_result result = ddb_read_page(c, r, out, err);
-  ddb_tally_end(prev);
-  if(r->pk_name && t.requests) {
-    ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
-                  t.throttles);
-    ddbc_hot_mark(r->table, r->index, &r->pk, &t);
-  }
-  return result;
-}
-
-/* ddb_get_item, counted among the hot keys by key's partition key
-** key_names[0]. */
-static ddb_result get_item_counted(ddb_client *c, const char *table,
-                                   const ddb_item *key,
-                                   const char *const *key_names,
-                                   int consistent, ddb_item **out,
-                                   ddb_error *err) {
-  ddb_tally t, *prev = ddb_tally_begin(&t);
-  ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
-  ddb_tally_end(prev);
-  if(t.requests) {
-    ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
-                  (uint64_t)t.items, t.rcu, 0, t.throttles);
-    ddbc_hot_mark(table, NULL, ddb_item_get(key, key_names[0]), &t);
-  }
-  return result;
-}
-
-/* ddb_batch_get, each key counted among the hot keys (one request each,
-** the capacity shared). */
-static ddb_result batch_get_counted(ddb_client *c, const char *table,
-                                    const ddb_item *const *keys, size_t n,
-                                    const char *const *key_names,
-                                    int n_key_names, int consistent,
-                                    ddb_item **found, ddb_error *err) {
-  ddb_tally t, *prev = ddb_tally_begin(&t);
-  ddb_result result = ddb_batch_get(c, table, keys, n, key_names, n_key_names,
-                                    consistent, found, err);
-  size_t i;
-  ddb_tally_end(prev);
-  for(i = 0; t.requests && i < n; i++)
-    ddbc_hot_note(table, NULL, ddb_item_get(keys[i], key_names[0]), 1,
-                  result == DDB_OK && found[i] ? 1 : 0, t.rcu / (double)n, 0,
-                  t.throttles);
-  return result;
-}
-
-/* The tags a page of rd is filed under, into tags[0..2): its partition
-** (a Query) or its table's Scans (tag1), and the whole table (tag2), whose
-** bytes tag1 and tag2 hold (check their failed flags). */
-static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
-                      ddb_buf *tag2, ddbc_tag *tags) {
-  if(rd->pk_name)
-    partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
-  else
-    tag_head(tag1, 'S', c, rd->table);
-  tag_head(tag2, 'T', c, rd->table);
-  tags[0].p = tag1->p;
-  tags[0].len = tag1->len;
-  tags[1].p = tag2->p;
-  tags[1].len = tag2->len;
-}
-
-/* After a miss of the store: the page of rd under key from pol's shared
-** tier.  Returns 1 with *out (a new page) and *sage (its age in seconds)
-** on a hit; else 0 with *sgen the tier's generation to fill under. */
-static int page_shared_get(ddb_client *c, const ddb_read *rd,
-                           const ddbc_policy *pol, const ddb_buf *key,
-                           ddb_page **out, double *sage,
-                           ddbc_shared_gen *sgen) {
-  size_t tail_len;
-  const char *tail = shared_tail(c, key, &tail_len);
-  return ddbc_shared_get_page(pol->shared, c, rd->table, tail, tail_len,
-                              pol->query_ttl, ddbc_shared_now(), out, sage,
-                              sgen);
-}
-
-/* See ddb_cache.h: the page from the store, else from the shared tier,
-** else from DynamoDB, filled into both on the way back.  The key is the
-** request's body without ttl=hide's now. */
-ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
-                          const ddbc_policy *pol, ddb_page **out,
-                          ddb_error *err) {
-  ddbc_store *s = the_store();
-  ddb_meter *m = ddb_client_meter(c);
-  ddb_read rd = *r, kr;
-  ddb_buf key, tag1, tag2;
-  ddbc_tag tags[2];
-  uint64_t gens[2];
-  ddbc_shared_gen sgen = 0;
-  size_t tail_len;
-  ddb_result result;
-  double age = 0, sage = 0;
-  int fill;
-
-  *out = NULL;
-  rd.consistent = pol->consistent;
-  if(pol->consistent || pol->query_ttl <= 0 || !s)
-    return read_page_counted(c, &rd, out, err);
-
-  ddb_buf_init(&key, DDBC_KEY_MAX);
-  ddb_buf_init(&tag1, DDBC_KEY_MAX);
-  ddb_buf_init(&tag2, DDBC_KEY_MAX);
-  scope_head(&key, 'Q', c, 0);
-  /* ttl=hide's now changes every second: the key holds the condition
-  ** without it, and the reader drops what expired since (ext/) */
-  kr = rd;
-  kr.ttl_now = 0;
-  result = ddb_read_body(&kr, &key, err);
-  if(result || key.failed) {
-    ddb_buf_free(&key);
-    return result ? result : read_page_counted(c, &rd, out, err);
-  }
-  page_tags(c, &rd, &tag1, &tag2, tags);
-  fill = !tag1.failed && !tag2.failed;
-
-  if(fill && ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(),
-                                     pol->query_ttl, out, &age)) {
-    ddb_meter_hit(m, age);
-    ddb_log_cached(c, rd.pk_name ? "Query" : "Scan", rd.table, rd.index,
-                   rd.start != NULL, (int)(*out)->count, age);
-    result = DDB_OK;
-    goto done;
-  }
-  if(m)
-    ddb_meter_add(&m->misses, 1);
-  gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
-  gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
-  if(pol->shared && page_shared_get(c, &rd, pol, &key, out, &sage, &sgen)) {
-    if(fill)
-      ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
-                           ttl_left(pol->query_ttl, sage));
-    result = DDB_OK;
-    goto done;
-  }
-  result = read_page_counted(c, &rd, out, err);
-  if(result == DDB_OK && fill)
-    ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
-                         pol->query_ttl);
-  if(result == DDB_OK && pol->shared) {
-    const char *tail = shared_tail(c, &key, &tail_len);
-    ddbc_shared_fill_page(pol->shared, c, rd.table, tail, tail_len, sgen, *out,
-                          pol->query_ttl, ddbc_shared_now());
-  }
-done:
-  ddb_buf_free(&key);
-  ddb_buf_free(&tag1);
-  ddb_buf_free(&tag2);
-  return result;
-}
-
-int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
-                     int n_key, const ddbc_policy *pol, ddb_item **out) {
-  ddbc_store *s = the_store();
-  char stack[256]; /* most keys fit: no malloc */
-  ddb_buf k;
-  double age;
-  int hit = 0;
-  *out = NULL;
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return 0;
-  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
-  key_head(&k, 'I', c, table);
-  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
-     (hit = ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
-                                     out, &age)))
-    ddb_meter_hit(ddb_client_meter(c), age);
-  ddb_buf_free(&k);
-  return hit;
-}
-
-ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
-                         const char *const *key_names, int n_key_names,
-                         const ddbc_policy *pol, ddb_item **out,
-                         ddb_error *err) {
-  ddbc_store *s = the_store();
-  ddb_meter *m = ddb_client_meter(c);
-  ddb_buf k;
-  char stack[256]; /* most keys fit: no malloc on a hit */
-  uint64_t gen = 0;
-  ddb_result result;
-  double age;
-
-  *out = NULL;
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return get_item_counted(c, table, key, key_names, pol->consistent, out,
-                            err);
-  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
-  if(item_key(&k, c, table, key, key_names, n_key_names)) {
-    ddb_buf_free(&k);
-    return get_item_counted(c, table, key, key_names, 0, out, err);
-  }
-  if(ddbc_store_get_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl, out,
-                             &age)) {
-    ddb_meter_hit(m, age);
-    ddb_buf_free(&k);
-    return DDB_OK;
-  }
-  if(m)
-    ddb_meter_add(&m->misses, 1);
-  {
-    char *kp = k.p;
-    principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
-  }
-  if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
-    ddb_buf_free(&k);
-    return DDB_OK;
-  }
-  result = get_item_counted(c, table, key, key_names, 0, out, err);
-  if(result == DDB_OK)
-    ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
-  if(result == DDB_OK && pol->shared)
-    shared_item_fill(c, table, &k, *out, pol);
-  ddb_buf_free(&k);
-  return result;
-}
-
-/* What ddbc_batch_get did not find in the store: m keys (of arrays n
-** long), miss[j] the key of found[where[j]], ckeys[j] its cache key
-** (clens[j] long; NULL when it could not be built), gens[j] the
-** generation its fill is checked against, got[j] what DynamoDB answers. */
-typedef struct batch_miss {
-  const ddb_item **miss;
-  ddb_item **got;
-  size_t *where;
-  uint64_t *gens;
-  char **ckeys;
-  size_t *clens;
-  size_t m;
-} batch_miss;
-
-/* Allocate bm's arrays for n keys (zeroed).  Returns 0, or -1 when out of
-** memory (then batch_miss_free frees what was allocated). */
-static int batch_miss_alloc(batch_miss *bm, size_t n) {
-  size_t k = n ? n : 1;
-  memset(bm, 0, sizeof(*bm));
-  bm->miss = calloc(k, sizeof(*bm->miss));
-  bm->got = calloc(k, sizeof(*bm->got));
-  bm->where = calloc(k, sizeof(*bm->where));
-  bm->gens = calloc(k, sizeof(*bm->gens));
-  bm->ckeys = calloc(k, sizeof(*bm->ckeys));
-  bm->clens = calloc(k, sizeof(*bm->clens));
-  return bm->miss && bm->got && bm->where && bm->gens && bm->ckeys && bm->clens
-             ? 0
-             : -1;
-}
-
-/* Free bm's arrays and the cache keys they own. */
-static void batch_miss_free(batch_miss *bm) {
-  size_t i;
-  for(i = 0; i < bm->m; i++)
-    free(bm->ckeys ? bm->ckeys[i] : NULL);
-  free(bm->miss);
-  free(bm->got);
-  free(bm->where);
-  free(bm->gens);
-  free(bm->ckeys);
-  free(bm->clens);
-}
-
-/* Look up keys[0..n) of table in the store s at now: found[i] a hit (a
-** new reference, or NULL for "no such item"; charged to the meter), or
-** NULL and the key added to bm's misses. */
-static void batch_lookup(ddbc_store *s, ddb_client *c, const char *table,
-                         const ddb_item *const *keys, size_t n,
-                         const char *const *key_names, int n_key_names,
-                         const ddbc_policy *pol, double now, ddb_item **found,
-                         batch_miss *bm) {
-  ddb_meter *meter = ddb_client_meter(c);
-  double age;
-  size_t i;
-  for(i = 0; i < n; i++) {
-    ddb_buf k;
-    found[i] = NULL;
-    ddb_buf_init(&k, DDBC_KEY_MAX);
-    if(item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
-       ddbc_store_get_item_age(s, k.p, k.len, now, pol->item_ttl, &found[i],
-                               &age)) {
-      ddb_meter_hit(meter, age);
-      ddb_buf_free(&k);
-      continue;
-    }
-    bm->where[bm->m] = i;
-    bm->miss[bm->m] = keys[i];
-    if(!k.failed)
-      bm->ckeys[bm->m] = ddb_buf_take(&k, &bm->clens[bm->m]);
-    ddb_buf_free(&k);
-    bm->m++;
-  }
-}
-
-/* The misses of bm (at least one) from DynamoDB, filled into the store s
-** (at now, read before the call) and pol's shared tier, into found.
-** Returns DDB_OK, or the error of the call (found untouched). */
-static ddb_result batch_fetch(ddbc_store *s, ddb_client *c, const char *table,
-                              const char *const *key_names, int n_key_names,
-                              const ddbc_policy *pol, batch_miss *bm,
-                              ddb_item **found, ddb_error *err) {
-  ddb_meter *meter = ddb_client_meter(c);
-  ddb_result result;
-  double now;
-  size_t i;
-  if(meter)
-    ddb_meter_add(&meter->misses, bm->m);
-  result = batch_get_counted(c, table, bm->miss, bm->m, key_names, n_key_names,
-                             0, bm->got, err);
-  if(result)
-    return result;
-  now = ddbc_now();
-  for(i = 0; i < bm->m; i++)
-    if(bm->ckeys[i])
-      ddbc_store_fill_item(s, bm->ckeys[i], bm->clens[i], bm->got[i],
-                           bm->gens[i], now, pol->item_ttl);
-  if(pol->shared)
-    shared_batch_fill(c, table, bm->ckeys, bm->clens, bm->m, bm->got, pol);
-  for(i = 0; i < bm->m; i++) {
-    found[bm->where[i]] = bm->got[i];
-    bm->got[i] = NULL;
-  }
-  return DDB_OK;
-}
-
-/* See ddb_cache.h: the keys from the store, the rest from the shared tier,
-** the rest from DynamoDB (filled into both). */
-ddb_result ddbc_batch_get(ddb_client *c, const char *table,
-                          const ddb_item *const *keys, size_t n,
-                          const char *const *key_names, int n_key_names,
-                          const ddbc_policy *pol, ddb_item **found,
-                          ddb_error *err) {
-  ddbc_store *s = the_store();
-  batch_miss bm;
-  size_t i;
-  ddb_result result = DDB_OK;
-
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
-    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
-                             pol->consistent, found, err);
-  for(i = 0; i < n; i++)
-    found[i] = NULL; /* so that a failure unrefs only what it found */
-  if(batch_miss_alloc(&bm, n)) {
-    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    goto fail;
-  }
-  batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
-               found, &bm);
-  if(bm.m > 0)
-    principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
-  if(bm.m > 0 && pol->shared)
-    shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
-                     bm.miss, &bm.m, pol, found);
-  if(bm.m > 0)
-    result =
-        batch_fetch(s, c, table, key_names, n_key_names, pol, &bm, found, err);
-
-fail:
-  if(result)
-    for(i = 0; i < n; i++) {
-      ddb_item_unref(found[i]);
-      found[i] = NULL;
-    }
-  batch_miss_free(&bm);
-  return result;
-}
-
-/* ------------------------------------------------------------------------
-** Writes
-*/
-/* Append tag b to the list of tags (their bytes in *all, their ends in
-** ends[0..*n)), unless it is one of the two appended last: the writes of
-** one call mostly share their partitions. */
-static void tag_list_add(ddb_buf *all, size_t *ends, size_t *n,
-                         const ddb_buf *b) {
-  size_t j;
-  if(b->failed || !b->p)
-    return;
-  for(j = *n; j > 0 && j + 2 > *n; j--) {
-    size_t start = j > 1 ? ends[j - 2] : 0;
-    if(ends[j - 1] - start == b->len &&
-       memcmp(all->p + start, b->p, b->len) == 0)
-      return;
-  }
-  ddb_buf_add(all, b->p, b->len);
-  if(!all->failed)
-    ends[(*n)++] = all->len;
-}
-
-/* The tags the writes w[0..n) of table d touch, appended to the list
-** (all, ends, *n_tags: tag_list_add): the partitions their old and new
-** images live in, in every index; the table's Scans; the whole table
-** when an old image is unknown.  b is scratch. */
-static void write_tags(ddb_client *c, const ddb_table_desc *d,
-                       const ddbc_write_note *w, size_t n, ddb_buf *b,
-                       ddb_buf *all, size_t *ends, size_t *n_tags) {
-  size_t i, k;
-  int img, any_unknown = 0;
-  for(i = 0; i < n; i++) {
-    any_unknown |= !w[i].old_known;
-    for(img = 0; img < 2; img++) {
-      const ddb_item *it = img ? w[i].new_item : w[i].old_item;
-      if(!it)
-        continue;
-      for(k = 0; k < (size_t)d->n_indexes; k++) {
-        const ddb_av *pk = ddb_item_get(it, d->indexes[k].pk.name);
-        if(!pk)
-          continue; /* not in this (sparse) index */
-        ddb_buf_reset(b);
-        partition_tag(b, c, d->name, d->indexes[k].name, pk);
-        tag_list_add(all, ends, n_tags, b);
-      }
-    }
-  }
-  ddb_buf_reset(b);
-  tag_head(b, 'S', c, d->name);
-  tag_list_add(all, ends, n_tags, b);
-  if(any_unknown) {
-    ddb_buf_reset(b);
-    tag_head(b, 'T', c, d->name);
-    tag_list_add(all, ends, n_tags, b);
-  }
-}
-
-/* The items the writes w[0..n) of table d (key names names[0..n_names))
-** wrote: dropped from the store s for the other principals, and their
-** keys for the writer's appended to all (ends[0..*n_keys)), items[j] the
-** new image of each (NULL: deleted).  b is scratch. */
-static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
-                       const ddbc_write_note *w, size_t n,
-                       const char *const *names, int n_names, ddb_buf *b,
-                       ddb_buf *all, size_t *ends, ddb_item **items,
-                       size_t *n_keys) {
-  size_t i;
-  for(i = 0; i < n; i++) {
-    drop_other_principals(s, c, d->name, w[i].key, names, n_names);
-    ddb_buf_reset(b);
-    if(item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
-      ddb_buf_add(all, b->p, b->len);
-      if(all->failed)
-        break;
-      ends[*n_keys] = all->len;
-      items[(*n_keys)++] = (ddb_item *)w[i].new_item;
-    }
-  }
-}
-
-/* The n byte strings of all, each ending at ends[i] (the next starts
-** there), as out[0..n). */
-static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
-                    ddbc_tag *out) {
-  size_t i;
-  for(i = 0; i < n; i++) {
-    out[i].p = all->p + (i ? ends[i - 1] : 0);
-    out[i].len = ends[i] - (i ? ends[i - 1] : 0);
-  }
-}
-
-/* See ddb_cache.h: the tags and the keys of the writes gathered, then told
-** to the store in one call (ddbc_store_note_writes); out of memory, each
-** write told alone, as one that forgets the table's pages. */
-void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
-                      const ddbc_write_note *w, size_t n,
-                      const ddbc_policy *pol) {
-  ddbc_store *s = the_store();
-  const char *names[2];
-  ddbc_tag *tags = NULL, *keys = NULL;
-  ddb_item **items = NULL;
-  size_t *tag_end = NULL, *key_end = NULL, n_tags = 0, n_keys = 0, i;
-  int n_names;
-  ddb_buf b, all_tags, all_keys;
-  if(!s || n == 0)
-    return;
-  ddb_buf_init(&b, DDBC_KEY_MAX);
-  ddb_buf_init(&all_tags, (size_t)DDBC_KEY_MAX * (d->n_indexes * 2 + 2) * n);
-  ddb_buf_init(&all_keys, (size_t)DDBC_KEY_MAX * n);
-  names[0] = d->indexes[0].pk.name;
-  names[1] = d->indexes[0].sk.name;
-  n_names = names[1] ? 2 : 1;
-  tag_end = malloc(sizeof(*tag_end) * ((size_t)d->n_indexes * 2 * n + 2));
-  key_end = malloc(sizeof(*key_end) * n);
-  tags = malloc(sizeof(*tags) * ((size_t)d->n_indexes * 2 * n + 2));
-  keys = malloc(sizeof(*keys) * n);
-  items = malloc(sizeof(*items) * n);
-  if(!tag_end || !key_end || !tags || !keys || !items) {
-    /* out of memory: forget the table's pages and the items, one by one */
-    for(i = 0; i < n; i++)
-      ddbc_note_write(c, d, NULL, 0, NULL, w[i].key, pol);
-    goto done;
-  }
-  write_tags(c, d, w, n, &b, &all_tags, tag_end, &n_tags);
-  /* the items themselves: dropped for the other principals, written
-  ** through for the writer's */
-  write_keys(s, c, d, w, n, names, n_names, &b, &all_keys, key_end, items,
-             &n_keys);
-  tags_at(&all_tags, tag_end, n_tags, tags);
-  tags_at(&all_keys, key_end, n_keys, keys);
-  ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
-                         pol->item_ttl);
-
-done:
-  free(tag_end);
-  free(key_end);
-  free(tags);
-  free(keys);
-  free(items);
-  ddb_buf_free(&b);
-  ddb_buf_free(&all_tags);
-  ddb_buf_free(&all_keys);
-}
-
-void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
-                     const ddb_item *old_item, int old_known,
-                     const ddb_item *new_item, const ddb_item *key,
-                     const ddbc_policy *pol) {
-  ddbc_store *s = the_store();
-  const char *names[2];
-  int n_names, i, img;
-  ddb_buf b;
-  if(!s)
-    return;
-  ddb_buf_init(&b, DDBC_KEY_MAX);
-  names[0] = d->indexes[0].pk.name;
-  names[1] = d->indexes[0].sk.name;
-  n_names = names[1] ? 2 : 1;
-  /* the partitions the old and the new image live in, in every index */
-  for(img = 0; img < 2; img++) {
-    const ddb_item *it = img ? new_item : old_item;
-    if(!it)
-      continue;
-    for(i = 0; i < d->n_indexes; i++) {
-      const ddb_av *pk = ddb_item_get(it, d->indexes[i].pk.name);
-      if(!pk)
-        continue; /* not in this (sparse) index */
-      ddb_buf_reset(&b);
-      partition_tag(&b, c, d->name, d->indexes[i].name, pk);
-      if(!b.failed)
-        ddbc_store_bump(s, b.p, b.len);
-    }
-  }
-  ddb_buf_reset(&b);
-  tag_head(&b, 'S', c, d->name);
-  ddbc_store_bump(s, b.p, b.len);
-  if(!old_known) {
-    ddb_buf_reset(&b);
-    tag_head(&b, 'T', c, d->name);
-    ddbc_store_bump(s, b.p, b.len);
-  }
-  /* the item itself: dropped for the other principals, written through
-  ** for the writer's */
-  drop_other_principals(s, c, d->name, key, names, n_names);
-  ddb_buf_reset(&b);
-  if(item_key(&b, c, d->name, key, names, n_names) == 0) {
-    ddbc_store_write_item(s, b.p, b.len, (ddb_item *)new_item, ddbc_now(),
-                          pol->item_ttl);
-    if(pol->shared) {
-      size_t len;
-      const char *tail = shared_tail(c, &b, &len);
-      ddbc_shared_note_write(pol->shared, c, d->name, tail, len, new_item,
-                             pol->item_ttl, ddbc_shared_now());
-    }
-  }
   ddb_buf_free(&b);
 }

@@ -79,7 +79,8 @@ size_t ddbc_clear_table(ddb_client *c, const char *table);
 double ddbc_now(void);
 
 /* ------------------------------------------------------------------------
-** The shared tier (shared.c, resp.c; docs/cache.md "The shared tier")
+** The shared tier (shared.c, redis_conn.c, resp.c; docs/cache.md "The
+** shared tier")
 **
 ** Reads go to the process's cache, then to Redis, then to DynamoDB; a
 ** miss fills both.  Entries are named and sealed (AES-256-GCM) under keys

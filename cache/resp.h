@@ -1,6 +1,7 @@
 /*
 ** resp.h -- a small Redis client (RESP2 over TCP, or over TLS with
-** OpenSSL) for the shared cache tier (shared.c).  Internal to cache/.
+** OpenSSL) for the shared cache tier (redis_conn.c), and the redis://
+** URLs that name a Redis (redis_url.c).  Internal to cache/.
 **
 ** Every call is bounded: it takes a deadline (CLOCK_MONOTONIC seconds,
 ** ddbc_resp_clock) and gives up at it, and every reply is read into

@@ -1,7 +1,8 @@
 /*
 ** shared.h -- the shared cache tier: item entries and query pages in
-** Redis, behind the process's own cache (shared.c).  Internal to cache/:
-** cache.c calls these from its read, fill and write paths; the front ends
+** Redis, behind the process's own cache (shared.c; its connections:
+** redis_conn.c).  Internal to cache/: read.c and invalidate.c call these
+** from their read, fill and write paths; the front ends
 ** only open a tier (ddbc_shared_open in ddb_cache.h) and put it in their
 ** policy.
 **
@@ -79,6 +80,29 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
 
 /* The shared tier's counters, into out's shared_* fields. */
 void ddbc_shared_stats_get(ddbc_stats *out);
+
+/* ------------------------------------------------------------------------
+** redis_conn.c: the connections, for shared.c.
+**
+** ddbc_shared_round_trip: one round trip on sh: cmds, then n replies
+** (each of at most max_nodes values) into rp (freed by the caller in
+** every case), *ms its time.  Returns 0, or -1 (skipped while the tier
+** backs off, timed out or failed: counted and logged; rp then holds
+** nothing to read).
+** ddbc_shared_log: a row of the request log for the tier (operation op,
+** "shared_..."; items -1 when none).
+** ddbc_shared_count_error: count an answer of the wrong type, or an
+** error answer, on a connection that stays good (shared_errors).
+** ddbc_shared_conn_stats: the connections' counters into out
+** (shared_timeouts, shared_errors, shared_skipped, shared_down).
+*/
+struct ddbc_resp_reply;
+int ddbc_shared_round_trip(ddbc_shared *sh, const ddb_buf *cmds,
+                           struct ddbc_resp_reply *rp, int n, int max_nodes,
+                           const char *table, double *ms);
+void ddbc_shared_log(const char *op, const char *table, int items, double ms);
+void ddbc_shared_count_error(void);
+void ddbc_shared_conn_stats(ddbc_stats *out);
 
 /* ------------------------------------------------------------------------
 ** For tests (tests/unit/test_shared.c): the value format alone.

@@ -25,9 +25,12 @@
 ** to every other rank's (no code holds it while it takes another rank's):
 ** the order is what keeps prepare from deadlocking if that ever changes.
 ** Within a rank the nesting is:
-**   DDB_LIVE_CACHE   desc_lock, then seen_lock, then the store's lock
-**                    (seen_lock is held while the store's is taken)
-**   DDB_LIVE_SHARED  reg_lock, then each tier's lock (ddbc_shared_stats_get)
+**   DDB_LIVE_CACHE   describe.c's desc_lock (its own node; a leaf, never
+**                    held while another lock is taken), then cache.c's
+**                    seen_lock, then the store's lock (seen_lock is held
+**                    while the store's is taken)
+**   DDB_LIVE_SHARED  redis_conn.c's reg_lock, then each tier's lock
+**                    (ddbc_shared_conn_stats)
 **   DDB_LIVE_CLIENT  a client's lock, cred_lock, then the signing-key cache
 **                    of its current credentials (sigv4.c); refresh_lock is
 **                    not taken (held while credentials are fetched: the

@@ -1,0 +1,502 @@
+/*
+** read.c -- one job: the read paths through the caches.  GetItem,
+** BatchGetItem, Query and Scan pages: the process's store first, then
+** the shared tier (shared.c), then DynamoDB, filling both on the way
+** back; a consistent read bypasses them (see cache.c's "Consistency").
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "ddb_cache.h"
+#include "cache_int.h"
+#include "shared.h"
+#include "store.h"
+
+/* ------------------------------------------------------------------------
+** The shared tier's hooks (shared.c).  Redis is asked after a miss here
+** and before DynamoDB, once the generations of the request are captured,
+** so that a write of this process between the two still refuses the
+** fill; what Redis answers fills this cache for what is left of the
+** entry's TTL, and what DynamoDB answers fills both.  An entry's name in
+** Redis is its key here less the head (kind, place, principal), which are
+** this process's own ids: shared.c names it under the credentials.
+*/
+
+/* What is left of a TTL for an entry age seconds old (never 0, which
+** would not cache). */
+static double ttl_left(double ttl, double age) {
+  return ttl - age > 0.001 ? ttl - age : 0.001;
+}
+
+/* The item of key k from Redis, filled into s under gen: 1 with *out
+** (NULL: no such item), 0 on a miss. */
+static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
+                           const ddb_buf *k, uint64_t gen,
+                           const ddbc_policy *pol, ddb_item **out) {
+  char *tail;
+  size_t len;
+  unsigned char hit = 0;
+  double age = 0;
+  tail = (char *)ddbc_shared_tail(c, k, &len);
+  ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
+                        ddbc_shared_now(), out, &hit, &age);
+  if(hit)
+    ddbc_store_fill_item(s, k->p, k->len, *out, gen, ddbc_now(),
+                         ttl_left(pol->item_ttl, age));
+  return hit;
+}
+
+/* DynamoDB's answer item (NULL: none) for key k, into Redis. */
+static void shared_item_fill(ddb_client *c, const char *table,
+                             const ddb_buf *k, ddb_item *item,
+                             const ddbc_policy *pol) {
+  char *tail;
+  size_t len;
+  tail = (char *)ddbc_shared_tail(c, k, &len);
+  ddbc_shared_fill_items(pol->shared, c, table, &tail, &len, 1, &item,
+                         pol->item_ttl, ddbc_shared_now());
+}
+
+/* The misses of a batch: the keys ckeys[0..*m) (NULL: not cacheable),
+** their generations gens, their places where[] in found[] and their
+** items miss[].  Those Redis holds go to found[] (and into s); the rest
+** are compacted to the front, *m their new count. */
+static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
+                             char **ckeys, size_t *clens, uint64_t *gens,
+                             size_t *where, const ddb_item **miss, size_t *m,
+                             const ddbc_policy *pol, ddb_item **found) {
+  char **tails = calloc(*m ? *m : 1, sizeof(*tails));
+  size_t *lens = calloc(*m ? *m : 1, sizeof(*lens));
+  unsigned char *hit = calloc(*m ? *m : 1, 1);
+  double *age = calloc(*m ? *m : 1, sizeof(*age));
+  ddb_item **got = calloc(*m ? *m : 1, sizeof(*got));
+  size_t i, j;
+  double now = ddbc_now();
+  if(!tails || !lens || !hit || !age || !got)
+    goto done;
+  for(i = 0; i < *m; i++)
+    if(ckeys[i]) {
+      ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
+      tails[i] = (char *)ddbc_shared_tail(c, &k, &lens[i]);
+    }
+  ddbc_shared_get_items(pol->shared, c, table, tails, lens, *m, pol->item_ttl,
+                        ddbc_shared_now(), got, hit, age);
+  for(i = j = 0; i < *m; i++) {
+    if(hit[i]) {
+      ddbc_store_fill_item(s, ckeys[i], clens[i], got[i], gens[i], now,
+                           ttl_left(pol->item_ttl, age[i]));
+      found[where[i]] = got[i];
+      free(ckeys[i]);
+      continue;
+    }
+    ckeys[j] = ckeys[i];
+    clens[j] = clens[i];
+    gens[j] = gens[i];
+    where[j] = where[i];
+    miss[j] = miss[i];
+    j++;
+  }
+  *m = j;
+done:
+  free(tails);
+  free(lens);
+  free(hit);
+  free(age);
+  free(got);
+}
+
+/* DynamoDB's answers got[0..m) for the keys ckeys[0..m), into Redis. */
+static void shared_batch_fill(ddb_client *c, const char *table,
+                              char *const *ckeys, const size_t *clens,
+                              size_t m, ddb_item *const *got,
+                              const ddbc_policy *pol) {
+  char **tails = calloc(m ? m : 1, sizeof(*tails));
+  size_t *lens = calloc(m ? m : 1, sizeof(*lens));
+  size_t i;
+  if(tails && lens) {
+    for(i = 0; i < m; i++)
+      if(ckeys[i]) {
+        ddb_buf k = {ckeys[i], clens[i], 0, 0, 0, 1};
+        tails[i] = (char *)ddbc_shared_tail(c, &k, &lens[i]);
+      }
+    ddbc_shared_fill_items(pol->shared, c, table, tails, lens, m, got,
+                           pol->item_ttl, ddbc_shared_now());
+  }
+  free(tails);
+  free(lens);
+}
+
+/* ------------------------------------------------------------------------
+** Reads.  What goes to DynamoDB is counted among the hot keys (hot.c)
+** with what its tally says it cost; what the cache answers or lacks is
+** charged to the client's meter (the statement's: ddb_meter), with the
+** answer's age, and a page answered from the cache is logged (cached=1).
+*/
+
+/* ddb_read_page, its Query counted among the hot keys. */
+static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
+                                    ddb_page **out, ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_read_page(c, r, out, err);
+  ddb_tally_end(prev);
+  if(r->pk_name && t.requests) {
+    ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
+                  t.throttles);
+    ddbc_hot_mark(r->table, r->index, &r->pk, &t);
+  }
+  return result;
+}
+
+/* ddb_get_item, counted among the hot keys by key's partition key
+** key_names[0]. */
+static ddb_result get_item_counted(ddb_client *c, const char *table,
+                                   const ddb_item *key,
+                                   const char *const *key_names,
+                                   int consistent, ddb_item **out,
+                                   ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
+  ddb_tally_end(prev);
+  if(t.requests) {
+    ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
+                  (uint64_t)t.items, t.rcu, 0, t.throttles);
+    ddbc_hot_mark(table, NULL, ddb_item_get(key, key_names[0]), &t);
+  }
+  return result;
+}
+
+/* ddb_batch_get, each key counted among the hot keys (one request each,
+** the capacity shared). */
+static ddb_result batch_get_counted(ddb_client *c, const char *table,
+                                    const ddb_item *const *keys, size_t n,
+                                    const char *const *key_names,
+                                    int n_key_names, int consistent,
+                                    ddb_item **found, ddb_error *err) {
+  ddb_tally t, *prev = ddb_tally_begin(&t);
+  ddb_result result = ddb_batch_get(c, table, keys, n, key_names, n_key_names,
+                                    consistent, found, err);
+  size_t i;
+  ddb_tally_end(prev);
+  for(i = 0; t.requests && i < n; i++)
+    ddbc_hot_note(table, NULL, ddb_item_get(keys[i], key_names[0]), 1,
+                  result == DDB_OK && found[i] ? 1 : 0, t.rcu / (double)n, 0,
+                  t.throttles);
+  return result;
+}
+
+/* The tags a page of rd is filed under, into tags[0..2): its partition
+** (a Query) or its table's Scans (tag1), and the whole table (tag2), whose
+** bytes tag1 and tag2 hold (check their failed flags). */
+static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
+                      ddb_buf *tag2, ddbc_tag *tags) {
+  if(rd->pk_name)
+    ddbc_partition_tag(tag1, c, rd->table, rd->index, &rd->pk);
+  else
+    ddbc_tag_head(tag1, 'S', c, rd->table);
+  ddbc_tag_head(tag2, 'T', c, rd->table);
+  tags[0].p = tag1->p;
+  tags[0].len = tag1->len;
+  tags[1].p = tag2->p;
+  tags[1].len = tag2->len;
+}
+
+/* After a miss of the store: the page of rd under key from pol's shared
+** tier.  Returns 1 with *out (a new page) and *sage (its age in seconds)
+** on a hit; else 0 with *sgen the tier's generation to fill under. */
+static int page_shared_get(ddb_client *c, const ddb_read *rd,
+                           const ddbc_policy *pol, const ddb_buf *key,
+                           ddb_page **out, double *sage,
+                           ddbc_shared_gen *sgen) {
+  size_t tail_len;
+  const char *tail = ddbc_shared_tail(c, key, &tail_len);
+  return ddbc_shared_get_page(pol->shared, c, rd->table, tail, tail_len,
+                              pol->query_ttl, ddbc_shared_now(), out, sage,
+                              sgen);
+}
+
+/* See ddb_cache.h: the page from the store, else from the shared tier,
+** else from DynamoDB, filled into both on the way back.  The key is the
+** request's body without ttl=hide's now. */
+ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
+                          const ddbc_policy *pol, ddb_page **out,
+                          ddb_error *err) {
+  ddbc_store *s = ddbc_cache_store();
+  ddb_meter *m = ddb_client_meter(c);
+  ddb_read rd = *r, kr;
+  ddb_buf key, tag1, tag2;
+  ddbc_tag tags[2];
+  uint64_t gens[2];
+  ddbc_shared_gen sgen = 0;
+  size_t tail_len;
+  ddb_result result;
+  double age = 0, sage = 0;
+  int fill;
+
+  *out = NULL;
+  rd.consistent = pol->consistent;
+  if(pol->consistent || pol->query_ttl <= 0 || !s)
+    return read_page_counted(c, &rd, out, err);
+
+  ddb_buf_init(&key, DDBC_KEY_MAX);
+  ddb_buf_init(&tag1, DDBC_KEY_MAX);
+  ddb_buf_init(&tag2, DDBC_KEY_MAX);
+  ddbc_scope_head(&key, 'Q', c, 0);
+  /* ttl=hide's now changes every second: the key holds the condition
+  ** without it, and the reader drops what expired since (ext/) */
+  kr = rd;
+  kr.ttl_now = 0;
+  result = ddb_read_body(&kr, &key, err);
+  if(result || key.failed) {
+    ddb_buf_free(&key);
+    return result ? result : read_page_counted(c, &rd, out, err);
+  }
+  page_tags(c, &rd, &tag1, &tag2, tags);
+  fill = !tag1.failed && !tag2.failed;
+
+  if(fill && ddbc_store_get_page_age(s, key.p, key.len, ddbc_now(),
+                                     pol->query_ttl, out, &age)) {
+    ddb_meter_hit(m, age);
+    ddb_log_cached(c, rd.pk_name ? "Query" : "Scan", rd.table, rd.index,
+                   rd.start != NULL, (int)(*out)->count, age);
+    result = DDB_OK;
+    goto done;
+  }
+  if(m)
+    ddb_meter_add(&m->misses, 1);
+  gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
+  gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
+  if(pol->shared && page_shared_get(c, &rd, pol, &key, out, &sage, &sgen)) {
+    if(fill)
+      ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
+                           ttl_left(pol->query_ttl, sage));
+    result = DDB_OK;
+    goto done;
+  }
+  result = read_page_counted(c, &rd, out, err);
+  if(result == DDB_OK && fill)
+    ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
+                         pol->query_ttl);
+  if(result == DDB_OK && pol->shared) {
+    const char *tail = ddbc_shared_tail(c, &key, &tail_len);
+    ddbc_shared_fill_page(pol->shared, c, rd.table, tail, tail_len, sgen, *out,
+                          pol->query_ttl, ddbc_shared_now());
+  }
+done:
+  ddb_buf_free(&key);
+  ddb_buf_free(&tag1);
+  ddb_buf_free(&tag2);
+  return result;
+}
+
+int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
+                     int n_key, const ddbc_policy *pol, ddb_item **out) {
+  ddbc_store *s = ddbc_cache_store();
+  char stack[256]; /* most keys fit: no malloc */
+  ddb_buf k;
+  double age;
+  int hit = 0;
+  *out = NULL;
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return 0;
+  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
+  ddbc_key_head(&k, 'I', c, table);
+  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
+     (hit = ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
+                                     out, &age)))
+    ddb_meter_hit(ddb_client_meter(c), age);
+  ddb_buf_free(&k);
+  return hit;
+}
+
+ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, ddb_item **out,
+                         ddb_error *err) {
+  ddbc_store *s = ddbc_cache_store();
+  ddb_meter *m = ddb_client_meter(c);
+  ddb_buf k;
+  char stack[256]; /* most keys fit: no malloc on a hit */
+  uint64_t gen = 0;
+  ddb_result result;
+  double age;
+
+  *out = NULL;
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return get_item_counted(c, table, key, key_names, pol->consistent, out,
+                            err);
+  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
+  if(ddbc_item_key(&k, c, table, key, key_names, n_key_names)) {
+    ddb_buf_free(&k);
+    return get_item_counted(c, table, key, key_names, 0, out, err);
+  }
+  if(ddbc_store_get_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl, out,
+                             &age)) {
+    ddb_meter_hit(m, age);
+    ddb_buf_free(&k);
+    return DDB_OK;
+  }
+  if(m)
+    ddb_meter_add(&m->misses, 1);
+  {
+    char *kp = k.p;
+    ddbc_principal_seen_gens(s, c, table, &kp, &k.len, 1, &gen);
+  }
+  if(pol->shared && shared_item_get(s, c, table, &k, gen, pol, out)) {
+    ddb_buf_free(&k);
+    return DDB_OK;
+  }
+  result = get_item_counted(c, table, key, key_names, 0, out, err);
+  if(result == DDB_OK)
+    ddbc_store_fill_item(s, k.p, k.len, *out, gen, ddbc_now(), pol->item_ttl);
+  if(result == DDB_OK && pol->shared)
+    shared_item_fill(c, table, &k, *out, pol);
+  ddb_buf_free(&k);
+  return result;
+}
+
+/* What ddbc_batch_get did not find in the store: m keys (of arrays n
+** long), miss[j] the key of found[where[j]], ckeys[j] its cache key
+** (clens[j] long; NULL when it could not be built), gens[j] the
+** generation its fill is checked against, got[j] what DynamoDB answers. */
+typedef struct batch_miss {
+  const ddb_item **miss;
+  ddb_item **got;
+  size_t *where;
+  uint64_t *gens;
+  char **ckeys;
+  size_t *clens;
+  size_t m;
+} batch_miss;
+
+/* Allocate bm's arrays for n keys (zeroed).  Returns 0, or -1 when out of
+** memory (then batch_miss_free frees what was allocated). */
+static int batch_miss_alloc(batch_miss *bm, size_t n) {
+  size_t k = n ? n : 1;
+  memset(bm, 0, sizeof(*bm));
+  bm->miss = calloc(k, sizeof(*bm->miss));
+  bm->got = calloc(k, sizeof(*bm->got));
+  bm->where = calloc(k, sizeof(*bm->where));
+  bm->gens = calloc(k, sizeof(*bm->gens));
+  bm->ckeys = calloc(k, sizeof(*bm->ckeys));
+  bm->clens = calloc(k, sizeof(*bm->clens));
+  return bm->miss && bm->got && bm->where && bm->gens && bm->ckeys && bm->clens
+             ? 0
+             : -1;
+}
+
+/* Free bm's arrays and the cache keys they own. */
+static void batch_miss_free(batch_miss *bm) {
+  size_t i;
+  for(i = 0; i < bm->m; i++)
+    free(bm->ckeys ? bm->ckeys[i] : NULL);
+  free(bm->miss);
+  free(bm->got);
+  free(bm->where);
+  free(bm->gens);
+  free(bm->ckeys);
+  free(bm->clens);
+}
+
+/* Look up keys[0..n) of table in the store s at now: found[i] a hit (a
+** new reference, or NULL for "no such item"; charged to the meter), or
+** NULL and the key added to bm's misses. */
+static void batch_lookup(ddbc_store *s, ddb_client *c, const char *table,
+                         const ddb_item *const *keys, size_t n,
+                         const char *const *key_names, int n_key_names,
+                         const ddbc_policy *pol, double now, ddb_item **found,
+                         batch_miss *bm) {
+  ddb_meter *meter = ddb_client_meter(c);
+  double age;
+  size_t i;
+  for(i = 0; i < n; i++) {
+    ddb_buf k;
+    found[i] = NULL;
+    ddb_buf_init(&k, DDBC_KEY_MAX);
+    if(ddbc_item_key(&k, c, table, keys[i], key_names, n_key_names) == 0 &&
+       ddbc_store_get_item_age(s, k.p, k.len, now, pol->item_ttl, &found[i],
+                               &age)) {
+      ddb_meter_hit(meter, age);
+      ddb_buf_free(&k);
+      continue;
+    }
+    bm->where[bm->m] = i;
+    bm->miss[bm->m] = keys[i];
+    if(!k.failed)
+      bm->ckeys[bm->m] = ddb_buf_take(&k, &bm->clens[bm->m]);
+    ddb_buf_free(&k);
+    bm->m++;
+  }
+}
+
+/* The misses of bm (at least one) from DynamoDB, filled into the store s
+** (at now, read before the call) and pol's shared tier, into found.
+** Returns DDB_OK, or the error of the call (found untouched). */
+static ddb_result batch_fetch(ddbc_store *s, ddb_client *c, const char *table,
+                              const char *const *key_names, int n_key_names,
+                              const ddbc_policy *pol, batch_miss *bm,
+                              ddb_item **found, ddb_error *err) {
+  ddb_meter *meter = ddb_client_meter(c);
+  ddb_result result;
+  double now;
+  size_t i;
+  if(meter)
+    ddb_meter_add(&meter->misses, bm->m);
+  result = batch_get_counted(c, table, bm->miss, bm->m, key_names, n_key_names,
+                             0, bm->got, err);
+  if(result)
+    return result;
+  now = ddbc_now();
+  for(i = 0; i < bm->m; i++)
+    if(bm->ckeys[i])
+      ddbc_store_fill_item(s, bm->ckeys[i], bm->clens[i], bm->got[i],
+                           bm->gens[i], now, pol->item_ttl);
+  if(pol->shared)
+    shared_batch_fill(c, table, bm->ckeys, bm->clens, bm->m, bm->got, pol);
+  for(i = 0; i < bm->m; i++) {
+    found[bm->where[i]] = bm->got[i];
+    bm->got[i] = NULL;
+  }
+  return DDB_OK;
+}
+
+/* See ddb_cache.h: the keys from the store, the rest from the shared tier,
+** the rest from DynamoDB (filled into both). */
+ddb_result ddbc_batch_get(ddb_client *c, const char *table,
+                          const ddb_item *const *keys, size_t n,
+                          const char *const *key_names, int n_key_names,
+                          const ddbc_policy *pol, ddb_item **found,
+                          ddb_error *err) {
+  ddbc_store *s = ddbc_cache_store();
+  batch_miss bm;
+  size_t i;
+  ddb_result result = DDB_OK;
+
+  if(pol->consistent || pol->item_ttl <= 0 || !s)
+    return batch_get_counted(c, table, keys, n, key_names, n_key_names,
+                             pol->consistent, found, err);
+  for(i = 0; i < n; i++)
+    found[i] = NULL; /* so that a failure unrefs only what it found */
+  if(batch_miss_alloc(&bm, n)) {
+    result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
+    goto fail;
+  }
+  batch_lookup(s, c, table, keys, n, key_names, n_key_names, pol, ddbc_now(),
+               found, &bm);
+  if(bm.m > 0)
+    ddbc_principal_seen_gens(s, c, table, bm.ckeys, bm.clens, bm.m, bm.gens);
+  if(bm.m > 0 && pol->shared)
+    shared_batch_get(s, c, table, bm.ckeys, bm.clens, bm.gens, bm.where,
+                     bm.miss, &bm.m, pol, found);
+  if(bm.m > 0)
+    result =
+        batch_fetch(s, c, table, key_names, n_key_names, pol, &bm, found, err);
+
+fail:
+  if(result)
+    for(i = 0; i < n; i++) {
+      ddb_item_unref(found[i]);
+      found[i] = NULL;
+    }
+  batch_miss_free(&bm);
+  return result;
+}
