@@ -348,7 +348,10 @@ def chain():
             "smaller transactions")
     part = check("part", TABLE, "C").splitlines()
     ops = sorted(set(op for op, _ in logged()))
-    tap(err == want and ops == ["GetItem"] and len(part) == 150
+    # reads only: the UPDATEs' GetItems, and a DescribeTable when the one
+    # the process keeps (60 s) ran out, as it may on a slow (ASan) run
+    tap(err == want and "GetItem" in ops and
+        set(ops) <= {"GetItem", "DescribeTable"} and len(part) == 150
         and part[0].startswith("000 "),
         "150 rows each moved onto the key the one before freed (151 writes "
         "in one group): refused before anything is sent",
