@@ -422,8 +422,7 @@ extern dd_vtab *dd_registry;
 /* Set p's error message (freeing the old one) to DD_PREFIX and a
 ** printf-style message (common.c). */
 void dd_error(dd_vtab *p, const char *zFmt, ...);
-/* The same for the extension's other tables (dynamodb_tables, ...;
-** common.c). */
+/* The same for the extension's other tables (common.c). */
 void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
 /* A name a server told (a table's, an index's, an attribute's), as the
 ** extension shows it: escaped as error text is (ddb_text_safe: control
