@@ -9,16 +9,6 @@
 #include <string.h>
 
 #include "resp.h"
-/* The value of hex digit c, or -1. */
-static int hexval(int c) {
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 /* Percent-decode s[0..n) into out[0..cap) (NUL-terminated).  Returns 0,
 ** or -1 when it does not fit or a %xx is bad. */
@@ -30,8 +20,8 @@ static int pct_decode(const char *s, size_t n, char *out, size_t cap) {
       int hi, lo;
       if(i + 2 >= n)
         return -1;
-      hi = hexval((unsigned char)s[i + 1]);
-      lo = hexval((unsigned char)s[i + 2]);
+      hi = ddb_hexval((unsigned char)s[i + 1]);
+      lo = ddb_hexval((unsigned char)s[i + 2]);
       if(hi < 0 || lo < 0)
         return -1;
       c = hi * 16 + lo;

@@ -185,3 +185,14 @@ void ddb_wipe(void *p, size_t n) {
   if(p && n)
     OPENSSL_cleanse(p, n);
 }
+
+/* See ddb_client.h. */
+int ddb_hexval(int c) {
+  if(c >= '0' && c <= '9')
+    return c - '0';
+  if(c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if(c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}

@@ -212,6 +212,8 @@ void ddb_hmac_free(ddb_hmac_ctx *m);
 uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);
 /* Lower-case hex of p[0..n) in out: 2n characters and a NUL. */
 void ddb_hex(const unsigned char *p, size_t n, char *out);
+/* The value of hex digit c (either case), or -1. */
+int ddb_hexval(int c);
 /* Zero p[0..n) in a way the compiler cannot drop (for secrets). */
 void ddb_wipe(void *p, size_t n);
 

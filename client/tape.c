@@ -74,17 +74,6 @@ const char *ddb_tape_skip_ws(const char *p, const char *end) {
   return skip_ws(p, end);
 }
 
-/* The value of hex digit c, or -1. */
-static int hexval(int c) {
-  if(c >= '0' && c <= '9')
-    return c - '0';
-  if(c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if(c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 /* The 4 hex digits at p as a number, or -1. */
 static long hex4_at(const char *p, const char *end) {
   long u = 0;
@@ -92,7 +81,7 @@ static long hex4_at(const char *p, const char *end) {
   if(end - p < 4)
     return -1;
   for(i = 0; i < 4; i++) {
-    if((d = hexval(p[i])) < 0)
+    if((d = ddb_hexval(p[i])) < 0)
       return -1;
     u = u << 4 | d;
   }
