@@ -228,7 +228,7 @@ typedef struct dd_check {
 ** keycond.c). */
 typedef struct dd_interval {
   dd_val lo, hi; /* empty (av.type 0) when absent */
-  int loOpen, hiOpen;
+  int loOpen, hiOpen, nSlack; /* nSlack: see dd_iv_finish */
   dd_val prefix; /* set while the interval is exactly one prefix */
   int bPrefixOnly;
   int bEmpty; /* no row can match */

@@ -578,7 +578,7 @@ static void dd_interval_checks(dd_cursor *pCur, const dd_interval *iv,
                                int hiOpen) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int c = pCur->iSkCol;
-  if(!iv->bEmpty && (!iv->bExact || dd_pending_any(p))) {
+  if(!iv->bEmpty && (!iv->bExact || iv->nSlack || dd_pending_any(p))) {
     if(lo->av.type)
       dd_check_add(pCur, c, loOpen ? DD_SK_GT : DD_SK_GE, lo);
     if(hi->av.type)
@@ -811,6 +811,29 @@ static void dd_filter_limit(dd_filter *f) {
   dd_checks_settle(pCur);
 }
 
+/* The Query's Limit for nLim rows (LIMIT + OFFSET; 0: none): nLim when
+** the key condition sent selects exactly the WHERE's rows; nLim plus the
+** open ends sent closed (f->iv.nSlack) on the table's own sort key, unique
+** in a partition, so that the item an end may add is counted and the rows
+** asked still come in one request; else 0 (an index's sort keys repeat:
+** an end may add any number of items).  SQLite stops at its LIMIT; rows
+** it asks for past the Limit come unlimited (dd_page_read). */
+static sqlite3_int64 dd_query_limit(const dd_filter *f, sqlite3_int64 nLim) {
+  const dd_cursor *pCur = f->pCur;
+  if(nLim <= 0 || !f->iv.bExact)
+    return 0;
+  /* an N interval's row checks of the transaction's writes (see
+  ** dd_interval_checks) drop rows: none then, as before */
+  if(pCur->iSkCol >= 0 && f->p->aCol[pCur->iSkCol].type == DDB_N &&
+     dd_pending_any(f->p))
+    return 0;
+  if(f->iv.nSlack == 0)
+    return nLim;
+  if(f->pp != &f->p->aPath[0] || nLim > DD_MAX_LIMIT - f->iv.nSlack)
+    return 0;
+  return nLim + f->iv.nSlack;
+}
+
 /* A Query's request: its key condition (dd_iv_finish; on an N sort key
 ** the exact interval's row checks, dd_interval_checks), its order, and
 ** the Queries of an IN list started at once, several partitions at a
@@ -820,6 +843,7 @@ static int dd_filter_query(dd_filter *f) {
   dd_vtab *p = f->p;
   dd_path *pp = f->pp;
   dd_interval *iv = &f->iv;
+  sqlite3_int64 nLim = pCur->nLimit; /* before an open end's checks */
   int rc, bOpen;
   pCur->rd.table = p->pDesc->name;
   pCur->rd.index = pp->pIdx->name;
@@ -842,8 +866,7 @@ static int dd_filter_query(dd_filter *f) {
   }
   if(iv->bEmpty)
     return SQLITE_OK;
-  if(!iv->bExact)
-    pCur->nLimit = 0;
+  pCur->nLimit = dd_query_limit(f, nLim);
   pCur->rd.sk[0] = pCur->sk[0].av;
   pCur->rd.sk[1] = pCur->sk[1].av;
   pCur->rd.descending = (f->idxNum & DD_DESC) != 0;

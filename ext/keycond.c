@@ -759,7 +759,9 @@ static int dd_n_in_gap(const dd_val *lo, const dd_val *hi) {
           ddb_number_cmp(zh, nh, "0", 1) < 0);
 }
 
-/* Turn the interval into the request's sort-key condition. */
+/* Turn the interval into the request's sort-key condition: iv->bExact
+** stays 1 when it selects exactly the interval's rows, or (iv->nSlack > 0)
+** those and at most the items whose sort keys equal an open end. */
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]) {
   if(iv->bEmpty)
@@ -796,8 +798,14 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
       return;
     }
     rd->sk_op = DDB_SK_BETWEEN;
-    if(iv->loOpen || iv->hiOpen || nPrefix)
+    /* BETWEEN is closed: an open end sent closed may add the item whose
+    ** sort key is that end (iv->nSlack: one an end on a path whose sort
+    ** keys are unique in a partition), which SQLite or the row checks
+    ** drop; the rows are exact but for those */
+    if(nPrefix)
       iv->bExact = 0;
+    else
+      iv->nSlack = iv->loOpen + iv->hiOpen;
     out[0] = iv->lo;
     out[1] = iv->hi;
     memset(&iv->lo, 0, sizeof(iv->lo));

@@ -12,6 +12,12 @@ SQLITE_EXTENSION_INIT3
 /* The plan this file chooses is described above dynamodbBestIndex, at the
 ** end of the file; its helpers come first. */
 
+/* The outer rows a Scan is weighed against when a join on the key could
+** replace it (dd_choose_path): 8 times SQLite's guess for a table it has
+** no statistics of (1,048,576 rows), so that the keyed call wins unless
+** SQLite knows of more than about 8 million rows outside. */
+#define DD_JOIN_OUTER_ROWS (8.0 * 1048576.0)
+
 /* The DD_SK_ kind of constraint c on a sort key, or DD_SK_NONE. */
 static int dd_sk_kind(const struct sqlite3_index_constraint *c) {
   switch(c->op) {
@@ -372,14 +378,50 @@ typedef struct dd_build {
   int bDesc;  /* ... read descending */
 } dd_build;
 
+/* The cost of the cheapest keyed call a join order SQLite is weighing
+** would allow: every constraint taken as usable, as it is when the tables
+** its values come from are put outside this one (a join on the key: its
+** call runs once per outer row).  0 when no such call exists, or when no
+** constraint is unusable now (then the plans of this call are all). */
+static double dd_join_key_cost(dd_build *b) {
+  sqlite3_index_info *pInfo = b->pInfo;
+  unsigned char *aWas;
+  dd_plan cand;
+  double best = 0;
+  int i, nOff = 0;
+  for(i = 0; i < pInfo->nConstraint; i++)
+    nOff += !pInfo->aConstraint[i].usable;
+  if(nOff == 0)
+    return 0;
+  aWas = sqlite3_malloc64((sqlite3_uint64)pInfo->nConstraint);
+  if(!aWas)
+    return 0; /* no penalty: a costlier plan, never a wrong one */
+  for(i = 0; i < pInfo->nConstraint; i++) {
+    aWas[i] = pInfo->aConstraint[i].usable;
+    pInfo->aConstraint[i].usable = 1;
+  }
+  for(i = 0; i < b->p->nPath; i++)
+    if(dd_plan_path(b->p, pInfo, i, b->mUsed, &cand) &&
+       (best == 0 || cand.cost < best))
+      best = cand.cost;
+  for(i = 0; i < pInfo->nConstraint; i++)
+    pInfo->aConstraint[i].usable = aWas[i];
+  sqlite3_free(aWas);
+  return best;
+}
+
 /* Choose the call: the cheapest keyed plan of every path (dd_plan_path),
-** else the Scan, into b->best. */
+** else the Scan, into b->best.  A Scan that a join on the key could
+** replace costs as though the keyed call ran once for each of
+** DD_JOIN_OUTER_ROWS outer rows ("The query plan" at the end of the
+** file says why). */
 static void dd_choose_path(dd_build *b) {
   dd_vtab *p = b->p;
   dd_plan cand;
   double scanRows = p->pDesc->item_count > DD_SCAN_MIN_ROWS
                         ? (double)p->pDesc->item_count
                         : DD_SCAN_MIN_ROWS;
+  double keyCost;
   int i;
   memset(&b->best, 0, sizeof(b->best));
   b->best.op = DD_OP_SCAN;
@@ -389,6 +431,9 @@ static void dd_choose_path(dd_build *b) {
     if(dd_plan_path(p, b->pInfo, i, b->mUsed, &cand) &&
        cand.cost < b->best.cost)
       b->best = cand;
+  keyCost = b->best.op == DD_OP_SCAN ? dd_join_key_cost(b) : 0;
+  if(keyCost > 0 && !p->bScanDeny)
+    b->best.cost += DD_JOIN_OUTER_ROWS * keyCost;
 }
 
 /* Bind the key arguments of a keyed call (none for a Scan): the
@@ -569,8 +614,33 @@ static void dd_bind_order(dd_build *b) {
   }
 }
 
+/* Can the call's Limit count only rows SQLite keeps, its sort-key
+** condition selecting exactly the WHERE's rows?  Not with LIKE or GLOB (a
+** superset: LIKE ignores case, a pattern may hold more than a prefix), nor
+** a prefix with other bounds; nor two bounds, one open, on an index:
+** DynamoDB's BETWEEN is closed, and an index's sort keys repeat, so the
+** open end may add any number of items.  On the table, whose sort keys are
+** unique in a partition, that end adds one item at the most, which the
+** Limit counts (dd_query_limit). */
+static int dd_limit_exact(const dd_plan *best) {
+  int i, bLo = 0, bHi = 0, bOpen = 0, bPrefix = 0;
+  for(i = 0; i < best->nSk; i++) {
+    switch(best->aSkKind[i]) {
+    case DD_SK_EQ: break;
+    case DD_SK_GT: bOpen = bLo = 1; break;
+    case DD_SK_GE: bLo = 1; break;
+    case DD_SK_LT: bOpen = bHi = 1; break;
+    case DD_SK_LE: bHi = 1; break;
+    case DD_SK_BEGINS: bPrefix += best->nSk == 1 ? 1 : 2; break;
+    default: bPrefix = 2; /* LIKE, GLOB */
+    }
+  }
+  return bPrefix < 2 && !(bLo && bHi && bOpen && best->iPath != 0);
+}
+
 /* LIMIT and OFFSET: arguments only when nothing is left unpassed, the
-** order is the call's, and no row is read again by key. */
+** order is the call's, the Limit counts exactly (dd_limit_exact), and no
+** row is read again by key. */
 static void dd_bind_limit(dd_build *b) {
   dd_vtab *p = b->p;
   sqlite3_index_info *pInfo = b->pInfo;
@@ -584,6 +654,7 @@ static void dd_bind_limit(dd_build *b) {
       iOffset = i;
   }
   if(iLimit < 0 || !b->bOrder || b->best.op == DD_OP_GET ||
+     !dd_limit_exact(&b->best) ||
      (b->mUsed & ~p->aPath[b->best.iPath].mCover) != 0 || !dd_all_used(pInfo))
     return;
   pInfo->aConstraintUsage[iLimit].argvIndex =
