@@ -18,11 +18,17 @@
 ** control in it, from DescribeTable or an item, reaches no terminal; é
 ** or 日本 show as they are).
 **
-** The sample is the first n items of a Scan: one request with Limit n
-** where a page holds them (a page ends at 1 MB of items), followed by more
-** pages until n items or the table's end.  It goes through the cache as
-** every read of the table does; scan=deny does not refuse it (it reads n
-** items, not the table).
+** The sample spans the table: a Scan meets a table partition by
+** partition, so its first n items are those of the first partitions it
+** meets (one tenant of forty), and `present` would say little of the
+** others.  So the Scan is cut into segments (at_sample: one a
+** AT_PER_SEGMENT items of n, at most AT_SEGMENTS), each asked in turn for
+** its share of n (Limit), and the segments that still have items for
+** what the short ones lacked, until n items or the table's end.  A table
+** DescribeTable says has at most n items is read whole, in one segment:
+** one request where a page holds it (a page ends at 1 MB of items).  It
+** goes through the cache as every read of the table does; scan=deny does
+** not refuse it (it reads n items, not the table).
 */
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,10 @@ SQLITE_EXTENSION_INIT3
 /* The default sample, and the largest. */
 #define AT_DEFAULT_N 1000
 #define AT_MAX_N     1000000
+/* The sample's Scan segments: one a AT_PER_SEGMENT items, at most
+** AT_SEGMENTS (requests in a row: 32 of 32 items for the default 1,000). */
+#define AT_PER_SEGMENT 16
+#define AT_SEGMENTS    32
 /* Attribute names counted at the most (a table whose items have more
 ** distinct names shows the first ones seen). */
 #define AT_MAX_NAMES 10000
@@ -238,42 +248,78 @@ static int at_row_cmp(const void *pa, const void *pb) {
   return strcmp(a->zName, b->zName);
 }
 
-/* Read the sample: n items of p's table, Scan pages through the cache. */
-static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
-  ddb_read rd;
-  ddb_item *pStart = NULL;
-  ddb_lek_guard lek;
-  long long got = 0;
+/* The items of page pg counted into c, n - *pGot of them at the most
+** (*pGot grows).  Returns an SQLite code. */
+static int at_take(at_cursor *c, dd_vtab *p, const ddb_page *pg, long long n,
+                   long long *pGot) {
   int rc = SQLITE_OK, i;
-  memset(&lek, 0, sizeof(lek));
-  do {
-    ddb_page *pg = NULL;
-    ddb_error err;
-    ddb_error_clear(&err);
-    memset(&rd, 0, sizeof(rd));
-    rd.table = p->pDesc->name;
-    rd.desc = p->pDesc; /* the keys its LastEvaluatedKey must hold */
-    rd.limit = n - got;
-    rd.start = pStart;
-    if(ddbc_read_page(p->pClient, &rd, &p->pol, &pg, &err) ||
-       ddb_lek_next(&lek, p->pClient, &rd, pg, &err)) {
+  for(i = 0; rc == SQLITE_OK && i < pg->n_items && *pGot < n; i++, (*pGot)++) {
+    const ddb_item *it = pg->items[i];
+    uint32_t k;
+    for(k = 0; rc == SQLITE_OK && k < it->root.n; k++)
+      rc = at_count(c, p, &it->root.kids[k]);
+  }
+  return rc;
+}
+
+/* The number of Scan segments of a sample of n items (see the top of
+** the file): 1 for a table DescribeTable says has no more than n. */
+static int at_segments(const dd_vtab *p, long long n) {
+  long long nSeg = n / AT_PER_SEGMENT;
+  if(p->pDesc->item_count > 0 && p->pDesc->item_count <= n)
+    return 1;
+  return nSeg < 1 ? 1 : nSeg > AT_SEGMENTS ? AT_SEGMENTS : (int)nSeg;
+}
+
+/* Read the sample: n items of p's table, a share of each of nSeg Scan
+** segments (at_segments) in rounds, pages through the cache; a segment
+** is done at its end.  Returns an SQLite code, the error set. */
+static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
+  ddb_item *aStart[AT_SEGMENTS];
+  ddb_lek_guard aLek[AT_SEGMENTS];
+  unsigned char aDone[AT_SEGMENTS];
+  long long got = 0;
+  int nSeg = at_segments(p, n), nLive = nSeg, rc = SQLITE_OK, s;
+  memset(aStart, 0, sizeof(aStart));
+  memset(aLek, 0, sizeof(aLek));
+  memset(aDone, 0, sizeof(aDone));
+  while(rc == SQLITE_OK && got < n && nLive > 0) {
+    long long share = (n - got + nLive - 1) / nLive;
+    for(s = 0; rc == SQLITE_OK && s < nSeg && got < n; s++) {
+      ddb_read rd;
+      ddb_page *pg = NULL;
+      ddb_error err;
+      if(aDone[s])
+        continue;
+      ddb_error_clear(&err);
+      memset(&rd, 0, sizeof(rd));
+      rd.table = p->pDesc->name;
+      rd.desc = p->pDesc; /* the keys its LastEvaluatedKey must hold */
+      rd.limit = share < n - got ? share : n - got;
+      rd.start = aStart[s];
+      rd.segment = s;
+      rd.total_segments = nSeg;
+      if(ddbc_read_page(p->pClient, &rd, &p->pol, &pg, &err) ||
+         ddb_lek_next(&aLek[s], p->pClient, &rd, pg, &err)) {
+        ddb_page_unref(pg);
+        dd_vtab_error(c->base.pVtab, "dynamodb_attributes: %s", err.message);
+        rc = dd_rc(&err);
+        break;
+      }
+      rc = at_take(c, p, pg, n, &got);
+      ddb_item_unref(aStart[s]);
+      aStart[s] = ddb_item_ref(pg->last_key);
       ddb_page_unref(pg);
-      dd_vtab_error(c->base.pVtab, "dynamodb_attributes: %s", err.message);
-      rc = dd_rc(&err);
-      break;
+      if(!aStart[s]) {
+        aDone[s] = 1;
+        nLive--;
+      }
     }
-    for(i = 0; rc == SQLITE_OK && i < pg->n_items && got < n; i++, got++) {
-      const ddb_item *it = pg->items[i];
-      uint32_t k;
-      for(k = 0; rc == SQLITE_OK && k < it->root.n; k++)
-        rc = at_count(c, p, &it->root.kids[k]);
-    }
-    ddb_item_unref(pStart);
-    pStart = ddb_item_ref(pg->last_key);
-    ddb_page_unref(pg);
-  } while(rc == SQLITE_OK && pStart && got < n);
-  ddb_item_unref(pStart);
-  ddb_lek_guard_free(&lek);
+  }
+  for(s = 0; s < nSeg; s++) {
+    ddb_item_unref(aStart[s]);
+    ddb_lek_guard_free(&aLek[s]);
+  }
   return rc;
 }
 

@@ -812,14 +812,18 @@ static void dd_filter_limit(dd_filter *f) {
 }
 
 /* The Query's Limit for nLim rows (LIMIT + OFFSET; 0: none): nLim when
-** the key condition sent selects exactly the WHERE's rows; nLim plus the
-** open ends sent closed (f->iv.nSlack) on the table's own sort key, unique
-** in a partition, so that the item an end may add is counted and the rows
-** asked still come in one request; else 0 (an index's sort keys repeat:
-** an end may add any number of items).  SQLite stops at its LIMIT; rows
-** it asks for past the Limit come unlimited (dd_page_read). */
+** the key condition sent selects exactly the WHERE's rows, or more only
+** past them in the read's direction (the far end of a BETWEEN sent closed,
+** f->iv.nSlack: its items come after every row); nLim + 1 when the near
+** end is such an end on the table's own sort key, unique in a partition,
+** so that its one item is counted and the rows asked still come in one
+** request; else 0 (an index's sort keys repeat: the near end may add any
+** number of items).  SQLite stops at its LIMIT; rows it asks for past the
+** Limit come unlimited (dd_page_read). */
 static sqlite3_int64 dd_query_limit(const dd_filter *f, sqlite3_int64 nLim) {
   const dd_cursor *pCur = f->pCur;
+  int bNear = (f->idxNum & DD_DESC) ? (f->iv.nSlack >> 1) & 1
+                                    : f->iv.nSlack & 1;
   if(nLim <= 0 || !f->iv.bExact)
     return 0;
   /* an N interval's row checks of the transaction's writes (see
@@ -827,11 +831,11 @@ static sqlite3_int64 dd_query_limit(const dd_filter *f, sqlite3_int64 nLim) {
   if(pCur->iSkCol >= 0 && f->p->aCol[pCur->iSkCol].type == DDB_N &&
      dd_pending_any(f->p))
     return 0;
-  if(f->iv.nSlack == 0)
+  if(!bNear)
     return nLim;
-  if(f->pp != &f->p->aPath[0] || nLim > DD_MAX_LIMIT - f->iv.nSlack)
+  if(f->pp != &f->p->aPath[0] || nLim >= DD_MAX_LIMIT)
     return 0;
-  return nLim + f->iv.nSlack;
+  return nLim + 1;
 }
 
 /* A Query's request: its key condition (dd_iv_finish; on an N sort key

@@ -760,8 +760,8 @@ static int dd_n_in_gap(const dd_val *lo, const dd_val *hi) {
 }
 
 /* Turn the interval into the request's sort-key condition: iv->bExact
-** stays 1 when it selects exactly the interval's rows, or (iv->nSlack > 0)
-** those and at most the items whose sort keys equal an open end. */
+** stays 1 when it selects exactly the interval's rows, or (iv->nSlack set)
+** those and the items whose sort keys equal an open end. */
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]) {
   if(iv->bEmpty)
@@ -798,14 +798,15 @@ void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
       return;
     }
     rd->sk_op = DDB_SK_BETWEEN;
-    /* BETWEEN is closed: an open end sent closed may add the item whose
-    ** sort key is that end (iv->nSlack: one an end on a path whose sort
-    ** keys are unique in a partition), which SQLite or the row checks
-    ** drop; the rows are exact but for those */
+    /* BETWEEN is closed: an open end sent closed may add the items whose
+    ** sort key is that end (one on a path whose sort keys are unique in
+    ** a partition), which SQLite or the row checks drop; the rows are
+    ** exact but for those: iv->nSlack, bit 0 the lower end, bit 1 the
+    ** upper */
     if(nPrefix)
       iv->bExact = 0;
     else
-      iv->nSlack = iv->loOpen + iv->hiOpen;
+      iv->nSlack = iv->loOpen + 2 * iv->hiOpen;
     out[0] = iv->lo;
     out[1] = iv->hi;
     memset(&iv->lo, 0, sizeof(iv->lo));

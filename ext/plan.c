@@ -617,25 +617,27 @@ static void dd_bind_order(dd_build *b) {
 /* Can the call's Limit count only rows SQLite keeps, its sort-key
 ** condition selecting exactly the WHERE's rows?  Not with LIKE or GLOB (a
 ** superset: LIKE ignores case, a pattern may hold more than a prefix), nor
-** a prefix with other bounds; nor two bounds, one open, on an index:
-** DynamoDB's BETWEEN is closed, and an index's sort keys repeat, so the
-** open end may add any number of items.  On the table, whose sort keys are
-** unique in a partition, that end adds one item at the most, which the
-** Limit counts (dd_query_limit). */
-static int dd_limit_exact(const dd_plan *best) {
-  int i, bLo = 0, bHi = 0, bOpen = 0, bPrefix = 0;
+** a prefix with other bounds; nor two bounds on an index whose near end
+** (the first in the read's order, bDesc) is open: DynamoDB's BETWEEN is
+** closed, and an index's sort keys repeat, so that end may add any number
+** of items before the rows.  On the table, whose sort keys are unique in a
+** partition, it adds one item at the most, which the Limit counts; a far
+** end's items come after the rows (dd_query_limit). */
+static int dd_limit_exact(const dd_plan *best, int bDesc) {
+  int i, bLo = 0, bHi = 0, bLoOpen = 0, bHiOpen = 0, bPrefix = 0;
   for(i = 0; i < best->nSk; i++) {
     switch(best->aSkKind[i]) {
     case DD_SK_EQ: break;
-    case DD_SK_GT: bOpen = bLo = 1; break;
+    case DD_SK_GT: bLoOpen = bLo = 1; break;
     case DD_SK_GE: bLo = 1; break;
-    case DD_SK_LT: bOpen = bHi = 1; break;
+    case DD_SK_LT: bHiOpen = bHi = 1; break;
     case DD_SK_LE: bHi = 1; break;
     case DD_SK_BEGINS: bPrefix += best->nSk == 1 ? 1 : 2; break;
     default: bPrefix = 2; /* LIKE, GLOB */
     }
   }
-  return bPrefix < 2 && !(bLo && bHi && bOpen && best->iPath != 0);
+  return bPrefix < 2 && !(bLo && bHi && best->iPath != 0 &&
+                          (bDesc ? bHiOpen : bLoOpen));
 }
 
 /* LIMIT and OFFSET: arguments only when nothing is left unpassed, the
@@ -654,7 +656,7 @@ static void dd_bind_limit(dd_build *b) {
       iOffset = i;
   }
   if(iLimit < 0 || !b->bOrder || b->best.op == DD_OP_GET ||
-     !dd_limit_exact(&b->best) ||
+     !dd_limit_exact(&b->best, b->bDesc) ||
      (b->mUsed & ~p->aPath[b->best.iPath].mCover) != 0 || !dd_all_used(pInfo))
     return;
   pInfo->aConstraintUsage[iLimit].argvIndex =

@@ -7,9 +7,11 @@ no more than they need), made with boto3.  Needs AWS_ENDPOINT_URL_DYNAMODB
                         100 items each (4,000): PK 'T#00'..'T#39'; SK
                         'META' (name 'tenant 00', plan 'gold'/'free'),
                         'INV#000'..'INV#059' (amount = i), 'ORD#00'..
-                        'ORD#38' (qty = i); and the S attribute a on
-                        the items of tenant 39 only (a sample that reads
-                        one tenant misses it)
+                        'ORD#38' (qty = i); and on every item of tenant
+                        t an attribute named 't<t>' ('t07'), so that the
+                        names a sample finds say how many tenants it
+                        reached; the GSI ByPlan (plan, SK): the 40 META
+                        items, whose sort keys repeat
     setup.py TABLE big  (re)create TABLE (PK S, SK N): one partition 'P'
                         of 10,000 items of about 300 bytes (several pages)
 """
@@ -21,16 +23,27 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import fixtures  # noqa: E402
 
 
-def make(c, name, keys):
+def make(c, name, keys, gsi=None):
+    """Table name of key attributes keys [(name, type)], and the GSI
+    gsi = (index name, [(name, type)]) projecting ALL."""
+    defs = dict(keys + (gsi[1] if gsi else []))
+    extra = {}
+    if gsi:
+        extra["GlobalSecondaryIndexes"] = [{
+            "IndexName": gsi[0],
+            "KeySchema": [{"AttributeName": n,
+                           "KeyType": "HASH" if i == 0 else "RANGE"}
+                          for i, (n, _) in enumerate(gsi[1])],
+            "Projection": {"ProjectionType": "ALL"}}]
     fixtures.drop_table(c, name)
     c.create_table(
         TableName=name,
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
-                              for n, t in keys],
+                              for n, t in sorted(defs.items())],
         KeySchema=[{"AttributeName": n,
                     "KeyType": "HASH" if i == 0 else "RANGE"}
                    for i, (n, _) in enumerate(keys)],
-        BillingMode="PAY_PER_REQUEST")
+        BillingMode="PAY_PER_REQUEST", **extra)
     fixtures.wait_active(c, name)
 
 
@@ -46,7 +59,7 @@ def tenants():
     items = []
     for t in range(40):
         pk = {"S": "T#%02d" % t}
-        extra = {"a": {"S": "x"}} if t == 39 else {}
+        extra = {"t%02d" % t: {"S": "y"}}
         items.append(dict(PK=pk, SK={"S": "META"},
                           name={"S": "tenant %02d" % t},
                           plan={"S": "gold" if t % 4 == 0 else "free"},
@@ -68,7 +81,8 @@ def main():
         put_all(c, t, [{"PK": {"S": "P"}, "SK": {"N": str(i)},
                         "pad": {"S": "%0280d" % i}} for i in range(10000)])
         return
-    make(c, t, [("PK", "S"), ("SK", "S")])
+    make(c, t, [("PK", "S"), ("SK", "S")],
+         ("ByPlan", [("plan", "S"), ("SK", "S")]))
     put_all(c, t, tenants())
 
 
