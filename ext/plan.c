@@ -744,6 +744,11 @@ static int dd_plan_finish(dd_build *b) {
 **                 index whose projection lacks a used column costs
 **                 double: its rows are fetched again by key)
 **   Scan          everything else                               cost rows*10
+**                 (+ DD_JOIN_OUTER_ROWS x the keyed call's cost when a
+**                 join order SQLite weighs could key this table)
+**
+** Why these numbers, and what SQLite does with them in a join: ext/PLAN.md
+** ("Costs"), the one statement of the cost model.
 **
 ** keys = ? (the hidden column given a JSON key list) wins over all of
 ** these whenever SQLite can give its value (dd_plan_keys): BatchGetItem of
@@ -758,8 +763,10 @@ static int dd_plan_finish(dd_build *b) {
 ** becomes the range it implies in binary order ([upper(prefix),
 ** successor(lower(prefix))), a superset of the case-insensitive
 ** matches); GLOB 'p*' and begins_with(SK, 'p') become begins_with.  LIMIT
-** is pushed only when every WHERE term is a constraint of this plan, and
-** it is used (xFilter) only when the call enforces each exactly.  With
+** is pushed only when every WHERE term is a constraint of this plan and
+** its Limit counts only rows SQLite keeps (dd_limit_exact), and it is used
+** (xFilter: dd_filter_limit, dd_query_limit) only when the call enforces
+** each exactly, or sends a closed end for an open one.  With
 ** scan=deny a Scan costs 1e300 and xFilter refuses to run it, naming the
 ** key columns that would avoid it.
 */
