@@ -492,9 +492,9 @@ static void run_iv(sqlite3 *db, ddb_type t, const cons *c, int n, char *out,
       dd_iv_finish(&iv, nPrefix, nOther, &rd, sk);
     if(iv.bEmpty)
       snprintf(out, cap, "empty");
-    else if(rd.sk_op == DDB_SK_BETWEEN)
+    else if(rd.sk_op == DDB_SK_BETWEEN) /* an open end sent closed: nSlack */
       snprintf(out, cap, "BETWEEN %s %s %s", sk[0].av.text, sk[1].av.text,
-               iv.bExact ? "exact" : "inexact");
+               iv.bExact && !iv.nSlack ? "exact" : "inexact");
     else if(rd.sk_op == DDB_SK_NONE)
       snprintf(out, cap, "NONE %s", iv.bExact ? "exact" : "inexact");
     else
