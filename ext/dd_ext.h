@@ -227,7 +227,7 @@ typedef struct dd_check {
 /* A sort-key condition being built (see "Sort-key conditions" in
 ** keycond.c). */
 typedef struct dd_interval {
-  dd_val lo, hi; /* empty (av.type 0) when absent */
+  dd_val lo, hi;              /* empty (av.type 0) when absent */
   int loOpen, hiOpen, nSlack; /* nSlack: see dd_iv_finish */
   dd_val prefix; /* set while the interval is exactly one prefix */
   int bPrefixOnly;

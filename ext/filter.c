@@ -822,8 +822,8 @@ static void dd_filter_limit(dd_filter *f) {
 ** Limit come unlimited (dd_page_read). */
 static sqlite3_int64 dd_query_limit(const dd_filter *f, sqlite3_int64 nLim) {
   const dd_cursor *pCur = f->pCur;
-  int bNear = (f->idxNum & DD_DESC) ? (f->iv.nSlack >> 1) & 1
-                                    : f->iv.nSlack & 1;
+  int bNear =
+      (f->idxNum & DD_DESC) ? (f->iv.nSlack >> 1) & 1 : f->iv.nSlack & 1;
   if(nLim <= 0 || !f->iv.bExact)
     return 0;
   /* an N interval's row checks of the transaction's writes (see

@@ -636,8 +636,8 @@ static int dd_limit_exact(const dd_plan *best, int bDesc) {
     default: bPrefix = 2; /* LIKE, GLOB */
     }
   }
-  return bPrefix < 2 && !(bLo && bHi && best->iPath != 0 &&
-                          (bDesc ? bHiOpen : bLoOpen));
+  return bPrefix < 2 &&
+         !(bLo && bHi && best->iPath != 0 && (bDesc ? bHiOpen : bLoOpen));
 }
 
 /* LIMIT and OFFSET: arguments only when nothing is left unpassed, the
