@@ -302,8 +302,11 @@ ddb_result ddbc_write_calls(ddb_client *c, ddbc_wplan *plan);
 /* A parallel Scan, or the Queries of a list of partition keys, as one
 ** stream of pages (stream.c). */
 typedef struct ddbc_stream ddbc_stream;
-/* ddbc_stream_start's flags: r->limit is the Limit of every request. */
+/* ddbc_stream_start's flags: r->limit is the Limit of every request;
+** each unit's first request only (its page's LastEvaluatedKey says where
+** the unit would go on: a sample, ext/attributes.c). */
 #define DDBC_STREAM_LIMIT_EVERY 1
+#define DDBC_STREAM_FIRST_PAGE  2
 
 /* Start n_workers threads reading n_units units of read r: the segments
 ** 0 .. n_units-1 of a Scan (TotalSegments = n_units) when pks is NULL,

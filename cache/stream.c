@@ -75,6 +75,7 @@ struct ddbc_stream {
                    ** limit sizes each unit's first request only
                    ** (LIMIT+OFFSET), or every request (limit_every) */
   int limit_every; /* DDBC_STREAM_LIMIT_EVERY */
+  int first_only;  /* DDBC_STREAM_FIRST_PAGE */
   ddbc_policy pol;
   stream_worker *workers; /* free() */
   ddb_live live;          /* live.c's list, for fork() */
@@ -208,7 +209,7 @@ static void *stream_worker_main(void *arg) {
       break;
     }
     ddb_item_unref(start);
-    start = ddb_item_ref(pg->last_key);
+    start = s->first_only ? NULL : ddb_item_ref(pg->last_key);
     stopping = queue_page(s, pg, unit);
     /* give back what this thread's malloc arena holds from decoding the
     ** page (the response text, the parse tree): with N workers, glibc
@@ -320,6 +321,7 @@ ddb_result ddbc_stream_start(ddb_client *c, const ddb_read *r,
   s->client = c;
   s->rd = *r;
   s->limit_every = (flags & DDBC_STREAM_LIMIT_EVERY) != 0;
+  s->first_only = (flags & DDBC_STREAM_FIRST_PAGE) != 0;
   s->pol = *pol;
   if(pks) {
     s->pks = malloc(sizeof(ddb_av) * (size_t)n_units);

@@ -22,9 +22,10 @@
 ** partition, so its first n items are those of the first partitions it
 ** meets (one tenant of forty), and `present` would say little of the
 ** others.  So the Scan is cut into segments (at_sample: one a
-** AT_PER_SEGMENT items of n, at most AT_SEGMENTS), each asked in turn for
-** its share of n (Limit), and the segments that still have items for
-** what the short ones lacked, until n items or the table's end.  A table
+** AT_PER_SEGMENT items of n, at most AT_SEGMENTS), each asked for its
+** share of n (Limit; the first round in parallel, at_first_round), and
+** the segments that still have items, in turn, for what the short ones
+** lacked, until n items or the table's end.  A table
 ** DescribeTable says has at most n items is read whole, in one segment:
 ** one request where a page holds it (a page ends at 1 MB of items).  It
 ** goes through the cache as every read of the table does; scan=deny does
@@ -271,9 +272,52 @@ static int at_segments(const dd_vtab *p, long long n) {
   return nSeg < 1 ? 1 : nSeg > AT_SEGMENTS ? AT_SEGMENTS : (int)nSeg;
 }
 
+/* The first round of a sample of nSeg > 1 segments: the first page of
+** each, n / nSeg items (Limit), read DD_MAX_IN_WORKERS at a time (a stream of
+** first pages: DDBC_STREAM_FIRST_PAGE), counted into c (*pGot); where each
+** segment goes on into aStart[s] (NULL: done, aDone[s], *pnLive less).
+** Returns an SQLite code, the error set. */
+static int at_first_round(at_cursor *c, dd_vtab *p, long long n, int nSeg,
+                          ddb_item **aStart, unsigned char *aDone, int *pnLive,
+                          long long *pGot) {
+  ddbc_stream *pStream = NULL;
+  ddb_read rd;
+  ddb_error err;
+  int rc = SQLITE_OK;
+  ddb_error_clear(&err);
+  memset(&rd, 0, sizeof(rd));
+  rd.table = p->pDesc->name;
+  rd.desc = p->pDesc; /* the keys its LastEvaluatedKey must hold */
+  rd.limit = n / nSeg; /* rounded down: never more than n items read */
+  if(ddbc_stream_start(p->pClient, &rd, &p->pol, NULL,
+                       nSeg < DD_MAX_IN_WORKERS ? nSeg : DD_MAX_IN_WORKERS,
+                       nSeg, DDBC_STREAM_FIRST_PAGE, &pStream, &err) == DDB_OK)
+    for(;;) {
+      ddb_page *pg = NULL;
+      int s = -1;
+      if(ddbc_stream_next(pStream, NULL, NULL, &pg, &s, &err) != DDB_OK)
+        break;
+      if(!pg) {
+        ddbc_stream_free(pStream);
+        return rc;
+      }
+      if(rc == SQLITE_OK && s >= 0 && s < nSeg) {
+        rc = at_take(c, p, pg, n, pGot);
+        aStart[s] = ddb_item_ref(pg->last_key);
+        aDone[s] = aStart[s] == NULL;
+        *pnLive -= aDone[s];
+      }
+      ddb_page_unref(pg);
+    }
+  ddbc_stream_free(pStream);
+  dd_vtab_error(c->base.pVtab, "dynamodb_attributes: %s", err.message);
+  return dd_rc(&err);
+}
+
 /* Read the sample: n items of p's table, a share of each of nSeg Scan
-** segments (at_segments) in rounds, pages through the cache; a segment
-** is done at its end.  Returns an SQLite code, the error set. */
+** segments (at_segments) in rounds, the first in parallel
+** (at_first_round), pages through the cache; a segment is done at its
+** end.  Returns an SQLite code, the error set. */
 static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
   ddb_item *aStart[AT_SEGMENTS];
   ddb_lek_guard aLek[AT_SEGMENTS];
@@ -283,6 +327,8 @@ static int at_sample(at_cursor *c, dd_vtab *p, long long n) {
   memset(aStart, 0, sizeof(aStart));
   memset(aLek, 0, sizeof(aLek));
   memset(aDone, 0, sizeof(aDone));
+  if(nSeg > 1)
+    rc = at_first_round(c, p, n, nSeg, aStart, aDone, &nLive, &got);
   while(rc == SQLITE_OK && got < n && nLive > 0) {
     long long share = (n - got + nLive - 1) / nLive;
     for(s = 0; rc == SQLITE_OK && s < nSeg && got < n; s++) {
