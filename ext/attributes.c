@@ -287,7 +287,7 @@ static int at_first_round(at_cursor *c, dd_vtab *p, long long n, int nSeg,
   ddb_error_clear(&err);
   memset(&rd, 0, sizeof(rd));
   rd.table = p->pDesc->name;
-  rd.desc = p->pDesc; /* the keys its LastEvaluatedKey must hold */
+  rd.desc = p->pDesc;  /* the keys its LastEvaluatedKey must hold */
   rd.limit = n / nSeg; /* rounded down: never more than n items read */
   if(ddbc_stream_start(p->pClient, &rd, &p->pol, NULL,
                        nSeg < DD_MAX_IN_WORKERS ? nSeg : DD_MAX_IN_WORKERS,
