@@ -74,7 +74,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The version, written in one place: DYN_VERSION in api/dyndb.h.  From
 # there it reaches dyn_version(), dynamodb_version() (ext/extension.c
 # includes the header), dyndb.pc, the .deb, the tarball and the Python
-# package (setup.py runs `make -s version`).
+# package (setup.py reads it with the same pattern).
 DYN_VERSION := $(shell sed -n 's/^\#define DYN_VERSION *"\(.*\)"/\1/p' \
                  api/dyndb.h)
 

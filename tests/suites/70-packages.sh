@@ -4,12 +4,14 @@
 # list, its Depends (dpkg-shlibdeps and the objdump fallback agree), lintian
 # where installed; the packaged extension loads in sqlite3 without
 # LD_LIBRARY_PATH and reads the e-commerce table; a C program built from
-# the packaged dyndb.pc runs; `pip install .` with Debian's /usr/bin/python3
-# (--no-build-isolation --no-index) into a scratch --target, then a report
+# the packaged dyndb.pc runs; `make dist`'s tarball holds what git tracks
+# and builds with make, unpacked in a scratch folder; there, `pip install .`
+# with Debian's /usr/bin/python3 (--no-build-isolation --no-index) into a
+# scratch --target and into a venv (--system-site-packages), then a report
 # through sqlite_dynamodb.load() with the sqlite3 module and with pandas
-# (where installed); one version everywhere; `make dist`'s tarball builds
-# with make.  Each part is a SKIP line, with the reason, where dpkg-deb or
-# Debian's python3 (with setuptools and wheel) is absent.  TAP lines.
+# (where installed); one version everywhere.  Each part is a SKIP line,
+# with the reason, where dpkg-deb or Debian's python3 (with setuptools,
+# wheel and pip) is absent.  TAP lines.
 #
 # Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/run-all.sh sets it).  The
 # builds go to their own folders under .test-tmp/, never build/; SANITIZE
@@ -221,11 +223,42 @@ else
     skip "the Debian package" "dpkg-deb not found (not a Debian system)"
 fi
 
+# The Python package is built from the unpacked tarball when there is one
+# (pip builds in the source tree: the checkout's build/ stays untouched).
+SRC="$ROOT"
+# --- make dist ----------------------------------------------------------------
+tarball="$TMP/build/sqlite-dynamodb-$VERSION.tar.gz"
+if command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    if make "${MAKE_ARGS[@]}" BUILD="$TMP/build" dist >"$LOG" 2>&1 && [ -f "$tarball" ]; then
+        ok "make dist: $(basename "$tarball")"
+        tar tzf "$tarball" | sed "s|^sqlite-dynamodb-$VERSION/||" | sort >"$TMP/dist.files"
+        check "the tarball holds every file git tracks, and nothing else" \
+            diff <(git ls-files | sort) "$TMP/dist.files"
+        mkdir -p "$TMP/dist"
+        tar xzf "$tarball" -C "$TMP/dist"
+        d="$TMP/dist/sqlite-dynamodb-$VERSION"
+        if (cd "$d" && make -s --no-print-directory -j2 SANITIZE= WERROR= >"$LOG" 2>&1) &&
+           [ "$(sqlite3 -batch :memory: ".load $d/build/dynamodb" 'SELECT dynamodb_version();' 2>&1)" = "$VERSION" ]; then
+            ok "the tarball, unpacked in a scratch folder, builds with make; its extension says $VERSION"
+            SRC="$d"
+        else
+            not_ok "the tarball, unpacked in a scratch folder, builds with make"
+            show "$LOG"
+        fi
+    else
+        not_ok "make dist"
+        show "$LOG"
+    fi
+else
+    skip "make dist" "not a git checkout"
+fi
+
+
 # --- the Python package -----------------------------------------------------
 py_tests() {
-    local t="$TMP/py" got
-    if "$PY" -m pip install --no-build-isolation --no-index --no-cache-dir \
-           --disable-pip-version-check --target "$t" . >"$LOG" 2>&1; then
+    local t="$TMP/py" v="$TMP/venv" got
+    if (cd "$SRC" && "$PY" -m pip install --no-build-isolation --no-index \
+           --no-cache-dir --disable-pip-version-check --target "$t" .) >"$LOG" 2>&1; then
         ok "$PY -m pip install --no-build-isolation --no-index --target <tmp> ."
     else
         not_ok "$PY -m pip install --no-build-isolation --no-index --target <tmp> ."
@@ -277,6 +310,23 @@ versions: $VERSION $VERSION" ]; then
     VERSIONS="$VERSIONS python:$(sed -n 's/^versions: \([^ ]*\) .*/\1/p' <<<"$got")"
     VERSIONS="$VERSIONS python-dynamodb_version():$(sed -n 's/^versions: [^ ]* //p' <<<"$got")"
     VERSIONS="$VERSIONS pip:$(sed -n 's/^Version: //p' "$t"/sqlite_dynamodb-*.dist-info/METADATA)"
+    # the way docs/python.md says: a venv that sees Debian's packages
+    # (setuptools, wheel, pip, pandas), pip install . in it
+    if "$PY" -m venv --system-site-packages --without-pip "$v" >"$LOG" 2>&1 &&
+       (cd "$SRC" && "$v/bin/python3" -m pip install --no-build-isolation \
+            --no-index --no-cache-dir --disable-pip-version-check .) >>"$LOG" 2>&1; then
+        got="$(cd "$TMP" && env -u PYTHONPATH "$v/bin/python3" report.py "$TABLE" "$REPORT_SQL" 2>&1 | sed -n 2,5p)"
+        check "in a venv (--system-site-packages): pip install ., the same report" \
+            test "$got" = "$REPORT_EXPECTED
+Query GSI2"
+        [ "$got" = "$REPORT_EXPECTED
+Query GSI2" ] || sed 's/^/#   got: /' <<<"$got"
+        check "the venv's module is the venv's, under lib/python3.*/site-packages" \
+            bash -c "cd '$TMP' && '$v/bin/python3' -c 'import sqlite_dynamodb; print(sqlite_dynamodb.loadable_path())' | grep -q '^$v/lib/python3[.0-9]*/site-packages/sqlite_dynamodb/dynamodb\$'"
+    else
+        not_ok "a venv (--system-site-packages --without-pip) and pip install . in it"
+        show "$LOG"
+    fi
     if "$PY" -c 'import pandas' 2>/dev/null; then
         got="$(cd "$TMP" && PYTHONPATH="$t" "$PY" report.py "$TABLE" "$REPORT_SQL" pandas 2>&1 | tail -n 3)"
         check "the same report with pandas.read_sql" test "$got" = \
@@ -310,32 +360,6 @@ if [ -z "$bad" ]; then
     ok "one version, $VERSION, in all $(wc -w <<<"$VERSIONS") places and DYN_VERSION_NUMBER $num"
 else
     not_ok "versions that differ from $VERSION:$bad"
-fi
-
-# --- make dist ----------------------------------------------------------------
-tarball="$TMP/build/sqlite-dynamodb-$VERSION.tar.gz"
-if command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    if make "${MAKE_ARGS[@]}" BUILD="$TMP/build" dist >"$LOG" 2>&1 && [ -f "$tarball" ]; then
-        ok "make dist: $(basename "$tarball")"
-        tar tzf "$tarball" | sed "s|^sqlite-dynamodb-$VERSION/||" | sort >"$TMP/dist.files"
-        check "the tarball holds every file git tracks, and nothing else" \
-            diff <(git ls-files | sort) "$TMP/dist.files"
-        mkdir -p "$TMP/dist"
-        tar xzf "$tarball" -C "$TMP/dist"
-        d="$TMP/dist/sqlite-dynamodb-$VERSION"
-        if (cd "$d" && make -s --no-print-directory -j2 SANITIZE= WERROR= >"$LOG" 2>&1) &&
-           [ "$(sqlite3 -batch :memory: ".load $d/build/dynamodb" 'SELECT dynamodb_version();' 2>&1)" = "$VERSION" ]; then
-            ok "the tarball, unpacked in a scratch folder, builds with make; its extension says $VERSION"
-        else
-            not_ok "the tarball, unpacked in a scratch folder, builds with make"
-            show "$LOG"
-        fi
-    else
-        not_ok "make dist"
-        show "$LOG"
-    fi
-else
-    skip "make dist" "not a git checkout"
 fi
 
 echo "1..$N"
