@@ -153,7 +153,7 @@ format:
 	    $(UNIT_SRC)
 
 clean:
-	rm -rf $(BUILD) .test-tmp
+	rm -rf $(BUILD) .test-tmp python/*.egg-info
 
 # Further targets, one file each: mk/bench.mk (make bench), mk/fuzz.mk
 # (make fuzz), mk/install.mk (make install / uninstall, the libraries),

@@ -111,7 +111,6 @@ needed_depends() {
         seen="$seen$pkg "
         ver="$(dpkg-query -W -f='${Version}' "$pkg:$ARCH" 2>/dev/null ||
             dpkg-query -W -f='${Version}' "$pkg")"
-        ver="${ver#*:}"
         ver="${ver%-*}"
         out="$out${out:+, }$pkg (>= $ver)"
     done
