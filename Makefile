@@ -12,6 +12,9 @@
 #   make lint       clang-format check, banned functions, cppcheck, file
 #                   cycles (tools/cycles.py)
 #   make format     clang-format -i on every source file
+#   make version    the version (DYN_VERSION of api/dyndb.h, its one place)
+#   make deb, make dist, pip install .   the packages (mk/deb.mk,
+#                   mk/dist.mk, setup.py; docs/packages.md)
 #   SANITIZE=1      build with -fsanitize=address,undefined
 #   WERROR=1        warnings are errors (CI)
 
@@ -68,7 +71,15 @@ HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
-.PHONY: all loadable deps test check unit demo shell lint format clean libs
+# The version, written in one place: DYN_VERSION in api/dyndb.h.  From
+# there it reaches dyn_version(), dynamodb_version() (ext/extension.c
+# includes the header), dyndb.pc, the .deb, the tarball and the Python
+# package (setup.py reads it with the same pattern).
+DYN_VERSION := $(shell sed -n 's/^\#define DYN_VERSION *"\(.*\)"/\1/p' \
+                 api/dyndb.h)
+
+.PHONY: all loadable deps test check unit demo shell lint format clean libs \
+        version
 
 all: loadable
 
@@ -78,6 +89,9 @@ all: loadable
 libs:
 	@echo $(LIBS)
 
+version:
+	@echo $(DYN_VERSION)
+
 loadable: $(BUILD)/dynamodb.so
 
 $(BUILD)/%.o: %.c Makefile
@@ -86,7 +100,8 @@ $(BUILD)/%.o: %.c Makefile
 
 $(BUILD)/dynamodb.so: $(LIB_OBJ) $(EXT_OBJ) ext/dynamodb.map
 	$(CC) -shared -o $@ $(LIB_OBJ) $(EXT_OBJ) $(LDFLAGS) \
-	    -Wl,--version-script=ext/dynamodb.map $(LIBS)
+	    -Wl,--version-script=ext/dynamodb.map \
+	    -Wl,-soname,dynamodb.so $(LIBS)
 
 # (made anew: ar would keep the members of files since removed)
 $(BUILD)/libddb.a: $(LIB_OBJ)
@@ -138,7 +153,7 @@ format:
 	    $(UNIT_SRC)
 
 clean:
-	rm -rf $(BUILD) .test-tmp
+	rm -rf $(BUILD) .test-tmp python/*.egg-info
 
 # Further targets, one file each: mk/bench.mk (make bench), mk/fuzz.mk
 # (make fuzz), mk/install.mk (make install / uninstall, the libraries),

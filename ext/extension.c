@@ -34,9 +34,10 @@
 ** since the previous dynamodb_calls(), counted (for tests and for seeing
 ** what a statement cost); dynamodb_last(), the last statement's cost as
 ** JSON; dynamodb_refresh(NAME), which describes the table again and
-** stores it; the tables dynamodb_tables (what the credentials can see),
-** dynamodb_attributes(NAME) (a sample's attributes), dynamodb_hot (the
-** partition keys read and written most), dynamodb_log, dynamodb_stats.
+** stores it; dynamodb_version(), the version; the tables dynamodb_tables
+** (what the credentials can see), dynamodb_attributes(NAME) (a sample's
+** attributes), dynamodb_hot (the partition keys read and written most),
+** dynamodb_log, dynamodb_stats.
 **
 ** The module is spread over the files of ext/, in the order SQLite calls
 ** them: options.c (the parameters of CREATE VIRTUAL TABLE, one table of
@@ -56,7 +57,18 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
+#include "../api/dyndb.h" /* DYN_VERSION only: the version's one place */
 #include "dd_ext.h"
+
+/* dynamodb_version(): the extension's version, DYN_VERSION of
+** api/dyndb.h, which is also dyn_version()'s, the packages' and dyndb.pc's
+** (`make version` prints it). */
+static void dd_version_func(sqlite3_context *ctx, int argc,
+                            sqlite3_value **argv) {
+  (void)argc;
+  (void)argv;
+  sqlite3_result_text(ctx, DYN_VERSION, -1, SQLITE_STATIC);
+}
 
 /* ------------------------------------------------------------------------
 ** The module
@@ -135,5 +147,10 @@ __declspec(dllexport)
     rc = sqlite3_create_function(db, "dynamodb_calls", 0,
                                  SQLITE_UTF8 | SQLITE_DIRECTONLY, 0,
                                  dd_calls_func, 0, 0);
+  if(rc == SQLITE_OK)
+    rc = sqlite3_create_function(db, "dynamodb_version", 0,
+                                 SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+                                     SQLITE_INNOCUOUS,
+                                 0, dd_version_func, 0, 0);
   return rc;
 }

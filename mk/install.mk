@@ -40,8 +40,7 @@ EXTDIR       ?= $(LIBDIR)/sqlite-dynamodb
 INSTALL      ?= install
 OBJCOPY      ?= objcopy
 
-DYN_VERSION := $(shell sed -n 's/^\#define DYN_VERSION *"\(.*\)"/\1/p' \
-                 api/dyndb.h)
+# (DYN_VERSION: the Makefile's, read from api/dyndb.h)
 DYN_MAJOR   := $(firstword $(subst ., ,$(DYN_VERSION)))
 DYN_SO      := libdyndb.so.$(DYN_VERSION)
 DYN_OBJ     := $(LIB_OBJ) $(API_OBJ)
@@ -52,7 +51,10 @@ LDCONFIG       ?= $(firstword $(wildcard /sbin/ldconfig /usr/sbin/ldconfig) \
                     ldconfig)
 LDSO_DIRS       = $(shell $(LDCONFIG) -v -N -X 2>/dev/null | \
                     sed -n 's/^\([^[:space:]][^:]*\):.*/\1/p') /lib /usr/lib
-DYN_SYSTEM_LIB  = $(filter $(abspath $(LIBDIR)),$(LDSO_DIRS))
+# (both sides also with symbolic links resolved: where /lib is a link to
+# usr/lib, ldconfig names /lib/x86_64-linux-gnu for /usr/lib/x86_64-linux-gnu)
+DYN_SYSTEM_LIB  = $(filter $(abspath $(LIBDIR)) $(realpath $(LIBDIR)),\
+                    $(LDSO_DIRS) $(realpath $(LDSO_DIRS)))
 DYN_RPATH       = $(if $(DYN_SYSTEM_LIB),,-Wl,-rpath,$${libdir})
 
 .PHONY: lib install uninstall
@@ -71,10 +73,16 @@ $(BUILD)/libdyndb.a: $(DYN_OBJ)
 	rm -f $@
 	ar rcs $@ $(BUILD)/libdyndb-all.o
 
+# libdir and includedir are written as ${prefix}/... when under PREFIX,
+# so that `pkg-config --define-prefix` can move a copy (as the .deb's,
+# extracted anywhere: tests/suites/70-packages.sh).
+DYN_PC_LIBDIR     = $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+DYN_PC_INCLUDEDIR = $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCLUDEDIR))
 $(BUILD)/dyndb.pc: api/dyndb.pc.in api/dyndb.h mk/install.mk
 	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
-	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(DYN_VERSION)|' \
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(DYN_PC_LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(DYN_PC_INCLUDEDIR)|' \
+	    -e 's|@VERSION@|$(DYN_VERSION)|' \
 	    -e 's| @RPATH@|$(if $(DYN_RPATH), $(DYN_RPATH))|' \
 	    api/dyndb.pc.in > $@
 

@@ -66,6 +66,14 @@ apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
 # tests/suites/30-examples.sh)
 apt_install pkg-config
 
+# The Python package (`pip install .` offline with Debian's python3:
+# setuptools and wheel from Debian, --no-build-isolation), built and
+# tested by tests/suites/70-packages.sh; `make deb` needs dpkg-dev
+# (dpkg-shlibdeps, dpkg-buildflags), which build-essential brings.
+# lintian (about 130 packages) is not installed here: suite 70 runs it
+# where it is.
+apt_install python3-setuptools python3-wheel python3-pip
+
 # Redis, the shared cache tier's server in the tests (tests/harness/redis.sh,
 # tests/suites/60-redis.sh, make bench-redis); redis-tools brings redis-cli.
 # The package's own service is not wanted (the tests start their own on a
