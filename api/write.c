@@ -10,8 +10,6 @@
 
 #include "api_int.h"
 
-/* Writes DynamoDB takes in one TransactWriteItems. */
-#define TRANSACT_MAX 100
 /* Attribute names one UpdateItem may remove, at the most. */
 #define REMOVE_MAX 1000
 
@@ -222,10 +220,10 @@ dyn_code dyn_transact_write(dyn_client *c, const char *table,
     return result;
   if(!w && n > 0)
     return dyni_fail(err, DYN_EMISUSE, "dyn_transact_write: w is NULL");
-  if(n == 0 || n > TRANSACT_MAX)
+  if(n == 0 || n > DDB_TRANSACT_MAX)
     return dyni_fail(err, DYN_EINPUT,
                      "TransactWriteItems takes 1 to %d writes, not %zu",
-                     TRANSACT_MAX, n);
+                     DDB_TRANSACT_MAX, n);
   result = dyni_table_get(c, table, &t, err);
   if(result)
     return result;

@@ -7,8 +7,8 @@
 ** (AttributeValues).  It knows nothing of SQLite and nothing of caching:
 ** cache/ calls it, ext/ calls cache/; nothing here calls upwards.
 **
-** Data model.  Items, AttributeValues, numbers and their JSON forms
-** are in ddb_item.h, which this header includes.
+** Data model.  Items, AttributeValues, numbers and their JSON forms, and
+** DynamoDB's limits, are in ddb_item.h, which this header includes.
 **
 ** Errors.  Every call that can fail returns a ddb_result and fills a
 ** caller-supplied ddb_error with a one-line message naming what was wrong;

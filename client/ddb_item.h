@@ -1,7 +1,8 @@
 /*
 ** ddb_item.h -- DynamoDB's data model: AttributeValues (ddb_av), items
 ** (ddb_item), numbers kept as exact decimal text, keys encoded for
-** comparing, items to and from JSON text, JSON values as tokens.
+** comparing, items to and from JSON text, JSON values as tokens; and
+** DynamoDB's limits on items and requests, each defined once here.
 **
 ** Part of the client layer's one public header: ddb_client.h includes it
 ** after the results, errors and buffers it uses.  Include ddb_client.h,
@@ -86,7 +87,6 @@ size_t ddb_item_size(const ddb_item *it);
 size_t ddb_item_packed_size(const ddb_item *it);
 void ddb_item_pack(const ddb_item *it, unsigned char *out);
 ddb_item *ddb_item_unpack(const unsigned char *p, size_t n);
-#define DDB_ITEM_MAX_SIZE (400 * 1024)
 
 /* The text of `t` as DynamoDB spells it ("S", "N", ...). */
 const char *ddb_type_name(ddb_type t);
@@ -222,5 +222,26 @@ const char *ddb_jv_raw(const ddb_jv *j, uint32_t i, size_t *n);
 /* String token i decoded: malloc()ed, NUL-terminated, *n its length
 ** (which a \u0000 inside does not shorten); NULL when out of memory. */
 char *ddb_jv_string(const ddb_jv *j, uint32_t i, size_t *n);
+
+/* ------------------------------------------------------------------------
+** DynamoDB's limits, each defined once: the layers above use these names.
+*/
+/* The largest item, in bytes as DynamoDB sizes it (ddb_item_size). */
+#define DDB_ITEM_MAX_SIZE (400 * 1024)
+/* Writes in one TransactWriteItems. */
+#define DDB_TRANSACT_MAX 100
+/* Bytes of items in one TransactWriteItems: its limit is 4 MB of payload;
+** item sizes as DynamoDB counts them, with room for the request around
+** them. */
+#define DDB_TRANSACT_BYTES (4000LL * 1000)
+/* Writes in one BatchWriteItem. */
+#define DDB_BATCH_WRITE_MAX 25
+/* Keys in one BatchGetItem. */
+#define DDB_BATCH_GET_MAX 100
+/* The longest JSON text made of one item or value (ddb_av_to_json and
+** the like, for SQL's item column and the C API): items are at most 400 KB
+** as DynamoDB sizes them, but escapes and numbers' digits make text
+** longer; this bounds the buffer, never a correct item. */
+#define DDB_JSON_MAX (64u * 1024 * 1024)
 
 #endif /* DDB_ITEM_H */

@@ -394,7 +394,7 @@ static void at_result_av(sqlite3_context *ctx, const ddb_av *av) {
     ddb_buf b;
     char *z;
     size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_buf_init(&b, DDB_JSON_MAX);
     ddb_av_to_json(av, &b);
     z = ddb_buf_take(&b, &n);
     if(!z)

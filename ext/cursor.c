@@ -797,7 +797,7 @@ int dynamodbEof(sqlite3_vtab_cursor *cur) {
 ** length in *pn; NULL when out of memory or over 64 MiB. */
 static char *dd_av_json(const ddb_av *av, size_t *pn) {
   ddb_buf b;
-  ddb_buf_init(&b, 64u * 1024 * 1024);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   /* the item's decoded size bounds its JSON closely: one allocation */
   ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
   ddb_av_to_json(av, &b);
@@ -854,7 +854,7 @@ UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
 static int dd_item_json(dd_cursor *pCur) {
   const ddb_item *it = pCur->pCur;
   ddb_buf b;
-  ddb_buf_init(&b, 64u * 1024 * 1024);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   /* the item's decoded size bounds its JSON closely: one allocation */
   ddb_buf_reserve(&b, it->bytes);
   ddb_item_to_json(it, &b);
@@ -937,7 +937,7 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
     ddb_buf b;
     char *z;
     size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_buf_init(&b, DDB_JSON_MAX);
     ddb_item_to_typed_json(pCur->pCur, &b);
     z = ddb_buf_take(&b, &n);
     if(!z)
