@@ -767,8 +767,6 @@ int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);
 ** client's requests are logged by http.c; cache/shared.c logs the shared
 ** tier's commands (operations named shared_*). */
 void ddb_log_add(const ddb_log_entry *e);
-/* The newest seq (0 when nothing was logged). */
-uint64_t ddb_log_last(void);
 /* The note of the requests the calling thread sends from now on (copied,
 ** cut to the entry's 63 bytes; NULL or "": none), until it sets another:
 ** each request's log entry carries it.  Thread by thread, so the calls

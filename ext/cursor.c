@@ -804,8 +804,8 @@ static char *dd_av_json(const ddb_av *av, size_t *pn) {
   return ddb_buf_take(&b, pn);
 }
 
-/* Set the result to attribute value av as a key column would show it. */
-UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
+/* See dd_ext.h. */
+void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
   switch(av->type) {
   case DDB_S:
     sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);

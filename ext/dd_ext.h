@@ -435,6 +435,8 @@ void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
 char *dd_shown(const char *z);
 int dd_result_shown(sqlite3_context *ctx, const char *z);
 void dd_json_shown(ddb_buf *b, const char *z);
+/* Set ctx's result to av as a column shows it (cursor.c). */
+void dd_result_av(sqlite3_context *ctx, const ddb_av *av);
 /* The xConnect and xOpen of the extension's eponymous tables (monitor.c,
 ** hot.c, tables.c, attributes.c; common.c).  dd_eponymous_connect
 ** declares zSchema on db, allocates a zeroed vtab of nByte bytes (its
@@ -893,8 +895,6 @@ UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
 UNITTEST int dd_real_range(double x, char *zLo, int *pLoOpen, char *zHi,
                            int *pHiOpen, size_t cap); /* keycond.c */
-UNITTEST void dd_result_av(sqlite3_context *ctx,
-                           const ddb_av *av); /* cursor.c */
 #endif
 
 #endif
