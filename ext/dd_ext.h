@@ -879,10 +879,7 @@ void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 ** idiom).  Their contracts are at their definitions. */
 #ifdef UNITTESTS
 #define UNITTEST
-#else
-#define UNITTEST static
-#endif
-#ifdef UNITTESTS
+UNITTEST int dd_version_check(int v, char **pzErr);        /* extension.c */
 UNITTEST int dd_bool(const char *z);                       /* options.c */
 UNITTEST int dd_auto_segments(long long nBytes);           /* schema.c */
 UNITTEST int dd_auto_units(long long nBytes, int nWorker); /* schema.c */
@@ -895,6 +892,8 @@ UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
 UNITTEST int dd_real_range(double x, char *zLo, int *pLoOpen, char *zHi,
                            int *pHiOpen, size_t cap); /* keycond.c */
+#else
+#define UNITTEST static
 #endif
 
 #endif

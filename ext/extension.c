@@ -88,6 +88,36 @@ static sqlite3_module dynamodbModule = {
     dynamodbShadowName    /* xShadowName: NAME_schema */
 };
 
+/* ------------------------------------------------------------------------
+** The entry point
+*/
+/* The oldest SQLite the extension runs on, as sqlite3_libversion_number()
+** gives it: 3.38.0, the first with sqlite3_vtab_in (an IN list handed to
+** xFilter whole: plan.c, multikey.c).  An older one's API table has no
+** such slot: a call through it would crash, so loading stops first. */
+#define DD_SQLITE_MIN 3038000
+
+/* Is the SQLite of version v (sqlite3_libversion_number()'s form, e.g.
+** 3037002 for 3.37.2) new enough?  Returns SQLITE_OK, or SQLITE_ERROR with
+** *pzErr (unless pzErr is NULL) a one-line message naming both versions,
+** to free with sqlite3_free(). */
+UNITTEST int dd_version_check(int v, char **pzErr) {
+  if(v >= DD_SQLITE_MIN)
+    return SQLITE_OK;
+  if(pzErr)
+    *pzErr =
+        sqlite3_mprintf(DD_PREFIX "SQLite %d.%d.%d is too old: the "
+                                  "extension needs %d.%d.0 or later "
+                                  "(sqlite3_vtab_in); load it into a "
+                                  "newer SQLite",
+                        v / 1000000, v / 1000 % 1000, v % 1000,
+                        DD_SQLITE_MIN / 1000000, DD_SQLITE_MIN / 1000 % 1000);
+  return SQLITE_ERROR;
+}
+
+/* Load the extension into db: refuse an older SQLite than DD_SQLITE_MIN
+** (*pzErrMsg says so), else register the module, its functions and its
+** eponymous tables.  Returns SQLITE_OK or the first error. */
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
@@ -96,7 +126,9 @@ __declspec(dllexport)
   dd_conn *pConn;
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  (void)pzErrMsg;
+  rc = dd_version_check(sqlite3_libversion_number(), pzErrMsg);
+  if(rc != SQLITE_OK)
+    return rc;
   ddbc_pin(); /* the cache outlives the last connection (cache.c) */
   /* the connection's statement state: the module's client data, freed
   ** with the module (when the connection closes) */
