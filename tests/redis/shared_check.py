@@ -29,6 +29,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+import preload  # noqa: E402
 
 SERVER = sys.argv[1] if len(sys.argv) > 1 else "server"
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
@@ -416,13 +417,7 @@ def py_env():
     """The environment for PY loading the extension: under SANITIZE=1 the
     extension is built with ASan, which loads only into a process whose first
     library is the ASan runtime (as suites 36, 50 and 55 do)."""
-    e = dict(os.environ)
-    if os.environ.get("SANITIZE") == "1":
-        asan = subprocess.run([os.environ.get("CC", "cc"), "-print-file-name=libasan.so"],
-                              capture_output=True, text=True).stdout.strip()
-        e["LD_PRELOAD"] = " ".join(x for x in (asan, e.get("LD_PRELOAD")) if x)
-        e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
-    return e
+    return preload.python_env(dict(os.environ))
 
 LOOP = r"""
 import json, sqlite3, sys, time
