@@ -10,8 +10,8 @@
 #   make shell      the same setup, then the sqlite3 shell to try things
 #                   (tools/shell.sh; the server stops when the shell exits)
 #   make lint       clang-format check, banned functions, cppcheck, file
-#                   cycles (tools/cycles.py)
-#   make format     clang-format -i on every source file
+#                   cycles (tools/cycles.py), the file map (tools/filemap.py)
+#   make format     clang-format -i on every file make lint formats
 #   SANITIZE=1      build with -fsanitize=address,undefined
 #   WERROR=1        warnings are errors (CI)
 
@@ -64,7 +64,6 @@ LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)
 API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o)
-HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
@@ -133,9 +132,9 @@ shell: deps
 lint: loadable $(API_OBJ)
 	tools/lint.sh
 
+# the files make lint's clang-format check reads (tools/lint.sh)
 format:
-	clang-format -i $(CLIENT_SRC) $(CACHE_SRC) $(EXT_SRC) $(API_SRC) $(HEADERS) \
-	    $(UNIT_SRC)
+	tools/lint.sh --format
 
 clean:
 	rm -rf $(BUILD) .test-tmp
