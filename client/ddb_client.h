@@ -717,13 +717,13 @@ typedef struct ddb_log_entry {
   char note[64]; /* what the caller said of the call (ddb_log_note): a
                     call of a write cut into calls that are not atomic
                     together; "" for none */
-  /* fields added by issue 22 (appended: the order above is kept) */
+  /* fields appended later (the order above is kept) */
   double rcu, wcu; /* the ConsumedCapacity the answer reported */
   int cached;      /* 1: a page answered from the query cache: no
                         request was sent (http_status 0) */
   double age_s;    /* cached: the answer's age in seconds; else 0 */
   uint64_t stmt;   /* the statement it served (its meter's), 0: none */
-  /* issue 30: the last throttling answer's reasons, "Reason table[/index]"
+  /* the last throttling answer's reasons, "Reason table[/index]"
   ** joined by "; " (its error type when it gave none); "" if none */
   char throttle[160];
 } ddb_log_entry;
@@ -854,7 +854,7 @@ typedef struct ddb_tally {
   double rcu, wcu;
   /* throttling answers whose reasons named a hot key range
   ** (*KeyRangeThroughputExceeded), and the table and index ("": the
-  ** table) the last of them named (issue 30) */
+  ** table) the last of them named */
   uint64_t key_range;
   char key_range_table[256], key_range_index[256];
 } ddb_tally;

@@ -42,14 +42,19 @@
 ** them: options.c (the parameters of CREATE VIRTUAL TABLE, one table of
 ** them), schema.c and desc.c (xCreate, xConnect: the columns, the stored
 ** description), plan.c and plancodec.c (xBestIndex, the plan as idxStr),
+** multikey.c and multikey.h (the Query of a multi-attribute GSI key),
 ** filter.c and keycond.c (xFilter: the key conditions, the calls),
 ** cursor.c (xNext, xColumn, xRowid), keys.c (the hidden column keys),
-** write.c and txn.c (xUpdate, transactions), functions.c (the SQL
-** functions), monitor.c (statistics), stmt.c (each statement's cost),
-** tables.c, attributes.c and hot.c (the eponymous tables dynamodb_tables,
+** write.c and row.c (xUpdate: the row built, an item's changes as an
+** UpdateItem), import.c (the shell's .import), txn.c (transactions),
+** commit.c and commit.h (a COMMIT cut into calls), commit_send.c (the
+** calls sent, a failure reported), functions.c (the SQL functions),
+** monitor.c (statistics), stmt.c (each statement's cost), tables.c,
+** attributes.c and hot.c (the eponymous tables dynamodb_tables,
 ** dynamodb_attributes, dynamodb_hot); common.c what every one of them
 ** uses (the API pointer, the error helper, interrupts, the registry, the
-** table's sqlite3_vtab_config); dd_ext.h declares what they share.  This
+** table's sqlite3_vtab_config); dd_ext.h declares what they share;
+** dynamodb.map exports this file's entry point and nothing else.  This
 ** file holds the module table and the entry point, and nothing calls back
 ** into it: the files of ext/ call each other without a cycle.
 */

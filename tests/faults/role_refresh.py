@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assumed credentials over time, in one sqlite3 session (issue 29).
+"""Assumed credentials over time, in one sqlite3 session.
 
 The extension only: tests/faults/fake_aws.py plays STS, the SSO portal and
 SSO OIDC on loopback (also as every client's http(s)_proxy, refusing any

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throttling that explains itself (issue 30; suite 29).
+"""Throttling that explains itself (suite 29).
 
 tests/faults/proxy.py in front of DynamoDB Local answers one operation of
 a statement with each form of throttling DynamoDB sends: the old ones

@@ -321,8 +321,7 @@ def test_replay():
         sr.get("requests_GetItem") == 1,
         "replay: a reader whose item_ttl is shorter than the old value's age "
         "refuses it (the fill time is sealed in it) and asks DynamoDB", (r, sr, err))
-    # what the replay cannot do: make a write computed from it (issue 28,
-    # point 2): an UPDATE reads its row from DynamoDB itself, not the tiers
+    # what the replay cannot do: make a write computed from it: an UPDATE reads its row from DynamoDB itself, not the tiers
     resp_cmd(port, "SET", new[0], old, "PX", "300000")  # replayed again
     u, su, err, rc = run_proc([
         "UPDATE t SET item = json_set(item, '$.v', json_extract(item, '$.v') || '+1') "

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30.  Throttling that explains itself: tests/faults/proxy.py answers
+# Throttling that explains itself: tests/faults/proxy.py answers
 # one operation with each form of throttling DynamoDB sends (the old ones
 # without reasons; ThrottlingException with throttlingReasons,
 # ProvisionedThroughputExceededException and RequestLimitExceeded with

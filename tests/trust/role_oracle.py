@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Assume-role, web identity and SSO credentials: the extension against
-botocore, case by case, on the same files and environment (issue 29).
+botocore, case by case, on the same files and environment.
 
 Each case is a config file, a credentials file, other files (web identity
 tokens, ~/.aws/sso/cache/<sha1>.json), an environment and a profile (the
