@@ -12,7 +12,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "multikey.h" /* and dd_ext.h */
+#include "cursor.h" /* and multikey.h, dd_ext.h */
 
 /* ------------------------------------------------------------------------
 ** Cursors
@@ -517,14 +517,36 @@ static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
   return 1;
 }
 
-/* Start the overlay of the open transaction's writes on the plan xFilter
-** just set up (a no-op when nothing is buffered). */
-int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
+/* Append to a[*pn] (a reference) the open transaction's image of the
+** item with the table key of `key`, if it wrote one. */
+static void dd_pend_add(dd_vtab *p, const ddb_item *key, ddb_item **a,
+                        int *pn) {
+  ddb_item *img = NULL;
+  if(dd_pending_get(p, key, &img) && img)
+    a[(*pn)++] = ddb_item_ref(img);
+}
+
+/* See cursor.h. */
+int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv,
+                     ddb_item *const *aKey, int nKey) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_item **a = NULL;
   int n = 0, i, j, rc;
   if(!dd_pending_any(p))
     return SQLITE_OK;
+  if(aKey) {
+    /* keys = ?: the image of each key given, in the list's order */
+    a = sqlite3_malloc64(sizeof(*a) * ((size_t)nKey + 1));
+    if(!a)
+      return SQLITE_NOMEM;
+    for(i = 0; i < nKey; i++)
+      dd_pend_add(p, aKey[i], a, &n);
+    pCur->aPend = a;
+    pCur->nPend = n;
+    pCur->iPend = 0;
+    pCur->bOverlay = 1;
+    return SQLITE_OK;
+  }
   if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
     /* table keys: look each up, rather than go through every write (a
     ** join driving lookups inside a large transaction) */
@@ -534,7 +556,6 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
       return SQLITE_NOMEM;
     for(i = 0; i < pCur->nPk; i++) {
       for(j = 0; j < nSk; j++) {
-        ddb_item *img = NULL;
         ddb_item *key = dd_key_item(p, &pCur->aPk[i].av,
                                     p->nKey == 2 ? &aSkv[j].av : NULL);
         if(!key) {
@@ -543,8 +564,7 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
           sqlite3_free(a);
           return SQLITE_NOMEM;
         }
-        if(dd_pending_get(p, key, &img) && img)
-          a[n++] = ddb_item_ref(img);
+        dd_pend_add(p, key, a, &n);
         ddb_item_unref(key);
       }
     }

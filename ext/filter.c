@@ -11,7 +11,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "multikey.h" /* and dd_ext.h */
+#include "cursor.h" /* and multikey.h, dd_ext.h */
 
 /* Append v (moved) to the list *pa of *pn values. */
 static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
@@ -294,7 +294,6 @@ static int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
 ** here), through the cache, several calls in flight; then the overlay of
 ** the open transaction's writes to those keys. */
 static int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_item **aFound = NULL;
   ddb_error err;
   int i, rc = SQLITE_OK;
@@ -320,21 +319,8 @@ static int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey) {
       pCur->aRow[pCur->nRow++] = aFound[i];
       aFound[i] = NULL;
     }
-  if(dd_pending_any(p)) {
-    /* read your writes: the transaction's image of each key */
-    pCur->aPend = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKey);
-    if(!pCur->aPend) {
-      rc = SQLITE_NOMEM;
-      goto fail;
-    }
-    for(i = 0; i < nKey; i++) {
-      ddb_item *img = NULL;
-      if(dd_pending_get(p, aKey[i], &img) && img)
-        pCur->aPend[pCur->nPend++] = ddb_item_ref(img);
-    }
-    pCur->iPend = 0;
-    pCur->bOverlay = 1;
-  }
+  /* read your writes: the transaction's image of each key */
+  rc = dd_overlay_start(pCur, NULL, 0, aKey, nKey);
 
 fail:
   for(i = 0; i < nKey; i++) {
@@ -884,7 +870,7 @@ static int dd_filter_run(dd_filter *f) {
     break;
   }
   if(rc == SQLITE_OK)
-    rc = dd_overlay_start(pCur, f->aSkv, f->nSkv);
+    rc = dd_overlay_start(pCur, f->aSkv, f->nSkv, NULL, 0);
   if(rc)
     return rc;
   pCur->tStart = ddbc_now();
