@@ -44,7 +44,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/creds_http.c client/creds_sts.c client/creds_sso.c \
               client/creds_profile.c client/creds_fetch.c client/sso_token.c \
               client/endpoint.c client/scope.c \
-              client/describe.c client/read.c client/get.c \
+              client/describe.c client/read.c client/lek.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
               client/jsonval.c client/meter.c client/rate.c \
               client/throttle.c client/arn.c

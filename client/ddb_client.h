@@ -433,7 +433,7 @@ typedef struct ddb_read {
   const ddb_filter *filters; /* FilterExpression: all of these */
   int n_filters;
   /* The table's description (borrowed; NULL: none): the key attributes
-  ** every LastEvaluatedKey of the read must hold (read.c) */
+  ** every LastEvaluatedKey of the read must hold (lek.c) */
   const ddb_table_desc *desc;
   /* ttl=hide: with ttl_attr set, the FilterExpression also keeps only the
   ** items whose attribute ttl_attr is not a number below ttl_now (Unix
@@ -477,7 +477,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err);
 
 /* Following LastEvaluatedKey from page to page, a guard against a server
-** whose keys never end (the rules are in read.c): keys that go round in a
+** whose keys never end (the rules are in lek.c): keys that go round in a
 ** circle (A, B, A, B, ...; one that repeats the start key at once is
 ** caught by ddb_read_page), found by Brent's cycle detection (one saved
 ** key, one comparison a page; a circle of L keys entered after T pages is
