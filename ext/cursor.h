@@ -102,17 +102,9 @@ struct dd_cursor {
   int nSorted, iSorted;
 };
 
-/* cursor.c: the pages, the overlay, SORT, errors. */
-/* Load the next non-empty page of the Query/Scan into aRow, moving on to
-** the next partition key when one is exhausted.  Sets bEof at the end.
-** Returns an SQLite code. */
-int dd_next_page(dd_cursor *pCur);
-/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
-** BatchGetItem calls in flight (cache/fanout.c), under the cursor's read
-** policy, an interrupt of its connection stopping them.  Returns DDB_OK,
-** or the first error (then aFound holds nothing). */
-ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err);
+/* cursor.c: the rows, the overlay, SORT, errors. */
+/* Drop the rows of the current batch (aRow) and the current row. */
+void dd_rows_clear(dd_cursor *pCur);
 /* Release everything a previous xFilter left (stops a parallel read). */
 void dd_cursor_reset(dd_cursor *pCur);
 /* Report client error e on the cursor's vtab; returns the SQLite code. */
@@ -130,5 +122,24 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv,
 ** them by x's sort columns (N by value, S and B by bytes, NULL first),
 ** and make the cursor walk them (cursor.c).  Returns an SQLite code. */
 int dd_sort_rows(dd_cursor *pCur, const dd_extra *x);
+
+/* pages.c: the pages of a plan, the progress line. */
+/* Show (or update) the progress line of the cursor's statement once it
+** has run long enough, on a terminal, unless progress=off; bEnd: clear
+** it. */
+void dd_progress(dd_cursor *pCur, int bEnd);
+/* The next row DynamoDB (or the cache) returned into pCur->pCur, or
+** bEof.  Returns an SQLite code. */
+int dd_next_raw(dd_cursor *pCur);
+/* Load the next non-empty page of the Query/Scan into aRow, moving on to
+** the next partition key when one is exhausted.  Sets bEof at the end.
+** Returns an SQLite code. */
+int dd_next_page(dd_cursor *pCur);
+/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
+** BatchGetItem calls in flight (cache/fanout.c), under the cursor's read
+** policy, an interrupt of its connection stopping them.  Returns DDB_OK,
+** or the first error (then aFound holds nothing). */
+ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
+                                 ddb_item **aFound, ddb_error *err);
 
 #endif
