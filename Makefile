@@ -54,7 +54,7 @@ CACHE_SRC  := cache/describe.c cache/cache.c cache/read.c \
               cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
-              ext/filter.c ext/pages.c ext/keys.c ext/functions.c \
+              ext/filter.c ext/lookups.c ext/pages.c ext/keys.c ext/functions.c \
               ext/monitor.c ext/write.c ext/row.c ext/txn.c ext/commit.c \
               ext/commit_send.c \
               ext/import.c ext/stmt.c ext/tables.c ext/attributes.c \

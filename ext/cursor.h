@@ -142,4 +142,26 @@ int dd_next_page(dd_cursor *pCur);
 ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
                                  ddb_item **aFound, ddb_error *err);
 
+/* lookups.c: the lookups by key of xFilter. */
+/* Collect the distinct usable values of argument pArg (an IN list when
+** bIn) converted to the type of p's column c, appended to the list *pa
+** of *pn values.  Returns an SQLite code; SQLITE_ERROR with p's message
+** set for an IN value on an N key that may have lost digits
+** (dd_real_ambiguous). */
+int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, sqlite3_value *pArg,
+               int bIn, int nMax);
+/* GetItem and BatchGetItem: the keys are aPk (partition) x aSk (sort;
+** nSk values).  The rows found into the cursor's aRow, in key order; no
+** key: EOF.  Returns an SQLite code, the vtab's message set on error. */
+int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk);
+/* The hot path of a join before any conversion: a GetItem on S keys
+** whose values are read in place from argv (dd_text_key), asked of the
+** item cache (dd_get_from_cache).  Returns 1 when the row (or its
+** absence) came from the cache; 0 to run the plan. */
+int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv);
+/* Run the plan keys = ?: BatchGetItem of aKey[0..nKey) (taken: unref'd
+** here), through the cache, several calls in flight; then the overlay of
+** the open transaction's writes to those keys. */
+int dd_run_key_list(dd_cursor *pCur, ddb_item **aKey, int nKey);
+
 #endif

@@ -43,8 +43,10 @@
 ** them), schema.c and desc.c (xCreate, xConnect: the columns, the stored
 ** description), plan.c and plancodec.c (xBestIndex, the plan as idxStr),
 ** multikey.c and multikey.h (the Query of a multi-attribute GSI key),
-** filter.c and keycond.c (xFilter: the key conditions, the calls),
-** cursor.c (xNext, xColumn, xRowid), pages.c (the pages they walk), keys.c (the hidden column keys),
+** filter.c, lookups.c and keycond.c (xFilter: the key conditions, the
+** calls), cursor.c (xNext, xColumn, xRowid), pages.c (the pages they
+** walk), cursor.h (the read path's own header), keys.c (the hidden column
+** keys),
 ** write.c and row.c (xUpdate: the row built, an item's changes as an
 ** UpdateItem), import.c (the shell's .import), txn.c (transactions),
 ** commit.c and commit.h (a COMMIT cut into calls), commit_send.c (the
