@@ -34,18 +34,6 @@ int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   return SQLITE_OK;
 }
 
-/* See cursor.h. */
-void dd_rows_clear(dd_cursor *pCur) {
-  int i;
-  for(i = 0; pCur->aRow && i < pCur->nRow; i++)
-    ddb_item_unref(pCur->aRow[i]);
-  if(pCur->aRow != pCur->aRowOne)
-    sqlite3_free(pCur->aRow);
-  pCur->aRow = NULL;
-  pCur->nRow = pCur->iRow = 0;
-  pCur->pCur = NULL;
-}
-
 /* Forget the rendered item column of the current row (it changes). */
 static void dd_item_json_drop(dd_cursor *pCur) {
   free(pCur->zItem);
@@ -108,33 +96,6 @@ int dynamodbClose(sqlite3_vtab_cursor *cur) {
   dd_cursor_reset((dd_cursor *)cur);
   sqlite3_free(cur);
   return SQLITE_OK;
-}
-
-/* Report a client error on the cursor's vtab; returns the SQLite code. */
-int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  if(e->code == DDB_ERR_LIMIT) {
-    /* max_requests: what the statement sent, and the forms that send less */
-    sqlite3_str *s = sqlite3_str_new(0);
-    char *z;
-    if(p->pConn) {
-      sqlite3_str_appendall(s, " so far: ");
-      if(dd_conn_ops(p->pConn, s) == 0)
-        sqlite3_str_appendall(s, "none");
-    }
-    z = sqlite3_str_finish(s);
-    dd_error(p,
-             "%s;%s. Cheaper forms: a join on the full key as keys = "
-             "'<JSON list of keys>' (BatchGetItem, 100 keys a request); a "
-             "correlated subquery as a MATERIALIZED CTE of one Query (WITH x "
-             "AS MATERIALIZED (SELECT ... WHERE PK = ...)); or a larger "
-             "max_requests",
-             e->message, z ? z : "");
-    sqlite3_free(z);
-    return SQLITE_ERROR;
-  }
-  dd_error(p, "%s", e->message);
-  return dd_rc(e);
 }
 
 /* Compare two key values of type t in DynamoDB's order (S and B by their

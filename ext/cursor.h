@@ -102,13 +102,9 @@ struct dd_cursor {
   int nSorted, iSorted;
 };
 
-/* cursor.c: the rows, the overlay, SORT, errors. */
-/* Drop the rows of the current batch (aRow) and the current row. */
-void dd_rows_clear(dd_cursor *pCur);
+/* cursor.c: the cursor's reset, the overlay, SORT. */
 /* Release everything a previous xFilter left (stops a parallel read). */
 void dd_cursor_reset(dd_cursor *pCur);
-/* Report client error e on the cursor's vtab; returns the SQLite code. */
-int dd_cursor_error(dd_cursor *pCur, const ddb_error *e);
 /* Start the overlay of the open transaction's writes on the plan xFilter
 ** just set up, the one way it starts (a no-op when nothing is buffered):
 ** with aKey (a `keys = ?` plan), the transaction's image of each table key
@@ -123,7 +119,12 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv,
 ** and make the cursor walk them (cursor.c).  Returns an SQLite code. */
 int dd_sort_rows(dd_cursor *pCur, const dd_extra *x);
 
-/* pages.c: the pages of a plan, the progress line. */
+/* pages.c: the pages of a plan, the progress line, errors. */
+/* Drop the rows of the current batch (aRow) and the current row. */
+void dd_rows_clear(dd_cursor *pCur);
+/* Report client error e on the cursor's vtab (max_requests' with the
+** cheaper forms); returns the SQLite code. */
+int dd_cursor_error(dd_cursor *pCur, const ddb_error *e);
 /* Show (or update) the progress line of the cursor's statement once it
 ** has run long enough, on a terminal, unless progress=off; bEnd: clear
 ** it. */

@@ -2,8 +2,9 @@
 ** pages.c -- the reads of a plan's rows: a Query's or Scan's pages one at
 ** a time or from a parallel read's stream (dd_next_page), each page's rows
 ** read again by key when the index lacks a used column or the rows feed a
-** write (dd_fetch_full), BatchGetItem with several calls in flight, and
-** the progress line a long read draws on a terminal.
+** write (dd_fetch_full), BatchGetItem with several calls in flight, the
+** progress line a long read draws on a terminal, and a failed read's
+** error (dd_cursor_error).
 */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +16,45 @@
 SQLITE_EXTENSION_INIT3
 
 #include "cursor.h" /* and multikey.h, dd_ext.h */
+
+/* See cursor.h. */
+void dd_rows_clear(dd_cursor *pCur) {
+  int i;
+  for(i = 0; pCur->aRow && i < pCur->nRow; i++)
+    ddb_item_unref(pCur->aRow[i]);
+  if(pCur->aRow != pCur->aRowOne)
+    sqlite3_free(pCur->aRow);
+  pCur->aRow = NULL;
+  pCur->nRow = pCur->iRow = 0;
+  pCur->pCur = NULL;
+}
+
+/* See cursor.h. */
+int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  if(e->code == DDB_ERR_LIMIT) {
+    /* max_requests: what the statement sent, and the forms that send less */
+    sqlite3_str *s = sqlite3_str_new(0);
+    char *z;
+    if(p->pConn) {
+      sqlite3_str_appendall(s, " so far: ");
+      if(dd_conn_ops(p->pConn, s) == 0)
+        sqlite3_str_appendall(s, "none");
+    }
+    z = sqlite3_str_finish(s);
+    dd_error(p,
+             "%s;%s. Cheaper forms: a join on the full key as keys = "
+             "'<JSON list of keys>' (BatchGetItem, 100 keys a request); a "
+             "correlated subquery as a MATERIALIZED CTE of one Query (WITH x "
+             "AS MATERIALIZED (SELECT ... WHERE PK = ...)); or a larger "
+             "max_requests",
+             e->message, z ? z : "");
+    sqlite3_free(z);
+    return SQLITE_ERROR;
+  }
+  dd_error(p, "%s", e->message);
+  return dd_rc(e);
+}
 
 /* Does item it, read again by its table key for a write, still have the
 ** index key attributes of its index row x (else it has left the place in
