@@ -10,8 +10,8 @@
 #   make shell      the same setup, then the sqlite3 shell to try things
 #                   (tools/shell.sh; the server stops when the shell exits)
 #   make lint       clang-format check, banned functions, cppcheck, file
-#                   cycles (tools/cycles.py)
-#   make format     clang-format -i on every source file
+#                   cycles (tools/cycles.py), the file map (tools/filemap.py)
+#   make format     clang-format -i on every file make lint formats
 #   make version    the version (DYN_VERSION of api/dyndb.h, its one place)
 #   make deb, make dist, pip install .   the packages (mk/deb.mk,
 #                   mk/dist.mk, setup.py; docs/packages.md)
@@ -47,7 +47,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/creds_http.c client/creds_sts.c client/creds_sso.c \
               client/creds_profile.c client/creds_fetch.c client/sso_token.c \
               client/endpoint.c client/scope.c \
-              client/describe.c client/read.c client/get.c \
+              client/describe.c client/read.c client/lek.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
               client/jsonval.c client/meter.c client/rate.c \
               client/throttle.c client/arn.c
@@ -57,7 +57,7 @@ CACHE_SRC  := cache/describe.c cache/cache.c cache/read.c \
               cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
-              ext/filter.c ext/keys.c ext/functions.c \
+              ext/filter.c ext/lookups.c ext/pages.c ext/keys.c ext/functions.c \
               ext/monitor.c ext/write.c ext/row.c ext/txn.c ext/commit.c \
               ext/commit_send.c \
               ext/import.c ext/stmt.c ext/tables.c ext/attributes.c \
@@ -67,7 +67,6 @@ LIB_SRC    := $(CLIENT_SRC) $(CACHE_SRC)
 LIB_OBJ    := $(LIB_SRC:%.c=$(BUILD)/%.o)
 EXT_OBJ    := $(EXT_SRC:%.c=$(BUILD)/%.o)
 API_OBJ    := $(API_SRC:%.c=$(BUILD)/%.o)
-HEADERS    := $(wildcard client/*.h cache/*.h ext/*.h api/*.h)
 
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 
@@ -148,9 +147,9 @@ shell: deps
 lint: loadable $(API_OBJ)
 	tools/lint.sh
 
+# the files make lint's clang-format check reads (tools/lint.sh)
 format:
-	clang-format -i $(CLIENT_SRC) $(CACHE_SRC) $(EXT_SRC) $(API_SRC) $(HEADERS) \
-	    $(UNIT_SRC)
+	tools/lint.sh --format
 
 clean:
 	rm -rf $(BUILD) .test-tmp python/*.egg-info

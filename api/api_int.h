@@ -59,6 +59,12 @@ dyn_code dyni_fail(dyn_error *err, dyn_code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+/* The start of every call of dyn_get_*, dyn_put_* ... named fn: clear err,
+** check that c is set and flags hold only bits of allowed, and not both
+** DYN_IF_EXISTS and DYN_IF_NOT_EXISTS.  Returns DYN_OK, or DYN_EMISUSE with
+** err naming fn and what was wrong. */
+dyn_code dyni_enter(dyn_client *c, int flags, int allowed, const char *fn,
+                    dyn_error *err);
 /* The description of table, from the client's list or DescribeTable.  On
 ** success *out is a reference to release with dyni_table_unref(). */
 dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,

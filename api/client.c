@@ -85,6 +85,22 @@ dyn_code dyni_fail(dyn_error *err, dyn_code code, const char *fmt, ...) {
   return code;
 }
 
+/* See api_int.h. */
+dyn_code dyni_enter(dyn_client *c, int flags, int allowed, const char *fn,
+                    dyn_error *err) {
+  if(err)
+    memset(err, 0, sizeof(*err));
+  if(!c)
+    return dyni_fail(err, DYN_EMISUSE, "%s: client is NULL", fn);
+  if(flags & ~allowed)
+    return dyni_fail(err, DYN_EMISUSE, "%s: unknown flags 0x%x", fn,
+                     (unsigned)(flags & ~allowed));
+  if((flags & DYN_IF_EXISTS) && (flags & DYN_IF_NOT_EXISTS))
+    return dyni_fail(err, DYN_EMISUSE,
+                     "%s: DYN_IF_EXISTS and DYN_IF_NOT_EXISTS together", fn);
+  return DYN_OK;
+}
+
 /* ------------------------------------------------------------------------
 ** The client
 */

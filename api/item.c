@@ -16,8 +16,6 @@
 
 /* Deepest nesting of a built item (DynamoDB's own limit is 32). */
 #define BUILD_MAX_DEPTH 32
-/* Largest JSON text made for one item or value. */
-#define JSON_MAX (64u * 1024 * 1024)
 
 /* ------------------------------------------------------------------------
 ** Value checks
@@ -245,7 +243,7 @@ char *dyn_value_to_json(const dyn_value *v, int flags) {
   ddb_buf b;
   if(!v)
     return NULL;
-  ddb_buf_init(&b, JSON_MAX);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   if(flags & DYN_JSON_TYPED)
     ddb_av_to_typed_json(AV(v), &b);
   else
@@ -299,7 +297,7 @@ char *dyn_item_to_json(const dyn_item *it, int flags) {
   if(!(flags & DYN_JSON_TYPED))
     return dyn_value_to_json(dyn_item_root(it), flags);
   /* an item is an attribute map, not an {"M":...} value */
-  ddb_buf_init(&b, JSON_MAX);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   ddb_item_to_typed_json(CITEM(it), &b);
   return ddb_buf_take(&b, NULL);
 }

@@ -17,19 +17,6 @@
 
 #include "api_int.h"
 
-/* Clear err, check c and flags.  Returns DYN_OK or DYN_EMISUSE. */
-static dyn_code enter(dyn_client *c, int flags, int allowed, const char *fn,
-                      dyn_error *err) {
-  if(err)
-    memset(err, 0, sizeof(*err));
-  if(!c)
-    return dyni_fail(err, DYN_EMISUSE, "%s: client is NULL", fn);
-  if(flags & ~allowed)
-    return dyni_fail(err, DYN_EMISUSE, "%s: unknown flags 0x%x", fn,
-                     (unsigned)(flags & ~allowed));
-  return DYN_OK;
-}
-
 /* ------------------------------------------------------------------------
 ** GetItem and BatchGetItem
 */
@@ -41,7 +28,7 @@ dyn_code dyn_get_item(dyn_client *c, const char *table, const dyn_item *key,
   ddb_error e;
   dyn_code result;
 
-  result = enter(c, flags, DYN_CONSISTENT, "dyn_get_item", err);
+  result = dyni_enter(c, flags, DYN_CONSISTENT, "dyn_get_item", err);
   if(result)
     return result;
   if(!out)
@@ -76,8 +63,8 @@ dyn_code dyn_get_json(dyn_client *c, const char *table, const char *key_json,
   ddb_error e;
   dyn_code result;
 
-  result =
-      enter(c, flags, DYN_CONSISTENT | DYN_JSON_TYPED, "dyn_get_json", err);
+  result = dyni_enter(c, flags, DYN_CONSISTENT | DYN_JSON_TYPED,
+                      "dyn_get_json", err);
   if(result)
     return result;
   if(!out || !key_json)
@@ -148,7 +135,7 @@ dyn_code dyn_batch_get(dyn_client *c, const char *table,
   dyn_code result;
   size_t i;
 
-  result = enter(c, flags, DYN_CONSISTENT, "dyn_batch_get", err);
+  result = dyni_enter(c, flags, DYN_CONSISTENT, "dyn_batch_get", err);
   if(result)
     return result;
   if(n > 0 && (!keys || !found))
@@ -308,7 +295,7 @@ dyn_code dyn_query_open(dyn_client *c, const dyn_query *q, int flags,
   const ddb_index *idx;
   dyn_code result;
 
-  result = enter(c, flags, DYN_CONSISTENT, "dyn_query_open", err);
+  result = dyni_enter(c, flags, DYN_CONSISTENT, "dyn_query_open", err);
   if(result)
     return result;
   if(!q || !out)
@@ -371,7 +358,7 @@ dyn_code dyn_scan_open(dyn_client *c, const dyn_scan *s, int flags,
   dyn_iter *it = NULL;
   dyn_code result;
 
-  result = enter(c, flags, DYN_CONSISTENT, "dyn_scan_open", err);
+  result = dyni_enter(c, flags, DYN_CONSISTENT, "dyn_scan_open", err);
   if(result)
     return result;
   if(!s || !out)

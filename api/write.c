@@ -10,26 +10,8 @@
 
 #include "api_int.h"
 
-/* Writes DynamoDB takes in one TransactWriteItems. */
-#define TRANSACT_MAX 100
 /* Attribute names one UpdateItem may remove, at the most. */
 #define REMOVE_MAX 1000
-
-/* Clear err, check c and flags (0 or one condition of allowed). */
-static dyn_code enter(dyn_client *c, int flags, int allowed, const char *fn,
-                      dyn_error *err) {
-  if(err)
-    memset(err, 0, sizeof(*err));
-  if(!c)
-    return dyni_fail(err, DYN_EMISUSE, "%s: client is NULL", fn);
-  if(flags & ~allowed)
-    return dyni_fail(err, DYN_EMISUSE, "%s: unknown flags 0x%x", fn,
-                     (unsigned)(flags & ~allowed));
-  if((flags & DYN_IF_EXISTS) && (flags & DYN_IF_NOT_EXISTS))
-    return dyni_fail(err, DYN_EMISUSE,
-                     "%s: DYN_IF_EXISTS and DYN_IF_NOT_EXISTS together", fn);
-  return DYN_OK;
-}
 
 static ddb_cond cond_of(int flags) {
   if(flags & DYN_IF_NOT_EXISTS)
@@ -64,8 +46,8 @@ dyn_code dyn_put_item(dyn_client *c, const char *table, const dyn_item *item,
   ddb_error e;
   dyn_code result;
 
-  result =
-      enter(c, flags, DYN_IF_EXISTS | DYN_IF_NOT_EXISTS, "dyn_put_item", err);
+  result = dyni_enter(c, flags, DYN_IF_EXISTS | DYN_IF_NOT_EXISTS,
+                      "dyn_put_item", err);
   if(result)
     return result;
   if(old)
@@ -100,7 +82,7 @@ dyn_code dyn_delete_item(dyn_client *c, const char *table, const dyn_item *key,
   ddb_error e;
   dyn_code result;
 
-  result = enter(c, flags, DYN_IF_EXISTS, "dyn_delete_item", err);
+  result = dyni_enter(c, flags, DYN_IF_EXISTS, "dyn_delete_item", err);
   if(result)
     return result;
   if(old)
@@ -149,7 +131,7 @@ dyn_code dyn_update_item(dyn_client *c, const char *table, const dyn_item *key,
   dyn_code result;
   size_t i;
 
-  result = enter(c, flags, 0, "dyn_update_item", err);
+  result = dyni_enter(c, flags, 0, "dyn_update_item", err);
   if(result)
     return result;
   if(updated)
@@ -217,15 +199,15 @@ dyn_code dyn_transact_write(dyn_client *c, const char *table,
   dyn_code result;
   size_t i;
 
-  result = enter(c, 0, 0, "dyn_transact_write", err);
+  result = dyni_enter(c, 0, 0, "dyn_transact_write", err);
   if(result)
     return result;
   if(!w && n > 0)
     return dyni_fail(err, DYN_EMISUSE, "dyn_transact_write: w is NULL");
-  if(n == 0 || n > TRANSACT_MAX)
+  if(n == 0 || n > DDB_TRANSACT_MAX)
     return dyni_fail(err, DYN_EINPUT,
                      "TransactWriteItems takes 1 to %d writes, not %zu",
-                     TRANSACT_MAX, n);
+                     DDB_TRANSACT_MAX, n);
   result = dyni_table_get(c, table, &t, err);
   if(result)
     return result;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-instr: issue 13's warm-lookup goal counted in instructions
+# make bench-instr: the warm-lookup goal counted in instructions
 # (callgrind), which the load of a shared machine does not change, beside
 # the wall-time ratios of `make bench` part (a).
 #

@@ -388,7 +388,7 @@ typedef struct ddbc_hot_row {
   uint64_t throttled; /* throttling answers to them */
   uint64_t key_range; /* of those, the ones whose reasons DynamoDB gave
                          named this table's or index's key range (a hot
-                         key, by the server's word: issue 30) */
+                         key, by the server's word) */
 } ddbc_hot_row;
 /* The counters with the most requests, at most max, most first, in *rows
 ** (ddbc_hot_free; the strings are the rows'): returns their number, or -1

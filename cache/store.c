@@ -614,11 +614,6 @@ int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
   return get_item(s, key, key_len, now, max_age, out, 1, NULL);
 }
 
-int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
-                         double now, double max_age, ddb_item **out) {
-  return get_item(s, key, key_len, now, max_age, out, 0, NULL);
-}
-
 int ddbc_store_get_item_age(ddbc_store *s, const char *key, size_t key_len,
                             double now, double max_age, ddb_item **out,
                             double *age) {

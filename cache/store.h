@@ -99,15 +99,13 @@ uint64_t ddbc_store_bump(ddbc_store *s, const char *tag, size_t tag_len);
 */
 int ddbc_store_get_item(ddbc_store *s, const char *key, size_t key_len,
                         double now, double max_age, ddb_item **out);
-/* As ddbc_store_get_item, but a miss is not counted (the caller goes on
-** to a lookup that counts it). */
-int ddbc_store_peek_item(ddbc_store *s, const char *key, size_t key_len,
-                         double now, double max_age, ddb_item **out);
-/* The same two, with *age (unless NULL) set on a hit to how long ago
-** (in now's seconds) the entry was stored: the answer's age. */
+/* As ddbc_store_get_item, with *age (unless NULL) set on a hit to how long
+** ago (in now's seconds) the entry was stored: the answer's age. */
 int ddbc_store_get_item_age(ddbc_store *s, const char *key, size_t key_len,
                             double now, double max_age, ddb_item **out,
                             double *age);
+/* As ddbc_store_get_item_age, but a miss is not counted (the caller goes
+** on to a lookup that counts it). */
 int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
                              double now, double max_age, ddb_item **out,
                              double *age);

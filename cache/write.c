@@ -20,9 +20,6 @@
 #include "ddb_cache.h"
 #include "cache_int.h"
 
-/* DynamoDB's most writes in one TransactWriteItems. */
-#define DDBC_TRANSACT_MAX 100
-
 /* Did the write fail because a condition failed (so nothing was written
 ** by this attempt)?  A single write says so in its type; a
 ** TransactWriteItems is cancelled, naming the reasons in its message.  A
@@ -190,14 +187,14 @@ static void note_call(ddb_client *c, const ddb_table_desc *d,
 
 /* note_call for the writes w[0..n) of a call that may span tables (each
 ** w[i].d, NULL: d): the writes of each table in one note_call.  n is at
-** most DDBC_TRANSACT_MAX. */
+** most DDB_TRANSACT_MAX. */
 static void note_tables(ddb_client *c, const ddb_table_desc *d,
                         const ddb_write *w, size_t n,
                         const unsigned char *done, const ddb_item *const *was,
                         const ddb_error *e, const ddbc_policy *pol) {
-  ddb_write sub[DDBC_TRANSACT_MAX];
-  const ddb_item *sub_was[DDBC_TRANSACT_MAX];
-  unsigned char sub_done[DDBC_TRANSACT_MAX];
+  ddb_write sub[DDB_TRANSACT_MAX];
+  const ddb_item *sub_was[DDB_TRANSACT_MAX];
+  unsigned char sub_done[DDB_TRANSACT_MAX];
   size_t i, j, m;
   for(i = 0; i < n && (!w[i].d || w[i].d == d); i++)
     ;
@@ -226,14 +223,14 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
                                const char *const *key_names, int n_key,
                                const ddb_item *const *was,
                                const ddbc_policy *pol, ddb_error *err) {
-  unsigned char all[DDBC_TRANSACT_MAX];
+  unsigned char all[DDB_TRANSACT_MAX];
   ddb_tally t, *prev;
   ddb_result result;
   prev = ddb_tally_begin(&t); /* for dynamodb_hot */
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, NULL, w, (size_t)n, &t);
-  if(n <= 0 || n > DDBC_TRANSACT_MAX || (result && cond_failed(err)))
+  if(n <= 0 || n > DDB_TRANSACT_MAX || (result && cond_failed(err)))
     return result; /* refused as a whole (or nothing to say): no write */
   /* all done, or, on another error, all perhaps done */
   memset(all, result == DDB_OK, (size_t)n);

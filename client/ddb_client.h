@@ -7,14 +7,8 @@
 ** (AttributeValues).  It knows nothing of SQLite and nothing of caching:
 ** cache/ calls it, ext/ calls cache/; nothing here calls upwards.
 **
-** Data model.  Every item that crosses the wire is decoded once into a
-** ddb_item: one immutable, reference-counted allocation holding a tree of
-** ddb_av nodes.  Numbers stay exact decimal text (DynamoDB allows 38
-** digits, more than a double holds); binary values stay base64 text as
-** DynamoDB sent them, decoded only when asked.  Because an item is
-** immutable once built, it can be shared between threads and between the
-** cache and any number of readers; whoever holds a reference calls
-** ddb_item_unref() exactly once.
+** Data model.  Items, AttributeValues, numbers and their JSON forms, and
+** DynamoDB's limits, are in ddb_item.h, which this header includes.
 **
 ** Errors.  Every call that can fail returns a ddb_result and fills a
 ** caller-supplied ddb_error with a one-line message naming what was wrong;
@@ -172,183 +166,12 @@ size_t ddb_base64_decode(const char *in, size_t n, unsigned char *out,
 ** that check (binary values in JSON text, api/'s values). */
 int ddb_base64_ok(const char *s, size_t n);
 
-/* ------------------------------------------------------------------------
-** Hashes and MACs (crypto.c): SHA-256 and HMAC-SHA256 from libcrypto,
-** CRC-32 from zlib.  For SigV4 (sigv4.c), the cache's ids (scope.c), the
-** x-amz-crc32 check (http.c), and any layer above that needs a MAC.
-** Contexts are opaque; every function that can fail returns 0, or -1
-** when libcrypto fails (out of memory), and the NULL-returning ones NULL.
-** libcrypto cleanses a context when it is freed (a key stays secret).
-*/
-#define DDB_SHA256_LEN 32
+/* SHA-256, HMAC-SHA256, CRC-32, hex, wiping: the primitives (ddb_crypto.h). */
+#include "ddb_crypto.h"
 
-typedef struct ddb_sha256_ctx ddb_sha256_ctx; /* a SHA-256 in progress */
-typedef struct ddb_hmac_ctx ddb_hmac_ctx;     /* an HMAC-SHA256 with its key */
-
-/* The SHA-256 of p[0..n) (p may be NULL when n is 0) in out. */
-int ddb_sha256(const void *p, size_t n, unsigned char out[DDB_SHA256_LEN]);
-/* A SHA-256 in pieces: new, any number of updates, final (once), free
-** (NULL is fine). */
-ddb_sha256_ctx *ddb_sha256_new(void);
-int ddb_sha256_update(ddb_sha256_ctx *h, const void *p, size_t n);
-int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]);
-void ddb_sha256_free(ddb_sha256_ctx *h);
-
-/* HMAC-SHA256 of p[0..n) with key[0..klen), in one call. */
-int ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
-                    unsigned char out[DDB_SHA256_LEN]);
-/* An HMAC keyed with key[0..klen) (not kept: the key block is hashed
-** now); ddb_hmac_dup copies one, key included, so that a key prepared
-** once MACs any number of messages (dup, update, final, free); final
-** once; free (NULL is fine) cleanses it. */
-ddb_hmac_ctx *ddb_hmac_new(const void *key, size_t klen);
-ddb_hmac_ctx *ddb_hmac_dup(const ddb_hmac_ctx *m);
-int ddb_hmac_update(ddb_hmac_ctx *m, const void *p, size_t n);
-int ddb_hmac_final(ddb_hmac_ctx *m, unsigned char out[DDB_SHA256_LEN]);
-void ddb_hmac_free(ddb_hmac_ctx *m);
-
-/* CRC-32 (IEEE 802.3, zlib's, as x-amz-crc32 carries it) of p[0..n),
-** continuing from crc (0 to start; p may be NULL when n is 0). */
-uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n);
-/* Lower-case hex of p[0..n) in out: 2n characters and a NUL. */
-void ddb_hex(const unsigned char *p, size_t n, char *out);
-/* The value of hex digit c (either case), or -1. */
-int ddb_hexval(int c);
-/* Zero p[0..n) in a way the compiler cannot drop (for secrets). */
-void ddb_wipe(void *p, size_t n);
-
-/* ------------------------------------------------------------------------
-** AttributeValues and items
-*/
-typedef enum ddb_type {
-  DDB_NONE = 0,
-  DDB_S,
-  DDB_N,
-  DDB_B,
-  DDB_BOOL,
-  DDB_NULL,
-  DDB_M,
-  DDB_L,
-  DDB_SS,
-  DDB_NS,
-  DDB_BS
-} ddb_type;
-
-typedef struct ddb_av ddb_av;
-struct ddb_av {
-  ddb_type type;
-  uint32_t n;       /* S/N/B: bytes of text; BOOL: 0 or 1;
-                         M/L/SS/NS/BS: number of kids */
-  const char *text; /* S: UTF-8; N: decimal digits; B: base64 (as sent);
-                         NUL-terminated */
-  ddb_av *kids;     /* M/L/sets: n children */
-  const char *name; /* set on members of an M (and on top-level
-                         attributes): the attribute name, NUL-terminated */
-  uint32_t name_len;
-};
-
-/* An immutable decoded item.  One allocation; `bytes` is its real size. */
-typedef struct ddb_item {
-  int refs;     /* atomic; use ddb_item_ref/unref */
-  int plain;    /* 1: no name or text of the item needs escaping in JSON
-                   (known for items the cache unpacks: ddb_item_pack checks
-                   once); 0: not known */
-  size_t bytes; /* allocated bytes, for cache accounting */
-  ddb_av root;  /* type DDB_M; root.kids are the attributes */
-} ddb_item;
-
-ddb_item *ddb_item_ref(ddb_item *it);
-void ddb_item_unref(ddb_item *it);
-/* The attribute called name, or NULL. */
-const ddb_av *ddb_item_get(const ddb_item *it, const char *name);
-/* Build an item from scalar attributes (for keys): names[i] = vals[i].
-** Returns NULL on out of memory. */
-ddb_item *ddb_item_from_avs(const ddb_av *vals, int n);
-
-/* A new item whose attributes are deep copies of attrs[0..n) (each with
-** its name set).  Returns NULL on out of memory. */
-ddb_item *ddb_item_from_attrs(const ddb_av *const *attrs, int n);
-/* Are a and b the same value (numbers compared by value, maps and sets
-** regardless of order)? */
-int ddb_av_equal(const ddb_av *a, const ddb_av *b);
-/* The item's size as DynamoDB counts it against its 400 KB limit. */
-size_t ddb_item_size(const ddb_item *it);
-/* Packed items, for the cache: the item as a byte string without pointers
-** (format in item.c).  ddb_item_packed_size: its length;
-** ddb_item_pack: write it at out (ddb_item_packed_size(it) bytes);
-** ddb_item_unpack: a new item (one reference) equal to the one packed,
-** from p[0..n) as ddb_item_pack wrote it, or NULL on out of memory. */
-size_t ddb_item_packed_size(const ddb_item *it);
-void ddb_item_pack(const ddb_item *it, unsigned char *out);
-ddb_item *ddb_item_unpack(const unsigned char *p, size_t n);
-#define DDB_ITEM_MAX_SIZE (400 * 1024)
-
-/* The text of `t` as DynamoDB spells it ("S", "N", ...). */
-const char *ddb_type_name(ddb_type t);
-
-/* How an N value maps to SQL.  DDB_NUM_INT: *i holds it.  DDB_NUM_REAL:
-** *d holds it and no digit was lost (at most 15 significant digits).
-** DDB_NUM_TEXT: keep the exact text.  DDB_NUM_BAD: not a number. */
-typedef enum {
-  DDB_NUM_BAD = 0,
-  DDB_NUM_INT,
-  DDB_NUM_REAL,
-  DDB_NUM_TEXT
-} ddb_numkind;
-ddb_numkind ddb_number_classify(const char *s, size_t n, int64_t *i,
-                                double *d);
-/* Is s[0..n) a number (what ddb_number_classify does not call
-** DDB_NUM_BAD)?  The syntax alone: no conversion. */
-int ddb_number_ok(const char *s, size_t n);
-
-/* Does the number s[0..n) fit DynamoDB: at most 38 significant digits,
-** magnitude from 1E-130 to below 1E+126, or zero?  0 when not, or when
-** s is not a number.  The one home of DynamoDB's number rule. */
-int ddb_number_fits(const char *s, size_t n);
-/* Write into buf[0..cap) (cap >= 40) the number d stands for: a whole
-** number in 64-bit range (-2^63 to below 2^63) as its exact integer (2^60
-** -> "1152921504606846976"), any other the shortest decimal text that
-** reads back as d (0.3 -> "0.3", not "0.29999999999999999"; 1.23e22 ->
-** "1.23e+22", not its binary expansion 12300000000000001048576).  Returns
-** 0, or -1 when d is not finite or out of DynamoDB's range (then buf
-** holds the text, for a message: "inf", "1e+200"), or cap is under 40. */
-int ddb_number_from_double(double d, char *buf, size_t cap);
-/* The numbers of DynamoDB's precision (38 digits) whose nearest double is
-** d: those v with lo <= v <= hi, v < hi when *hi_open, v > lo when
-** *lo_open.  lo and hi (cap >= 64 each) receive the bounds: the
-** midpoints between d and its neighbours (a tie belongs to d when its
-** significand is even), each rounded inwards to 38 digits
-** (1.23e22 -> 1.23E22 .. 1.2300000000000002097152E22).  A bound may lie
-** outside DynamoDB's magnitudes (ddb_number_fits).  For |d| < 1E-200 both
-** are d's shortest text: only 0 is near.  Returns 0, or -1 when d is not
-** finite or cap is under 64. */
-int ddb_number_double_range(double d, char *lo, int *lo_open, char *hi,
-                            int *hi_open, size_t cap);
-/* Compare the numbers a[0..na) and b[0..nb) exactly, by value, whatever
-** their length or spelling (1E-130 and its 132-character expansion are
-** equal; 18446744073709551616 < 18446744073709551617; 38 digits and more
-** are kept): -1, 0 or 1.  A text that is not a number orders after every
-** number, and among such texts by bytes (a total order).  The one home
-** of N order and N equality: nothing else compares N values through a
-** double. */
-int ddb_number_cmp(const char *a, size_t na, const char *b, size_t nb);
-
-/* Append the canonical form of number s[0..n): the same text for every
-** spelling of one value ("1.50", "15E-1", "1.5" -> "15e-1"; "0", "-0.0"
-** -> "0").  Returns 0, or -1 if s is not a number. */
-int ddb_number_canonical(const char *s, size_t n, ddb_buf *out);
-
-/* Append av as plain JSON (S->string, N->number with DynamoDB's exact
-** digits, B->base64 string, sets->arrays, M->object, L->array). */
-int ddb_av_to_json(const ddb_av *av, ddb_buf *out);
-/* ddb_av_to_json of the item's attribute map, its strings copied without
-** looking for characters to escape when it->plain says there are none. */
-int ddb_item_to_json(const ddb_item *it, ddb_buf *out);
-/* Append av in DynamoDB's typed JSON ({"S":"..."} ...). */
-int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out);
-/* Append an item as DynamoDB's attribute map ({"a":{"S":"..."},...}),
-** the form of Item, Key and ExclusiveStartKey. */
-int ddb_item_to_typed_json(const ddb_item *it, ddb_buf *out);
+/* AttributeValues, items, numbers, keys and JSON values: the data model
+** (ddb_item.h). */
+#include "ddb_item.h"
 
 /* ------------------------------------------------------------------------
 ** Configuration: region, endpoint, credentials (see config.c for the
@@ -610,7 +433,7 @@ typedef struct ddb_read {
   const ddb_filter *filters; /* FilterExpression: all of these */
   int n_filters;
   /* The table's description (borrowed; NULL: none): the key attributes
-  ** every LastEvaluatedKey of the read must hold (read.c) */
+  ** every LastEvaluatedKey of the read must hold (lek.c) */
   const ddb_table_desc *desc;
   /* ttl=hide: with ttl_attr set, the FilterExpression also keeps only the
   ** items whose attribute ttl_attr is not a number below ttl_now (Unix
@@ -654,7 +477,7 @@ ddb_result ddb_read_page(ddb_client *c, const ddb_read *r, ddb_page **out,
                          ddb_error *err);
 
 /* Following LastEvaluatedKey from page to page, a guard against a server
-** whose keys never end (the rules are in read.c): keys that go round in a
+** whose keys never end (the rules are in lek.c): keys that go round in a
 ** circle (A, B, A, B, ...; one that repeats the start key at once is
 ** caught by ddb_read_page), found by Brent's cycle detection (one saved
 ** key, one comparison a page; a circle of L keys entered after T pages is
@@ -690,71 +513,6 @@ ddb_result ddb_batch_get(ddb_client *c, const char *table,
                          const ddb_item *const *keys, size_t n,
                          const char *const *key_names, int n_key_names,
                          int consistent, ddb_item **found, ddb_error *err);
-
-/* The primary-key attributes of item, encoded canonically (for hashing and
-** comparing keys): for each, in the order of key_names, its name as a part
-** (ddb_buf_add_part), its type letter (S, N or B), its text as a part
-** (numbers in canonical form).  Injective: distinct keys never encode
-** alike, whatever bytes (NUL, any separator) their values hold.  Returns
-** 0, or -1 when the item lacks a key attribute. */
-int ddb_key_encode(const ddb_item *item, const char *const *key_names,
-                   int n_key_names, ddb_buf *out);
-/* The same encoding from the key's values (each with its name set), in
-** the order of the table's key. */
-int ddb_key_encode_avs(const ddb_av *vals, int n, ddb_buf *out);
-
-/* ------------------------------------------------------------------------
-** Items from JSON text (json.c)
-*/
-
-/* Plain JSON object -> item: string S, number N (exact digits, checked
-** against DynamoDB's 38 digits and range), true/false BOOL, null NULL,
-** array L, object M.  Where hint (the item as read, or NULL) has a set or
-** a binary at the same place and the new value fits it, the hint's type is
-** kept (SS, NS, BS, B), so a read-modify-write keeps types.  Errors name
-** the attribute path. */
-ddb_result ddb_item_from_json(const char *text, size_t n, const ddb_item *hint,
-                              ddb_item **out, ddb_error *err);
-/* DynamoDB typed JSON ({"a":{"S":"x"}}) -> item. */
-ddb_result ddb_item_from_typed_json(const char *text, size_t n, ddb_item **out,
-                                    ddb_error *err);
-
-/* ------------------------------------------------------------------------
-** JSON values (jsonval.c): one JSON text as tokens, for callers outside
-** client/ (the keys column).  Token 0 is the whole value; an array's
-** elements follow it (the first at i + 1, each next at ddb_jv_next of the
-** one before); an object's members are a string token (the name) then the
-** value.  Every value keeps its exact bytes: no number goes through a
-** double, and a string's length is its bytes (\u0000 included).
-*/
-typedef enum ddb_jv_type {
-  DDB_JV_OBJECT = 1,
-  DDB_JV_ARRAY,
-  DDB_JV_STRING,
-  DDB_JV_NUMBER,
-  DDB_JV_TRUE,
-  DDB_JV_FALSE,
-  DDB_JV_NULL
-} ddb_jv_type;
-typedef struct ddb_jv ddb_jv;
-/* Tokenize text[0..n), which must be exactly one JSON value (white space
-** around it allowed).  DDB_OK with *out (ddb_jv_free; it points into
-** text, which must outlive it); DDB_ERR_INPUT when text is not one valid
-** JSON value (or nests deeper than 256); DDB_ERR_NOMEM. */
-ddb_result ddb_jv_parse(const char *text, size_t n, ddb_jv **out);
-void ddb_jv_free(ddb_jv *j);
-/* The type of token i. */
-ddb_jv_type ddb_jv_type_of(const ddb_jv *j, uint32_t i);
-/* The elements of array i, or the members of object i. */
-uint32_t ddb_jv_count(const ddb_jv *j, uint32_t i);
-/* The first token after value i and everything inside it. */
-uint32_t ddb_jv_next(const ddb_jv *j, uint32_t i);
-/* The bytes of scalar i as written: a number's or a literal's text, a
-** string's bytes between its quotes (escapes undecoded); *n its length. */
-const char *ddb_jv_raw(const ddb_jv *j, uint32_t i, size_t *n);
-/* String token i decoded: malloc()ed, NUL-terminated, *n its length
-** (which a \u0000 inside does not shorten); NULL when out of memory. */
-char *ddb_jv_string(const ddb_jv *j, uint32_t i, size_t *n);
 
 /* ------------------------------------------------------------------------
 ** Writes (write.c)
@@ -917,13 +675,13 @@ typedef struct ddb_log_entry {
   char note[64]; /* what the caller said of the call (ddb_log_note): a
                     call of a write cut into calls that are not atomic
                     together; "" for none */
-  /* fields added by issue 22 (appended: the order above is kept) */
+  /* fields appended later (the order above is kept) */
   double rcu, wcu; /* the ConsumedCapacity the answer reported */
   int cached;      /* 1: a page answered from the query cache: no
                         request was sent (http_status 0) */
   double age_s;    /* cached: the answer's age in seconds; else 0 */
   uint64_t stmt;   /* the statement it served (its meter's), 0: none */
-  /* issue 30: the last throttling answer's reasons, "Reason table[/index]"
+  /* the last throttling answer's reasons, "Reason table[/index]"
   ** joined by "; " (its error type when it gave none); "" if none */
   char throttle[160];
 } ddb_log_entry;
@@ -967,8 +725,6 @@ int ddb_log_read(uint64_t after, ddb_log_entry *out, int n);
 ** client's requests are logged by http.c; cache/shared.c logs the shared
 ** tier's commands (operations named shared_*). */
 void ddb_log_add(const ddb_log_entry *e);
-/* The newest seq (0 when nothing was logged). */
-uint64_t ddb_log_last(void);
 /* The note of the requests the calling thread sends from now on (copied,
 ** cut to the entry's 63 bytes; NULL or "": none), until it sets another:
 ** each request's log entry carries it.  Thread by thread, so the calls
@@ -1056,7 +812,7 @@ typedef struct ddb_tally {
   double rcu, wcu;
   /* throttling answers whose reasons named a hot key range
   ** (*KeyRangeThroughputExceeded), and the table and index ("": the
-  ** table) the last of them named (issue 30) */
+  ** table) the last of them named */
   uint64_t key_range;
   char key_range_table[256], key_range_index[256];
 } ddb_tally;

@@ -9,9 +9,6 @@
 #include "ddb_client_int.h"
 #include "http_int.h"
 
-/* Keys per BatchGetItem call (DynamoDB's limit). */
-#define BATCH_GET_MAX 100
-
 /* What one answer may be.  GetItem: one item, at most 400 KB as DynamoDB
 ** sizes it; typed JSON takes at most about 10 bytes of text a byte of a
 ** large item (names and values of control characters, escaped: 6 bytes
@@ -491,17 +488,17 @@ static ddb_result batch_wait(ddb_client *c, int stalls, ddb_error *err) {
 }
 
 /* BatchGetItem of any number of keys (see ddb_client.h): the distinct
-** keys, then calls of at most BATCH_GET_MAX until every key is done. */
+** keys, then calls of at most DDB_BATCH_GET_MAX until every key is done. */
 ddb_result ddb_batch_get(ddb_client *c, const char *table,
                          const ddb_item *const *keys, size_t n,
                          const char *const *names, int n_names, int consistent,
                          ddb_item **found, ddb_error *err) {
   batch_key *map = NULL, *all = NULL, *bk, *tmp;
-  batch_key *send[BATCH_GET_MAX];
+  batch_key *send[DDB_BATCH_GET_MAX];
   batch_key **slot = NULL;
   ddb_result result = DDB_OK;
   size_t i, n_all = 0, next = 0;
-  int stalls = 0, per_call = BATCH_GET_MAX;
+  int stalls = 0, per_call = DDB_BATCH_GET_MAX;
 
   for(i = 0; i < n; i++)
     found[i] = NULL;

@@ -436,7 +436,7 @@ static int set_duplicate(const ddb_av *av, uint32_t *dup_out) {
   for(i = 0; i < av->n; i++)
     if(av->kids[i].n > most)
       most = av->kids[i].n;
-  ddb_buf_init(&b, 64u * 1024 * 1024);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   if(av->type == DDB_BS && !(raw = malloc(most + 1))) {
     free(a);
     return -1;

@@ -121,15 +121,6 @@ int ddb_log_read(uint64_t after, ddb_log_entry *out, int n) {
   return k;
 }
 
-/* The newest seq (0 when nothing was logged). */
-uint64_t ddb_log_last(void) {
-  uint64_t s;
-  log_lock_take();
-  s = log_seq;
-  pthread_mutex_unlock(&log_lock);
-  return s;
-}
-
 /* The name of op as DynamoDB spells it, "?" for none. */
 const char *ddb_op_name(ddb_op op) {
   return op < DDB_OP_COUNT ? op_names[op] : "?";

@@ -1,7 +1,7 @@
 /*
 ** sigv4.h -- AWS Signature Version 4 (sigv4.c), for the files of client/
 ** only (and the unit tests).  Its SHA-256 and HMAC-SHA256 are libcrypto's
-** (crypto.c, declared in ddb_client.h).
+** (crypto.c, declared in ddb_crypto.h).
 **
 ** A ddb_sigv4 holds one set of credentials and the signing key derived
 ** from them for the last date, region and service signed for; it is

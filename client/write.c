@@ -14,10 +14,6 @@
 
 #include "ddb_client_int.h"
 
-/* Writes per BatchWriteItem and per TransactWriteItems (DynamoDB's
-** limits). */
-#define BATCH_WRITE_MAX 25
-#define TRANSACT_MAX    100
 /* DynamoDB's longest UpdateExpression, in bytes. */
 #define UPDATE_EXPRESSION_MAX 4096
 
@@ -512,10 +508,10 @@ ddb_result ddb_transact_write(ddb_client *c, const char *table,
   int i;
   char token[40];
   unsigned char rnd[14];
-  if(n > TRANSACT_MAX)
+  if(n > DDB_TRANSACT_MAX)
     return ddb_error_set(err, DDB_ERR_INPUT,
                          "TransactWriteItems takes at most %d items, got %d",
-                         TRANSACT_MAX, n);
+                         DDB_TRANSACT_MAX, n);
   /* the token makes a retry of this exact request idempotent (DynamoDB
   ** remembers it for 10 minutes), so a lost answer never writes twice; it
   ** must be unique across clients too (the same token on another
@@ -698,13 +694,13 @@ ddb_result ddb_batch_write(ddb_client *c, const char *table,
                            unsigned char *state, ddb_error *err) {
   size_t i = 0, k;
   ddb_result result = DDB_OK;
-  unsigned char pend[BATCH_WRITE_MAX], still[BATCH_WRITE_MAX];
+  unsigned char pend[DDB_BATCH_WRITE_MAX], still[DDB_BATCH_WRITE_MAX];
   ddb_buf b;
   if(state)
     memset(state, DDB_WRITE_NOT_APPLIED, n);
   ddb_buf_init(&b, DDB_REQUEST_MAX);
   while(i < n) {
-    size_t m = n - i < BATCH_WRITE_MAX ? n - i : BATCH_WRITE_MAX;
+    size_t m = n - i < DDB_BATCH_WRITE_MAX ? n - i : DDB_BATCH_WRITE_MAX;
     cJSON *resp = NULL;
     int stalls = 0, n_sent = (int)m;
     memset(pend, 1, m);

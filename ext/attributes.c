@@ -455,48 +455,6 @@ static int at_main_type(const at_attr *a) {
   return best;
 }
 
-/* Set the result to av as the sample shows it (see above). */
-static void at_result_av(sqlite3_context *ctx, const ddb_av *av) {
-  switch(av->type) {
-  case DDB_S:
-    sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
-    return;
-  case DDB_N: {
-    int64_t i;
-    double d;
-    switch(ddb_number_classify(av->text, av->n, &i, &d)) {
-    case DDB_NUM_INT: sqlite3_result_int64(ctx, i); return;
-    case DDB_NUM_REAL: sqlite3_result_double(ctx, d); return;
-    default: sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
-    }
-    return;
-  }
-  case DDB_B: {
-    unsigned char *z = sqlite3_malloc64(av->n + 1);
-    size_t n = z ? ddb_base64_decode(av->text, av->n, z, av->n + 1) : 0;
-    if(!z || n == (size_t)-1) {
-      sqlite3_free(z);
-      sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
-      return;
-    }
-    sqlite3_result_blob64(ctx, z, n, sqlite3_free);
-    return;
-  }
-  default: {
-    ddb_buf b;
-    char *z;
-    size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
-    ddb_av_to_json(av, &b);
-    z = ddb_buf_take(&b, &n);
-    if(!z)
-      sqlite3_result_error_nomem(ctx);
-    else
-      sqlite3_result_text64(ctx, z, n, free, SQLITE_UTF8);
-  }
-  }
-}
-
 static int attributesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                             int col) {
   at_cursor *c = (at_cursor *)cur;
@@ -528,7 +486,7 @@ static int attributesColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   case AT_SAMPLE: {
     const ddb_item *it = a->aMin[at_main_type(a)];
     if(it)
-      at_result_av(ctx, &it->root.kids[0]);
+      dd_result_av(ctx, &it->root.kids[0]);
     break;
   }
   case AT_VTAB:

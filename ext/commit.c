@@ -6,11 +6,11 @@
 **
 ** The outline: dd_coalesce merges the buffered writes into one per item
 ** and ties the writes that must be applied together into groups;
-** dd_writes_build turns them into DynamoDB writes.  Up to DD_TRANSACT_MAX
+** dd_writes_build turns them into DynamoDB writes.  Up to DDB_TRANSACT_MAX
 ** (and 4 MB: dd_transact_fits) go as one call.  More: dd_cut_build cuts
 ** them into atomic groups (dd_atomic_groups) and packs the groups into
 ** calls, never cutting a group: TransactWriteItems first, in order, then
-** the unconditional puts and deletes as BatchWriteItem of DD_BATCH_MAX,
+** the unconditional puts and deletes as BatchWriteItem of DDB_BATCH_WRITE_MAX,
 ** table by table.
 */
 #include <stdlib.h>
@@ -252,7 +252,7 @@ int dd_writes_build(dd_op *a, int n, dd_writes *x) {
   return rc;
 }
 
-/* The bytes write w adds to a TransactWriteItems (see DD_TRANSACT_BYTES). */
+/* The bytes write w adds to a TransactWriteItems (see DDB_TRANSACT_BYTES). */
 static long long dd_write_bytes(const ddb_write *w) {
   long long n = (long long)ddb_item_size(w->item) + 100;
   if(w->kind == DDB_WRITE_UPDATE && w->set)
@@ -262,16 +262,16 @@ static long long dd_write_bytes(const ddb_write *w) {
   return n;
 }
 
-/* Do w[0..n) fit one TransactWriteItems: at most DD_TRANSACT_MAX writes
-** and DD_TRANSACT_BYTES bytes (one write always fits)? */
+/* Do w[0..n) fit one TransactWriteItems: at most DDB_TRANSACT_MAX writes
+** and DDB_TRANSACT_BYTES bytes (one write always fits)? */
 int dd_transact_fits(const ddb_write *w, int n) {
   long long bytes = 0;
   int k;
-  if(n > DD_TRANSACT_MAX)
+  if(n > DDB_TRANSACT_MAX)
     return 0;
   for(k = 0; k < n; k++)
     bytes += dd_write_bytes(&w[k]);
-  return n <= 1 || bytes <= DD_TRANSACT_BYTES;
+  return n <= 1 || bytes <= DDB_TRANSACT_BYTES;
 }
 
 /* May w go in a BatchWriteItem: an unconditional PUT (REPLACE) or DELETE?
@@ -352,7 +352,7 @@ static int dd_group_refused(const dd_writes *x, const int *m, int nm,
 
 /* The groups aMember[aStart[g] .. aStart[g+1]) (g < nGroup) of x that need
 ** a transaction into pl's calls, in order: packed into TransactWriteItems
-** of at most DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group
+** of at most DDB_TRANSACT_MAX writes and DDB_TRANSACT_BYTES bytes, a group
 ** never cut (bSingle: each its own call). */
 static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
                              const int *aMember, const int *aStart, int nGroup,
@@ -367,8 +367,8 @@ static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
       continue;
     for(i = 0; i < nm; i++)
       gBytes += dd_write_bytes(&x->w[m[i]]);
-    if(c < 0 || bSingle || pl->aCall[c].n + nm > DD_TRANSACT_MAX ||
-       bytes + gBytes > DD_TRANSACT_BYTES) {
+    if(c < 0 || bSingle || pl->aCall[c].n + nm > DDB_TRANSACT_MAX ||
+       bytes + gBytes > DDB_TRANSACT_BYTES) {
       c = pl->nCall;
       bytes = 0;
     }
@@ -379,7 +379,7 @@ static void dd_cut_transacts(dd_cut *pl, const dd_writes *x,
 }
 
 /* The groups of x that are one unconditional PUT or DELETE into pl's
-** BatchWriteItem calls of DD_BATCH_MAX, each of one table (ddb_write.d):
+** BatchWriteItem calls of DDB_BATCH_WRITE_MAX, each of one table (ddb_write.d):
 ** the tables in the order of their first such write. */
 static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
                            const int *aStart, int nGroup) {
@@ -409,7 +409,7 @@ static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
       if(x->w[m[0]].d != d ||
          !dd_group_batchable(x, m, aStart[g + 1] - aStart[g]))
         continue;
-      if(c < 0 || pl->aCall[c].n == DD_BATCH_MAX)
+      if(c < 0 || pl->aCall[c].n == DDB_BATCH_WRITE_MAX)
         c = pl->nCall;
       dd_cut_add(pl, x, m[0], c, 1);
     }
@@ -419,11 +419,11 @@ static void dd_cut_batches(dd_cut *pl, const dd_writes *x, const int *aMember,
 /* Cut the writes into the calls of a split write: first the groups that
 ** need a transaction (more than one write, or one write with a condition
 ** or an UPDATE), in order, packed into TransactWriteItems of at most
-** DD_TRANSACT_MAX writes and DD_TRANSACT_BYTES bytes, a group never cut
+** DDB_TRANSACT_MAX writes and DDB_TRANSACT_BYTES bytes, a group never cut
 ** (bSingle: a server without TransactWriteItems; then each such write is
 ** a call of its own, and a group of several is refused); then the
 ** unconditional PUTs and DELETEs alone in their group, as BatchWriteItem
-** calls of DD_BATCH_MAX.  A group that cannot be sent (dd_group_refused)
+** calls of DDB_BATCH_WRITE_MAX.  A group that cannot be sent (dd_group_refused)
 ** is SQLITE_ERROR or SQLITE_CONSTRAINT with its first write x->w[*piFirst]
 ** and its size *pnGroup (nothing cut; commit_send.c says why).  Returns an
 ** SQLite code; on success *pl holds the cut (dd_cut_free). */

@@ -13,15 +13,6 @@
 
 #include "dd_ext.h"
 
-/* Writes DynamoDB takes in one TransactWriteItems. */
-#define DD_TRANSACT_MAX 100
-/* Bytes of items DynamoDB takes in one TransactWriteItems: its limit is
-** 4 MB of payload; item sizes as DynamoDB counts them, with room for the
-** request around them. */
-#define DD_TRANSACT_BYTES (4000LL * 1000)
-/* Writes DynamoDB takes in one BatchWriteItem. */
-#define DD_BATCH_MAX 25
-
 typedef struct dd_op {
   ddb_write_kind kind; /* PUT, UPDATE or DELETE */
   ddb_cond cond;
@@ -93,8 +84,8 @@ int dd_coalesce(const dd_op *aOp, int nOp, int bDistinct, dd_op **paOut,
 ** borrows a).  Returns an SQLite code (x is empty on error). */
 int dd_writes_build(dd_op *a, int n, dd_writes *x);
 void dd_writes_free(dd_writes *x);
-/* Do w[0..n) fit one TransactWriteItems (DD_TRANSACT_MAX writes and
-** DD_TRANSACT_BYTES bytes; one write always fits)? */
+/* Do w[0..n) fit one TransactWriteItems (DDB_TRANSACT_MAX writes and
+** DDB_TRANSACT_BYTES bytes; one write always fits)? */
 int dd_transact_fits(const ddb_write *w, int n);
 /* Cut x's writes into the calls of a split write (*pl: dd_cut_free).  A
 ** group that cannot be sent: SQLITE_ERROR (bSingle and a group of

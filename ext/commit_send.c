@@ -6,7 +6,7 @@
 ** became of every write.  Nothing here decides which write goes in which
 ** call (commit.c), nor what is buffered (txn.c).
 **
-** Up to DD_TRANSACT_MAX items (and 4 MB) go as one call, all or nothing
+** Up to DDB_TRANSACT_MAX items (and 4 MB) go as one call, all or nothing
 ** (dd_commit_atomic).  More (dd_commit_split): cut into calls (dd_cut_plan,
 ** commit.c's dd_cut_build), the INSERTs checked with consistent
 ** BatchGetItems (dd_check_inserts), the calls sent (dd_send_calls), and a
@@ -91,7 +91,7 @@ static char *dd_unsent_head(const char *zVerb, int nBase) {
   return sqlite3_mprintf("%s failed part way (over %d writes or 4 MB are not "
                          "one transaction): writes 1-%d applied (its earlier "
                          "parts), none after them",
-                         zVerb, DD_TRANSACT_MAX, nBase);
+                         zVerb, DDB_TRANSACT_MAX, nBase);
 }
 
 /* Cut x into calls (dd_cut_build, into *pl: dd_cut_free); a group that
@@ -122,7 +122,7 @@ static int dd_cut_plan(dd_vtab *p, const dd_writes *x, int bSingle,
              "such moves in smaller transactions",
              zHead ? zHead : zVerb, nm,
              strcmp(zVerb, "COMMIT") ? "statement" : "transaction",
-             zKey ? zKey : "?", DD_TRANSACT_MAX);
+             zKey ? zKey : "?", DDB_TRANSACT_MAX);
     rc = SQLITE_CONSTRAINT;
   }
   sqlite3_free(zKey);
@@ -241,7 +241,7 @@ static int dd_report_split(dd_vtab *p, const dd_cut *pl,
     sqlite3_str_appendf(s,
                         "%s failed part way (over %d writes or 4 MB are not "
                         "one transaction): ",
-                        zVerb, DD_TRANSACT_MAX);
+                        zVerb, DDB_TRANSACT_MAX);
     if(pl->nBase > 0)
       sqlite3_str_appendf(s, "writes 1-%d applied (its earlier parts)%s",
                           pl->nBase, pl->n ? "; " : "");
@@ -613,17 +613,17 @@ int dd_sync_unsplit(dd_vtab *p, const dd_writes *x, int bFits,
              "so %d writes in one statement cannot be atomic "
              "(split_transactions=no)",
              zVerb, x->n);
-  else if(x->n <= DD_TRANSACT_MAX)
+  else if(x->n <= DDB_TRANSACT_MAX)
     dd_error(p,
              "%s: nothing written: %d items of over %lld bytes in one "
              "%s, over DynamoDB's 4 MB for an atomic write "
              "(split_transactions=no)",
-             zVerb, x->n, DD_TRANSACT_BYTES, zWhole);
+             zVerb, x->n, DDB_TRANSACT_BYTES, zWhole);
   else
     dd_error(p,
              "%s: nothing written: %d items in one %s, over "
              "DynamoDB's limit of %d for an atomic write "
              "(split_transactions=no)",
-             zVerb, x->n, zWhole, DD_TRANSACT_MAX);
+             zVerb, x->n, zWhole, DDB_TRANSACT_MAX);
   return SQLITE_CONSTRAINT;
 }

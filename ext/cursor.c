@@ -1,7 +1,7 @@
 /*
 ** cursor.c -- xOpen, xClose, xNext, xEof, xColumn and xRowid: walking
-** the rows of a plan page by page, the overlay of the open transaction's
-** writes, and the item's JSON.
+** the rows of a plan (its pages are read by pages.c), the overlay of the
+** open transaction's writes, SORT, and the item's JSON.
 */
 #include <math.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "multikey.h" /* and dd_ext.h */
+#include "cursor.h" /* and multikey.h, dd_ext.h */
 
 /* ------------------------------------------------------------------------
 ** Cursors
@@ -34,18 +34,6 @@ int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor) {
   return SQLITE_OK;
 }
 
-/* Drop the rows of the current batch (aRow) and the current row. */
-static void dd_rows_clear(dd_cursor *pCur) {
-  int i;
-  for(i = 0; pCur->aRow && i < pCur->nRow; i++)
-    ddb_item_unref(pCur->aRow[i]);
-  if(pCur->aRow != pCur->aRowOne)
-    sqlite3_free(pCur->aRow);
-  pCur->aRow = NULL;
-  pCur->nRow = pCur->iRow = 0;
-  pCur->pCur = NULL;
-}
-
 /* Forget the rendered item column of the current row (it changes). */
 static void dd_item_json_drop(dd_cursor *pCur) {
   free(pCur->zItem);
@@ -53,9 +41,7 @@ static void dd_item_json_drop(dd_cursor *pCur) {
   pCur->nItem = 0;
 }
 
-static void dd_progress(dd_cursor *pCur, int bEnd);
-
-/* See dd_ext.h. */
+/* See cursor.h. */
 void dd_cursor_reset(dd_cursor *pCur) {
   int i;
   dd_item_json_drop(pCur);
@@ -109,329 +95,6 @@ int dynamodbClose(sqlite3_vtab_cursor *cur) {
   dd_stmt_cursor((dd_vtab *)cur->pVtab, -1);
   dd_cursor_reset((dd_cursor *)cur);
   sqlite3_free(cur);
-  return SQLITE_OK;
-}
-
-/* Report a client error on the cursor's vtab; returns the SQLite code. */
-int dd_cursor_error(dd_cursor *pCur, const ddb_error *e) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  if(e->code == DDB_ERR_LIMIT) {
-    /* max_requests: what the statement sent, and the forms that send less */
-    sqlite3_str *s = sqlite3_str_new(0);
-    char *z;
-    if(p->pConn) {
-      sqlite3_str_appendall(s, " so far: ");
-      if(dd_conn_ops(p->pConn, s) == 0)
-        sqlite3_str_appendall(s, "none");
-    }
-    z = sqlite3_str_finish(s);
-    dd_error(p,
-             "%s;%s. Cheaper forms: a join on the full key as keys = "
-             "'<JSON list of keys>' (BatchGetItem, 100 keys a request); a "
-             "correlated subquery as a MATERIALIZED CTE of one Query (WITH x "
-             "AS MATERIALIZED (SELECT ... WHERE PK = ...)); or a larger "
-             "max_requests",
-             e->message, z ? z : "");
-    sqlite3_free(z);
-    return SQLITE_ERROR;
-  }
-  dd_error(p, "%s", e->message);
-  return dd_rc(e);
-}
-
-/* Does item it, read again by its table key for a write, still have the
-** index key attributes of its index row x (else it has left the place in
-** the index the plan chose it by)? */
-static int dd_fetch_same(dd_cursor *pCur, const ddb_item *x,
-                         const ddb_item *it) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  const dd_path *pp = pCur->pPath;
-  int i;
-  for(i = 0; i < pp->nPkCol + pp->nSkCol; i++) { /* every key attribute */
-    int c = i < pp->nPkCol ? pp->aPkCol[i] : pp->aSkCol[i - pp->nPkCol];
-    const ddb_av *a = ddb_item_get(x, p->aCol[c].zName),
-                 *b = ddb_item_get(it, p->aCol[c].zName);
-    if(!a || !b || !ddb_av_equal(a, b))
-      return 0;
-  }
-  return 1;
-}
-
-/* Read aIn[0..nIn) again by their table keys (the index lacks a used
-** column, or the rows feed a write) into aRow.  Rows whose item vanished
-** meanwhile are dropped, and, for a write, rows whose index key changed
-** (dd_fetch_same). */
-
-static int dd_fetch_full(dd_cursor *pCur, ddb_item *const *aIn, int nIn) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  ddb_item **aFound;
-  ddb_error err;
-  int i, j;
-  ddb_item **aKey;
-  int rc = SQLITE_OK;
-  ddb_error_clear(&err);
-  aFound = sqlite3_malloc64(sizeof(ddb_item *) *
-                            (sqlite3_uint64)(nIn ? nIn : 1) * 2);
-  if(!aFound)
-    return SQLITE_NOMEM;
-  memset(aFound, 0, sizeof(ddb_item *) * (size_t)(nIn ? nIn : 1) * 2);
-  aKey = aFound + (nIn ? nIn : 1);
-  /* an index row holds the table's key attributes and its own: keep the
-  ** former, BatchGetItem refuses any other attribute in a key */
-  for(i = 0; i < nIn; i++) {
-    const ddb_av *kv[2] = {NULL, NULL};
-    for(j = 0; j < p->nKey; j++) {
-      kv[j] = ddb_item_get(aIn[i], p->azKey[j]);
-      if(!kv[j]) {
-        dd_error(p, "index row without the table key '%s'", p->azKey[j]);
-        rc = SQLITE_ERROR;
-        goto fail;
-      }
-    }
-    aKey[i] = dd_key_item(p, kv[0], kv[1]);
-    if(!aKey[i]) {
-      rc = SQLITE_NOMEM;
-      goto fail;
-    }
-  }
-  if(dd_batch_get_parallel(pCur, aKey, nIn, aFound, &err)) {
-    rc = dd_cursor_error(pCur, &err);
-    goto fail;
-  }
-  for(i = j = 0; i < nIn; i++) {
-    if(aFound[i] && pCur->bFresh && !dd_fetch_same(pCur, aIn[i], aFound[i])) {
-      ddb_item_unref(aFound[i]); /* it left the index entry read */
-      aFound[i] = NULL;
-    }
-    if(aFound[i])
-      aFound[j++] = aFound[i];
-  }
-  pCur->aRow = aFound;
-  pCur->nRow = j;
-  aFound = NULL;
-
-fail:
-  for(i = 0; i < nIn; i++)
-    ddb_item_unref(aKey[i]);
-  if(aFound) {
-    for(i = 0; i < nIn; i++)
-      ddb_item_unref(aFound[i]);
-    sqlite3_free(aFound);
-  }
-  return rc;
-}
-
-/* ------------------------------------------------------------------------
-** Progress: in an interactive shell (stderr a terminal), a statement that
-** has run for DD_PROGRESS_AFTER seconds (or $DYNAMODB_PROGRESS_AFTER:
-** dd_progress_after) shows one line on stderr, updated as pages arrive,
-** and cleared at the end (bEnd).
-*/
-
-/* Show (or update) the progress line of the cursor's statement once it
-** has run long enough, on a terminal, unless progress=off; bEnd: clear
-** it. */
-static void dd_progress(dd_cursor *pCur, int bEnd) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  double t;
-  if(!p->bProgress)
-    return;
-  if(bEnd) {
-    if(pCur->bProgressShown)
-      fputs("\r\033[K", stderr);
-    pCur->bProgressShown = 0;
-    return;
-  }
-  t = ddbc_now() - pCur->tStart;
-  if(t < dd_progress_after() || !isatty(2))
-    return;
-  fprintf(stderr, "\r\033[K%s: %lld items, %lld pages, %.1f RCU, %.1f s",
-          p->zVtabName ? p->zVtabName : "dynamodb", pCur->nItemsSeen,
-          pCur->nPagesSeen, pCur->rcuSeen, t);
-  if(pCur->pScan)
-    fprintf(stderr, ", segments %d/%d done", pCur->nSegDone,
-            ddbc_stream_workers(pCur->pScan));
-  {
-    /* max_rcu, max_wcu: whether a request waits now, how long they did */
-    double paced = dd_conn_paced(p->pConn);
-    if(dd_conn_waiting(p->pConn))
-      fprintf(stderr, ", waiting for max_rcu/max_wcu");
-    if(paced >= 0.05)
-      fprintf(stderr, ", waited %.1f s for max_rcu/max_wcu", paced);
-    char zWhy[160];
-    if(ddbc_shared_status(p->pol.shared, zWhy, sizeof(zWhy)))
-      fprintf(stderr, ", shared cache down (%s)", zWhy);
-  }
-  fflush(stderr);
-  pCur->bProgressShown = 1;
-  pCur->tDrawn = ddbc_now();
-}
-
-/* The cancel hook of the statement's thread while it waits for a page
-** (ud: the cursor): the interrupt, as dd_interrupted, and the progress
-** line drawn again every DD_PROGRESS_REDRAW seconds, so that it moves
-** while a request or a wait for max_rcu lasts. */
-#define DD_PROGRESS_REDRAW 0.5
-static int dd_cursor_poll(void *ud) {
-  dd_cursor *pCur = ud;
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  if(ddbc_now() - pCur->tDrawn >= DD_PROGRESS_REDRAW)
-    dd_progress(pCur, 0);
-  return dd_interrupted(p->db);
-}
-
-/* The end of the cursor's rows: bEof, the progress line's last draw. */
-static void dd_pages_end(dd_cursor *pCur) {
-  pCur->bEof = 1;
-  dd_progress(pCur, 1);
-}
-
-/* The next page of the parallel read (its workers' queue) into *ppg (a
-** reference; NULL at the end, the cursor then at EOF), the partition of
-** an IN list's page in iPk; an interrupt (only this thread may ask) stops
-** the workers.  Returns an SQLite code. */
-static int dd_page_stream(dd_cursor *pCur, ddb_page **ppg) {
-  ddb_error err;
-  int iUnit = -1;
-  ddb_error_clear(&err);
-  if(ddbc_stream_next(pCur->pScan, dd_cursor_poll, pCur, ppg, &iUnit, &err))
-    return dd_cursor_error(pCur, &err);
-  if(*ppg && pCur->rd.pk_name)
-    pCur->iPk = iUnit; /* the partition of this page */
-  pCur->nSegDone = ddbc_stream_done(pCur->pScan);
-  if(!*ppg)
-    dd_pages_end(pCur);
-  return SQLITE_OK;
-}
-
-/* The next page of the serial read into *ppg (a reference; NULL at the
-** end, the cursor then at EOF): this partition's next page, or the next
-** partition's first; its LastEvaluatedKey kept (and checked: ddb_lek_next)
-** for the page after.  Returns an SQLite code. */
-static int dd_page_read(dd_cursor *pCur, ddb_page **ppg) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  ddbc_policy pol;
-  ddb_error err;
-  int rc;
-  ddb_error_clear(&err);
-  if(!pCur->bMore) {
-    if(pCur->op != DD_OP_QUERY || pCur->iPk + 1 >= pCur->nPk) {
-      dd_pages_end(pCur);
-      return SQLITE_OK;
-    }
-    pCur->iPk++;
-    pCur->bMore = 1;
-  }
-  if(pCur->op == DD_OP_QUERY)
-    pCur->rd.pk = pCur->aPk[pCur->iPk].av;
-  /* a GSI cannot be read consistently: DynamoDB refuses ConsistentRead
-  ** there, so a GSI Query is eventually consistent whatever the option
-  ** (a write's rows are read again by key: dd_filter_cursor) */
-  pol = pCur->pol;
-  if(pCur->pPath && pCur->pPath->pIdx->name && !pCur->pPath->pIdx->is_local)
-    pol.consistent = 0;
-  pCur->rd.start = pCur->pStart;
-  /* LIMIT only sizes the first request: SQLite can hand over a LIMIT
-  ** while it still filters with a term it never showed us (GSI1SK > SK),
-  ** so when it asks for more rows the next pages come unlimited */
-  pCur->rd.limit = pCur->nEmitted == 0 && !pCur->pStart ? pCur->nLimit : 0;
-  /* this thread's hook while the page is read: the interrupt, and the
-  ** progress line kept moving */
-  ddb_cancel_thread(dd_cursor_poll, pCur);
-  rc = ddbc_read_page(p->pClient, &pCur->rd, &pol, ppg, &err);
-  ddb_cancel_thread(NULL, NULL);
-  if(rc)
-    return dd_cursor_error(pCur, &err);
-  if(!pCur->pStart)
-    ddb_lek_guard_free(&pCur->lek); /* a new partition's first page */
-  if(ddb_lek_next(&pCur->lek, p->pClient, &pCur->rd, *ppg, &err)) {
-    ddb_page_unref(*ppg);
-    *ppg = NULL;
-    return dd_cursor_error(pCur, &err);
-  }
-  ddb_item_unref(pCur->pStart);
-  pCur->pStart = ddb_item_ref((*ppg)->last_key);
-  pCur->bMore = pCur->pStart != NULL;
-  return SQLITE_OK;
-}
-
-/* Page pg (taken: unref'd here) counted for the progress line and made
-** the cursor's rows: a count (Select=COUNT), its items read again by key
-** (FETCH), or its items.  *pbRows: it gave rows (else read the next page).
-** Returns an SQLite code. */
-static int dd_page_take(dd_cursor *pCur, ddb_page *pg, int *pbRows) {
-  int i, rc;
-  *pbRows = 0;
-  pCur->nPagesSeen++;
-  pCur->nItemsSeen += pg->count;
-  pCur->rcuSeen += pg->consumed_rcu;
-  dd_progress(pCur, 0);
-  if(pCur->bCount) {
-    /* Select=COUNT: Count rows, no items */
-    pCur->nRow = (int)pg->count;
-    pCur->iRow = 0;
-    ddb_page_unref(pg);
-    *pbRows = pCur->nRow > 0;
-    return SQLITE_OK;
-  }
-  if(pg->n_items == 0) {
-    ddb_page_unref(pg);
-    return SQLITE_OK;
-  }
-  if(pCur->bFetch) {
-    rc = dd_fetch_full(pCur, pg->items, pg->n_items);
-    ddb_page_unref(pg);
-    *pbRows = rc == SQLITE_OK && pCur->nRow > 0;
-    return rc;
-  }
-  pCur->aRow =
-      sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)pg->n_items);
-  if(!pCur->aRow) {
-    ddb_page_unref(pg);
-    return SQLITE_NOMEM;
-  }
-  for(i = 0; i < pg->n_items; i++)
-    pCur->aRow[i] = ddb_item_ref(pg->items[i]);
-  pCur->nRow = pg->n_items;
-  ddb_page_unref(pg);
-  *pbRows = 1;
-  return SQLITE_OK;
-}
-
-/* Load the next non-empty page of the Query/Scan into aRow, moving on to
-** the next partition key when one is exhausted.  Sets bEof at the end.
-** Returns an SQLite code, the vtab's message set on error. */
-int dd_next_page(dd_cursor *pCur) {
-  int rc, bRows = 0;
-  dd_rows_clear(pCur);
-  while(!bRows) {
-    ddb_page *pg = NULL;
-    rc = pCur->pScan ? dd_page_stream(pCur, &pg) : dd_page_read(pCur, &pg);
-    if(rc || !pg)
-      return rc; /* an error, or the end */
-    rc = dd_page_take(pCur, pg, &bRows);
-    if(rc)
-      return rc;
-  }
-  return SQLITE_OK;
-}
-
-/* The next row DynamoDB (or the cache) returned into pCur->pCur, or
-** bEof. */
-static int dd_next_raw(dd_cursor *pCur) {
-  int rc;
-  while(pCur->iRow >= pCur->nRow) {
-    if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
-      pCur->bEof = 1;
-      return SQLITE_OK;
-    }
-    rc = dd_next_page(pCur);
-    if(rc || pCur->bEof)
-      return rc;
-  }
-  pCur->pCur = pCur->aRow ? pCur->aRow[pCur->iRow] : NULL;
-  pCur->iRow++;
-  pCur->nEmitted++;
   return SQLITE_OK;
 }
 
@@ -517,14 +180,36 @@ static int dd_pend_match(dd_cursor *pCur, const ddb_item *it,
   return 1;
 }
 
-/* Start the overlay of the open transaction's writes on the plan xFilter
-** just set up (a no-op when nothing is buffered). */
-int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
+/* Append to a[*pn] (a reference) the open transaction's image of the
+** item with the table key of `key`, if it wrote one. */
+static void dd_pend_add(dd_vtab *p, const ddb_item *key, ddb_item **a,
+                        int *pn) {
+  ddb_item *img = NULL;
+  if(dd_pending_get(p, key, &img) && img)
+    a[(*pn)++] = ddb_item_ref(img);
+}
+
+/* See cursor.h. */
+int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv,
+                     ddb_item *const *aKey, int nKey) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   ddb_item **a = NULL;
   int n = 0, i, j, rc;
   if(!dd_pending_any(p))
     return SQLITE_OK;
+  if(aKey) {
+    /* keys = ?: the image of each key given, in the list's order */
+    a = sqlite3_malloc64(sizeof(*a) * ((size_t)nKey + 1));
+    if(!a)
+      return SQLITE_NOMEM;
+    for(i = 0; i < nKey; i++)
+      dd_pend_add(p, aKey[i], a, &n);
+    pCur->aPend = a;
+    pCur->nPend = n;
+    pCur->iPend = 0;
+    pCur->bOverlay = 1;
+    return SQLITE_OK;
+  }
   if(pCur->op == DD_OP_GET || pCur->op == DD_OP_BATCH) {
     /* table keys: look each up, rather than go through every write (a
     ** join driving lookups inside a large transaction) */
@@ -534,7 +219,6 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
       return SQLITE_NOMEM;
     for(i = 0; i < pCur->nPk; i++) {
       for(j = 0; j < nSk; j++) {
-        ddb_item *img = NULL;
         ddb_item *key = dd_key_item(p, &pCur->aPk[i].av,
                                     p->nKey == 2 ? &aSkv[j].av : NULL);
         if(!key) {
@@ -543,8 +227,7 @@ int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv) {
           sqlite3_free(a);
           return SQLITE_NOMEM;
         }
-        if(dd_pending_get(p, key, &img) && img)
-          a[n++] = ddb_item_ref(img);
+        dd_pend_add(p, key, a, &n);
         ddb_item_unref(key);
       }
     }
@@ -736,7 +419,7 @@ static void dd_sort_items(dd_cursor *pCur, ddb_item **a, ddb_item **tmp,
   }
 }
 
-/* See dd_ext.h. */
+/* See cursor.h. */
 int dd_sort_rows(dd_cursor *pCur, const dd_extra *x) {
   ddb_item **a = NULL, **tmp;
   int n = 0, nAlloc = 0, rc = SQLITE_OK, i;
@@ -797,15 +480,15 @@ int dynamodbEof(sqlite3_vtab_cursor *cur) {
 ** length in *pn; NULL when out of memory or over 64 MiB. */
 static char *dd_av_json(const ddb_av *av, size_t *pn) {
   ddb_buf b;
-  ddb_buf_init(&b, 64u * 1024 * 1024);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   /* the item's decoded size bounds its JSON closely: one allocation */
   ddb_buf_reserve(&b, (size_t)av->n * 32 + 256);
   ddb_av_to_json(av, &b);
   return ddb_buf_take(&b, pn);
 }
 
-/* Set the result to attribute value av as a key column would show it. */
-UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
+/* See dd_ext.h. */
+void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
   switch(av->type) {
   case DDB_S:
     sqlite3_result_text(ctx, av->text, (int)av->n, SQLITE_TRANSIENT);
@@ -854,7 +537,7 @@ UNITTEST void dd_result_av(sqlite3_context *ctx, const ddb_av *av) {
 static int dd_item_json(dd_cursor *pCur) {
   const ddb_item *it = pCur->pCur;
   ddb_buf b;
-  ddb_buf_init(&b, 64u * 1024 * 1024);
+  ddb_buf_init(&b, DDB_JSON_MAX);
   /* the item's decoded size bounds its JSON closely: one allocation */
   ddb_buf_reserve(&b, it->bytes);
   ddb_item_to_json(it, &b);
@@ -937,7 +620,7 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
     ddb_buf b;
     char *z;
     size_t n;
-    ddb_buf_init(&b, 64u * 1024 * 1024);
+    ddb_buf_init(&b, DDB_JSON_MAX);
     ddb_item_to_typed_json(pCur->pCur, &b);
     z = ddb_buf_take(&b, &n);
     if(!z)
@@ -970,13 +653,4 @@ int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
   return pCur->pCur ? dd_remember_row(p, *pRowid, pCur->pCur,
                                       pCur->bDepends || pCur->bRowRead)
                     : SQLITE_OK;
-}
-
-/* See dd_ext.h. */
-ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err) {
-  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
-  return ddbc_batch_get_parallel(
-      p->pClient, p->pDesc->name, (const ddb_item *const *)aKey, (size_t)nKeys,
-      p->azKey, p->nKey, &pCur->pol, dd_interrupted, p->db, aFound, err);
 }

@@ -317,97 +317,10 @@ typedef struct dd_vtab {
                       (TTL off); sqlite3_free() */
 } dd_vtab;
 
-/* A cursor: the rows of one run of a plan (cursor.c, filter.c). */
-typedef struct dd_cursor {
-  sqlite3_vtab_cursor base; /* Base class.  Must be first */
-  int op;                   /* DD_OP_* of the running plan */
-  dd_path *pPath;
-  /* Query: the partition keys still to run, and the key condition */
-  dd_val *aPk; /* sqlite3_free(), each zBuf too */
-  int nPk, iPk;
-  ddb_read rd;  /* the request of the current page */
-  dd_val sk[2]; /* sort-key operands used by rd */
-  int iSkCol;   /* rd.sk_name's column (-1: none) */
-  int nEq;      /* a multi-attribute key's other = (multikey.c): rd.eq_* */
-  dd_val aEq[DD_MAX_EQ];
-  const char *azEq[DD_MAX_EQ];
-  ddb_av aEqAv[DD_MAX_EQ];
-  ddb_item *pStart;  /* ExclusiveStartKey of the next page */
-  ddb_lek_guard lek; /* the LastEvaluatedKeys of this partition's pages */
-  int bMore;         /* the current partition has more pages */
-  int bFetch;        /* read each page's rows again by key */
-  ddb_item **aRow;   /* rows of the current batch; sqlite3_free(),
-                               each a reference */
-  int nRow;
-  int iRow;       /* next row in aRow */
-  ddb_item *pCur; /* the current row (borrowed) */
-  int bEof;
-  long long nLimit; /* Limit of the first request (LIMIT+OFFSET), 0: none */
-  long long nEmitted;
-  /* FILTER, PROJECT and COUNT of the plan (see dd_extra) */
-  int nFilter;
-  ddb_filter aFilter[DD_MAX_FILTER];
-  dd_val aFv[DD_MAX_FILTER]; /* their values */
-  int aFilterCol[DD_MAX_FILTER];
-  int nProj;
-  const char *azProj[64]; /* attribute names (owned by the vtab) */
-  int bCount;             /* rows are counted, not fetched: only columns
-                             with a known value (= in the call) are used */
-  ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
-  int nCheck;             /* rows must pass aCheck (never with bCount) */
-  dd_check aCheck[DD_MAX_CHECKS];
-  ddbc_stream *pScan; /* a parallel read's workers, or NULL */
-  int nSegDone;       /* segments finished (progress) */
-  double tStart;      /* when xFilter ran (progress) */
-  long long nItemsSeen, nPagesSeen;
-  double rcuSeen;
-  int bProgressShown;
-  double tDrawn; /* when the progress line was last drawn */
-  /* read your writes: the items the open transaction's buffered writes
-  ** leave that may match the plan (aPend, references, in the plan's order
-  ** when it has one), merged into the rows DynamoDB returns, whose rows of
-  ** keys the transaction wrote are dropped (see dd_overlay_start) */
-  int bOverlay;
-  ddb_item **aPend; /* sqlite3_free(), each a reference */
-  int nPend, iPend;
-  ddb_item *pPeek; /* the next DynamoDB row (borrowed from aRow) */
-  int bRawEof;     /* DynamoDB's rows are done */
-  int bOrdered;    /* merge aPend by the path's sort key */
-  /* the current row's item column, rendered at its first use and kept
-  ** until the row changes: SQLite asks for a virtual table's column once
-  ** per reference, and json_extract(item, ...) three times would render
-  ** the JSON three times (see dd_item_json) */
-  char *zItem; /* free(); NULL: not rendered yet */
-  size_t nItem;
-  /* the key list of a `keys = ?` plan, as given: the hidden keys column
-  ** reads it back (sqlite3_value_free()) */
-  sqlite3_value *pKeys;
-  /* ttl=hide: rows whose attribute zTtl (the vtab's) is a number below
-  ** ttlNow (Unix seconds, taken when xFilter ran) are skipped: an answer
-  ** from the cache may hold items that expired since it was read */
-  const char *zTtl;
-  long long ttlNow;
-  char zTtlNow[24]; /* ttlNow as N text */
-  /* the policy of this run's reads (set by xFilter): the table's, or, when
-  ** the run feeds a statement that writes the table (filter.c:
-  ** dd_filter_policy), a
-  ** consistent read of DynamoDB itself, never either cache tier: a write
-  ** is computed from what DynamoDB holds (docs/writes.md) */
-  ddbc_policy pol;
-  int bFresh; /* the run feeds a write: pol reads DynamoDB consistently */
-  /* a write's rows chosen on values other than the table key: bDepends
-  ** for the whole run (the path's key condition, a FILTER or a row check
-  ** on another attribute), bRowRead for the current row (xColumn handed
-  ** out another attribute's value); xRowid tells dd_remember_row, so that
-  ** a DELETE of such a row is conditioned on what was read */
-  int bDepends, bRowRead;
-  /* SORT (dd_extra.nSort): every row read at xFilter, sorted, then
-  ** walked (dd_sort_rows) */
-  int nSort;
-  int aSortCol[DD_MAX_SORT], aSortDesc[DD_MAX_SORT];
-  ddb_item **aSorted; /* sqlite3_free(), each a reference */
-  int nSorted, iSorted;
-} dd_cursor;
+/* A cursor: the rows of one run of a plan, declared in cursor.h, the read
+** path's header (cursor.c, filter.c, multikey.c and the files they are
+** split into): the rest of ext/ sees only the name. */
+typedef struct dd_cursor dd_cursor;
 
 /* Is column c one of the table's key attributes (the table path's)? */
 static inline int dd_col_is_key(const dd_vtab *p, int c) {
@@ -435,6 +348,8 @@ void dd_vtab_error(sqlite3_vtab *pBase, const char *zFmt, ...);
 char *dd_shown(const char *z);
 int dd_result_shown(sqlite3_context *ctx, const char *z);
 void dd_json_shown(ddb_buf *b, const char *z);
+/* Set ctx's result to av as a column shows it (cursor.c). */
+void dd_result_av(sqlite3_context *ctx, const ddb_av *av);
 /* The xConnect and xOpen of the extension's eponymous tables (monitor.c,
 ** hot.c, tables.c, attributes.c; common.c).  dd_eponymous_connect
 ** declares zSchema on db, allocates a zeroed vtab of nByte bytes (its
@@ -804,33 +719,12 @@ int dd_iv_apply(dd_interval *iv, ddb_type t, int k, sqlite3_value *pVal,
 void dd_iv_finish(dd_interval *iv, int nPrefix, int nOther, ddb_read *rd,
                   dd_val out[2]);
 
-/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid; the pages. */
-/* Load the next non-empty page of the Query/Scan into aRow, moving on to
-** the next partition key when one is exhausted.  Sets bEof at the end.
-** Returns an SQLite code. */
-int dd_next_page(dd_cursor *pCur);
-/* Look up aKey[0..nKeys) into aFound[] (found items or NULL) with several
-** BatchGetItem calls in flight (cache/fanout.c), under the cursor's read
-** policy, an interrupt of its connection stopping them.  Returns DDB_OK,
-** or the first error (then aFound holds nothing). */
-ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
-                                 ddb_item **aFound, ddb_error *err);
+/* cursor.c: xOpen, xClose, xNext, xEof, xColumn, xRowid (the rest of the
+** read path: cursor.h). */
 /* xOpen: a cursor at EOF.  Returns SQLITE_OK or SQLITE_NOMEM. */
 int dynamodbOpen(sqlite3_vtab *pVtab, sqlite3_vtab_cursor **ppCursor);
-/* Release everything a previous xFilter left (stops a parallel read). */
-void dd_cursor_reset(dd_cursor *pCur);
 /* xClose. */
 int dynamodbClose(sqlite3_vtab_cursor *cur);
-/* Report client error e on the cursor's vtab; returns the SQLite code. */
-int dd_cursor_error(dd_cursor *pCur, const ddb_error *e);
-/* Start the overlay of the open transaction's writes on the plan xFilter
-** just set up (a no-op when nothing is buffered).  Returns an SQLite
-** code. */
-int dd_overlay_start(dd_cursor *pCur, const dd_val *aSkv, int nSkv);
-/* SORT: read every row of the cursor's plan (run, at its first row), sort
-** them by x's sort columns (N by value, S and B by bytes, NULL first),
-** and make the cursor walk them (cursor.c).  Returns an SQLite code. */
-int dd_sort_rows(dd_cursor *pCur, const dd_extra *x);
 /* xNext: the next row (the overlay merged in), or bEof. */
 int dynamodbNext(sqlite3_vtab_cursor *cur);
 /* xEof. */
@@ -877,10 +771,7 @@ void dd_calls_func(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 ** idiom).  Their contracts are at their definitions. */
 #ifdef UNITTESTS
 #define UNITTEST
-#else
-#define UNITTEST static
-#endif
-#ifdef UNITTESTS
+UNITTEST int dd_version_check(int v, char **pzErr);        /* extension.c */
 UNITTEST int dd_bool(const char *z);                       /* options.c */
 UNITTEST int dd_auto_segments(long long nBytes);           /* schema.c */
 UNITTEST int dd_auto_units(long long nBytes, int nWorker); /* schema.c */
@@ -893,8 +784,8 @@ UNITTEST int dd_pattern_prefix(const char *z, int n, int bGlob, int bUpper,
 UNITTEST int dd_pattern_is_prefix(const char *z, int n, int bGlob);
 UNITTEST int dd_real_range(double x, char *zLo, int *pLoOpen, char *zHi,
                            int *pHiOpen, size_t cap); /* keycond.c */
-UNITTEST void dd_result_av(sqlite3_context *ctx,
-                           const ddb_av *av); /* cursor.c */
+#else
+#define UNITTEST static
 #endif
 
 #endif

@@ -43,14 +43,21 @@
 ** them: options.c (the parameters of CREATE VIRTUAL TABLE, one table of
 ** them), schema.c and desc.c (xCreate, xConnect: the columns, the stored
 ** description), plan.c and plancodec.c (xBestIndex, the plan as idxStr),
-** filter.c and keycond.c (xFilter: the key conditions, the calls),
-** cursor.c (xNext, xColumn, xRowid), keys.c (the hidden column keys),
-** write.c and txn.c (xUpdate, transactions), functions.c (the SQL
-** functions), monitor.c (statistics), stmt.c (each statement's cost),
-** tables.c, attributes.c and hot.c (the eponymous tables dynamodb_tables,
+** multikey.c and multikey.h (the Query of a multi-attribute GSI key),
+** filter.c, lookups.c and keycond.c (xFilter: the key conditions, the
+** calls), cursor.c (xNext, xColumn, xRowid), pages.c (the pages they
+** walk), cursor.h (the read path's own header), keys.c (the hidden column
+** keys),
+** write.c and row.c (xUpdate: the row built, an item's changes as an
+** UpdateItem), import.c (the shell's .import), txn.c (transactions),
+** commit.c and commit.h (a COMMIT cut into calls), commit_send.c (the
+** calls sent, a failure reported), functions.c (the SQL functions),
+** monitor.c (statistics), stmt.c (each statement's cost), tables.c,
+** attributes.c and hot.c (the eponymous tables dynamodb_tables,
 ** dynamodb_attributes, dynamodb_hot); common.c what every one of them
 ** uses (the API pointer, the error helper, interrupts, the registry, the
-** table's sqlite3_vtab_config); dd_ext.h declares what they share.  This
+** table's sqlite3_vtab_config); dd_ext.h declares what they share;
+** dynamodb.map exports this file's entry point and nothing else.  This
 ** file holds the module table and the entry point, and nothing calls back
 ** into it: the files of ext/ call each other without a cycle.
 */
@@ -100,6 +107,36 @@ static sqlite3_module dynamodbModule = {
     dynamodbShadowName    /* xShadowName: NAME_schema */
 };
 
+/* ------------------------------------------------------------------------
+** The entry point
+*/
+/* The oldest SQLite the extension runs on, as sqlite3_libversion_number()
+** gives it: 3.38.0, the first with sqlite3_vtab_in (an IN list handed to
+** xFilter whole: plan.c, multikey.c).  An older one's API table has no
+** such slot: a call through it would crash, so loading stops first. */
+#define DD_SQLITE_MIN 3038000
+
+/* Is the SQLite of version v (sqlite3_libversion_number()'s form, e.g.
+** 3037002 for 3.37.2) new enough?  Returns SQLITE_OK, or SQLITE_ERROR with
+** *pzErr (unless pzErr is NULL) a one-line message naming both versions,
+** to free with sqlite3_free(). */
+UNITTEST int dd_version_check(int v, char **pzErr) {
+  if(v >= DD_SQLITE_MIN)
+    return SQLITE_OK;
+  if(pzErr)
+    *pzErr =
+        sqlite3_mprintf(DD_PREFIX "SQLite %d.%d.%d is too old: the "
+                                  "extension needs %d.%d.0 or later "
+                                  "(sqlite3_vtab_in); load it into a "
+                                  "newer SQLite",
+                        v / 1000000, v / 1000 % 1000, v % 1000,
+                        DD_SQLITE_MIN / 1000000, DD_SQLITE_MIN / 1000 % 1000);
+  return SQLITE_ERROR;
+}
+
+/* Load the extension into db: refuse an older SQLite than DD_SQLITE_MIN
+** (*pzErrMsg says so), else register the module, its functions and its
+** eponymous tables.  Returns SQLITE_OK or the first error. */
 #ifdef _WIN32
 __declspec(dllexport)
 #endif
@@ -108,7 +145,9 @@ __declspec(dllexport)
   dd_conn *pConn;
   int rc;
   SQLITE_EXTENSION_INIT2(pApi);
-  (void)pzErrMsg;
+  rc = dd_version_check(sqlite3_libversion_number(), pzErrMsg);
+  if(rc != SQLITE_OK)
+    return rc;
   ddbc_pin(); /* the cache outlives the last connection (cache.c) */
   /* the connection's statement state: the module's client data, freed
   ** with the module (when the connection closes) */

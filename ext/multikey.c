@@ -34,7 +34,7 @@
 #include <sqlite3ext.h>
 SQLITE_EXTENSION_INIT3
 
-#include "multikey.h"
+#include "cursor.h" /* and multikey.h */
 
 /* The usable, binary-collated plain = (no IN list) on column iCol of
 ** type t, or -1.  A LIKE, GLOB or function never is one; nor, on an N

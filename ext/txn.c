@@ -827,7 +827,7 @@ static int dd_stmt_flush(dd_vtab *p) {
              "%s: nothing written: at least %d items in one statement, "
              "over DynamoDB's limit of %d for an atomic write "
              "(split_transactions=no)",
-             t->zVerb, t->nOp, DD_TRANSACT_MAX);
+             t->zVerb, t->nOp, DDB_TRANSACT_MAX);
     return SQLITE_CONSTRAINT;
   }
   rc = dd_coalesce(t->aOp, t->nOp, HASH_COUNT(t->pend) == (unsigned)t->nOp, &a,

@@ -1,4 +1,4 @@
-# make bench-scale: the side-by-side benchmark of issues 6 and 13
+# make bench-scale: the side-by-side benchmark of reads at scale
 # (bench/scale/): the extension in the sqlite3 shell against boto3 and the
 # AWS SDK for JavaScript v3, on ~100,000 items in its own DynamoDB Local,
 # every client through a proxy adding 20 ms to every request: full Scans
@@ -18,7 +18,7 @@
 #   BENCH_REPS, BENCH_SCAN_REPS, BENCH_GET_REPS, BENCH_BUDGET,
 #   BENCH_DELAY_MS, BENCH_PEER_SEGMENTS: see run.sh
 
-#   make bench-writes                   the writes of issue 21 side by side
+#   make bench-writes                   the bulk writes side by side
 #                                       (bench/scale/writes.py: a 10,000-row
 #                                       INSERT alone and in a transaction, a
 #                                       1,000-row UPDATE and DELETE; about 12

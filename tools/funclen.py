@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Functions longer than a bound, longest first (issue 24's "the largest
-function outside tests under about 80 lines").
+"""Functions longer than a bound, longest first (the aim: every function
+outside tests under about 80 lines, an entry point an outline of phases).
 
     tools/funclen.py [LINES] [FILE...]
 

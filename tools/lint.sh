@@ -2,10 +2,12 @@
 # make lint: formatting (clang-format --dry-run), banned functions, SQLite
 # printf formats, snake_case names in client/ and cache/ (tools/names.py),
 # cppcheck, file cycles (tools/cycles.py), the symbols dynamodb.so
-# exports; then, for information only, the functions over 80 lines
+# exports, ARCHITECTURE.md's file map against the tree (tools/filemap.py);
+# then, for information only, the functions over 80 lines
 # (tools/funclen.py).  Exits non-zero
 # on any finding.  --tap: one TAP line a check, its findings as comments
-# (tests/suites/05-lint.sh runs it so inside make test).
+# (tests/suites/05-lint.sh runs it so inside make test).  --format
+# (make format): clang-format -i on the files the first check checks.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -14,6 +16,9 @@ TAP=0
 rc=0
 n=0
 SRC=$(git ls-files 'client/*.[ch]' 'cache/*.[ch]' 'ext/*.[ch]' 'tests/unit/*.[ch]' 'bench/*.[ch]' 'examples/*.[ch]' 'api/*.[ch]' 'tests/fuzz/*.[ch]')
+if [ "${1:-}" = --format ]; then
+  exec clang-format -i $SRC
+fi
 
 # check NAME CMD...: run one check; it fails when CMD exits non-zero.
 check() {
@@ -66,7 +71,7 @@ run_cppcheck() {
   command -v cppcheck >/dev/null || { echo "cppcheck not installed"; return 1; }
   cppcheck --quiet --error-exitcode=1 --enable=warning,portability \
     --inline-suppr --suppress=missingIncludeSystem \
-    -I client -I cache -I ext client cache ext
+    -I client -I cache -I ext -I api client cache ext api
 }
 
 # No file cycles, no layer calling one above it, in the objects of the last
@@ -86,6 +91,13 @@ exports() {
   [ -z "$extra" ] || { echo "$so exports more than its entry point:"; echo "$extra" | head; return 1; }
 }
 
+# ARCHITECTURE.md names every file of client/, cache/, ext/ and api/, and
+# only files that are there (tools/filemap.py).
+filemap() {
+  tools/filemap.py --selftest >/dev/null || { tools/filemap.py --selftest; return 1; }
+  tools/filemap.py
+}
+
 check "clang-format" clang_format
 check "banned functions" banned
 check "SQLite printf formats" printf_z
@@ -93,7 +105,8 @@ check "snake_case names" names
 check "cppcheck" run_cppcheck
 check "file cycles" cycles
 check "exported symbols" exports
-# Informational, never a failure: the functions over 80 lines (issue 24).
+check "file map" filemap
+# Informational, never a failure: the functions over 80 lines.
 long=$(tools/funclen.py 80)
 if [ $TAP = 1 ]; then
   printf '%s\n' "$long" | grep . | sed 's/^/# lint: long function: /'

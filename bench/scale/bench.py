@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Side-by-side runs of the scale benchmark (issues 6 and 13); prints the
+"""Side-by-side runs of the scale benchmark (reads at scale); prints the
 report.
 
     python3 bench/scale/bench.py ROOT URL TABLE WORKDIR
@@ -541,7 +541,7 @@ def agreement(b, run):
 
 
 def headline(b, med, run, w):
-    """The table of issue 13: workload | extension | boto3 | JS SDK | ratio
+    """The headline table: workload | extension | boto3 | JS SDK | ratio
     (extension / best peer), wall time; returns {workload: ratio}."""
     ratios = {}
     w("| workload | extension | boto3 | JS SDK v3 | ratio (ext / best "

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""2,000 key lookups at 20 ms a call (issue 13): the extension's join (one
+"""2,000 key lookups at 20 ms a call: the extension's join (one
 GetItem per outer row), its keys = ? form (BatchGetItem of the whole list),
 and boto3's batch_get_item of 100 keys with 4 calls in flight.
 

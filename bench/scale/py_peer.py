@@ -5,7 +5,7 @@
 
 Environment: BENCH_PEER_SEGMENTS (1): the full Scans run as that many
 parallel segments (Segment/TotalSegments), one thread each, the counts and
-lengths summed; issue 13 compares with 8.
+lengths summed; the report compares with 8.
 
 MODE      client     low-level client, ExclusiveStartKey paging by hand
           paginator  client.get_paginator(...).paginate(...)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-scale: the side-by-side benchmark of issues 6 and 13 (see
+# make bench-scale: the side-by-side benchmark of reads at scale (see
 # README.md beside this file).  Starts its own DynamoDB Local (2 GiB heap)
 # and always stops it by PID, loads ~100,000 items, runs the extension,
 # boto3 and the AWS SDK for JavaScript v3 one after another on the same

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The writes benchmark of issue 21, side by side; prints the report.
+"""The bulk-writes benchmark, side by side; prints the report.
 
     python3 bench/scale/writes.py ROOT URL TABLE WORKDIR
 
@@ -35,7 +35,7 @@ deleted are loaded by boto3 before, untimed.  After each run boto3 checks
 what the workload left (count and checksum: the sum of n, of the pads'
 lengths, the items with brand v2) against what it must be.  Medians of
 BENCH_WRITE_REPS (3) repetitions; nothing is asserted: this prints, and
-the report says which goals of issue 21 were met.
+the report says which of its goals (README.md beside it) were met.
 """
 
 import json

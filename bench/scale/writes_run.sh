@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-writes: the writes benchmark of issue 21 (see writes.py beside
+# make bench-writes: the bulk-writes benchmark (see writes.py beside
 # this file).  Starts its own DynamoDB Local (2 GiB heap) and always stops
 # it by PID, makes an empty table, runs the extension, boto3 and the AWS
 # SDK for JavaScript v3 through a proxy adding BENCH_DELAY_MS (20) to every

@@ -1,6 +1,6 @@
 /*
 ** api_arn.c -- libdyndb takes a table's ARN where it takes its name
-** (issue 30; suite 29): a GetItem through the ARN finds the item the
+** (suite 29): a GetItem through the ARN finds the item the
 ** name finds; an ARN of another region than the client's, or a malformed
 ** one, is a one-line error.  TAP lines.
 **

@@ -1,6 +1,6 @@
 /*
 ** api_roles.c -- libdyndb resolves assume-role, web identity and IAM
-** Identity Center profiles as the extension does (issue 29; driven by
+** Identity Center profiles as the extension does (driven by
 ** tests/faults/role_refresh.py, which serves STS and SSO on loopback and
 ** counts their calls): for each profile named, two clients, each reading
 ** one item.  Prints one line a client: "PROFILE: SOURCE: FOUND" or

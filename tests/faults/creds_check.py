@@ -52,6 +52,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 import fixtures  # noqa: E402
 
 TABLE = "Creds21"
@@ -150,10 +151,7 @@ class Env:
                   "AWS_SHARED_CREDENTIALS_FILE": self.creds,
                   "AWS_EC2_METADATA_DISABLED": "true",
                   "HOME": self.tmp})
-        pre = os.environ.get("SQLITE3_PRELOAD")
-        if pre:
-            e["LD_PRELOAD"] = " ".join(
-                x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+        preload.sqlite3_env(e)
         return e
 
     def sql(self, body, env, opts="", endpoint=None, timeout=60):
@@ -400,15 +398,7 @@ def main():
              ".enable_load_extension(True)"], capture_output=True)
         if os.path.exists(pydeb) and can_load.returncode == 0:
             e = env.base()
-            if os.environ.get("SANITIZE") == "1":
-                # an ASan-built extension loads only into a process whose
-                # first library is the ASan runtime (as suite 50 does)
-                asan = subprocess.run(
-                    [os.environ.get("CC", "cc"), "-print-file-name=libasan.so"],
-                    capture_output=True, text=True).stdout.strip()
-                e["LD_PRELOAD"] = " ".join(
-                    x for x in (asan, e.get("LD_PRELOAD")) if x)
-                e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
+            preload.python_env(e)
             p = subprocess.run(
                 [pydeb, os.path.join(ROOT, "tests/faults/creds_interrupt.py"),
                  ext, "http://127.0.0.1:%d" % port, TABLE, idir],

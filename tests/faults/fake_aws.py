@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fake AWS credential services on loopback, for issue 29's tests.
+"""Fake AWS credential services on loopback (STS, SSO, SSO OIDC), for the
+assumed-role and SSO credential tests.
 
 Test code only.  ONE threaded HTTP server plays, by path and method:
 

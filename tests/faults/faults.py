@@ -33,6 +33,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 import fixtures  # noqa: E402
 
 FAULTS = ["throttle", "500", "503", "reset", "truncate", "badcrc", "delay"]
@@ -206,10 +207,7 @@ SELECT operation, http_status, retries FROM dynamodb_log;
 """.format(ext=ext, table=table, port=port, timeout=timeout,
            retries=retries, opts=op.opts, sql=op.sql, mark=STATS_MARK)
     env = dict(os.environ)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        env["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(env)
     t0 = time.monotonic()
     p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
                        input=script, capture_output=True, text=True,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""max_rcu holds from a statement's first second (issue 28; suite 20).
+"""max_rcu holds from a statement's first second (suite 20).
 
 A parallel Scan of 8 segments with max_rcu=50 runs in the sqlite3 shell
 through tests/faults/proxy.py, which records each answer with the time the

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Assumed credentials over time, in one sqlite3 session (issue 29).
+"""Assumed credentials over time, in one sqlite3 session.
 
 The extension only: tests/faults/fake_aws.py plays STS, the SSO portal and
 SSO OIDC on loopback (also as every client's http(s)_proxy, refusing any
@@ -50,6 +50,8 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "faults"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 
 TABLE = "RoleRefresh29"
 ROLE = "arn:aws:iam::111122223333:role/Refresh"
@@ -165,10 +167,7 @@ class Session:
                   "NO_PROXY": "127.0.0.1,localhost"})
         for k in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"):
             e[k] = url
-        pre = os.environ.get("SQLITE3_PRELOAD")
-        if pre:
-            e["LD_PRELOAD"] = " ".join(
-                x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+        preload.sqlite3_env(e)
         e.update(extra or {})
         return e
 
@@ -238,12 +237,7 @@ def interrupt_checks(t, s, fake, base):
         return
     e = s.env()
     e.pop("LD_PRELOAD", None)
-    if os.environ.get("SANITIZE") == "1":
-        asan = subprocess.run(
-            [os.environ.get("CC", "cc"), "-print-file-name=libasan.so"],
-            capture_output=True, text=True).stdout.strip()
-        e["LD_PRELOAD"] = asan
-        e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
+    preload.python_env(e)
     sso_cache(s.tmp, 8 * 3600)
     for phase, name in zip(("create", "refresh", "sso"), names):
         p = subprocess.run([pydeb, "-c", INTERRUPT, s.ext,

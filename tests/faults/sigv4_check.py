@@ -32,6 +32,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 import fixtures  # noqa: E402
 
 import botocore.auth  # noqa: E402
@@ -67,10 +68,7 @@ DELETE FROM t WHERE PK = 'clé-ü' AND SK = 'c';
 def run(ext, endpoint, env):
     e = dict(os.environ)
     e.update(env)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        e["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(e)
     script = SQL.format(ext=ext, table=TABLE, endpoint=endpoint, region=REGION)
     p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
                        input=script, capture_output=True, text=True, env=e,

@@ -38,6 +38,7 @@ import urllib.parse
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 
 TABLE = "Sso29"
 START = "https://corp.awsapps.com/start"
@@ -281,10 +282,7 @@ def environment(home, url, services):
 
 def ours(ext, port, env, profile):
     env = dict(env)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        env["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(env)
     script = (".bail off\n.load %s\n"
               "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "
               "endpoint='http://127.0.0.1:%d', profile='%s');\n"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Throttling that explains itself (issue 30; suite 29).
+"""Throttling that explains itself (suite 29).
 
 tests/faults/proxy.py in front of DynamoDB Local answers one operation of
 a statement with each form of throttling DynamoDB sends: the old ones
@@ -33,6 +33,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 import fixtures  # noqa: E402
 
 TABLE = "Thr029"
@@ -251,10 +252,7 @@ SELECT table_name, ifnull(index_name, ''), partition_key, throttled, key_range F
 """.format(ext=ext, table=TABLE, port=port, retries=retries,
            sql=case.sql, mark=MARK)
     env = dict(os.environ)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        env["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(env)
     p = subprocess.run([os.environ.get("SQLITE3", "sqlite3"), "-batch"],
                        input=script, capture_output=True, text=True,
                        env=env, cwd=ROOT, timeout=300)

@@ -104,6 +104,8 @@ import subprocess
 import sys
 import tempfile
 
+import preload  # tests/harness/preload.py, beside this file
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TEST_DIR = os.path.join(ROOT, "tests/sql")
 TMP_BASE = os.path.join(ROOT, ".test-tmp", "sql")
@@ -345,9 +347,7 @@ def run_file(path, reporter, env, lacks=()):
             run_env[k] = v
         else:
             run_env.pop(k, None)
-    if env.get("SQLITE3_PRELOAD"):
-        run_env["LD_PRELOAD"] = " ".join(
-            x for x in (env["SQLITE3_PRELOAD"], env.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(run_env, env)
     timeout = float(env.get("SQL_TEST_TIMEOUT", "300"))
     crash_note = None
     try:

@@ -29,6 +29,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+import preload  # noqa: E402
 
 SERVER = sys.argv[1] if len(sys.argv) > 1 else "server"
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
@@ -320,8 +321,7 @@ def test_replay():
         sr.get("requests_GetItem") == 1,
         "replay: a reader whose item_ttl is shorter than the old value's age "
         "refuses it (the fill time is sealed in it) and asks DynamoDB", (r, sr, err))
-    # what the replay cannot do: make a write computed from it (issue 28,
-    # point 2): an UPDATE reads its row from DynamoDB itself, not the tiers
+    # what the replay cannot do: make a write computed from it: an UPDATE reads its row from DynamoDB itself, not the tiers
     resp_cmd(port, "SET", new[0], old, "PX", "300000")  # replayed again
     u, su, err, rc = run_proc([
         "UPDATE t SET item = json_set(item, '$.v', json_extract(item, '$.v') || '+1') "
@@ -416,13 +416,7 @@ def py_env():
     """The environment for PY loading the extension: under SANITIZE=1 the
     extension is built with ASan, which loads only into a process whose first
     library is the ASan runtime (as suites 36, 50 and 55 do)."""
-    e = dict(os.environ)
-    if os.environ.get("SANITIZE") == "1":
-        asan = subprocess.run([os.environ.get("CC", "cc"), "-print-file-name=libasan.so"],
-                              capture_output=True, text=True).stdout.strip()
-        e["LD_PRELOAD"] = " ".join(x for x in (asan, e.get("LD_PRELOAD")) if x)
-        e["ASAN_OPTIONS"] = "detect_leaks=0:handle_segv=0"
-    return e
+    return preload.python_env(dict(os.environ))
 
 LOOP = r"""
 import json, sqlite3, sys, time

@@ -42,21 +42,12 @@ fi
 # SANITIZE=1 (mk/sanitize.mk): the library is built with ASan and UBSan,
 # so the test program is too, and Python loads the extension after the
 # ASan runtime
-SANFLAGS=
-PYENV=()
-if [ "${SANITIZE:-}" = 1 ]; then
-  SANFLAGS="-fsanitize=address,undefined"
-  PYENV=(env "LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so)"
-    "ASAN_OPTIONS=detect_leaks=0")
-fi
+# ASan runtime (tests/harness/sanitize.sh)
+. tests/harness/sanitize.sh
 
 # the C API across fork()
 FORK="$TMP/fork_check"
-rm -f "$FORK"
-if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra $SANFLAGS -I. -Iapi -o "$FORK" tests/trust/fork_check.c \
-    api/client.c api/item.c api/read.c api/write.c build/libddb.a \
-    $(make -s --no-print-directory libs) >&2; then
+if build_driver "$FORK" tests/trust/fork_check.c; then
   rm -f "$TMP/written"
   out=$(timeout 300 "$FORK" conn "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" \
     "$TMP/written" 2>&1)
@@ -65,7 +56,7 @@ if make -s --no-print-directory build/libddb.a >&2 &&
   rc=$?
   grep -q "written: 100 of 100" <<<"$out" || rc=1
   tap $rc "fork: every put reported done by parent and child is written (boto3)" "$out"
-  if [ -n "$SANFLAGS" ]; then
+  if [ "${SANITIZE:-}" = 1 ]; then
     # GCC 12's libasan takes its allocator's lock without fork handlers:
     # a child forked while another thread allocates hangs in malloc
     # (google/sanitizers#774; seen here with gdb), whatever our locks do
@@ -111,7 +102,7 @@ if "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(T
     "not ok "*) tap 1 "${line#not ok * - trust: }" ;;
     "#"*) echo "$line" ;;
     esac
-  done < <(timeout 900 "${PYENV[@]}" "$PY" tests/trust/proxy_check.py "$TABLE" 2>&1)
+  done < <(timeout 900 "${SAN_ENV[@]}" "$PY" tests/trust/proxy_check.py "$TABLE" 2>&1)
 else
   N=$((N + 1))
   echo "ok $N - trust: proxy checks # SKIP $PY cannot load SQLite extensions"

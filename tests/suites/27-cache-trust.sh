@@ -17,26 +17,17 @@ mkdir -p .test-tmp/trust
 # are built with ASan and UBSan: the C driver is linked with them too, and
 # Debian's python3 gets the ASan runtime preloaded (leak checks off: the
 # interpreter's own allocations), as sqlite3 does (mk/sanitize.mk).
-SAN_FLAGS=()
-PYENV=()
-if [ "${SANITIZE:-}" = 1 ]; then
-  SAN_FLAGS=(-fsanitize=address,undefined)
-  PYENV=(env "LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so)"
-    "ASAN_OPTIONS=detect_leaks=0:handle_segv=0")
-fi
+# (tests/harness/sanitize.sh).
+. tests/harness/sanitize.sh
 API_PRINCIPALS="$ROOT/.test-tmp/trust/api_principals"
-rm -f "$API_PRINCIPALS"
-make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra "${SAN_FLAGS[@]}" -Iapi -o "$API_PRINCIPALS" \
-    tests/trust/api_principals.c api/client.c api/item.c api/read.c \
-    api/write.c build/libddb.a $(make -s --no-print-directory libs) >&2
+build_driver "$API_PRINCIPALS" tests/trust/api_principals.c
 export API_PRINCIPALS
 OUT=.test-tmp/trust/out.$$
 rc=0
 python3 tests/trust/cache_principals.py >"$OUT.1" || rc=1
 PY=/usr/bin/python3
 if "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-  "${PYENV[@]}" "$PY" tests/trust/lifetime.py >"$OUT.2" || rc=1
+  "${SAN_ENV[@]}" "$PY" tests/trust/lifetime.py >"$OUT.2" || rc=1
 else
   echo "ok 1 - lifetime: # SKIP $PY cannot load SQLite extensions" >"$OUT.2"
 fi

@@ -32,8 +32,6 @@ if ! python3 tests/trust/oracle.py setup "$TABLE" >"$TMP/setup.log" 2>&1; then
   exit 1
 fi
 # SANITIZE=1 (mk/sanitize.mk): the shell loads an ASan library
-if [ "${SANITIZE:-}" = 1 ]; then
-  export LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)"
-  export ASAN_OPTIONS=detect_leaks=0
-fi
+. tests/harness/sanitize.sh
+san_export
 timeout 1500 python3 tests/trust/hostile_check.py "$TABLE"

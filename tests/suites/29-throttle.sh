@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 30.  Throttling that explains itself: tests/faults/proxy.py answers
+# Throttling that explains itself: tests/faults/proxy.py answers
 # one operation with each form of throttling DynamoDB sends (the old ones
 # without reasons; ThrottlingException with throttlingReasons,
 # ProvisionedThroughputExceededException and RequestLimitExceeded with
@@ -13,10 +13,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 : "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 export AWS_EC2_METADATA_DISABLED=true
-SAN_FLAGS=()
-if [ "${SANITIZE:-}" = 1 ]; then
-  SAN_FLAGS=(-fsanitize=address,undefined)
-fi
+. tests/harness/sanitize.sh
 mkdir -p .test-tmp/api
 OUT=.test-tmp/throttle29.$$
 BIN=.test-tmp/api/api_arn.$$
@@ -28,10 +25,7 @@ cleanup() {
 trap cleanup EXIT
 rc=0
 python3 tests/faults/throttle_check.py >"$OUT.1" 2>&1 || rc=1
-if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra -Werror "${SAN_FLAGS[@]}" -I. -o "$BIN" \
-    tests/api/api_arn.c api/client.c api/item.c api/read.c api/write.c \
-    build/libddb.a $(make -s --no-print-directory libs) >&2 &&
+if build_driver "$BIN" tests/api/api_arn.c &&
   python3 tests/harness/fixtures.py lesson "$TABLE" >&2; then
   "$BIN" "$AWS_ENDPOINT_URL_DYNAMODB" "$TABLE" >"$OUT.2" 2>&1 || rc=1
 else

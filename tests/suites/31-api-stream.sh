@@ -8,11 +8,8 @@ cd "$ROOT" || exit 1
 : "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 mkdir -p .test-tmp/api
 # With SANITIZE=1 build/libddb.a is built with ASan and UBSan: the driver
-# is linked with them too.
-SAN_FLAGS=()
-if [ "${SANITIZE:-}" = 1 ]; then
-  SAN_FLAGS=(-fsanitize=address,undefined)
-fi
+# is linked with them too (tests/harness/sanitize.sh).
+. tests/harness/sanitize.sh
 BIN="$ROOT/.test-tmp/api/api_stream.$$"
 TABLE="ApiStream_$$"
 N=250
@@ -21,10 +18,7 @@ cleanup() {
   rm -f "$BIN"
 }
 trap cleanup EXIT
-if ! { make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra -Werror "${SAN_FLAGS[@]}" -I. -o "$BIN" \
-    tests/api/api_stream.c api/client.c api/item.c api/read.c api/write.c \
-    build/libddb.a $(make -s --no-print-directory libs) >&2; }; then
+if ! build_driver "$BIN" tests/api/api_stream.c; then
   echo "not ok 1 - api stream: build tests/api/api_stream.c"
   echo "1..1"
   exit 1

@@ -20,11 +20,8 @@ if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension
 fi
 # an ASan-built extension (make test SANITIZE=1) needs the ASan runtime
 # first in python too, as tests/suites/50-python.sh does
-if [ "${SANITIZE:-}" = 1 ]; then
-    LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-    ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-    export LD_PRELOAD ASAN_OPTIONS
-fi
+. tests/harness/sanitize.sh
+san_export
 TABLE="PyEx036_$$"
 TMP="$(mktemp -d "$ROOT/.test-tmp/pyex.XXXXXX")"
 trap 'python3 tests/harness/fixtures.py drop "$TABLE" >/dev/null 2>&1; rm -rf "$TMP"' EXIT

@@ -18,12 +18,8 @@ if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension
 fi
 # with SANITIZE=1 the extension is built with ASan: python3 gets its
 # runtime first (as suites 36, 50 and 55 do)
-if [ "${SANITIZE:-}" = 1 ]; then
-  LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
-fi
+. tests/harness/sanitize.sh
+san_export
 for t in PyStmt043 PyRate043 PyRate043b PyRate043w; do
   python3 tests/harness/fixtures.py lesson $t >/dev/null ||
     { echo "not ok 1 - python statements: fixtures"; echo "1..1"; exit 0; }

@@ -15,22 +15,13 @@ fi
 # With SANITIZE=1 (make test SANITIZE=1) build/libddb.a and the extension
 # are built with ASan and UBSan: the C program is linked with them too, and
 # python3, which is not, gets the ASan runtime preloaded, as mk/sanitize.mk
-# does for sqlite3 (leak checking off: the interpreter's own allocations).
-SAN_FLAGS=()
-if [ "${SANITIZE:-}" = 1 ]; then
-  SAN_FLAGS=(-fsanitize=address,undefined)
-  LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
-fi
+# does for sqlite3 (leak checking off: the interpreter's own allocations):
+# tests/harness/sanitize.sh.
+. tests/harness/sanitize.sh
+san_export
 # the C API's part: tests/txn/api_retry.c against the library's sources
 mkdir -p .test-tmp/txn
 API_RETRY="$ROOT/.test-tmp/txn/api_retry"
-rm -f "$API_RETRY"
-make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra "${SAN_FLAGS[@]}" -Iapi -o "$API_RETRY" \
-    tests/txn/api_retry.c api/client.c api/item.c api/read.c api/write.c \
-    build/libddb.a $(make -s --no-print-directory libs) >&2
+build_driver "$API_RETRY" tests/txn/api_retry.c
 export API_RETRY
 exec "$PY" tests/txn/python_txn.py "$@"

@@ -2,7 +2,7 @@
 # A server without TransactWriteItems (tests/faults/proxy.py answers it
 # UnknownOperationException with no message, as dynalite does; every other
 # request goes through): a failed COMMIT says "the server has no
-# TransactWriteItems" on every path (issue 28, point 14: a COMMIT of more
+# TransactWriteItems" on every path (before, a COMMIT of more
 # than 100 writes, and one whose BatchWriteItem calls went, said only
 # "UnknownOperationException: (no message)"), and what it says was written
 # is what boto3 finds.  Holds on dynalite too (there the server itself

@@ -16,10 +16,6 @@ if ! "$PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension
 fi
 # with SANITIZE=1 the extension is built with ASan: preload its runtime
 # into python3, as tests/suites/50-python.sh does
-if [ "${SANITIZE:-}" = 1 ]; then
-  LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-  UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
-  export LD_PRELOAD ASAN_OPTIONS UBSAN_OPTIONS
-fi
+. tests/harness/sanitize.sh
+san_export
 exec "$PY" tests/txn/multi_commit.py "$@"

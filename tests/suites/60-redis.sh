@@ -82,13 +82,9 @@ else
 fi
 
 # --- the C API: threads and fork(), plain and TLS ----------------------
-SANFLAGS=
-[ "${SANITIZE:-}" = 1 ] && SANFLAGS="-fsanitize=address,undefined"
+. tests/harness/sanitize.sh
 FORK="$TMP/shared_fork"
-if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra $SANFLAGS -Iapi -o "$FORK" tests/redis/shared_fork.c \
-    api/client.c api/item.c api/read.c api/write.c build/libddb.a \
-    $(make -s --no-print-directory libs) >&2; then
+if build_driver "$FORK" tests/redis/shared_fork.c; then
   URL=$(tests/harness/redis.sh start "$TMP/plain")
   REDIS_STATE="$TMP/plain" python3 tests/redis/shared_check.py --setup-only >"$TMP/setup.log" 2>&1 ||
     tap 1 "shared: setup of the C API's table" "$(cat "$TMP/setup.log")"

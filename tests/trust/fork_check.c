@@ -44,7 +44,7 @@
 ** and wait (under ASan, whose allocator a child forked while a thread
 ** allocates finds locked: suite 25).
 **
-** A hang at 1 fork in 60 (issue 28) goes unseen in 400 rounds with a
+** A hang at 1 fork in 60 (as once seen) goes unseen in 400 rounds with a
 ** probability of (59/60)^400 < 0.2%.
 */
 #include <arpa/inet.h>

@@ -376,7 +376,7 @@ def check_skew(table):
 
 
 # --- names a server tells ---------------------------------------------------
-# (issue 28, point 11) what ListTables, DescribeTable and DescribeTimeToLive
+# What ListTables, DescribeTable and DescribeTimeToLive
 # name reaches the terminal through dynamodb_tables, dynamodb_attributes,
 # dynamodb_info, dynamodb_refresh, dynamodb_log, dynamodb_calls and .schema
 # escaped as error text is; names of other scripts (é, 日本) as they are

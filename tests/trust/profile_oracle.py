@@ -42,6 +42,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 
 TABLE = "Prof21"
 LONG_TOKEN = "IQoJb3JpZ2luX2VjE" + "x" * 4980 + "END12"   # 5,002 characters
@@ -200,10 +201,7 @@ def botocore_resolve(env, profile):
 
 def ours(ext, port, env, profile):
     e = dict(env)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        e["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(e)
     opt = ", profile='%s'" % profile if profile else ""
     script = (".bail off\n.headers off\n.load %s\n"
               "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "

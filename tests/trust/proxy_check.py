@@ -306,7 +306,7 @@ def run(table):
             "error, not a loop (%.1f s)" % (name, took), out)
 
     # a Query's keys must move forward in its sort key order (the rules of
-    # client/read.c): K1 after K2 goes back, caught before the circle is
+    # client/lek.c): K1 after K2 goes back, caught before the circle is
     for name, opts, sql, op, want in [
             ("a Query", "", "SELECT count(*) FROM t WHERE PK = 'P'",
              "Query", "goes back"),

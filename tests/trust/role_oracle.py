@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Assume-role, web identity and SSO credentials: the extension against
-botocore, case by case, on the same files and environment (issue 29).
+botocore, case by case, on the same files and environment.
 
 Each case is a config file, a credentials file, other files (web identity
 tokens, ~/.aws/sso/cache/<sha1>.json), an environment and a profile (the
@@ -52,6 +52,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import preload  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "faults"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "trust"))
 import fake_aws  # noqa: E402
@@ -493,10 +494,7 @@ def botocore_resolve(env, profile):
 
 def ours(ext, port, env, profile, db):
     e = dict(env)
-    pre = os.environ.get("SQLITE3_PRELOAD")
-    if pre:
-        e["LD_PRELOAD"] = " ".join(
-            x for x in (pre, os.environ.get("LD_PRELOAD")) if x)
+    preload.sqlite3_env(e)
     opt = ", profile='%s'" % profile if profile else ""
     script = (".bail off\n.headers off\n.load %s\n"
               "CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "

@@ -193,7 +193,7 @@ def plain_shell(db, script):
 
 
 def check_shared_cache(t, tmp, good, victim):
-    """shared_cache= in a database file (point 1 of issue 28): the user's
+    """shared_cache= in a database file: the user's
     DYNAMODB_SHARED_CACHE_PASSWORD goes only to the Redis that
     DYNAMODB_SHARED_CACHE names, never to one a file (or any other
     shared_cache=) names."""

@@ -172,7 +172,7 @@ static void test_commit_over_limit(void) {
   CHECK_INT(pl.aCall[0].bBatch, 0);
   CHECK_INT(pl.aCall[1].n, 50);
   CHECK_INT(pl.aCall[1].bBatch, 0);
-  CHECK_INT(pl.aCall[2].n, DD_BATCH_MAX);
+  CHECK_INT(pl.aCall[2].n, DDB_BATCH_WRITE_MAX);
   CHECK_INT(pl.aCall[2].bBatch, 1);
   CHECK_INT(pl.aCall[3].n, 5);
   CHECK_INT(pl.aCall[3].bBatch, 1);
@@ -249,7 +249,7 @@ static void test_commit_key_twice(void) {
   CHECK_INT(pl.aCall[0].bBatch, 0);
   CHECK_STR(t_key(&pl, 0), "x0");
   CHECK_STR(t_key(&pl, 2), "x2");
-  CHECK_INT(pl.aCall[4].n, 99 - 3 * DD_BATCH_MAX);
+  CHECK_INT(pl.aCall[4].n, 99 - 3 * DDB_BATCH_WRITE_MAX);
   dd_cut_free(&pl);
   /* on a server without TransactWriteItems the group is refused */
   CHECK_INT(dd_cut_build(&x, 1, &pl, &iFirst, &nGroup), SQLITE_ERROR);

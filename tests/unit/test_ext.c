@@ -725,7 +725,26 @@ static void test_interval_big_numbers(void) {
   sqlite3_close(db);
 }
 
+/* The load refuses a SQLite older than 3.38.0 with one line naming both
+** versions; this one and newer ones pass. */
+static void test_version_check(void) {
+  char *z = 0;
+  CHECK_INT(dd_version_check(3037002, &z), SQLITE_ERROR);
+  CHECK_STR(z, "dynamodb: SQLite 3.37.2 is too old: the extension needs "
+               "3.38.0 or later (sqlite3_vtab_in); load it into a newer "
+               "SQLite");
+  sqlite3_free(z);
+  z = 0;
+  CHECK_INT(dd_version_check(3008011, NULL), SQLITE_ERROR);
+  CHECK_INT(dd_version_check(3038000, &z), SQLITE_OK);
+  CHECK(z == 0);
+  CHECK_INT(dd_version_check(3046001, &z), SQLITE_OK);
+  CHECK_INT(dd_version_check(sqlite3_libversion_number(), &z), SQLITE_OK);
+  CHECK(z == 0);
+}
+
 const tap_test tap_ext_tests[] = {
+    {"ext: the SQLite version checked at load", test_version_check},
     {"ext: dd_dequote", test_dequote},
     {"ext: dd_bool and dd_number", test_bool_number},
     {"ext: dd_parse_args", test_parse_args},
