@@ -29,6 +29,9 @@ typedef struct ddbc_policy {
   double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
   ddbc_shared *shared; /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
+  double lease_wait;   /* seconds a reader waits for another's fill of a
+                          key it missed in the shared tier (shared_lease_wait;
+                          0: no leases) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -52,6 +55,13 @@ typedef struct ddbc_stats {
                                     type, an error answer (OOM ...) */
   uint64_t shared_skipped;       /* lookups not sent: Redis backing off */
   uint64_t shared_down;          /* tiers backing off now */
+  /* leases (lease.c): a fleet's misses of one key read DynamoDB once */
+  uint64_t shared_lease_wins;      /* leases taken: this process read */
+  uint64_t shared_lease_waits;     /* keys waited for (another held it) */
+  uint64_t shared_lease_stale;     /* fills dropped: a write cancelled the
+                                      lease, or it ran out */
+  uint64_t shared_lease_fallbacks; /* waits that ended without a fill:
+                                      DynamoDB read without the lease */
 } ddbc_stats;
 
 void ddbc_stats_get(ddbc_stats *out);
@@ -89,6 +99,15 @@ double ddbc_now(void);
 */
 /* The default bound of a connect and of each command, in seconds. */
 #define DDBC_SHARED_TIMEOUT 0.02
+/* The default lease wait (shared_lease_wait), in seconds: about two
+** DynamoDB round trips as a fleet sees them (20 ms each, the figure the
+** benchmarks use): the holder's read and a retry's worth of slack
+** (docs/cache.md, "Leases"). */
+#define DDBC_LEASE_WAIT 0.04
+/* The default lease wait in seconds (lease.c):
+** $DYNAMODB_SHARED_CACHE_LEASE_WAIT when set to seconds from 0 (0: no
+** leases) to 1, else DDBC_LEASE_WAIT. */
+double ddbc_lease_wait_default(void);
 
 /* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
 ** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without

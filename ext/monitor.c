@@ -316,6 +316,11 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "shared_errors", (double)cs.shared_errors, 1);
   stats_add(c, "shared_skipped", (double)cs.shared_skipped, 1);
   stats_add(c, "shared_down", (double)cs.shared_down, 1);
+  stats_add(c, "shared_lease_wins", (double)cs.shared_lease_wins, 1);
+  stats_add(c, "shared_lease_waits", (double)cs.shared_lease_waits, 1);
+  stats_add(c, "shared_lease_stale", (double)cs.shared_lease_stale, 1);
+  stats_add(c, "shared_lease_fallbacks", (double)cs.shared_lease_fallbacks,
+            1);
   return SQLITE_OK;
 }
 
