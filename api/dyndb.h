@@ -278,7 +278,8 @@ typedef struct dyn_options {
   /* shared_lease_wait: seconds (at most 1) a reader that misses a key in
   ** the shared tier while another process holds its lease waits for that
   ** one's fill before reading DynamoDB itself; 0: the environment's
-  ** DYNAMODB_SHARED_CACHE_LEASE_WAIT, else 0.04; negative: no leases. */
+  ** DYNAMODB_SHARED_CACHE_LEASE_WAIT, else twice this process's DynamoDB
+  ** round trip (0.1 before one is measured); negative: no leases. */
   double shared_lease_wait;
 } dyn_options;
 

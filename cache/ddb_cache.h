@@ -31,7 +31,8 @@ typedef struct ddbc_policy {
                           NULL (never freed: see ddbc_shared_open) */
   double lease_wait;   /* seconds a reader waits for another's fill of a
                           key it missed in the shared tier (shared_lease_wait;
-                          0: no leases) */
+                          0: no leases; DDBC_LEASE_AUTO: twice the
+                          process's DynamoDB round trip) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -99,15 +100,23 @@ double ddbc_now(void);
 */
 /* The default bound of a connect and of each command, in seconds. */
 #define DDBC_SHARED_TIMEOUT 0.02
-/* The default lease wait (shared_lease_wait), in seconds: about two
-** DynamoDB round trips as a fleet sees them (20 ms each, the figure the
-** benchmarks use): the holder's read and a retry's worth of slack
-** (docs/cache.md, "Leases"). */
-#define DDBC_LEASE_WAIT 0.04
-/* The default lease wait in seconds (lease.c):
-** $DYNAMODB_SHARED_CACHE_LEASE_WAIT when set to seconds from 0 (0: no
-** leases) to 1, else DDBC_LEASE_WAIT. */
+/* The default lease wait (shared_lease_wait), DDBC_LEASE_AUTO: two
+** DynamoDB round trips as this process measures them (a moving average
+** of its reads of the same kind: single keys and pages, or batches), so
+** the holder's read and as much again of slack; DDBC_LEASE_WAIT before
+** the process has measured one (a cold holder's first read also pays its
+** connection and DescribeTable).  docs/cache.md, "Leases". */
+#define DDBC_LEASE_AUTO (-1.0)
+#define DDBC_LEASE_WAIT 0.1
+/* The default lease wait (lease.c): $DYNAMODB_SHARED_CACHE_LEASE_WAIT
+** when set to seconds from 0 (0: no leases) to 1, else DDBC_LEASE_AUTO
+** ("auto" too). */
 double ddbc_lease_wait_default(void);
+/* The lease wait of pol for a read of kind batch (1: BatchGetItem; 0: a
+** GetItem or a page), in seconds (0: no leases). */
+double ddbc_lease_wait_of(const ddbc_policy *pol, int batch);
+/* A DynamoDB read of kind batch took `seconds` (for DDBC_LEASE_AUTO). */
+void ddbc_lease_note_read(int batch, double seconds);
 
 /* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
 ** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without

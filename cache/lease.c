@@ -51,15 +51,21 @@
 /* Keys of one script call (a batch of more makes several calls, sent in
 ** one round trip). */
 #define LEASE_CHUNK 100
-/* Seconds between two polls of a waiter (at most wait / 8). */
-#define LEASE_POLL 0.002
+/* Seconds between two polls of a waiter: wait / LEASE_POLLS, from
+** LEASE_POLL_MIN to LEASE_POLL_MAX (each poll of a batch asks Redis for
+** all its keys: fewer polls, less CPU on both sides). */
+#define LEASE_POLLS    20
+#define LEASE_POLL_MIN 0.001
+#define LEASE_POLL_MAX 0.01
 /* A lease is held for LEASE_HOLD_FACTOR waits, at least LEASE_HOLD_MIN
 ** seconds: the holder's read may take longer than a waiter waits (its
 ** fill still serves the readers after), but a dead holder's lease goes. */
 #define LEASE_HOLD_FACTOR 10
 #define LEASE_HOLD_MIN    0.2
-/* The largest wait (the SQL option's bound: a wait is not interrupted). */
+/* The largest wait (the SQL option's bound: a wait is not interrupted),
+** and the smallest that DDBC_LEASE_AUTO makes. */
 #define LEASE_WAIT_MAX 1.0
+#define LEASE_WAIT_MIN 0.005
 
 static struct { uint64_t wins, waits, stale, fallbacks; } st;
 
@@ -115,12 +121,38 @@ double ddbc_lease_wait_default(void) {
   const char *e = getenv("DYNAMODB_SHARED_CACHE_LEASE_WAIT");
   char *end;
   double d;
-  if(!e || !e[0])
-    return DDBC_LEASE_WAIT;
+  if(!e || !e[0] || strcmp(e, "auto") == 0)
+    return DDBC_LEASE_AUTO;
   d = strtod(e, &end);
   if(*end || d != d || d < 0 || d > LEASE_WAIT_MAX)
-    return DDBC_LEASE_WAIT; /* not seconds from 0 to 1: the default */
+    return DDBC_LEASE_AUTO; /* not seconds from 0 to 1: the default */
   return d;
+}
+
+/* The moving averages of the process's DynamoDB reads, in microseconds
+** (0: none yet), by kind (atomic; a lost update only slows the average). */
+static uint64_t read_us[2];
+
+void ddbc_lease_note_read(int batch, double seconds) {
+  uint64_t *p = &read_us[batch ? 1 : 0];
+  uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  uint64_t us = seconds > 0 ? (uint64_t)(seconds * 1e6) : 1;
+  /* an average of about the last eight */
+  __atomic_store_n(p, old ? old - old / 8 + us / 8 : us, __ATOMIC_RELAXED);
+}
+
+double ddbc_lease_wait_of(const ddbc_policy *pol, int batch) {
+  uint64_t us;
+  double w;
+  if(pol->lease_wait >= 0)
+    return pol->lease_wait;
+  us = __atomic_load_n(&read_us[batch ? 1 : 0], __ATOMIC_RELAXED);
+  if(us == 0)
+    return DDBC_LEASE_WAIT;
+  w = 2 * (double)us / 1e6;
+  return w < LEASE_WAIT_MIN ? LEASE_WAIT_MIN
+         : w > LEASE_WAIT_MAX ? LEASE_WAIT_MAX
+                              : w;
 }
 
 double ddbc_lease_hold(double wait) {
@@ -274,22 +306,36 @@ static int chunk_len(size_t m, int k) {
   return (int)(m - at < LEASE_CHUNK ? m - at : LEASE_CHUNK);
 }
 
+/* The names of an item's entry ([0]) and lease ([1]). */
+typedef char pair_names[2][DDBC_SHARED_NAME_LEN + 1];
+
+/* The names of the items of tails[0..n) (not NULL) in a new array (free
+** it), or NULL when out of memory.  Made once a call: a poll loop asks
+** the same keys many times. */
+static pair_names *names_of(const unsigned char *root, char *const *tails,
+                            const size_t *lens, size_t n) {
+  pair_names *nm = calloc(n ? n : 1, sizeof(*nm));
+  size_t i;
+  for(i = 0; nm && i < n; i++)
+    if(tails[i]) {
+      ddbc_shared_name(root, 'I', tails[i], lens[i], nm[i][0]);
+      ddbc_shared_name(root, DDBC_LEASE_ITEM, tails[i], lens[i], nm[i][1]);
+    }
+  return nm;
+}
+
 /* Start the calls of a script over the items which[0..m): numkeys and the
 ** pairs (entry, lease) of each chunk, into x[0..nc) (cap: each body's). */
-static void calls_keys(const unsigned char *root, char *const *tails,
-                       const size_t *lens, const size_t *which, size_t m,
+static void calls_keys(pair_names *nm, const size_t *which, size_t m,
                        script_call *x, int nc, size_t cap) {
-  char name[DDBC_SHARED_NAME_LEN + 1];
   int k, q;
   for(k = 0; k < nc; k++) {
     int len = chunk_len(m, k);
     call_start(&x[k], 2 * len, cap);
     for(q = 0; q < len; q++) {
       size_t at = which[(size_t)k * LEASE_CHUNK + (size_t)q];
-      ddbc_shared_name(root, 'I', tails[at], lens[at], name);
-      call_arg(&x[k], name, DDBC_SHARED_NAME_LEN);
-      ddbc_shared_name(root, DDBC_LEASE_ITEM, tails[at], lens[at], name);
-      call_arg(&x[k], name, DDBC_SHARED_NAME_LEN);
+      call_arg(&x[k], nm[at][0], DDBC_SHARED_NAME_LEN);
+      call_arg(&x[k], nm[at][1], DDBC_SHARED_NAME_LEN);
     }
   }
 }
@@ -297,15 +343,12 @@ static void calls_keys(const unsigned char *root, char *const *tails,
 /* The state of item `at` from v, TAKE's answer for it: an entry (HIT with
 ** found[at] and age[at], or FALLBACK when not to be taken), 1 WON, 0 LOST;
 ** anything else `fail`. */
-static void take_one(const unsigned char *root, char *const *tails,
-                     const size_t *lens, size_t at, const ddbc_resp_node *v,
-                     double max_age, double now, ddb_buf *plain,
-                     unsigned char fail, unsigned char *state,
-                     ddb_item **found, double *age) {
-  char name[DDBC_SHARED_NAME_LEN + 1];
+static void take_one(const unsigned char *root, const char *name,
+                     size_t at, const ddbc_resp_node *v, double max_age,
+                     double now, ddb_buf *plain, unsigned char fail,
+                     unsigned char *state, ddb_item **found, double *age) {
   double a = 0;
   if(v->type == DDBC_RESP_BULK) {
-    ddbc_shared_name(root, 'I', tails[at], lens[at], name);
     ddb_buf_reset(plain);
     if(ddbc_shared_item_take(root, name, v, max_age, now, plain, &found[at],
                              &a)) {
@@ -330,7 +373,7 @@ static void take_one(const unsigned char *root, char *const *tails,
 ** all calls in one round trip, and set their states from the answers
 ** (take_one); Redis failing sets them to `fail`. */
 static void take_round(ddbc_shared *sh, ddb_client *c, const char *table,
-                       char *const *tails, const size_t *lens, size_t n,
+                       char *const *tails, pair_names *nm, size_t n,
                        double wait, double max_age,
                        const ddbc_lease_token *tok, unsigned char *state,
                        unsigned char fail, ddb_item **found, double *age) {
@@ -357,7 +400,7 @@ static void take_round(ddbc_shared *sh, ddb_client *c, const char *table,
   px_of(ddbc_lease_hold(wait), px);
   if(!x || !rp)
     goto failed;
-  calls_keys(root, tails, lens, which, m, x, nc, 64 * 1024);
+  calls_keys(nm, which, m, x, nc, 64 * 1024);
   for(k = 0; k < nc; k++) {
     call_arg(&x[k], tok->hex, 32);
     call_arg(&x[k], px, strlen(px));
@@ -371,7 +414,7 @@ static void take_round(ddbc_shared *sh, ddb_client *c, const char *table,
     for(q = 0; q < len; q++) {
       size_t at = which[(size_t)k * LEASE_CHUNK + (size_t)q];
       if(ok)
-        take_one(root, tails, lens, at, &rp[k].node[q + 1], max_age, now,
+        take_one(root, nm[at][0], at, &rp[k].node[q + 1], max_age, now,
                  &plain, fail, state, found, age);
       else
         state[at] = fail;
@@ -400,11 +443,14 @@ void ddbc_lease_take_items(ddbc_shared *sh, ddb_client *c, const char *table,
                            double *age) {
   size_t i, lost = 0;
   int no_token = token_new(tok);
+  pair_names *nm = names_of(ddb_client_tier_key(c), tails, lens, n);
   /* the keys to take are marked LOST, then asked */
   for(i = 0; i < n; i++)
-    state[i] = tails[i] && !no_token ? DDBC_LEASE_LOST : DDBC_LEASE_NONE;
-  take_round(sh, c, table, tails, lens, n, wait, max_age, tok, state,
+    state[i] =
+        tails[i] && nm && !no_token ? DDBC_LEASE_LOST : DDBC_LEASE_NONE;
+  take_round(sh, c, table, tails, nm, n, wait, max_age, tok, state,
              DDBC_LEASE_NONE, found, age);
+  free(nm);
   for(i = 0; i < n; i++)
     lost += state[i] == DDBC_LEASE_LOST;
   COUNT(waits, lost);
@@ -420,13 +466,15 @@ static void sleep_for(double s) {
   nanosleep(&ts, NULL);
 }
 
-/* The poll loop of a wait: poll(arg) once a LEASE_POLL (at most wait / 8)
-** until it returns 0 (nothing left to wait for) or wait seconds have
-** passed (the last poll at the deadline). */
+/* The poll loop of a wait: poll(arg) every wait / LEASE_POLLS seconds
+** (LEASE_POLL_MIN to LEASE_POLL_MAX) until it returns 0 (nothing left to
+** wait for) or wait seconds have passed (the last poll at the
+** deadline). */
 static void poll_until(double wait, int (*poll)(void *), void *arg) {
-  double t0 = ddbc_resp_clock(), step = LEASE_POLL, left;
-  if(step > wait / 8)
-    step = wait / 8;
+  double t0 = ddbc_resp_clock(), step = wait / LEASE_POLLS, left;
+  step = step < LEASE_POLL_MIN   ? LEASE_POLL_MIN
+         : step > LEASE_POLL_MAX ? LEASE_POLL_MAX
+                                 : step;
   for(;;) {
     left = t0 + wait - ddbc_resp_clock();
     sleep_for(step < left ? step : left);
@@ -441,7 +489,7 @@ typedef struct item_wait {
   ddb_client *c;
   const char *table;
   char *const *tails;
-  const size_t *lens;
+  pair_names *nm;
   size_t n;
   double wait, max_age;
   const ddbc_lease_token *tok;
@@ -455,7 +503,7 @@ typedef struct item_wait {
 static int item_poll(void *arg) {
   item_wait *w = arg;
   size_t i;
-  take_round(w->sh, w->c, w->table, w->tails, w->lens, w->n, w->wait,
+  take_round(w->sh, w->c, w->table, w->tails, w->nm, w->n, w->wait,
              w->max_age, w->tok, w->state, DDBC_LEASE_FALLBACK, w->found,
              w->age);
   for(i = 0; i < w->n; i++)
@@ -479,7 +527,7 @@ void ddbc_lease_wait_items(ddbc_shared *sh, ddb_client *c, const char *table,
   w.c = c;
   w.table = table;
   w.tails = tails;
-  w.lens = lens;
+  w.nm = names_of(ddb_client_tier_key(c), tails, lens, n);
   w.n = n;
   w.wait = wait;
   w.max_age = max_age;
@@ -487,7 +535,9 @@ void ddbc_lease_wait_items(ddbc_shared *sh, ddb_client *c, const char *table,
   w.state = state;
   w.found = found;
   w.age = age;
-  poll_until(wait, item_poll, &w);
+  if(w.nm)
+    poll_until(wait, item_poll, &w);
+  free(w.nm);
   for(i = 0; i < n; i++)
     if(state[i] == DDBC_LEASE_LOST) {
       state[i] = DDBC_LEASE_FALLBACK;
@@ -509,16 +559,19 @@ void ddbc_lease_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
                            int release, double ttl,
                            const ddbc_lease_token *tok, double now) {
   const unsigned char *root = ddb_client_tier_key(c);
-  char name[DDBC_SHARED_NAME_LEN + 1], px[24];
+  char px[24];
   size_t *which = NULL, m;
   script_call *x = NULL;
   ddbc_resp_reply *rp = NULL;
+  pair_names *nm = NULL;
   ddb_buf v;
   int nc = 0, k, q;
 
   m = items_in(tails, n, state, DDBC_LEASE_WON, &which);
-  if(m == 0)
+  if(m == 0 || !(nm = names_of(root, tails, lens, n))) {
+    free(which);
     return; /* (out of memory: the leases run out) */
+  }
   nc = (int)((m + LEASE_CHUNK - 1) / LEASE_CHUNK);
   x = calloc((size_t)nc, sizeof(*x));
   rp = calloc((size_t)nc, sizeof(*rp));
@@ -526,7 +579,7 @@ void ddbc_lease_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
   px_of(ttl, px);
   if(!x || !rp)
     goto done;
-  calls_keys(root, tails, lens, which, m, x, nc, DDBC_RESP_MAX_REPLY);
+  calls_keys(nm, which, m, x, nc, DDBC_RESP_MAX_REPLY);
   for(k = 0; k < nc; k++) {
     int len = chunk_len(m, k);
     call_arg(&x[k], tok->hex, 32);
@@ -534,8 +587,7 @@ void ddbc_lease_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
     for(q = 0; q < len; q++) {
       size_t at = which[(size_t)k * LEASE_CHUNK + (size_t)q];
       ddb_buf_reset(&v);
-      ddbc_shared_name(root, 'I', tails[at], lens[at], name);
-      if(release || ddbc_shared_item_value(root, name, items[at], now, &v))
+      if(release || ddbc_shared_item_value(root, nm[at][0], items[at], now, &v))
         call_arg(&x[k], "", 0); /* (too large to share: released) */
       else
         call_arg(&x[k], v.p, v.len);
@@ -557,6 +609,7 @@ done:
     calls_free(x, nc);
   free(rp);
   free(which);
+  free(nm);
 }
 
 /* ------------------------------------------------------------------------

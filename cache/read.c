@@ -40,18 +40,16 @@ static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
   char *tail;
   size_t len;
   unsigned char hit = 0;
-  double age = 0;
+  double age = 0, wait = ddbc_lease_wait_of(pol, 0);
   *lease = DDBC_LEASE_NONE;
   tail = (char *)ddbc_shared_tail(c, k, &len);
   ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
                         ddbc_shared_now(), out, &hit, &age);
-  if(hit == 0 && pol->lease_wait > 0) {
-    ddbc_lease_take_items(pol->shared, c, table, &tail, &len, 1,
-                          pol->lease_wait, pol->item_ttl, tok, lease, out,
-                          &age);
-    ddbc_lease_wait_items(pol->shared, c, table, &tail, &len, 1,
-                          pol->lease_wait, pol->item_ttl, tok, lease, out,
-                          &age);
+  if(hit == 0 && wait > 0) {
+    ddbc_lease_take_items(pol->shared, c, table, &tail, &len, 1, wait,
+                          pol->item_ttl, tok, lease, out, &age);
+    ddbc_lease_wait_items(pol->shared, c, table, &tail, &len, 1, wait,
+                          pol->item_ttl, tok, lease, out, &age);
     hit = *lease == DDBC_LEASE_HIT;
   }
   if(hit == 1)
@@ -105,8 +103,11 @@ static void shared_fill(ddb_client *c, const char *table, char *const *ckeys,
 static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
                                     ddb_page **out, ddb_error *err) {
   ddb_tally t, *prev = ddb_tally_begin(&t);
+  double t0 = ddbc_now();
   ddb_result result = ddb_read_page(c, r, out, err);
   ddb_tally_end(prev);
+  if(result == DDB_OK) /* (the lease wait: twice this) */
+    ddbc_lease_note_read(0, ddbc_now() - t0);
   if(r->pk_name && t.requests) {
     ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
                   t.throttles);
@@ -123,8 +124,11 @@ static ddb_result get_item_counted(ddb_client *c, const char *table,
                                    int consistent, ddb_item **out,
                                    ddb_error *err) {
   ddb_tally t, *prev = ddb_tally_begin(&t);
+  double t0 = ddbc_now();
   ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
   ddb_tally_end(prev);
+  if(result == DDB_OK)
+    ddbc_lease_note_read(0, ddbc_now() - t0);
   if(t.requests) {
     ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
                   (uint64_t)t.items, t.rcu, 0, t.throttles);
@@ -141,10 +145,13 @@ static ddb_result batch_get_counted(ddb_client *c, const char *table,
                                     int n_key_names, int consistent,
                                     ddb_item **found, ddb_error *err) {
   ddb_tally t, *prev = ddb_tally_begin(&t);
+  double t0 = ddbc_now();
   ddb_result result = ddb_batch_get(c, table, keys, n, key_names, n_key_names,
                                     consistent, found, err);
   size_t i;
   ddb_tally_end(prev);
+  if(result == DDB_OK)
+    ddbc_lease_note_read(1, ddbc_now() - t0);
   for(i = 0; t.requests && i < n; i++)
     ddbc_hot_note(table, NULL, ddb_item_get(keys[i], key_names[0]), 1,
                   result == DDB_OK && found[i] ? 1 : 0, t.rcu / (double)n, 0,
@@ -191,10 +198,11 @@ static int page_lease(ddb_client *c, const ddb_read *rd,
                       ddb_page **out, double *sage) {
   size_t tail_len;
   const char *tail = ddbc_shared_tail(c, key, &tail_len);
-  if(pol->lease_wait <= 0 || !sgen)
+  double wait = ddbc_lease_wait_of(pol, 0);
+  if(wait <= 0 || !sgen)
     return DDBC_LEASE_NONE;
   return ddbc_lease_page(pol->shared, c, rd->table, tail, tail_len, sgen,
-                         pol->lease_wait, pol->query_ttl, tok, out, sage);
+                         wait, pol->query_ttl, tok, out, sage);
 }
 
 /* See ddb_cache.h: the page from the store, else from the shared tier,
@@ -503,7 +511,7 @@ static void scratch_free(batch_scratch *x) {
 
 /* The misses of bm in Redis: those it holds go to found[] (and into s);
 ** for the keys it has nothing for, leases are taken in one round trip
-** (pol->lease_wait > 0), and what came meanwhile is taken too.  The rest
+** (leases on: ddbc_lease_wait_of), and what came meanwhile is taken too.  The rest
 ** are compacted to the front, each with its lease state. */
 static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
                              batch_miss *bm, const ddbc_policy *pol,
@@ -517,11 +525,11 @@ static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
                         pol->item_ttl, ddbc_shared_now(), x.got, x.hit, x.age);
   for(i = 0; i < bm->m; i++)
     bm->lease[i] = DDBC_LEASE_NONE;
-  if(pol->lease_wait > 0) {
+  if(ddbc_lease_wait_of(pol, 1) > 0) {
     bm_tails(c, bm, x.hit, x.tails, x.lens); /* hit 0: nothing there */
     ddbc_lease_take_items(pol->shared, c, table, x.tails, x.lens, bm->m,
-                          pol->lease_wait, pol->item_ttl, &bm->tok, bm->lease,
-                          x.got, x.age);
+                          ddbc_lease_wait_of(pol, 1), pol->item_ttl,
+                          &bm->tok, bm->lease, x.got, x.age);
   }
   for(i = 0; i < bm->m; i++)
     x.hit[i] = x.hit[i] == 1 || bm->lease[i] == DDBC_LEASE_HIT;
@@ -546,8 +554,8 @@ static void shared_batch_wait(ddbc_store *s, ddb_client *c, const char *table,
   }
   bm_tails(c, bm, NULL, x.tails, x.lens);
   ddbc_lease_wait_items(pol->shared, c, table, x.tails, x.lens, bm->m,
-                        pol->lease_wait, pol->item_ttl, &bm->tok, bm->lease,
-                        x.got, x.age);
+                        ddbc_lease_wait_of(pol, 1), pol->item_ttl, &bm->tok,
+                        bm->lease, x.got, x.age);
   for(i = 0; i < bm->m; i++)
     x.hit[i] = bm->lease[i] == DDBC_LEASE_HIT;
   bm_answered(s, bm, x.hit, x.got, x.age, pol, found);

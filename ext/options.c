@@ -60,8 +60,9 @@ SQLITE_EXTENSION_INIT3
 **                       here (DYNAMODB_SHARED_CACHE_PASSWORD goes only to
 **                       the Redis DYNAMODB_SHARED_CACHE names)
 **   shared_lease_wait=SECONDS  wait for another process's fill of a key
-**                       missed together (0 to 1; 0: no leases; default
-**                       $DYNAMODB_SHARED_CACHE_LEASE_WAIT, else 0.04)
+**                       missed together (0 to 1; 0: no leases; auto:
+**                       twice the DynamoDB round trip; default
+**                       $DYNAMODB_SHARED_CACHE_LEASE_WAIT, else auto)
 **   shared_cache_timeout=SECONDS  bound of a connect and of each command
 **                       to it, 0.001 to 1 (default 0.02)
 **   max_requests=N      a statement that would send more than N requests
@@ -488,13 +489,15 @@ static int dd_shared_apply(dd_vtab *p, const dd_opts *v, char **pzErr) {
   ** DD_SHARED_TIMEOUT_MAX (a wait is not interrupted either); not given:
   ** the environment's, else the default (ddbc_lease_wait_default) */
   p->pol.lease_wait = ddbc_lease_wait_default();
-  if(v->zSharedLeaseWait &&
+  if(v->zSharedLeaseWait && sqlite3_stricmp(v->zSharedLeaseWait, "auto") == 0)
+    p->pol.lease_wait = DDBC_LEASE_AUTO;
+  else if(v->zSharedLeaseWait &&
      (dd_number(v->zSharedLeaseWait, &p->pol.lease_wait) ||
       p->pol.lease_wait < 0 || p->pol.lease_wait > DD_SHARED_TIMEOUT_MAX))
     return dd_opt_error(pzErr,
                         "bad value for shared_lease_wait: '%s' (expected "
-                        "seconds from 0 to " DD_STR(DD_SHARED_TIMEOUT_MAX)
-                        ", 0: no leases)",
+                        "auto, or seconds from 0 to "
+                        DD_STR(DD_SHARED_TIMEOUT_MAX) ", 0: no leases)",
                         v->zSharedLeaseWait);
   return SQLITE_OK;
 }
