@@ -225,8 +225,8 @@ static sqlite3_module logModule = {
 ** dynamodb_stats
 */
 #define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS)
-/* The shared tier's rows (shared_hits .. shared_down). */
-#define DD_SHARED_STATS 8
+/* The shared tier's rows (shared_hits .. shared_lease_fallbacks). */
+#define DD_SHARED_STATS 12
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
