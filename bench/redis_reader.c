@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
   dyn_options_init(&o);
   o.endpoint = argv[2];
   o.shared_cache = argv[3];
-  o.shared_cache_timeout = 0.5; /* a loaded machine: misses, not timeouts */
+  o.shared_cache_timeout = 0.5;  /* a loaded machine: misses, not timeouts */
   if(getenv("BENCH_LEASE_WAIT")) /* -1: no leases */
     o.shared_lease_wait = strtod(getenv("BENCH_LEASE_WAIT"), NULL);
   if(dyn_client_new(&o, &c, &err) != DYN_OK) {

@@ -150,7 +150,7 @@ double ddbc_lease_wait_of(const ddbc_policy *pol, int batch) {
   if(us == 0)
     return DDBC_LEASE_WAIT;
   w = 2 * (double)us / 1e6;
-  return w < LEASE_WAIT_MIN ? LEASE_WAIT_MIN
+  return w < LEASE_WAIT_MIN   ? LEASE_WAIT_MIN
          : w > LEASE_WAIT_MAX ? LEASE_WAIT_MAX
                               : w;
 }
@@ -343,10 +343,10 @@ static void calls_keys(pair_names *nm, const size_t *which, size_t m,
 /* The state of item `at` from v, TAKE's answer for it: an entry (HIT with
 ** found[at] and age[at], or FALLBACK when not to be taken), 1 WON, 0 LOST;
 ** anything else `fail`. */
-static void take_one(const unsigned char *root, const char *name,
-                     size_t at, const ddbc_resp_node *v, double max_age,
-                     double now, ddb_buf *plain, unsigned char fail,
-                     unsigned char *state, ddb_item **found, double *age) {
+static void take_one(const unsigned char *root, const char *name, size_t at,
+                     const ddbc_resp_node *v, double max_age, double now,
+                     ddb_buf *plain, unsigned char fail, unsigned char *state,
+                     ddb_item **found, double *age) {
   double a = 0;
   if(v->type == DDBC_RESP_BULK) {
     ddb_buf_reset(plain);
@@ -405,8 +405,7 @@ static void take_round(ddbc_shared *sh, ddb_client *c, const char *table,
     call_arg(&x[k], tok->hex, 32);
     call_arg(&x[k], px, strlen(px));
   }
-  if(script_run(sh, S_TAKE, x, nc, rp, LEASE_CHUNK + 1, table,
-                "shared_lease"))
+  if(script_run(sh, S_TAKE, x, nc, rp, LEASE_CHUNK + 1, table, "shared_lease"))
     goto failed;
   for(k = 0; k < nc; k++) {
     int len = chunk_len(m, k);
@@ -414,8 +413,8 @@ static void take_round(ddbc_shared *sh, ddb_client *c, const char *table,
     for(q = 0; q < len; q++) {
       size_t at = which[(size_t)k * LEASE_CHUNK + (size_t)q];
       if(ok)
-        take_one(root, nm[at][0], at, &rp[k].node[q + 1], max_age, now,
-                 &plain, fail, state, found, age);
+        take_one(root, nm[at][0], at, &rp[k].node[q + 1], max_age, now, &plain,
+                 fail, state, found, age);
       else
         state[at] = fail;
     }
@@ -446,8 +445,7 @@ void ddbc_lease_take_items(ddbc_shared *sh, ddb_client *c, const char *table,
   pair_names *nm = names_of(ddb_client_tier_key(c), tails, lens, n);
   /* the keys to take are marked LOST, then asked */
   for(i = 0; i < n; i++)
-    state[i] =
-        tails[i] && nm && !no_token ? DDBC_LEASE_LOST : DDBC_LEASE_NONE;
+    state[i] = tails[i] && nm && !no_token ? DDBC_LEASE_LOST : DDBC_LEASE_NONE;
   take_round(sh, c, table, tails, nm, n, wait, max_age, tok, state,
              DDBC_LEASE_NONE, found, age);
   free(nm);
@@ -503,9 +501,8 @@ typedef struct item_wait {
 static int item_poll(void *arg) {
   item_wait *w = arg;
   size_t i;
-  take_round(w->sh, w->c, w->table, w->tails, w->nm, w->n, w->wait,
-             w->max_age, w->tok, w->state, DDBC_LEASE_FALLBACK, w->found,
-             w->age);
+  take_round(w->sh, w->c, w->table, w->tails, w->nm, w->n, w->wait, w->max_age,
+             w->tok, w->state, DDBC_LEASE_FALLBACK, w->found, w->age);
   for(i = 0; i < w->n; i++)
     if(w->state[i] == DDBC_LEASE_LOST)
       return 1;
@@ -587,14 +584,14 @@ void ddbc_lease_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
     for(q = 0; q < len; q++) {
       size_t at = which[(size_t)k * LEASE_CHUNK + (size_t)q];
       ddb_buf_reset(&v);
-      if(release || ddbc_shared_item_value(root, nm[at][0], items[at], now, &v))
+      if(release ||
+         ddbc_shared_item_value(root, nm[at][0], items[at], now, &v))
         call_arg(&x[k], "", 0); /* (too large to share: released) */
       else
         call_arg(&x[k], v.p, v.len);
     }
   }
-  if(script_run(sh, S_FILL, x, nc, rp, LEASE_CHUNK + 1, table,
-                "shared_fill"))
+  if(script_run(sh, S_FILL, x, nc, rp, LEASE_CHUNK + 1, table, "shared_fill"))
     goto done;
   for(k = 0; k < nc; k++) {
     int len = chunk_len(m, k);
@@ -647,18 +644,16 @@ static int page_round(page_wait *w, int fail, int other) {
   call_arg(&x, px, strlen(px));
   ddb_buf_init(&plain, DDBC_SHARED_MAX_VALUE + 64);
   w->state = fail;
-  if(script_run(w->sh, S_PAGE_TAKE, &x, 1, &rp, 3, w->table,
-                "shared_lease") == 0) {
+  if(script_run(w->sh, S_PAGE_TAKE, &x, 1, &rp, 3, w->table, "shared_lease") ==
+     0) {
     if(reply_ok(&rp, 2)) {
       const ddbc_resp_node *v = &rp.node[2];
       if(ddbc_shared_gen_parse(&rp.node[1]) != w->gen)
         w->state = other; /* a write moved it */
       else if(v->type == DDBC_RESP_BULK)
-        w->state = ddbc_shared_page_take(w->root, w->names +
-                                                      DDBC_SHARED_NAME_LEN + 1,
-                                         v, w->gen, w->max_age,
-                                         ddbc_shared_now(), &plain, w->out,
-                                         w->age)
+        w->state = ddbc_shared_page_take(
+                       w->root, w->names + DDBC_SHARED_NAME_LEN + 1, v, w->gen,
+                       w->max_age, ddbc_shared_now(), &plain, w->out, w->age)
                        ? DDBC_LEASE_HIT
                        : other;
       else if(v->type == DDBC_RESP_INT && v->integer == 1)
@@ -741,8 +736,7 @@ void ddbc_lease_fill_page(ddbc_shared *sh, ddb_client *c, const char *table,
   ddb_buf_init(&v, DDBC_SHARED_MAX_VALUE + 64);
   call_start(&x, 3, DDBC_RESP_MAX_REPLY);
   for(i = 0; i < 3; i++)
-    call_arg(&x, names + i * (DDBC_SHARED_NAME_LEN + 1),
-             DDBC_SHARED_NAME_LEN);
+    call_arg(&x, names + i * (DDBC_SHARED_NAME_LEN + 1), DDBC_SHARED_NAME_LEN);
   call_arg(&x, tok->hex, 32);
   call_arg(&x, g, strlen(g));
   call_arg(&x, px, strlen(px));

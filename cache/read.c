@@ -201,8 +201,8 @@ static int page_lease(ddb_client *c, const ddb_read *rd,
   double wait = ddbc_lease_wait_of(pol, 0);
   if(wait <= 0 || !sgen)
     return DDBC_LEASE_NONE;
-  return ddbc_lease_page(pol->shared, c, rd->table, tail, tail_len, sgen,
-                         wait, pol->query_ttl, tok, out, sage);
+  return ddbc_lease_page(pol->shared, c, rd->table, tail, tail_len, sgen, wait,
+                         pol->query_ttl, tok, out, sage);
 }
 
 /* See ddb_cache.h: the page from the store, else from the shared tier,
@@ -258,10 +258,9 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_meter_add(&m->misses, 1);
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
-  if(pol->shared &&
-     (page_shared_get(c, &rd, pol, &key, out, &sage, &sgen) ||
-      (lease = page_lease(c, &rd, pol, &key, sgen, &tok, out, &sage)) ==
-          DDBC_LEASE_HIT)) {
+  if(pol->shared && (page_shared_get(c, &rd, pol, &key, out, &sage, &sgen) ||
+                     (lease = page_lease(c, &rd, pol, &key, sgen, &tok, out,
+                                         &sage)) == DDBC_LEASE_HIT)) {
     if(fill)
       ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                            ttl_left(pol->query_ttl, sage));
@@ -528,8 +527,8 @@ static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
   if(ddbc_lease_wait_of(pol, 1) > 0) {
     bm_tails(c, bm, x.hit, x.tails, x.lens); /* hit 0: nothing there */
     ddbc_lease_take_items(pol->shared, c, table, x.tails, x.lens, bm->m,
-                          ddbc_lease_wait_of(pol, 1), pol->item_ttl,
-                          &bm->tok, bm->lease, x.got, x.age);
+                          ddbc_lease_wait_of(pol, 1), pol->item_ttl, &bm->tok,
+                          bm->lease, x.got, x.age);
   }
   for(i = 0; i < bm->m; i++)
     x.hit[i] = x.hit[i] == 1 || bm->lease[i] == DDBC_LEASE_HIT;

@@ -319,8 +319,7 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "shared_lease_wins", (double)cs.shared_lease_wins, 1);
   stats_add(c, "shared_lease_waits", (double)cs.shared_lease_waits, 1);
   stats_add(c, "shared_lease_stale", (double)cs.shared_lease_stale, 1);
-  stats_add(c, "shared_lease_fallbacks", (double)cs.shared_lease_fallbacks,
-            1);
+  stats_add(c, "shared_lease_fallbacks", (double)cs.shared_lease_fallbacks, 1);
   return SQLITE_OK;
 }
 

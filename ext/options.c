@@ -492,12 +492,12 @@ static int dd_shared_apply(dd_vtab *p, const dd_opts *v, char **pzErr) {
   if(v->zSharedLeaseWait && sqlite3_stricmp(v->zSharedLeaseWait, "auto") == 0)
     p->pol.lease_wait = DDBC_LEASE_AUTO;
   else if(v->zSharedLeaseWait &&
-     (dd_number(v->zSharedLeaseWait, &p->pol.lease_wait) ||
-      p->pol.lease_wait < 0 || p->pol.lease_wait > DD_SHARED_TIMEOUT_MAX))
+          (dd_number(v->zSharedLeaseWait, &p->pol.lease_wait) ||
+           p->pol.lease_wait < 0 || p->pol.lease_wait > DD_SHARED_TIMEOUT_MAX))
     return dd_opt_error(pzErr,
                         "bad value for shared_lease_wait: '%s' (expected "
-                        "auto, or seconds from 0 to "
-                        DD_STR(DD_SHARED_TIMEOUT_MAX) ", 0: no leases)",
+                        "auto, or seconds from 0 to " DD_STR(
+                            DD_SHARED_TIMEOUT_MAX) ", 0: no leases)",
                         v->zSharedLeaseWait);
   return SQLITE_OK;
 }
