@@ -279,7 +279,7 @@ typedef struct dyn_options {
   ** the shared tier while another process holds its lease waits for that
   ** one's fill before reading DynamoDB itself; 0: the environment's
   ** DYNAMODB_SHARED_CACHE_LEASE_WAIT, else twice this process's DynamoDB
-  ** round trip (0.1 before one is measured); negative: no leases. */
+  ** round trip (0.25 before one is measured); negative: no leases. */
   double shared_lease_wait;
 } dyn_options;
 

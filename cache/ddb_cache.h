@@ -101,13 +101,13 @@ double ddbc_now(void);
 /* The default bound of a connect and of each command, in seconds. */
 #define DDBC_SHARED_TIMEOUT 0.02
 /* The default lease wait (shared_lease_wait), DDBC_LEASE_AUTO: two
-** DynamoDB round trips as this process measures them (a moving average
-** of its reads of the same kind: single keys and pages, or batches), so
-** the holder's read and as much again of slack; DDBC_LEASE_WAIT before
-** the process has measured one (a cold holder's first read also pays its
-** connection and DescribeTable).  docs/cache.md, "Leases". */
+** DynamoDB round trips as this process measures them (a decaying maximum
+** of its recent reads of the same kind: single keys and pages, or
+** batches), so the holder's read and as much again of slack;
+** DDBC_LEASE_WAIT before the process has measured one (a cold holder's
+** first read also pays its connection).  docs/cache.md, "Leases". */
 #define DDBC_LEASE_AUTO (-1.0)
-#define DDBC_LEASE_WAIT 0.1
+#define DDBC_LEASE_WAIT 0.25
 /* The default lease wait (lease.c): $DYNAMODB_SHARED_CACHE_LEASE_WAIT
 ** when set to seconds from 0 (0: no leases) to 1, else DDBC_LEASE_AUTO
 ** ("auto" too). */

@@ -129,16 +129,18 @@ double ddbc_lease_wait_default(void) {
   return d;
 }
 
-/* The moving averages of the process's DynamoDB reads, in microseconds
-** (0: none yet), by kind (atomic; a lost update only slows the average). */
+/* The process's DynamoDB round trip by kind, in microseconds (0: none
+** yet): the slowest of the recent reads, each read taking an eighth off
+** (a decaying maximum: a wait must cover the holder's slow reads, not its
+** average one).  Atomic; a lost update is one read less. */
 static uint64_t read_us[2];
 
 void ddbc_lease_note_read(int batch, double seconds) {
   uint64_t *p = &read_us[batch ? 1 : 0];
   uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
   uint64_t us = seconds > 0 ? (uint64_t)(seconds * 1e6) : 1;
-  /* an average of about the last eight */
-  __atomic_store_n(p, old ? old - old / 8 + us / 8 : us, __ATOMIC_RELAXED);
+  old -= old / 8;
+  __atomic_store_n(p, us > old ? us : old, __ATOMIC_RELAXED);
 }
 
 double ddbc_lease_wait_of(const ddbc_policy *pol, int batch) {
@@ -173,16 +175,10 @@ void ddbc_lease_stats(ddbc_stats *out) {
 */
 /* A new token in *tok.  Returns 0, or -1 (no randomness: no lease). */
 static int token_new(ddbc_lease_token *tok) {
-  static const char hex[] = "0123456789abcdef";
   unsigned char r[16];
-  int i;
   if(RAND_bytes(r, sizeof(r)) != 1)
     return -1;
-  for(i = 0; i < 16; i++) {
-    tok->hex[2 * i] = hex[r[i] >> 4];
-    tok->hex[2 * i + 1] = hex[r[i] & 15];
-  }
-  tok->hex[32] = 0;
+  ddb_hex(r, sizeof(r), tok->hex);
   return 0;
 }
 
@@ -220,7 +216,6 @@ static void call_arg(script_call *x, const void *p, size_t n) {
 static int script_run(ddbc_shared *sh, int s, script_call *x, int n,
                       ddbc_resp_reply *rp, int max_nodes, const char *table,
                       const char *op) {
-  static const char hex[] = "0123456789abcdef";
   unsigned char md[SHA_DIGEST_LENGTH];
   char sha[2 * SHA_DIGEST_LENGTH + 1];
   const char *text = script_text[s];
@@ -229,11 +224,7 @@ static int script_run(ddbc_shared *sh, int s, script_call *x, int n,
   int i, full, again = 0, rc = -1;
 
   SHA1((const unsigned char *)text, strlen(text), md);
-  for(i = 0; i < SHA_DIGEST_LENGTH; i++) {
-    sha[2 * i] = hex[md[i] >> 4];
-    sha[2 * i + 1] = hex[md[i] & 15];
-  }
-  sha[2 * SHA_DIGEST_LENGTH] = 0;
+  ddb_hex(md, sizeof(md), sha);
   ddb_buf_init(&cmds, DDBC_RESP_MAX_REPLY);
   for(full = 0; full < 2; full++) {
     ddb_buf_reset(&cmds);
