@@ -177,7 +177,8 @@ static void page_tags(ddb_client *c, const ddb_read *rd, ddb_buf *tag1,
 
 /* After a miss of the store: the page of rd under key from pol's shared
 ** tier.  Returns 1 with *out (a new page) and *sage (its age in seconds)
-** on a hit; else 0 with *sgen the tier's generation to fill under. */
+** on a hit; else 0 (no page there) or 2 (one not to be taken), with *sgen
+** the tier's generation to fill under. */
 static int page_shared_get(ddb_client *c, const ddb_read *rd,
                            const ddbc_policy *pol, const ddb_buf *key,
                            ddb_page **out, double *sage,
@@ -219,7 +220,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
   uint64_t gens[2];
   ddbc_shared_gen sgen = 0;
   ddbc_lease_token tok;
-  int lease = DDBC_LEASE_NONE;
+  int lease = DDBC_LEASE_NONE, there = 0;
   size_t tail_len;
   ddb_result result;
   double age = 0, sage = 0;
@@ -258,9 +259,11 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
     ddb_meter_add(&m->misses, 1);
   gens[0] = ddbc_store_gen(s, tags[0].p, tags[0].len);
   gens[1] = ddbc_store_gen(s, tags[1].p, tags[1].len);
-  if(pol->shared && (page_shared_get(c, &rd, pol, &key, out, &sage, &sgen) ||
-                     (lease = page_lease(c, &rd, pol, &key, sgen, &tok, out,
-                                         &sage)) == DDBC_LEASE_HIT)) {
+  if(pol->shared)
+    there = page_shared_get(c, &rd, pol, &key, out, &sage, &sgen);
+  if(pol->shared && there == 0) /* no page there: its lease */
+    lease = page_lease(c, &rd, pol, &key, sgen, &tok, out, &sage);
+  if(there == 1 || lease == DDBC_LEASE_HIT) {
     if(fill)
       ddbc_store_fill_page(s, key.p, key.len, tags, gens, *out, ddbc_now(),
                            ttl_left(pol->query_ttl, sage));

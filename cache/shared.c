@@ -668,7 +668,7 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
   ddb_buf cmds, plain;
   uint64_t cur;
   double ms = 0;
-  int hit = 0;
+  int hit = 0, there = 0;
 
   *out = NULL;
   *gen = 0;
@@ -704,6 +704,8 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
   *gen = cur;
   hit = ddbc_shared_page_take(root, name, &rp.node[2], cur, max_age, now,
                               &plain, out, age);
+  if(!hit && rp.node[2].type != DDBC_RESP_NIL)
+    there = 1; /* not to be taken: not a lease's to fill */
 reply_done:
   ddbc_shared_log("shared_get", table, hit, ms);
   ddbc_resp_reply_free(&rp);
@@ -712,7 +714,7 @@ done:
     OPENSSL_cleanse(plain.p, plain.len);
   ddb_buf_free(&plain);
   ddb_buf_free(&cmds);
-  return hit;
+  return hit ? 1 : there ? 2 : 0;
 }
 
 int ddbc_shared_page_value(const unsigned char *root, const char *name,

@@ -61,8 +61,9 @@ void ddbc_shared_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
 typedef uint64_t ddbc_shared_gen;
 /* Look up the page of the request tail[0..len) of table: 1 on a hit (*out
 ** a new page, younger than max_age, filled under the table's current
-** generation; *age its age in seconds); 0 on a miss, with *gen the
-** generation to fill under. */
+** generation; *age its age in seconds); else 0 (Redis held no page, or
+** failed) or 2 (it held one not to be taken: too old, of an older
+** generation, not ours), with *gen the generation to fill under. */
 int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
                          const char *tail, size_t len, double max_age,
                          double now, ddb_page **out, double *age,
