@@ -100,7 +100,6 @@ void ddbc_shared_stats_get(ddbc_stats *out) {
   out->shared_auth_failures =
       __atomic_load_n(&st.auth_failures, __ATOMIC_RELAXED);
   ddbc_shared_conn_stats(out);
-  ddbc_lease_stats(out);
 }
 
 /* ------------------------------------------------------------------------
