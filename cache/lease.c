@@ -263,6 +263,7 @@ static int reply_ok(const ddbc_resp_reply *r, int m) {
   return 0;
 }
 
+/* Free the calls x[0..n) and x. */
 static void calls_free(script_call *x, int n) {
   int i;
   for(i = 0; i < n; i++)

@@ -493,6 +493,8 @@ typedef struct batch_scratch {
   ddb_item **got;
 } batch_scratch;
 
+/* Allocate x's arrays for m keys (zeroed).  Returns 0, or -1 when out of
+** memory (then scratch_free frees what was allocated). */
 static int scratch_alloc(batch_scratch *x, size_t m) {
   size_t k = m ? m : 1;
   x->tails = calloc(k, sizeof(*x->tails));
@@ -503,6 +505,7 @@ static int scratch_alloc(batch_scratch *x, size_t m) {
   return x->tails && x->lens && x->hit && x->age && x->got ? 0 : -1;
 }
 
+/* Free x's arrays (not what they point to). */
 static void scratch_free(batch_scratch *x) {
   free(x->tails);
   free(x->lens);
@@ -513,8 +516,8 @@ static void scratch_free(batch_scratch *x) {
 
 /* The misses of bm in Redis: those it holds go to found[] (and into s);
 ** for the keys it has nothing for, leases are taken in one round trip
-** (leases on: ddbc_lease_wait_of), and what came meanwhile is taken too.  The rest
-** are compacted to the front, each with its lease state. */
+** (leases on: ddbc_lease_wait_of), and what came meanwhile is taken too.
+** The rest are compacted to the front, each with its lease state. */
 static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
                              batch_miss *bm, const ddbc_policy *pol,
                              ddb_item **found) {
