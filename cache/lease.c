@@ -5,7 +5,7 @@
 **
 **   reader A: MGET miss -> take lease (won)  -> DynamoDB -> fill if token
 **   reader B: MGET miss -> take lease (lost) -> poll ... the entry: a hit
-**   writer:   SET entry, DEL lease      (A's fill then finds no token: dropped)
+**   writer:   SET entry, DEL lease     (A's fill finds no token: dropped)
 **
 ** A lease is a Redis key named as the tier names everything (an HMAC of
 ** kind DDBC_LEASE_ITEM or DDBC_LEASE_PAGE and the entry's logical key:
