@@ -30,6 +30,7 @@ Prints TAP lines ("ok N - leases: ..."), numbered from 1.
 import base64
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -314,6 +315,7 @@ def main():
     finally:
         PROXY.stop()
         fixtures.drop_table(fixtures.connect(), TABLE)
+        shutil.rmtree(TMP, ignore_errors=True)
     print("1..%d" % n_test)
     return 1 if n_failed else 0
 
