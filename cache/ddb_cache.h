@@ -102,8 +102,8 @@ double ddbc_now(void);
 #define DDBC_SHARED_TIMEOUT 0.02
 /* The default lease wait (shared_lease_wait), DDBC_LEASE_AUTO: two
 ** DynamoDB round trips as this process measures them (a decaying maximum
-** of its recent reads of the same kind: single keys and pages, or
-** batches), so the holder's read and as much again of slack;
+** of its recent reads of the same kind: GetItem, BatchGetItem, or
+** pages), so the holder's read and as much again of slack;
 ** DDBC_LEASE_WAIT before the process has measured one (a cold holder's
 ** first read also pays its connection).  docs/cache.md, "Leases". */
 #define DDBC_LEASE_AUTO (-1.0)
@@ -112,11 +112,13 @@ double ddbc_now(void);
 ** when set to seconds from 0 (0: no leases) to 1, else DDBC_LEASE_AUTO
 ** ("auto" too). */
 double ddbc_lease_wait_default(void);
-/* The lease wait of pol for a read of kind batch (1: BatchGetItem; 0: a
-** GetItem or a page), in seconds (0: no leases). */
-double ddbc_lease_wait_of(const ddbc_policy *pol, int batch);
-/* A DynamoDB read of kind batch took `seconds` (for DDBC_LEASE_AUTO). */
-void ddbc_lease_note_read(int batch, double seconds);
+/* Kinds of reads, each measured apart for DDBC_LEASE_AUTO. */
+enum { DDBC_READ_ITEM = 0, DDBC_READ_BATCH = 1, DDBC_READ_PAGE = 2 };
+/* The lease wait of pol for a read of kind (DDBC_READ_*), in seconds (0:
+** no leases). */
+double ddbc_lease_wait_of(const ddbc_policy *pol, int kind);
+/* A DynamoDB read of kind (DDBC_READ_*) took `seconds`. */
+void ddbc_lease_note_read(int kind, double seconds);
 
 /* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
 ** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without

@@ -61,7 +61,7 @@
 ** seconds: the holder's read may take longer than a waiter waits (its
 ** fill still serves the readers after), but a dead holder's lease goes. */
 #define LEASE_HOLD_FACTOR 10
-#define LEASE_HOLD_MIN    0.2
+#define LEASE_HOLD_MIN    2.0
 /* The largest wait (the SQL option's bound: a wait is not interrupted),
 ** and the smallest that DDBC_LEASE_AUTO makes. */
 #define LEASE_WAIT_MAX 1.0
@@ -133,22 +133,23 @@ double ddbc_lease_wait_default(void) {
 ** yet): the slowest of the recent reads, each read taking an eighth off
 ** (a decaying maximum: a wait must cover the holder's slow reads, not its
 ** average one).  Atomic; a lost update is one read less. */
-static uint64_t read_us[2];
+static uint64_t read_us[3];
 
-void ddbc_lease_note_read(int batch, double seconds) {
-  uint64_t *p = &read_us[batch ? 1 : 0];
+void ddbc_lease_note_read(int kind, double seconds) {
+  uint64_t *p = &read_us[kind >= 0 && kind < 3 ? kind : 0];
   uint64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
   uint64_t us = seconds > 0 ? (uint64_t)(seconds * 1e6) : 1;
   old -= old / 8;
   __atomic_store_n(p, us > old ? us : old, __ATOMIC_RELAXED);
 }
 
-double ddbc_lease_wait_of(const ddbc_policy *pol, int batch) {
+double ddbc_lease_wait_of(const ddbc_policy *pol, int kind) {
   uint64_t us;
   double w;
   if(pol->lease_wait >= 0)
     return pol->lease_wait;
-  us = __atomic_load_n(&read_us[batch ? 1 : 0], __ATOMIC_RELAXED);
+  us = __atomic_load_n(&read_us[kind >= 0 && kind < 3 ? kind : 0],
+                       __ATOMIC_RELAXED);
   if(us == 0)
     return DDBC_LEASE_WAIT;
   w = 2 * (double)us / 1e6;

@@ -40,7 +40,7 @@ static int shared_item_get(ddbc_store *s, ddb_client *c, const char *table,
   char *tail;
   size_t len;
   unsigned char hit = 0;
-  double age = 0, wait = ddbc_lease_wait_of(pol, 0);
+  double age = 0, wait = ddbc_lease_wait_of(pol, DDBC_READ_ITEM);
   *lease = DDBC_LEASE_NONE;
   tail = (char *)ddbc_shared_tail(c, k, &len);
   ddbc_shared_get_items(pol->shared, c, table, &tail, &len, 1, pol->item_ttl,
@@ -107,7 +107,7 @@ static ddb_result read_page_counted(ddb_client *c, const ddb_read *r,
   ddb_result result = ddb_read_page(c, r, out, err);
   ddb_tally_end(prev);
   if(result == DDB_OK) /* (the lease wait: twice this) */
-    ddbc_lease_note_read(0, ddbc_now() - t0);
+    ddbc_lease_note_read(DDBC_READ_PAGE, ddbc_now() - t0);
   if(r->pk_name && t.requests) {
     ddbc_hot_note(r->table, r->index, &r->pk, 1, (uint64_t)t.items, t.rcu, 0,
                   t.throttles);
@@ -128,7 +128,7 @@ static ddb_result get_item_counted(ddb_client *c, const char *table,
   ddb_result result = ddb_get_item(c, table, key, consistent, out, err);
   ddb_tally_end(prev);
   if(result == DDB_OK)
-    ddbc_lease_note_read(0, ddbc_now() - t0);
+    ddbc_lease_note_read(DDBC_READ_ITEM, ddbc_now() - t0);
   if(t.requests) {
     ddbc_hot_note(table, NULL, ddb_item_get(key, key_names[0]), 1,
                   (uint64_t)t.items, t.rcu, 0, t.throttles);
@@ -151,7 +151,7 @@ static ddb_result batch_get_counted(ddb_client *c, const char *table,
   size_t i;
   ddb_tally_end(prev);
   if(result == DDB_OK)
-    ddbc_lease_note_read(1, ddbc_now() - t0);
+    ddbc_lease_note_read(DDBC_READ_BATCH, ddbc_now() - t0);
   for(i = 0; t.requests && i < n; i++)
     ddbc_hot_note(table, NULL, ddb_item_get(keys[i], key_names[0]), 1,
                   result == DDB_OK && found[i] ? 1 : 0, t.rcu / (double)n, 0,
@@ -199,7 +199,7 @@ static int page_lease(ddb_client *c, const ddb_read *rd,
                       ddb_page **out, double *sage) {
   size_t tail_len;
   const char *tail = ddbc_shared_tail(c, key, &tail_len);
-  double wait = ddbc_lease_wait_of(pol, 0);
+  double wait = ddbc_lease_wait_of(pol, DDBC_READ_PAGE);
   if(wait <= 0 || !sgen)
     return DDBC_LEASE_NONE;
   return ddbc_lease_page(pol->shared, c, rd->table, tail, tail_len, sgen, wait,
@@ -530,11 +530,11 @@ static void shared_batch_get(ddbc_store *s, ddb_client *c, const char *table,
                         pol->item_ttl, ddbc_shared_now(), x.got, x.hit, x.age);
   for(i = 0; i < bm->m; i++)
     bm->lease[i] = DDBC_LEASE_NONE;
-  if(ddbc_lease_wait_of(pol, 1) > 0) {
+  if(ddbc_lease_wait_of(pol, DDBC_READ_BATCH) > 0) {
     bm_tails(c, bm, x.hit, x.tails, x.lens); /* hit 0: nothing there */
     ddbc_lease_take_items(pol->shared, c, table, x.tails, x.lens, bm->m,
-                          ddbc_lease_wait_of(pol, 1), pol->item_ttl, &bm->tok,
-                          bm->lease, x.got, x.age);
+                          ddbc_lease_wait_of(pol, DDBC_READ_BATCH),
+                          pol->item_ttl, &bm->tok, bm->lease, x.got, x.age);
   }
   for(i = 0; i < bm->m; i++)
     x.hit[i] = x.hit[i] == 1 || bm->lease[i] == DDBC_LEASE_HIT;
@@ -559,8 +559,8 @@ static void shared_batch_wait(ddbc_store *s, ddb_client *c, const char *table,
   }
   bm_tails(c, bm, NULL, x.tails, x.lens);
   ddbc_lease_wait_items(pol->shared, c, table, x.tails, x.lens, bm->m,
-                        ddbc_lease_wait_of(pol, 1), pol->item_ttl, &bm->tok,
-                        bm->lease, x.got, x.age);
+                        ddbc_lease_wait_of(pol, DDBC_READ_BATCH),
+                        pol->item_ttl, &bm->tok, bm->lease, x.got, x.age);
   for(i = 0; i < bm->m; i++)
     x.hit[i] = bm->lease[i] == DDBC_LEASE_HIT;
   bm_answered(s, bm, x.hit, x.got, x.age, pol, found);

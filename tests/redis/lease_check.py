@@ -21,8 +21,9 @@ started, then one write of FLEET lines lets them go.
     (the check that the counting sees a herd)
   * a holder killed (SIGKILL) while its read is held back: the others
     answer right, within the lease wait and a margin, counted as fallbacks
-  * a write (a DELETE) racing a lease: the holder's fill is dropped
-    (stale), and the old value is never served after the write; without
+  * a write (a DELETE, alone or in a COMMIT) racing a lease: the holder's
+    fill is dropped (stale), and the old value is never served after the
+    write; without
     leases it is (the write's entry gone before the late fill, item_ttl=1)
 
 Prints TAP lines ("ok N - leases: ..."), numbered from 1.
@@ -272,7 +273,7 @@ def test_holder_killed():
         "took %.2f, %r" % (took, s))
 
 
-def write_race(k, lease_opts):
+def write_race(k, lease_opts, txn=False):
     """A holder's read of key k held 4 s; meanwhile a DELETE (item_ttl=1:
     its entry, "no such item", is gone before the late fill).  Returns what a reader after
     both gets, and the holder's counters."""
@@ -284,8 +285,12 @@ def write_race(k, lease_opts):
     holder = start(get_one(k), lease_opts)
     time.sleep(1.5)
     PROXY.control(fault="none")  # (the holder's answer stays held)
-    a, _, err, rc = finish(start(["DELETE FROM t WHERE PK='%s' AND SK='S';" % key(k)],
-                                 ", item_ttl=1"))
+    delete = ["DELETE FROM t WHERE PK='%s' AND SK='S';" % key(k)]
+    if txn:  # a COMMIT of two writes: one call (cache/write.c's note_call)
+        delete = (["BEGIN;"] + delete +
+                  ["UPDATE t SET item = json_set(item, '$.v', 'w') "
+                   "WHERE PK='%s' AND SK='S';" % key(901), "COMMIT;"])
+    a, _, err, rc = finish(start(delete, ", item_ttl=1"))
     ha, hs, herr, hrc = finish(holder)
     time.sleep(1.5)  # the write's entry is gone (item_ttl=1)
     ra, rs, rerr, rrc = finish(start(get_one(k), lease_opts))
@@ -298,6 +303,10 @@ def test_write_race():
         "%r %r" % (ra, detail))
     tap(hs.get("shared_lease_stale") == 1 and hs.get("shared_lease_wins") == 1,
         "... the holder's fill dropped as stale (counted)", hs)
+    ra, hs, detail = write_race(904, ", shared_lease_wait=0.5", txn=True)
+    tap(ra == [] and hs.get("shared_lease_stale") == 1,
+        "the same race with the DELETE in a transaction (COMMIT): dropped too",
+        "%r %r %r" % (ra, hs, detail))
     ra, hs, detail = write_race(903, ", shared_lease_wait=0")
     tap(ra == ["old"], "without leases the same race serves the old value (what leases fix)",
         "%r %r" % (ra, detail))
