@@ -178,6 +178,9 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   if(opt->shared_cache_timeout < 0)
     return dyni_fail(err, DYN_EINPUT,
                      "shared_cache_timeout must not be negative");
+  if(opt->shared_lease_wait > 1)
+    return dyni_fail(err, DYN_EINPUT,
+                     "shared_lease_wait must be at most 1 second");
   memset(&cfg, 0, sizeof(cfg));
   if(ddb_option_retries(api_option(opt->max_retries), &cfg.max_retries))
     return dyni_fail(err, DYN_EINPUT,
@@ -207,6 +210,9 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     result = dyni_error(err, &e);
     goto fail;
   }
+  c->pol.lease_wait = opt->shared_lease_wait > 0   ? opt->shared_lease_wait
+                      : opt->shared_lease_wait < 0 ? 0
+                                                   : ddbc_lease_wait_default();
   if(ddb_client_new(&cfg, &c->ddb, &e)) {
     result = dyni_error(err, &e);
     goto fail;
@@ -421,6 +427,10 @@ void dyn_stats_get(dyn_stats *out) {
   out->shared_errors = cs.shared_errors;
   out->shared_skipped = cs.shared_skipped;
   out->shared_down = cs.shared_down;
+  out->shared_lease_wins = cs.shared_lease_wins;
+  out->shared_lease_waits = cs.shared_lease_waits;
+  out->shared_lease_stale = cs.shared_lease_stale;
+  out->shared_lease_fallbacks = cs.shared_lease_fallbacks;
 }
 
 const char *dyn_op_name(dyn_op op) {

@@ -275,6 +275,12 @@ typedef struct dyn_options {
   ** command to it; 0: 0.02. */
   const char *shared_cache;
   double shared_cache_timeout;
+  /* shared_lease_wait: seconds (at most 1) a reader that misses a key in
+  ** the shared tier while another process holds its lease waits for that
+  ** one's fill before reading DynamoDB itself; 0: the environment's
+  ** DYNAMODB_SHARED_CACHE_LEASE_WAIT, else twice this process's DynamoDB
+  ** round trip (0.25 before one is measured); negative: no leases. */
+  double shared_lease_wait;
 } dyn_options;
 
 /* Every option at its default: the strings NULL, the timeouts 0 (their
@@ -649,6 +655,9 @@ typedef struct dyn_stats {
   /* the shared tier (shared_cache; docs/cache.md has each one) */
   uint64_t shared_hits, shared_misses, shared_fills, shared_auth_failures;
   uint64_t shared_timeouts, shared_errors, shared_skipped, shared_down;
+  /* leases (docs/cache.md, "Leases") */
+  uint64_t shared_lease_wins, shared_lease_waits, shared_lease_stale;
+  uint64_t shared_lease_fallbacks;
 } dyn_stats;
 
 /* Counters since the process started (of this copy of the library). */

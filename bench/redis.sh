@@ -6,7 +6,9 @@
 # DynamoDB round trip as a fleet sees it.  Without the shared tier and with
 # it, side by side: the requests DynamoDB saw and the wall time.  Then the
 # cost of one warm shared hit against a DynamoDB round trip on loopback
-# (no proxy).  Only prints; nothing is asserted (bench/README.md).
+# (no proxy).  Cold cases: the readers start at one instant (a FIFO),
+# without the tier, with it and no leases, with leases (docs/cache.md,
+# "Leases").  Only prints; nothing is asserted (bench/README.md).
 #
 # Environment: BENCH_REDIS_KEYS (default 10000), BENCH_REDIS_PROCS (8),
 # BENCH_REDIS_DELAY (seconds, 0.02).
@@ -51,37 +53,60 @@ curl -s -X POST "$PROXY/__control" -d "{\"fault\": \"delay\", \"mode\": \"always
 echo "    DynamoDB Local $DDB, behind the proxy $PROXY (+${DELAY}s a read); Redis $REDIS"
 
 # run PROCS readers; $1: shared URL or off, $2: offsets (same|rotated),
-# $3: first one alone first (yes|no).  Prints "requests wall_ms".
+# $3: first one alone first (yes|no), $4: lease wait (BENCH_LEASE_WAIT:
+# "" the default, -1 no leases).  The readers of "no" are released at one
+# instant: each blocks on a FIFO until all are started.  Prints
+# "requests keys wall_ms slowest_ms lease_waits fallbacks".
 fleet() {
-    local shared="$1" order="$2" first="$3" i off t0 t1 req=0 out
+    local shared="$1" order="$2" first="$3" lw="$4" i n off t0 t1 out
     redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null
-    t0=$(date +%s%N)
     : >"$STATE/fleet.out"
+    rm -f "$STATE/go"
+    mkfifo "$STATE/go"
+    t0=$(date +%s%N)
     for i in $(seq 0 $((PROCS - 1))); do
         off=0
         [ "$order" = rotated ] && off=$((i * KEYS / PROCS))
-        "$READER" fleet "$PROXY" "$shared" "$TABLE" "$KEYS" "$off" >>"$STATE/fleet.out" &
-        if [ "$first" = yes ] && [ "$i" = 0 ]; then wait; fi
+        if [ "$first" = yes ] && [ "$i" = 0 ]; then
+            BENCH_LEASE_WAIT="$lw" "$READER" fleet "$PROXY" "$shared" "$TABLE" "$KEYS" "$off" >>"$STATE/fleet.out"
+            t0=$(date +%s%N)
+            continue
+        fi
+        (read -r _ <"$STATE/go"; BENCH_LEASE_WAIT="$lw" exec "$READER" fleet "$PROXY" "$shared" "$TABLE" "$KEYS" "$off" >>"$STATE/fleet.out") &
     done
+    sleep 0.5
+    t0=$(date +%s%N)
+    # one line each: every reader's read returns at once
+    n=$PROCS
+    [ "$first" = yes ] && n=$((PROCS - 1))
+    for i in $(seq 1 "$n"); do echo go; done >"$STATE/go"
     wait
     t1=$(date +%s%N)
-    req=$(awk -F'[= ]' '{ s += $2 } END { print s + 0 }' "$STATE/fleet.out")
     out=$(grep -c 'missing=0$' "$STATE/fleet.out" || true)
     [ "$out" = "$PROCS" ] || { echo "bench-redis: a reader failed:" >&2; cat "$STATE/fleet.out" >&2; }
-    echo "$req $(( (t1 - t0) / 1000000 ))"
+    [ "$first" = yes ] && sed -i 1d "$STATE/fleet.out" # the warm-up's line
+    awk -v wall="$(( (t1 - t0) / 1000000 ))" '{
+        for(i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        req += v["requests"]; keys += v["keys"]; w += v["lease_waits"]
+        fb += v["lease_fallbacks"]; if(v["ms"] + 0 > slow) slow = v["ms"] + 0
+    } END { print req + 0, keys + 0, wall, slow, w + 0, fb + 0 }' "$STATE/fleet.out"
 }
 
-echo "# $PROCS readers, each all $KEYS keys (BatchGetItem of 100): requests DynamoDB saw, wall time"
-printf '    %-52s %22s %18s\n' "" "without the tier" "with it"
-for c in "one warms up, then the other $((PROCS - 1)) at once|same|yes" \
-         "all at once, each starting at another key|rotated|no" \
-         "all at once, the same order (no coalescing)|same|no"; do
+echo "# $PROCS readers, each all $KEYS keys (BatchGetItem of 100): what DynamoDB saw and the time taken"
+echo "    (requests and keys read from DynamoDB by all readers; wall: all of them; slowest: one reader's own time)"
+printf '    %-44s %-26s %9s %8s %8s %8s %s\n' "" "" requests keys "wall ms" slowest "lease waits/fallbacks"
+for c in "warm: one reads first, then the other $((PROCS - 1)) at once|same|yes" \
+         "cold: all at once, each at another key|rotated|no" \
+         "cold: all at once, the same keys in order|same|no"; do
     IFS='|' read -r what order first <<<"$c"
-    read -r r0 w0 < <(fleet off "$order" "$first")
-    read -r r1 w1 < <(fleet "$REDIS" "$order" "$first")
-    printf '    %-52s %9s req %7s ms %6s req %6s ms\n' "$what" "$r0" "$w0" "$r1" "$w1"
+    for t in "without the tier|off|" "the tier, no leases|$REDIS|-1" "the tier with leases|$REDIS|"; do
+        IFS='|' read -r how url lw <<<"$t"
+        read -r r k w sl lw2 fb < <(fleet "$url" "$order" "$first" "$lw")
+        printf '    %-44s %-26s %9s %8s %8s %8s %s\n' "$what" "$how" "$r" "$k" "$w" "$sl" "$lw2/$fb"
+        what=""
+    done
 done
-echo "    (each key once for all $PROCS: $((KEYS / 100)) requests)"
+echo "    (each key once for all $PROCS: $((KEYS / 100)) requests, $KEYS keys; the goal of a cold fleet: keys <= 1.1 x $KEYS, slowest no later than without the tier)"
 
 echo "# one GetItem, the process's cache off (budget 0): a warm shared hit vs a DynamoDB round trip, loopback"
 redis-cli -p "$REDIS_PORT" FLUSHALL >/dev/null

@@ -6,7 +6,9 @@
 **       read the keys K#00000 .. of TABLE, NKEYS of them, starting at key
 **       OFFSET and wrapping around, 100 a BatchGetItem (dyn_batch_get);
 **       prints: requests=<BatchGetItem requests> ms=<wall time>
-**       shared_hits=... shared_fills=... missing=<keys not found>
+**       keys=<keys read from DynamoDB> shared_hits=... shared_fills=...
+**       lease_wins=... lease_waits=... lease_fallbacks=... lease_stale=...
+**       missing=<keys not found>
 **   redis_reader latency ENDPOINT SHARED TABLE NKEYS COUNT
 **       COUNT GetItems of single keys with the process's cache off (its
 **       budget 0): every one is answered by Redis when SHARED is a URL
@@ -62,12 +64,23 @@ static int fleet(dyn_client *c, const char *table, int n, int offset) {
     }
   }
   dyn_stats_get(&s1);
-  printf("requests=%llu ms=%.0f shared_hits=%llu shared_fills=%llu "
-         "missing=%d\n",
+  /* keys read from DynamoDB: the process's misses less Redis's hits */
+  printf("requests=%llu ms=%.0f keys=%llu shared_hits=%llu shared_fills=%llu "
+         "lease_wins=%llu lease_waits=%llu lease_fallbacks=%llu "
+         "lease_stale=%llu missing=%d\n",
          (unsigned long long)(s1.op_requests[DYN_OP_BATCH_GET_ITEM] -
                               s0.op_requests[DYN_OP_BATCH_GET_ITEM]),
-         now_ms() - t0, (unsigned long long)(s1.shared_hits - s0.shared_hits),
-         (unsigned long long)(s1.shared_fills - s0.shared_fills), missing);
+         now_ms() - t0,
+         (unsigned long long)((s1.item_misses - s0.item_misses) -
+                              (s1.shared_hits - s0.shared_hits)),
+         (unsigned long long)(s1.shared_hits - s0.shared_hits),
+         (unsigned long long)(s1.shared_fills - s0.shared_fills),
+         (unsigned long long)(s1.shared_lease_wins - s0.shared_lease_wins),
+         (unsigned long long)(s1.shared_lease_waits - s0.shared_lease_waits),
+         (unsigned long long)(s1.shared_lease_fallbacks -
+                              s0.shared_lease_fallbacks),
+         (unsigned long long)(s1.shared_lease_stale - s0.shared_lease_stale),
+         missing);
   return 0;
 }
 
@@ -124,7 +137,9 @@ int main(int argc, char **argv) {
   dyn_options_init(&o);
   o.endpoint = argv[2];
   o.shared_cache = argv[3];
-  o.shared_cache_timeout = 0.5; /* a loaded machine: misses, not timeouts */
+  o.shared_cache_timeout = 0.5;  /* a loaded machine: misses, not timeouts */
+  if(getenv("BENCH_LEASE_WAIT")) /* -1: no leases */
+    o.shared_lease_wait = strtod(getenv("BENCH_LEASE_WAIT"), NULL);
   if(dyn_client_new(&o, &c, &err) != DYN_OK) {
     fprintf(stderr, "redis_reader: %s\n", err.message);
     return 1;

@@ -191,6 +191,7 @@ void ddbc_stats_get(ddbc_stats *out) {
   out->bytes = st.bytes;
   out->bytes_max = st.bytes_max;
   ddbc_shared_stats_get(out);
+  ddbc_lease_stats(out);
 }
 
 /* ------------------------------------------------------------------------

@@ -29,6 +29,10 @@ typedef struct ddbc_policy {
   double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
   ddbc_shared *shared; /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
+  double lease_wait;   /* seconds a reader waits for another's fill of a
+                          key it missed in the shared tier (shared_lease_wait;
+                          0: no leases; DDBC_LEASE_AUTO: twice the
+                          process's DynamoDB round trip) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -52,6 +56,13 @@ typedef struct ddbc_stats {
                                     type, an error answer (OOM ...) */
   uint64_t shared_skipped;       /* lookups not sent: Redis backing off */
   uint64_t shared_down;          /* tiers backing off now */
+  /* leases (lease.c): a fleet's misses of one key read DynamoDB once */
+  uint64_t shared_lease_wins;      /* leases taken: this process read */
+  uint64_t shared_lease_waits;     /* keys waited for (another held it) */
+  uint64_t shared_lease_stale;     /* fills dropped: a write cancelled the
+                                      lease, or it ran out */
+  uint64_t shared_lease_fallbacks; /* waits that ended without a fill:
+                                      DynamoDB read without the lease */
 } ddbc_stats;
 
 void ddbc_stats_get(ddbc_stats *out);
@@ -89,6 +100,25 @@ double ddbc_now(void);
 */
 /* The default bound of a connect and of each command, in seconds. */
 #define DDBC_SHARED_TIMEOUT 0.02
+/* The default lease wait (shared_lease_wait), DDBC_LEASE_AUTO: two
+** DynamoDB round trips as this process measures them (a decaying maximum
+** of its recent reads of the same kind: GetItem, BatchGetItem, or
+** pages), so the holder's read and as much again of slack;
+** DDBC_LEASE_WAIT before the process has measured one (a cold holder's
+** first read also pays its connection).  docs/cache.md, "Leases". */
+#define DDBC_LEASE_AUTO (-1.0)
+#define DDBC_LEASE_WAIT 0.25
+/* The default lease wait (lease.c): $DYNAMODB_SHARED_CACHE_LEASE_WAIT
+** when set to seconds from 0 (0: no leases) to 1, else DDBC_LEASE_AUTO
+** ("auto" too). */
+double ddbc_lease_wait_default(void);
+/* Kinds of reads, each measured apart for DDBC_LEASE_AUTO. */
+enum { DDBC_READ_ITEM = 0, DDBC_READ_BATCH = 1, DDBC_READ_PAGE = 2 };
+/* The lease wait of pol for a read of kind (DDBC_READ_*), in seconds (0:
+** no leases). */
+double ddbc_lease_wait_of(const ddbc_policy *pol, int kind);
+/* A DynamoDB read of kind (DDBC_READ_*) took `seconds`. */
+void ddbc_lease_note_read(int kind, double seconds);
 
 /* The tier of url: redis[s]://[[user][:password]@]host[:port][/db].  url
 ** NULL: $DYNAMODB_SHARED_CACHE (unset: none); "" or "off": none.  Without

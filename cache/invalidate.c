@@ -161,6 +161,23 @@ static void tags_at(const ddb_buf *all, const size_t *ends, size_t n,
   }
 }
 
+/* The writes of the items keys[0..n) (cache keys; items[i] the image
+** after, NULL: none) of table, told to pol's shared tier one by one
+** (ddbc_shared_note_write: the entry, the table's generation, the lease
+** cancelled). */
+static void shared_note_writes(ddb_client *c, const char *table,
+                               const ddbc_tag *keys, ddb_item *const *items,
+                               size_t n, const ddbc_policy *pol) {
+  size_t i, len;
+  double now = ddbc_shared_now();
+  for(i = 0; i < n; i++) {
+    ddb_buf k = {(char *)keys[i].p, keys[i].len, 0, 0, 0, 1};
+    const char *tail = ddbc_shared_tail(c, &k, &len);
+    ddbc_shared_note_write(pol->shared, c, table, tail, len, items[i],
+                           pol->item_ttl, now);
+  }
+}
+
 /* See ddb_cache.h: the tags and the keys of the writes gathered, then told
 ** to the store in one call (ddbc_store_note_writes); out of memory, each
 ** write told alone, as one that forgets the table's pages. */
@@ -202,6 +219,8 @@ void ddbc_note_writes(ddb_client *c, const ddb_table_desc *d,
   tags_at(&all_keys, key_end, n_keys, keys);
   ddbc_store_note_writes(s, tags, n_tags, keys, items, n_keys, ddbc_now(),
                          pol->item_ttl);
+  if(pol->shared) /* the shared tier too, as ddbc_note_write tells it */
+    shared_note_writes(c, d->name, keys, items, n_keys, pol);
 
 done:
   free(tag_end);

@@ -88,6 +88,11 @@ double ddbc_shared_now(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+void ddbc_shared_count_found(uint64_t hits, uint64_t fills) {
+  COUNT(hits, hits);
+  COUNT(fills, fills);
+}
+
 void ddbc_shared_stats_get(ddbc_stats *out) {
   out->shared_hits = __atomic_load_n(&st.hits, __ATOMIC_RELAXED);
   out->shared_misses = __atomic_load_n(&st.misses, __ATOMIC_RELAXED);
@@ -279,7 +284,7 @@ static uint64_t new_gen(void) {
 }
 
 /* Parse a generation's text (decimal, 1 to 20 digits, not 0). */
-static uint64_t gen_parse(const ddbc_resp_node *v) {
+uint64_t ddbc_shared_gen_parse(const ddbc_resp_node *v) {
   uint64_t g = 0;
   size_t i;
   if(v->type != DDBC_RESP_BULK || v->len == 0 || v->len > 20)
@@ -292,8 +297,9 @@ static uint64_t gen_parse(const ddbc_resp_node *v) {
   return g;
 }
 
-/* The Redis key of the generation of table. */
-static void gen_name(const unsigned char *root, const char *table, char *out) {
+/* See shared.h: the Redis key of the generation of table. */
+void ddbc_shared_gen_name(const unsigned char *root, const char *table,
+                          char *out) {
   ddb_buf t;
   ddb_buf_init(&t, 4096);
   ddb_buf_add_part(&t, table, strlen(table));
@@ -365,9 +371,9 @@ static size_t items_mget(const unsigned char *root, char *const *tails,
 ** (*found the item, a new reference, or NULL for "no such item"; *age its
 ** age), else 0 (nothing, too old, a tombstone, or a value that is not
 ** ours: each counted).  plain is scratch. */
-static int item_take(const unsigned char *root, const char *name,
-                     const ddbc_resp_node *v, double max_age, double now,
-                     ddb_buf *plain, ddb_item **found, double *age) {
+int ddbc_shared_item_take(const unsigned char *root, const char *name,
+                          const ddbc_resp_node *v, double max_age, double now,
+                          ddb_buf *plain, ddb_item **found, double *age) {
   ddb_error err;
   uint64_t gen;
   int flags, ok;
@@ -436,9 +442,13 @@ void ddbc_shared_get_items(ddbc_shared *sh, ddb_client *c, const char *table,
       for(k = 0; k < m; k++) {
         size_t at = which[k];
         double a;
-        if(!item_take(root, names[k], &rp.node[k + 1], max_age, now, &plain,
-                      &found[at], &a))
+        if(!ddbc_shared_item_take(root, names[k], &rp.node[k + 1], max_age,
+                                  now, &plain, &found[at], &a)) {
+          /* present but not to be taken: not a lease's to fill */
+          if(rp.node[k + 1].type != DDBC_RESP_NIL)
+            hit[at] = 2;
           continue;
+        }
         hit[at] = 1;
         if(age)
           age[at] = a;
@@ -475,6 +485,11 @@ static int item_value(const unsigned char *root, const char *name,
     OPENSSL_cleanse(plain.p, plain.len);
   ddb_buf_free(&plain);
   return rc;
+}
+
+int ddbc_shared_item_value(const unsigned char *root, const char *name,
+                           const ddb_item *item, double now, ddb_buf *v) {
+  return item_value(root, name, item, 0, now, v);
 }
 
 void ddbc_shared_fill_items(ddbc_shared *sh, ddb_client *c, const char *table,
@@ -523,8 +538,8 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
                             double ttl, double now) {
   const unsigned char *root = ddb_client_tier_key(c);
   char name[DDBC_SHARED_NAME_LEN + 1], gname[DDBC_SHARED_NAME_LEN + 1];
-  char gen[24];
-  ddbc_resp_reply rp[2];
+  char lname[DDBC_SHARED_NAME_LEN + 1], gen[24];
+  ddbc_resp_reply rp[3];
   ddb_buf cmds, v;
   double ms = 0;
   int rc;
@@ -532,7 +547,7 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
   ddb_buf_init(&cmds, DDBC_SHARED_MAX_VALUE + 4096);
   ddb_buf_init(&v, DDBC_SHARED_MAX_VALUE + 64);
   ddbc_shared_name(root, 'I', tail, len, name);
-  gen_name(root, table, gname);
+  ddbc_shared_gen_name(root, table, gname);
   snprintf(gen, sizeof(gen), "%llu", (unsigned long long)new_gen());
   if(ttl > 0)
     rc = item_value(root, name, item, 0, now, &v);
@@ -550,7 +565,14 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
   ddbc_resp_args(&cmds, "SET");
   ddbc_resp_args(&cmds, gname);
   ddbc_resp_args(&cmds, gen);
-  if(ddbc_shared_round_trip(sh, &cmds, rp, 2, 1, table, &ms) == 0) {
+  /* a lease on the item is cancelled: its holder read before this write,
+  ** and its fill (compare-and-set on the lease's token) is dropped
+  ** (lease.c); the generation's move above drops leased page fills */
+  ddbc_shared_name(root, DDBC_LEASE_ITEM, tail, len, lname);
+  ddbc_resp_cmd(&cmds, 2);
+  ddbc_resp_args(&cmds, "DEL");
+  ddbc_resp_args(&cmds, lname);
+  if(ddbc_shared_round_trip(sh, &cmds, rp, 3, 1, table, &ms) == 0) {
     if(rc == 0)
       count_sets(rp, 1); /* the item's SET (not the DEL) */
     if(rp[1].node[0].type != DDBC_RESP_STATUS)
@@ -558,6 +580,7 @@ void ddbc_shared_note_write(ddbc_shared *sh, ddb_client *c, const char *table,
     ddbc_shared_log("shared_write", table, 1, ms);
     ddbc_resp_reply_free(&rp[0]);
     ddbc_resp_reply_free(&rp[1]);
+    ddbc_resp_reply_free(&rp[2]);
   }
   ddb_buf_free(&v);
   ddb_buf_free(&cmds);
@@ -587,7 +610,7 @@ static ddbc_shared_gen gen_make(ddbc_shared *sh, const char *table,
   ddbc_resp_args(cmds, "GET");
   ddbc_resp_args(cmds, gname);
   if(ddbc_shared_round_trip(sh, cmds, mk, 2, 1, table, &ms) == 0) {
-    gen = gen_parse(&mk[1].node[0]);
+    gen = ddbc_shared_gen_parse(&mk[1].node[0]);
     if(!gen)
       ddbc_shared_count_error();
     ddbc_resp_reply_free(&mk[0]);
@@ -600,9 +623,10 @@ static ddbc_shared_gen gen_make(ddbc_shared *sh, const char *table,
 ** table's generation cur: 1 on a hit (*out a new page, *age its age),
 ** else 0 (nothing, too old, filled under another generation, or a value
 ** that is not ours: each counted).  plain is scratch. */
-static int page_take(const unsigned char *root, const char *name,
-                     const ddbc_resp_node *v, uint64_t cur, double max_age,
-                     double now, ddb_buf *plain, ddb_page **out, double *age) {
+int ddbc_shared_page_take(const unsigned char *root, const char *name,
+                          const ddbc_resp_node *v, uint64_t cur,
+                          double max_age, double now, ddb_buf *plain,
+                          ddb_page **out, double *age) {
   ddb_error err;
   uint64_t pgen;
   int flags, ok;
@@ -643,7 +667,7 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
   ddb_buf cmds, plain;
   uint64_t cur;
   double ms = 0;
-  int hit = 0;
+  int hit = 0, there = 0;
 
   *out = NULL;
   *gen = 0;
@@ -651,7 +675,7 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
   ddb_buf_init(&cmds, 4096);
   ddb_buf_init(&plain, DDBC_SHARED_MAX_VALUE + 64);
   ddbc_shared_name(root, 'Q', tail, len, name);
-  gen_name(root, table, gname);
+  ddbc_shared_gen_name(root, table, gname);
   ddbc_resp_cmd(&cmds, 3);
   ddbc_resp_args(&cmds, "MGET");
   ddbc_resp_args(&cmds, gname);
@@ -664,7 +688,7 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
     goto reply_done;
   }
   g = &rp.node[1];
-  cur = gen_parse(g);
+  cur = ddbc_shared_gen_parse(g);
   if(g->type == DDBC_RESP_NIL) {
     /* no generation yet (or it was evicted): make one; pages read
     ** without one are misses */
@@ -677,8 +701,10 @@ int ddbc_shared_get_page(ddbc_shared *sh, ddb_client *c, const char *table,
     goto reply_done;
   }
   *gen = cur;
-  hit =
-      page_take(root, name, &rp.node[2], cur, max_age, now, &plain, out, age);
+  hit = ddbc_shared_page_take(root, name, &rp.node[2], cur, max_age, now,
+                              &plain, out, age);
+  if(!hit && rp.node[2].type != DDBC_RESP_NIL)
+    there = 1; /* not to be taken: not a lease's to fill */
 reply_done:
   ddbc_shared_log("shared_get", table, hit, ms);
   ddbc_resp_reply_free(&rp);
@@ -687,7 +713,22 @@ done:
     OPENSSL_cleanse(plain.p, plain.len);
   ddb_buf_free(&plain);
   ddb_buf_free(&cmds);
-  return hit;
+  return hit ? 1 : there ? 2 : 0;
+}
+
+int ddbc_shared_page_value(const unsigned char *root, const char *name,
+                           ddbc_shared_gen gen, const ddb_page *p, double now,
+                           ddb_buf *v) {
+  ddb_buf plain;
+  int rc = -1;
+  ddb_buf_init(&plain, DDBC_SHARED_MAX_VALUE);
+  head_put(&plain, 'Q', 0, now, gen);
+  if(ddb_page_to_json(p, &plain) == 0 && !plain.failed)
+    rc = ddbc_shared_seal(root, name, (unsigned char *)plain.p, plain.len, v);
+  if(plain.p)
+    OPENSSL_cleanse(plain.p, plain.len);
+  ddb_buf_free(&plain);
+  return rc;
 }
 
 void ddbc_shared_fill_page(ddbc_shared *sh, ddb_client *c, const char *table,
@@ -696,19 +737,15 @@ void ddbc_shared_fill_page(ddbc_shared *sh, ddb_client *c, const char *table,
   const unsigned char *root = ddb_client_tier_key(c);
   char name[DDBC_SHARED_NAME_LEN + 1];
   ddbc_resp_reply rp;
-  ddb_buf plain, v, cmds;
+  ddb_buf v, cmds;
   double ms = 0;
 
   if(!gen)
     return;
-  ddb_buf_init(&plain, DDBC_SHARED_MAX_VALUE);
   ddb_buf_init(&v, DDBC_SHARED_MAX_VALUE + 64);
   ddb_buf_init(&cmds, DDBC_SHARED_MAX_VALUE + 4096);
   ddbc_shared_name(root, 'Q', tail, len, name);
-  head_put(&plain, 'Q', 0, now, gen);
-  if(ddb_page_to_json(p, &plain) == 0 && !plain.failed &&
-     ddbc_shared_seal(root, name, (unsigned char *)plain.p, plain.len, &v) ==
-         0) {
+  if(ddbc_shared_page_value(root, name, gen, p, now, &v) == 0) {
     cmd_set(&cmds, name, &v, ttl, 0);
     if(ddbc_shared_round_trip(sh, &cmds, &rp, 1, 1, table, &ms) == 0) {
       count_sets(&rp, 1);
@@ -716,9 +753,6 @@ void ddbc_shared_fill_page(ddbc_shared *sh, ddb_client *c, const char *table,
       ddbc_resp_reply_free(&rp);
     }
   }
-  if(plain.p)
-    OPENSSL_cleanse(plain.p, plain.len);
-  ddb_buf_free(&plain);
   ddb_buf_free(&v);
   ddb_buf_free(&cmds);
 }

@@ -173,7 +173,8 @@ typedef struct dd_opts {
   char *zTable, *zRegion, *zEndpoint, *zProfile, *zCaBundle, *zColumns;
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
       *zProgress, *zSegments, *zSegment, *zSplit, *zWriteCalls;
-  char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
+  char *zSharedCache, *zSharedTimeout, *zSharedLeaseWait; /* the shared
+                                                            tier */
   char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu;
 } dd_opts;
 

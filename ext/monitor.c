@@ -225,8 +225,8 @@ static sqlite3_module logModule = {
 ** dynamodb_stats
 */
 #define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS)
-/* The shared tier's rows (shared_hits .. shared_down). */
-#define DD_SHARED_STATS 8
+/* The shared tier's rows (shared_hits .. shared_lease_fallbacks). */
+#define DD_SHARED_STATS 12
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
@@ -316,6 +316,10 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "shared_errors", (double)cs.shared_errors, 1);
   stats_add(c, "shared_skipped", (double)cs.shared_skipped, 1);
   stats_add(c, "shared_down", (double)cs.shared_down, 1);
+  stats_add(c, "shared_lease_wins", (double)cs.shared_lease_wins, 1);
+  stats_add(c, "shared_lease_waits", (double)cs.shared_lease_waits, 1);
+  stats_add(c, "shared_lease_stale", (double)cs.shared_lease_stale, 1);
+  stats_add(c, "shared_lease_fallbacks", (double)cs.shared_lease_fallbacks, 1);
   return SQLITE_OK;
 }
 

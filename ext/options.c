@@ -59,6 +59,10 @@ SQLITE_EXTENSION_INIT3
 **                       DYNAMODB_SHARED_CACHE; off: none); no password
 **                       here (DYNAMODB_SHARED_CACHE_PASSWORD goes only to
 **                       the Redis DYNAMODB_SHARED_CACHE names)
+**   shared_lease_wait=SECONDS  wait for another process's fill of a key
+**                       missed together (0 to 1; 0: no leases; auto:
+**                       twice the DynamoDB round trip; default
+**                       $DYNAMODB_SHARED_CACHE_LEASE_WAIT, else auto)
 **   shared_cache_timeout=SECONDS  bound of a connect and of each command
 **                       to it, 0.001 to 1 (default 0.02)
 **   max_requests=N      a statement that would send more than N requests
@@ -150,6 +154,8 @@ static const struct dd_option {
     {"shared_cache_timeout", offsetof(dd_opts, zSharedTimeout), DD_OPT_TIMEOUT,
      offsetof(dd_vtab, rSharedTimeout), "0.02",
      "expected seconds from 0.001 to " DD_STR(DD_SHARED_TIMEOUT_MAX)},
+    {"shared_lease_wait", offsetof(dd_opts, zSharedLeaseWait), DD_OPT_TEXT, 0,
+     NULL, NULL},
     {"write_calls", offsetof(dd_opts, zWriteCalls), DD_OPT_CALLS,
      offsetof(dd_vtab, nWriteCalls), DD_STR(DD_WRITE_CALLS),
      "expected an integer from 1 to 64"},
@@ -479,6 +485,20 @@ static int dd_shared_apply(dd_vtab *p, const dd_opts *v, char **pzErr) {
   if(ddbc_shared_open(v->zSharedCache, p->rSharedTimeout, &p->pol.shared,
                       &err))
     return dd_opt_error(pzErr, "%s", err.message);
+  /* shared_lease_wait=: seconds from 0 (no leases) to
+  ** DD_SHARED_TIMEOUT_MAX (a wait is not interrupted either); not given:
+  ** the environment's, else the default (ddbc_lease_wait_default) */
+  p->pol.lease_wait = ddbc_lease_wait_default();
+  if(v->zSharedLeaseWait && sqlite3_stricmp(v->zSharedLeaseWait, "auto") == 0)
+    p->pol.lease_wait = DDBC_LEASE_AUTO;
+  else if(v->zSharedLeaseWait &&
+          (dd_number(v->zSharedLeaseWait, &p->pol.lease_wait) ||
+           p->pol.lease_wait < 0 || p->pol.lease_wait > DD_SHARED_TIMEOUT_MAX))
+    return dd_opt_error(pzErr,
+                        "bad value for shared_lease_wait: '%s' (expected "
+                        "auto, or seconds from 0 to " DD_STR(
+                            DD_SHARED_TIMEOUT_MAX) ", 0: no leases)",
+                        v->zSharedLeaseWait);
   return SQLITE_OK;
 }
 

@@ -437,7 +437,7 @@ static void test_tier_hostile(void) {
     ddbc_shared_get_items(sh, c, "T", &tail, &len, 1, 300, ddbc_shared_now(),
                           &found, &hit, NULL);
     ddbc_stats_get(&after);
-    CHECK_MSG(hit == 0 && found == NULL, "answer %zu: a hit", i);
+    CHECK_MSG(hit != 1 && found == NULL, "answer %zu: a hit", i);
     if(i < 2) { /* not RESP: the connection is dropped, the tier backs off */
       CHECK_INT(after.shared_errors, before.shared_errors + 1);
       CHECK(ddbc_shared_status(sh, NULL, 0) == 1);
