@@ -26,12 +26,12 @@ typedef struct ddbc_reader ddbc_reader;
 
 /* How a read may be served. */
 typedef struct ddbc_policy {
-  int consistent;      /* 1: ConsistentRead=true, never from the cache */
-  double item_ttl;     /* seconds an item-cache entry lives; 0: don't cache */
-  double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
-  ddbc_shared *shared; /* the shared tier behind the process's cache, or
+  int consistent;       /* 1: ConsistentRead=true, never from the cache */
+  double item_ttl;      /* seconds an item-cache entry lives; 0: don't cache */
+  double query_ttl;     /* seconds a query-cache entry lives; 0: don't cache */
+  ddbc_shared *shared;  /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
-  ddbc_reader *reader; /* coherence=streams: the table's reader, or NULL */
+  ddbc_reader *reader;  /* coherence=streams: the table's reader, or NULL */
   double max_staleness; /* with a reader: a read goes to DynamoDB while
                            the reader lags more (seconds; 0: no bound) */
 } ddbc_policy;
