@@ -22,6 +22,7 @@ the reading processes are tests/faults/streams_reader.py under $READER_PY
 """
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -164,6 +165,7 @@ def changes(c, r, table, vt, n, lat, failed):
         sql = value_sql(vt, pk)
         r.rows(sql)  # cached (an insert's key: "no such item" cached)
         r.rows(sql)
+        time.sleep(random.uniform(0, 0.3))  # any phase of the reader's polls
         if kind == 0:
             want = 1000 + i
             put(c, table, pk, want)
