@@ -29,8 +29,8 @@
 ** The change records and what they retire: coherence_apply.c.
 **
 ** Locks: reg_lock (the readers) then a reader's mu, rank DDB_LIVE_COHERENCE
-** on live.c's list (before the cache's: apply() holds mu while it calls
-** the store).  No lock is held over a request.  fork(): the child has no
+** on live.c's list (before the cache's), each a leaf: mu is never held
+** while the store, a request or another rank's lock is taken.  fork(): the child has no
 ** reader thread; its readers leave the list (their vtabs see
 ** "fallback-ttl: forked"), and a new attach in the child starts its own.
 */
