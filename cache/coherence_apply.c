@@ -69,10 +69,11 @@ static void put_item(ddb_buf *b, const ddb_item *it) {
     b->failed = 1;
     return;
   }
-  if(p)
-    ddb_item_pack(it, p);
   put_u32(b, n);
-  ddb_buf_add(b, (const char *)p, n);
+  if(p) {
+    ddb_item_pack(it, p);
+    ddb_buf_add(b, (const char *)p, n);
+  }
   free(p);
 }
 
