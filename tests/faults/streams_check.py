@@ -55,6 +55,8 @@ class Reader:
 
     def __init__(self, endpoint=None):
         env = dict(os.environ)
+        if os.environ.get("READER_PRELOAD"):  # SANITIZE=1: ASan's runtime
+            env["LD_PRELOAD"] = os.environ["READER_PRELOAD"]
         if endpoint:
             env["AWS_ENDPOINT_URL_DYNAMODB"] = endpoint
         self.p = subprocess.Popen(

@@ -37,7 +37,7 @@ c = sc.fixtures.connect()
 sc.make_table(c, "StrApiS061", "KEYS_ONLY", 1)
 sc.make_table(c, "StrApiN061", None, 1)
 PY
-  coproc API { env -u LD_PRELOAD "$BIN" StrApiN061 StrApiS061 "$n"; }
+  coproc API { "$BIN" StrApiN061 StrApiS061 "$n"; }
   api_pid=$API_PID
   while read -r line <&"${API[0]}"; do
     [ "$line" = ready ] && break
@@ -73,7 +73,7 @@ fixtures.wait_active(c, "StrDyn061")
 print(c.describe_table(TableName="StrDyn061")["Table"].get("LatestStreamArn"))
 PY
   )
-  err=$(AWS_ENDPOINT_URL_DYNAMODB=$URL "${SQLITE3:-sqlite3}" :memory: ".load $DDB_EXT" \
+  err=$(AWS_ENDPOINT_URL_DYNAMODB=$URL LD_PRELOAD=$READER_PRELOAD "${SQLITE3:-sqlite3}" :memory: ".load $DDB_EXT" \
     "CREATE VIRTUAL TABLE d USING dynamodb(table=StrDyn061, coherence=streams)" 2>&1)
   tests/harness/dynalite.sh stop "$D" >/dev/null 2>&1
   n=$((n + 1))
