@@ -48,18 +48,24 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static ddbc_reader *readers;
 static int n_readers; /* atomic: a write looks here before taking a lock */
 
-/* The reader of (c's place, table), with its mu taken, or NULL (none). */
-static ddbc_reader *reader_find_locked(ddb_client *c, const char *table) {
+/* The reader of (c's place, table), or NULL (reg_lock held). */
+static ddbc_reader *do_reader_find(ddb_client *c, const char *table) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddbc_reader *r;
   ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
-  pthread_mutex_lock(&reg_lock);
   for(r = readers; r; r = r->next)
     if(r->place_len == place_len && memcmp(r->place, place, place_len) == 0 &&
        strcmp(r->table, ddb_arn_table_name(table)) == 0)
       break;
-  if(r)
+  return r;
+}
+
+/* The reader of (c's place, table), with its mu taken, or NULL (none). */
+static ddbc_reader *reader_find_locked(ddb_client *c, const char *table) {
+  ddbc_reader *r;
+  pthread_mutex_lock(&reg_lock);
+  if((r = do_reader_find(c, table)) != NULL)
     pthread_mutex_lock(&r->mu);
   pthread_mutex_unlock(&reg_lock);
   return r;
@@ -529,16 +535,9 @@ static ddb_result reader_new(const ddb_config *cfg, ddb_client *c,
 
 /* The reader of (c's place, table) with one more reference, or NULL. */
 static ddbc_reader *reader_ref(ddb_client *c, const char *table) {
-  const char *place, *principal;
-  size_t place_len, principal_len;
   ddbc_reader *r;
-  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
   pthread_mutex_lock(&reg_lock);
-  for(r = readers; r; r = r->next)
-    if(r->place_len == place_len && memcmp(r->place, place, place_len) == 0 &&
-       strcmp(r->table, ddb_arn_table_name(table)) == 0)
-      break;
-  if(r)
+  if((r = do_reader_find(c, table)) != NULL)
     r->refs++;
   pthread_mutex_unlock(&reg_lock);
   return r;
