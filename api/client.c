@@ -151,6 +151,56 @@ static void client_fork_unlock(void *obj) {
 static const ddb_live_ops client_live_ops = {
     DDB_LIVE_API_CLIENT, client_fork_lock, client_fork_unlock, NULL};
 
+/* Phase 1 of dyn_client_new: the options that need no client, checked,
+** and max_retries into cfg.  Returns DYN_OK, or DYN_EINPUT with err set. */
+static dyn_code check_options(const dyn_options *opt, ddb_config *cfg,
+                              dyn_error *err) {
+  if(opt->timeout < 0 || opt->connect_timeout < 0)
+    return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
+  if((opt->timeout > 0 && opt->timeout < 0.001) ||
+     (opt->connect_timeout > 0 && opt->connect_timeout < 0.001))
+    /* curl counts milliseconds, and its 0 means no timeout at all */
+    return dyni_fail(err, DYN_EINPUT,
+                     "timeouts below 0.001 seconds are not possible");
+  if(opt->shared_cache_timeout < 0)
+    return dyni_fail(err, DYN_EINPUT,
+                     "shared_cache_timeout must not be negative");
+  if(opt->shared_lease_wait > 1)
+    return dyni_fail(err, DYN_EINPUT,
+                     "shared_lease_wait must be at most 1 second");
+  if(opt->coherence != DYN_COHERENCE_TTL &&
+     opt->coherence != DYN_COHERENCE_STREAMS)
+    return dyni_fail(err, DYN_EINPUT,
+                     "coherence: %d is neither DYN_COHERENCE_TTL nor "
+                     "DYN_COHERENCE_STREAMS",
+                     opt->coherence);
+  if(ddb_option_retries(api_option(opt->max_retries), &cfg->max_retries))
+    return dyni_fail(err, DYN_EINPUT,
+                     "max_retries: %d is out of range (0 to %d, or "
+                     "DYN_DEFAULT)",
+                     opt->max_retries, DDB_MAX_RETRIES);
+  return DYN_OK;
+}
+
+/* Phase 2: the cache's policy of c from opt (TTLs, coherence, lease wait;
+** the shared tier is opened later).  Returns DYN_OK, or DYN_EINPUT. */
+static dyn_code policy_options(const dyn_options *opt, dyn_client *c,
+                               dyn_error *err) {
+  dyn_code result;
+  result = ttl_option(opt->item_ttl, "item_ttl", &c->pol.item_ttl, err);
+  if(!result)
+    result = ttl_option(opt->query_ttl, "query_ttl", &c->pol.query_ttl, err);
+  if(!result)
+    result =
+        ttl_option(opt->max_staleness == DYN_DEFAULT ? 0 : opt->max_staleness,
+                   "max_staleness", &c->pol.max_staleness, err);
+  c->coherence = opt->coherence;
+  c->pol.lease_wait = opt->shared_lease_wait > 0   ? opt->shared_lease_wait
+                      : opt->shared_lease_wait < 0 ? 0
+                                                   : ddbc_lease_wait_default();
+  return result;
+}
+
 dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
                         dyn_error *err) {
   dyn_options none;
@@ -168,40 +218,28 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     dyn_options_init(&none);
     opt = &none;
   }
-  if(opt->timeout < 0 || opt->connect_timeout < 0)
-    return dyni_fail(err, DYN_EINPUT, "timeouts must not be negative");
-  if((opt->timeout > 0 && opt->timeout < 0.001) ||
-     (opt->connect_timeout > 0 && opt->connect_timeout < 0.001))
-    /* curl counts milliseconds, and its 0 means no timeout at all */
-    return dyni_fail(err, DYN_EINPUT,
-                     "timeouts below 0.001 seconds are not possible");
-  if(opt->shared_cache_timeout < 0)
-    return dyni_fail(err, DYN_EINPUT,
-                     "shared_cache_timeout must not be negative");
-  if(opt->shared_lease_wait > 1)
-    return dyni_fail(err, DYN_EINPUT,
-                     "shared_lease_wait must be at most 1 second");
   memset(&cfg, 0, sizeof(cfg));
-  if(ddb_option_retries(api_option(opt->max_retries), &cfg.max_retries))
-    return dyni_fail(err, DYN_EINPUT,
-                     "max_retries: %d is out of range (0 to %d, or "
-                     "DYN_DEFAULT)",
-                     opt->max_retries, DDB_MAX_RETRIES);
+  result = check_options(opt, &cfg, err);
+  if(result)
+    return result;
   c = calloc(1, sizeof(*c));
   if(!c)
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
   pthread_mutex_init(&c->lock, NULL);
   ddb_live_add(&c->live, &client_live_ops, c);
-  result = ttl_option(opt->item_ttl, "item_ttl", &c->pol.item_ttl, err);
+  result = policy_options(opt, c, err);
   if(result)
     goto fail;
-  result = ttl_option(opt->query_ttl, "query_ttl", &c->pol.query_ttl, err);
-  if(result)
+  cfg.region = c->strs[0] = opt->region ? ddb_strdup(opt->region) : NULL;
+  cfg.endpoint = c->strs[1] = opt->endpoint ? ddb_strdup(opt->endpoint) : NULL;
+  cfg.profile = c->strs[2] = opt->profile ? ddb_strdup(opt->profile) : NULL;
+  cfg.ca_bundle = c->strs[3] =
+      opt->ca_bundle ? ddb_strdup(opt->ca_bundle) : NULL;
+  if((opt->region && !cfg.region) || (opt->endpoint && !cfg.endpoint) ||
+     (opt->profile && !cfg.profile) || (opt->ca_bundle && !cfg.ca_bundle)) {
+    result = dyni_fail(err, DYN_ENOMEM, "out of memory");
     goto fail;
-  cfg.region = opt->region;
-  cfg.endpoint = opt->endpoint;
-  cfg.profile = opt->profile;
-  cfg.ca_bundle = opt->ca_bundle;
+  }
   cfg.timeout = opt->timeout;
   cfg.connect_timeout = opt->connect_timeout;
   ddb_error_clear(&e);
@@ -210,13 +248,11 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     result = dyni_error(err, &e);
     goto fail;
   }
-  c->pol.lease_wait = opt->shared_lease_wait > 0   ? opt->shared_lease_wait
-                      : opt->shared_lease_wait < 0 ? 0
-                                                   : ddbc_lease_wait_default();
   if(ddb_client_new(&cfg, &c->ddb, &e)) {
     result = dyni_error(err, &e);
     goto fail;
   }
+  c->cfg = cfg;
   *out = c;
   return DYN_OK;
 
@@ -227,6 +263,7 @@ fail:
 
 void dyn_client_free(dyn_client *c) {
   dyn_table *t, *next;
+  int i;
   if(!c)
     return;
   ddb_live_remove(&c->live);
@@ -235,6 +272,8 @@ void dyn_client_free(dyn_client *c) {
     dyni_table_unref(t);
   }
   ddb_client_free(c->ddb);
+  for(i = 0; i < 4; i++)
+    free(c->strs[i]);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
@@ -251,9 +290,10 @@ const char *dyn_client_credential_source(const dyn_client *c) {
   return c && c->ddb ? ddb_client_credential_source(c->ddb) : NULL;
 }
 
-ddbc_policy dyni_policy(const dyn_client *c, int flags) {
+ddbc_policy dyni_policy(const dyn_client *c, const dyn_table *t, int flags) {
   ddbc_policy p = c->pol;
   p.consistent = (flags & DYN_CONSISTENT) != 0;
+  p.reader = t ? t->reader : NULL;
   return p;
 }
 
@@ -264,6 +304,7 @@ ddbc_policy dyni_policy(const dyn_client *c, int flags) {
 */
 void dyni_table_unref(dyn_table *t) {
   if(t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    ddbc_reader_detach(t->reader); /* the last one stops its thread */
     ddb_table_desc_free(t->desc);
     free(t);
   }
@@ -317,6 +358,13 @@ dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
   }
   t->desc = desc;
+  /* coherence=streams: the table's reader (no stream: this call's error) */
+  if(c->coherence == DYN_COHERENCE_STREAMS &&
+     ddbc_reader_attach(&c->cfg, c->ddb, table, &t->reader, &e)) {
+    ddb_table_desc_free(desc);
+    free(t);
+    return dyni_error(err, &e);
+  }
   t->key_names[0] = desc->indexes[0].pk.name;
   t->key_names[1] = desc->indexes[0].sk.name;
   t->n_key = t->key_names[1] ? 2 : 1;

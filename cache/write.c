@@ -52,6 +52,8 @@ static void note_done(ddb_client *c, const ddb_table_desc *d,
     ddbc_note_write(c, d, NULL, 0, now, key, pol);
   else
     ddbc_note_write(c, d, old, 1, now, key, pol);
+  /* coherence=streams: its stream record must not evict this */
+  ddbc_coherence_note_write(c, d, key, old, old_known && e->retries == 0, now);
 }
 
 ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
@@ -65,7 +67,8 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
   if(old)
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_put_item(c, d->name, item, key_names, n_key, cond, expect, &was,
                         err);
   ddb_tally_end(prev);
@@ -93,7 +96,8 @@ ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
   ddb_result result;
   if(old)
     *old = NULL;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, expect,
                            &was, err);
   ddb_tally_end(prev);
@@ -123,7 +127,8 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
   ddb_result result;
   if(updated)
     *updated = NULL;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
                            n_remove, cond, was, &after, err);
   ddb_tally_end(prev);
@@ -182,6 +187,9 @@ static void note_call(ddb_client *c, const ddb_table_desc *d,
     }
   if(m)
     ddbc_note_writes(c, d, a, m, pol);
+  for(i = 0; i < m; i++) /* coherence=streams, as note_done */
+    ddbc_coherence_note_write(c, d, a[i].key, a[i].old_item, a[i].old_known,
+                              a[i].new_item);
   free(a);
 }
 
@@ -226,7 +234,8 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
   unsigned char all[DDB_TRANSACT_MAX];
   ddb_tally t, *prev;
   ddb_result result;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, NULL, w, (size_t)n, &t);
@@ -249,7 +258,8 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
   size_t i;
   if(!st)
     st = n <= sizeof(one) ? one : malloc(n);
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_batch_write(c, d->name, w, n, key_names, n_key, st, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, NULL, w, n, &t);

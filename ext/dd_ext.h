@@ -175,7 +175,7 @@ typedef struct dd_opts {
       *zProgress, *zSegments, *zSegment, *zSplit, *zWriteCalls;
   char *zSharedCache, *zSharedTimeout, *zSharedLeaseWait; /* the shared
                                                             tier */
-  char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu;
+  char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu, *zCoherence, *zStaleness;
 } dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
