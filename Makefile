@@ -47,12 +47,12 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/describe.c client/read.c client/get.c \
               client/profile.c client/tape.c client/crypto.c client/sigv4.c \
               client/jsonval.c client/meter.c client/rate.c \
-              client/throttle.c client/arn.c
+              client/throttle.c client/arn.c client/streams.c
 CACHE_SRC  := cache/describe.c cache/cache.c cache/read.c \
               cache/invalidate.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/redis_conn.c cache/resp.c cache/redis_url.c \
               cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c \
-              cache/fleet.c
+              cache/coherence.c cache/coherence_apply.c cache/fleet.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/keys.c ext/functions.c \

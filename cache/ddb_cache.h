@@ -21,6 +21,8 @@ extern "C" {
 
 /* A shared cache tier (Redis), process-wide (ddbc_shared_open). */
 typedef struct ddbc_shared ddbc_shared;
+/* A reader of a table's DynamoDB Stream (coherence.c). */
+typedef struct ddbc_reader ddbc_reader;
 
 /* How a read may be served. */
 typedef struct ddbc_policy {
@@ -29,6 +31,9 @@ typedef struct ddbc_policy {
   double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
   ddbc_shared *shared; /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
+  ddbc_reader *reader; /* coherence=streams: the table's reader, or NULL */
+  double max_staleness; /* with a reader: a read goes to DynamoDB while
+                           the reader lags more (seconds; 0: no bound) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -361,6 +366,37 @@ ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
                                  const ddbc_policy *pol, int n_threads,
                                  ddb_cancel_fn cancel, void *ud,
                                  ddb_item **found, ddb_error *err);
+
+/* ------------------------------------------------------------------------
+** coherence=streams (coherence.c, coherence_apply.c; docs/cache.md
+** "Following the table's stream")
+**
+** ddbc_reader_attach: the reader of table at c's place, shared by the
+** process (refcounted), started when there is none (its own client made
+** from cfg; it first asks DynamoDB whether the table has a stream:
+** DDB_ERR_CONFIG naming the table and how to enable one when not).
+** ddbc_reader_detach: the last one stops its thread and joins it (NULL
+** is fine).  ddbc_reader_info_get: its state now; ddbc_readers_info: every
+** reader's, at most max, returns how many.  ddbc_reader_bypass: 1 when a
+** read under pol must go to DynamoDB (its reader follows but lags more
+** than pol->max_staleness).
+*/
+typedef struct ddbc_reader_info {
+  char table[256];
+  int following; /* 1: following; 0: fallback-ttl (why says why) */
+  double lag;    /* seconds since every shard was last read to its end
+                    (-1 when not following) */
+  char why[160];
+  uint64_t records, polls, clears, own_skipped, errors;
+  int shards;
+} ddbc_reader_info;
+ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
+                              const char *table, ddbc_reader **out,
+                              ddb_error *err);
+void ddbc_reader_detach(ddbc_reader *r);
+void ddbc_reader_info_get(ddbc_reader *r, ddbc_reader_info *out);
+int ddbc_readers_info(ddbc_reader_info *out, int max);
+int ddbc_reader_bypass(const ddbc_policy *pol);
 
 /* ------------------------------------------------------------------------
 ** Hot keys (hot.c): the partition keys this process sent the most

@@ -234,7 +234,7 @@ ddb_result ddbc_read_page(ddb_client *c, const ddb_read *r,
 
   *out = NULL;
   rd.consistent = pol->consistent;
-  if(pol->consistent || pol->query_ttl <= 0 || !s)
+  if(pol->consistent || pol->query_ttl <= 0 || !s || ddbc_reader_bypass(pol))
     return read_page_counted(c, &rd, out, err);
 
   ddb_buf_init(&key, DDBC_KEY_MAX);
@@ -296,7 +296,7 @@ int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
   double age;
   int hit = 0;
   *out = NULL;
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
+  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
     return 0;
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   ddbc_key_head(&k, 'I', c, table);
@@ -321,7 +321,7 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
   double age;
 
   *out = NULL;
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
+  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
     return get_item_counted(c, table, key, key_names, pol->consistent, out,
                             err);
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
@@ -471,7 +471,7 @@ ddb_result ddbc_batch_get(ddb_client *c, const char *table,
   size_t i;
   ddb_result result = DDB_OK;
 
-  if(pol->consistent || pol->item_ttl <= 0 || !s)
+  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
     return batch_get_counted(c, table, keys, n, key_names, n_key_names,
                              pol->consistent, found, err);
   for(i = 0; i < n; i++)

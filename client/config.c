@@ -63,6 +63,35 @@ static ddb_result set_endpoint(ddb_settings *s, const char *v,
   return DDB_OK;
 }
 
+/* Resolve DynamoDB Streams' endpoint into s->streams_ep: botocore's
+** configured endpoint of the service "DynamoDB Streams"
+** (AWS_ENDPOINT_URL_DYNAMODB_STREAMS, AWS_ENDPOINT_URL, `dynamodb_streams`
+** of a services section); else, when DynamoDB's endpoint was configured
+** (custom: DynamoDB Local and dynalite serve both on one port), that one;
+** else AWS's https://streams.dynamodb.<region>.amazonaws.com.  (botocore
+** itself would send a dynamodbstreams client to AWS when only
+** AWS_ENDPOINT_URL_DYNAMODB is set: a reader following DynamoDB Local must
+** not.) */
+static ddb_result resolve_streams(const ddb_profile *prof, ddb_settings *s,
+                                  int custom, ddb_error *err) {
+  const char *v, *what = "";
+  char *conf = NULL, buf[1024], whatbuf[80];
+  ddb_result result;
+  v = ddb_configured_endpoint(prof, "dynamodb_streams", "DYNAMODB_STREAMS",
+                              &conf, &what, whatbuf, sizeof(whatbuf));
+  if(!v && custom)
+    v = s->endpoint;
+  if(!v) {
+    if(snprintf(buf, sizeof(buf), "https://streams.dynamodb.%s.amazonaws.com",
+                s->region) >= (int)sizeof(buf))
+      return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
+    v = buf;
+  }
+  result = ddb_endpoint_parse(v, what, &s->streams_ep, err);
+  free(conf);
+  return result;
+}
+
 /* Resolve the endpoint into s (see the top of the file). */
 static ddb_result resolve_endpoint(const ddb_config *cfg,
                                    const ddb_profile *prof, ddb_settings *s,
@@ -78,12 +107,14 @@ static ddb_result resolve_endpoint(const ddb_config *cfg,
   if(v) {
     result = set_endpoint(s, v, what, err);
     free(conf);
-    return result;
-  }
-  if(snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
-              s->region) >= (int)sizeof(buf))
+  } else if(snprintf(buf, sizeof(buf), "https://dynamodb.%s.amazonaws.com",
+                     s->region) >= (int)sizeof(buf))
     return ddb_error_set(err, DDB_ERR_CONFIG, "region too long");
-  return set_endpoint(s, buf, " (from the region)", err);
+  else
+    result = set_endpoint(s, buf, " (from the region)", err);
+  if(result)
+    return result;
+  return resolve_streams(prof, s, v != NULL, err);
 }
 
 /* Resolve the CA bundle into s: option, AWS_CA_BUNDLE, the profile's
@@ -123,6 +154,7 @@ void ddb_settings_free(ddb_settings *s) {
   free(s->region);
   free(s->endpoint);
   ddb_endpoint_free(&s->ep);
+  ddb_endpoint_free(&s->streams_ep);
   free(s->ca_bundle);
   free(s->access_key);
   ddb_wipe_free(s->secret_key);

@@ -536,6 +536,51 @@ ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
 /* A deep copy of d (free with ddb_table_desc_free), or NULL on OOM. */
 ddb_table_desc *ddb_table_desc_dup(const ddb_table_desc *d);
 
+/* DynamoDB Streams (streams.c; cache/coherence.c's reader).
+** ddb_stream_of_table: the table's LatestStreamArn and StreamViewType
+** (*arn, *view: free(); both NULL when its stream is not enabled), from
+** DescribeTable.  ddb_describe_stream: every shard of stream arn
+** (ddb_stream_desc_free).  ddb_shard_iterator: an iterator of shard at
+** LATEST (seq NULL), TRIM_HORIZON (seq "") or AFTER_SEQUENCE_NUMBER
+** seq, in *iter (free()).
+** ddb_get_records: at most limit (0: the server's) records at iter into
+** *out (ddb_stream_batch_free); out->next NULL: the shard is closed and
+** read to its end.  Errors are the service's (e.type
+** "ExpiredIteratorException", "TrimmedDataAccessException",
+** "ResourceNotFoundException"; LimitExceededException is retried with
+** backoff like any throttling answer). */
+typedef struct ddb_stream_shard {
+  char *id, *parent; /* parent: NULL when none */
+  int closed;        /* has an EndingSequenceNumber */
+} ddb_stream_shard;
+typedef struct ddb_stream_desc {
+  char *status; /* StreamStatus: "ENABLED", "DISABLED", ... */
+  ddb_stream_shard *shards;
+  int n_shards;
+} ddb_stream_desc;
+typedef struct ddb_stream_record {
+  int event;      /* 'I' INSERT, 'M' MODIFY, 'R' REMOVE */
+  char *seq;      /* SequenceNumber */
+  double created; /* ApproximateCreationDateTime, Unix seconds */
+  ddb_item *keys, *new_image, *old_image; /* images NULL when not sent */
+} ddb_stream_record;
+typedef struct ddb_stream_batch {
+  ddb_stream_record *r;
+  int n;
+  char *next; /* NextShardIterator, NULL at a closed shard's end */
+} ddb_stream_batch;
+ddb_result ddb_stream_of_table(ddb_client *c, const char *table, char **arn,
+                               char **view, ddb_error *err);
+ddb_result ddb_describe_stream(ddb_client *c, const char *arn,
+                               ddb_stream_desc **out, ddb_error *err);
+void ddb_stream_desc_free(ddb_stream_desc *d);
+ddb_result ddb_shard_iterator(ddb_client *c, const char *arn,
+                              const char *shard, const char *seq, char **iter,
+                              ddb_error *err);
+ddb_result ddb_get_records(ddb_client *c, const char *iter, int limit,
+                           ddb_stream_batch *out, ddb_error *err);
+void ddb_stream_batch_free(ddb_stream_batch *b);
+
 /* Table ARNs (arn.c): arn:PARTITION:dynamodb:REGION:ACCOUNT:table/NAME,
 ** with /index/INDEX when index_ok (the resource a throttling answer
 ** names).  DynamoDB takes a table's ARN wherever it takes its name. */
@@ -869,6 +914,7 @@ typedef enum ddb_live_rank {
   DDB_LIVE_EXT = 10,        /* ext/common.c: dd_registry_lock */
   DDB_LIVE_API_CLIENT = 20, /* api/client.c: a dyn_client's table list */
   DDB_LIVE_STREAM = 30,     /* cache/stream.c: a stream's mu */
+  DDB_LIVE_COHERENCE = 35,  /* cache/coherence.c: readers, each mu */
   DDB_LIVE_CACHE = 40,      /* cache/cache.c: see live.c */
   DDB_LIVE_HOT = 41,        /* cache/hot.c: hot_lock */
   DDB_LIVE_SHARED = 42,     /* cache/shared.c: see live.c */

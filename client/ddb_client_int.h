@@ -510,6 +510,7 @@ typedef struct ddb_settings {
   char *region;
   char *endpoint;  /* as configured, without trailing slashes: messages */
   ddb_endpoint ep; /* the endpoint, parsed */
+  ddb_endpoint streams_ep; /* DynamoDB Streams' endpoint (streams.c) */
   char *ca_bundle; /* CA file to trust instead of the system's, or NULL */
   char *access_key;
   char *secret_key;

@@ -650,7 +650,7 @@ static attempt_verdict attempt_once(attempt *a) {
   a->sent_now = 0;
   errbuf[0] = 0;
   a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
-  if(ddb_sign_request(a->c, a->g, op, a->body, a->body_len, &hdrs, e))
+  if(ddb_sign_request(a->c, a->g, op, a->ci->streams, a->body, a->body_len, &hdrs, e))
     return ATTEMPT_FAIL;
   cc = attempt_send(a, hdrs, &xs, &sink, errbuf);
   if(cc != CURLE_OK)
@@ -809,7 +809,8 @@ ddb_result ddb_http_call(ddb_client *c, call_info *ci, const char *body,
   memset(&local, 0, sizeof(local));
   a.c = c;
   a.ci = ci;
-  a.url = c->s.ep.url; /* the endpoint as config.c parsed it */
+  /* the endpoint as config.c parsed it */
+  a.url = ci->streams ? c->s.streams_ep.url : c->s.ep.url;
   a.body = body;
   a.body_len = body_len;
   a.e = err ? err : &local;

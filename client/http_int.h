@@ -91,10 +91,12 @@ void ddb_sign_headers_free(struct curl_slist *hdrs);
 ** session token (signer.c). */
 void ddb_curl_global_init(void);
 /* The headers of one request of operation with body, signed with g at
-** the clock of now plus c->clock_skew (a retry is signed again).  Returns
+** the clock of now plus c->clock_skew (a retry is signed again); streams:
+** DynamoDB Streams' operation, at its endpoint.  Returns
 ** DDB_OK with *out (ddb_sign_headers_free), or an error. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
-                            const char *operation, const char *body,
+                            const char *operation, int streams,
+                            const char *body,
                             size_t body_len, struct curl_slist **out,
                             ddb_error *err);
 
@@ -209,6 +211,8 @@ struct call_info {
   ** 0.5 eventually; 0: not a page) */
   double rate_share, rate_unit;
   double rate_cost; /* max_wcu: the most the write may cost (rate.c) */
+  int streams;      /* a DynamoDB Streams call (streams.c): its endpoint
+                       and X-Amz-Target */
 };
 
 /* POST body to the endpoint as ci->operation, retrying what is retryable

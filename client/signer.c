@@ -322,19 +322,27 @@ ddb_result ddb_signer_acquire(ddb_client *c, ddb_signer **out,
 
 /* See http_int.h: the signed header list of one attempt. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
-                            const char *operation, const char *body,
+                            const char *operation, int streams,
+                            const char *body,
                             size_t body_len, struct curl_slist **out,
                             ddb_error *err) {
   struct curl_slist *hdrs = NULL, *x;
-  char target[96];
+  char target[128];
   char date[DATE_HDR_LEN + DDB_SIGV4_DATE_LEN] = DATE_HDR;
   char auth[AUTH_HDR_LEN + DDB_SIGV4_AUTH_MAX] = AUTH_HDR;
   const char *lines[6];
   int i, rc;
 
   *out = NULL;
-  snprintf(target, sizeof(target), TARGET_HDR "DynamoDB_20120810.%.60s",
+  const ddb_endpoint *ep = streams ? &c->s.streams_ep : &c->s.ep;
+  char host[DDB_HOST_HDR_LEN + 512];
+
+  snprintf(target, sizeof(target), TARGET_HDR "%s.%.60s",
+           streams ? "DynamoDBStreams_20120810" : "DynamoDB_20120810",
            operation);
+  if(snprintf(host, sizeof(host), DDB_HOST_HDR "%s", ep->host) >=
+     (int)sizeof(host))
+    return ddb_error_set(err, DDB_ERR_CONFIG, "endpoint host too long");
   /* signed with the clock of this attempt (a retry is signed again),
   ** corrected by what the server said of its own (http.c) */
   rc = ddb_sigv4_amz_date(
@@ -342,8 +350,8 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
       date + DATE_HDR_LEN);
   if(rc == 0)
     rc = ddb_sigv4_sign_json(g->keys, c->s.region, "dynamodb",
-                             date + DATE_HDR_LEN, c->s.ep.sign_path,
-                             CONTENT_TYPE, c->host_hdr + DDB_HOST_HDR_LEN,
+                             date + DATE_HDR_LEN, ep->sign_path,
+                             CONTENT_TYPE, host + DDB_HOST_HDR_LEN,
                              target + TARGET_HDR_LEN, body, body_len,
                              auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
   if(rc == DDB_SIGV4_NOMEM)
@@ -355,7 +363,7 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                          "key id is out of range",
                          operation);
   lines[0] = "Content-Type: " CONTENT_TYPE;
-  lines[1] = c->host_hdr;
+  lines[1] = host;
   lines[2] = date;
   lines[3] = target;
   lines[4] = auth;

@@ -174,7 +174,7 @@ typedef struct dd_opts {
   char *zScan, *zConsistent, *zTimeout, *zMaxRetries, *zItemTtl, *zQueryTtl,
       *zProgress, *zSegments, *zSegment, *zSplit, *zWriteCalls;
   char *zSharedCache, *zSharedTimeout; /* the shared tier (options.c) */
-  char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu;
+  char *zMaxRequests, *zTtl, *zMaxRcu, *zMaxWcu, *zCoherence, *zStaleness;
 } dd_opts;
 
 /* A value converted from SQL for use in a key condition.  av.text points
@@ -311,7 +311,7 @@ typedef struct dd_vtab {
   double rSharedTimeout;
   dd_conn *pConn; /* the connection's statement state (the module's
                       client data; it outlives the vtab) */
-  int bTtlHide;   /* ttl=hide */
+  int bTtlHide, bStreams; /* ttl=hide, coherence=streams (pol.reader) */
   int bTtlKnown;  /* zTtlAttr was asked (DescribeTimeToLive) */
   char *zTtlAttr; /* ttl=hide: the table's TTL attribute, NULL: none
                       (TTL off); sqlite3_free() */

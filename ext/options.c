@@ -68,6 +68,11 @@ SQLITE_EXTENSION_INIT3
 **   max_rcu=N, max_wcu=N  capacity units a second this table's reads
 **                       (writes) may spend, across the process's segments,
 **                       threads and connections (default 0: no limit)
+**   coherence=ttl|streams  streams: a background reader follows the
+**                       table's DynamoDB Stream and retires what other
+**                       writers change (default ttl: entries live their TTL)
+**   max_staleness=SECONDS  with coherence=streams, a read goes to DynamoDB
+**                       while the reader lags more (default 0: no bound)
 **
 ** Values may be quoted with ' or ".  BOOL is yes/no, on/off, true/false,
 ** 1/0.  An unknown or repeated parameter is an error.
@@ -85,7 +90,8 @@ enum {
   DD_OPT_CALLS,    /* an integer from 1 to 64: int */
   DD_OPT_COUNT,    /* an integer from 0 to DD_MAX_COUNT: long long */
   DD_OPT_TTLMODE,  /* show or hide: int, 1 for hide */
-  DD_OPT_RATE      /* units a second from 0 to DD_MAX_RATE: double */
+  DD_OPT_RATE,     /* units a second from 0 to DD_MAX_RATE: double */
+  DD_OPT_COHERENCE /* ttl or streams: int, 1 for streams */
 };
 /* The largest shared_cache_timeout: a wait on Redis does not see an
 ** interrupt, and a database file can name the Redis (docs/trust-model.md),
@@ -164,6 +170,11 @@ static const struct dd_option {
     {"max_wcu", offsetof(dd_opts, zMaxWcu), DD_OPT_RATE,
      offsetof(dd_vtab, cfg.max_wcu), "0",
      "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
+    {"coherence", offsetof(dd_opts, zCoherence), DD_OPT_COHERENCE,
+     offsetof(dd_vtab, bStreams), "ttl", "expected ttl or streams"},
+    {"max_staleness", offsetof(dd_opts, zStaleness), DD_OPT_TTL,
+     offsetof(dd_vtab, pol.max_staleness), "0",
+     "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},
 };
 #define DD_NOPTION (int)(sizeof(aOption) / sizeof(aOption[0]))
 
@@ -359,6 +370,8 @@ static int dd_opt_value(int eKind, const char *z, void *pDst) {
   switch(eKind) {
   case DD_OPT_SCAN: return (*pInt = dd_opt_word(z, "allow", "deny")) < 0;
   case DD_OPT_TTLMODE: return (*pInt = dd_opt_word(z, "show", "hide")) < 0;
+  case DD_OPT_COHERENCE:
+    return (*pInt = dd_opt_word(z, "ttl", "streams")) < 0;
   case DD_OPT_BOOL: return (*pInt = dd_bool(z)) < 0 ? -1 : 0;
   case DD_OPT_RETRIES: /* the range is client/'s, the C API's too */
     return dd_number(z, &d) || ddb_option_retries(d, pInt) ? -1 : 0;

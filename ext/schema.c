@@ -30,6 +30,7 @@ static void dd_vtab_free(dd_vtab *p) {
       break;
     }
   pthread_mutex_unlock(&dd_registry_lock);
+  ddbc_reader_detach(p->pol.reader); /* the last one stops its thread */
   dd_txn_free(p);
   sqlite3_free(p->zVtabName);
   sqlite3_free(p->zRegion);
@@ -398,6 +399,16 @@ int dd_client_make(dd_vtab *p, int bAny) {
     ddb_client_set_cancel(p->pClient, dd_interrupted, p->db);
   /* its requests are charged to the connection's statement (stmt.c) */
   ddb_client_set_meter(p->pClient, dd_conn_meter(p->pConn));
+  /* coherence=streams: the table's reader, shared by the process; no
+  ** stream is this table's error (its client goes: asked again next use) */
+  if(p->bStreams && !p->pol.reader &&
+     ddbc_reader_attach(&p->cfg, p->pClient, p->zTable, &p->pol.reader,
+                        &err)) {
+    dd_error(p, "%s", err.message);
+    ddb_client_free(p->pClient);
+    p->pClient = NULL;
+    return dd_rc(&err);
+  }
   return SQLITE_OK;
 }
 
