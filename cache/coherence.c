@@ -271,9 +271,11 @@ static int apply_batch(ddbc_reader *r, shard *sh, const ddb_stream_batch *b) {
       break;
     }
     ddb_buf_reset(&rec);
-    if(ddbc_change_encode(r->d, x, r->images, &rec) == 0)
+    if(ddbc_change_encode(r->d, x, r->images, &rec) == 0) {
       ddbc_reader_apply(r, rec.p, rec.len);
-    else
+      if(r->fm) /* a fleet's leader publishes it */
+        ddbc_fleet_queue(r, x->keys, rec.p, rec.len);
+    } else
       ddbc_clear_table(r->c, r->table);
     free(sh->last_seq);
     sh->last_seq = ddb_strdup(x->seq);
@@ -384,10 +386,11 @@ static void *reader_main(void *arg) {
   for(;;) {
     double now = ddbc_now(), next;
     struct timespec ts;
-    /* FLEET HOOK: a fleet mode does `if(leader) poll_stream (and publish
-    ** each change record of apply_batch) else follow the tier and
-    ** ddbc_reader_apply each change record` here. */
-    next = poll_stream(r, now);
+    /* FLEET HOOK: with the shared tier, one reader per fleet
+    ** (coherence_fleet.c) */
+    next = __atomic_load_n(&r->shared, __ATOMIC_ACQUIRE)
+               ? ddbc_fleet_turn(r, now)
+               : poll_stream(r, now);
     clock_gettime(CLOCK_REALTIME, &ts);
     next -= ddbc_now();
     if(next < 0.005)
@@ -415,6 +418,7 @@ static void *reader_main(void *arg) {
 */
 /* Free r, its thread stopped (or never started, or a parent's). */
 static void reader_free(ddbc_reader *r) {
+  ddbc_fleet_reader_free(r);
   ddbc_reader_own_free(r);
   shards_clear(r);
   ddb_table_desc_free(r->d);
@@ -646,4 +650,20 @@ int ddbc_reader_bypass(const ddbc_policy *pol) {
   out = r->following && ddbc_now() - r->caught > pol->max_staleness;
   pthread_mutex_unlock(&r->mu);
   return out;
+}
+
+/* ------------------------------------------------------------------------
+** For coherence_fleet.c (see coherence.h)
+*/
+double ddbc_reader_poll(ddbc_reader *r, double now) {
+  return poll_stream(r, now);
+}
+
+int ddbc_reader_shard_add(ddbc_reader *r, const ddb_stream_shard *x,
+                          int from_start, double now) {
+  return shard_add(r, x, from_start, now);
+}
+
+void ddbc_reader_shards_clear(ddbc_reader *r) {
+  shards_clear(r);
 }

@@ -80,7 +80,9 @@ struct ddbc_reader {
   uint64_t records, polls, clears, own_skipped, errors;
   fingerprint fp[FP_MAX];
   int n_fp;
-  char *seen[SEEN_MAX]; /* item keys of applied records (KEYS_ONLY) */
+  ddbc_shared *shared;     /* fleet mode's tier (atomic; set once) */
+  struct reader_fleet *fm; /* fleet mode's state (the thread's) */
+  char *seen[SEEN_MAX];    /* item keys of applied records (KEYS_ONLY) */
   size_t seen_len[SEEN_MAX];
   double seen_t[SEEN_MAX];
   int seen_next;
@@ -100,5 +102,24 @@ int ddbc_change_encode(const ddb_table_desc *d, const ddb_stream_record *x,
                        int images, ddb_buf *out);
 void ddbc_reader_apply(ddbc_reader *r, const char *rec, size_t len);
 void ddbc_reader_own_free(ddbc_reader *r);
+
+/* coherence.c, for coherence_fleet.c: poll_stream (one turn of a lone
+** reader: returns when the next thing is due), shard_add and
+** shards_clear. */
+double ddbc_reader_poll(ddbc_reader *r, double now);
+int ddbc_reader_shard_add(ddbc_reader *r, const ddb_stream_shard *x,
+                          int from_start, double now);
+void ddbc_reader_shards_clear(ddbc_reader *r);
+
+/* coherence_fleet.c: the reader's fleet mode (with the shared tier).
+** ddbc_fleet_turn: one turn of the loop (leader, follower or alone);
+** returns when the next is due.  ddbc_fleet_queue: a change record the
+** leader applied, to publish at the end of the turn (keys: its item's key
+** attributes).  ddbc_fleet_reader_free: fleet mode's state freed, the
+** lease released (the thread stopped). */
+double ddbc_fleet_turn(ddbc_reader *r, double now);
+void ddbc_fleet_queue(ddbc_reader *r, const ddb_item *keys, const char *rec,
+                      size_t len);
+void ddbc_fleet_reader_free(ddbc_reader *r);
 
 #endif /* DDBC_COHERENCE_H */

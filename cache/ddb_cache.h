@@ -26,12 +26,12 @@ typedef struct ddbc_reader ddbc_reader;
 
 /* How a read may be served. */
 typedef struct ddbc_policy {
-  int consistent;      /* 1: ConsistentRead=true, never from the cache */
-  double item_ttl;     /* seconds an item-cache entry lives; 0: don't cache */
-  double query_ttl;    /* seconds a query-cache entry lives; 0: don't cache */
-  ddbc_shared *shared; /* the shared tier behind the process's cache, or
+  int consistent;       /* 1: ConsistentRead=true, never from the cache */
+  double item_ttl;      /* seconds an item-cache entry lives; 0: don't cache */
+  double query_ttl;     /* seconds a query-cache entry lives; 0: don't cache */
+  ddbc_shared *shared;  /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
-  ddbc_reader *reader; /* coherence=streams: the table's reader, or NULL */
+  ddbc_reader *reader;  /* coherence=streams: the table's reader, or NULL */
   double max_staleness; /* with a reader: a read goes to DynamoDB while
                            the reader lags more (seconds; 0: no bound) */
 } ddbc_policy;
@@ -394,6 +394,10 @@ ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
                               const char *table, ddbc_reader **out,
                               ddb_error *err);
 void ddbc_reader_detach(ddbc_reader *r);
+/* With the shared tier sh (a policy's), the reader becomes one of the
+** fleet's: one reader per table per fleet (coherence_fleet.c; docs/cache.md
+** "One reader per fleet").  The first tier named wins. */
+void ddbc_reader_share(ddbc_reader *r, ddbc_shared *sh);
 void ddbc_reader_info_get(ddbc_reader *r, ddbc_reader_info *out);
 int ddbc_readers_info(ddbc_reader_info *out, int max);
 int ddbc_reader_bypass(const ddbc_policy *pol);

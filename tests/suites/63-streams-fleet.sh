@@ -8,11 +8,19 @@
 #     trimmed stream's gap, the checkpoint, a takeover after the leader
 #     stops renewing (fencing of the stale leader), a clean release, a
 #     flushed Redis with its connections dropped, no Redis at all.
+#   * tests/redis/fleet_streams.py, on DynamoDB Local (run-all's): three
+#     processes with coherence=streams and the shared tier: one sends
+#     GetRecords; an outside write (boto3) shows in every process's
+#     cached read; kill -9 of the leader: another takes over within
+#     seconds, resumes from the checkpoint (no cache cleared), and a write
+#     made during the takeover is not lost; the control without
+#     coherence=streams keeps the old answer.
 # Without redis-server the suite fails in CI and is skipped elsewhere,
 # saying so, as suite 60.  TAP lines.
 set -u
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
+: "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 export AWS_EC2_METADATA_DISABLED=true
 TMP="$ROOT/.test-tmp/fleet063"
 rm -rf "$TMP"
@@ -68,5 +76,16 @@ if make -s --no-print-directory build/libddb.a >&2 &&
   fi
 else
   tap 1 "fleet: build tests/redis/fleet_check.c"
+fi
+
+# --- end to end: tests/redis/fleet_streams.py on DynamoDB Local -------------
+if make -s --no-print-directory loadable >&2 && URL=$(tests/harness/redis.sh start "$TMP/redis" 2>&1); then
+  out=$(REDIS_URL="$URL" timeout 600 python3 tests/redis/fleet_streams.py 2>&1)
+  rc=$?
+  relay <<<"$out"
+  grep -q '^1\.\.' <<<"$out" || tap 1 "fleet: fleet_streams.py ran to its end (exit $rc)"
+  tests/harness/redis.sh stop "$TMP/redis" >/dev/null 2>&1
+else
+  tap 1 "fleet: the extension built, redis-server started" "$URL"
 fi
 echo "1..$N"
