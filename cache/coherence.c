@@ -372,6 +372,10 @@ static double poll_stream(ddbc_reader *r, double now) {
   return r->anchored ? next : now + READER_ERROR_MAX;
 }
 
+/* This file's steps, for fleet mode's turn (coherence_fleet.c). */
+static const ddbc_reader_ops reader_ops = {poll_stream, shard_add,
+                                           shards_clear};
+
 /* The thread's cancel hook: a request in flight stops with the reader. */
 static int reader_stopped(void *ud) {
   ddbc_reader *r = ud;
@@ -389,7 +393,7 @@ static void *reader_main(void *arg) {
     /* FLEET HOOK: with the shared tier, one reader per fleet
     ** (coherence_fleet.c) */
     next = __atomic_load_n(&r->shared, __ATOMIC_ACQUIRE)
-               ? ddbc_fleet_turn(r, now)
+               ? ddbc_fleet_turn(r, now, &reader_ops)
                : poll_stream(r, now);
     clock_gettime(CLOCK_REALTIME, &ts);
     next -= ddbc_now();
@@ -650,20 +654,4 @@ int ddbc_reader_bypass(const ddbc_policy *pol) {
   out = r->following && ddbc_now() - r->caught > pol->max_staleness;
   pthread_mutex_unlock(&r->mu);
   return out;
-}
-
-/* ------------------------------------------------------------------------
-** For coherence_fleet.c (see coherence.h)
-*/
-double ddbc_reader_poll(ddbc_reader *r, double now) {
-  return poll_stream(r, now);
-}
-
-int ddbc_reader_shard_add(ddbc_reader *r, const ddb_stream_shard *x,
-                          int from_start, double now) {
-  return shard_add(r, x, from_start, now);
-}
-
-void ddbc_reader_shards_clear(ddbc_reader *r) {
-  shards_clear(r);
 }

@@ -103,21 +103,20 @@ int ddbc_change_encode(const ddb_table_desc *d, const ddb_stream_record *x,
 void ddbc_reader_apply(ddbc_reader *r, const char *rec, size_t len);
 void ddbc_reader_own_free(ddbc_reader *r);
 
-/* coherence.c, for coherence_fleet.c: poll_stream (one turn of a lone
-** reader: returns when the next thing is due), shard_add and
-** shards_clear. */
-double ddbc_reader_poll(ddbc_reader *r, double now);
-int ddbc_reader_shard_add(ddbc_reader *r, const ddb_stream_shard *x,
-                          int from_start, double now);
-void ddbc_reader_shards_clear(ddbc_reader *r);
-
 /* coherence_fleet.c: the reader's fleet mode (with the shared tier).
-** ddbc_fleet_turn: one turn of the loop (leader, follower or alone);
-** returns when the next is due.  ddbc_fleet_queue: a change record the
-** leader applied, to publish at the end of the turn (keys: its item's key
-** attributes).  ddbc_fleet_reader_free: fleet mode's state freed, the
-** lease released (the thread stopped). */
-double ddbc_fleet_turn(ddbc_reader *r, double now);
+** ddbc_fleet_turn: one turn of the loop (leader, follower or alone), with
+** coherence.c's own steps in ops (so that the files do not call each
+** other); returns when the next turn is due.  ddbc_fleet_queue: a change
+** record the leader applied, to publish at the end of the turn (keys: its
+** item's key attributes).  ddbc_fleet_reader_free: fleet mode's state
+** freed, the lease released (the thread stopped). */
+typedef struct ddbc_reader_ops {
+  double (*poll)(ddbc_reader *r, double now); /* a lone reader's turn */
+  int (*shard_add)(ddbc_reader *r, const ddb_stream_shard *x, int from_start,
+                   double now);
+  void (*shards_clear)(ddbc_reader *r);
+} ddbc_reader_ops;
+double ddbc_fleet_turn(ddbc_reader *r, double now, const ddbc_reader_ops *ops);
 void ddbc_fleet_queue(ddbc_reader *r, const ddb_item *keys, const char *rec,
                       size_t len);
 void ddbc_fleet_reader_free(ddbc_reader *r);

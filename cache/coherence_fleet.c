@@ -151,7 +151,8 @@ static void positions(ddbc_reader *r, ddb_buf *out) {
 ** its last record (or from its start): following, nothing cleared.
 ** Returns 0, or -1 when it cannot be resumed (another stream now, a shard
 ** without a position, malformed): then anchor. */
-static int resume(ddbc_reader *r, char *p, double now) {
+static int resume(ddbc_reader *r, const ddbc_reader_ops *ops, char *p,
+                  double now) {
   char *arn = NULL, *view = NULL, *line, *save = NULL;
   ddb_error err;
   int rc = -1;
@@ -163,7 +164,7 @@ static int resume(ddbc_reader *r, char *p, double now) {
      ddb_stream_of_table(r->c, r->table, &arn, &view, &err) || !arn ||
      strcmp(arn, line) != 0)
     goto done;
-  ddbc_reader_shards_clear(r);
+  ops->shards_clear(r);
   while((line = strtok_r(NULL, "\n", &save)) != NULL) {
     char *f[4], *s2 = NULL;
     ddb_stream_shard x;
@@ -175,7 +176,7 @@ static int resume(ddbc_reader *r, char *p, double now) {
     x.id = f[0];
     x.parent = strcmp(f[1], "-") == 0 ? NULL : f[1];
     x.closed = 0;
-    if(ddbc_reader_shard_add(r, &x, f[3][0] == '1', now))
+    if(ops->shard_add(r, &x, f[3][0] == '1', now))
       goto done;
     if(strcmp(f[2], "-") != 0 &&
        !(r->shards[r->n_shards - 1].last_seq = ddb_strdup(f[2])))
@@ -196,7 +197,7 @@ static int resume(ddbc_reader *r, char *p, double now) {
   rc = 0;
 done:
   if(rc)
-    ddbc_reader_shards_clear(r);
+    ops->shards_clear(r);
   free(arn);
   free(view);
   return rc;
@@ -245,8 +246,8 @@ static double wall_of(double t) {
 ** lease and was not reading already; a poll; what it queued published,
 ** with a heartbeat of its position (a reset after an anchor); the tier's
 ** entries retired; the checkpoint. */
-static double lead(ddbc_reader *r, struct reader_fleet *fm, int was,
-                   double now) {
+static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
+                   struct reader_fleet *fm, int was, double now) {
   const unsigned char **recs = NULL;
   size_t *lens = NULL, i;
   double next, fresh = 0;
@@ -255,12 +256,12 @@ static double lead(ddbc_reader *r, struct reader_fleet *fm, int was,
     ddb_buf pos;
     ddb_buf_init(&pos, CHECKPOINT_MAX);
     anchored = ddbc_fleet_checkpoint_get(fm->f, &pos) == 1 &&
-               ddb_buf_addc(&pos, 0) == 0 && resume(r, pos.p, now) == 0;
+               ddb_buf_addc(&pos, 0) == 0 && resume(r, ops, pos.p, now) == 0;
     if(!anchored)
       r->anchored = 0; /* poll anchors at LATEST: a reset below */
     ddb_buf_free(&pos);
   }
-  next = ddbc_reader_poll(r, now);
+  next = ops->poll(r, now);
   pthread_mutex_lock(&r->mu);
   following = r->following;
   if(following)
@@ -317,7 +318,8 @@ static double follow(ddbc_reader *r, struct reader_fleet *fm,
 }
 
 /* See coherence.h: one turn of the reader in fleet mode. */
-double ddbc_fleet_turn(ddbc_reader *r, double now) {
+double ddbc_fleet_turn(ddbc_reader *r, double now,
+                       const ddbc_reader_ops *ops) {
   struct reader_fleet *fm = r->fm;
   ddbc_fleet_sink sink;
   ddb_error err;
@@ -328,7 +330,7 @@ double ddbc_fleet_turn(ddbc_reader *r, double now) {
     if(!fm || ddbc_fleet_new(__atomic_load_n(&r->shared, __ATOMIC_ACQUIRE),
                              r->c, r->table, &fm->f, &err)) {
       free(fm);
-      return ddbc_reader_poll(r, now); /* a lone reader */
+      return ops->poll(r, now); /* a lone reader */
     }
     ddb_buf_init(&fm->ckpt, CHECKPOINT_MAX);
     r->fm = fm;
@@ -339,8 +341,8 @@ double ddbc_fleet_turn(ddbc_reader *r, double now) {
   was = fm->role;
   fm->role = ddbc_fleet_tick(fm->f, &sink);
   if(fm->role == DDBC_FLEET_LEADER)
-    return lead(r, fm, was, now);
+    return lead(r, ops, fm, was, now);
   if(fm->role == DDBC_FLEET_FOLLOWER)
     return follow(r, fm, &sink);
-  return ddbc_reader_poll(r, now); /* OFF: a lone reader */
+  return ops->poll(r, now); /* OFF: a lone reader */
 }
