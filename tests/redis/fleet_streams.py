@@ -173,6 +173,38 @@ def records_in(workers, seconds):
     return [w.ask("records").get("n", -1) - b for w, b in zip(workers, before)]
 
 
+def redis_down(c, left):
+    """Redis stopped: each process reads the stream itself (a write made
+    once it has anchored still shows, where its cache would hold the old
+    item for 300 s); Redis back on its port: one reader again."""
+    state = os.environ.get("REDIS_STATE")
+    if not state:
+        tap(0, "Redis down: REDIS_STATE names the server's state directory")
+        return
+    harness = os.path.join(ROOT, "tests", "harness", "redis.sh")
+    port = URL.rsplit(":", 1)[1]
+    subprocess.run([harness, "stop", state], check=True, capture_output=True)
+    time.sleep(1)
+    put(c, "v4")
+    got = [w.ask("wait k v4 10") for w in left]
+    tap(all(g.get("v") == "v4" for g in got), "Redis down: a write shows in both", got)
+    time.sleep(2)  # each has anchored at LATEST by now
+    put(c, "v5")
+    got = [w.ask("wait k v5 10") for w in left]
+    tap(all(g.get("v") == "v5" and g.get("gets", 9) <= 1 for g in got),
+        "Redis down: each process reads the stream itself (the next write shows)", got)
+    n = records_in(left, 2)
+    tap(all(x > 0 for x in n), "Redis down: both send GetRecords", n)
+    subprocess.run([harness, "start", "--port", port, state], check=True, capture_output=True)
+    time.sleep(7)  # the fleet's backoff (5 s at most), then the election
+    n = records_in(left, 4)
+    tap(sum(1 for x in n if x > 0) == 1,
+        "Redis back: one of them sends GetRecords again, the other none", n)
+    put(c, "v6")
+    got = [w.ask("wait k v6 10") for w in left]
+    tap(all(g.get("v") == "v6" for g in got), "Redis back: a write shows in both", got)
+
+
 def main():
     c = ddb()
     setup(c)
@@ -237,6 +269,7 @@ def main():
         got = [w.ask("wait k v3 10") for w in left]
         tap(all(g.get("v") == "v3" for g in got),
             "and the next write too, through the new leader", got)
+        redis_down(c, left)
     finally:
         for w in ws + [control]:
             w.stop()

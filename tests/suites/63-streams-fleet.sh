@@ -14,7 +14,8 @@
 #     cached read; kill -9 of the leader: another takes over within
 #     seconds, resumes from the checkpoint (no cache cleared), and a write
 #     made during the takeover is not lost; the control without
-#     coherence=streams keeps the old answer.
+#     coherence=streams keeps the old answer; Redis stopped: each process
+#     reads the stream itself; Redis back: one reader again.
 # Without redis-server the suite fails in CI and is skipped elsewhere,
 # saying so, as suite 60.  TAP lines.
 set -u
@@ -80,7 +81,7 @@ fi
 
 # --- end to end: tests/redis/fleet_streams.py on DynamoDB Local -------------
 if make -s --no-print-directory loadable >&2 && URL=$(tests/harness/redis.sh start "$TMP/redis" 2>&1); then
-  out=$(REDIS_URL="$URL" timeout 600 python3 tests/redis/fleet_streams.py 2>&1)
+  out=$(REDIS_URL="$URL" REDIS_STATE="$TMP/redis" timeout 600 python3 tests/redis/fleet_streams.py 2>&1)
   rc=$?
   relay <<<"$out"
   grep -q '^1\.\.' <<<"$out" || tap 1 "fleet: fleet_streams.py ran to its end (exit $rc)"
