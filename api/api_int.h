@@ -38,6 +38,7 @@ typedef struct dyn_table {
   ddb_table_desc *desc;
   const char *key_names[2]; /* in desc: partition key, sort key */
   int n_key;                /* 1 or 2 */
+  ddbc_reader *reader;      /* coherence: the table's stream reader */
 } dyn_table;
 
 struct dyn_client {
@@ -45,7 +46,11 @@ struct dyn_client {
   ddbc_policy pol; /* consistent = 0; the TTLs of the options */
   pthread_mutex_t lock;
   dyn_table *tables;
-  ddb_live live; /* on client/live.c's list while c lives, for fork() */
+  ddb_live live;  /* on client/live.c's list while c lives, for fork() */
+  int coherence;  /* DYN_COHERENCE_STREAMS: each table's stream reader */
+  ddb_config cfg; /* the options, for a reader's own client; its strings
+                     the copies in strs (free()) */
+  char *strs[4];
 };
 
 /* client.c */
@@ -70,8 +75,9 @@ void dyni_table_unref(dyn_table *t);
 ** names the argument in messages. */
 dyn_code dyni_key(const dyn_table *t, const ddb_item *src, const char *what,
                   ddb_item **key, dyn_error *err);
-/* The cache policy of a read with these flags. */
-ddbc_policy dyni_policy(const dyn_client *c, int flags);
+/* The cache policy of a read of table t (its stream reader, if any) with
+** these flags. */
+ddbc_policy dyni_policy(const dyn_client *c, const dyn_table *t, int flags);
 
 /* item.c */
 

@@ -179,10 +179,30 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
   result = ttl_option(opt->query_ttl, "query_ttl", &c->pol.query_ttl, err);
   if(result)
     goto fail;
-  cfg.region = opt->region;
-  cfg.endpoint = opt->endpoint;
-  cfg.profile = opt->profile;
-  cfg.ca_bundle = opt->ca_bundle;
+  if(opt->coherence != DYN_COHERENCE_TTL &&
+     opt->coherence != DYN_COHERENCE_STREAMS) {
+    result = dyni_fail(err, DYN_EINPUT,
+                       "coherence: %d is neither DYN_COHERENCE_TTL nor "
+                       "DYN_COHERENCE_STREAMS",
+                       opt->coherence);
+    goto fail;
+  }
+  result =
+      ttl_option(opt->max_staleness == DYN_DEFAULT ? 0 : opt->max_staleness,
+                 "max_staleness", &c->pol.max_staleness, err);
+  if(result)
+    goto fail;
+  c->coherence = opt->coherence;
+  cfg.region = c->strs[0] = opt->region ? ddb_strdup(opt->region) : NULL;
+  cfg.endpoint = c->strs[1] = opt->endpoint ? ddb_strdup(opt->endpoint) : NULL;
+  cfg.profile = c->strs[2] = opt->profile ? ddb_strdup(opt->profile) : NULL;
+  cfg.ca_bundle = c->strs[3] =
+      opt->ca_bundle ? ddb_strdup(opt->ca_bundle) : NULL;
+  if((opt->region && !cfg.region) || (opt->endpoint && !cfg.endpoint) ||
+     (opt->profile && !cfg.profile) || (opt->ca_bundle && !cfg.ca_bundle)) {
+    result = dyni_fail(err, DYN_ENOMEM, "out of memory");
+    goto fail;
+  }
   cfg.timeout = opt->timeout;
   cfg.connect_timeout = opt->connect_timeout;
   ddb_error_clear(&e);
@@ -195,6 +215,7 @@ dyn_code dyn_client_new(const dyn_options *opt, dyn_client **out,
     result = dyni_error(err, &e);
     goto fail;
   }
+  c->cfg = cfg;
   *out = c;
   return DYN_OK;
 
@@ -205,6 +226,7 @@ fail:
 
 void dyn_client_free(dyn_client *c) {
   dyn_table *t, *next;
+  int i;
   if(!c)
     return;
   ddb_live_remove(&c->live);
@@ -213,6 +235,8 @@ void dyn_client_free(dyn_client *c) {
     dyni_table_unref(t);
   }
   ddb_client_free(c->ddb);
+  for(i = 0; i < 4; i++)
+    free(c->strs[i]);
   pthread_mutex_destroy(&c->lock);
   free(c);
 }
@@ -229,9 +253,10 @@ const char *dyn_client_credential_source(const dyn_client *c) {
   return c && c->ddb ? ddb_client_credential_source(c->ddb) : NULL;
 }
 
-ddbc_policy dyni_policy(const dyn_client *c, int flags) {
+ddbc_policy dyni_policy(const dyn_client *c, const dyn_table *t, int flags) {
   ddbc_policy p = c->pol;
   p.consistent = (flags & DYN_CONSISTENT) != 0;
+  p.reader = t ? t->reader : NULL;
   return p;
 }
 
@@ -242,6 +267,7 @@ ddbc_policy dyni_policy(const dyn_client *c, int flags) {
 */
 void dyni_table_unref(dyn_table *t) {
   if(t && __atomic_sub_fetch(&t->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    ddbc_reader_detach(t->reader); /* the last one stops its thread */
     ddb_table_desc_free(t->desc);
     free(t);
   }
@@ -295,6 +321,13 @@ dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,
     return dyni_fail(err, DYN_ENOMEM, "out of memory");
   }
   t->desc = desc;
+  /* coherence=streams: the table's reader (no stream: this call's error) */
+  if(c->coherence == DYN_COHERENCE_STREAMS &&
+     ddbc_reader_attach(&c->cfg, c->ddb, table, &t->reader, &e)) {
+    ddb_table_desc_free(desc);
+    free(t);
+    return dyni_error(err, &e);
+  }
   t->key_names[0] = desc->indexes[0].pk.name;
   t->key_names[1] = desc->indexes[0].sk.name;
   t->n_key = t->key_names[1] ? 2 : 1;

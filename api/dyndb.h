@@ -275,7 +275,18 @@ typedef struct dyn_options {
   ** command to it; 0: 0.02. */
   const char *shared_cache;
   double shared_cache_timeout;
+
+  /* coherence: DYN_COHERENCE_TTL (0, the default: an entry lives its
+  ** TTL) or DYN_COHERENCE_STREAMS (a background reader of each table's
+  ** DynamoDB Stream retires what other writers change; a table without a
+  ** stream fails its first call, saying how to enable one).
+  ** max_staleness: with streams, seconds a reader may lag before a read
+  ** goes to DynamoDB; 0 (or DYN_OFF): no bound (docs/cache.md). */
+  int coherence;
+  double max_staleness;
 } dyn_options;
+#define DYN_COHERENCE_TTL     0
+#define DYN_COHERENCE_STREAMS 1
 
 /* Every option at its default: the strings NULL, the timeouts 0 (their
 ** defaults), max_retries, item_ttl and query_ttl DYN_DEFAULT.  A program

@@ -53,7 +53,7 @@ dyn_code dyn_get_item(dyn_client *c, const char *table, const dyn_item *key,
   result = dyni_key(t, CITEM(key), "key", &k, err);
   if(result)
     goto fail;
-  pol = dyni_policy(c, flags);
+  pol = dyni_policy(c, t, flags);
   ddb_error_clear(&e);
   if(ddbc_get_item(c->ddb, t->desc->name, k, t->key_names, t->n_key, &pol, &it,
                    &e)) {
@@ -173,7 +173,7 @@ dyn_code dyn_batch_get(dyn_client *c, const char *table,
   }
   for(i = 0; i < n; i++)
     k[i] = CITEM(keys[i]);
-  pol = dyni_policy(c, flags);
+  pol = dyni_policy(c, t, flags);
   ddb_error_clear(&e);
   if(ddbc_batch_get_parallel(c->ddb, t->desc->name, k, n, t->key_names,
                              t->n_key, &pol, NULL, NULL, got, &e)) {
@@ -268,11 +268,11 @@ static dyn_code iter_new(dyn_client *c, const char *table, const char *index,
   it->c = c;
   it->limit = limit;
   it->page_size = page_size;
-  it->pol = dyni_policy(c, flags);
   it->more = 1;
   result = dyni_table_get(c, table, &it->t, err);
   if(result)
     goto fail;
+  it->pol = dyni_policy(c, it->t, flags);
   idx = find_index(it->t, index);
   if(!idx) {
     result = dyni_fail(err, DYN_EINPUT, "%s: table '%s' has no index '%s'",

@@ -89,6 +89,9 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
 void ddbc_coherence_note_write(ddb_client *c, const ddb_table_desc *d,
                                const ddb_item *key, const ddb_item *old_item,
                                int old_known, const ddb_item *new_item);
+/* coherence_apply.c: the calling thread begins a write (write.c), for
+** ddbc_coherence_note_write's KEYS_ONLY rule. */
+void ddbc_coherence_write_begin(void);
 
 /* One write of a call that completed, for ddbc_note_writes: as the
 ** arguments of ddbc_note_write. */

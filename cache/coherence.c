@@ -179,7 +179,7 @@ static int anchor(ddbc_reader *r, double now) {
   r->why[0] = 0;
   pthread_mutex_unlock(&r->mu);
   r->anchored = now;
-  r->recheck = now + READER_RECHECK;
+  r->recheck = now + r->recheck_every;
   rc = 0;
 
 fail:
@@ -202,7 +202,7 @@ static void recheck(ddbc_reader *r, double now) {
   ddb_stream_desc *sd = NULL;
   char *arn = NULL, *view = NULL;
   int i;
-  r->recheck = now + READER_RECHECK;
+  r->recheck = now + r->recheck_every;
   if(ddb_stream_of_table(r->c, r->table, &arn, &view, NULL))
     return; /* asked again at the next recheck */
   if(!arn || strcmp(arn, r->arn) != 0)
@@ -435,6 +435,15 @@ static void reader_free(ddbc_reader *r) {
   free(r);
 }
 
+/* Seconds between rechecks: READER_RECHECK, or $DYNAMODB_STREAMS_RECHECK
+** (0.1 to 3600: the tests' stream disabled and replaced). */
+static double recheck_every(void) {
+  const char *z = getenv("DYNAMODB_STREAMS_RECHECK");
+  char *end;
+  double v = z ? strtod(z, &end) : 0;
+  return z && *z && !*end && v >= 0.1 && v <= 3600 ? v : READER_RECHECK;
+}
+
 /* A new reader of table at c's place (not started), its own client made
 ** from cfg.  DDB_OK, or an error in err. */
 static ddb_result reader_new(const ddb_config *cfg, ddb_client *c,
@@ -459,6 +468,7 @@ static ddb_result reader_new(const ddb_config *cfg, ddb_client *c,
   pthread_mutex_init(&r->mu, NULL);
   pthread_cond_init(&r->cv, NULL);
   snprintf(r->why, sizeof(r->why), "starting");
+  r->recheck_every = recheck_every();
   result = ddb_client_new(cfg, &r->c, err);
   if(result) {
     reader_free(r);

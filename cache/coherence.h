@@ -76,7 +76,7 @@ struct ddbc_reader {
   double anchored; /* when it last anchored (ddbc_now); 0: to anchor */
   double caught;   /* the position: when every shard was last read to
                       its end (mu) */
-  double recheck;
+  double recheck, recheck_every;
   uint64_t records, polls, clears, own_skipped, errors;
   fingerprint fp[FP_MAX];
   int n_fp;

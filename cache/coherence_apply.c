@@ -37,8 +37,9 @@
 **     change away from that image, which does not match.
 **   - KEYS_ONLY: nothing to compare, so a fingerprint is left only when a
 **     record is certain (the write knew the image before and it differs
-**     from the new one) and no record of that key was applied in the last
-**     FP_TTL seconds (the record may have come before the fingerprint);
+**     from the new one) and no record of that key was applied since the
+**     write began (ddbc_coherence_write_begin: that record may be the
+**     write's own, come before the fingerprint);
 **     the first record of that kind (REMOVE or not) consumes it.  Other
 **     own writes are evicted by their record: one more GetItem (and the
 **     pages of the partition) after each such write.
@@ -196,22 +197,34 @@ static void do_fp_drop(ddbc_reader *r, int i) {
   r->fp[i] = r->fp[--r->n_fp];
 }
 
-/* Was a record of item key k applied in the last FP_TTL seconds, or are
-** the keys remembered too few to tell (mu held)? */
-static int do_seen_recently(ddbc_reader *r, const char *k, size_t n,
-                            double now) {
-  int i, all_recent = 1;
+/* When the calling thread's write began (ddbc_coherence_write_begin; 0:
+** not known). */
+static __thread double write_began;
+
+/* See cache_int.h. */
+void ddbc_coherence_write_begin(void) {
+  write_began = ddbc_now();
+}
+
+/* Was a record of item key k applied since `since` (when the write began:
+** such a record may be the write's own), or do the keys remembered not
+** reach back that far (mu held)? */
+static int do_seen_since(ddbc_reader *r, const char *k, size_t n,
+                         double since) {
+  int i, full = 1;
+  double oldest = 0;
   for(i = 0; i < SEEN_MAX; i++) {
     if(!r->seen[i]) {
-      all_recent = 0;
+      full = 0;
       continue;
     }
-    if(now - r->seen_t[i] >= FP_TTL)
-      all_recent = 0;
-    else if(r->seen_len[i] == n && memcmp(r->seen[i], k, n) == 0)
+    if(!oldest || r->seen_t[i] < oldest)
+      oldest = r->seen_t[i];
+    if(r->seen_t[i] >= since && r->seen_len[i] == n &&
+       memcmp(r->seen[i], k, n) == 0)
       return 1;
   }
-  return all_recent;
+  return full && oldest >= since;
 }
 
 /* A record of key k applied: remember it (mu held). */
@@ -273,7 +286,9 @@ void ddbc_coherence_note_write(ddb_client *c, const ddb_table_desc *d,
   if(!r->images) {
     int same = old_known && (old_item == NULL) == (new_item == NULL) &&
                (!old_item || ddb_av_equal(&old_item->root, &new_item->root));
-    if(!old_known || same || do_seen_recently(r, k.p, k.len, now))
+    /* the coarse clock ticks in milliseconds: a tick earlier */
+    double since = write_began > 0 ? write_began - 0.01 : now - FP_TTL;
+    if(!old_known || same || do_seen_since(r, k.p, k.len, since))
       goto done;
   }
   if(r->n_fp == FP_MAX)

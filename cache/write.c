@@ -68,7 +68,8 @@ ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
   if(old)
     *old = NULL;
   /* the old image always: the cache needs it to know which pages change */
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_put_item(c, d->name, item, key_names, n_key, cond, expect, &was,
                         err);
   ddb_tally_end(prev);
@@ -96,7 +97,8 @@ ddb_result ddbc_delete_item(ddb_client *c, const ddb_table_desc *d,
   ddb_result result;
   if(old)
     *old = NULL;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_delete_item(c, d->name, key, key_names, n_key, cond, expect,
                            &was, err);
   ddb_tally_end(prev);
@@ -126,7 +128,8 @@ ddb_result ddbc_update_item(ddb_client *c, const ddb_table_desc *d,
   ddb_result result;
   if(updated)
     *updated = NULL;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_update_item(c, d->name, key, key_names, n_key, set, remove,
                            n_remove, cond, was, &after, err);
   ddb_tally_end(prev);
@@ -229,7 +232,8 @@ ddb_result ddbc_transact_write(ddb_client *c, const ddb_table_desc *d,
   unsigned char all[DDBC_TRANSACT_MAX];
   ddb_tally t, *prev;
   ddb_result result;
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_transact_write(c, d->name, w, n, key_names, n_key, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, NULL, w, (size_t)n, &t);
@@ -252,7 +256,8 @@ ddb_result ddbc_batch_write(ddb_client *c, const ddb_table_desc *d,
   size_t i;
   if(!st)
     st = n <= sizeof(one) ? one : malloc(n);
-  prev = ddb_tally_begin(&t); /* for dynamodb_hot */
+  prev = ddb_tally_begin(&t);   /* for dynamodb_hot */
+  ddbc_coherence_write_begin(); /* coherence.c's own writes */
   result = ddb_batch_write(c, d->name, w, n, key_names, n_key, st, err);
   ddb_tally_end(prev);
   ddbc_hot_writes(d, NULL, w, n, &t);

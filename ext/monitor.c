@@ -224,14 +224,20 @@ static sqlite3_module logModule = {
 /* ------------------------------------------------------------------------
 ** dynamodb_stats
 */
-#define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS)
+#define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS + DD_READER_STATS)
+/* coherence=streams: the rows of each reader (at most DD_READERS_STATS):
+** state (text), lag_s, records, polls, clears, own_skipped, errors. */
+#define DD_READERS_STATS 8
+#define DD_READER_STATS  (1 + 7 * DD_READERS_STATS)
 /* The shared tier's rows (shared_hits .. shared_down). */
 #define DD_SHARED_STATS 8
 
 typedef struct stats_cursor {
   sqlite3_vtab_cursor base; /* Base class.  Must be first */
   int n, i;
-  char azName[STATS_MAX][40];
+  char azName[STATS_MAX][64];
+  char azText[DD_READERS_STATS][200]; /* a reader's state */
+  int aText[STATS_MAX];               /* 1 + its azText, or 0: a number */
   double aValue[STATS_MAX];
   int aIsInt[STATS_MAX];
 } stats_cursor;
@@ -263,7 +269,41 @@ static void stats_add(stats_cursor *c, const char *zName, double v, int bInt) {
   sqlite3_snprintf(sizeof(c->azName[0]), c->azName[c->n], "%s", zName);
   c->aValue[c->n] = v;
   c->aIsInt[c->n] = bInt;
+  c->aText[c->n] = 0;
   c->n++;
+}
+
+/* coherence=streams: the readers' rows (none without a reader),
+** "stream_readers" then for each
+** "stream.TABLE.state" ("following", or "fallback-ttl: why") and its
+** numbers (the name cut to fit). */
+static void stats_readers(stats_cursor *c) {
+  ddbc_reader_info a[DD_READERS_STATS];
+  int i, n = ddbc_readers_info(a, DD_READERS_STATS);
+  char zName[64];
+  if(n)
+    stats_add(c, "stream_readers", (double)n, 1);
+  for(i = 0; i < n; i++) {
+    const ddbc_reader_info *r = &a[i];
+#define READER_ROW(zWhat, v, bInt)                                            \
+  do {                                                                        \
+    sqlite3_snprintf(sizeof(zName), zName, "stream.%.40s.%s", r->table,       \
+                     zWhat);                                                  \
+    stats_add(c, zName, v, bInt);                                             \
+  } while(0)
+    READER_ROW("state", 0, 0);
+    sqlite3_snprintf(sizeof(c->azText[i]), c->azText[i], "%s%s%s",
+                     r->following ? "following" : "fallback-ttl",
+                     r->why[0] ? ": " : "", r->why);
+    c->aText[c->n - 1] = 1 + i;
+    READER_ROW("lag_s", r->lag, 0);
+    READER_ROW("records", (double)r->records, 1);
+    READER_ROW("polls", (double)r->polls, 1);
+    READER_ROW("clears", (double)r->clears, 1);
+    READER_ROW("own_skipped", (double)r->own_skipped, 1);
+    READER_ROW("errors", (double)r->errors, 1);
+#undef READER_ROW
+  }
 }
 
 /* Snapshot every counter, in a fixed order. */
@@ -316,6 +356,7 @@ static int statsFilter(sqlite3_vtab_cursor *cur, int idxNum,
   stats_add(c, "shared_errors", (double)cs.shared_errors, 1);
   stats_add(c, "shared_skipped", (double)cs.shared_skipped, 1);
   stats_add(c, "shared_down", (double)cs.shared_down, 1);
+  stats_readers(c);
   return SQLITE_OK;
 }
 
@@ -334,6 +375,11 @@ static int statsColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
   stats_cursor *c = (stats_cursor *)cur;
   if(col == 0)
     sqlite3_result_text(ctx, c->azName[c->i], -1, SQLITE_TRANSIENT);
+  else if(c->aText[c->i])
+    sqlite3_result_text(ctx, c->azText[c->aText[c->i] - 1], -1,
+                        SQLITE_TRANSIENT);
+  else if(c->aValue[c->i] < 0 && !c->aIsInt[c->i])
+    sqlite3_result_null(ctx); /* a lag not known: not following */
   else if(c->aIsInt[c->i])
     sqlite3_result_int64(ctx, (sqlite3_int64)c->aValue[c->i]);
   else

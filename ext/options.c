@@ -370,8 +370,7 @@ static int dd_opt_value(int eKind, const char *z, void *pDst) {
   switch(eKind) {
   case DD_OPT_SCAN: return (*pInt = dd_opt_word(z, "allow", "deny")) < 0;
   case DD_OPT_TTLMODE: return (*pInt = dd_opt_word(z, "show", "hide")) < 0;
-  case DD_OPT_COHERENCE:
-    return (*pInt = dd_opt_word(z, "ttl", "streams")) < 0;
+  case DD_OPT_COHERENCE: return (*pInt = dd_opt_word(z, "ttl", "streams")) < 0;
   case DD_OPT_BOOL: return (*pInt = dd_bool(z)) < 0 ? -1 : 0;
   case DD_OPT_RETRIES: /* the range is client/'s, the C API's too */
     return dd_number(z, &d) || ddb_option_retries(d, pInt) ? -1 : 0;

@@ -146,6 +146,44 @@ static uint64_t dd_meter_total(const ddb_meter *m) {
   return n;
 }
 
+/* coherence=streams: the process's stream readers now, appended to s as
+** dynamodb_last()'s "streams" member (bJson: ,"streams":[{"table":..,
+** "state":"following"|"fallback-ttl","why":..,"lag_s":..}]) or as the
+** line's "; stream of t: fallback-ttl (why)" for each reader not
+** following.  Nothing when there is no reader. */
+#define DD_READERS_SHOWN 8
+static void dd_streams_append(sqlite3_str *s, int bJson) {
+  ddbc_reader_info a[DD_READERS_SHOWN];
+  int i, n = ddbc_readers_info(a, DD_READERS_SHOWN);
+  ddb_buf b;
+  ddb_buf_init(&b, 4096);
+  if(n && bJson)
+    sqlite3_str_appendall(s, ",\"streams\":[");
+  for(i = 0; i < n; i++) {
+    if(!bJson) {
+      if(!a[i].following)
+        sqlite3_str_appendf(s, "; stream of %s: fallback-ttl (%s)", a[i].table,
+                            a[i].why);
+      continue;
+    }
+    ddb_buf_reset(&b);
+    ddb_buf_adds(&b, i ? ",{\"table\":" : "{\"table\":");
+    ddb_buf_json_str(&b, a[i].table, strlen(a[i].table));
+    ddb_buf_adds(&b, a[i].following ? ",\"state\":\"following\",\"why\":"
+                                    : ",\"state\":\"fallback-ttl\",\"why\":");
+    ddb_buf_json_str(&b, a[i].why, strlen(a[i].why));
+    if(!b.failed)
+      sqlite3_str_append(s, b.p, (int)b.len);
+    if(a[i].following)
+      sqlite3_str_appendf(s, ",\"lag_s\":%.3f}", a[i].lag);
+    else
+      sqlite3_str_appendall(s, ",\"lag_s\":null}");
+  }
+  if(n && bJson)
+    sqlite3_str_appendall(s, "]");
+  ddb_buf_free(&b);
+}
+
 /* The summary of m (a statement of zSql that ran t seconds) as
 ** dynamodb_last() returns it: a new string (sqlite3_free), NULL when out
 ** of memory. */
@@ -184,8 +222,10 @@ static char *dd_summary_json(const ddb_meter *m, const char *zSql, double t) {
     sqlite3_str_appendf(s, "%.3f", m->oldest_ms / 1000.0);
   else
     sqlite3_str_appendall(s, "null");
-  sqlite3_str_appendf(s, ",\"seconds\":%.3f,\"paced_s\":%.3f,\"split\":%s}", t,
+  sqlite3_str_appendf(s, ",\"seconds\":%.3f,\"paced_s\":%.3f,\"split\":%s", t,
                       m->paced_us / 1e6, m->split ? "true" : "false");
+  dd_streams_append(s, 1);
+  sqlite3_str_appendall(s, "}");
   return sqlite3_str_finish(s);
 }
 
@@ -201,6 +241,7 @@ static char *dd_summary_line(const ddb_meter *m, double t) {
     sqlite3_str_appendall(s, "answered from the cache, ");
     dd_age_text(s, m->oldest_ms / 1000.0);
     sqlite3_str_appendall(s, " old");
+    dd_streams_append(s, 0);
     return sqlite3_str_finish(s);
   }
   dd_meter_ops(m, s);
@@ -218,6 +259,7 @@ static char *dd_summary_line(const ddb_meter *m, double t) {
     dd_age_text(s, m->oldest_ms / 1000.0);
     sqlite3_str_appendall(s, " old");
   }
+  dd_streams_append(s, 0);
   return sqlite3_str_finish(s);
 }
 

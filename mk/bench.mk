@@ -21,6 +21,16 @@ bench: deps
 	$(MAKE) --no-print-directory loadable $(BENCH_BIN)
 	bench/run.sh $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-redis
+	$(MAKE) --no-print-directory bench-streams
+
+# make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
+# outside write seen by a cached read, idle and under a steady write load
+# (STREAMS_RATE writes a second, default 50; STREAMS_N writes, default
+# 100).  bench/streams_lag.sh; part of make bench.
+.PHONY: bench-streams
+bench-streams: deps
+	$(MAKE) --no-print-directory loadable
+	bench/streams_lag.sh
 
 # make bench-redis: the shared cache tier for a fleet: 8 reader processes
 # (bench/redis_reader.c on libdyndb) of 10,000 hot keys at 20 ms a
