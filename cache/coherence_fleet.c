@@ -54,6 +54,7 @@ struct reader_fleet {
   int role;  /* DDBC_FLEET_*: the role of the turn */
   queued *q; /* the records of the turn, to publish */
   size_t n, cap;
+  int lost;       /* records applied, not published: a reset is due */
   double ckpt_at; /* the last checkpoint (ddbc_now) */
   ddb_buf ckpt;   /* the positions stored last */
 };
@@ -242,34 +243,50 @@ static double wall_of(double t) {
   return ddbc_shared_now() - (ddbc_now() - t);
 }
 
-/* A LEADER's turn: resumed from the checkpoint when it just took the
-** lease and was not reading already; a poll; what it queued published,
-** with a heartbeat of its position (a reset after an anchor); the tier's
-** entries retired; the checkpoint. */
+/* This process just took the lease: it reads from the fleet's checkpoint
+** when one resumes (what was applied after it, here or by the last
+** leader, is read and published again: nothing applied without being
+** published is lost to the others), else from its own positions when it
+** was reading already (OFF), else from LATEST (poll anchors): in both,
+** *reset is set (every process clears the table once). */
+static void lead_start(ddbc_reader *r, const ddbc_reader_ops *ops,
+                       struct reader_fleet *fm, double now, int *reset) {
+  ddb_buf pos;
+  ddb_buf_init(&pos, CHECKPOINT_MAX);
+  if(ddbc_fleet_checkpoint_get(fm->f, &pos) == 1 &&
+     ddb_buf_addc(&pos, 0) == 0 && resume(r, ops, pos.p, now) == 0) {
+    ddb_buf_free(&pos);
+    return;
+  }
+  ddb_buf_free(&pos);
+  if(!(r->anchored && r->following))
+    r->anchored = 0;
+  *reset = 1;
+}
+
+/* A LEADER's turn: where to read from when it just took the lease
+** (lead_start); a poll; a reset when due (an anchor, or records a failed
+** publish lost); what it queued published, with a heartbeat of its
+** position; the tier's entries retired; the checkpoint. */
 static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
                    struct reader_fleet *fm, int was, double now) {
   const unsigned char **recs = NULL;
   size_t *lens = NULL, i;
   double next, fresh = 0;
-  int anchored = r->anchored != 0, following;
-  if(was != DDBC_FLEET_LEADER && !(r->anchored && r->following)) {
-    ddb_buf pos;
-    ddb_buf_init(&pos, CHECKPOINT_MAX);
-    anchored = ddbc_fleet_checkpoint_get(fm->f, &pos) == 1 &&
-               ddb_buf_addc(&pos, 0) == 0 && resume(r, ops, pos.p, now) == 0;
-    if(!anchored)
-      r->anchored = 0; /* poll anchors at LATEST: a reset below */
-    ddb_buf_free(&pos);
-  }
+  int reset = fm->lost, anchored, following;
+  if(was != DDBC_FLEET_LEADER)
+    lead_start(r, ops, fm, now, &reset);
+  anchored = r->anchored != 0;
   next = ops->poll(r, now);
   pthread_mutex_lock(&r->mu);
   following = r->following;
   if(following)
     fresh = wall_of(r->caught);
   pthread_mutex_unlock(&r->mu);
-  if(!anchored && r->anchored)
-    ddbc_fleet_publish_reset(fm->f, fresh,
-                             "fleet: the reader started again at LATEST");
+  if((reset || !anchored) && r->anchored &&
+     ddbc_fleet_publish_reset(fm->f, fresh,
+                              "fleet: the reader started again") == 0)
+    fm->lost = 0;
   if(fm->n) {
     recs = malloc(fm->n * sizeof(*recs));
     lens = malloc(fm->n * sizeof(*lens));
@@ -286,7 +303,8 @@ static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
         ddbc_fleet_note_change(fm->f, fm->q[i].tail, fm->q[i].tail_len,
                                ddbc_shared_now());
     checkpoint(r, fm, now);
-  }
+  } else if(fm->n)
+    fm->lost = 1; /* applied here, not told: a reset while it leads */
   free(recs);
   free(lens);
   queue_clear(fm);
@@ -340,6 +358,9 @@ double ddbc_fleet_turn(ddbc_reader *r, double now,
   sink.arg = r;
   was = fm->role;
   fm->role = ddbc_fleet_tick(fm->f, &sink);
+  if(fm->role != DDBC_FLEET_LEADER)
+    fm->lost = 0; /* the checkpoint is before them: the next leader reads
+                     them again */
   if(fm->role == DDBC_FLEET_LEADER)
     return lead(r, ops, fm, was, now);
   if(fm->role == DDBC_FLEET_FOLLOWER)
