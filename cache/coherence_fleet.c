@@ -238,6 +238,15 @@ static void sink_clear(void *arg, const char *why) {
   pthread_mutex_unlock(&r->mu);
 }
 
+/* Say what r does in the fleet (its state's why, dynamodb_stats'
+** "stream.T.state"), while it follows (a fallback's why stays). */
+static void say(ddbc_reader *r, const char *what) {
+  pthread_mutex_lock(&r->mu);
+  if(r->following)
+    snprintf(r->why, sizeof(r->why), "%s", what);
+  pthread_mutex_unlock(&r->mu);
+}
+
 /* The wall clock of ddbc_now() time t. */
 static double wall_of(double t) {
   return ddbc_shared_now() - (ddbc_now() - t);
@@ -278,6 +287,7 @@ static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
     lead_start(r, ops, fm, now, &reset);
   anchored = r->anchored != 0;
   next = ops->poll(r, now);
+  say(r, "fleet leader");
   pthread_mutex_lock(&r->mu);
   following = r->following;
   if(following)
@@ -329,7 +339,8 @@ static double follow(ddbc_reader *r, struct reader_fleet *fm,
   if(st.fresh > 0) {
     double caught = ddbc_now() - (ddbc_shared_now() - st.fresh);
     r->caught = caught < ddbc_now() ? caught : ddbc_now();
-  } else if(!r->why[0])
+    snprintf(r->why, sizeof(r->why), "fleet follower");
+  } else
     snprintf(r->why, sizeof(r->why), "fleet: waiting for the leader");
   pthread_mutex_unlock(&r->mu);
   return ddbc_now(); /* the wait was in XREAD */
@@ -341,6 +352,7 @@ double ddbc_fleet_turn(ddbc_reader *r, double now,
   struct reader_fleet *fm = r->fm;
   ddbc_fleet_sink sink;
   ddb_error err;
+  double next;
   int was;
   if(!fm) {
     fm = calloc(1, sizeof(*fm));
@@ -365,5 +377,7 @@ double ddbc_fleet_turn(ddbc_reader *r, double now,
     return lead(r, ops, fm, was, now);
   if(fm->role == DDBC_FLEET_FOLLOWER)
     return follow(r, fm, &sink);
-  return ops->poll(r, now); /* OFF: a lone reader */
+  next = ops->poll(r, now); /* OFF: a lone reader */
+  say(r, "fleet: Redis cannot answer: reading alone");
+  return next;
 }

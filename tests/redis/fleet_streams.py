@@ -71,6 +71,7 @@ def py_env():
 #   wait K V S     read K every 50 ms until v is V (S seconds at most):
 #                  {"v", "s": the seconds it took, "gets": GetItem sent}
 #   records        the GetRecords this process sent (dynamodb_log)
+#   state          its reader's state (dynamodb_stats' stream.T.state)
 WORKER = r"""
 import json, sqlite3, sys, time
 ext, opts, table = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -105,6 +106,10 @@ for line in sys.stdin:
         out = {"v": v, "s": time.time() - t0, "gets": stat("requests_GetItem") - g0}
     elif a[0] == "records":
         out = {"n": records()}
+    elif a[0] == "state":
+        r = db.execute("SELECT value FROM dynamodb_stats WHERE name LIKE 'stream.%.state'"
+                       ).fetchall()
+        out = {"state": r[0][0] if r else None}
     print(json.dumps(out)); sys.stdout.flush()
 """
 
@@ -195,6 +200,9 @@ def redis_down(c, left):
         "Redis down: each process reads the stream itself (the next write shows)", got)
     n = records_in(left, 2)
     tap(all(x > 0 for x in n), "Redis down: both send GetRecords", n)
+    st = [w.ask("state").get("state") for w in left]
+    tap(st == ["following: fleet: Redis cannot answer: reading alone"] * 2,
+        "Redis down: dynamodb_stats says each reads alone", st)
     subprocess.run([harness, "start", "--port", port, state], check=True, capture_output=True)
     time.sleep(7)  # the fleet's backoff (5 s at most), then the election
     n = records_in(left, 4)
@@ -228,6 +236,11 @@ def main():
         tap(sum(1 for x in n if x > 0) == 1 and min(n) == 0,
             "one reader: one worker sent GetRecords over 4 s, the others none", n)
         leader = [i for i, x in enumerate(n) if x > 0]
+        st = [w.ask("state").get("state") for w in ws]
+        tap(len(leader) == 1 and st[leader[0]] == "following: fleet leader" and
+            sorted(st) == ["following: fleet follower"] * 2 + ["following: fleet leader"],
+            "dynamodb_stats: the sender says 'fleet leader', the others 'fleet follower'",
+            st)
 
         put(c, "v1")
         got = [w.ask("wait k v1 10") for w in ws]
