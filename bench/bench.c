@@ -354,7 +354,7 @@ static void bench_hit_path(void) {
     ddb_config cfg;
     ddb_client *c = NULL;
     ddb_error err;
-    ddbc_policy pol = {0, 300, 300, NULL, NULL, 0};
+    ddbc_policy pol = {.item_ttl = 300, .query_ttl = 300};
     const char *names[2] = {"PK", "SK"};
     ddb_av kv[2];
     ddb_item *k;

@@ -82,14 +82,14 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
                      const ddb_item *new_item, const ddb_item *key,
                      const ddbc_policy *pol);
 
-/* coherence_apply.c: a write through c of the item `key` of table d
+/* coherence.c: a write through c of the item `key` of table d
 ** completed (old_item, old_known, new_item as ddbc_note_write's): when the
 ** table has a stream reader, leave the write's fingerprint, so that its
 ** stream record does not evict what the write stored. */
 void ddbc_coherence_note_write(ddb_client *c, const ddb_table_desc *d,
                                const ddb_item *key, const ddb_item *old_item,
                                int old_known, const ddb_item *new_item);
-/* coherence_apply.c: the calling thread begins a write (write.c), for
+/* coherence.c: the calling thread begins a write (write.c), for
 ** ddbc_coherence_note_write's KEYS_ONLY rule. */
 void ddbc_coherence_write_begin(void);
 

@@ -48,8 +48,8 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static ddbc_reader *readers;
 static int n_readers; /* atomic: a write looks here before taking a lock */
 
-/* See coherence.h. */
-ddbc_reader *ddbc_reader_find_locked(ddb_client *c, const char *table) {
+/* The reader of (c's place, table), with its mu taken, or NULL (none). */
+static ddbc_reader *reader_find_locked(ddb_client *c, const char *table) {
   const char *place, *principal;
   size_t place_len, principal_len;
   ddbc_reader *r;
@@ -65,9 +65,65 @@ ddbc_reader *ddbc_reader_find_locked(ddb_client *c, const char *table) {
   return r;
 }
 
-/* See coherence.h. */
-int ddbc_readers_live(void) {
+/* Readers live in this process (atomic, no lock). */
+static int readers_live(void) {
   return __atomic_load_n(&n_readers, __ATOMIC_ACQUIRE);
+}
+
+/* ------------------------------------------------------------------------
+** Own writes (coherence_apply.c's top says what they are for)
+*/
+/* When the calling thread's write began (ddbc_coherence_write_begin; 0:
+** not known). */
+static __thread double write_began;
+
+/* See cache_int.h. */
+void ddbc_coherence_write_begin(void) {
+  write_began = ddbc_now();
+}
+
+/* See cache_int.h: leave the fingerprint of a write through this process. */
+void ddbc_coherence_note_write(ddb_client *c, const ddb_table_desc *d,
+                               const ddb_item *key, const ddb_item *old_item,
+                               int old_known, const ddb_item *new_item) {
+  const char *names[2];
+  ddbc_reader *r;
+  ddb_buf k;
+  fingerprint *f;
+  double now = ddbc_now();
+  if(!readers_live())
+    return;
+  if(!(r = reader_find_locked(c, d->name)))
+    return;
+  names[0] = d->indexes[0].pk.name;
+  names[1] = d->indexes[0].sk.name;
+  ddb_buf_init(&k, DDBC_KEY_MAX);
+  if(ddb_key_encode(key, names, names[1] ? 2 : 1, &k) || k.failed)
+    goto done;
+  if(!r->images) {
+    int same = old_known && (old_item == NULL) == (new_item == NULL) &&
+               (!old_item || ddb_av_equal(&old_item->root, &new_item->root));
+    /* the coarse clock ticks in milliseconds: a tick earlier */
+    double since = write_began > 0 ? write_began - 0.01 : now - FP_TTL;
+    if(!old_known || same || ddbc_own_seen_since(r, k.p, k.len, since))
+      goto done;
+  }
+  if(r->n_fp == FP_MAX)
+    ddbc_own_drop(r, 0); /* a dropped fingerprint only costs an eviction */
+  f = &r->fp[r->n_fp];
+  f->key = malloc(k.len);
+  if(!f->key)
+    goto done;
+  memcpy(f->key, k.p, k.len);
+  f->key_len = k.len;
+  f->image = new_item ? ddb_item_ref((ddb_item *)new_item) : NULL;
+  f->removed = new_item == NULL;
+  f->t = now;
+  r->n_fp++;
+
+done:
+  pthread_mutex_unlock(&r->mu);
+  ddb_buf_free(&k);
 }
 
 /* ------------------------------------------------------------------------
@@ -487,7 +543,7 @@ ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
   const char *name = ddb_arn_table_name(table);
   ddb_result result;
   *out = NULL;
-  if((r = ddbc_reader_find_locked(c, table)) != NULL) {
+  if((r = reader_find_locked(c, table)) != NULL) {
     pthread_mutex_unlock(&r->mu);
     pthread_mutex_lock(&reg_lock);
     for(x = readers; x && x != r; x = x->next)

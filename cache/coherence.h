@@ -88,11 +88,6 @@ struct ddbc_reader {
   int seen_next;
 };
 
-/* coherence.c: the reader of (c's place, table) with its mu taken, or NULL
-** (none); readers live in this process (atomic read, no lock). */
-ddbc_reader *ddbc_reader_find_locked(ddb_client *c, const char *table);
-int ddbc_readers_live(void);
-
 /* coherence_apply.c: stream record x of table d as a change record (the
 ** format at coherence_apply.c's top), appended to out; images: the view
 ** carries them.  Returns 0, or -1 when out of memory.  ddbc_reader_apply:
@@ -102,6 +97,11 @@ int ddbc_change_encode(const ddb_table_desc *d, const ddb_stream_record *x,
                        int images, ddb_buf *out);
 void ddbc_reader_apply(ddbc_reader *r, const char *rec, size_t len);
 void ddbc_reader_own_free(ddbc_reader *r);
+/* coherence_apply.c, mu held: ddbc_own_drop drops fingerprint i;
+** ddbc_own_seen_since: was a record of item key k[0..n) applied since
+** `since` (ddbc_now), or do the keys remembered not reach back that far? */
+void ddbc_own_drop(ddbc_reader *r, int i);
+int ddbc_own_seen_since(ddbc_reader *r, const char *k, size_t n, double since);
 
 /* coherence_fleet.c: the reader's fleet mode (with the shared tier).
 ** ddbc_fleet_turn: one turn of the loop (leader, follower or alone), with

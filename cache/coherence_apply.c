@@ -190,27 +190,18 @@ static int change_decode(const char *rec, size_t len, change *ch) {
 /* ------------------------------------------------------------------------
 ** Own writes (see the top of the file)
 */
-/* Drop fingerprint i (mu held). */
-static void do_fp_drop(ddbc_reader *r, int i) {
+/* See coherence.h. */
+void ddbc_own_drop(ddbc_reader *r, int i) {
   free(r->fp[i].key);
   ddb_item_unref(r->fp[i].image);
   r->fp[i] = r->fp[--r->n_fp];
 }
 
-/* When the calling thread's write began (ddbc_coherence_write_begin; 0:
-** not known). */
-static __thread double write_began;
-
-/* See cache_int.h. */
-void ddbc_coherence_write_begin(void) {
-  write_began = ddbc_now();
-}
-
 /* Was a record of item key k applied since `since` (when the write began:
 ** such a record may be the write's own), or do the keys remembered not
 ** reach back that far (mu held)? */
-static int do_seen_since(ddbc_reader *r, const char *k, size_t n,
-                         double since) {
+int ddbc_own_seen_since(ddbc_reader *r, const char *k, size_t n,
+                        double since) {
   int i, full = 1;
   double oldest = 0;
   for(i = 0; i < SEEN_MAX; i++) {
@@ -249,7 +240,7 @@ static int do_own_match(ddbc_reader *r, const char *k, size_t n, int event,
   for(i = r->n_fp - 1; i >= 0; i--) {
     fingerprint *f = &r->fp[i];
     if(now - f->t > FP_TTL) {
-      do_fp_drop(r, i);
+      ddbc_own_drop(r, i);
       continue;
     }
     if(f->key_len != n || memcmp(f->key, k, n) != 0)
@@ -260,53 +251,9 @@ static int do_own_match(ddbc_reader *r, const char *k, size_t n, int event,
                              ddb_av_equal(&f->image->root, &img->root);
     else if(!hit)
       hit = f->removed == (event == 'R');
-    do_fp_drop(r, i);
+    ddbc_own_drop(r, i);
   }
   return hit;
-}
-
-/* See cache_int.h: leave the fingerprint of a write through this process. */
-void ddbc_coherence_note_write(ddb_client *c, const ddb_table_desc *d,
-                               const ddb_item *key, const ddb_item *old_item,
-                               int old_known, const ddb_item *new_item) {
-  const char *names[2];
-  ddbc_reader *r;
-  ddb_buf k;
-  fingerprint *f;
-  double now = ddbc_now();
-  if(!ddbc_readers_live())
-    return;
-  if(!(r = ddbc_reader_find_locked(c, d->name)))
-    return;
-  names[0] = d->indexes[0].pk.name;
-  names[1] = d->indexes[0].sk.name;
-  ddb_buf_init(&k, DDBC_KEY_MAX);
-  if(ddb_key_encode(key, names, names[1] ? 2 : 1, &k) || k.failed)
-    goto done;
-  if(!r->images) {
-    int same = old_known && (old_item == NULL) == (new_item == NULL) &&
-               (!old_item || ddb_av_equal(&old_item->root, &new_item->root));
-    /* the coarse clock ticks in milliseconds: a tick earlier */
-    double since = write_began > 0 ? write_began - 0.01 : now - FP_TTL;
-    if(!old_known || same || do_seen_since(r, k.p, k.len, since))
-      goto done;
-  }
-  if(r->n_fp == FP_MAX)
-    do_fp_drop(r, 0); /* a dropped fingerprint only costs an eviction */
-  f = &r->fp[r->n_fp];
-  f->key = malloc(k.len);
-  if(!f->key)
-    goto done;
-  memcpy(f->key, k.p, k.len);
-  f->key_len = k.len;
-  f->image = new_item ? ddb_item_ref((ddb_item *)new_item) : NULL;
-  f->removed = new_item == NULL;
-  f->t = now;
-  r->n_fp++;
-
-done:
-  pthread_mutex_unlock(&r->mu);
-  ddb_buf_free(&k);
 }
 
 /* ------------------------------------------------------------------------

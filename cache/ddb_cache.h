@@ -31,6 +31,8 @@ typedef struct ddbc_policy {
   double query_ttl;     /* seconds a query-cache entry lives; 0: don't cache */
   ddbc_shared *shared;  /* the shared tier behind the process's cache, or
                           NULL (never freed: see ddbc_shared_open) */
+  int streams;          /* coherence=streams asked (the front end attaches
+                           reader) */
   ddbc_reader *reader;  /* coherence=streams: the table's reader, or NULL */
   double max_staleness; /* with a reader: a read goes to DynamoDB while
                            the reader lags more (seconds; 0: no bound) */

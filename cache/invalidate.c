@@ -138,8 +138,6 @@ static void write_keys(ddbc_store *s, ddb_client *c, const ddb_table_desc *d,
                        size_t *n_keys) {
   size_t i;
   for(i = 0; i < n; i++) {
-    ddbc_coherence_note_write(c, d, w[i].key, w[i].old_item, w[i].old_known,
-                              w[i].new_item);
     ddbc_drop_other_principals(s, c, d->name, w[i].key, names, n_names);
     ddb_buf_reset(b);
     if(ddbc_item_key(b, c, d->name, w[i].key, names, n_names) == 0) {
@@ -255,7 +253,6 @@ void ddbc_note_write(ddb_client *c, const ddb_table_desc *d,
   }
   /* the item itself: dropped for the other principals, written through
   ** for the writer's */
-  ddbc_coherence_note_write(c, d, key, old_item, old_known, new_item);
   ddbc_drop_other_principals(s, c, d->name, key, names, n_names);
   ddb_buf_reset(&b);
   if(ddbc_item_key(&b, c, d->name, key, names, n_names) == 0) {

@@ -55,6 +55,8 @@ static void note_done(ddb_client *c, const ddb_table_desc *d,
     ddbc_note_write(c, d, NULL, 0, now, key, pol);
   else
     ddbc_note_write(c, d, old, 1, now, key, pol);
+  /* coherence=streams: its stream record must not evict this */
+  ddbc_coherence_note_write(c, d, key, old, old_known && e->retries == 0, now);
 }
 
 ddb_result ddbc_put_item(ddb_client *c, const ddb_table_desc *d,
@@ -188,6 +190,9 @@ static void note_call(ddb_client *c, const ddb_table_desc *d,
     }
   if(m)
     ddbc_note_writes(c, d, a, m, pol);
+  for(i = 0; i < m; i++) /* coherence=streams, as note_done */
+    ddbc_coherence_note_write(c, d, a[i].key, a[i].old_item, a[i].old_known,
+                              a[i].new_item);
   free(a);
 }
 

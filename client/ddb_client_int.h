@@ -172,6 +172,11 @@ ddb_result ddb_call(ddb_client *c, const char *operation, const char *table,
                     size_t body_len, cJSON **out, ddb_error *err);
 int ddb_client_max_retries(const ddb_client *c);
 
+/* describe.c: one call of operation (DescribeTable, DescribeTimeToLive,
+** streams.c's) whose body names table alone, {"TableName": table}: the
+** parsed answer in *resp (cJSON_Delete), or the call's error. */
+ddb_result ddb_table_call(ddb_client *c, const char *operation,
+                          const char *table, cJSON **resp, ddb_error *err);
 /* The parsers of http.c's answers, on their own (for tests and fuzzing):
 ** a Query/Scan page from its text (operation names it in errors;
 ** count_only: Select=COUNT, no Items; *malformed is set when the text is

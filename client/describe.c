@@ -296,31 +296,37 @@ fail:
   return result;
 }
 
-/* DescribeTable of table into *out (see ddb_client.h). */
-ddb_result ddb_describe_table(ddb_client *c, const char *table,
-                              ddb_table_desc **out, ddb_error *err) {
+/* See ddb_client_int.h: one call of operation naming table alone. */
+ddb_result ddb_table_call(ddb_client *c, const char *operation,
+                          const char *table, cJSON **resp, ddb_error *err) {
   ddb_buf body;
-  cJSON *resp = NULL;
   ddb_result result;
-  call_info ci = {.operation = "DescribeTable", .table = table};
+  call_info ci = {.operation = operation, .table = table};
 
-  *out = NULL;
+  *resp = NULL;
   ddb_buf_init(&body, 4096);
   ddb_buf_adds(&body, "{\"TableName\":");
   ddb_buf_json_str(&body, table, strlen(table));
   ddb_buf_addc(&body, '}');
-  if(body.failed) {
+  if(body.failed)
     result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
-    goto fail;
-  }
-  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
-  if(result)
-    goto fail;
-  result = ddb_table_desc_from_json(resp, table, out, err);
-
-fail:
-  cJSON_Delete(resp);
+  else
+    result = ddb_http_call(c, &ci, body.p, body.len, resp, err);
   ddb_buf_free(&body);
+  return result;
+}
+
+/* DescribeTable of table into *out (see ddb_client.h). */
+ddb_result ddb_describe_table(ddb_client *c, const char *table,
+                              ddb_table_desc **out, ddb_error *err) {
+  cJSON *resp = NULL;
+  ddb_result result;
+
+  *out = NULL;
+  result = ddb_table_call(c, "DescribeTable", table, &resp, err);
+  if(result == DDB_OK)
+    result = ddb_table_desc_from_json(resp, table, out, err);
+  cJSON_Delete(resp);
   return result;
 }
 
@@ -433,23 +439,13 @@ fail:
 /* See ddb_client.h. */
 ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
                             char **status, ddb_error *err) {
-  ddb_buf body;
   cJSON *resp = NULL;
   const cJSON *d;
   const char *z;
   ddb_result result;
-  call_info ci = {.operation = "DescribeTimeToLive", .table = table};
 
   *attr = *status = NULL;
-  ddb_buf_init(&body, 4096);
-  ddb_buf_adds(&body, "{\"TableName\":");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_addc(&body, '}');
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
-    goto fail;
-  }
-  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  result = ddb_table_call(c, "DescribeTimeToLive", table, &resp, err);
   if(result)
     goto fail;
   d = cJSON_GetObjectItemCaseSensitive(resp, "TimeToLiveDescription");
@@ -469,6 +465,5 @@ ddb_result ddb_describe_ttl(ddb_client *c, const char *table, char **attr,
 
 fail:
   cJSON_Delete(resp);
-  ddb_buf_free(&body);
   return result;
 }

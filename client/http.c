@@ -650,7 +650,8 @@ static attempt_verdict attempt_once(attempt *a) {
   a->sent_now = 0;
   errbuf[0] = 0;
   a->skew_used = __atomic_load_n(&a->c->clock_skew, __ATOMIC_RELAXED);
-  if(ddb_sign_request(a->c, a->g, op, a->ci->streams, a->body, a->body_len, &hdrs, e))
+  if(ddb_sign_request(a->c, a->g, op, a->ci->streams, a->body, a->body_len,
+                      &hdrs, e))
     return ATTEMPT_FAIL;
   cc = attempt_send(a, hdrs, &xs, &sink, errbuf);
   if(cc != CURLE_OK)

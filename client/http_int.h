@@ -96,9 +96,8 @@ void ddb_curl_global_init(void);
 ** DDB_OK with *out (ddb_sign_headers_free), or an error. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, int streams,
-                            const char *body,
-                            size_t body_len, struct curl_slist **out,
-                            ddb_error *err);
+                            const char *body, size_t body_len,
+                            struct curl_slist **out, ddb_error *err);
 
 /* cancel.c: milliseconds on the monotonic clock; is any cancel hook (the
 ** calling thread's or c's) set; fill err for operation stopped by the

@@ -323,9 +323,8 @@ ddb_result ddb_signer_acquire(ddb_client *c, ddb_signer **out,
 /* See http_int.h: the signed header list of one attempt. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, int streams,
-                            const char *body,
-                            size_t body_len, struct curl_slist **out,
-                            ddb_error *err) {
+                            const char *body, size_t body_len,
+                            struct curl_slist **out, ddb_error *err) {
   struct curl_slist *hdrs = NULL, *x;
   char target[128];
   char date[DATE_HDR_LEN + DDB_SIGV4_DATE_LEN] = DATE_HDR;
@@ -349,11 +348,10 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
       time(NULL) + (time_t)__atomic_load_n(&c->clock_skew, __ATOMIC_RELAXED),
       date + DATE_HDR_LEN);
   if(rc == 0)
-    rc = ddb_sigv4_sign_json(g->keys, c->s.region, "dynamodb",
-                             date + DATE_HDR_LEN, ep->sign_path,
-                             CONTENT_TYPE, host + DDB_HOST_HDR_LEN,
-                             target + TARGET_HDR_LEN, body, body_len,
-                             auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
+    rc = ddb_sigv4_sign_json(
+        g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, ep->sign_path,
+        CONTENT_TYPE, host + DDB_HOST_HDR_LEN, target + TARGET_HDR_LEN, body,
+        body_len, auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
   if(rc == DDB_SIGV4_NOMEM)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory signing %s",
                          operation);

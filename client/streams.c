@@ -47,22 +47,12 @@ static ddb_result streams_call(ddb_client *c, const char *op,
 /* See ddb_client.h: the table's latest stream, from DescribeTable. */
 ddb_result ddb_stream_of_table(ddb_client *c, const char *table, char **arn,
                                char **view, ddb_error *err) {
-  ddb_buf body;
   cJSON *resp = NULL;
   const cJSON *t, *ss;
   ddb_result result;
-  call_info ci = {.operation = "DescribeTable", .table = table};
 
   *arn = *view = NULL;
-  ddb_buf_init(&body, 4096);
-  ddb_buf_adds(&body, "{\"TableName\":");
-  ddb_buf_json_str(&body, table, strlen(table));
-  ddb_buf_addc(&body, '}');
-  if(body.failed) {
-    result = ddb_error_set(err, DDB_ERR_INPUT, "table name too long");
-    goto fail;
-  }
-  result = ddb_http_call(c, &ci, body.p, body.len, &resp, err);
+  result = ddb_table_call(c, "DescribeTable", table, &resp, err);
   if(result)
     goto fail;
   t = cJSON_GetObjectItemCaseSensitive(resp, "Table");
@@ -79,7 +69,6 @@ ddb_result ddb_stream_of_table(ddb_client *c, const char *table, char **arn,
 
 fail:
   cJSON_Delete(resp);
-  ddb_buf_free(&body);
   return result;
 }
 

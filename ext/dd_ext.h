@@ -311,7 +311,7 @@ typedef struct dd_vtab {
   double rSharedTimeout;
   dd_conn *pConn; /* the connection's statement state (the module's
                       client data; it outlives the vtab) */
-  int bTtlHide, bStreams; /* ttl=hide, coherence=streams (pol.reader) */
+  int bTtlHide;   /* ttl=hide */
   int bTtlKnown;  /* zTtlAttr was asked (DescribeTimeToLive) */
   char *zTtlAttr; /* ttl=hide: the table's TTL attribute, NULL: none
                       (TTL off); sqlite3_free() */

@@ -171,7 +171,7 @@ static const struct dd_option {
      offsetof(dd_vtab, cfg.max_wcu), "0",
      "expected units a second from 0 to " DD_STR(DD_MAX_RATE)},
     {"coherence", offsetof(dd_opts, zCoherence), DD_OPT_COHERENCE,
-     offsetof(dd_vtab, bStreams), "ttl", "expected ttl or streams"},
+     offsetof(dd_vtab, pol.streams), "ttl", "expected ttl or streams"},
     {"max_staleness", offsetof(dd_opts, zStaleness), DD_OPT_TTL,
      offsetof(dd_vtab, pol.max_staleness), "0",
      "expected seconds from 0 to " DD_STR(DDB_MAX_TTL)},

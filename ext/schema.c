@@ -401,7 +401,7 @@ int dd_client_make(dd_vtab *p, int bAny) {
   ddb_client_set_meter(p->pClient, dd_conn_meter(p->pConn));
   /* coherence=streams: the table's reader, shared by the process; no
   ** stream is this table's error (its client goes: asked again next use) */
-  if(p->bStreams && !p->pol.reader &&
+  if(p->pol.streams && !p->pol.reader &&
      ddbc_reader_attach(&p->cfg, p->pClient, p->zTable, &p->pol.reader,
                         &err)) {
     dd_error(p, "%s", err.message);

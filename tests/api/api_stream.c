@@ -84,7 +84,7 @@ static void units(const char *endpoint, const char *table, int *seen, int n) {
   ddb_config cfg;
   ddb_client *dc = NULL;
   ddb_read rd;
-  ddbc_policy pol = {0, 0, 0, NULL, NULL, 0}; /* not cached: every page a request */
+  ddbc_policy pol = {.consistent = 0}; /* not cached: every page a request */
   ddbc_stream *st = NULL;
   ddb_error err;
   ddb_page *pg;

@@ -288,7 +288,7 @@ static void *hammer(void *arg) {
 ** uncached), its first page taken: the stream, or NULL. */
 static ddbc_stream *scan_start(void) {
   ddb_read rd;
-  ddbc_policy pol = {0, 0, 0, NULL, NULL, 0};
+  ddbc_policy pol = {.consistent = 0}; /* nothing cached */
   ddbc_stream *st = NULL;
   ddb_page *pg = NULL;
   ddb_error err;

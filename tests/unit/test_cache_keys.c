@@ -184,7 +184,7 @@ static ddb_client *scoped_client(const char *endpoint, const char *region,
 ** On a hit *val (if given) is the item's attribute "v" (or "-" for a
 ** cached "no such item"). */
 static int cached_for(ddb_client *c, const char *pk, char *val, size_t cap) {
-  ddbc_policy pol = {0, 300, 300, NULL, NULL, 0};
+  ddbc_policy pol = {.item_ttl = 300, .query_ttl = 300};
   ddb_av k = keyav("PK", DDB_S, pk, strlen(pk));
   ddb_item *it = NULL;
   int hit = ddbc_item_cached(c, "T", &k, 1, &pol, &it);
@@ -200,7 +200,7 @@ static int cached_for(ddb_client *c, const char *pk, char *val, size_t cap) {
 ** cache then holds it for c). */
 static void write_through(ddb_client *c, const char *pk, const char *v) {
   static char tname[] = "T", pkname[] = "PK";
-  ddbc_policy pol = {0, 300, 300, NULL, NULL, 0};
+  ddbc_policy pol = {.item_ttl = 300, .query_ttl = 300};
   ddb_index ix;
   ddb_table_desc d;
   ddb_av a[2];
@@ -335,7 +335,7 @@ static void test_write_unknown_drops(void) {
   static char tname[] = "T", pkname[] = "PK";
   static const char *const key_names[] = {"PK"};
   static const char *const remove[] = {"v"};
-  ddbc_policy pol = {0, 300, 300, NULL, NULL, 0};
+  ddbc_policy pol = {.item_ttl = 300, .query_ttl = 300};
   char *saved[N_SCOPE_ENV];
   char val[64];
   ddb_index ix;
@@ -489,7 +489,7 @@ done:
 ** principal's entries of those items dropped, the others untouched. */
 static void test_note_writes_batch(void) {
   static char tname[] = "T", pkname[] = "PK";
-  ddbc_policy pol = {0, 300, 300, NULL, NULL, 0};
+  ddbc_policy pol = {.item_ttl = 300, .query_ttl = 300};
   char *saved[N_SCOPE_ENV];
   char val[64];
   ddb_index ix;
