@@ -328,9 +328,9 @@ static int apply_batch(ddbc_reader *r, shard *sh, const ddb_stream_batch *b) {
     }
     ddb_buf_reset(&rec);
     if(ddbc_change_encode(r->d, x, r->images, &rec) == 0) {
-      ddbc_reader_apply(r, rec.p, rec.len);
-      if(r->fm) /* a fleet's leader publishes it */
+      if(r->fm) /* a fleet's leader: Redis's entry first, publish later */
         ddbc_fleet_queue(r, x->keys, rec.p, rec.len);
+      ddbc_reader_apply(r, rec.p, rec.len);
     } else
       ddbc_clear_table(r->c, r->table);
     free(sh->last_seq);

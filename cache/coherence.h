@@ -107,8 +107,9 @@ int ddbc_own_seen_since(ddbc_reader *r, const char *k, size_t n, double since);
 ** ddbc_fleet_turn: one turn of the loop (leader, follower or alone), with
 ** coherence.c's own steps in ops (so that the files do not call each
 ** other); returns when the next turn is due.  ddbc_fleet_queue: a change
-** record the leader applied, to publish at the end of the turn (keys: its
-** item's key attributes).  ddbc_fleet_reader_free: fleet mode's state
+** record the leader is about to apply: the tier's entry of its item
+** (keys: its key attributes) retired now, the record published at the
+** end of the turn.  ddbc_fleet_reader_free: fleet mode's state
 ** freed, the lease released (the thread stopped). */
 typedef struct ddbc_reader_ops {
   double (*poll)(ddbc_reader *r, double now); /* a lone reader's turn */

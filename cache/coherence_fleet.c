@@ -10,9 +10,10 @@
 ** for this process's role:
 **   LEADER    polls DynamoDB Streams as a lone reader does (poll_stream),
 **             then publishes the change records apply_batch queued
-**             (ddbc_fleet_queue), a heartbeat of its position, the tier's
-**             entries of each changed item retired, and its shard
-**             positions as the fleet's checkpoint.  A new leader resumes
+**             (ddbc_fleet_queue: the tier's entry of each changed item
+**             retired first, before any process drops its own), a
+**             heartbeat of its position, and its shard positions as the
+**             fleet's checkpoint.  A new leader resumes
 **             from the checkpoint (AFTER_SEQUENCE_NUMBER of each shard);
 **             with none it anchors at LATEST and publishes a reset (every
 **             process clears the table once), as it does after any anchor.
@@ -39,14 +40,12 @@
 /* Seconds a follower waits for the leader in one turn (XREAD BLOCK): a
 ** detach waits at most this for the thread. */
 #define FOLLOW_WAIT 0.5
-/* Seconds between checkpoints (when the positions moved). */
-#define CHECKPOINT_EVERY 1.0
 /* The longest checkpoint made. */
 #define CHECKPOINT_MAX DDBC_FLEET_MAX_CHECKPOINT
 
 typedef struct queued {
-  char *rec, *tail; /* a change record; its item's tier tail (or NULL) */
-  size_t len, tail_len;
+  char *rec; /* a change record */
+  size_t len;
 } queued;
 
 struct reader_fleet {
@@ -54,9 +53,8 @@ struct reader_fleet {
   int role;  /* DDBC_FLEET_*: the role of the turn */
   queued *q; /* the records of the turn, to publish */
   size_t n, cap;
-  int lost;       /* records applied, not published: a reset is due */
-  double ckpt_at; /* the last checkpoint (ddbc_now) */
-  ddb_buf ckpt;   /* the positions stored last */
+  int lost;     /* records applied, not published: a reset is due */
+  ddb_buf ckpt; /* the positions stored last */
 };
 
 /* ------------------------------------------------------------------------
@@ -76,10 +74,8 @@ void ddbc_reader_share(ddbc_reader *r, ddbc_shared *sh) {
 /* Drop the queued records of fm. */
 static void queue_clear(struct reader_fleet *fm) {
   size_t i;
-  for(i = 0; i < fm->n; i++) {
+  for(i = 0; i < fm->n; i++)
     free(fm->q[i].rec);
-    free(fm->q[i].tail);
-  }
   fm->n = 0;
 }
 
@@ -96,8 +92,11 @@ void ddbc_fleet_reader_free(ddbc_reader *r) {
   r->fm = NULL;
 }
 
-/* See coherence.h: queue change record rec (of the item keyed by keys)
-** to publish at the end of the turn, with its item's tier tail. */
+/* See coherence.h: the tier's entry of the record's item retired now
+** (a tombstone, the table's generation moved), before this process and
+** then the followers drop theirs, so that none of them fills again from
+** Redis's old entry; the record queued to publish at the end of the
+** turn. */
 void ddbc_fleet_queue(ddbc_reader *r, const ddb_item *keys, const char *rec,
                       size_t len) {
   struct reader_fleet *fm = r->fm;
@@ -106,30 +105,33 @@ void ddbc_fleet_queue(ddbc_reader *r, const ddb_item *keys, const char *rec,
   ddb_buf k;
   if(!fm || fm->role != DDBC_FLEET_LEADER)
     return;
-  if(fm->n == fm->cap) {
-    size_t cap = fm->cap ? fm->cap * 2 : 64;
-    queued *p = realloc(fm->q, cap * sizeof(*p));
-    if(!p)
-      return; /* not published: the followers' TTL covers it */
-    fm->q = p;
-    fm->cap = cap;
-  }
-  x = &fm->q[fm->n];
-  memset(x, 0, sizeof(*x));
-  if(!(x->rec = malloc(len ? len : 1)))
-    return;
-  memcpy(x->rec, rec, len);
-  x->len = len;
   names[0] = r->d->indexes[0].pk.name;
   names[1] = r->d->indexes[0].sk.name;
   ddb_buf_init(&k, DDBC_KEY_MAX);
   if(keys &&
      ddbc_item_key(&k, r->c, r->table, keys, names, names[1] ? 2 : 1) == 0) {
-    const char *t = ddbc_shared_tail(r->c, &k, &x->tail_len);
-    if((x->tail = malloc(x->tail_len ? x->tail_len : 1)) != NULL)
-      memcpy(x->tail, t, x->tail_len);
+    size_t tail_len;
+    const char *tail = ddbc_shared_tail(r->c, &k, &tail_len);
+    ddbc_fleet_note_change(fm->f, tail, tail_len, ddbc_shared_now());
   }
   ddb_buf_free(&k);
+  if(fm->n == fm->cap) {
+    size_t cap = fm->cap ? fm->cap * 2 : 64;
+    queued *p = realloc(fm->q, cap * sizeof(*p));
+    if(!p) {
+      fm->lost = 1; /* not published: a reset */
+      return;
+    }
+    fm->q = p;
+    fm->cap = cap;
+  }
+  x = &fm->q[fm->n];
+  if(!(x->rec = malloc(len ? len : 1))) {
+    fm->lost = 1;
+    return;
+  }
+  memcpy(x->rec, rec, len);
+  x->len = len;
   fm->n++;
 }
 
@@ -204,10 +206,13 @@ done:
   return rc;
 }
 
-/* Store r's positions when they moved and CHECKPOINT_EVERY has passed. */
-static void checkpoint(ddbc_reader *r, struct reader_fleet *fm, double now) {
+/* Store r's positions when they moved (after the records that moved
+** them were published: a leader that dies in between leaves the older
+** positions, from which the next one reads them again).  They move with
+** records read, at most a few times a second a shard. */
+static void checkpoint(ddbc_reader *r, struct reader_fleet *fm) {
   ddb_buf pos;
-  if(!r->anchored || now - fm->ckpt_at < CHECKPOINT_EVERY)
+  if(!r->anchored)
     return;
   ddb_buf_init(&pos, CHECKPOINT_MAX);
   positions(r, &pos);
@@ -216,7 +221,6 @@ static void checkpoint(ddbc_reader *r, struct reader_fleet *fm, double now) {
      ddbc_fleet_checkpoint_put(fm->f, pos.p, pos.len) == 0) {
     ddb_buf_reset(&fm->ckpt);
     ddb_buf_add(&fm->ckpt, pos.p, pos.len);
-    fm->ckpt_at = now;
   }
   ddb_buf_free(&pos);
 }
@@ -276,7 +280,7 @@ static void lead_start(ddbc_reader *r, const ddbc_reader_ops *ops,
 /* A LEADER's turn: where to read from when it just took the lease
 ** (lead_start); a poll; a reset when due (an anchor, or records a failed
 ** publish lost); what it queued published, with a heartbeat of its
-** position; the tier's entries retired; the checkpoint. */
+** position; the checkpoint. */
 static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
                    struct reader_fleet *fm, int was, double now) {
   const unsigned char **recs = NULL;
@@ -307,13 +311,9 @@ static double lead(ddbc_reader *r, const ddbc_reader_ops *ops,
   }
   if(fm->n && (!recs || !lens))
     ddbc_fleet_publish_reset(fm->f, 0, "fleet: out of memory");
-  else if(ddbc_fleet_publish(fm->f, recs, lens, fm->n, fresh) == 0) {
-    for(i = 0; i < fm->n; i++)
-      if(fm->q[i].tail)
-        ddbc_fleet_note_change(fm->f, fm->q[i].tail, fm->q[i].tail_len,
-                               ddbc_shared_now());
-    checkpoint(r, fm, now);
-  } else if(fm->n)
+  else if(ddbc_fleet_publish(fm->f, recs, lens, fm->n, fresh) == 0)
+    checkpoint(r, fm);
+  else if(fm->n)
     fm->lost = 1; /* applied here, not told: a reset while it leads */
   free(recs);
   free(lens);
