@@ -29,8 +29,8 @@
 ** The change records and what they retire: coherence_apply.c.
 **
 ** Locks: reg_lock (the readers) then a reader's mu, rank DDB_LIVE_COHERENCE
-** on live.c's list (before the cache's: apply() holds mu while it calls
-** the store).  No lock is held over a request.  fork(): the child has no
+** on live.c's list (before the cache's), each a leaf: mu is never held
+** while the store, a request or another rank's lock is taken.  fork(): the child has no
 ** reader thread; its readers leave the list (their vtabs see
 ** "fallback-ttl: forked"), and a new attach in the child starts its own.
 */
@@ -233,6 +233,7 @@ static int anchor(ddbc_reader *r, double now) {
   pthread_mutex_lock(&r->mu);
   r->following = 1;
   r->why[0] = 0;
+  r->caught = now; /* every shard at LATEST: read to its end */
   pthread_mutex_unlock(&r->mu);
   r->anchored = now;
   r->recheck = now + r->recheck_every;
@@ -534,6 +535,23 @@ static ddb_result reader_new(const ddb_config *cfg, ddb_client *c,
   return DDB_OK;
 }
 
+/* The reader of (c's place, table) with one more reference, or NULL. */
+static ddbc_reader *reader_ref(ddb_client *c, const char *table) {
+  const char *place, *principal;
+  size_t place_len, principal_len;
+  ddbc_reader *r;
+  ddb_client_scope(c, &place, &place_len, &principal, &principal_len);
+  pthread_mutex_lock(&reg_lock);
+  for(r = readers; r; r = r->next)
+    if(r->place_len == place_len && memcmp(r->place, place, place_len) == 0 &&
+       strcmp(r->table, ddb_arn_table_name(table)) == 0)
+      break;
+  if(r)
+    r->refs++;
+  pthread_mutex_unlock(&reg_lock);
+  return r;
+}
+
 /* See ddb_cache.h. */
 ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
                               const char *table, ddbc_reader **out,
@@ -543,18 +561,9 @@ ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
   const char *name = ddb_arn_table_name(table);
   ddb_result result;
   *out = NULL;
-  if((r = reader_find_locked(c, table)) != NULL) {
-    pthread_mutex_unlock(&r->mu);
-    pthread_mutex_lock(&reg_lock);
-    for(x = readers; x && x != r; x = x->next)
-      ;
-    if(x)
-      x->refs++;
-    pthread_mutex_unlock(&reg_lock);
-    if(x) {
-      *out = x;
-      return DDB_OK;
-    }
+  if((x = reader_ref(c, table)) != NULL) {
+    *out = x;
+    return DDB_OK;
   }
   result = ddb_stream_of_table(c, table, &arn, &view, err);
   if(result)

@@ -25,6 +25,9 @@
 ** to every other rank's (no code holds it while it takes another rank's):
 ** the order is what keeps prepare from deadlocking if that ever changes.
 ** Within a rank the nesting is:
+**   DDB_LIVE_COHERENCE  cache/coherence.c's reg_lock, then each reader's
+**                    mu (a leaf: no request and no other rank's lock
+**                    under it)
 **   DDB_LIVE_CACHE   describe.c's desc_lock (its own node; a leaf, never
 **                    held while another lock is taken), then cache.c's
 **                    seen_lock, then the store's lock (seen_lock is held

@@ -10,17 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 : "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 export AWS_EC2_METADATA_DISABLED=true
-# the reading processes: a python3 that can load extensions (Debian's)
-READER_PY=/usr/bin/python3
-if ! "$READER_PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-  echo "ok 1 - streams # SKIP $READER_PY cannot load extensions"; echo "1..1"; exit 0
-fi
-if [ "${SANITIZE:-}" = 1 ]; then
-  LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-  export LD_PRELOAD ASAN_OPTIONS
-fi
-export READER_PY DDB_EXT="${DDB_EXT:-$ROOT/build/dynamodb}"
+. tests/faults/streams_env.sh "streams"
 out=$(python3 tests/faults/streams_check.py 2>&1)
 status=$?
 plan=$(printf '%s\n' "$out" | sed -n 's/^1\.\.\([0-9]*\)$/\1/p')
@@ -29,6 +19,40 @@ n=${plan:-0}
 if [ "$status" != 0 ] || [ -z "$plan" ]; then
   n=$((n + 1)); echo "not ok $n - streams: the driver failed (status $status)"
 fi
+
+# libdyndb: dyn_options.coherence (tests/api/api_coherence.c)
+SAN_FLAGS=()
+[ "${SANITIZE:-}" = 1 ] && SAN_FLAGS=(-fsanitize=address,undefined)
+mkdir -p .test-tmp/api
+BIN="$ROOT/.test-tmp/api/api_coherence.$$"
+if make -s --no-print-directory build/libddb.a >&2 &&
+  ${CC:-cc} -Wall -Wextra -Werror "${SAN_FLAGS[@]}" -I. -o "$BIN" \
+    tests/api/api_coherence.c api/client.c api/item.c api/read.c api/write.c \
+    build/libddb.a $(make -s --no-print-directory libs) >&2; then
+  python3 - <<'PY'
+import sys
+sys.path.insert(0, "tests/faults")
+import streams_check as sc
+c = sc.fixtures.connect()
+sc.make_table(c, "StrApiS061", "KEYS_ONLY", 1)
+sc.make_table(c, "StrApiN061", None, 1)
+PY
+  coproc API { env -u LD_PRELOAD "$BIN" StrApiN061 StrApiS061 "$n"; }
+  api_pid=$API_PID
+  while read -r line <&"${API[0]}"; do
+    [ "$line" = ready ] && break
+    echo "$line"
+  done
+  python3 -c 'import sys; sys.path.insert(0, "tests/faults"); import streams_check as sc; sc.put(sc.fixtures.connect(), "StrApiS061", "p0", 999)'
+  echo go >&"${API[1]}"
+  while read -r line <&"${API[0]}"; do echo "$line"; done
+  wait "$api_pid" 2>/dev/null
+  n=$((n + 3))
+  python3 -c 'import sys; sys.path.insert(0, "tests/harness"); import fixtures; c = fixtures.connect(); [fixtures.drop_table(c, t) for t in ("StrApiS061", "StrApiN061")]'
+else
+  n=$((n + 1)); echo "not ok $n - streams: libdyndb: build tests/api/api_coherence.c"
+fi
+rm -f "$BIN"
 
 # dynalite: no streams (it ignores StreamSpecification)
 D=$(mktemp -d)

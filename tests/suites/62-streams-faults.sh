@@ -9,16 +9,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1
 : "${AWS_ENDPOINT_URL_DYNAMODB:?run from tests/harness/run-all.sh}"
 export AWS_EC2_METADATA_DISABLED=true
-READER_PY=/usr/bin/python3
-if ! "$READER_PY" -c 'import sqlite3; sqlite3.connect(":memory:").enable_load_extension(True)' 2>/dev/null; then
-  echo "ok 1 - streams faults # SKIP $READER_PY cannot load extensions"; echo "1..1"; exit 0
-fi
-if [ "${SANITIZE:-}" = 1 ]; then
-  LD_PRELOAD="$(${CC:-cc} -print-file-name=libasan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
-  ASAN_OPTIONS="detect_leaks=0:handle_segv=0"
-  export LD_PRELOAD ASAN_OPTIONS
-fi
-export READER_PY DDB_EXT="${DDB_EXT:-$ROOT/build/dynamodb}"
+. tests/faults/streams_env.sh "streams faults"
 coproc PROXY { exec python3 tests/faults/streams_proxy.py --upstream "$AWS_ENDPOINT_URL_DYNAMODB"; }
 read -r port <&"${PROXY[0]}"
 trap 'kill "$PROXY_PID" 2>/dev/null' EXIT

@@ -745,6 +745,57 @@ static void test_services_endpoint(void) {
   sandbox_close(&s);
 }
 
+/* DynamoDB Streams' endpoint (config.c's resolve_streams): AWS's own
+** beside AWS's DynamoDB; DynamoDB's when that is configured (DynamoDB
+** Local serves both); botocore's configured endpoint of "DynamoDB Streams"
+** (AWS_ENDPOINT_URL_DYNAMODB_STREAMS, a services entry dynamodb_streams)
+** first. */
+static void test_streams_endpoint(void) {
+  sandbox s;
+  ddb_config cfg;
+  ddb_settings st;
+  ddb_error e;
+  if(!CHECK(sandbox_open(&s) == 0))
+    return;
+  setenv("AWS_ACCESS_KEY_ID", "AK", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "SK", 1);
+  put_file(s.config, "[default]\nregion = eu-west-1\n"
+                     "[profile svc]\nregion = eu-west-1\nservices = local\n"
+                     "[services local]\n"
+                     "dynamodb_streams =\n  endpoint_url = http://st:1\n");
+  put_file(s.creds, "[svc]\naws_access_key_id = A\n"
+                    "aws_secret_access_key = B\n");
+  memset(&cfg, 0, sizeof(cfg));
+  ddb_error_clear(&e);
+  CHECK_INT(ddb_settings_resolve(&cfg, &st, &e), DDB_OK);
+  CHECK_STR(st.streams_ep.url,
+            "https://streams.dynamodb.eu-west-1.amazonaws.com/");
+  CHECK_STR(st.streams_ep.host, "streams.dynamodb.eu-west-1.amazonaws.com");
+  ddb_settings_free(&st);
+  setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:8000", 1);
+  CHECK_INT(ddb_settings_resolve(&cfg, &st, &e), DDB_OK);
+  CHECK_STR(st.streams_ep.url, "http://127.0.0.1:8000/");
+  ddb_settings_free(&st);
+  cfg.endpoint = "http://127.0.0.1:9000";
+  CHECK_INT(ddb_settings_resolve(&cfg, &st, &e), DDB_OK);
+  CHECK_STR(st.streams_ep.url, "http://127.0.0.1:9000/");
+  ddb_settings_free(&st);
+  setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", "http://127.0.0.1:7000", 1);
+  CHECK_INT(ddb_settings_resolve(&cfg, &st, &e), DDB_OK);
+  CHECK_STR(st.streams_ep.url, "http://127.0.0.1:7000/");
+  CHECK_STR(st.ep.url, "http://127.0.0.1:9000/");
+  ddb_settings_free(&st);
+  unsetenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS");
+  unsetenv("AWS_ENDPOINT_URL_DYNAMODB");
+  cfg.endpoint = NULL;
+  cfg.profile = "svc";
+  CHECK_INT(ddb_settings_resolve(&cfg, &st, &e), DDB_OK);
+  CHECK_STR(st.streams_ep.url, "http://st:1/");
+  CHECK_STR(st.ep.url, "https://dynamodb.eu-west-1.amazonaws.com/");
+  ddb_settings_free(&st);
+  sandbox_close(&s);
+}
+
 /* ca_bundle from the config file, AWS_CA_BUNDLE and the option. */
 static void test_ca_bundle(void) {
   sandbox s;
@@ -1110,6 +1161,7 @@ const tap_test tap_creds_tests[] = {
     {"creds: chain, container credentials", test_chain_container},
     {"creds: chain, IMDSv2", test_chain_imds},
     {"config: endpoint from the services section", test_services_endpoint},
+    {"config: DynamoDB Streams' endpoint", test_streams_endpoint},
     {"config: CA bundle", test_ca_bundle},
     {"signer: short-lived credentials are fetched once, not per request; "
      "one refresh for 8 threads; expired ones never sign",
