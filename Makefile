@@ -55,7 +55,8 @@ CACHE_SRC  := cache/describe.c cache/cache.c cache/read.c \
               cache/invalidate.c cache/store.c cache/write.c cache/stream.c \
               cache/shared.c cache/lease.c cache/redis_conn.c cache/resp.c cache/redis_url.c \
               cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c \
-              cache/coherence.c cache/coherence_apply.c
+              cache/coherence.c cache/coherence_apply.c cache/coherence_fleet.c \
+              cache/fleet.c
 EXT_SRC    := ext/extension.c ext/common.c ext/options.c ext/schema.c \
               ext/desc.c ext/plan.c ext/plancodec.c ext/keycond.c ext/cursor.c \
               ext/filter.c ext/lookups.c ext/pages.c ext/keys.c ext/functions.c \

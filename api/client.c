@@ -365,6 +365,7 @@ dyn_code dyni_table_get(dyn_client *c, const char *table, dyn_table **out,
     free(t);
     return dyni_error(err, &e);
   }
+  ddbc_reader_share(t->reader, c->pol.shared); /* one reader per fleet */
   t->key_names[0] = desc->indexes[0].pk.name;
   t->key_names[1] = desc->indexes[0].sk.name;
   t->n_key = t->key_names[1] ? 2 : 1;

@@ -334,9 +334,11 @@ static int apply_batch(ddbc_reader *r, shard *sh, const ddb_stream_batch *b) {
       break;
     }
     ddb_buf_reset(&rec);
-    if(ddbc_change_encode(r->d, x, r->images, &rec) == 0)
+    if(ddbc_change_encode(r->d, x, r->images, &rec) == 0) {
+      if(r->fm) /* a fleet's leader: Redis's entry first, publish later */
+        ddbc_fleet_queue(r, x->keys, rec.p, rec.len);
       ddbc_reader_apply(r, rec.p, rec.len);
-    else
+    } else
       ddbc_clear_table(r->c, r->table);
     free(sh->last_seq);
     sh->last_seq = ddb_strdup(x->seq);
@@ -433,6 +435,10 @@ static double poll_stream(ddbc_reader *r, double now) {
   return r->anchored ? next : now + READER_ERROR_MAX;
 }
 
+/* This file's steps, for fleet mode's turn (coherence_fleet.c). */
+static const ddbc_reader_ops reader_ops = {poll_stream, shard_add,
+                                           shards_clear};
+
 /* The thread's cancel hook: a request in flight stops with the reader. */
 static int reader_stopped(void *ud) {
   ddbc_reader *r = ud;
@@ -447,10 +453,11 @@ static void *reader_main(void *arg) {
   for(;;) {
     double now = ddbc_now(), next;
     struct timespec ts;
-    /* FLEET HOOK: a fleet mode does `if(leader) poll_stream (and publish
-    ** each change record of apply_batch) else follow the tier and
-    ** ddbc_reader_apply each change record` here. */
-    next = poll_stream(r, now);
+    /* FLEET HOOK: with the shared tier, one reader per fleet
+    ** (coherence_fleet.c) */
+    next = __atomic_load_n(&r->shared, __ATOMIC_ACQUIRE)
+               ? ddbc_fleet_turn(r, now, &reader_ops)
+               : poll_stream(r, now);
     clock_gettime(CLOCK_REALTIME, &ts);
     next -= ddbc_now();
     if(next < 0.005)
@@ -478,6 +485,7 @@ static void *reader_main(void *arg) {
 */
 /* Free r, its thread stopped (or never started, or a parent's). */
 static void reader_free(ddbc_reader *r) {
+  ddbc_fleet_reader_free(r);
   ddbc_reader_own_free(r);
   shards_clear(r);
   ddb_table_desc_free(r->d);

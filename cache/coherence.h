@@ -80,7 +80,9 @@ struct ddbc_reader {
   uint64_t records, polls, clears, own_skipped, errors;
   fingerprint fp[FP_MAX];
   int n_fp;
-  char *seen[SEEN_MAX]; /* item keys of applied records (KEYS_ONLY) */
+  ddbc_shared *shared;     /* fleet mode's tier (atomic; set once) */
+  struct reader_fleet *fm; /* fleet mode's state (the thread's) */
+  char *seen[SEEN_MAX];    /* item keys of applied records (KEYS_ONLY) */
   size_t seen_len[SEEN_MAX];
   double seen_t[SEEN_MAX];
   int seen_next;
@@ -100,5 +102,24 @@ void ddbc_reader_own_free(ddbc_reader *r);
 ** `since` (ddbc_now), or do the keys remembered not reach back that far? */
 void ddbc_own_drop(ddbc_reader *r, int i);
 int ddbc_own_seen_since(ddbc_reader *r, const char *k, size_t n, double since);
+
+/* coherence_fleet.c: the reader's fleet mode (with the shared tier).
+** ddbc_fleet_turn: one turn of the loop (leader, follower or alone), with
+** coherence.c's own steps in ops (so that the files do not call each
+** other); returns when the next turn is due.  ddbc_fleet_queue: a change
+** record the leader is about to apply: the tier's entry of its item
+** (keys: its key attributes) retired now, the record published at the
+** end of the turn.  ddbc_fleet_reader_free: fleet mode's state
+** freed, the lease released (the thread stopped). */
+typedef struct ddbc_reader_ops {
+  double (*poll)(ddbc_reader *r, double now); /* a lone reader's turn */
+  int (*shard_add)(ddbc_reader *r, const ddb_stream_shard *x, int from_start,
+                   double now);
+  void (*shards_clear)(ddbc_reader *r);
+} ddbc_reader_ops;
+double ddbc_fleet_turn(ddbc_reader *r, double now, const ddbc_reader_ops *ops);
+void ddbc_fleet_queue(ddbc_reader *r, const ddb_item *keys, const char *rec,
+                      size_t len);
+void ddbc_fleet_reader_free(ddbc_reader *r);
 
 #endif /* DDBC_COHERENCE_H */

@@ -429,6 +429,10 @@ ddb_result ddbc_reader_attach(const ddb_config *cfg, ddb_client *c,
                               const char *table, ddbc_reader **out,
                               ddb_error *err);
 void ddbc_reader_detach(ddbc_reader *r);
+/* With the shared tier sh (a policy's), the reader becomes one of the
+** fleet's: one reader per table per fleet (coherence_fleet.c; docs/cache.md
+** "One reader per fleet").  The first tier named wins. */
+void ddbc_reader_share(ddbc_reader *r, ddbc_shared *sh);
 void ddbc_reader_info_get(ddbc_reader *r, ddbc_reader_info *out);
 int ddbc_readers_info(ddbc_reader_info *out, int max);
 int ddbc_reader_bypass(const ddbc_policy *pol);

@@ -35,6 +35,7 @@
 #include <openssl/crypto.h>
 
 #include "resp.h"
+#include "fleet.h"
 #include "shared.h"
 
 /* Idle connections kept per tier; tiers per process. */
@@ -438,4 +439,11 @@ int ddbc_shared_round_trip(ddbc_shared *sh, const ddb_buf *cmds,
   }
   conn_give(sh, r);
   return 0;
+}
+
+/* See fleet.h: a connection of its own, outside the pool and the
+** backoff (its caller keeps its own). */
+int ddbc_shared_connect(ddbc_shared *sh, double deadline, ddbc_resp **out,
+                        char *why, size_t cap) {
+  return ddbc_resp_connect(&sh->u, sh->tls, deadline, out, why, cap);
 }

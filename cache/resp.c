@@ -693,7 +693,7 @@ int ddbc_resp_call(ddbc_resp *r, const char *cmds, size_t len,
   }
   rc = send_all(r, cmds, len, deadline);
   for(i = 0; i < n && rc == DDBC_RESP_OK; i++) {
-    rc = read_value(r, &out[i], max_nodes + 1, 3, deadline);
+    rc = read_value(r, &out[i], max_nodes + 1, DDBC_RESP_MAX_DEPTH, deadline);
     if(rc == DDBC_RESP_OK && out[i].n_node == 0)
       rc = DDBC_RESP_FAILED;
     if(rc == DDBC_RESP_OK)

@@ -23,6 +23,9 @@
 #define DDBC_RESP_MAX_NODES 1024
 /* The longest bulk string read (a value of shared.c, with room). */
 #define DDBC_RESP_MAX_BULK (4u * 1024 * 1024 + 4096)
+/* The most levels of nested arrays in a reply (XREAD's: streams, a
+** stream, its entries, an entry, its fields). */
+#define DDBC_RESP_MAX_DEPTH 5
 /* The longest line of a reply (a status, an error, a length). */
 #define DDBC_RESP_MAX_LINE 4096
 

@@ -409,6 +409,8 @@ int dd_client_make(dd_vtab *p, int bAny) {
     p->pClient = NULL;
     return dd_rc(&err);
   }
+  /* with the shared tier: one reader per fleet */
+  ddbc_reader_share(p->pol.reader, p->pol.shared);
   return SQLITE_OK;
 }
 

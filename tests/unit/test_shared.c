@@ -321,7 +321,7 @@ static int resp_get(fake *f, ddbc_resp_reply *rp) {
   ddbc_resp_cmd(&b, 2);
   ddbc_resp_args(&b, "GET");
   ddbc_resp_args(&b, "k");
-  rc = ddbc_resp_call(r, b.p, b.len, rp, 1, 4, ddbc_resp_clock() + 0.2, why,
+  rc = ddbc_resp_call(r, b.p, b.len, rp, 1, 8, ddbc_resp_clock() + 0.2, why,
                       sizeof(why));
   ddb_buf_free(&b);
   ddbc_resp_close(r, 0);
@@ -346,7 +346,10 @@ static void test_resp_replies(void) {
       {"$5\r\nhelloXX", DDBC_RESP_FAILED, 0}, /* no CRLF after the bulk */
       {":12a\r\n", DDBC_RESP_FAILED, 0},
       {"$-7\r\n", DDBC_RESP_FAILED, 0},
-      {"*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", DDBC_RESP_FAILED, 0}, /* too deep */
+      /* XREAD's 5 levels of arrays (DDBC_RESP_MAX_DEPTH), not 6 */
+      {"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", DDBC_RESP_OK, DDBC_RESP_ARRAY},
+      {"*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n*1\r\n:1\r\n", DDBC_RESP_FAILED,
+       0},                                 /* too deep */
       {"$5\r\nhel", DDBC_RESP_TIMEOUT, 0}, /* then nothing more */
   };
   size_t i;
