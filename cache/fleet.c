@@ -113,24 +113,6 @@ static const char ckpt_lua[] =
 /* ------------------------------------------------------------------------
 ** Small parts
 */
-/* Put u at p, big-endian (8 bytes). */
-static void put64(unsigned char *p, uint64_t u) {
-  int i;
-  for(i = 7; i >= 0; i--) {
-    p[i] = (unsigned char)u;
-    u >>= 8;
-  }
-}
-
-/* The big-endian 8 bytes at p. */
-static uint64_t get64(const unsigned char *p) {
-  uint64_t u = 0;
-  int i;
-  for(i = 0; i < 8; i++)
-    u = u << 8 | p[i];
-  return u;
-}
-
 /* Set the state's why (and log it as the request log's row op) under
 ** f->mu; counter, when not NULL, counts one more. */
 static void note(ddbc_fleet *f, const char *op, uint64_t *counter,
@@ -359,8 +341,8 @@ static int take(ddbc_fleet *f, const ddbc_resp_node *v, const char *id,
     return 0;
   }
   h = (const unsigned char *)plain->p;
-  seq = get64(h + 1);
-  fresh = (double)get64(h + 9) / 1000;
+  seq = ddbc_shared_get64(h + 1);
+  fresh = (double)ddbc_shared_get64(h + 9) / 1000;
   if(f->have_seq && seq != f->st.seq + 1) {
     if(seq > f->st.seq)
       snprintf(why, sizeof(why), "fleet: %llu messages missed",
@@ -604,8 +586,8 @@ static int seal_arg(ddbc_fleet *f, ddb_buf *cmds, char kind, uint64_t seq,
   if(!plain)
     return -1;
   plain[0] = (unsigned char)kind;
-  put64(plain + 1, seq);
-  put64(plain + 9, (uint64_t)(fresh > 0 ? fresh * 1000 : 0));
+  ddbc_shared_put64(plain + 1, seq);
+  ddbc_shared_put64(plain + 9, (uint64_t)(fresh > 0 ? fresh * 1000 : 0));
   if(n)
     memcpy(plain + HEAD_LEN, p, n);
   ddb_buf_init(&v, DDBC_SHARED_MAX_VALUE + 64);
@@ -757,8 +739,8 @@ int ddbc_fleet_checkpoint_put(ddbc_fleet *f, const void *pos, size_t len) {
   if(!plain)
     return -1;
   plain[0] = 'C';
-  put64(plain + 1, f->st.seq);
-  put64(plain + 9, 0);
+  ddbc_shared_put64(plain + 1, f->st.seq);
+  ddbc_shared_put64(plain + 9, 0);
   memcpy(plain + HEAD_LEN, pos, len);
   snprintf(keep, sizeof(keep), "%lld", DDBC_FLEET_KEEP_MS);
   ddb_buf_init(&v, DDBC_SHARED_MAX_VALUE + 64);

@@ -213,8 +213,8 @@ fail:
   return rc;
 }
 
-/* Put u at p, big-endian (8 bytes). */
-static void put64(unsigned char *p, uint64_t u) {
+/* See shared.h. */
+void ddbc_shared_put64(unsigned char *p, uint64_t u) {
   int i;
   for(i = 7; i >= 0; i--) {
     p[i] = (unsigned char)u;
@@ -222,8 +222,8 @@ static void put64(unsigned char *p, uint64_t u) {
   }
 }
 
-/* The big-endian 8 bytes at p. */
-static uint64_t get64(const unsigned char *p) {
+/* See shared.h. */
+uint64_t ddbc_shared_get64(const unsigned char *p) {
   uint64_t u = 0;
   int i;
   for(i = 0; i < 8; i++)
@@ -237,8 +237,8 @@ static void head_put(ddb_buf *b, char kind, int flags, double now,
   unsigned char h[HEAD_LEN];
   h[0] = (unsigned char)kind;
   h[1] = (unsigned char)flags;
-  put64(h + 2, (uint64_t)(now * 1000));
-  put64(h + 10, gen);
+  ddbc_shared_put64(h + 2, (uint64_t)(now * 1000));
+  ddbc_shared_put64(h + 10, gen);
   ddb_buf_add(b, h, sizeof(h));
 }
 
@@ -261,8 +261,8 @@ static int value_open(const unsigned char *root, const char *name, char kind,
   }
   h = (const unsigned char *)plain->p;
   *flags = h[1];
-  filled = (double)get64(h + 2) / 1000;
-  *gen = get64(h + 10);
+  filled = (double)ddbc_shared_get64(h + 2) / 1000;
+  *gen = ddbc_shared_get64(h + 10);
   *age = now - filled;
   if(*age < -60 || *age > max_age) /* (a minute of clock skew) */
     return 0;
@@ -278,7 +278,7 @@ static uint64_t new_gen(void) {
   while(g == 0) {
     if(RAND_bytes(r, sizeof(r)) != 1)
       return (uint64_t)ddbc_resp_clock() * 1000003u | 1;
-    g = get64(r);
+    g = ddbc_shared_get64(r);
   }
   return g;
 }

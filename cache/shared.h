@@ -34,6 +34,11 @@ struct ddbc_resp_node;
 ** shared.c, "Coherence"). */
 #define DDBC_SHARED_TOMBSTONE 10.0
 
+/* u at p, big-endian (8 bytes), as every value's head stores it; and
+** back. */
+void ddbc_shared_put64(unsigned char *p, uint64_t u);
+uint64_t ddbc_shared_get64(const unsigned char *p);
+
 /* CLOCK_REALTIME in seconds. */
 double ddbc_shared_now(void);
 
