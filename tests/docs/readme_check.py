@@ -353,7 +353,7 @@ def check_pages():
     seen = set()
     for pat in ["README.md", "ARCHITECTURE.md", "CONTRIBUTING.md", "docs/*",
                 "examples/**/*", "tools/*", "Makefile", "mk/*",
-                "tests/suites/*", "tests/sql/*.test"]:
+                "tests/suites/*", "test-sql/*.test"]:
         for path in glob.glob(pat, root_dir=ROOT, recursive=True):
             full = os.path.join(ROOT, path)
             if path in seen or not os.path.isfile(full):

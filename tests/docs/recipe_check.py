@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CSV recipe as the pages write it is the one tests/sql/072_import.test
+"""The CSV recipe as the pages write it is the one test-sql/072_import.test
 runs: the SQL block of README.md and of docs/import.md that starts with
 `.import --csv --schema temp` must be, statement for statement, the
 statements of examples/import/import.sql (the README's may stop before the

@@ -9,7 +9,7 @@
 #    us-east-1; AWS_PROFILE unset).
 # 2. Runs, in order:
 #        build/unit-tests            (C binary, TAP lines)
-#        tests/harness/run-sql.sh             (tests/sql/*.test)
+#        tests/harness/run-sql.sh             (test-sql/*.test)
 #        tests/harness/run-sql.sh on dynalite (the same files on a second,
 #                                     independent server, started here with
 #                                     tests/harness/dynalite.sh and stopped by

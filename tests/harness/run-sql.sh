@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Run the SQL tests in tests/sql/*.test through the sqlite3 shell.
+# Run the SQL tests in test-sql/*.test through the sqlite3 shell.
 # Thin wrapper around tests/harness/run_sql.py; see that file (or tests/README.md)
 # for the test-file format and the error-message normalization.
 #
-#   tests/harness/run-sql.sh                        # all tests/sql/*.test
-#   tests/harness/run-sql.sh tests/sql/foo.test      # some files
+#   tests/harness/run-sql.sh                        # all test-sql/*.test
+#   tests/harness/run-sql.sh test-sql/foo.test      # some files
 #   tests/harness/run-sql.sh 'pattern 1'            # report only tests whose name matches
 #   tests/harness/run-sql.sh --show foo.test        # also print each test's actual output
 #

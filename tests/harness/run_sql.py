@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""SQL test runner: runs tests/sql/*.test files through the sqlite3 shell.
+"""SQL test runner: runs test-sql/*.test files through the sqlite3 shell.
 
 Usage: tests/harness/run-sql.sh [--show] [FILE.test ... | NAME-FILTER ...]
 
-  FILE.test     run these files (default: every tests/sql/*.test, sorted)
+  FILE.test     run these files (default: every test-sql/*.test, sorted)
   NAME-FILTER   any other argument: run every file, but report only the tests
                 whose "file.test: test name" contains one of the filters
                 (case-insensitive). The whole file still runs, since its
@@ -107,7 +107,7 @@ import tempfile
 import preload  # tests/harness/preload.py, beside this file
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TEST_DIR = os.path.join(ROOT, "tests/sql")
+TEST_DIR = os.path.join(ROOT, "test-sql")
 TMP_BASE = os.path.join(ROOT, ".test-tmp", "sql")
 
 TEST_RE = re.compile(r"^-- test:[ \t]*(.*?)[ \t]*$")

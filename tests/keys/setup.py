@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Tables of tests/sql/057_keys.test (keys = ?), made with boto3.  Needs
+"""Tables of test-sql/057_keys.test (keys = ?), made with boto3.  Needs
 AWS_ENDPOINT_URL_DYNAMODB (see tests/harness/fixtures.py).
 
     setup.py TABLE      (re)create TABLE (PK S, SK N) with 300 items:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The key conditions a server takes on a multi-attribute GSI key, asked
-with boto3 (the oracle of tests/sql/102): on TABLE of setup.py, index G22
+with boto3 (the oracle of test-sql/102): on TABLE of setup.py, index G22
 (HASH ten S, grp N; RANGE st S, ts N); and two FilterExpressions on its
 key attributes.  Prints one line a condition: "ok"
 and the ids it found, or "refused" (the server's words differ: not

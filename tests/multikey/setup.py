@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tables with multi-attribute GSI keys (up to 4 partition and 4 sort
 attributes, DynamoDB since November 2025), made with boto3, for
-tests/sql/101 to 104.  Needs AWS_ENDPOINT_URL_DYNAMODB (see
+test-sql/101 to 104.  Needs AWS_ENDPOINT_URL_DYNAMODB (see
 tests/harness/fixtures.py).
 
     setup.py TABLE      (re)create TABLE (id S) with three GSIs:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Every legal and illegal WHERE shape on the multi-attribute indexes of
-tests/multikey/setup.py, as SQL for the sqlite3 shell (tests/sql/102).
+tests/multikey/setup.py, as SQL for the sqlite3 shell (test-sql/102).
 
     shapes.py VTAB       print the SQL: for each shape, its rows through
                          the virtual table VTAB as planned, through VTAB

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The number of Query requests boto3 takes to read partition PK of TABLE
 (PK S) page by page, following LastEvaluatedKey (no Limit): the oracle of
-tests/sql/111_limit_push.test.  Needs AWS_ENDPOINT_URL_DYNAMODB.
+test-sql/111_limit_push.test.  Needs AWS_ENDPOINT_URL_DYNAMODB.
 
     pages.py TABLE PK
 """

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The multi-tenant table of tests/sql/110..119 (issue 33: plans that read
+"""The multi-tenant table of test-sql/110..119 (issue 33: plans that read
 no more than they need), made with boto3.  Needs AWS_ENDPOINT_URL_DYNAMODB
 (see tests/harness/fixtures.py).
 

@@ -7,7 +7,7 @@
 # then answered, dynamodb_log's throttle column, dynamodb_hot's key_range,
 # and the one-line error when the retries run out (see
 # tests/faults/throttle_check.py).  Then libdyndb with a table's ARN
-# (tests/api/api_arn.c; the SQL side is tests/sql/100_table_arn.test).
+# (tests/api/api_arn.c; the SQL side is test-sql/100_table_arn.test).
 # One TAP stream.
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$ROOT" || exit 1

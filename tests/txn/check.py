@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The boto3 side of the transaction tests (tests/sql/075_txn.test and
+"""The boto3 side of the transaction tests (test-sql/075_txn.test and
 tests/suites/50-python.sh): an independent oracle, and the concurrent
 writer.  Needs AWS_ENDPOINT_URL_DYNAMODB (see tests/harness/fixtures.py).
 
