@@ -609,7 +609,7 @@ def report(b, mach, load_info):
           "at a time)." % (s1["wall"], s1["calls"], e8["wall"], e8["calls"],
                            s1["wall"] / max(e8["wall"], 1e-6)))
     w("")
-    w("### Goals of issue 13, at %g ms" % b.delay)
+    w("### Goals (batched keys, count(*), SELECT item), at %g ms" % b.delay)
     w("")
     kb = med.get(("20ms", "ext", "get_batch"))
     bb = med.get(("20ms", "boto3", "get_batch"))

@@ -237,7 +237,7 @@ def report(b, mach):
                                              r["workload"], r["rep"],
                                              r.get("found")) for r in bad))))
     w("")
-    w("Goals of issue 21 (20 ms a request):")
+    w("Goals of the writes (20 ms a request):")
     w("")
     w("| goal | result |")
     w("|---|---|")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The multi-tenant table of test-sql/110..119 (issue 33: plans that read
-no more than they need), made with boto3.  Needs AWS_ENDPOINT_URL_DYNAMODB
+"""The multi-tenant table of test-sql/110..119 (plans that read no more
+than they need), made with boto3.  Needs AWS_ENDPOINT_URL_DYNAMODB
 (see tests/harness/fixtures.py).
 
     setup.py TABLE      (re)create TABLE (PK S, SK S) with 40 tenants of

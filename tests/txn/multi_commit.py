@@ -143,7 +143,7 @@ def server_has_transactions():
 
 
 def atomic_cases():
-    # the case: a's new key, b's existing key, in one COMMIT
+    # a's new key and b's existing key in one COMMIT: nothing written
     fresh()
     conn = connect()
     err = commit(conn, [
@@ -236,7 +236,8 @@ def main():
         if why is None:
             atomic_cases()
         else:
-            for name in ("the issue's case", "one TransactWriteItems",
+            for name in ("a new key and an existing one, one COMMIT",
+                         "one TransactWriteItems",
                          "a split COMMIT across tables"):
                 tap(True, "%s # SKIP the server has no TransactWriteItems "
                     "(%s)" % (name, why.splitlines()[0][:120]))

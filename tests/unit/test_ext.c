@@ -620,7 +620,7 @@ static void test_interval(void) {
       {DDB_N, {{DD_SK_LT, "9e999"}}, 1, "NONE exact"},
       {DDB_N, {{DD_SK_GE, "-9e999"}}, 1, "NONE exact"},
       {DDB_N, {{DD_SK_EQ, "4.0"}}, 1, "EQ 4 exact"},
-      /* exact at any length (the cases) */
+      /* exact at any length (numbers beyond 64-bit integers) */
       {DDB_N,
        {{DD_SK_GT, "'18446744073709551616'"}},
        1,
