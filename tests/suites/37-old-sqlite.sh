@@ -9,6 +9,8 @@ cd "$ROOT" || exit 1
 EXT="${DDB_EXT:-build/dynamodb}"
 TMP="$ROOT/.test-tmp/old-sqlite"
 mkdir -p "$TMP"
+# shellcheck source=../harness/sanitize.sh
+. "$ROOT/tests/harness/sanitize.sh" # SANITIZE=1: the ASan runtime first
 N=0
 rc=0
 # tap STATUS NAME OUTPUT: one TAP line, OUTPUT as comments when it failed.
@@ -31,12 +33,18 @@ if ! ${CC:-cc} -shared -fPIC -o "$TMP/old.so" "$TMP/old.c" 2>"$TMP/cc.err"; then
   exit 1
 fi
 want="Error: error during initialization: dynamodb: SQLite 3.37.2 is too old: the extension needs 3.38.0 or later (sqlite3_vtab_in); load it into a newer SQLite"
-out=$(LD_PRELOAD="$TMP/old.so" sqlite3 -batch :memory: ".load $EXT" \
+# the shim after the ASan runtime where there is one (SAN_ENV's LD_PRELOAD)
+old_env=(env "LD_PRELOAD=$TMP/old.so")
+if [ ${#SAN_ENV[@]} -gt 0 ]; then
+  old_env=("${SAN_ENV[@]}")
+  old_env[1]="${old_env[1]} $TMP/old.so"
+fi
+out=$("${old_env[@]}" sqlite3 -batch :memory: ".load $EXT" \
   "SELECT 'loaded';" 2>&1)
 status=$?
 [ "$out" = "$want" ] && [ $status != 0 ] && ok=0 || ok=1
 tap $ok "3.37.2 is refused at .load with one line (exit $status)" "$out"
-out=$(sqlite3 -batch :memory: ".load $EXT" "SELECT 'loaded';" 2>&1)
+out=$("${SAN_ENV[@]}" sqlite3 -batch :memory: ".load $EXT" "SELECT 'loaded';" 2>&1)
 [ "$out" = loaded ] && ok=0 || ok=1
 tap $ok "$(sqlite3 :memory: 'SELECT sqlite_version()') loads" "$out"
 echo "1..$N"
