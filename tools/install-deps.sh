@@ -67,10 +67,11 @@ apt_install build-essential sqlite3 libsqlite3-dev uthash-dev \
 apt_install pkg-config
 
 # The Python package (`pip install .` offline with Debian's python3:
-# setuptools and wheel from Debian, --no-build-isolation), built and
+# setuptools and wheel from Debian, --no-build-isolation; python3-venv for
+# the venv docs/python.md makes), built and
 # tested by tests/suites/70-packages.sh; `make deb` needs dpkg-dev
 # (dpkg-shlibdeps, dpkg-buildflags), which build-essential brings.
-apt_install python3-setuptools python3-wheel python3-pip
+apt_install python3-setuptools python3-wheel python3-pip python3-venv
 # lintian: suite 70 checks the .deb with `lintian --pedantic` (about 130
 # packages, a minute or two of a CI run; where it is absent the check is
 # skipped with its reason printed).
