@@ -287,7 +287,8 @@ typedef struct dyn_options {
   ** DynamoDB Stream retires what other writers change; a table without a
   ** stream fails its first call, saying how to enable one).
   ** max_staleness: with streams, seconds a reader may lag before a read
-  ** goes to DynamoDB; 0 (or DYN_OFF): no bound (docs/cache.md). */
+  ** goes to DynamoDB (as every read does while it starts or has fallen
+  ** back to TTL freshness); 0 (or DYN_OFF): no bound (docs/cache.md). */
   int coherence;
   double max_staleness;
 } dyn_options;

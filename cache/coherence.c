@@ -725,7 +725,9 @@ int ddbc_reader_bypass(const ddbc_policy *pol) {
   if(!r || pol->max_staleness <= 0)
     return 0;
   pthread_mutex_lock(&r->mu);
-  out = r->following && ddbc_now() - r->caught > pol->max_staleness;
+  /* a reader that is not following (starting, fallback-ttl) vouches for
+  ** nothing: the bound asked for is kept by asking DynamoDB */
+  out = !r->following || ddbc_now() - r->caught > pol->max_staleness;
   pthread_mutex_unlock(&r->mu);
   return out;
 }

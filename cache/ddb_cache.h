@@ -39,7 +39,8 @@ typedef struct ddbc_policy {
                            reader) */
   ddbc_reader *reader;  /* coherence=streams: the table's reader, or NULL */
   double max_staleness; /* with a reader: a read goes to DynamoDB while
-                           the reader lags more (seconds; 0: no bound) */
+                           the reader lags more, or does not follow
+                           (seconds; 0: no bound) */
 } ddbc_policy;
 
 /* Cache-wide statistics (see dynamodb_stats in docs/cache.md). */
@@ -413,8 +414,8 @@ ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
 ** ddbc_reader_detach: the last one stops its thread and joins it (NULL
 ** is fine).  ddbc_reader_info_get: its state now; ddbc_readers_info: every
 ** reader's, at most max, returns how many.  ddbc_reader_bypass: 1 when a
-** read under pol must go to DynamoDB (its reader follows but lags more
-** than pol->max_staleness).
+** read under pol must go to DynamoDB (pol->max_staleness is set and its
+** reader lags more, or is not following: starting, or fallback-ttl).
 */
 typedef struct ddbc_reader_info {
   char table[256];

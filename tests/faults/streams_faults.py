@@ -156,6 +156,13 @@ def main():
        streams[0].get("lag_s") is None,
        "stream disabled: fallback-ttl, saying why", json.dumps(st),
        json.dumps(last))
+    r.rows(value_sql("m", "p5"))
+    r.rows(value_sql("m", "p5"))  # a second read: cached, were it allowed
+    last_m = r.last()
+    ok(last_m.get("requests", {}).get("GetItem") == 1 and
+       not last_m.get("cache_hits"),
+       "stream disabled: max_staleness=1 reads DynamoDB while no reader "
+       "vouches for the cache", json.dumps(last_m))
     c.update_table(TableName=TABLE,
                    StreamSpecification={"StreamEnabled": True,
                                         "StreamViewType": "KEYS_ONLY"})
