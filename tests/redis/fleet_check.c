@@ -27,6 +27,7 @@
 **               follower clears once, then follows the new numbering
 **   down        no Redis: OFF within the bound, follow fails, no error
 */
+#define _GNU_SOURCE /* memmem */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

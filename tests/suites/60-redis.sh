@@ -23,36 +23,9 @@ export AWS_EC2_METADATA_DISABLED=true
 TMP="$ROOT/.test-tmp/redis060"
 rm -rf "$TMP"
 mkdir -p "$TMP"
-N=0
-tap() { # tap RC NAME [DETAIL]
-  N=$((N + 1))
-  if [ "$1" = 0 ]; then echo "ok $N - $2"; else
-    echo "not ok $N - $2"
-    [ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 30 | sed 's/^/#   /'
-  fi
-}
-# the lines of a TAP driver, numbered on from ours
-relay() {
-  local line
-  while IFS= read -r line; do
-    case "$line" in
-      "ok "*) N=$((N + 1)); echo "ok $N - ${line#ok * - }" ;;
-      "not ok "*) N=$((N + 1)); echo "not ok $N - ${line#not ok * - }" ;;
-      "1.."*) ;;
-      *) echo "$line" ;;
-    esac
-  done
-}
-
-if ! tests/harness/redis.sh have; then
-  if [ "${CI:-}" = true ]; then
-    tap 1 "redis: redis-server and redis-cli installed (tools/install-deps.sh)"
-    echo "1..$N"
-    exit 1
-  fi
-  echo "# skip 60-redis.sh: redis-server not installed; tools/install-deps.sh (make test, make check) installs it (1 tests)"
-  exit 0
-fi
+# shellcheck source=../harness/redis_suite.sh
+. "$ROOT/tests/harness/redis_suite.sh" # tap, relay, need_redis
+need_redis redis 60-redis.sh
 
 stop_all() {
   tests/harness/redis.sh stop "$TMP/plain" >/dev/null 2>&1

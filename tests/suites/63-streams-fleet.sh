@@ -26,45 +26,16 @@ export AWS_EC2_METADATA_DISABLED=true
 TMP="$ROOT/.test-tmp/fleet063"
 rm -rf "$TMP"
 mkdir -p "$TMP"
-N=0
-tap() { # tap RC NAME [DETAIL]
-  N=$((N + 1))
-  if [ "$1" = 0 ]; then echo "ok $N - $2"; else
-    echo "not ok $N - $2"
-    [ -n "${3:-}" ] && printf '%s\n' "$3" | head -n 30 | sed 's/^/#   /'
-  fi
-}
-# the lines of a TAP driver, numbered on from ours
-relay() {
-  local line
-  while IFS= read -r line; do
-    case "$line" in
-      "ok "*) N=$((N + 1)); echo "ok $N - ${line#ok * - }" ;;
-      "not ok "*) N=$((N + 1)); echo "not ok $N - ${line#not ok * - }" ;;
-      "1.."*) ;;
-      *) echo "$line" ;;
-    esac
-  done
-}
-
-if ! tests/harness/redis.sh have; then
-  if [ "${CI:-}" = true ]; then
-    tap 1 "fleet: redis-server and redis-cli installed (tools/install-deps.sh)"
-    echo "1..$N"
-    exit 1
-  fi
-  echo "# skip 63-streams-fleet.sh: redis-server not installed; tools/install-deps.sh (make test, make check) installs it (1 tests)"
-  exit 0
-fi
+# shellcheck source=../harness/redis_suite.sh
+. "$ROOT/tests/harness/redis_suite.sh" # tap, relay, need_redis
+need_redis fleet 63-streams-fleet.sh
 trap 'tests/harness/redis.sh stop "$TMP/redis" >/dev/null 2>&1' EXIT
 
 # --- the transport: tests/redis/fleet_check.c ------------------------------
-SANFLAGS=
-[ "${SANITIZE:-}" = 1 ] && SANFLAGS="-fsanitize=address,undefined"
+# shellcheck source=../harness/sanitize.sh
+. "$ROOT/tests/harness/sanitize.sh" # build_driver
 CHECK="$TMP/fleet_check"
-if make -s --no-print-directory build/libddb.a >&2 &&
-  ${CC:-cc} -Wall -Wextra -D_GNU_SOURCE $SANFLAGS -o "$CHECK" tests/redis/fleet_check.c \
-    build/libddb.a $(make -s --no-print-directory libs) >&2; then
+if build_driver "$CHECK" tests/redis/fleet_check.c; then
   if URL=$(tests/harness/redis.sh start "$TMP/redis" 2>&1); then
     out=$(timeout 300 "$CHECK" "$URL" 2>&1)
     rc=$?

@@ -21,15 +21,9 @@ TMP="$ROOT/.test-tmp/redis064"
 rm -rf "$TMP"
 mkdir -p "$TMP"
 
-if ! tests/harness/redis.sh have; then
-  if [ "${CI:-}" = true ]; then
-    echo "not ok 1 - leases: redis-server and redis-cli installed (tools/install-deps.sh)"
-    echo "1..1"
-    exit 1
-  fi
-  echo "# skip 64-leases.sh: redis-server not installed; tools/install-deps.sh (make test, make check) installs it (1 tests)"
-  exit 0
-fi
+# shellcheck source=../harness/redis_suite.sh
+. "$ROOT/tests/harness/redis_suite.sh" # need_redis
+need_redis leases 64-leases.sh
 trap 'tests/harness/redis.sh stop "$TMP/redis" >/dev/null 2>&1' EXIT
 if ! out=$(tests/harness/redis.sh start "$TMP/redis" 2>&1); then
   echo "not ok 1 - leases: redis-server started"
