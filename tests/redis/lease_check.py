@@ -304,9 +304,14 @@ def test_write_race():
     tap(hs.get("shared_lease_stale") == 1 and hs.get("shared_lease_wins") == 1,
         "... the holder's fill dropped as stale (counted)", hs)
     ra, hs, detail = write_race(904, ", shared_lease_wait=0.5", txn=True)
-    tap(ra == [] and hs.get("shared_lease_stale") == 1,
-        "the same race with the DELETE in a transaction (COMMIT): dropped too",
-        "%r %r %r" % (ra, hs, detail))
+    if "has no TransactWriteItems" in detail[4]:  # dynalite: nothing written
+        print("# skip the same race with the DELETE in a transaction: the "
+              "server has no TransactWriteItems, and the COMMIT said "
+              "'nothing written' (1 test)")
+    else:
+        tap(ra == [] and hs.get("shared_lease_stale") == 1,
+            "the same race with the DELETE in a transaction (COMMIT): "
+            "dropped too", "%r %r %r" % (ra, hs, detail))
     ra, hs, detail = write_race(903, ", shared_lease_wait=0")
     tap(ra == ["old"], "without leases the same race serves the old value (what leases fix)",
         "%r %r" % (ra, detail))
