@@ -712,8 +712,9 @@ int ddbc_readers_info(ddbc_reader_info *out, int max) {
   ddbc_reader *r;
   int n = 0;
   pthread_mutex_lock(&reg_lock);
-  for(r = readers; r && n < max; r = r->next)
-    ddbc_reader_info_get(r, &out[n++]);
+  for(r = readers; r; r = r->next, n++)
+    if(n < max)
+      ddbc_reader_info_get(r, &out[n]);
   pthread_mutex_unlock(&reg_lock);
   return n;
 }

@@ -412,8 +412,9 @@ ddb_result ddbc_batch_get_fanout(ddb_client *c, const char *table,
 ** from cfg; it first asks DynamoDB whether the table has a stream:
 ** DDB_ERR_CONFIG naming the table and how to enable one when not).
 ** ddbc_reader_detach: the last one stops its thread and joins it (NULL
-** is fine).  ddbc_reader_info_get: its state now; ddbc_readers_info: every
-** reader's, at most max, returns how many.  ddbc_reader_bypass: 1 when a
+** is fine).  ddbc_reader_info_get: its state now; ddbc_readers_info: the
+** first max readers' into out; returns how many readers there are (it may
+** be more than max).  ddbc_reader_bypass: 1 when a
 ** read under pol must go to DynamoDB (pol->max_staleness is set and its
 ** reader lags more, or is not following: starting, or fallback-ttl).
 */

@@ -225,7 +225,7 @@ static sqlite3_module logModule = {
 ** dynamodb_stats
 */
 #define STATS_MAX (20 + DDB_OP_COUNT + DD_SHARED_STATS + DD_READER_STATS)
-/* coherence=streams: the rows of each reader (at most DD_READERS_STATS):
+/* coherence=streams: the rows of each reader (the first DD_READERS_STATS):
 ** state (text), lag_s, records, polls, clears, own_skipped, errors. */
 #define DD_READERS_STATS 8
 #define DD_READER_STATS  (1 + 7 * DD_READERS_STATS)
@@ -282,8 +282,8 @@ static void stats_readers(stats_cursor *c) {
   int i, n = ddbc_readers_info(a, DD_READERS_STATS);
   char zName[64];
   if(n)
-    stats_add(c, "stream_readers", (double)n, 1);
-  for(i = 0; i < n; i++) {
+    stats_add(c, "stream_readers", (double)n, 1); /* all of them */
+  for(i = 0; i < n && i < DD_READERS_STATS; i++) {
     const ddbc_reader_info *r = &a[i];
 #define READER_ROW(zWhat, v, bInt)                                            \
   do {                                                                        \

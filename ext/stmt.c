@@ -155,6 +155,8 @@ static uint64_t dd_meter_total(const ddb_meter *m) {
 static void dd_streams_append(sqlite3_str *s, int bJson) {
   ddbc_reader_info a[DD_READERS_SHOWN];
   int i, n = ddbc_readers_info(a, DD_READERS_SHOWN);
+  if(n > DD_READERS_SHOWN) /* the first ones shown; stats count them all */
+    n = DD_READERS_SHOWN;
   ddb_buf b;
   ddb_buf_init(&b, 4096);
   if(n && bJson)

@@ -327,6 +327,27 @@ def check_threads(c, table):
     r.close()
 
 
+def check_many_readers(c):
+    """Nine tables followed: dynamodb_stats' stream_readers counts all nine
+    (it said 8, the rows shown), with rows for the first eight."""
+    names = ["StrMany061_%d" % i for i in range(9)]
+    for t in names:
+        make_table(c, t, "KEYS_ONLY", 1)
+    r = Reader()
+    for i, t in enumerate(names):
+        r.rows("CREATE VIRTUAL TABLE m%d USING dynamodb(table=%s, "
+               "coherence=streams)" % (i, t))
+    n = r.rows("SELECT value FROM dynamodb_stats WHERE name = "
+               "'stream_readers'")
+    states = r.rows("SELECT count(*) FROM dynamodb_stats WHERE name LIKE "
+                    "'stream.StrMany061%.state'")
+    ok(n == [[9]] and states == [[8]], "nine readers: stream_readers says "
+       "9, with the rows of the first 8", "%r %r" % (n, states))
+    r.close()
+    for t in names:
+        fixtures.drop_table(c, t)
+
+
 def main():
     c = fixtures.connect()
     check_no_stream(c)
@@ -345,6 +366,7 @@ def main():
               "1 s" % (len(all_lat), pct(all_lat, 50), pct(all_lat, 99),
                        sum(1 for x in all_lat if x <= 1.0)))
     check_threads(c, "StrKeys061")
+    check_many_readers(c)
     for t in ("StrKeys061", "StrImg061"):
         fixtures.drop_table(c, t)
     print("1..%d" % N)
