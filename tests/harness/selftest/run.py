@@ -27,20 +27,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
 
-N = 0
-FAILED = 0
-
-
-def result(ok, name, notes=()):
-    global N, FAILED
-    N += 1
-    if not ok:
-        FAILED += 1
-    print("%s %d - selftest: %s" % ("ok" if ok else "not ok", N, name))
-    for n in notes:
-        print("#   " + n)
-    sys.stdout.flush()
+TAP = Tap("selftest: ")
 
 
 def check_runner():
@@ -54,18 +43,18 @@ def check_runner():
     verdicts = re.findall(r"^(ok|not ok) \d+ - sample\.test: (.*)$", out, re.M)
     shown = ["| " + l for l in out.splitlines()]
     if not verdicts:
-        result(False, "runner produced verdicts", shown)
+        TAP.ok(False, "runner produced verdicts", shown)
         return
     for verdict, name in verdicts:
         want = "ok" if name.startswith("pass:") else "not ok"
-        result(verdict == want, "runner verdict %r for %r" % (verdict, name),
+        TAP.ok(verdict == want, "runner verdict %r for %r" % (verdict, name),
                [] if verdict == want else shown)
     names = [n for _, n in verdicts]
-    result("setup" not in names, "runner: setup with empty output passes")
-    result("*** sqlite3 died with SIGSEGV" in out, "runner: a crash is shown",
+    TAP.ok("setup" not in names, "runner: setup with empty output passes")
+    TAP.ok("*** sqlite3 died with SIGSEGV" in out, "runner: a crash is shown",
            [] if "SIGSEGV" in out else shown)
-    result("block never ran" in out, "runner: tests after a crash fail")
-    result(p.returncode == 1, "runner exits 1 when a test failed (got %d)"
+    TAP.ok("block never ran" in out, "runner: tests after a crash fail")
+    TAP.ok(p.returncode == 1, "runner exits 1 when a test failed (got %d)"
            % p.returncode)
     m = re.search(r"script and db kept in (\S+)", out)
     if m:   # the failing sample's leftovers: not needed
@@ -94,7 +83,7 @@ def run_runner(files, **env_over):
 
 def check_requires():
     def check(ok, name, shown):
-        result(bool(ok), name, [] if ok else shown)
+        TAP.ok(bool(ok), name, [] if ok else shown)
 
     rc, out = run_runner(["requires.test"], SQL_TEST_LACKS="transactions",
                          SQL_TEST_SERVER="srv")
@@ -139,7 +128,7 @@ def check_ecommerce():
     t = "SelftestShop"
     fixtures.ecommerce(c, t)
     try:
-        result(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
+        TAP.ok(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
                "ecommerce example: item count")
 
         def q(index=None, kce="", names=None, values=None):
@@ -215,7 +204,7 @@ def check_ecommerce():
              ["CATEGORY#books", "CATEGORY#electronics", "CATEGORY#garden"]),
         ]
         for num, name, got, want in cases:
-            result(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
+            TAP.ok(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
                    [] if got == want else ["want %r" % want, "got  %r" % got])
     finally:
         fixtures.drop_table(c, t)
@@ -228,8 +217,7 @@ def main():
     check_runner()
     check_requires()
     check_ecommerce()
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":
