@@ -11,7 +11,11 @@
    feature, a near miss, a marker after the first test): format errors,
    not a skip, even where the server lacks the feature; an unknown
    feature in SQL_TEST_LACKS: refused.
-3. Loads the e-commerce example (fixtures.py ecommerce) and checks that
+3. Runs tests/harness/selftest/tap_sample.py (tests/harness/tap.py's
+   tests that fail on purpose) with this python3 and Debian's
+   /usr/bin/python3: the exact lines, the 40-line and 300-character bounds
+   of a detail, exit status 1; with "pass": 0.
+4. Loads the e-commerce example (fixtures.py ecommerce) and checks that
    each of the 15 access patterns of its worksheet
    (examples/ecommerce/README.md) returns the documented items.
 
@@ -122,6 +126,45 @@ def check_requires():
           ["| " + l for l in out.splitlines()])
 
 
+TAP_SAMPLE = """\
+ok 1 - sample: pass: a passing test prints no detail
+ok 2 - sample: pass: a test that did not run # SKIP no server for it
+not ok 3 - sample: fail: a string detail
+#   line 1
+#   line 2
+not ok 4 - sample: fail: a list detail
+#   a
+#   b
+#   c
+#   7
+not ok 5 - sample: fail: a long detail
+""" + "#   %s\n" % ("x" * 300) * 40 + """\
+not ok 6 - sample: fail: no detail
+1..6
+"""
+
+
+def check_tap():
+    """tests/harness/tap.py under each python3 the drivers run with."""
+    sample = os.path.join(HERE, "tap_sample.py")
+    pythons = [("this python3", sys.executable)]
+    if os.path.exists("/usr/bin/python3") and \
+            os.path.realpath(sys.executable) != "/usr/bin/python3":
+        pythons.append(("/usr/bin/python3", "/usr/bin/python3"))
+    for label, py in pythons:
+        for args, want, rc in (([], TAP_SAMPLE, 1),
+                               (["pass"], "".join(TAP_SAMPLE.splitlines(True)[:2])
+                                + "1..2\n", 0)):
+            p = subprocess.run([py, sample] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=60)
+            out = p.stdout.decode("utf-8", "replace")
+            TAP.ok(out == want and p.returncode == rc,
+                   "tap.py with %s%s: the exact lines, exit status %d"
+                   % (label, " (all passing)" if args else "", rc),
+                   ["exit status %d" % p.returncode] +
+                   ["| " + l for l in out.splitlines()])
+
+
 def check_ecommerce():
     import fixtures
     c = fixtures.connect()
@@ -214,6 +257,7 @@ def main():
     if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
         print("Bail out! selftest: AWS_ENDPOINT_URL_DYNAMODB not set")
         return 2
+    check_tap()
     check_runner()
     check_requires()
     check_ecommerce()
