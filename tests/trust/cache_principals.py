@@ -22,6 +22,7 @@ import boto3
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 from tap import Tap  # noqa: E402
+
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 
