@@ -311,6 +311,26 @@ int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
   return hit;
 }
 
+int ddbc_item_view_cached(ddb_client *c, const char *table, const ddb_av *key,
+                          int n_key, const ddbc_policy *pol, int want,
+                          ddbc_item_view *v) {
+  ddbc_store *s = ddbc_cache_store();
+  char stack[256]; /* most keys fit: no malloc */
+  ddb_buf k;
+  double age;
+  int hit = 0;
+  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
+    return 0;
+  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
+  ddbc_key_head(&k, 'I', c, table);
+  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
+     (hit = ddbc_store_peek_item_view(s, k.p, k.len, ddbc_now(),
+                                      pol->item_ttl, want, v, &age)))
+    ddb_meter_hit(ddb_client_meter(c), age);
+  ddb_buf_free(&k);
+  return hit;
+}
+
 ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
                          const char *const *key_names, int n_key_names,
                          const ddbc_policy *pol, ddb_item **out,

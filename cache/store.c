@@ -84,7 +84,9 @@ enum { SEG_PROBATION = 0, SEG_PROTECTED = 1 };
 enum {
   KIND_ITEM = 1,   /* a reference to the caller's item (or NULL) */
   KIND_PACKED = 2, /* the item packed after the key (val_len 0: none) */
-  KIND_PAGE = 3    /* a page_ext before the key, two tags after it */
+  KIND_PAGE = 3,   /* a page_ext before the key, two tags after it */
+  KIND_PACKED_JSON = 4 /* KIND_PACKED, its JSON after the packed item (its
+                          length in a json_ext before the key) */
 };
 
 /* An entry: one allocation, the header then (pages) a page_ext or (items
@@ -102,6 +104,13 @@ typedef struct entry {
   unsigned char seg;
   unsigned char kind;
 } entry;
+
+/* What a KIND_PACKED_JSON entry holds before its key: its JSON's length
+** (the JSON follows the packed item, NUL-terminated). */
+typedef struct json_ext {
+  uint32_t json_len;
+  uint32_t unused;
+} json_ext;
 
 /* What a page entry holds besides its key. */
 typedef struct page_ext {
@@ -142,9 +151,10 @@ static size_t alloc_charge(size_t n) {
 
 /* Bytes of what an entry of kind holds between its header and its key. */
 static size_t ext_size(int kind) {
-  return kind == KIND_PAGE   ? sizeof(page_ext)
-         : kind == KIND_ITEM ? sizeof(ddb_item *)
-                             : 0;
+  return kind == KIND_PAGE          ? sizeof(page_ext)
+         : kind == KIND_ITEM        ? sizeof(ddb_item *)
+         : kind == KIND_PACKED_JSON ? sizeof(json_ext)
+                                    : 0;
 }
 
 /* What a page entry e holds after its header. */
@@ -586,7 +596,7 @@ static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
   int hit = 0;
   pthread_mutex_lock(&s->lock);
   e = do_lookup(s, key, key_len, now, max_age);
-  if(e && e->kind == KIND_PACKED) {
+  if(e && (e->kind == KIND_PACKED || e->kind == KIND_PACKED_JSON)) {
     /* a new item for this reader (NULL when packed as "no such item") */
     *out = e->val_len
                ? s->codec.unpack((const unsigned char *)key_of(e) + e->key_len,
@@ -624,6 +634,121 @@ int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
                              double now, double max_age, ddb_item **out,
                              double *age) {
   return get_item(s, key, key_len, now, max_age, out, 0, age);
+}
+
+/* Put n in e's place (the hash chain and its list), e's charge changed
+** to n's, and free e. */
+static void do_replace(ddbc_store *s, entry *e, entry *n) {
+  entry **pp = &s->slots[e->hash & (s->n_slots - 1)];
+  while(*pp != e)
+    pp = &(*pp)->hnext;
+  *pp = n;
+  if(n->prev)
+    n->prev->next = n;
+  else
+    s->head[n->seg] = n;
+  if(n->next)
+    n->next->prev = n;
+  else
+    s->tail[n->seg] = n;
+  s->seg_bytes[n->seg] += n->bytes - e->bytes;
+  s->bytes += n->bytes - e->bytes;
+  free(e);
+}
+
+/* The packed item entry e (not a negative one) with its JSON rendered
+** after the packed item: a KIND_PACKED_JSON entry in e's place (e freed),
+** charged its new size (the caller enforces the budget).  Returns the
+** entry, or e unchanged when the JSON cannot be had or would not fit. */
+static entry *do_add_json(ddbc_store *s, entry *e) {
+  const char *k = key_of(e);
+  ddb_item *it = s->codec.unpack((const unsigned char *)k + e->key_len,
+                                 e->val_len);
+  size_t size, bytes, n;
+  entry *x;
+  char *json;
+  ddb_buf b;
+  if(!it)
+    return e;
+  ddb_buf_init(&b, DDB_JSON_MAX);
+  ddb_buf_reserve(&b, it->bytes);
+  ddb_item_to_json(it, &b);
+  ddb_item_unref(it);
+  json = ddb_buf_take(&b, &n);
+  if(!json)
+    return e;
+  size = sizeof(entry) + sizeof(json_ext) + e->key_len + e->val_len + n + 1;
+  bytes = alloc_charge(size) + SLOTS_CHARGED * sizeof(entry *);
+  x = n < UINT32_MAX && bytes <= s->bytes_max / DDBC_MAX_SHARE ? malloc(size)
+                                                               : NULL;
+  if(!x) {
+    free(json);
+    return e;
+  }
+  *x = *e;
+  x->kind = KIND_PACKED_JSON;
+  x->bytes = bytes;
+  ((json_ext *)(x + 1))->json_len = (uint32_t)n;
+  ((json_ext *)(x + 1))->unused = 0;
+  memcpy(key_of(x), k, (size_t)e->key_len + e->val_len);
+  memcpy(key_of(x) + e->key_len + e->val_len, json, n + 1);
+  free(json);
+  do_replace(s, e, x);
+  return x;
+}
+
+/* Copy n bytes of p into *buf (*cap bytes, grown as needed, one more for
+** a NUL).  Returns 0, or -1 when it cannot grow. */
+static int copy_out(void **buf, size_t *cap, const void *p, size_t n) {
+  if(n + 1 > *cap) {
+    size_t want = n + 1 > 2 * *cap ? n + 1 : 2 * *cap;
+    void *q = realloc(*buf, want);
+    if(!q)
+      return -1;
+    *buf = q;
+    *cap = want;
+  }
+  memcpy(*buf, p, n);
+  ((char *)*buf)[n] = 0;
+  return 0;
+}
+
+int ddbc_store_peek_item_view(ddbc_store *s, const char *key, size_t key_len,
+                              double now, double max_age, int want,
+                              ddbc_item_view *v, double *age) {
+  entry *e;
+  int hit = 0;
+  pthread_mutex_lock(&s->lock);
+  e = do_lookup(s, key, key_len, now, max_age);
+  if(e && (e->kind == KIND_PACKED || e->kind == KIND_PACKED_JSON)) {
+    const char *packed = key_of(e) + e->key_len;
+    v->found = e->val_len != 0;
+    v->packed_len = e->val_len;
+    v->json_len = 0;
+    hit = copy_out((void **)&v->packed, &v->packed_cap, packed,
+                   e->val_len) == 0;
+    if(hit && v->found && (want & DDBC_VIEW_JSON)) {
+      if(e->kind == KIND_PACKED)
+        e = do_add_json(s, e);
+      if(e->kind == KIND_PACKED_JSON) {
+        v->json_len = ((const json_ext *)(e + 1))->json_len;
+        hit = copy_out((void **)&v->json, &v->json_cap,
+                       key_of(e) + e->key_len + e->val_len, v->json_len) == 0;
+      } else {
+        hit = 0; /* not rendered (no memory): the caller's general path */
+      }
+    }
+  }
+  if(hit) {
+    if(age)
+      *age = now - e->filled;
+    do_touch(s, e);
+    if(s->bytes > s->bytes_max)
+      do_enforce_budget(s); /* the JSON grew the entry (copied already) */
+    s->st.item_hits++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return hit;
 }
 
 /* Store item (NULL: a negative entry) under key, with the lock held; a
