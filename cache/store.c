@@ -656,25 +656,18 @@ static void do_replace(ddbc_store *s, entry *e, entry *n) {
   free(e);
 }
 
-/* The packed item entry e (not a negative one) with its JSON rendered
-** after the packed item: a KIND_PACKED_JSON entry in e's place (e freed),
+/* The packed item entry e (not a negative one) with its JSON (the codec's
+** to_json) after the packed item: a KIND_PACKED_JSON entry in e's place (e freed),
 ** charged its new size (the caller enforces the budget).  Returns the
 ** entry, or e unchanged when the JSON cannot be had or would not fit. */
 static entry *do_add_json(ddbc_store *s, entry *e) {
   const char *k = key_of(e);
-  ddb_item *it = s->codec.unpack((const unsigned char *)k + e->key_len,
-                                 e->val_len);
-  size_t size, bytes, n;
+  size_t size, bytes, n = 0;
   entry *x;
-  char *json;
-  ddb_buf b;
-  if(!it)
-    return e;
-  ddb_buf_init(&b, DDB_JSON_MAX);
-  ddb_buf_reserve(&b, it->bytes);
-  ddb_item_to_json(it, &b);
-  ddb_item_unref(it);
-  json = ddb_buf_take(&b, &n);
+  char *json = s->codec.to_json ? s->codec.to_json((const unsigned char *)k +
+                                                       e->key_len,
+                                                   e->val_len, &n)
+                                : NULL;
   if(!json)
     return e;
   size = sizeof(entry) + sizeof(json_ext) + e->key_len + e->val_len + n + 1;

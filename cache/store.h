@@ -42,7 +42,15 @@ typedef struct ddbc_item_codec {
   size_t (*packed_size)(const ddb_item *it);
   void (*pack)(const ddb_item *it, unsigned char *out);
   ddb_item *(*unpack)(const unsigned char *p, size_t n);
+  /* the JSON of a packed item (malloc()ed, NUL-terminated, *len bytes),
+  ** NULL when it cannot be had; a NULL to_json: the store keeps no JSON
+  ** (ddbc_store_peek_item_view then misses when asked for it) */
+  char *(*to_json)(const unsigned char *p, size_t n, size_t *len);
 } ddbc_item_codec;
+
+/* The to_json of cache.c's codec: the packed item unpacked, rendered by
+** ddb_item_to_json (the item column's JSON, as ext/ renders it). */
+char *ddbc_packed_json(const unsigned char *p, size_t n, size_t *len);
 
 /* Create a store holding at most bytes_max bytes, which keeps a reference
 ** to each item stored (what the tests use).  Returns NULL on OOM. */

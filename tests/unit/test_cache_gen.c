@@ -18,7 +18,7 @@
 */
 
 static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
-                                      ddb_item_unpack};
+                                      ddb_item_unpack, ddbc_packed_json};
 
 /* A real item from its typed JSON (the test fails if it does not parse). */
 static ddb_item *typed(const char *json) {
