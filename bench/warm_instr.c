@@ -117,6 +117,18 @@ static void measure(sqlite3 *db, int shape, int s, const char *zT,
   }
 }
 
+/* The positive number z is, or exit 2 saying which argument was not. */
+static long long number(const char *z) {
+  char *zEnd = NULL;
+  long long v = strtoll(z, &zEnd, 10);
+  if(!zEnd || *zEnd || v <= 0 || v > 100000000) {
+    fprintf(stderr, "warm_instr: '%s' is not a count (a positive number)\n",
+            z);
+    exit(2);
+  }
+  return v;
+}
+
 int main(int argc, char **argv) {
   sqlite3 *db;
   char *zErr = NULL, z[256];
@@ -126,7 +138,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: warm_instr DB EXT N SHAPE...\n");
     return 2;
   }
-  nKeys = atoll(argv[3]);
+  nKeys = number(argv[3]);
   if(sqlite3_open(argv[1], &db) != SQLITE_OK)
     die(db, argv[1]);
   sqlite3_enable_load_extension(db, 1);
@@ -135,7 +147,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   for(i = 4; i < argc; i++) {
-    int shape = atoi(argv[i]);
+    int shape = (int)number(argv[i]);
     snprintf(z, sizeof(z),
              "CREATE VIRTUAL TABLE temp.d%d USING dynamodb(table=Warm%d)",
              shape, shape);

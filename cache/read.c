@@ -324,8 +324,8 @@ int ddbc_item_view_cached(ddb_client *c, const char *table, const ddb_av *key,
   ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
   ddbc_key_head(&k, 'I', c, table);
   if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
-     (hit = ddbc_store_peek_item_view(s, k.p, k.len, ddbc_now(),
-                                      pol->item_ttl, want, v, &age)))
+     (hit = ddbc_store_peek_item_view(s, k.p, k.len, ddbc_now(), pol->item_ttl,
+                                      want, v, &age)))
     ddb_meter_hit(ddb_client_meter(c), age);
   ddb_buf_free(&k);
   return hit;

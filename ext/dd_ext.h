@@ -149,7 +149,7 @@ typedef struct dd_plancode {
   int bCount;
   sqlite3_uint64 mProj;
   sqlite3_uint64 mUsed; /* the columns the statement reads (dd_extra) */
-  int nSort; /* the cursor sorts its rows by these columns */
+  int nSort;            /* the cursor sorts its rows by these columns */
   struct {
     short col;
     unsigned char desc;

@@ -22,6 +22,7 @@ bench: deps
 	bench/run.sh $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-redis
 	$(MAKE) --no-print-directory bench-streams
+	$(MAKE) --no-print-directory bench-warm
 
 # make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
 # outside write seen by a cached read, idle and under a steady write load

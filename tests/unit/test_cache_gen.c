@@ -270,7 +270,8 @@ static void test_packed_view(void) {
   b0 = (size_t)stats(s).bytes;
   CHECK_INT(ddbc_store_peek_item_view(s, "x", 1, 1, ANY_AGE, 0, &v, NULL), 0);
   CHECK_INT((int)stats(s).item_misses, 0);
-  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 1.5, ANY_AGE, 0, &v, &age), 1);
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 1.5, ANY_AGE, 0, &v, &age),
+            1);
   CHECK(v.found && v.json_len == 0 && age == 1.5);
   CHECK_INT((int)v.packed_len, (int)ddb_item_packed_size(it));
   back = v.packed ? ddb_item_unpack(v.packed, v.packed_len) : NULL;
@@ -285,7 +286,8 @@ static void test_packed_view(void) {
   b1 = (size_t)stats(s).bytes;
   CHECK_MSG(b1 >= b0 + strlen(want), "charge %zu -> %zu", b0, b1);
   CHECK_INVARIANTS(s);
-  memset(v.json, '?', v.json_len); /* the caller's copy: the entry keeps its own */
+  /* the caller's copy: the entry keeps its own */
+  memset(v.json, '?', v.json_len);
   CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 3, ANY_AGE, DDBC_VIEW_JSON,
                                       &v, NULL),
             1);
