@@ -7,9 +7,8 @@
 Warm<SHAPE> (PK S, SK S) with N items PK = K#00000.., SK = S.  Every item
 has name (S), total (N) and pad (S, 100 bytes), the attributes the three
 json_extract of the benchmark read; the others (SHAPE - 5 of them) are
-strings, numbers, a boolean and now and then a small list or map, so that
-an item of 12 attributes is about 330 bytes of JSON and one of 40 about
-950.  Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/fixtures.py).
+strings, numbers, a boolean and now and then a small list or map: about
+170, 300 and 790 bytes of JSON an item of 5, 12 and 40 attributes.  Needs AWS_ENDPOINT_URL_DYNAMODB (tests/harness/fixtures.py).
 """
 import os
 import sys
