@@ -22,6 +22,7 @@ bench: deps
 	bench/run.sh $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-redis
 	$(MAKE) --no-print-directory bench-streams
+	$(MAKE) --no-print-directory bench-warm
 
 # make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
 # outside write seen by a cached read, idle and under a steady write load
@@ -62,3 +63,17 @@ bench-instr: deps
 bench-request: deps
 	$(MAKE) --no-print-directory loadable
 	bench/request_instr.sh
+
+# make bench-warm: warm (cached) lookups against a native table with the
+# same rows, in instructions (callgrind), items of 5, 12 and 40
+# attributes, the key, the whole item and three json_extract selected;
+# RESULT lines (goal 1.15x).  bench/warm_instr.sh, bench/warm_instr.c.
+BENCH_WARM_BIN := $(BUILD)/bench-warm-instr
+.PHONY: bench-warm
+$(BENCH_WARM_BIN): bench/warm_instr.c mk/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/warm_instr.c -lsqlite3
+
+bench-warm: deps
+	$(MAKE) --no-print-directory loadable $(BENCH_WARM_BIN)
+	bench/warm_instr.sh
