@@ -141,6 +141,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   if(!k->sized) {
     curl_off_t cl = -1;
     k->sized = 1;
+    ddb_curl_recv_block(p); /* DynamoDB's answer: no secret (signer.c) */
     if(curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) ==
            CURLE_OK &&
        cl >= 0) {
@@ -571,6 +572,7 @@ static CURLcode attempt_send(attempt *a, struct curl_slist *hdrs,
   ddb_buf_reset(&a->resp);
   attempt_setopt(a, hdrs, xs, sink, errbuf);
   cc = curl_easy_perform(a->h);
+  ddb_curl_recv_done();
   big_body_release(sink);
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
   curl_easy_setopt(a->h, CURLOPT_PREREQFUNCTION, NULL);

@@ -86,10 +86,17 @@ int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
 /* Free a header list of ddb_sign_request, its lines (the session token
 ** among them) wiped first. */
 void ddb_sign_headers_free(struct curl_slist *hdrs);
-/* curl_global_init (once per process, client.c) with allocators that wipe
-** every block libcurl frees: its copies of the request headers hold the
-** session token (signer.c). */
+/* curl_global_init (once per process: called before every first curl
+** handle, a client's or a credential fetch's) with allocators that wipe
+** every block libcurl frees but the receive buffer of a DynamoDB answer:
+** its copies of the request headers hold the session token (signer.c).
+** ddb_curl_recv_block: the write callback of a DynamoDB request names its
+** receive buffer (p: an address of the answer it was handed), which is
+** then freed without the wipe; ddb_curl_recv_done, after
+** curl_easy_perform, forgets it. */
 void ddb_curl_global_init(void);
+void ddb_curl_recv_block(const void *p);
+void ddb_curl_recv_done(void);
 /* The headers of one request of operation with body, signed with g at
 ** the clock of now plus c->clock_skew (a retry is signed again); streams:
 ** DynamoDB Streams' operation, at its endpoint.  Returns
