@@ -73,6 +73,11 @@ int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]) {
 }
 
 /* See ddb_client.h. */
+void ddb_sha256_copy(ddb_sha256_ctx *dst, const ddb_sha256_ctx *src) {
+  memcpy(dst, src, sizeof(*dst));
+}
+
+/* See ddb_client.h. */
 void ddb_sha256_free(ddb_sha256_ctx *h) {
   if(h) {
     OPENSSL_cleanse(h, sizeof(*h));

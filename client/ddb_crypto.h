@@ -38,6 +38,9 @@ ddb_sha256_ctx *ddb_sha256_new(void);
 int ddb_sha256_update(ddb_sha256_ctx *h, const void *p, size_t n);
 int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]);
 void ddb_sha256_free(ddb_sha256_ctx *h);
+/* Make dst (from ddb_sha256_new) a copy of src: the same bytes hashed so
+** far, so that a common prefix is hashed once. */
+void ddb_sha256_copy(ddb_sha256_ctx *dst, const ddb_sha256_ctx *src);
 
 /* HMAC-SHA256 of p[0..n) with key[0..klen), in one call. */
 int ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
