@@ -23,23 +23,25 @@
 ** formatted with printf, and the canonical request is hashed as it is
 ** written, through a small buffer (one libcrypto update per 512 bytes, not
 ** per piece), never built whole.  A SHA-256 block (64 bytes) costs about
-** 2,000 instructions, and two of a request's ten are mostly the same from
-** one request to the next: the first block of the canonical request
+** 2,000 instructions, and three of a request's ten are mostly the same
+** from one request to the next: the first block of the canonical request
 ** (POST, the path, the Content-Type and the Host: the same for every
-** request of a client) and the first block of the string to sign (the
-** algorithm, the date and time to the second, most of the scope: the same
-** for the requests of one second).  The ddb_sigv4 keeps the hash state
-** past each (creq_mid, and sts_mid, the signing key's HMAC past it) with
-** the 64 bytes it covers; a request that begins with the same 64 bytes
+** request of a client), its second (the X-Amz-Date, to the second, and
+** the X-Amz-Target or the start of the token: the same for the requests
+** of one operation in one second) and the first block of the string to
+** sign (the algorithm, the date and time, most of the scope: the same for
+** the requests of one second).  The ddb_sigv4 keeps the hash state past
+** each (creq_mid[0] and [1], and sts_mid, the signing key's HMAC past
+** it) with the bytes it covers; a request that begins with the same bytes
 ** starts from a copy of it.
 **
 ** Threads.  A ddb_sigv4 is shared by the requests of a client (http.c's
-** reference-counted signer).  The cached key and the two first-block
-** states are read and replaced under the ddb_sigv4's own mutex, held for
-** a comparison of 64 bytes and a copy of a state (or, once a day, the
-** four HMACs of a derivation; once a second, one block of the string to
-** sign; when the Host changes, one block of the canonical request); the
-** rest of the hashing happens outside it.
+** reference-counted signer).  The cached key and the block states are
+** read and replaced under the ddb_sigv4's own mutex, held for a
+** comparison of 64 or 128 bytes and a copy of a state (or, once a day,
+** the four HMACs of a derivation; about once a second, a block of the
+** string to sign and one or two of the canonical request); the rest of
+** the hashing happens outside it.
 ** fork(): the client's handlers take that mutex (ddb_sigv4_fork_lock)
 ** with the client's own locks, so a child forked while another thread
 ** signs finds it free and the cached key whole.
@@ -85,11 +87,15 @@ struct ddb_sigv4 {
   ** request), or NULL; freed (wiped) with the key */
   unsigned char sts_head[HEAD_LEN];
   ddb_hmac_ctx *sts_mid;
-  /* the SHA-256 past the first HEAD_LEN bytes of the last canonical
-  ** request of ddb_sigv4_sign_json (creq_head: the method, path,
-  ** Content-Type and most of the Host: nothing secret), or NULL */
-  unsigned char creq_head[HEAD_LEN];
-  ddb_sha256_ctx *creq_mid;
+  /* the SHA-256 past the first HEAD_LEN bytes (creq_mid[0]: the method,
+  ** path, Content-Type and most of the Host) and past the first 2 x
+  ** HEAD_LEN bytes (creq_mid[1], when has2: the rest of the Host, the
+  ** X-Amz-Date, the start of the token or of the X-Amz-Target) of the last
+  ** canonical request of ddb_sigv4_sign_json, which creq_head holds (wiped
+  ** when freed: a part of the token), or NULL */
+  unsigned char creq_head[2 * HEAD_LEN];
+  ddb_sha256_ctx *creq_mid[2];
+  int has2;
 };
 
 /* ------------------------------------------------------------------------
@@ -248,7 +254,9 @@ void ddb_sigv4_free(ddb_sigv4 *s) {
   }
   ddb_hmac_free(s->key); /* wiped (crypto.c) */
   ddb_hmac_free(s->sts_mid);
-  ddb_sha256_free(s->creq_mid);
+  ddb_sha256_free(s->creq_mid[0]);
+  ddb_sha256_free(s->creq_mid[1]);
+  ddb_wipe(s->creq_head, sizeof(s->creq_head));
   free(s);
 }
 
@@ -393,27 +401,50 @@ static void hw_init(hash_writer *w, ddb_sigv4 *head) {
   w->head = head;
 }
 
-/* The first flush of w, with HEAD_LEN bytes or more: their hash from
-** w->head->creq_mid when they are the same as the last time, else hashed
-** and kept there (under its lock).  Returns how many bytes of buf were
-** hashed. */
+/* Keep the state of w's hash, past the first (k + 1) x HEAD_LEN bytes of
+** buf, as w->head's creq_mid[k] (lock held). */
+static void hw_keep(hash_writer *w, int k) {
+  ddb_sigv4 *s = w->head;
+  if(!s->creq_mid[k])
+    s->creq_mid[k] = ddb_sha256_new();
+  if(s->creq_mid[k]) {
+    ddb_sha256_copy(s->creq_mid[k], w->h);
+    memcpy(s->creq_head + k * HEAD_LEN, w->buf + k * HEAD_LEN, HEAD_LEN);
+  }
+  if(k == 0)
+    s->has2 = 0; /* of another first block */
+  else
+    s->has2 = s->creq_mid[1] != NULL;
+}
+
+/* The first flush of w, with HEAD_LEN bytes or more: the hash of its
+** first one or two blocks from w->head's creq_mid when they are the same
+** as the last time, else hashed and kept there (under its lock).
+** Returns how many bytes of buf were hashed. */
 static size_t hw_head(hash_writer *w) {
   ddb_sigv4 *s = w->head;
+  int two = w->n >= 2 * HEAD_LEN;
   size_t done = 0;
   pthread_mutex_lock(&s->lock);
-  if(s->creq_mid && memcmp(s->creq_head, w->buf, HEAD_LEN) == 0) {
-    ddb_sha256_copy(w->h, s->creq_mid);
+  if(two && s->has2 && memcmp(s->creq_head, w->buf, 2 * HEAD_LEN) == 0) {
+    ddb_sha256_copy(w->h, s->creq_mid[1]);
+    done = 2 * HEAD_LEN;
+  } else {
+    if(s->creq_mid[0] && memcmp(s->creq_head, w->buf, HEAD_LEN) == 0)
+      ddb_sha256_copy(w->h, s->creq_mid[0]);
+    else if(ddb_sha256_update(w->h, w->buf, HEAD_LEN) == 0)
+      hw_keep(w, 0);
+    else
+      w->failed = 1;
     done = HEAD_LEN;
-  } else if(ddb_sha256_update(w->h, w->buf, HEAD_LEN) == 0) {
-    done = HEAD_LEN;
-    if(!s->creq_mid)
-      s->creq_mid = ddb_sha256_new();
-    if(s->creq_mid) {
-      ddb_sha256_copy(s->creq_mid, w->h);
-      memcpy(s->creq_head, w->buf, HEAD_LEN);
+    if(!w->failed && two) {
+      if(ddb_sha256_update(w->h, w->buf + HEAD_LEN, HEAD_LEN) == 0)
+        hw_keep(w, 1);
+      else
+        w->failed = 1;
+      done = 2 * HEAD_LEN;
     }
-  } else
-    w->failed = 1;
+  }
   pthread_mutex_unlock(&s->lock);
   return done;
 }
