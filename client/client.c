@@ -72,7 +72,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   ddb_result result;
 
   *out = NULL;
-  ddb_curl_global_init(); /* once; allocators that wipe (signer.c) */
+  ddb_curl_global_init(); /* once; allocators that wipe (curl_mem.c) */
   c = calloc(1, sizeof(*c));
   if(!c)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");

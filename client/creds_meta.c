@@ -52,7 +52,7 @@ static ddb_result meta_request(const char *method, const char *url,
                                ddb_buf *out, long *status, ddb_error *err) {
   CURL *h;
   CURLcode cc;
-  ddb_curl_global_init(); /* libcurl's blocks wiped when freed (signer.c) */
+  ddb_curl_global_init(); /* libcurl's blocks wiped when freed (curl_mem.c) */
   h = curl_easy_init();
   *status = 0;
   if(!h)

@@ -113,10 +113,12 @@ ddb_hmac_ctx *ddb_hmac_new(const void *key, size_t klen) {
   }
   for(i = 0; i < HMAC_BLOCK; i++)
     pad[i] = (unsigned char)(k[i] ^ 0x36);
-  ok = ok && SHA256_Init(&m->inner) && SHA256_Update(&m->inner, pad, HMAC_BLOCK);
+  ok = ok && SHA256_Init(&m->inner) &&
+       SHA256_Update(&m->inner, pad, HMAC_BLOCK);
   for(i = 0; i < HMAC_BLOCK; i++)
     pad[i] = (unsigned char)(k[i] ^ 0x5c);
-  ok = ok && SHA256_Init(&m->outer) && SHA256_Update(&m->outer, pad, HMAC_BLOCK);
+  ok = ok && SHA256_Init(&m->outer) &&
+       SHA256_Update(&m->outer, pad, HMAC_BLOCK);
   OPENSSL_cleanse(k, sizeof(k));
   OPENSSL_cleanse(pad, sizeof(pad));
   if(!ok) {
@@ -186,11 +188,10 @@ uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n) {
 ** byte, three digests a request). */
 #define HEX16(h)                                                              \
   h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h   \
-      "c" h "d" h "e" h "f"
-static const char hex_pairs[] =
-    HEX16("0") HEX16("1") HEX16("2") HEX16("3") HEX16("4") HEX16("5")
-        HEX16("6") HEX16("7") HEX16("8") HEX16("9") HEX16("a") HEX16("b")
-            HEX16("c") HEX16("d") HEX16("e") HEX16("f");
+    "c" h "d" h "e" h "f"
+static const char hex_pairs[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
+    HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
+        HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
 
 /* See ddb_client.h. */
 void ddb_hex(const unsigned char *p, size_t n, char *out) {

@@ -141,7 +141,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   if(!k->sized) {
     curl_off_t cl = -1;
     k->sized = 1;
-    ddb_curl_recv_block(p); /* DynamoDB's answer: no secret (signer.c) */
+    ddb_curl_recv_block(p); /* DynamoDB's answer: no secret (curl_mem.c) */
     if(curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) ==
            CURLE_OK &&
        cl >= 0) {
@@ -303,8 +303,7 @@ static int on_prereq(void *ud, char *primary_ip, char *local_ip,
   (void)local_ip;
   (void)primary_port;
   (void)local_port;
-  if(ud) /* NULL between attempts (attempt_send) */
-    (*(int *)ud)++;
+  (*(int *)ud)++;
   return CURL_PREREQFUNC_OK;
 }
 
@@ -350,8 +349,6 @@ static int on_xfer(void *ud, curl_off_t dltotal, curl_off_t dlnow,
   (void)dltotal;
   (void)dlnow;
   (void)ultotal;
-  if(!x) /* between attempts (attempt_send) */
-    return 0;
   if(ulnow > x->sent)
     x->sent = ulnow;
   t = ddb_now_ms();
