@@ -1051,6 +1051,40 @@ static int memory_copies(const char *pat, size_t n) {
   return found;
 }
 
+/* 1 (said) when the heap scans cannot run: AddressSanitizer's allocator
+** and shadow are anonymous mappings of terabytes, which the scan through
+** /proc/self/mem would read for hours.  The build without sanitizers
+** (make test's first run) does the check. */
+static int heap_scan_skipped(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  tap_diag("skipped under AddressSanitizer (its mappings are terabytes)");
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* pat_secret: prefix and 32 random hex digits (r: the 16 random bytes). */
+static void secret_pattern(const char *prefix, unsigned char r[16]) {
+  size_t n = strlen(prefix);
+  int i;
+  ddb_random_bytes(r, 16);
+  snprintf(pat_secret, sizeof(pat_secret), "%s", prefix);
+  for(i = 0; i < 16; i++)
+    snprintf(pat_secret + n + 2 * i, 3, "%02x", r[i]);
+}
+
+/* cfg: a client of the fake server f (its URL in url[0..cap)), no
+** retries. */
+static void fake_config(const fake_http *f, ddb_config *cfg, char *url,
+                        size_t cap) {
+  snprintf(url, cap, "http://127.0.0.1:%d", f->port);
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->region = "us-east-1";
+  cfg->endpoint = url;
+  cfg->max_retries = 0;
+}
+
 /* A client made from a credentials file with a unique secret and a
 ** 2,000-character session token, which sends one request: once it is
 ** freed, neither the secret nor the token is anywhere in the process's
@@ -1066,23 +1100,13 @@ static void test_wipe(void) {
   char url[64], text[2400];
   unsigned char r[16];
   int i;
-#if defined(__SANITIZE_ADDRESS__)
-  /* AddressSanitizer's allocator and shadow are anonymous mappings of
-  ** terabytes: the scan through /proc/self/mem would read them for hours.
-  ** The build without sanitizers (make test's first run) does the check. */
-  tap_diag("skipped under AddressSanitizer (its mappings are terabytes)");
-  return;
-#endif
-  if(!CHECK(sandbox_open(&s) == 0))
+  if(heap_scan_skipped() || !CHECK(sandbox_open(&s) == 0))
     return;
   if(!CHECK(fake_start(&f, ROLE_JSON) == 0)) {
     sandbox_close(&s);
     return;
   }
-  ddb_random_bytes(r, sizeof(r));
-  snprintf(pat_secret, sizeof(pat_secret), "WIPESECRET");
-  for(i = 0; i < 16; i++)
-    snprintf(pat_secret + 10 + 2 * i, 3, "%02x", r[i]);
+  secret_pattern("WIPESECRET", r);
   memcpy(pat_token, "WIPETOKEN", 9);
   for(i = 9; i < 2000; i++)
     pat_token[i] = "0123456789abcdef"[(r[i % 16] + i) % 16];
@@ -1093,11 +1117,7 @@ static void test_wipe(void) {
            pat_secret, pat_token);
   CHECK(put_file_raw(s.creds, text) == 0);
   ddb_wipe(text, sizeof(text));
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.region = "us-east-1";
-  cfg.endpoint = url;
-  cfg.max_retries = 0;
+  fake_config(&f, &cfg, url, sizeof(url));
   ddb_error_clear(&e);
   if(CHECK(ddb_client_new(&cfg, &c, &e) == DDB_OK)) {
     /* in use, the token is there (the scan sees it) */
@@ -1129,16 +1149,9 @@ static void test_wipe_fetched(void) {
   char url[96], *role;
   unsigned char r[16];
   int i;
-#if defined(__SANITIZE_ADDRESS__)
-  tap_diag("skipped under AddressSanitizer (its mappings are terabytes)");
-  return;
-#endif
-  if(!CHECK(sandbox_open(&s) == 0))
+  if(heap_scan_skipped() || !CHECK(sandbox_open(&s) == 0))
     return;
-  ddb_random_bytes(r, sizeof(r));
-  snprintf(pat_secret, sizeof(pat_secret), "WIPEROLE");
-  for(i = 0; i < 16; i++)
-    snprintf(pat_secret + 8 + 2 * i, 3, "%02x", r[i]);
+  secret_pattern("WIPEROLE", r);
   role = malloc(512);
   if(!CHECK(role != NULL)) {
     sandbox_close(&s);
@@ -1155,11 +1168,7 @@ static void test_wipe_fetched(void) {
   }
   snprintf(url, sizeof(url), "http://127.0.0.1:%d/container", f.port);
   setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.region = "us-east-1";
-  cfg.endpoint = url;
-  cfg.max_retries = 0;
+  fake_config(&f, &cfg, url, sizeof(url));
   ddb_error_clear(&e);
   if(CHECK(ddb_client_new(&cfg, &c, &e) == DDB_OK)) {
     /* no request after the fetch: its blocks are freed as they were */
