@@ -109,4 +109,4 @@ v=$(incl "$WORK/floor-incl.txt" curl_easy_perform)
     'BEGIN { printf "    %-24s %10.0f instructions a request\n", "floor curl_easy_perform", v / r }'
 awk -v o="$ours" -v f="$floor" 'BEGIN {
     printf "RESULT request-getitem ours=%d floor=%d ratio=%.2f unit=instructions/request goal=1.5\n",
-        o, f, f > 0 ? o / f : 0 }'
+        o, f, (f > 0 ? o / f : 0) }'
