@@ -40,8 +40,9 @@ DEPFLAGS := -MMD -MP
 LIBS    := -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
-              client/http.c client/signer.c client/cancel.c client/log.c \
-              client/live.c client/json.c client/pack.c client/number.c \
+              client/http.c client/signer.c client/curl_mem.c client/cancel.c \
+              client/log.c client/live.c client/json.c client/pack.c \
+              client/number.c \
               client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/creds_http.c client/creds_sts.c client/creds_sso.c \

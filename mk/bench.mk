@@ -57,8 +57,10 @@ bench-instr: deps
 	bench/instr.sh
 
 # make bench-request: what one request costs the client in instructions
-# (callgrind): 2,000 cold GetItems from the sqlite3 shell, the call, the
-# signing, curl and the CRC-32 check a request.  bench/request_instr.sh.
+# (callgrind): 2,000 cold GetItems from the sqlite3 shell against the same
+# requests from a bare libcurl loop (bench/scale/curl_floor.c) in the same
+# run; the call, the signing, curl, the allocator, the answer and the
+# CRC-32 a request, and the RESULT line.  bench/request_instr.sh.
 .PHONY: bench-request
 bench-request: deps
 	$(MAKE) --no-print-directory loadable
