@@ -32,6 +32,11 @@
 typedef struct thread_hook {
   ddb_cancel_fn fn;
   void *ud;
+  /* the hook last asked (ddb_cancelled) said go on: not asked again
+  ** before next_ms */
+  ddb_cancel_fn asked_fn;
+  void *asked_ud;
+  double next_ms;
 } thread_hook;
 static pthread_key_t hook_key;
 static pthread_once_t hook_once = PTHREAD_ONCE_INIT;
@@ -49,47 +54,64 @@ void ddb_client_set_cancel(ddb_client *c, ddb_cancel_fn fn, void *ud) {
   c->cancel_ud = ud;
 }
 
-/* Set the calling thread's cancel hook (NULL: none). */
-void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
+/* The calling thread's record (made when make is set and there is none:
+** NULL when out of memory), or NULL. */
+static thread_hook *thread_rec(int make) {
   thread_hook *h;
   pthread_once(&hook_once, hook_key_init);
   if(!hook_ok)
-    return;
+    return NULL;
   h = pthread_getspecific(hook_key);
-  if(!h && fn) {
+  if(!h && make) {
     h = calloc(1, sizeof(*h));
-    if(!h || pthread_setspecific(hook_key, h)) {
+    if(h && pthread_setspecific(hook_key, h)) {
       free(h);
-      return; /* out of memory: the client's hook still applies */
+      h = NULL;
     }
   }
-  if(h) {
+  return h;
+}
+
+/* Set the calling thread's cancel hook (NULL: none). */
+void ddb_cancel_thread(ddb_cancel_fn fn, void *ud) {
+  thread_hook *h = thread_rec(fn != NULL);
+  if(h) { /* out of memory: the client's hook still applies */
     h->fn = fn;
     h->ud = ud;
   }
 }
 
-/* The calling thread's hook, or NULL. */
-static const thread_hook *thread_hook_get(void) {
-  const thread_hook *h;
-  pthread_once(&hook_once, hook_key_init);
-  if(!hook_ok)
-    return NULL;
-  h = pthread_getspecific(hook_key);
-  return h && h->fn ? h : NULL;
-}
-
 /* Is there a hook to poll: this thread's, or c's? */
 int ddb_cancel_hooked(const ddb_client *c) {
-  return thread_hook_get() || (c && c->cancel);
+  const thread_hook *h = thread_rec(0);
+  return (h && h->fn) || (c && c->cancel);
 }
 
-/* Has this thread's hook, or else c's, said stop? */
+/* Has this thread's hook, or else c's, said stop?  A hook that said go
+** on is not asked again by this thread within DDB_CANCEL_POLL_MS (asked
+** again at once when another hook, or the same with another ud, is the
+** one to ask): an extension's hook may cost more than a request's own
+** work (SQLite before 3.41 has no sqlite3_is_interrupted, and ext/
+** prepares a statement to learn it), and the calls of a statement follow
+** each other within a millisecond on a near server. */
 int ddb_cancelled(ddb_client *c) {
-  const thread_hook *h = thread_hook_get();
-  if(h)
-    return h->fn(h->ud) != 0;
-  return c && c->cancel && c->cancel(c->cancel_ud) != 0;
+  thread_hook *h = thread_rec(c && c->cancel);
+  ddb_cancel_fn fn = h && h->fn ? h->fn : c ? c->cancel : NULL;
+  void *ud = h && h->fn ? h->ud : c ? c->cancel_ud : NULL;
+  double now;
+  if(!fn)
+    return 0;
+  if(!h) /* out of memory: asked every time */
+    return fn(ud) != 0;
+  now = ddb_now_ms();
+  if(fn == h->asked_fn && ud == h->asked_ud && now < h->next_ms)
+    return 0;
+  if(fn(ud))
+    return 1;
+  h->asked_fn = fn;
+  h->asked_ud = ud;
+  h->next_ms = now + DDB_CANCEL_POLL_MS;
+  return 0;
 }
 
 /* Fill err for a call of operation stopped by the cancel hook. */

@@ -231,7 +231,8 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
                           ddb_error *err);
 void ddb_client_free(ddb_client *c);
 /* Cancelling.  A cancel hook returns non-zero when the caller wants the
-** current call stopped.  It is polled before each attempt, while a
+** current call stopped.  It is polled before each attempt (a hook that said
+** go on is not asked again by that thread within DDB_CANCEL_POLL_MS), while a
 ** request waits on the network (curl's transfer callback: at least about
 ** once a second, at most every DDB_CANCEL_POLL_MS), and between the
 ** DDB_CANCEL_POLL_MS slices of a backoff sleep; a call it stops fails
