@@ -312,6 +312,13 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
     a->name = lay_str(&L, text, &t[k], &a->name_len);
     av_fill(text, t, k + 1, a, &L);
   }
+  /* a JSON string without escapes holds no '"', backslash or control
+  ** character (the tokenizer refuses them raw): when no token of the item
+  ** has an escape, no name or text of it needs escaping to render */
+  it->plain = 1;
+  for(k = obj; k < t[obj].end; k++)
+    if(t[k].esc)
+      it->plain = 0;
   *out = it;
   return DDB_OK;
 }

@@ -23,6 +23,9 @@
 */
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ddb_client_int.h"
 
@@ -88,6 +91,30 @@ static long hex4_at(const char *p, const char *end) {
   return u;
 }
 
+/* The length of the longest prefix of s[0..n) that a JSON string holds as
+** it is (no '"', no backslash, no control character): 16 bytes at a time
+** with SSE2 (part of every x86-64) while 16 remain, then
+** ddb_json_plain's words and bytes.  Reads nothing past s + n. */
+static inline size_t plain_prefix(const char *s, size_t n) {
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+                ctl = _mm_set1_epi8(0x1f);
+  while(i + 16 <= n) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+    /* a byte below 0x20 is its own minimum with 0x1f */
+    __m128i m = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+        _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x));
+    int mask = _mm_movemask_epi8(m);
+    if(mask)
+      return i + (size_t)__builtin_ctz((unsigned)mask);
+    i += 16;
+  }
+#endif
+  return i + ddb_json_plain(s + i, n - i);
+}
+
 /* Scan a string whose opening quote is at p[-1].  Returns the position of
 ** the closing quote, or NULL when the string is not valid; *esc tells
 ** whether it has escapes. */
@@ -95,7 +122,7 @@ static const char *scan_string(const char *p, const char *end, int *esc) {
   *esc = 0;
   for(;;) {
     /* the common case: a run of plain bytes */
-    p += ddb_json_plain(p, (size_t)(end - p));
+    p += plain_prefix(p, (size_t)(end - p));
     if(p >= end || (unsigned char)*p < 0x20)
       return NULL;
     if(*p == '"')
