@@ -94,7 +94,7 @@ ddb_item *ddb_item_alloc(size_t nodes, size_t bytes, uint32_t n,
 }
 
 /* The type named by the string token k ("S", "N", ...), or DDB_NONE. */
-static ddb_type type_of(const char *text, const ddb_jtok *k) {
+static inline ddb_type type_of(const char *text, const ddb_jtok *k) {
   const char *s = text + k->off;
   char buf[8];
   if(k->esc) {

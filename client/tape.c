@@ -66,8 +66,11 @@ void ddb_tape_free(ddb_tape *t) {
 
 /* The first byte at or after p that is not JSON white space (or end);
 ** inlined into the tokenizer. */
-static const char *skip_ws(const char *p, const char *end) {
-  while(p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+static inline const char *skip_ws(const char *p, const char *end) {
+  /* every white space byte is at most ' ': one test for the others (the
+  ** compact JSON DynamoDB sends has no white space at all) */
+  while(p < end && (unsigned char)*p <= ' ' &&
+        (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
     p++;
   return p;
 }
@@ -115,11 +118,38 @@ static inline size_t plain_prefix(const char *s, size_t n) {
   return i + ddb_json_plain(s + i, n - i);
 }
 
+/* scan_string past its first plain run (p at a byte that is no plain
+** byte, or at end). */
+static const char *scan_string_rest(const char *p, const char *end, int *esc);
+
 /* Scan a string whose opening quote is at p[-1].  Returns the position of
 ** the closing quote, or NULL when the string is not valid; *esc tells
-** whether it has escapes. */
-static const char *scan_string(const char *p, const char *end, int *esc) {
+** whether it has escapes.  Inlined: a string whose closing quote is among
+** its first 16 bytes (most names and values) takes one load and compare
+** of 16 bytes. */
+static inline const char *scan_string(const char *p, const char *end,
+                                      int *esc) {
   *esc = 0;
+#ifdef __SSE2__
+  if(end - p >= 16) {
+    const __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i m =
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+                                  _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+                     _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x));
+    int mask = _mm_movemask_epi8(m);
+    if(mask) {
+      p += __builtin_ctz((unsigned)mask);
+      if(*p == '"')
+        return p;
+    } else
+      p += 16;
+  }
+#endif
+  return scan_string_rest(p, end, esc);
+}
+
+static const char *scan_string_rest(const char *p, const char *end, int *esc) {
   for(;;) {
     /* the common case: a run of plain bytes */
     p += plain_prefix(p, (size_t)(end - p));
@@ -405,6 +435,32 @@ static size_t put_utf8(char *out, unsigned u) {
   return 4;
 }
 
+/* Copy s[0..n) to d (not overlapping) without a call for the short
+** strings most of an item's are: two loads that may overlap, never
+** reading or writing past either end. */
+static inline void copy_short(char *d, const char *s, size_t n) {
+  if(n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if(n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if(n < 4) {
+    if(n) {
+      d[0] = s[0];
+      d[n / 2] = s[n / 2];
+      d[n - 1] = s[n - 1];
+    }
+  } else
+    memcpy(d, s, n);
+}
+
 /* Copy the string token k of text into out (room for k->len + 1 bytes:
 ** unescaped text is never longer), unescaped and NUL-terminated.  Returns
 ** its length. */
@@ -412,7 +468,7 @@ size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out) {
   const char *p = text + k->off, *end = p + k->len;
   char *o = out;
   if(!k->esc) {
-    memcpy(out, p, k->len);
+    copy_short(out, p, k->len);
     out[k->len] = 0;
     return k->len;
   }
