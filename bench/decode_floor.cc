@@ -27,8 +27,12 @@
 
 using simdjson::dom::element;
 
-/* The output: a growing byte buffer, its appends inlined (std::string's
-** append is a call each). */
+/* The output: a byte buffer whose room is made once a page (need()), its
+** appends then unchecked and inlined.  The plain JSON of a page is never
+** longer than the page: each string is at most as long as it was
+** (an escape written is never longer than the one read: \" for \" or
+** \u0022, \u0001 for \u0001), numbers are the same text, and the typed
+** wrappers go. */
 struct obuf {
   char *p = nullptr;
   size_t len = 0, cap = 0;
@@ -42,12 +46,8 @@ struct obuf {
     if(!p)
       std::abort();
   }
-  void push_back(char c) {
-    need(1);
-    p[len++] = c;
-  }
+  void push_back(char c) { p[len++] = c; }
   void append(const char *s, size_t n) {
-    need(n + 16);
     char *d = p + len;
     len += n;
     /* short strings (most of an item's) without a call to memcpy: two
@@ -243,6 +243,7 @@ decode_pages(simdjson::dom::parser &parser,
     simdjson::dom::array arr;
     if(parser.parse(body).get(doc) || doc["Items"].get(arr))
       return -1;
+    out.need(body.size() + 16);
     for(element item : arr) {
       simdjson::dom::object obj;
       if(item.get(obj))

@@ -73,6 +73,13 @@ for f in ddb_crc32 ddb_page_parse ddb_tape_value ddb_item_from_tape \
         printf "    ours, inclusive: %-20s %8.0f instructions an item\n", f, v / n
         exit }' "$WORK/incl.txt"
 done
+# the floor's parse alone (simdjson's stages 1 and 2, self cost), for
+# comparison with figures that count no rendering
+callgrind_annotate --auto=no --inclusive=no --threshold=100 \
+    "$WORK/cg.bench-decode-floor" 2>/dev/null |
+    awk -v n="$items" '$2 ~ /^\(/ && /dom_parser_implementation::stage[12]/ {
+        v = $1; gsub(",", "", v); s += v }
+        END { printf "    floor, of which simdjson parse %8.0f instructions an item\n", s / n }'
 awk -v o="$ours" -v f="$floor" -v n="$items" 'BEGIN {
     printf "    ours  (tape, CRC-32, render) %10.0f instructions an item\n", o / n
     printf "    floor (simdjson, render)     %10.0f instructions an item\n", f / n

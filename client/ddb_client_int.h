@@ -54,6 +54,32 @@ static inline size_t ddb_json_plain(const char *s, size_t n) {
   return i;
 }
 
+/* Copy s[0..n) to d (not overlapping) without a call for the short
+** strings most of an item's are: two loads that may overlap, never
+** reading or writing past either end (tape.c, item.c). */
+static inline void ddb_copy_short(char *d, const char *s, size_t n) {
+  if(n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if(n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if(n < 4) {
+    if(n) {
+      d[0] = s[0];
+      d[n / 2] = s[n / 2];
+      d[n - 1] = s[n - 1];
+    }
+  } else
+    memcpy(d, s, n);
+}
+
 /* Append '"', s[0..n) as it is and '"' when the buffer has room for them
 ** already (no growing, no escaping: the caller knows s needs none).
 ** Returns 1 when done, 0 when the caller must take the general way

@@ -435,32 +435,6 @@ static size_t put_utf8(char *out, unsigned u) {
   return 4;
 }
 
-/* Copy s[0..n) to d (not overlapping) without a call for the short
-** strings most of an item's are: two loads that may overlap, never
-** reading or writing past either end. */
-static inline void copy_short(char *d, const char *s, size_t n) {
-  if(n >= 8 && n <= 16) {
-    uint64_t a, b;
-    memcpy(&a, s, 8);
-    memcpy(&b, s + n - 8, 8);
-    memcpy(d, &a, 8);
-    memcpy(d + n - 8, &b, 8);
-  } else if(n >= 4 && n < 8) {
-    uint32_t a, b;
-    memcpy(&a, s, 4);
-    memcpy(&b, s + n - 4, 4);
-    memcpy(d, &a, 4);
-    memcpy(d + n - 4, &b, 4);
-  } else if(n < 4) {
-    if(n) {
-      d[0] = s[0];
-      d[n / 2] = s[n / 2];
-      d[n - 1] = s[n - 1];
-    }
-  } else
-    memcpy(d, s, n);
-}
-
 /* Copy the string token k of text into out (room for k->len + 1 bytes:
 ** unescaped text is never longer), unescaped and NUL-terminated.  Returns
 ** its length. */
@@ -468,7 +442,7 @@ size_t ddb_tape_str(const char *text, const ddb_jtok *k, char *out) {
   const char *p = text + k->off, *end = p + k->len;
   char *o = out;
   if(!k->esc) {
-    copy_short(out, p, k->len);
+    ddb_copy_short(out, p, k->len);
     out[k->len] = 0;
     return k->len;
   }

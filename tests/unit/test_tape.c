@@ -646,6 +646,14 @@ static void test_item_plain(void) {
       {"{\"a\":{\"L\":[{\"S\":\"\\u00e9\"}]}}", "{\"a\":[\"\xc3\xa9\"]}", 0},
       {"{\"a\":{\"NS\":[\"1\",\"2.5\"]},\"b\":{\"BOOL\":true}}",
        "{\"a\":[1,2.5],\"b\":true}", 1},
+      {"{\"a\":{\"N\":\"+5\"},\"e\":{\"M\":{}},\"l\":{\"L\":[]},\"z\":{"
+       "\"NULL\":"
+       "true},\"f\":{\"BOOL\":false},\"b\":{\"B\":\"AQ==\"},\"s\":{\"S\":\"\"}"
+       ","
+       "\"w\":{\"L\":[{\"BOOL\":false},{\"NULL\":true},{\"N\":\"0\"}]}}",
+       "{\"a\":5,\"e\":{},\"l\":[],\"z\":null,\"f\":false,\"b\":\"AQ==\","
+       "\"s\":\"\",\"w\":[false,null,0]}",
+       1},
   };
   size_t i;
   for(i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -662,6 +670,8 @@ static void test_item_plain(void) {
     ddb_buf_init(&b, 1 << 20);
     ddb_item_to_json(it, &b);
     CHECK_MEM(b.p, b.len, cases[i].json, strlen(cases[i].json));
+    /* the bound the plain render makes room by */
+    CHECK_MSG(b.len <= it->bytes, "json %zu, item %zu", b.len, it->bytes);
     ddb_buf_free(&b);
     ddb_item_unref(it);
   }
