@@ -154,6 +154,26 @@ static void add_num(obuf &o, std::string_view s) {
   o.append(s);
 }
 
+static bool add_av(obuf &o, element av);
+
+/* Append the map m of AttributeValues (an M, or an item) as a plain JSON
+** object; false when a member is no AttributeValue. */
+static bool add_members(obuf &o, simdjson::dom::object m) {
+  bool first = true;
+  o.push_back('{');
+  for(auto f : m) {
+    if(!first)
+      o.push_back(',');
+    first = false;
+    add_str(o, f.key);
+    o.push_back(':');
+    if(!add_av(o, f.value))
+      return false;
+  }
+  o.push_back('}');
+  return true;
+}
+
 /* Append the AttributeValue av ({"T": value}) as plain JSON; false when it
 ** is not one. */
 static bool add_av(obuf &o, element av) {
@@ -184,20 +204,8 @@ static bool add_av(obuf &o, element av) {
     o.append("null");
   } else if(t == "M") {
     simdjson::dom::object m;
-    if(v.get(m))
+    if(v.get(m) || !add_members(o, m))
       return false;
-    o.push_back('{');
-    bool first = true;
-    for(auto f : m) {
-      if(!first)
-        o.push_back(',');
-      first = false;
-      add_str(o, f.key);
-      o.push_back(':');
-      if(!add_av(o, f.value))
-        return false;
-    }
-    o.push_back('}');
   } else {
     simdjson::dom::array a;
     if(v.get(a))
@@ -246,20 +254,9 @@ decode_pages(simdjson::dom::parser &parser,
     out.need(body.size() + 16);
     for(element item : arr) {
       simdjson::dom::object obj;
-      if(item.get(obj))
+      if(item.get(obj) || !add_members(out, obj))
         return -1;
-      out.push_back('{');
-      bool first = true;
-      for(auto f : obj) {
-        if(!first)
-          out.push_back(',');
-        first = false;
-        add_str(out, f.key);
-        out.push_back(':');
-        if(!add_av(out, f.value))
-          return -1;
-      }
-      out.append("}\n");
+      out.push_back('\n');
       items++;
     }
   }

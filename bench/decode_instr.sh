@@ -96,13 +96,18 @@ if [ "${DECODE_SCAN:-1}" != 0 ]; then
     AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start --heap 2g "$WORK/ddb")"
     export AWS_ENDPOINT_URL_DYNAMODB
     python3 bench/load.py BenchItems "$N" >/dev/null
-    # cpu SEGOPT: the shell's user+sys seconds for one full Scan
+    # cpu SEGOPT [none]: the shell's user+sys seconds for one full Scan
+    # (with "none": the same setup without the Scan)
     cpu() {
         local sql="$WORK/scan.sql"
         {
             echo ".load $EXT"
             echo "CREATE VIRTUAL TABLE temp.s USING dynamodb(table=BenchItems, query_ttl=0$1);"
-            echo "SELECT count(*), sum(length(item)) FROM s;"
+            if [ "${2:-}" = none ]; then
+                echo "SELECT $N, 0;"
+            else
+                echo "SELECT count(*), sum(length(item)) FROM s;"
+            fi
         } >"$sql"
         # getrusage(RUSAGE_CHILDREN) of a python3 that runs the shell
         python3 -c 'import resource, subprocess, sys
@@ -113,17 +118,45 @@ print("%.3f" % (r.ru_utime + r.ru_stime))' "$sql" "$WORK/scan.out"
         grep -q "^$N|" "$WORK/scan.out" ||
             { echo "bench-decode: the Scan did not read $N items: $(cat "$WORK/scan.out")" >&2; exit 1; }
     }
+    # cg SEGOPT [SELECT]: the shell's instructions (callgrind, every thread;
+    # callgrind runs one thread at a time, so this counts the work, not
+    # what contention adds to it)
+    cg() {
+        {
+            echo ".load $EXT"
+            echo "CREATE VIRTUAL TABLE temp.s USING dynamodb(table=BenchItems, query_ttl=0$1);"
+            [ -z "${2:-}" ] || echo "$2"
+        } >"$WORK/cg.sql"
+        valgrind --tool=callgrind --callgrind-out-file="$WORK/cgscan.out" \
+            sqlite3 :memory: <"$WORK/cg.sql" 2>&1 >/dev/null |
+            sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+    }
     cpu "" >/dev/null # the server's first Scan warms its path
-    for r in 1 2 3 4 5; do cpu "" >>"$WORK/seg8"; cpu ", segments=1" >>"$WORK/seg1"; done
+    for r in 1 2 3 4 5; do
+        cpu "" >>"$WORK/seg8"
+        cpu ", segments=1" >>"$WORK/seg1"
+        cpu "" none >>"$WORK/seg0"
+    done
     med() { sort -n "$1" | sed -n 3p; }
-    s8=$(med "$WORK/seg8")
-    s1=$(med "$WORK/seg1")
+    s0=$(med "$WORK/seg0")
+    s8=$(awk -v a="$(med "$WORK/seg8")" -v b="$s0" 'BEGIN { print a - b }')
+    s1=$(awk -v a="$(med "$WORK/seg1")" -v b="$s0" 'BEGIN { print a - b }')
     awk -v a="$s8" -v b="$s1" -v n="$N" 'BEGIN {
-        printf "    full Scan of %d items, CPU of the shell (user+sys, median of 5)\n", n
+        printf "    full Scan of %d items, CPU of the shell (user+sys, medians of 5, the setup subtracted)\n", n
         printf "    default segments %8.0f ns an item\n", a / n * 1e9
         printf "    segments=1       %8.0f ns an item\n", b / n * 1e9
         printf "RESULT scan-cpu-segments ours=%.0f floor=%.0f ratio=%.2f unit=ns-cpu/item goal=1.2\n", a / n * 1e9, b / n * 1e9, a / b }' >"$WORK/result2"
     grep -v '^RESULT' "$WORK/result2"
+    q="SELECT count(*), sum(length(item)) FROM s;"
+    i0=$(cg "")
+    i8=$(cg "" "$q")
+    i1=$(cg ", segments=1" "$q")
+    awk -v b="$i0" -v a="$i8" -v c="$i1" -v n="$N" 'BEGIN {
+        printf "    the same Scan in instructions (callgrind, the setup run subtracted)\n"
+        printf "    default segments %8.0f instructions an item\n", (a - b) / n
+        printf "    segments=1       %8.0f instructions an item\n", (c - b) / n
+        printf "RESULT scan-instr-segments ours=%.0f floor=%.0f ratio=%.2f unit=instructions/item goal=1.2\n", (a - b) / n, (c - b) / n, (a - b) / (c - b) }' >"$WORK/result3"
+    grep -v '^RESULT' "$WORK/result3"
     echo "    (the online cores: $(getconf _NPROCESSORS_ONLN))"
 fi
 grep -h '^RESULT' "$WORK"/result*
