@@ -203,6 +203,12 @@ int ddb_client_max_retries(const ddb_client *c);
 ** parsed answer in *resp (cJSON_Delete), or the call's error. */
 ddb_result ddb_table_call(ddb_client *c, const char *operation,
                           const char *table, cJSON **resp, ddb_error *err);
+/* read.c's parse slots: as many as the online cores (at least 1).
+** ddb_parse_enter takes one, waiting while every one is taken;
+** ddb_parse_leave gives it back.  Around every Query/Scan page parse. */
+void ddb_parse_enter(void);
+void ddb_parse_leave(void);
+
 /* The parsers of http.c's answers, on their own (for tests and fuzzing):
 ** a Query/Scan page from its text (operation names it in errors;
 ** count_only: Select=COUNT, no Items; *malformed is set when the text is

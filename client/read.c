@@ -537,8 +537,8 @@ static void parse_init(void) {
   ddb_live_add(&parse_live, &parse_live_ops, NULL);
 }
 
-/* Take a parse slot, waiting while every one is taken. */
-static void parse_enter(void) {
+/* See ddb_client_int.h. */
+void ddb_parse_enter(void) {
   pthread_once(&parse_once, parse_init);
   pthread_mutex_lock(&parse_mu);
   while(parse_busy >= parse_max)
@@ -547,8 +547,8 @@ static void parse_enter(void) {
   pthread_mutex_unlock(&parse_mu);
 }
 
-/* Give back the slot parse_enter took. */
-static void parse_leave(void) {
+/* See ddb_client_int.h. */
+void ddb_parse_leave(void) {
   pthread_mutex_lock(&parse_mu);
   parse_busy--;
   pthread_cond_signal(&parse_cv);
@@ -566,10 +566,10 @@ static ddb_result take_page(call_info *ci, const char *body, size_t len,
                             int *malformed, ddb_error *e) {
   page_take *pt = ci->ud;
   ddb_result result;
-  parse_enter();
+  ddb_parse_enter();
   result = ddb_page_parse(body, len, ci->operation, pt->r->count_only,
                           &pt->page, malformed, e);
-  parse_leave();
+  ddb_parse_leave();
   if(result)
     return result;
   ci->items = pt->page->count;

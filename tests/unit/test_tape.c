@@ -3,9 +3,12 @@
 ** tokens) and of the parsers built on it: items (ddb_item_parse) and
 ** Query/Scan pages (ddb_page_parse).  No network.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "../../client/ddb_client_int.h"
@@ -677,6 +680,49 @@ static void test_item_plain(void) {
   }
 }
 
+/* What test_parse_slots' threads share. */
+typedef struct slots_probe {
+  int inside, peak; /* atomics */
+} slots_probe;
+
+/* One worker of test_parse_slots: take a slot, count itself in, hold it
+** 20 ms, count itself out. */
+static void *slots_worker(void *arg) {
+  slots_probe *pr = arg;
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  int now, peak;
+  ddb_parse_enter();
+  now = __atomic_add_fetch(&pr->inside, 1, __ATOMIC_SEQ_CST);
+  peak = __atomic_load_n(&pr->peak, __ATOMIC_SEQ_CST);
+  while(now > peak &&
+        !__atomic_compare_exchange_n(&pr->peak, &peak, now, 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    ;
+  nanosleep(&ts, NULL);
+  __atomic_sub_fetch(&pr->inside, 1, __ATOMIC_SEQ_CST);
+  ddb_parse_leave();
+  return NULL;
+}
+
+/* No more pages parsed at once than the online cores: 16 threads that
+** each hold a parse slot 20 ms are never more than the cores inside. */
+static void test_parse_slots(void) {
+  pthread_t th[16];
+  slots_probe pr = {0, 0};
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int i, started = 0;
+  for(i = 0; i < 16; i++)
+    if(pthread_create(&th[i], NULL, slots_worker, &pr) == 0)
+      started++;
+  for(i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+  CHECK_INT(started, 16);
+  CHECK(pr.peak >= 1);
+  CHECK_MSG(pr.peak <= (cores < 1 ? 1 : cores), "peak %d, cores %ld", pr.peak,
+            cores);
+  CHECK_INT(pr.inside, 0);
+}
+
 const tap_test tap_tape_tests[] = {
     {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
@@ -696,4 +742,5 @@ const tap_test tap_tape_tests[] = {
     {"tape: CRC-32 folded 64 bytes at a time is zlib's", test_crc32_fold},
     {"tape: strings scanned 16 bytes at a time", test_string_scan},
     {"tape: an item without escapes renders plain", test_item_plain},
+    {"tape: no more pages parsed at once than cores", test_parse_slots},
     {NULL, NULL}};
