@@ -109,6 +109,7 @@ typedef struct ddb_layout {
   char *next_byte;
   const struct ddb_jtok *bad_number; /* an N that is not a number, for the
                                         message */
+  int esc; /* item.c's counting pass: a name or text had an escape */
 } ddb_layout;
 
 /* A new item (one reference) laid out for n attributes among nodes

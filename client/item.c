@@ -160,6 +160,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
       return -1;
     }
     L->bytes += v->len + 1;
+    L->esc |= v->esc;
     return 0;
   case DDB_BOOL: return v->type == DDB_JTRUE || v->type == DDB_JFALSE ? 0 : -1;
   case DDB_NULL: return v->type == DDB_JTRUE ? 0 : -1;
@@ -169,6 +170,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
     for(j = 0, k = i + 3; j < v->n; j++, k = t[k + 1].end) {
       L->nodes++;
       L->bytes += t[k].len + 1;
+      L->esc |= t[k].esc;
       if(av_count(text, t, k + 1, L, depth + 1))
         return -1;
     }
@@ -196,6 +198,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
       }
       L->nodes++;
       L->bytes += t[k].len + 1;
+      L->esc |= t[k].esc;
     }
     return 0;
   default: return -1;
@@ -293,6 +296,7 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
   for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
     L.nodes++;
     L.bytes += t[k].len + 1;
+    L.esc |= t[k].esc;
     if(av_count(text, t, k + 1, &L, 1)) {
       if(L.bad_number)
         return ddb_error_set(err, DDB_ERR_PARSE,
@@ -313,12 +317,10 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
     av_fill(text, t, k + 1, a, &L);
   }
   /* a JSON string without escapes holds no '"', backslash or control
-  ** character (the tokenizer refuses them raw): when no token of the item
-  ** has an escape, no name or text of it needs escaping to render */
-  it->plain = 1;
-  for(k = obj; k < t[obj].end; k++)
-    if(t[k].esc)
-      it->plain = 0;
+  ** character (the tokenizer refuses them raw): when no name or text of
+  ** the item had an escape (av_count saw them all), none needs escaping to
+  ** render */
+  it->plain = !L.esc;
   *out = it;
   return DDB_OK;
 }
