@@ -40,8 +40,9 @@ DEPFLAGS := -MMD -MP
 LIBS    := -lcurl -lcjson -lssl -lcrypto -lz -lm -pthread
 
 CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
-              client/http.c client/signer.c client/cancel.c client/log.c \
-              client/live.c client/json.c client/pack.c client/number.c \
+              client/http.c client/signer.c client/curl_mem.c client/cancel.c \
+              client/log.c client/live.c client/json.c client/pack.c \
+              client/number.c \
               client/write.c client/creds.c \
               client/creds_process.c client/creds_meta.c client/creds_parse.c \
               client/creds_http.c client/creds_sts.c client/creds_sso.c \
@@ -52,7 +53,7 @@ CLIENT_SRC := client/buf.c client/item.c client/config.c client/client.c \
               client/jsonval.c client/meter.c client/rate.c \
               client/throttle.c client/arn.c client/streams.c
 CACHE_SRC  := cache/describe.c cache/cache.c cache/read.c \
-              cache/invalidate.c cache/store.c cache/write.c cache/stream.c \
+              cache/invalidate.c cache/store.c cache/store_check.c cache/write.c cache/stream.c \
               cache/shared.c cache/lease.c cache/redis_conn.c cache/resp.c cache/redis_url.c \
               cache/fanout.c cache/wcalls.c cache/hot.c cache/alias.c \
               cache/coherence.c cache/coherence_apply.c cache/coherence_fleet.c \

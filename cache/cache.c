@@ -50,12 +50,27 @@
 static ddbc_store *store;
 static pthread_once_t store_once = PTHREAD_ONCE_INIT;
 
+/* See store.h. */
+char *ddbc_packed_json(const unsigned char *p, size_t n, size_t *len) {
+  ddb_item *it = ddb_item_unpack(p, n);
+  char *json;
+  ddb_buf b;
+  if(!it)
+    return NULL;
+  ddb_buf_init(&b, DDB_JSON_MAX);
+  ddb_buf_reserve(&b, it->bytes); /* (the JSON is about this size) */
+  ddb_item_to_json(it, &b);
+  ddb_item_unref(it);
+  json = ddb_buf_take(&b, len);
+  return json;
+}
+
 /* Make the process's store (once, by store_once): its budget the default,
 ** its items packed by pack.c.  On failure store stays NULL: no cache. */
 static void store_init(void) {
   /* items packed inside their entries: see store.c */
   static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
-                                        ddb_item_unpack};
+                                        ddb_item_unpack, ddbc_packed_json};
   __atomic_store_n(&store,
                    ddbc_store_create_packed(DDBC_DEFAULT_BUDGET, &codec),
                    __ATOMIC_RELEASE);

@@ -174,6 +174,32 @@ ddb_result ddbc_get_item(ddb_client *c, const char *table, const ddb_item *key,
 int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
                      int n_key, const ddbc_policy *pol, ddb_item **out);
 
+/* What a warm lookup copies out of the item cache (ddbc_item_view_cached)
+** into buffers its caller owns and reuses (free() them when done): the
+** packed item (ddb_item_unpack makes the item of it, when it is needed),
+** and, when asked, the item's JSON as ddb_item_to_json renders it,
+** NUL-terminated, rendered once and kept with the entry (charged to the
+** cache's budget, dropped with the entry).  Nothing in it points into the
+** cache: an entry may be dropped by another thread the moment the lookup
+** returns. */
+typedef struct ddbc_item_view {
+  int found; /* 0: the cache knows there is no such item */
+  unsigned char *packed;
+  size_t packed_len, packed_cap;
+  char *json; /* NULL unless asked */
+  size_t json_len, json_cap;
+} ddbc_item_view;
+/* ddbc_item_view_cached: also the JSON */
+#define DDBC_VIEW_JSON 1
+
+/* ddbc_item_cached without the item: the entry copied into *v (want:
+** DDBC_VIEW_JSON or 0).  1 on a hit (counted as one), 0 on a miss (not
+** counted: call ddbc_get_item), when pol says not to use the cache, or
+** when the buffers cannot grow. */
+int ddbc_item_view_cached(ddb_client *c, const char *table, const ddb_av *key,
+                          int n_key, const ddbc_policy *pol, int want,
+                          ddbc_item_view *v);
+
 /* BatchGetItem over any number of keys; found[i] answers keys[i]. */
 ddb_result ddbc_batch_get(ddb_client *c, const char *table,
                           const ddb_item *const *keys, size_t n,

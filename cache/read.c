@@ -291,21 +291,47 @@ done:
   return result;
 }
 
+/* The store and the cache key (into *k, over stack[0..n), for the
+** caller to ddb_buf_free) of the item of key[0..n_key) for a warm lookup;
+** NULL when pol says not to use the cache or the key cannot be built. */
+static ddbc_store *item_probe(ddb_client *c, const char *table,
+                              const ddb_av *key, int n_key,
+                              const ddbc_policy *pol, ddb_buf *k, char *stack,
+                              size_t n) {
+  ddbc_store *s = ddbc_cache_store();
+  ddb_buf_init_with(k, stack, n, DDBC_KEY_MAX);
+  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
+    return NULL;
+  ddbc_key_head(k, 'I', c, table);
+  return ddb_key_encode_avs(key, n_key, k) == 0 && !k->failed ? s : NULL;
+}
+
 int ddbc_item_cached(ddb_client *c, const char *table, const ddb_av *key,
                      int n_key, const ddbc_policy *pol, ddb_item **out) {
-  ddbc_store *s = ddbc_cache_store();
   char stack[256]; /* most keys fit: no malloc */
   ddb_buf k;
+  ddbc_store *s = item_probe(c, table, key, n_key, pol, &k, stack, 256);
   double age;
-  int hit = 0;
+  int hit;
   *out = NULL;
-  if(pol->consistent || pol->item_ttl <= 0 || !s || ddbc_reader_bypass(pol))
-    return 0;
-  ddb_buf_init_with(&k, stack, sizeof(stack), DDBC_KEY_MAX);
-  ddbc_key_head(&k, 'I', c, table);
-  if(ddb_key_encode_avs(key, n_key, &k) == 0 && !k.failed &&
-     (hit = ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
-                                     out, &age)))
+  hit = s && ddbc_store_peek_item_age(s, k.p, k.len, ddbc_now(), pol->item_ttl,
+                                      out, &age);
+  if(hit)
+    ddb_meter_hit(ddb_client_meter(c), age);
+  ddb_buf_free(&k);
+  return hit;
+}
+
+int ddbc_item_view_cached(ddb_client *c, const char *table, const ddb_av *key,
+                          int n_key, const ddbc_policy *pol, int want,
+                          ddbc_item_view *v) {
+  char stack[256]; /* most keys fit: no malloc */
+  ddb_buf k;
+  ddbc_store *s = item_probe(c, table, key, n_key, pol, &k, stack, 256);
+  double age;
+  int hit = s && ddbc_store_peek_item_view(s, k.p, k.len, ddbc_now(),
+                                           pol->item_ttl, want, v, &age);
+  if(hit)
     ddb_meter_hit(ddb_client_meter(c), age);
   ddb_buf_free(&k);
   return hit;

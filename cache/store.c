@@ -58,148 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The tag table (uthash) doubles its buckets when one holds 3 tags, not
-** uthash's 10: a write of an item not cached adds a tag, and the table
-** holds up to DDBC_MAX_TAGS, so its chains, walked entry by entry from
-** memory, are what a bulk write's bump costs (each new tag is looked up
-** and added; with 10 a bucket, a 1,000-row DELETE spent 8% of its CPU
-** walking them).  The buckets cost 16 bytes each: at most about 2 per
-** tag. */
-#define HASH_BKT_CAPACITY_THRESH 3U
-#include <uthash.h>
-
-#include "store.h"
-
-/* Bytes glibc's malloc adds to a request: its size field (8), and the
-** rounding of the chunk to 16 bytes. */
-#define CHUNK_HEADER 8
-#define CHUNK_ALIGN  16
-#define CHUNK_MIN    32
-/* Hash table slots charged to each entry (see the accounting above), and
-** the table's smallest size. */
-#define SLOTS_CHARGED 3
-#define TABLE_MIN     16
-
-enum { SEG_PROBATION = 0, SEG_PROTECTED = 1 };
-enum {
-  KIND_ITEM = 1,   /* a reference to the caller's item (or NULL) */
-  KIND_PACKED = 2, /* the item packed after the key (val_len 0: none) */
-  KIND_PAGE = 3    /* a page_ext before the key, two tags after it */
-};
-
-/* An entry: one allocation, the header then (pages) a page_ext or (items
-** by reference) the item's pointer, the key, then (pages) the two tags or
-** (packed items) the packed item.  64 bytes of header on x86-64. */
-typedef struct entry {
-  struct entry *hnext;       /* next in its hash slot's chain */
-  struct entry *prev, *next; /* in list `seg` */
-  double filled;             /* when it was stored */
-  double expires;            /* filled + the filler's ttl */
-  size_t bytes;              /* charged to the budget */
-  uint32_t hash;             /* of the key */
-  uint32_t key_len;
-  uint32_t val_len; /* KIND_PACKED: bytes of the packed item */
-  unsigned char seg;
-  unsigned char kind;
-} entry;
-
-/* What a page entry holds besides its key. */
-typedef struct page_ext {
-  ddb_page *page;
-  uint64_t gen[2];     /* the tags' generations at fill */
-  uint32_t tag_len[2]; /* the tags follow the key */
-} page_ext;
-
-typedef struct tag_entry {
-  UT_hash_handle hh;
-  uint64_t gen;
-  size_t len;
-  char key[]; /* the tag */
-} tag_entry;
-
-struct ddbc_store {
-  pthread_mutex_t lock;
-  entry **slots; /* the hash table: n_slots chains (a power of 2) */
-  size_t n_slots;
-  uint64_t seed; /* of the hash: per store */
-  entry *head[2], *tail[2];
-  size_t seg_bytes[2];
-  size_t bytes, bytes_max;
-  tag_entry *tags;
-  size_t n_tags;
-  uint64_t counter;      /* last generation handed out */
-  uint64_t epoch;        /* generation of tags not in the table */
-  int plain_lru;         /* ddbc_store_set_segmented(s, 0): one list only */
-  ddbc_item_codec codec; /* KIND_PACKED items when codec.pack is set */
-  ddbc_store_stats st;
-};
-
-/* The bytes malloc holds for a request of n (see the accounting above). */
-static size_t alloc_charge(size_t n) {
-  size_t c = (n + CHUNK_HEADER + CHUNK_ALIGN - 1) & ~(size_t)(CHUNK_ALIGN - 1);
-  return c < CHUNK_MIN ? CHUNK_MIN : c;
-}
-
-/* Bytes of what an entry of kind holds between its header and its key. */
-static size_t ext_size(int kind) {
-  return kind == KIND_PAGE   ? sizeof(page_ext)
-         : kind == KIND_ITEM ? sizeof(ddb_item *)
-                             : 0;
-}
-
-/* What a page entry e holds after its header. */
-static page_ext *page_of(entry *e) {
-  return (page_ext *)(e + 1);
-}
-
-/* The item reference an item entry e holds after its header (an entry
-** whose item is not packed). */
-static ddb_item **item_ref_of(entry *e) {
-  return (ddb_item **)(e + 1);
-}
-
-/* Where e's key starts: after its header and what its kind holds. */
-static char *key_of(const entry *e) {
-  return (char *)(e + 1) + ext_size(e->kind);
-}
-
-/* The hash of key[0..n): 8 bytes at a time, multiplied and folded, seeded
-** per store (so that no fixed set of keys collides in every process). */
-static uint32_t key_hash(const ddbc_store *s, const char *key, size_t n) {
-  const uint64_t m = 0xff51afd7ed558ccdULL;
-  uint64_t h = s->seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
-  while(n >= 8) {
-    memcpy(&w, key, 8);
-    h = (h ^ w) * m;
-    h ^= h >> 29;
-    key += 8;
-    n -= 8;
-  }
-  if(n) {
-    w = 0;
-    memcpy(&w, key, n);
-    h = (h ^ w) * m;
-  }
-  h ^= h >> 32;
-  h *= 0xc4ceb9fe1a85ec53ULL;
-  h ^= h >> 29;
-  return (uint32_t)h;
-}
-
-/* ------------------------------------------------------------------------
-** The hash table (lock held)
-*/
-
-/* The entry of key (its hash h), or NULL. */
-static entry *do_find(ddbc_store *s, const char *key, size_t len, uint32_t h) {
-  entry *e;
-  if(!s->n_slots)
-    return NULL;
-  for(e = s->slots[h & (s->n_slots - 1)]; e; e = e->hnext)
-    if(e->hash == h && e->key_len == len && memcmp(key_of(e), key, len) == 0)
-      return e;
-  return NULL;
-}
+#include "store_int.h"
 
 /* Rehash into n slots (a power of 2, >= TABLE_MIN); on out of memory the
 ** table stays as it is (longer chains, still correct). */
@@ -586,7 +445,7 @@ static int get_item(ddbc_store *s, const char *key, size_t key_len, double now,
   int hit = 0;
   pthread_mutex_lock(&s->lock);
   e = do_lookup(s, key, key_len, now, max_age);
-  if(e && e->kind == KIND_PACKED) {
+  if(e && (e->kind == KIND_PACKED || e->kind == KIND_PACKED_JSON)) {
     /* a new item for this reader (NULL when packed as "no such item") */
     *out = e->val_len
                ? s->codec.unpack((const unsigned char *)key_of(e) + e->key_len,
@@ -624,6 +483,114 @@ int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
                              double now, double max_age, ddb_item **out,
                              double *age) {
   return get_item(s, key, key_len, now, max_age, out, 0, age);
+}
+
+/* Put n in e's place (the hash chain and its list), e's charge changed
+** to n's, and free e. */
+static void do_replace(ddbc_store *s, entry *e, entry *n) {
+  entry **pp = &s->slots[e->hash & (s->n_slots - 1)];
+  while(*pp != e)
+    pp = &(*pp)->hnext;
+  *pp = n;
+  if(n->prev)
+    n->prev->next = n;
+  else
+    s->head[n->seg] = n;
+  if(n->next)
+    n->next->prev = n;
+  else
+    s->tail[n->seg] = n;
+  s->seg_bytes[n->seg] += n->bytes - e->bytes;
+  s->bytes += n->bytes - e->bytes;
+  free(e);
+}
+
+/* The packed item entry e (not a negative one) with its JSON (the codec's
+** to_json) after the packed item: a KIND_PACKED_JSON entry in e's place (e freed),
+** charged its new size (the caller enforces the budget).  Returns the
+** entry, or e unchanged when the JSON cannot be had or would not fit. */
+static entry *do_add_json(ddbc_store *s, entry *e) {
+  const char *k = key_of(e);
+  size_t size, bytes, n = 0;
+  entry *x;
+  char *json = s->codec.to_json
+                   ? s->codec.to_json((const unsigned char *)k + e->key_len,
+                                      e->val_len, &n)
+                   : NULL;
+  if(!json)
+    return e;
+  size = sizeof(entry) + sizeof(json_ext) + e->key_len + e->val_len + n + 1;
+  bytes = alloc_charge(size) + SLOTS_CHARGED * sizeof(entry *);
+  x = n < UINT32_MAX && bytes <= s->bytes_max / DDBC_MAX_SHARE ? malloc(size)
+                                                               : NULL;
+  if(!x) {
+    free(json);
+    return e;
+  }
+  *x = *e;
+  x->kind = KIND_PACKED_JSON;
+  x->bytes = bytes;
+  ((json_ext *)(x + 1))->json_len = (uint32_t)n;
+  ((json_ext *)(x + 1))->unused = 0;
+  memcpy(key_of(x), k, (size_t)e->key_len + e->val_len);
+  memcpy(key_of(x) + e->key_len + e->val_len, json, n + 1);
+  free(json);
+  do_replace(s, e, x);
+  return x;
+}
+
+/* Copy n bytes of p into *buf (*cap bytes, grown as needed, one more for
+** a NUL).  Returns 0, or -1 when it cannot grow. */
+static int copy_out(void **buf, size_t *cap, const void *p, size_t n) {
+  if(n + 1 > *cap) {
+    size_t want = n + 1 > 2 * *cap ? n + 1 : 2 * *cap;
+    void *q = realloc(*buf, want);
+    if(!q)
+      return -1;
+    *buf = q;
+    *cap = want;
+  }
+  memcpy(*buf, p, n);
+  ((char *)*buf)[n] = 0;
+  return 0;
+}
+
+int ddbc_store_peek_item_view(ddbc_store *s, const char *key, size_t key_len,
+                              double now, double max_age, int want,
+                              ddbc_item_view *v, double *age) {
+  entry *e;
+  int hit = 0;
+  pthread_mutex_lock(&s->lock);
+  e = do_lookup(s, key, key_len, now, max_age);
+  if(e && (e->kind == KIND_PACKED || e->kind == KIND_PACKED_JSON)) {
+    const char *packed = key_of(e) + e->key_len;
+    v->found = e->val_len != 0;
+    v->packed_len = e->val_len;
+    v->json_len = 0;
+    hit =
+        copy_out((void **)&v->packed, &v->packed_cap, packed, e->val_len) == 0;
+    if(hit && v->found && (want & DDBC_VIEW_JSON)) {
+      if(e->kind == KIND_PACKED)
+        e = do_add_json(s, e);
+      if(e->kind == KIND_PACKED_JSON) {
+        v->json_len = ((const json_ext *)(e + 1))->json_len;
+        hit = copy_out((void **)&v->json, &v->json_cap,
+                       key_of(e) + e->key_len + e->val_len, v->json_len) == 0;
+      } else {
+        hit = 0; /* not rendered (no memory): the caller's general path */
+      }
+    }
+  }
+  if(hit) {
+    if(age)
+      *age = now - e->filled;
+    do_touch(s, e);
+    if(s->bytes > s->bytes_max)
+      do_enforce_budget(s); /* the JSON grew the entry (copied already) */
+    s->st.item_hits++;
+  }
+  pthread_mutex_unlock(&s->lock);
+  return hit;
 }
 
 /* Store item (NULL: a negative entry) under key, with the lock held; a
@@ -749,91 +716,5 @@ void ddbc_store_fill_page(ddbc_store *s, const char *key, size_t key_len,
       do_enforce_budget(s);
     }
   }
-  pthread_mutex_unlock(&s->lock);
-}
-
-/* ------------------------------------------------------------------------
-** Hooks for tests and bench/ (see store.h)
-*/
-
-/* Walk segment seg from head to tail checking the links; adds the
-** entries' charges to *bytes and their number to *n.  Returns NULL or what
-** is wrong. */
-static const char *do_check_list(ddbc_store *s, int seg, size_t *bytes,
-                                 size_t *n) {
-  entry *e, *prev = NULL, *found;
-  size_t sum = 0;
-  for(e = s->head[seg]; e; prev = e, e = e->next) {
-    if(e->prev != prev)
-      return "a prev link is wrong";
-    if(e->seg != seg)
-      return "an entry is on the list of another segment";
-    found = do_find(s, key_of(e), e->key_len, e->hash);
-    if(found != e || e->hash != key_hash(s, key_of(e), e->key_len))
-      return "a listed entry is not in the hash";
-    sum += e->bytes;
-    (*n)++;
-    if(*n > s->st.entries)
-      return "a list is longer than the hash (cycle?)";
-  }
-  if(s->tail[seg] != prev)
-    return "a tail is not the list's last entry";
-  if(sum != s->seg_bytes[seg])
-    return "a segment's bytes are not the sum of its entries";
-  *bytes += sum;
-  return NULL;
-}
-
-/* The entries in the hash table's chains. */
-static size_t hash_count(ddbc_store *s) {
-  size_t i, n = 0;
-  entry *e;
-  for(i = 0; i < s->n_slots; i++)
-    for(e = s->slots[i]; e; e = e->hnext)
-      n++;
-  return n;
-}
-
-const char *ddbc_store_check(ddbc_store *s) {
-  const char *why = NULL;
-  size_t bytes = 0, n = 0;
-  pthread_mutex_lock(&s->lock);
-  why = do_check_list(s, SEG_PROBATION, &bytes, &n);
-  if(!why)
-    why = do_check_list(s, SEG_PROTECTED, &bytes, &n);
-  if(!why && n != hash_count(s))
-    why = "the lists do not hold every entry of the hash";
-  if(!why &&
-     (s->st.entries > s->n_slots ||
-      (s->n_slots > TABLE_MIN && s->st.entries * SLOTS_CHARGED < s->n_slots)))
-    why = "the hash table is outside 1 to 3 slots an entry";
-  if(!why && n != s->st.entries)
-    why = "entries is not the number of entries";
-  if(!why && bytes != s->bytes)
-    why = "bytes is not the sum of the entries' charges";
-  if(!why && s->bytes > s->bytes_max)
-    why = "bytes is above bytes_max";
-  if(!why && s->plain_lru && s->head[SEG_PROTECTED])
-    why = "a plain LRU store has protected entries";
-  pthread_mutex_unlock(&s->lock);
-  return why;
-}
-
-size_t ddbc_store_order(ddbc_store *s, int seg,
-                        void (*fn)(const char *key, size_t key_len,
-                                   size_t charge, void *ctx),
-                        void *ctx) {
-  entry *e;
-  size_t n = 0;
-  pthread_mutex_lock(&s->lock);
-  for(e = s->head[seg & 1]; e; e = e->next, n++)
-    fn(key_of(e), e->key_len, e->bytes, ctx);
-  pthread_mutex_unlock(&s->lock);
-  return n;
-}
-
-void ddbc_store_set_segmented(ddbc_store *s, int on) {
-  pthread_mutex_lock(&s->lock);
-  s->plain_lru = !on;
   pthread_mutex_unlock(&s->lock);
 }

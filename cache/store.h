@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "../client/ddb_client.h"
+#include "ddb_cache.h" /* ddbc_item_view */
 
 typedef struct ddbc_store ddbc_store;
 
@@ -41,7 +42,15 @@ typedef struct ddbc_item_codec {
   size_t (*packed_size)(const ddb_item *it);
   void (*pack)(const ddb_item *it, unsigned char *out);
   ddb_item *(*unpack)(const unsigned char *p, size_t n);
+  /* the JSON of a packed item (malloc()ed, NUL-terminated, *len bytes),
+  ** NULL when it cannot be had; a NULL to_json: the store keeps no JSON
+  ** (ddbc_store_peek_item_view then misses when asked for it) */
+  char *(*to_json)(const unsigned char *p, size_t n, size_t *len);
 } ddbc_item_codec;
+
+/* The to_json of cache.c's codec: the packed item unpacked, rendered by
+** ddb_item_to_json (the item column's JSON, as ext/ renders it). */
+char *ddbc_packed_json(const unsigned char *p, size_t n, size_t *len);
 
 /* Create a store holding at most bytes_max bytes, which keeps a reference
 ** to each item stored (what the tests use).  Returns NULL on OOM. */
@@ -109,6 +118,14 @@ int ddbc_store_get_item_age(ddbc_store *s, const char *key, size_t key_len,
 int ddbc_store_peek_item_age(ddbc_store *s, const char *key, size_t key_len,
                              double now, double max_age, ddb_item **out,
                              double *age);
+/* As ddbc_store_peek_item_age, the entry copied into the caller's *v
+** (ddb_cache.h) instead of unpacked: its packed item, and with want
+** DDBC_VIEW_JSON its JSON, rendered at the entry's first such hit and
+** kept in it (the entry grows; its charge too).  A store that does not
+** pack (ddbc_store_create) answers 0, as when v's buffers cannot grow. */
+int ddbc_store_peek_item_view(ddbc_store *s, const char *key, size_t key_len,
+                              double now, double max_age, int want,
+                              ddbc_item_view *v, double *age);
 void ddbc_store_fill_item(ddbc_store *s, const char *key, size_t key_len,
                           ddb_item *item, uint64_t gen, double now,
                           double ttl);

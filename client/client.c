@@ -35,13 +35,6 @@
 #define DEFAULT_TIMEOUT_S         60.0
 #define DEFAULT_CONNECT_TIMEOUT_S 10.0
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-/* curl_global_init, once per process (with allocators that wipe: see
-** signer.c). */
-static void curl_init_once(void) {
-  ddb_curl_global_init();
-}
-
 /* Before fork(): take c's locks (see above). */
 static void client_fork_lock(void *obj) {
   ddb_client *c = obj;
@@ -79,7 +72,7 @@ ddb_result ddb_client_new(const ddb_config *cfg, ddb_client **out,
   ddb_result result;
 
   *out = NULL;
-  pthread_once(&curl_once, curl_init_once);
+  ddb_curl_global_init(); /* once; allocators that wipe (curl_mem.c) */
   c = calloc(1, sizeof(*c));
   if(!c)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "ddb_client_int.h"
+#include "http_int.h"
 
 /* Per attempt: connect, and the whole request; attempts, and the pause
 ** before the second and third. */
@@ -128,6 +129,7 @@ ddb_result ddb_creds_http(const ddb_creds_req *req, ddb_buf *out, long *status,
 
   *status = 0;
   hdrs = header_list(req, &nomem);
+  ddb_curl_global_init(); /* libcurl's blocks wiped when freed (curl_mem.c) */
   if(nomem || (h = curl_easy_init()) == NULL) {
     result = ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
     goto fail;

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "ddb_client_int.h"
+#include "http_int.h"
 
 /* Container and instance metadata: connect, and a whole request. */
 #define META_CONNECT_MS   1000
@@ -49,8 +50,10 @@ static void headers_wipe_free(struct curl_slist *hdrs) {
 static ddb_result meta_request(const char *method, const char *url,
                                struct curl_slist *hdrs, const char *what,
                                ddb_buf *out, long *status, ddb_error *err) {
-  CURL *h = curl_easy_init();
+  CURL *h;
   CURLcode cc;
+  ddb_curl_global_init(); /* libcurl's blocks wiped when freed (curl_mem.c) */
+  h = curl_easy_init();
   *status = 0;
   if(!h)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");

@@ -1,149 +1,165 @@
 /*
-** crypto.c -- the primitives the client takes from libraries: SHA-256 and
-** HMAC-SHA256 from libcrypto (OpenSSL 3, already in the process through
-** libcurl), CRC-32 from zlib (loaded by libcurl too), and the small
-** helpers around them (hex, wiping).  Declared in ddb_client.h, so that
-** cache/ can use the same MAC.
+** crypto.c -- the primitives the client takes from libraries: SHA-256
+** from libcrypto (OpenSSL 3, already in the process through libcurl),
+** HMAC-SHA256 over it (RFC 2104), CRC-32 from zlib (loaded by libcurl
+** too; folded with PCLMULQDQ where the CPU has it, below), and the small
+** helpers around them (hex, wiping).  Declared in
+** ddb_client.h, so that cache/ can use the same MAC.
 **
-** SHA-256 is EVP_MD "SHA256" and HMAC is EVP_MAC "HMAC" with digest
-** SHA256, both fetched once per process from the default library context
-** (an implicit fetch, EVP_sha256() or EVP_MAC_init without a fetched MAC,
-** looks the algorithm up again on every use).  A ddb_hmac_ctx is an
-** EVP_MAC_CTX: keyed once by ddb_hmac_new (the key block hashed into the
-** inner and outer digests), duplicated by ddb_hmac_dup for each message,
-** which is what keeps SigV4's signing key prepared across requests
-** (sigv4.c).  libcrypto cleanses what it frees of these contexts (the
-** key, the digest states).
+** SHA-256 is libcrypto's SHA256_Init/Update/Final on a SHA256_CTX, not
+** the EVP layer: the same compression function (libcrypto's assembly,
+** with its own CPUID dispatch: the SHA extensions when the CPU has them,
+** AVX2/SSSE3 code otherwise) without a context allocated from the heap,
+** a provider's dispatch and OSSL_PARAM parsing around every call.  The
+** EVP route (EVP_MD_CTX_new, EVP_MAC_CTX_dup, EVP_MAC_init, ...) cost a
+** GetItem's signature about 11,000 instructions of its 30,000 (callgrind,
+** bench/request_instr.sh).  These functions are deprecated in OpenSSL 3
+** (OPENSSL_SUPPRESS_DEPRECATED below) but present in every build that
+** does not drop the 3.0 API (Debian's does not).
 **
-** On x86-64 libcrypto hashes with the SHA extensions when the CPU has them
-** and with AVX2/SSSE3 code otherwise (its own CPUID dispatch): nothing of
-** that is ours.
+** HMAC-SHA256 (RFC 2104): a ddb_hmac_ctx holds the inner and outer
+** SHA-256 states already past the key block (key XOR ipad, key XOR opad),
+** so that ddb_hmac_dup (a copy of 2 x 112 bytes) prepares the MAC of a
+** message with a key keyed once: SigV4's signing key, kept per client
+** (sigv4.c).  Every context, key block and intermediate digest is wiped
+** (OPENSSL_cleanse) when freed or done with.  Checked against RFC 4231's
+** vectors and FIPS 180's (tests/unit/test_sigv4.c).
 */
+#define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
-#include <pthread.h>
+#include <openssl/sha.h>
+#include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #include "ddb_client.h"
 
-/* The algorithms, fetched once (NULL when the fetch failed: every call
-** then fails). */
-static EVP_MD *sha256_md;
-static EVP_MAC *hmac_mac;
-static pthread_once_t fetch_once = PTHREAD_ONCE_INIT;
-
-/* Fetch SHA256 and HMAC from the default library context. */
-static void fetch_algorithms(void) {
-  sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
-  hmac_mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-}
-
-/* The fetched SHA-256, or NULL. */
-static EVP_MD *md(void) {
-  pthread_once(&fetch_once, fetch_algorithms);
-  return sha256_md;
-}
-
-/* The fetched HMAC, or NULL. */
-static EVP_MAC *mac(void) {
-  pthread_once(&fetch_once, fetch_algorithms);
-  return hmac_mac;
-}
-
 /* ------------------------------------------------------------------------
 ** SHA-256
 */
 
+struct ddb_sha256_ctx {
+  SHA256_CTX c;
+};
+
 /* See ddb_client.h. */
 int ddb_sha256(const void *p, size_t n, unsigned char out[DDB_SHA256_LEN]) {
-  unsigned int len = 0;
-  EVP_MD *m = md();
-  if(!m || !EVP_Digest(n ? p : "", n, out, &len, m, NULL) ||
-     len != DDB_SHA256_LEN)
-    return -1;
-  return 0;
+  SHA256_CTX c;
+  int ok = SHA256_Init(&c) && SHA256_Update(&c, n ? p : "", n) &&
+           SHA256_Final(out, &c);
+  OPENSSL_cleanse(&c, sizeof(c));
+  return ok ? 0 : -1;
 }
 
 /* See ddb_client.h. */
 ddb_sha256_ctx *ddb_sha256_new(void) {
-  EVP_MD *m = md();
-  EVP_MD_CTX *c = m ? EVP_MD_CTX_new() : NULL;
-  if(c && !EVP_DigestInit_ex2(c, m, NULL)) {
-    EVP_MD_CTX_free(c);
-    c = NULL;
+  ddb_sha256_ctx *h = malloc(sizeof(*h));
+  if(h && !SHA256_Init(&h->c)) {
+    free(h);
+    h = NULL;
   }
-  return (ddb_sha256_ctx *)c;
+  return h;
 }
 
 /* See ddb_client.h. */
 int ddb_sha256_update(ddb_sha256_ctx *h, const void *p, size_t n) {
   if(!n)
     return 0;
-  return EVP_DigestUpdate((EVP_MD_CTX *)h, p, n) ? 0 : -1;
+  return SHA256_Update(&h->c, p, n) ? 0 : -1;
 }
 
 /* See ddb_client.h. */
 int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]) {
-  unsigned int len = 0;
-  if(!EVP_DigestFinal_ex((EVP_MD_CTX *)h, out, &len) || len != DDB_SHA256_LEN)
-    return -1;
-  return 0;
+  return SHA256_Final(out, &h->c) ? 0 : -1;
+}
+
+/* See ddb_client.h. */
+void ddb_sha256_copy(ddb_sha256_ctx *dst, const ddb_sha256_ctx *src) {
+  memcpy(dst, src, sizeof(*dst));
 }
 
 /* See ddb_client.h. */
 void ddb_sha256_free(ddb_sha256_ctx *h) {
-  EVP_MD_CTX_free((EVP_MD_CTX *)h);
+  if(h) {
+    OPENSSL_cleanse(h, sizeof(*h));
+    free(h);
+  }
 }
 
 /* ------------------------------------------------------------------------
 ** HMAC-SHA256
 */
 
+#define HMAC_BLOCK 64 /* SHA-256's block */
+
+struct ddb_hmac_ctx {
+  SHA256_CTX inner; /* past key ^ ipad, then the message */
+  SHA256_CTX outer; /* past key ^ opad */
+};
+
 /* See ddb_client.h. */
 ddb_hmac_ctx *ddb_hmac_new(const void *key, size_t klen) {
-  static const unsigned char none[1] = {0};
-  char digest[] = "SHA256";
-  OSSL_PARAM params[2];
-  EVP_MAC *m = mac();
-  EVP_MAC_CTX *c = m ? EVP_MAC_CTX_new(m) : NULL;
-  if(!c)
+  unsigned char k[HMAC_BLOCK], pad[HMAC_BLOCK];
+  ddb_hmac_ctx *m = malloc(sizeof(*m));
+  int ok, i;
+  if(!m)
     return NULL;
-  params[0] = OSSL_PARAM_construct_utf8_string("digest", digest, 0);
-  params[1] = OSSL_PARAM_construct_end();
-  /* a NULL key would mean "the key set before": "" is a key too */
-  if(!EVP_MAC_init(c, klen ? key : none, klen, params)) {
-    EVP_MAC_CTX_free(c);
+  memset(k, 0, sizeof(k));
+  if(klen > HMAC_BLOCK) /* a long key is its digest */
+    ok = ddb_sha256(key, klen, k) == 0;
+  else {
+    if(klen)
+      memcpy(k, key, klen);
+    ok = 1;
+  }
+  for(i = 0; i < HMAC_BLOCK; i++)
+    pad[i] = (unsigned char)(k[i] ^ 0x36);
+  ok = ok && SHA256_Init(&m->inner) &&
+       SHA256_Update(&m->inner, pad, HMAC_BLOCK);
+  for(i = 0; i < HMAC_BLOCK; i++)
+    pad[i] = (unsigned char)(k[i] ^ 0x5c);
+  ok = ok && SHA256_Init(&m->outer) &&
+       SHA256_Update(&m->outer, pad, HMAC_BLOCK);
+  OPENSSL_cleanse(k, sizeof(k));
+  OPENSSL_cleanse(pad, sizeof(pad));
+  if(!ok) {
+    ddb_hmac_free(m);
     return NULL;
   }
-  return (ddb_hmac_ctx *)c;
+  return m;
 }
 
 /* See ddb_client.h. */
 ddb_hmac_ctx *ddb_hmac_dup(const ddb_hmac_ctx *m) {
-  return (ddb_hmac_ctx *)EVP_MAC_CTX_dup((const EVP_MAC_CTX *)m);
+  ddb_hmac_ctx *d = malloc(sizeof(*d));
+  if(d)
+    memcpy(d, m, sizeof(*d));
+  return d;
 }
 
 /* See ddb_client.h. */
 int ddb_hmac_update(ddb_hmac_ctx *m, const void *p, size_t n) {
   if(!n)
     return 0;
-  return EVP_MAC_update((EVP_MAC_CTX *)m, p, n) ? 0 : -1;
+  return SHA256_Update(&m->inner, p, n) ? 0 : -1;
 }
 
 /* See ddb_client.h. */
 int ddb_hmac_final(ddb_hmac_ctx *m, unsigned char out[DDB_SHA256_LEN]) {
-  size_t len = 0;
-  if(!EVP_MAC_final((EVP_MAC_CTX *)m, out, &len, DDB_SHA256_LEN) ||
-     len != DDB_SHA256_LEN)
-    return -1;
-  return 0;
+  unsigned char d[DDB_SHA256_LEN];
+  int ok = SHA256_Final(d, &m->inner) &&
+           SHA256_Update(&m->outer, d, sizeof(d)) &&
+           SHA256_Final(out, &m->outer);
+  OPENSSL_cleanse(d, sizeof(d));
+  return ok ? 0 : -1;
 }
 
 /* See ddb_client.h. */
 void ddb_hmac_free(ddb_hmac_ctx *m) {
-  EVP_MAC_CTX_free((EVP_MAC_CTX *)m);
+  if(m) {
+    OPENSSL_cleanse(m, sizeof(*m));
+    free(m);
+  }
 }
 
 /* See ddb_client.h. */
@@ -260,14 +276,20 @@ uint32_t ddb_crc32(uint32_t crc, const void *p, size_t n) {
   return (uint32_t)crc32_z(crc, p, n);
 }
 
+/* The two hex digits of every byte value, in order (ddb_hex: one copy a
+** byte, three digests a request). */
+#define HEX16(h)                                                              \
+  h "0" h "1" h "2" h "3" h "4" h "5" h "6" h "7" h "8" h "9" h "a" h "b" h   \
+    "c" h "d" h "e" h "f"
+static const char hex_pairs[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
+    HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
+        HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
+
 /* See ddb_client.h. */
 void ddb_hex(const unsigned char *p, size_t n, char *out) {
-  static const char digits[] = "0123456789abcdef";
   size_t i;
-  for(i = 0; i < n; i++) {
-    out[2 * i] = digits[p[i] >> 4];
-    out[2 * i + 1] = digits[p[i] & 15];
-  }
+  for(i = 0; i < n; i++)
+    memcpy(out + 2 * i, hex_pairs + 2 * p[i], 2);
   out[2 * n] = 0;
 }
 

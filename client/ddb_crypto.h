@@ -1,6 +1,7 @@
 /*
-** ddb_crypto.h -- the primitives from libraries (crypto.c): SHA-256 and
-** HMAC-SHA256 of libcrypto, the CRC-32 of zlib, hex, and wiping secrets.
+** ddb_crypto.h -- the primitives from libraries (crypto.c): SHA-256 of
+** libcrypto and HMAC-SHA256 over it, the CRC-32 of zlib, hex, and wiping
+** secrets.
 **
 ** Part of the client layer's one public header: ddb_client.h includes it,
 ** so a file that includes ddb_client.h has all of it.  Needs nothing of
@@ -17,12 +18,12 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------
-** Hashes and MACs (crypto.c): SHA-256 and HMAC-SHA256 from libcrypto,
+** Hashes and MACs (crypto.c): SHA-256 from libcrypto, HMAC-SHA256 over it,
 ** CRC-32 from zlib.  For SigV4 (sigv4.c), the cache's ids (scope.c), the
 ** x-amz-crc32 check (http.c), and any layer above that needs a MAC.
 ** Contexts are opaque; every function that can fail returns 0, or -1
 ** when libcrypto fails (out of memory), and the NULL-returning ones NULL.
-** libcrypto cleanses a context when it is freed (a key stays secret).
+** A context is wiped when it is freed (a key stays secret).
 */
 #define DDB_SHA256_LEN 32
 
@@ -37,6 +38,9 @@ ddb_sha256_ctx *ddb_sha256_new(void);
 int ddb_sha256_update(ddb_sha256_ctx *h, const void *p, size_t n);
 int ddb_sha256_final(ddb_sha256_ctx *h, unsigned char out[DDB_SHA256_LEN]);
 void ddb_sha256_free(ddb_sha256_ctx *h);
+/* Make dst (from ddb_sha256_new) a copy of src: the same bytes hashed so
+** far, so that a common prefix is hashed once. */
+void ddb_sha256_copy(ddb_sha256_ctx *dst, const ddb_sha256_ctx *src);
 
 /* HMAC-SHA256 of p[0..n) with key[0..klen), in one call. */
 int ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,

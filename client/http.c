@@ -141,6 +141,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
   if(!k->sized) {
     curl_off_t cl = -1;
     k->sized = 1;
+    ddb_curl_recv_block(p); /* DynamoDB's answer: no secret (curl_mem.c) */
     if(curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) ==
            CURLE_OK &&
        cl >= 0) {
@@ -332,7 +333,8 @@ static int put_already_done(const char *body, size_t body_len,
 ** the request went out. */
 typedef struct xfer_state {
   ddb_client *c;
-  double next_ms;  /* no poll of the hook before this */
+  double next_ms;  /* no poll of the hook before this (the attempt began
+                      with one: DDB_CANCEL_POLL_MS after it) */
   curl_off_t sent; /* request body bytes sent so far */
   int cancelled;
 } xfer_state;
@@ -403,35 +405,43 @@ typedef struct attempt {
 typedef enum { ATTEMPT_DONE, ATTEMPT_FAIL, ATTEMPT_RETRY } attempt_verdict;
 
 /* Set h's options for one attempt of a with the header list hdrs, the
-** transfer state xs, the sink and errbuf. */
+** transfer state xs, the sink and errbuf.  The options that are the same
+** for every request of the client to a->url are set once per handle (a
+** pooled handle is its client's, and keeps them): CURLOPT_PRIVATE holds
+** the URL they were set for (the client's, for its life). */
 static void attempt_setopt(attempt *a, struct curl_slist *hdrs, xfer_state *xs,
                            body_sink *sink, char *errbuf) {
   CURL *h = a->h;
   ddb_client *c = a->c;
-  curl_easy_setopt(h, CURLOPT_URL, a->url);
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  char *set_for = NULL;
+  if(curl_easy_getinfo(h, CURLINFO_PRIVATE, &set_for) != CURLE_OK ||
+     set_for != a->url) {
+    curl_easy_setopt(h, CURLOPT_URL, a->url);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_option(c->timeout));
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                     ms_option(c->connect_timeout));
+    /* the cancel hook, polled while the request is on the wire */
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    /* identity: x-amz-crc32 covers the bytes as sent */
+    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    if(c->s.ca_bundle)
+      curl_easy_setopt(h, CURLOPT_CAINFO, c->s.ca_bundle);
+    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, (char *)a->url);
+  }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
   curl_easy_setopt(h, CURLOPT_POSTFIELDS, a->body);
   curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)a->body_len);
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_option(c->timeout));
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                   ms_option(c->connect_timeout));
-  /* the cancel hook, polled while the request is on the wire */
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_xfer);
   curl_easy_setopt(h, CURLOPT_XFERINFODATA, xs);
   curl_easy_setopt(h, CURLOPT_NOPROGRESS, ddb_cancel_hooked(c) ? 0L : 1L);
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  /* identity: x-amz-crc32 covers the bytes as sent */
-  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, NULL);
   curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)a->resp.max);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-  if(c->s.ca_bundle)
-    curl_easy_setopt(h, CURLOPT_CAINFO, c->s.ca_bundle);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
   curl_easy_setopt(h, CURLOPT_PREREQDATA, &a->sent_now);
 }
 
@@ -561,23 +571,25 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
   return ATTEMPT_FAIL;
 }
 
-/* Send the request of a with the signed header list hdrs (freed here):
-** curl's options set for it (attempt_setopt) and the per-attempt ones
-** cleared after.  Returns curl's code; a->resent (and a->ambiguous) say
-** whether curl sent it again by itself. */
-static CURLcode attempt_send(attempt *a, struct curl_slist *hdrs,
-                             xfer_state *xs, body_sink *sink, char *errbuf) {
+/* Send the request of a with the signed headers hdrs (the Authorization
+** line wiped here): curl's options set for it (attempt_setopt) and the
+** ones pointing into this attempt's stack cleared after.  Returns curl's
+** code; a->resent (and a->ambiguous) say whether curl sent it again by
+** itself. */
+static CURLcode attempt_send(attempt *a, ddb_sign_hdrs *hdrs, xfer_state *xs,
+                             body_sink *sink, char *errbuf) {
   CURLcode cc;
   ddb_buf_reset(&a->resp);
-  attempt_setopt(a, hdrs, xs, sink, errbuf);
+  attempt_setopt(a, hdrs->node, xs, sink, errbuf);
   cc = curl_easy_perform(a->h);
+  ddb_curl_recv_done();
   big_body_release(sink);
+  curl_easy_setopt(a->h, CURLOPT_HTTPHEADER, NULL);
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
-  curl_easy_setopt(a->h, CURLOPT_PREREQFUNCTION, NULL);
   curl_easy_setopt(a->h, CURLOPT_PREREQDATA, NULL);
   curl_easy_setopt(a->h, CURLOPT_XFERINFODATA, NULL);
-  curl_easy_setopt(a->h, CURLOPT_NOPROGRESS, 1L);
-  ddb_sign_headers_free(hdrs);
+  curl_easy_setopt(a->h, CURLOPT_WRITEDATA, NULL);
+  ddb_sign_hdrs_wipe(hdrs);
   a->resent = a->sent_now > 1 ? a->sent_now - 1 : 0;
   if(a->resent)
     a->ambiguous = 1;
@@ -633,14 +645,14 @@ static attempt_verdict attempt_broken(attempt *a, CURLcode cc,
 ** describe a failure (throttled, ambiguous, expired, resent): signed,
 ** sent, then judged (broken on the way, damaged, taken, or refused). */
 static attempt_verdict attempt_once(attempt *a) {
-  struct curl_slist *hdrs = NULL;
+  ddb_sign_hdrs hdrs;
   char errbuf[CURL_ERROR_SIZE];
   CURLcode cc;
   long code = 0;
   unsigned long want = 0, got = 0;
   ddb_error *e = a->e;
   const char *op = a->ci->operation;
-  xfer_state xs = {.c = a->c};
+  xfer_state xs = {.c = a->c, .next_ms = ddb_now_ms() + DDB_CANCEL_POLL_MS};
   body_sink sink = {
       .b = &a->resp, .h = a->h, .c = a->c, .cancelled = &xs.cancelled};
 
@@ -653,7 +665,7 @@ static attempt_verdict attempt_once(attempt *a) {
   if(ddb_sign_request(a->c, a->g, op, a->ci->streams, a->body, a->body_len,
                       &hdrs, e))
     return ATTEMPT_FAIL;
-  cc = attempt_send(a, hdrs, &xs, &sink, errbuf);
+  cc = attempt_send(a, &hdrs, &xs, &sink, errbuf);
   if(cc != CURLE_OK)
     return attempt_broken(a, cc, &xs, errbuf);
   curl_easy_getinfo(a->h, CURLINFO_RESPONSE_CODE, &code);

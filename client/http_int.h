@@ -1,9 +1,10 @@
 /*
 ** http_int.h -- what the request files of client/ share (internal to
 ** client/): the client itself (client.c), its signing credentials
-** (signer.c), cancelling and backoff (cancel.c), the request log and
-** counters (log.c), one request with its retries (http.c), and the pieces
-** of an answer that describe.c, read.c and get.c all take.
+** (signer.c), libcurl's memory (curl_mem.c), cancelling and backoff
+** (cancel.c), the request log and counters (log.c), one request with its
+** retries (http.c), and the pieces of an answer that describe.c, read.c
+** and get.c all take.
 */
 #ifndef DDB_HTTP_INT_H
 #define DDB_HTTP_INT_H
@@ -83,21 +84,38 @@ void ddb_signer_release(ddb_client *c, ddb_signer *g);
 ** yet).  Returns 0, or -1 on out of memory (the current one stays). */
 int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
                        const char *token);
-/* Free a header list of ddb_sign_request, its lines (the session token
-** among them) wiped first. */
-void ddb_sign_headers_free(struct curl_slist *hdrs);
-/* curl_global_init (once per process, client.c) with allocators that wipe
-** every block libcurl frees: its copies of the request headers hold the
-** session token (signer.c). */
+/* curl_mem.c: curl_global_init (once per process: called before every first curl
+** handle, a client's or a credential fetch's) with allocators that wipe
+** every block libcurl frees but the receive buffer of a DynamoDB answer:
+** its copies of the request headers hold the session token (curl_mem.c).
+** ddb_curl_recv_block: the write callback of a DynamoDB request names its
+** receive buffer (p: an address of the answer it was handed), which is
+** then freed without the wipe; ddb_curl_recv_done, after
+** curl_easy_perform, forgets it. */
 void ddb_curl_global_init(void);
+void ddb_curl_recv_block(const void *p);
+void ddb_curl_recv_done(void);
+/* The signed headers of one attempt, for CURLOPT_HTTPHEADER: list nodes
+** over lines of their own (and of the client and the signer), so that
+** nothing is allocated; the caller's (on its stack), valid while the
+** client and the signer are.  ddb_sign_hdrs_wipe wipes the Authorization
+** line when the transfer is over. */
+typedef struct ddb_sign_hdrs {
+  struct curl_slist node[6];          /* node[0] heads the list */
+  char target[128];                   /* "X-Amz-Target: ..." */
+  char date[32];                      /* "X-Amz-Date: YYYYMMDDTHHMMSSZ" */
+  char auth[16 + DDB_SIGV4_AUTH_MAX]; /* "Authorization: ..." */
+  char host[DDB_HOST_HDR_LEN + 512];  /* "Host: ..." of a Streams call */
+} ddb_sign_hdrs;
 /* The headers of one request of operation with body, signed with g at
-** the clock of now plus c->clock_skew (a retry is signed again); streams:
-** DynamoDB Streams' operation, at its endpoint.  Returns
-** DDB_OK with *out (ddb_sign_headers_free), or an error. */
+** the clock of now plus c->clock_skew (a retry is signed again), into h
+** (h->node the list); streams: DynamoDB Streams' operation, at its
+** endpoint.  Returns DDB_OK, or an error. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, int streams,
                             const char *body, size_t body_len,
-                            struct curl_slist **out, ddb_error *err);
+                            ddb_sign_hdrs *h, ddb_error *err);
+void ddb_sign_hdrs_wipe(ddb_sign_hdrs *h);
 
 /* cancel.c: milliseconds on the monotonic clock; is any cancel hook (the
 ** calling thread's or c's) set; fill err for operation stopped by the

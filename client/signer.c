@@ -34,7 +34,6 @@
 ** vectors in tests/unit/test_sigv4.c.
 */
 #include <curl/curl.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,59 +60,6 @@
 #define TARGET_HDR_LEN (sizeof(TARGET_HDR) - 1)
 #define AUTH_HDR       "Authorization: "
 #define AUTH_HDR_LEN   (sizeof(AUTH_HDR) - 1)
-
-/* ------------------------------------------------------------------------
-** libcurl's memory, wiped when freed: each request's headers carry the
-** session token (X-Amz-Security-Token), and curl copies them into buffers
-** of its own (the request it sends), which it frees without wiping.  So
-** libcurl gets these allocators (curl_global_init_mem): every block it
-** frees, or that realloc moves, is zeroed first (explicit_bzero over
-** malloc_usable_size).  A few kilobytes a request.
-*/
-
-/* curl's free(): wipe, then free. */
-static void curl_wipe_free(void *p) {
-  if(p) {
-    explicit_bzero(p, malloc_usable_size(p));
-    free(p);
-  }
-}
-
-/* curl's realloc(): in place when the block is large enough, else a new
-** block, the old one wiped and freed. */
-static void *curl_wipe_realloc(void *p, size_t n) {
-  size_t old;
-  void *q;
-  if(!p)
-    return malloc(n);
-  if(n == 0) {
-    curl_wipe_free(p);
-    return NULL;
-  }
-  old = malloc_usable_size(p);
-  if(n <= old)
-    return p;
-  q = malloc(n);
-  if(!q)
-    return NULL;
-  memcpy(q, p, old);
-  curl_wipe_free(p);
-  return q;
-}
-
-/* See http_int.h: curl_global_init with the wiping allocators. */
-void ddb_curl_global_init(void) {
-  curl_global_init_mem(CURL_GLOBAL_DEFAULT, malloc, curl_wipe_free,
-                       curl_wipe_realloc, strdup, calloc);
-}
-
-/* See http_int.h: free a request's header list, its token wiped. */
-void ddb_sign_headers_free(struct curl_slist *hdrs) {
-  struct curl_slist *x;
-  for(x = hdrs; x; x = x->next)
-    explicit_bzero(x->data, strlen(x->data));
-  curl_slist_free_all(hdrs);
-}
 
 /* See http_int.h: push the principal of (ak, sk, token) on c's list. */
 int ddb_principal_push(ddb_client *c, const char *ak, const char *sk,
@@ -320,38 +266,63 @@ ddb_result ddb_signer_acquire(ddb_client *c, ddb_signer **out,
   return DDB_OK;
 }
 
-/* See http_int.h: the signed header list of one attempt. */
+_Static_assert(sizeof(((ddb_sign_hdrs *)0)->date) >=
+                   DATE_HDR_LEN + DDB_SIGV4_DATE_LEN,
+               "X-Amz-Date line");
+_Static_assert(sizeof(((ddb_sign_hdrs *)0)->auth) >=
+                   AUTH_HDR_LEN + DDB_SIGV4_AUTH_MAX,
+               "Authorization line");
+_Static_assert(sizeof(((ddb_sign_hdrs *)0)->target) >=
+                   TARGET_HDR_LEN + sizeof("DynamoDBStreams_20120810.") + 60,
+               "X-Amz-Target line");
+
+/* Append s[0..n) at *p, which has room (the caller checked). */
+static char *put(char *p, const char *s, size_t n) {
+  memcpy(p, s, n);
+  return p + n;
+}
+
+/* See http_int.h: the signed headers of one attempt, in h's own buffers
+** and list nodes: nothing allocated, nothing formatted with printf. */
 ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                             const char *operation, int streams,
                             const char *body, size_t body_len,
-                            struct curl_slist **out, ddb_error *err) {
-  struct curl_slist *hdrs = NULL, *x;
-  char target[128];
-  char date[DATE_HDR_LEN + DDB_SIGV4_DATE_LEN] = DATE_HDR;
-  char auth[AUTH_HDR_LEN + DDB_SIGV4_AUTH_MAX] = AUTH_HDR;
-  const char *lines[6];
+                            ddb_sign_hdrs *h, ddb_error *err) {
+  static char content_type[] = "Content-Type: " CONTENT_TYPE;
+  static const char ddb_target[] = "DynamoDB_20120810.";
+  static const char streams_target[] = "DynamoDBStreams_20120810.";
+  const ddb_endpoint *ep = streams ? &c->s.streams_ep : &c->s.ep;
+  size_t n_op = strnlen(operation, 60), n;
+  char *lines[6], *p;
   int i, rc;
 
-  *out = NULL;
-  const ddb_endpoint *ep = streams ? &c->s.streams_ep : &c->s.ep;
-  char host[DDB_HOST_HDR_LEN + 512];
-
-  snprintf(target, sizeof(target), TARGET_HDR "%s.%.60s",
-           streams ? "DynamoDBStreams_20120810" : "DynamoDB_20120810",
-           operation);
-  if(snprintf(host, sizeof(host), DDB_HOST_HDR "%s", ep->host) >=
-     (int)sizeof(host))
-    return ddb_error_set(err, DDB_ERR_CONFIG, "endpoint host too long");
+  /* X-Amz-Target: DynamoDB[Streams]_20120810.<operation> */
+  p = put(h->target, TARGET_HDR, TARGET_HDR_LEN);
+  p = streams ? put(p, streams_target, sizeof(streams_target) - 1)
+              : put(p, ddb_target, sizeof(ddb_target) - 1);
+  *put(p, operation, n_op) = 0;
+  /* Host: as the endpoint gives it (the client's own line for DynamoDB's) */
+  if(streams) {
+    n = strlen(ep->host);
+    if(n >= sizeof(h->host) - DDB_HOST_HDR_LEN)
+      return ddb_error_set(err, DDB_ERR_CONFIG, "endpoint host too long");
+    *put(put(h->host, DDB_HOST_HDR, DDB_HOST_HDR_LEN), ep->host, n) = 0;
+    lines[1] = h->host;
+  } else
+    lines[1] = c->host_hdr;
+  memcpy(h->date, DATE_HDR, DATE_HDR_LEN);
+  memcpy(h->auth, AUTH_HDR, AUTH_HDR_LEN);
   /* signed with the clock of this attempt (a retry is signed again),
   ** corrected by what the server said of its own (http.c) */
   rc = ddb_sigv4_amz_date(
       time(NULL) + (time_t)__atomic_load_n(&c->clock_skew, __ATOMIC_RELAXED),
-      date + DATE_HDR_LEN);
+      h->date + DATE_HDR_LEN);
   if(rc == 0)
     rc = ddb_sigv4_sign_json(
-        g->keys, c->s.region, "dynamodb", date + DATE_HDR_LEN, ep->sign_path,
-        CONTENT_TYPE, host + DDB_HOST_HDR_LEN, target + TARGET_HDR_LEN, body,
-        body_len, auth + AUTH_HDR_LEN, sizeof(auth) - AUTH_HDR_LEN);
+        g->keys, c->s.region, "dynamodb", h->date + DATE_HDR_LEN,
+        ep->sign_path, CONTENT_TYPE, lines[1] + DDB_HOST_HDR_LEN,
+        h->target + TARGET_HDR_LEN, body, body_len, h->auth + AUTH_HDR_LEN,
+        sizeof(h->auth) - AUTH_HDR_LEN);
   if(rc == DDB_SIGV4_NOMEM)
     return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory signing %s",
                          operation);
@@ -360,20 +331,22 @@ ddb_result ddb_sign_request(const ddb_client *c, const ddb_signer *g,
                          "cannot sign %s: the clock, the region or the access "
                          "key id is out of range",
                          operation);
-  lines[0] = "Content-Type: " CONTENT_TYPE;
-  lines[1] = host;
-  lines[2] = date;
-  lines[3] = target;
-  lines[4] = auth;
+  lines[0] = content_type;
+  lines[2] = h->date;
+  lines[3] = h->target;
+  lines[4] = h->auth;
   lines[5] = g->token_hdr; /* NULL without a token */
   for(i = 0; i < 6 && lines[i]; i++) {
-    x = curl_slist_append(hdrs, lines[i]);
-    if(!x) {
-      curl_slist_free_all(hdrs);
-      return ddb_error_set(err, DDB_ERR_NOMEM, "out of memory");
-    }
-    hdrs = x;
+    h->node[i].data = lines[i];
+    h->node[i].next = NULL;
+    if(i > 0)
+      h->node[i - 1].next = &h->node[i];
   }
-  *out = hdrs;
   return DDB_OK;
+}
+
+/* See http_int.h: the Authorization line (the access key id and the
+** signature) wiped; the token's line is the signer's. */
+void ddb_sign_hdrs_wipe(ddb_sign_hdrs *h) {
+  explicit_bzero(h->auth, sizeof(h->auth));
 }

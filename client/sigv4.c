@@ -15,19 +15,33 @@
 **                       signing key, string to sign))
 **
 ** Cost.  The signing key changes once a day: a ddb_sigv4 keeps it, as an
-** HMAC context already past its key block (libcrypto's, crypto.c), for the
-** scope (date, region, service) it was derived for, and derives it again
-** only when the scope changes.  A DynamoDB request then costs the SHA-256
-** of its body, of a canonical request of a few hundred bytes and one HMAC
-** of the string to sign, from a duplicate of the prepared key; nothing is
+** HMAC context already past its key block (crypto.c), for the scope
+** (date, region, service) it was derived for, and derives it again only
+** when the scope changes.  A DynamoDB request then costs the SHA-256 of
+** its body, of a canonical request of a few hundred bytes and one HMAC of
+** the string to sign, from a duplicate of the prepared key; nothing is
 ** formatted with printf, and the canonical request is hashed as it is
 ** written, through a small buffer (one libcrypto update per 512 bytes, not
-** per piece), never built whole.
+** per piece), never built whole.  A SHA-256 block (64 bytes) costs about
+** 2,000 instructions, and three of a request's ten are mostly the same
+** from one request to the next: the first block of the canonical request
+** (POST, the path, the Content-Type and the Host: the same for every
+** request of a client), its second (the X-Amz-Date, to the second, and
+** the X-Amz-Target or the start of the token: the same for the requests
+** of one operation in one second) and the first block of the string to
+** sign (the algorithm, the date and time, most of the scope: the same for
+** the requests of one second).  The ddb_sigv4 keeps the hash state past
+** each (creq_mid[0] and [1], and sts_mid, the signing key's HMAC past
+** it) with the bytes it covers; a request that begins with the same bytes
+** starts from a copy of it.
 **
 ** Threads.  A ddb_sigv4 is shared by the requests of a client (http.c's
-** reference-counted signer).  The cached key is read and replaced under
-** the ddb_sigv4's own mutex, held for a duplicate of the key (or, once a
-** day, the four HMACs of a derivation); hashing happens outside it.
+** reference-counted signer).  The cached key and the block states are
+** read and replaced under the ddb_sigv4's own mutex, held for a
+** comparison of 64 or 128 bytes and a copy of a state (or, once a day,
+** the four HMACs of a derivation; about once a second, a block of the
+** string to sign and one or two of the canonical request); the rest of
+** the hashing happens outside it.
 ** fork(): the client's handlers take that mutex (ddb_sigv4_fork_lock)
 ** with the client's own locks, so a child forked while another thread
 ** signs finds it free and the cached key whole.
@@ -55,15 +69,33 @@
 #define JSON_SIGNED_TOKEN                                                     \
   "content-type;host;x-amz-date;x-amz-security-token;x-amz-target"
 
+/* The first block of SHA-256 (64 bytes), hashed once for the messages
+** that begin with it (HEAD_LEN bytes; see "Cost" above). */
+#define HEAD_LEN 64
+
 struct ddb_sigv4 {
   char *access_key;      /* malloc'ed */
   unsigned char *secret; /* "AWS4" + secret key, malloc'ed, wiped */
   size_t secret_len;
   char *token;           /* folded session token or NULL; malloc'ed, wiped */
-  pthread_mutex_t lock;  /* guards scope, key, derivations */
+  pthread_mutex_t lock;  /* guards what follows */
   char scope[SCOPE_MAX]; /* what key was derived for */
   ddb_hmac_ctx *key;     /* keyed with the signing key of scope, or NULL */
   unsigned long derivations;
+  /* the signing key's HMAC past the first HEAD_LEN bytes of the last
+  ** string to sign (sts_head: the scope's date and the second of the
+  ** request), or NULL; freed (wiped) with the key */
+  unsigned char sts_head[HEAD_LEN];
+  ddb_hmac_ctx *sts_mid;
+  /* the SHA-256 past the first HEAD_LEN bytes (creq_mid[0]: the method,
+  ** path, Content-Type and most of the Host) and past the first 2 x
+  ** HEAD_LEN bytes (creq_mid[1], when has2: the rest of the Host, the
+  ** X-Amz-Date, the start of the token or of the X-Amz-Target) of the last
+  ** canonical request of ddb_sigv4_sign_json, which creq_head holds (wiped
+  ** when freed: a part of the token), or NULL */
+  unsigned char creq_head[2 * HEAD_LEN];
+  ddb_sha256_ctx *creq_mid[2];
+  int has2;
 };
 
 /* ------------------------------------------------------------------------
@@ -220,7 +252,11 @@ void ddb_sigv4_free(ddb_sigv4 *s) {
     ddb_wipe(s->token, strlen(s->token));
     free(s->token);
   }
-  ddb_hmac_free(s->key); /* cleansed by libcrypto */
+  ddb_hmac_free(s->key); /* wiped (crypto.c) */
+  ddb_hmac_free(s->sts_mid);
+  ddb_sha256_free(s->creq_mid[0]);
+  ddb_sha256_free(s->creq_mid[1]);
+  ddb_wipe(s->creq_head, sizeof(s->creq_head));
   free(s);
 }
 
@@ -268,16 +304,22 @@ static ddb_hmac_ctx *derive(const ddb_sigv4 *s, const char *date,
 
 /* A duplicate (ddb_hmac_free) of the HMAC context of the signing key for
 ** scope ("YYYYMMDD/region/service", shorter than SCOPE_MAX), derived again
-** only when the cached one is for another scope; NULL when libcrypto
-** fails (the cached key, if any, stays).  Takes s->lock. */
+** only when the cached one is for another scope, already past the first
+** HEAD_LEN bytes of the string to sign sts[0..n) (n >= HEAD_LEN): from
+** s->sts_mid when sts begins as the last one did, else hashed now and
+** kept there.  NULL when out of memory (the cached key, if any, stays).
+** Takes s->lock. */
 static ddb_hmac_ctx *signing_key(ddb_sigv4 *s, const char *scope,
-                                 const char *region, const char *service) {
-  ddb_hmac_ctx *out = NULL;
+                                 const char *region, const char *service,
+                                 const char *sts) {
+  ddb_hmac_ctx *out = NULL, *mid;
   pthread_mutex_lock(&s->lock);
   if(!s->key || strcmp(s->scope, scope) != 0) {
     ddb_hmac_ctx *k = derive(s, scope, region, service);
     if(k) {
       ddb_hmac_free(s->key);
+      ddb_hmac_free(s->sts_mid); /* of the old key */
+      s->sts_mid = NULL;
       s->key = k;
       memcpy(s->scope, scope, strlen(scope) + 1);
       s->derivations++;
@@ -286,7 +328,17 @@ static ddb_hmac_ctx *signing_key(ddb_sigv4 *s, const char *scope,
       return NULL;
     }
   }
-  out = ddb_hmac_dup(s->key);
+  if(s->sts_mid && memcmp(s->sts_head, sts, HEAD_LEN) == 0)
+    out = ddb_hmac_dup(s->sts_mid);
+  else if((mid = ddb_hmac_dup(s->key)) != NULL) {
+    if(ddb_hmac_update(mid, sts, HEAD_LEN) == 0 &&
+       (out = ddb_hmac_dup(mid)) != NULL) {
+      ddb_hmac_free(s->sts_mid);
+      s->sts_mid = mid;
+      memcpy(s->sts_head, sts, HEAD_LEN);
+    } else
+      ddb_hmac_free(mid);
+  }
   pthread_mutex_unlock(&s->lock);
   return out;
 }
@@ -337,18 +389,74 @@ typedef struct hash_writer {
   unsigned char buf[512];
   size_t n;
   int failed;
+  ddb_sigv4 *head; /* whose creq_mid the first HEAD_LEN bytes may come
+                      from (NULL: none), until the first flush */
 } hash_writer;
 
-/* Start w (a new SHA-256). */
-static void hw_init(hash_writer *w) {
+/* Start w (a new SHA-256); head: see hash_writer. */
+static void hw_init(hash_writer *w, ddb_sigv4 *head) {
   w->h = ddb_sha256_new();
   w->n = 0;
   w->failed = w->h == NULL;
+  w->head = head;
+}
+
+/* Keep the state of w's hash, past the first (k + 1) x HEAD_LEN bytes of
+** buf, as w->head's creq_mid[k] (lock held). */
+static void hw_keep(hash_writer *w, int k) {
+  ddb_sigv4 *s = w->head;
+  if(!s->creq_mid[k])
+    s->creq_mid[k] = ddb_sha256_new();
+  if(s->creq_mid[k]) {
+    ddb_sha256_copy(s->creq_mid[k], w->h);
+    memcpy(s->creq_head + k * HEAD_LEN, w->buf + k * HEAD_LEN, HEAD_LEN);
+  }
+  if(k == 0)
+    s->has2 = 0; /* of another first block */
+  else
+    s->has2 = s->creq_mid[1] != NULL;
+}
+
+/* The first flush of w, with HEAD_LEN bytes or more: the hash of its
+** first one or two blocks from w->head's creq_mid when they are the same
+** as the last time, else hashed and kept there (under its lock).
+** Returns how many bytes of buf were hashed. */
+static size_t hw_head(hash_writer *w) {
+  ddb_sigv4 *s = w->head;
+  int two = w->n >= 2 * HEAD_LEN;
+  size_t done = 0;
+  pthread_mutex_lock(&s->lock);
+  if(two && s->has2 && memcmp(s->creq_head, w->buf, 2 * HEAD_LEN) == 0) {
+    ddb_sha256_copy(w->h, s->creq_mid[1]);
+    done = 2 * HEAD_LEN;
+  } else {
+    if(s->creq_mid[0] && memcmp(s->creq_head, w->buf, HEAD_LEN) == 0)
+      ddb_sha256_copy(w->h, s->creq_mid[0]);
+    else if(ddb_sha256_update(w->h, w->buf, HEAD_LEN) == 0)
+      hw_keep(w, 0);
+    else
+      w->failed = 1;
+    done = HEAD_LEN;
+    if(!w->failed && two) {
+      if(ddb_sha256_update(w->h, w->buf + HEAD_LEN, HEAD_LEN) == 0)
+        hw_keep(w, 1);
+      else
+        w->failed = 1;
+      done = 2 * HEAD_LEN;
+    }
+  }
+  pthread_mutex_unlock(&s->lock);
+  return done;
 }
 
 /* Hand the buffered bytes of w to the hash. */
 static void hw_flush(hash_writer *w) {
-  if(!w->failed && w->n && ddb_sha256_update(w->h, w->buf, w->n))
+  size_t done = 0;
+  if(!w->failed && w->head && w->n >= HEAD_LEN)
+    done = hw_head(w);
+  w->head = NULL;
+  if(!w->failed && w->n > done &&
+     ddb_sha256_update(w->h, w->buf + done, w->n - done))
     w->failed = 1;
   w->n = 0;
 }
@@ -449,10 +557,13 @@ static int finish(ddb_sigv4 *s, const char *region, const char *service,
   sbuf_add(&b, hex, 2 * DDB_SHA256_LEN);
   if(b.failed)
     return -1;
-  m = signing_key(s, scope, region, service);
+  if(b.len < HEAD_LEN) /* never: the algorithm, date and scope are 77 */
+    return -1;
+  m = signing_key(s, scope, region, service, sts);
   if(!m)
     return DDB_SIGV4_NOMEM;
-  rc = ddb_hmac_update(m, sts, b.len) || ddb_hmac_final(m, sig);
+  rc = ddb_hmac_update(m, sts + HEAD_LEN, b.len - HEAD_LEN) ||
+       ddb_hmac_final(m, sig);
   ddb_hmac_free(m);
   if(rc)
     return DDB_SIGV4_NOMEM;
@@ -496,8 +607,9 @@ int ddb_sigv4_sign_json(ddb_sigv4 *s, const char *region, const char *service,
     return -1;
   if(payload_hash(body, n, hex))
     return DDB_SIGV4_NOMEM;
-  /* the canonical request, hashed as it is written */
-  hw_init(&w);
+  /* the canonical request, hashed as it is written (its first block
+  ** hashed once while it stays the same) */
+  hw_init(&w, s);
   HW_LIT(&w, "POST\n");
   hw_str(&w, path);
   HW_LIT(&w, "\n\ncontent-type:");
@@ -562,7 +674,7 @@ int ddb_sigv4_sign(ddb_sigv4 *s, const char *region, const char *service,
   if(payload_hash(body, n, hex))
     return DDB_SIGV4_NOMEM;
 
-  hw_init(&w);
+  hw_init(&w, NULL);
   hw_str(&w, method);
   hw_byte(&w, '\n');
   hw_str(&w, path);

@@ -45,6 +45,7 @@ static void dd_item_json_drop(dd_cursor *pCur) {
 void dd_cursor_reset(dd_cursor *pCur) {
   int i;
   dd_item_json_drop(pCur);
+  pCur->bView = 0; /* (its buffers are kept for the next lookup) */
   ddbc_stream_free(pCur->pScan); /* workers read the strings freed below */
   pCur->pScan = NULL;
   dd_progress(pCur, 1);
@@ -92,8 +93,12 @@ void dd_cursor_reset(dd_cursor *pCur) {
 
 /* See dd_ext.h. */
 int dynamodbClose(sqlite3_vtab_cursor *cur) {
+  dd_cursor *pCur = (dd_cursor *)cur;
   dd_stmt_cursor((dd_vtab *)cur->pVtab, -1);
-  dd_cursor_reset((dd_cursor *)cur);
+  dd_cursor_reset(pCur);
+  free(pCur->view.packed);
+  free(pCur->view.json);
+  sqlite3_free(pCur->zKeyBuf);
   sqlite3_free(cur);
   return SQLITE_OK;
 }
@@ -361,6 +366,8 @@ int dynamodbNext(sqlite3_vtab_cursor *cur) {
   int rc;
   dd_item_json_drop(pCur);
   pCur->bRowRead = 0;
+  if(pCur->bView)
+    pCur->bView--; /* 1: the view's row is current; 0: it was */
   if(pCur->aSorted) {
     /* SORT: the rows dd_sort_rows read and sorted */
     pCur->iSorted++;
@@ -575,11 +582,52 @@ static int dd_gate_ok(const dd_vtab *p, const ddb_item *it,
   return 1;
 }
 
+/* See cursor.h. */
+ddb_item *dd_view_item(dd_cursor *pCur, int *pNomem) {
+  if(pCur->bView && !pCur->pCur && pCur->view.found) {
+    pCur->aRowOne[0] =
+        ddb_item_unpack(pCur->view.packed, pCur->view.packed_len);
+    pCur->pCur = pCur->aRowOne[0];
+    *pNomem = pCur->pCur == NULL;
+  }
+  return pCur->pCur;
+}
+
+/* xColumn of a warm lookup's row not unpacked (dd_view_item): the table's
+** key columns from the key looked up, the item column from the JSON the
+** cache kept.  Returns 1 when it answered column i, 0 when the item is
+** needed. */
+static int dd_view_column(dd_cursor *pCur, sqlite3_context *ctx, int i) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int k = i == p->aPath[0].iPk ? 0 : i == p->aPath[0].iSk ? 1 : -1;
+  if(k >= 0 && i < p->nCol && p->aCol[i].mGate == 0) {
+    const char *z = pCur->zKeyBuf + (k ? pCur->aKeyLen[0] + 1 : 0);
+    /* NUL-terminated (-1): SQLite need not copy it again for a function */
+    sqlite3_result_text(ctx, z, pCur->bKeyNul ? pCur->aKeyLen[k] : -1,
+                        SQLITE_TRANSIENT);
+    return 1;
+  }
+  if(i == p->nCol && pCur->view.json_len) {
+    if(sqlite3_vtab_nochange(ctx))
+      return 1;
+    sqlite3_result_text(ctx, pCur->view.json, -1, SQLITE_TRANSIENT);
+    return 1;
+  }
+  return 0;
+}
+
 /* See dd_ext.h. */
 int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
   dd_cursor *pCur = (dd_cursor *)cur;
   dd_vtab *p = (dd_vtab *)cur->pVtab;
   const ddb_av *av;
+  if(pCur->bView && !pCur->pCur) {
+    int bNomem = 0;
+    if(dd_view_column(pCur, ctx, i))
+      return SQLITE_OK;
+    if(!dd_view_item(pCur, &bNomem))
+      return bNomem ? SQLITE_NOMEM : SQLITE_OK;
+  }
   if(pCur->bCount) {
     /* a counted row: only columns with a value known from an = */
     const dd_val *v = dd_known(pCur, i);
@@ -613,8 +661,9 @@ int dynamodbColumn(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int i) {
     /* item: the whole item as plain JSON, rendered once per row */
     if(!pCur->zItem && dd_item_json(pCur))
       return SQLITE_NOMEM;
-    sqlite3_result_text64(ctx, pCur->zItem, pCur->nItem, SQLITE_TRANSIENT,
-                          SQLITE_UTF8);
+    /* NUL-terminated, no NUL inside (-1): SQLite need not copy it again
+    ** to terminate it for json_extract or length */
+    sqlite3_result_text(ctx, pCur->zItem, -1, SQLITE_TRANSIENT);
   } else {
     /* item_raw: DynamoDB's typed JSON */
     ddb_buf b;
@@ -645,6 +694,11 @@ int dynamodbRowid(sqlite3_vtab_cursor *cur, sqlite_int64 *pRowid) {
     h = (h ^ (uint64_t)pCur->nEmitted) * 0x100000001b3ULL;
     *pRowid = (sqlite3_int64)(h >> 1);
     return SQLITE_OK;
+  }
+  if(pCur->bView && !pCur->pCur) {
+    int bNomem = 0;
+    if(!dd_view_item(pCur, &bNomem) && bNomem)
+      return SQLITE_NOMEM;
   }
   *pRowid = pCur->pCur ? dd_key_rowid(p, pCur->pCur) : 0;
   /* in a write transaction, an UPDATE or DELETE will name this row by its

@@ -100,11 +100,34 @@ struct dd_cursor {
   int aSortCol[DD_MAX_SORT], aSortDesc[DD_MAX_SORT];
   ddb_item **aSorted; /* sqlite3_free(), each a reference */
   int nSorted, iSorted;
+  /* a warm GetItem answered from the item cache without its item
+  ** (dd_get_cached): the entry copied into view (its buffers kept for the
+  ** next lookup), the key's values in zKeyBuf (pk NUL sk NUL, their
+  ** lengths aKeyLen); the key columns come from them, the item column
+  ** from view.json when the plan reads it, and the item is unpacked from
+  ** view.packed into aRowOne[0] (pCur) only when something else needs it
+  ** (dd_view_item).  bView: 2 after xFilter, 1 while the row is current,
+  ** 0 otherwise */
+  int bView;
+  ddbc_item_view view;
+  char *zKeyBuf; /* sqlite3_free() */
+  int nKeyBuf;
+  int aKeyLen[2];
+  int bKeyNul; /* a key value holds a NUL byte: give its length */
+  /* the plan xFilter decoded last (dd_plan_decode), by its idxStr: one
+  ** statement's, alive as long as this cursor, so decoded once */
+  const char *zPlanSeen;
+  int nPlanArgs;
+  dd_extra xPlan;
 };
 
 /* cursor.c: the cursor's reset, the overlay, SORT. */
 /* Release everything a previous xFilter left (stops a parallel read). */
 void dd_cursor_reset(dd_cursor *pCur);
+/* The current row's item, unpacked from a warm lookup's view when the row
+** came from one and was not unpacked yet (into aRowOne[0]).  NULL: no row,
+** or out of memory (then *pNomem is set). */
+ddb_item *dd_view_item(dd_cursor *pCur, int *pNomem);
 /* Start the overlay of the open transaction's writes on the plan xFilter
 ** just set up, the one way it starts (a no-op when nothing is buffered):
 ** with aKey (a `keys = ?` plan), the transaction's image of each table key

@@ -148,7 +148,8 @@ typedef struct dd_plancode {
   int nArg;
   int bCount;
   sqlite3_uint64 mProj;
-  int nSort; /* the cursor sorts its rows by these columns */
+  sqlite3_uint64 mUsed; /* the columns the statement reads (dd_extra) */
+  int nSort;            /* the cursor sorts its rows by these columns */
   struct {
     short col;
     unsigned char desc;
@@ -197,7 +198,9 @@ typedef struct dd_extra {
   int aFilterCol[DD_MAX_FILTER];  /* column of each filter */
   int aFilterKind[DD_MAX_FILTER]; /* DD_SK_EQ .. _LE or _BEGINS */
   sqlite3_uint64 mProj;           /* columns to project; 0: whole items */
-  int bCount;                     /* Select=COUNT */
+  sqlite3_uint64 mUsed; /* columns the statement reads (colUsed and their
+                           gates; 0 when the plan does not say) */
+  int bCount;           /* Select=COUNT */
   /* CHECK: comparisons sent nowhere, which xFilter judges (a value no
   ** row can match costs no call; an N comparison is checked exactly on
   ** each row); at most DD_MAX_FILTER - nFilter */

@@ -662,11 +662,19 @@ static int dd_filter_plan(dd_cursor *pCur, const char *idxStr, int argc,
     rc = dd_ttl_start(pCur);
   if(rc)
     return rc;
-  if(dd_plan_decode(p, idxStr, argc, x)) {
-    dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
-             idxStr ? idxStr : "");
-    return SQLITE_ERROR;
+  /* an idxStr is its statement's, which outlives the cursor: decoded once
+  ** a cursor (a join runs xFilter once per outer row) */
+  if(!idxStr || idxStr != pCur->zPlanSeen || argc != pCur->nPlanArgs) {
+    pCur->zPlanSeen = NULL;
+    if(dd_plan_decode(p, idxStr, argc, &pCur->xPlan)) {
+      dd_error(p, "the plan '%s' lost its machine half (see dd_plan_encode)",
+               idxStr ? idxStr : "");
+      return SQLITE_ERROR;
+    }
+    pCur->zPlanSeen = idxStr;
+    pCur->nPlanArgs = argc;
   }
+  *x = pCur->xPlan;
   return SQLITE_OK;
 }
 

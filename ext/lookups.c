@@ -219,6 +219,63 @@ static int dd_text_key(sqlite3_value *v, ddb_av *out) {
   return 1;
 }
 
+/* Keep the key values kv[0..p->nKey) (S) of a warm lookup in the cursor
+** (zKeyBuf), for the key columns of its row.  Returns 0, or -1 when out
+** of memory. */
+static int dd_keep_key(dd_cursor *pCur, const ddb_av *kv, int nKey) {
+  int n = (int)kv[0].n + 1 + (nKey == 2 ? (int)kv[1].n + 1 : 0), i;
+  char *z;
+  if(n > pCur->nKeyBuf) {
+    z = sqlite3_realloc(pCur->zKeyBuf, n < 64 ? 64 : n);
+    if(!z)
+      return -1;
+    pCur->zKeyBuf = z;
+    pCur->nKeyBuf = n < 64 ? 64 : n;
+  }
+  z = pCur->zKeyBuf;
+  pCur->bKeyNul = 0;
+  for(i = 0; i < nKey; i++) {
+    memcpy(z, kv[i].text, kv[i].n);
+    z[kv[i].n] = 0;
+    pCur->aKeyLen[i] = (int)kv[i].n;
+    pCur->bKeyNul |= memchr(z, 0, kv[i].n) != NULL;
+    z += kv[i].n + 1;
+  }
+  return 0;
+}
+
+/* Does the plan read the item column (dd_extra.mUsed; 63 and beyond share
+** colUsed's last bit)? */
+static int dd_reads_item(const dd_vtab *p, sqlite3_uint64 mUsed) {
+  return (mUsed >> (p->nCol < 63 ? p->nCol : 63)) & 1;
+}
+
+/* A GetItem of the table key kv[0..p->nKey) answered by the item cache
+** without unpacking its item: the entry copied into the cursor's view,
+** with its JSON when the plan reads the item column (bView, dd_view_item).
+** Returns 1 with the cursor's row set (or none when the cache knows there
+** is no such item); 0 on a miss, or when the policy does not use the
+** cache or ttl=hide must read the row (then the plan runs). */
+static int dd_view_from_cache(dd_cursor *pCur, const ddb_av *kv) {
+  dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
+  int want = dd_reads_item(p, pCur->xPlan.mUsed) ? DDBC_VIEW_JSON : 0;
+  if(pCur->zTtl || dd_keep_key(pCur, kv, p->nKey) ||
+     !ddbc_item_view_cached(p->pClient, p->pDesc->name, kv, p->nKey,
+                            &pCur->pol, want, &pCur->view))
+    return 0;
+  if(!(want & DDBC_VIEW_JSON))
+    pCur->view.json_len = 0;
+  pCur->op = DD_OP_GET;
+  pCur->pPath = &p->aPath[0];
+  pCur->aRow = pCur->aRowOne;
+  pCur->aRowOne[0] = NULL; /* unpacked when needed (dd_view_item) */
+  pCur->nRow = pCur->view.found ? 1 : 0;
+  pCur->iRow = 0;
+  pCur->bEof = 0;
+  pCur->bView = pCur->view.found ? 2 : 0;
+  return 1;
+}
+
 /* See cursor.h. */
 int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
@@ -230,7 +287,7 @@ int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
      (p->aCol[p->aPath[0].iSk].type != DDB_S || !dd_text_key(argv[1], &kv[1])))
     return 0;
   dd_key_avs(p, &kv[0], &kv[1], kv); /* named in place */
-  return dd_get_from_cache(pCur, kv);
+  return dd_view_from_cache(pCur, kv) || dd_get_from_cache(pCur, kv);
 }
 
 /* See cursor.h. */

@@ -708,6 +708,7 @@ static int dd_plan_finish(dd_build *b) {
   pInfo->idxNum = b->idxNum;
   b->pc.mProj = b->extra.bCount ? 0 : b->extra.mProj;
   b->pc.bCount = b->extra.bCount;
+  b->pc.mUsed = b->mUsed;
   zText = dd_plan_str(b->p, &b->best, &b->extra,
                       b->bDesc && pInfo->orderByConsumed,
                       (b->idxNum & DD_LIMIT) != 0);

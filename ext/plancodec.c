@@ -244,6 +244,7 @@ int dd_plan_decode(dd_vtab *p, const char *idxStr, int argc, dd_extra *x) {
   if(p->nCol < 64 && (pc.mProj >> p->nCol) != 0)
     return -1;
   x->mProj = pc.mProj;
+  x->mUsed = pc.mUsed;
   x->bCount = pc.bCount != 0;
   if(pc.nSort < 0 || pc.nSort > DD_MAX_SORT)
     return -1;

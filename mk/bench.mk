@@ -22,6 +22,7 @@ bench: deps
 	bench/run.sh $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-redis
 	$(MAKE) --no-print-directory bench-streams
+	$(MAKE) --no-print-directory bench-warm
 	$(MAKE) --no-print-directory bench-decode
 
 # make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
@@ -57,12 +58,28 @@ bench-instr: deps
 	bench/instr.sh
 
 # make bench-request: what one request costs the client in instructions
-# (callgrind): 2,000 cold GetItems from the sqlite3 shell, the call, the
-# signing, curl and the CRC-32 check a request.  bench/request_instr.sh.
+# (callgrind): 2,000 cold GetItems from the sqlite3 shell against the same
+# requests from a bare libcurl loop (bench/scale/curl_floor.c) in the same
+# run; the call, the signing, curl, the allocator, the answer and the
+# CRC-32 a request, and the RESULT line.  bench/request_instr.sh.
 .PHONY: bench-request
 bench-request: deps
 	$(MAKE) --no-print-directory loadable
 	bench/request_instr.sh
+
+# make bench-warm: warm (cached) lookups against a native table with the
+# same rows, in instructions (callgrind), items of 5, 12 and 40
+# attributes, the key, the whole item and three json_extract selected;
+# RESULT lines (goal 1.15x).  bench/warm_instr.sh, bench/warm_instr.c.
+BENCH_WARM_BIN := $(BUILD)/bench-warm-instr
+.PHONY: bench-warm
+$(BENCH_WARM_BIN): bench/warm_instr.c mk/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ bench/warm_instr.c -lsqlite3
+
+bench-warm: deps
+	$(MAKE) --no-print-directory loadable $(BENCH_WARM_BIN)
+	bench/warm_instr.sh
 
 # make bench-decode: decoding Scan pages against its floor (simdjson, from
 # Debian's libsimdjson-dev) in instructions an item, the outputs compared

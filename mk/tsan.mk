@@ -13,10 +13,12 @@ TSAN_FLAGS := -O1 -g -fsanitize=thread -fno-omit-frame-pointer $(WARN) \
               -std=gnu11 -pthread -D_GNU_SOURCE
 
 .PHONY: tsan
-$(TSAN_BIN): tests/tsan/tsan_cache.c cache/store.c cache/store.h \
+$(TSAN_BIN): tests/tsan/tsan_cache.c cache/store.c cache/store_check.c \
+             cache/store_int.h cache/store.h \
              client/ddb_client.h mk/tsan.mk
 	@mkdir -p $(dir $@)
-	$(TSAN_CC) $(TSAN_FLAGS) -o $@ tests/tsan/tsan_cache.c cache/store.c
+	$(TSAN_CC) $(TSAN_FLAGS) -o $@ tests/tsan/tsan_cache.c cache/store.c \
+	    cache/store_check.c
 
 tsan: $(TSAN_BIN)
 	TSAN_OPTIONS="halt_on_error=0 exitcode=66 $(TSAN_OPTIONS)" \

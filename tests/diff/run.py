@@ -67,6 +67,8 @@ class HarnessError(Exception):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from items import KEYCOLS, gen_items, native_row  # noqa: E402
 from queries import Gen, describe, fixed_queries, lit, render, render_full  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "harness"))
+from tap import Tap  # noqa: E402
 
 
 # ----------------------------------------------------------------------------------------
@@ -346,25 +348,10 @@ class ShellRun:
 # Comparison and TAP output
 # ----------------------------------------------------------------------------------------
 
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = []
-        self.passed = 0
-
-    def ok(self, good, desc, diag=None):
-        self.n += 1
-        desc = desc.replace("\n", " ")
-        if len(desc) > 400:
-            desc = desc[:400] + "..."
-        print("%s %d - %s" % ("ok" if good else "not ok", self.n, desc), flush=True)
-        if good:
-            self.passed += 1
-        else:
-            self.failed.append((self.n, desc))
-            if diag:
-                for l in diag:
-                    print("#   " + l[:300], flush=True)
+def one_line(desc):
+    """A test's name: desc on one line, at most 400 characters and "..."."""
+    desc = desc.replace("\n", " ")
+    return desc[:400] + "..." if len(desc) > 400 else desc
 
 
 def fmt_rows(rows, k=4):
@@ -646,11 +633,10 @@ def main():
                 diag.append("status: %s" % r.get("_status"))
             if T.get("err"):
                 diag.append("error: %s" % T["err"][0])
-            tap.ok(good, "diff cost: " + desc, diag)
+            tap.ok(good, one_line("diff cost: " + desc), diag)
         for i, qd in enumerate(queries):
             if ONLY and (len(costs) + i + 1) not in ONLY:
-                tap.n += 1
-                print("ok %d - diff: %s # SKIP not in DIFF_ONLY" % (tap.n, describe(qd)[:200]))
+                tap.skip("diff: " + describe(qd)[:200], "not in DIFF_ONLY")
                 continue
             r = out.get("q%d" % i, {"_status": "missing"})
             good, diag = compare(qd, r)
@@ -660,12 +646,12 @@ def main():
                     diag.append("plan: " + " / ".join(x.strip() for x in r["E"]["rows"] if x.strip() != "QUERY PLAN"))
                 if r.get("C", {}).get("rows"):
                     diag.append("calls: " + r["C"]["rows"][0])
-            tap.ok(good, "diff: " + describe(qd), diag)
+            tap.ok(good, one_line("diff: " + describe(qd)), diag)
         nonempty = sum(1 for i in range(len(queries))
                        if out.get("q%d" % i, {}).get("N", {}).get("rows") and
                        out["q%d" % i]["N"]["rows"] not in (["0"], ["0,0"]))
         log("%d of %d queries have a non-empty native result" % (nonempty, len(queries)))
-        log("diff: %d passed, %d failed (seed %d, %.1fs)" % (tap.passed, len(tap.failed), SEED, time.time() - t0))
+        log("diff: %d passed, %d failed (seed %d, %.1fs)" % (tap.n - tap.failed, tap.failed, SEED, time.time() - t0))
         return 0
     except HarnessError as e:
         print("Bail out! diff harness: %s" % e, flush=True)

@@ -37,19 +37,10 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
-N = 0
-FAILED = 0
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
 
-
-def tap(ok, name, detail=()):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - readme: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in detail:
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap("readme: ")
 
 
 def read(path):
@@ -85,7 +76,7 @@ def session_block(readme):
 def check_session():
     typed, printed = session_block(read("README.md"))
     if typed is None:
-        tap(False, "the README has a session block (<!-- session: ... -->)")
+        TAP.ok(False, "the README has a session block (<!-- session: ... -->)")
         return
     p = subprocess.run([os.path.join(ROOT, "tools/shell.sh")], cwd=ROOT,
                        input="\n".join(typed) + "\n", capture_output=True,
@@ -97,11 +88,11 @@ def check_session():
         printed.pop()
     diff = list(difflib.unified_diff(printed, got, "README", "make shell",
                                      lineterm=""))
-    tap(p.returncode == 0 and not diff,
-        "the README's session (%d lines typed) prints what the README shows"
-        % len(typed),
-        diff + ["exit status %d" % p.returncode]
-        + ["stderr: " + l for l in p.stderr.splitlines()[-10:]])
+    TAP.ok(p.returncode == 0 and not diff,
+           "the README's session (%d lines typed) prints what the README shows"
+           % len(typed),
+           diff + ["exit status %d" % p.returncode]
+           + ["stderr: " + l for l in p.stderr.splitlines()[-10:]])
 
 
 # --------------------------------------------------------------------------
@@ -206,7 +197,7 @@ def check_terminal():
         t = Term(env)
         m = t.expect(rb"(?s)\(pid (\d+)\).*?sqlite> ", 300)
         if not m:
-            tap(False, "make shell (%s): the prompt" % how, t.tail())
+            TAP.ok(False, "make shell (%s): the prompt" % how, t.tail())
             t.kill()
             continue
         server = int(m.group(1))
@@ -216,10 +207,10 @@ def check_terminal():
             time.sleep(1)
             t.send("SELECT count(*) AS items FROM shop;\n")
             ok = t.expect(rb"\n21\s", 60) is not None
-            tap(ok and alive(server),
-                "make shell: a prompt; after a Ctrl-C a query is answered "
-                "(21 items) and the server (pid %d) runs on" % server,
-                t.tail())
+            TAP.ok(ok and alive(server),
+                   "make shell: a prompt; after a Ctrl-C a query is answered "
+                   "(21 items) and the server (pid %d) runs on" % server,
+                   t.tail())
             t.out = b""
             t.send(".shell echo \"[$AWS_ENDPOINT_URL_DYNAMODB]"
                    "[$AWS_ACCESS_KEY_ID][$AWS_REGION]"
@@ -229,13 +220,13 @@ def check_terminal():
                           rb"\[([^]]*)\]\[([^]]*)\]\[([^]]*)\]\[([^]]*)\]"
                           rb"\[([^]]*)\]", 30)
             vals = [v.decode() for v in m2.groups()] if m2 else []
-            tap(bool(vals) and vals[1:] == ["shell", "us-east-1", "true",
-                                             "", "", ""],
-                "make shell: the shell's environment has its own endpoint, "
-                "dummy keys, a region, AWS_EC2_METADATA_DISABLED=true and "
-                "none of the user's AWS_PROFILE, AWS_SESSION_TOKEN, "
-                "AWS_ENDPOINT_URL",
-                ["got %r" % (vals,)] + t.tail())
+            TAP.ok(bool(vals) and vals[1:] == ["shell", "us-east-1", "true",
+                                                "", "", ""],
+                   "make shell: the shell's environment has its own endpoint, "
+                   "dummy keys, a region, AWS_EC2_METADATA_DISABLED=true and "
+                   "none of the user's AWS_PROFILE, AWS_SESSION_TOKEN, "
+                   "AWS_ENDPOINT_URL",
+                   ["got %r" % (vals,)] + t.tail())
             t.send(".quit\n")
         elif how == "mistake":
             # a mistyped statement, its error seen, then .quit: make shell
@@ -258,17 +249,17 @@ def check_terminal():
         else:
             ok = status is not None and os.WIFEXITED(status) and \
                 os.WEXITSTATUS(status) == 0 and stopped
-        tap(ok, "make shell: %s ends it (status %r) and stops its server "
-            "(pid %d)" % ({"quit": ".quit", "eof": "end of input (Ctrl-D)",
-                           "mistake": "a mistyped statement, then .quit,",
-                           "hangup": "a hang-up (the terminal closed)"}[how],
-                          status, server), t.tail())
+        TAP.ok(ok, "make shell: %s ends it (status %r) and stops its server "
+               "(pid %d)" % ({"quit": ".quit", "eof": "end of input (Ctrl-D)",
+                              "mistake": "a mistyped statement, then .quit,",
+                              "hangup": "a hang-up (the terminal closed)"}[how],
+                             status, server), t.tail())
         if status is None:
             t.kill()
         if how != "hangup":
             os.close(t.fd)
     left = state_dirs() - before
-    tap(not left, "make shell leaves no server state behind", sorted(left))
+    TAP.ok(not left, "make shell leaves no server state behind", sorted(left))
 
 
 # --------------------------------------------------------------------------
@@ -342,12 +333,12 @@ def anchors(text):
 def check_pages():
     readme = read("README.md")
     n = readme.count("\n")
-    tap(n <= 250, "README.md is %d lines (at most 250)" % n)
+    TAP.ok(n <= 250, "README.md is %d lines (at most 250)" % n)
     lic = read("LICENSE") if os.path.exists(os.path.join(ROOT, "LICENSE")) \
         else ""
-    tap(lic.startswith("MIT License") and "[LICENSE](LICENSE)" in readme
-        and "MIT" in readme.split("## License")[-1],
-        "LICENSE is the MIT licence, and the README names it")
+    TAP.ok(lic.startswith("MIT License") and "[LICENSE](LICENSE)" in readme
+           and "MIT" in readme.split("## License")[-1],
+           "LICENSE is the MIT licence, and the README names it")
 
     outside = []
     seen = set()
@@ -367,8 +358,8 @@ def check_pages():
                 if re.search(r"shared/seeds|\bseeds?[ _]?0{2}\d", line, re.I) \
                         and path != "tests/docs/readme_check.py":
                     outside.append("%s:%d: %s" % (path, i, line.strip()))
-    tap(not outside, "nothing a user reads points at design texts outside "
-        "the repository", outside[:20])
+    TAP.ok(not outside, "nothing a user reads points at design texts outside "
+           "the repository", outside[:20])
 
     broken = ["%s: missing" % p for p in PAGES
               if not os.path.exists(os.path.join(ROOT, p))]
@@ -388,27 +379,26 @@ def check_pages():
                              or anchor not in anchors(read(dest))):
                 broken.append("%s: %s (no #%s in %s)"
                               % (page, target, anchor, dest))
-    tap(not broken, "every relative link of the %d pages leads to a file "
-        "and an anchor that exist" % len(PAGES), broken)
+    TAP.ok(not broken, "every relative link of the %d pages leads to a file "
+           "and an anchor that exist" % len(PAGES), broken)
 
     homeless = [h + "  (expected in " + f + ")" for h, f in HOMES
                 if h not in read(f).split("\n")]
-    tap(not homeless, "every section and table of the former README has a "
-        "home (%d)" % len(HOMES), homeless)
+    TAP.ok(not homeless, "every section and table of the former README has a "
+           "home (%d)" % len(HOMES), homeless)
 
     index = read("docs/README.md")
     unlisted = [p for p in glob.glob("docs/*.md", root_dir=ROOT)
                 if p != "docs/README.md" and
                 "(%s)" % os.path.basename(p) not in index]
-    tap(not unlisted, "docs/README.md lists every page of docs/", unlisted)
+    TAP.ok(not unlisted, "docs/README.md lists every page of docs/", unlisted)
 
 
 def main():
     check_pages()
     check_session()
     check_terminal()
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Creds21"
 
@@ -186,19 +187,6 @@ class Env:
         return ids
 
 
-class Tap:
-    def __init__(self):
-        self.n = 0
-
-    def check(self, ok, name, diag=""):
-        self.n += 1
-        print("%s %d - creds: %s" % ("ok" if ok else "not ok", self.n, name))
-        if not ok:
-            for line in str(diag).splitlines():
-                print("#   " + line)
-        return ok
-
-
 def start_proxy(upstream, log=None, cert=None, key=None):
     cmd = [sys.executable, os.path.join(ROOT, "tests/faults/proxy.py"),
            "--upstream", upstream]
@@ -229,7 +217,7 @@ def main():
         ROOT, os.environ.get("DDB_EXT", "build/dynamodb")))
     client = fixtures.connect()
     fixtures.lesson(client, TABLE)
-    t = Tap()
+    t = Tap("creds: ")
     meta = ThreadingHTTPServer(("127.0.0.1", 0), MetaHandler)
     meta.daemon_threads = True
     threading.Thread(target=meta.serve_forever, daemon=True).start()
@@ -259,9 +247,9 @@ def main():
         env.key_ids()
         out, _ = env.sql(q + "\n" + info, env.base(), ", profile=proc")
         ids = env.key_ids()
-        t.check(out == "4\ncredential_process of profile 'proc'" and ids
-                and all(i == "AKIDPROC" for i in ids),
-                "credential_process signs the requests", (out, ids))
+        t.ok(out == "4\ncredential_process of profile 'proc'" and ids
+             and all(i == "AKIDPROC" for i in ids),
+             "credential_process signs the requests", (out, ids))
 
         # -- a credential_process of short-lived credentials: not run on
         # every request (51 requests: one run, at most one refresh) --------
@@ -287,11 +275,11 @@ def main():
         ids = env.key_ids()
         with open(counter) as f:
             runs = len(f.readlines())
-        t.check(out == "\n".join(["1"] * 51) and len(ids) == 52 and
-                runs <= 2 and all(i.startswith("AKIDSHORT") for i in ids),
-                "a credential_process whose credentials expire in 4 minutes "
-                "runs %d time(s) for 52 requests, not once a request"
-                % runs, (out[-200:], runs, len(ids)))
+        t.ok(out == "\n".join(["1"] * 51) and len(ids) == 52 and
+             runs <= 2 and all(i.startswith("AKIDSHORT") for i in ids),
+             "a credential_process whose credentials expire in 4 minutes "
+             "runs %d time(s) for 52 requests, not once a request"
+             % runs, (out[-200:], runs, len(ids)))
         # already expired: never used to sign; the error names the source
         # and the expiry
         os.unlink(counter)
@@ -303,10 +291,10 @@ def main():
                      r"of profile 'short' returned credentials that expired "
                      r"at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\n" % TABLE,
                      out + "\n")
-        t.check(m and not ids and len(out.splitlines()) <= 2,
-                "a credential_process that returns expired credentials: "
-                "nothing is signed with them, the error names the source and "
-                "the expiry", (out, ids))
+        t.ok(m and not ids and len(out.splitlines()) <= 2,
+             "a credential_process that returns expired credentials: "
+             "nothing is signed with them, the error names the source and "
+             "the expiry", (out, ids))
         open(env.config, "w").close()
 
         # -- container credentials, refreshed before they expire -----------
@@ -316,41 +304,41 @@ def main():
         meta_reset(ttl=120)
         out, _ = env.sql("\n".join([q] * 3 + [info]), e)
         ids = env.key_ids()
-        t.check(out == "4\n4\n4\ncontainer credentials"
-                and Meta.auth == "Basic c2VjcmV0"
-                and 1 <= Meta.fetches <= 2 and set(ids) <= {"AKIDCONT1",
-                                                             "AKIDCONT2"},
-                "container credentials 2 minutes from expiry are used while "
-                "valid, fetched again at most once a minute",
-                (out, Meta.fetches, ids))
+        t.ok(out == "4\n4\n4\ncontainer credentials"
+             and Meta.auth == "Basic c2VjcmV0"
+             and 1 <= Meta.fetches <= 2 and set(ids) <= {"AKIDCONT1",
+                                                          "AKIDCONT2"},
+             "container credentials 2 minutes from expiry are used while "
+             "valid, fetched again at most once a minute",
+             (out, Meta.fetches, ids))
         meta_reset(ttl=3600)
         out, _ = env.sql("\n".join([q] * 3), e)
         ids = env.key_ids()
-        t.check(out == "4\n4\n4" and Meta.fetches == 1 and
-                set(ids) == {"AKIDCONT1"},
-                "container credentials an hour from expiry are not fetched "
-                "again", (out, Meta.fetches, ids))
+        t.ok(out == "4\n4\n4" and Meta.fetches == 1 and
+             set(ids) == {"AKIDCONT1"},
+             "container credentials an hour from expiry are not fetched "
+             "again", (out, Meta.fetches, ids))
         # expired while in use: fetched again before the next request
         meta_reset(ttl=2)
         out, _ = env.sql(q + "\n.shell sleep 3\n" + q, e)
         ids = env.key_ids()
-        t.check(out == "4\n4" and Meta.fetches == 2 and
-                ids == ["AKIDCONT1", "AKIDCONT1", "AKIDCONT2"],
-                "credentials that expired are fetched again, and the old "
-                "ones are not used after their expiry", (out, Meta.fetches,
-                                                         ids))
+        t.ok(out == "4\n4" and Meta.fetches == 2 and
+             ids == ["AKIDCONT1", "AKIDCONT1", "AKIDCONT2"],
+             "credentials that expired are fetched again, and the old "
+             "ones are not used after their expiry", (out, Meta.fetches,
+                                                      ids))
         meta_reset(ttl=2, fail_after=1)
         out, _ = env.sql(q + "\n.shell sleep 3\n" + q, e)
         ids = env.key_ids()
-        t.check(re.match(
-                r"4\nRuntime error: dynamodb: the credentials "
-                r"from container credentials expired at "
-                r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ and could not be "
-                r"refreshed: container credentials \(%s/container\): "
-                r"HTTP 500$" % re.escape(meta_url), out) and
-                ids and all(i == "AKIDCONT1" for i in ids),
-                "expired credentials that cannot be refreshed fail the "
-                "statement, naming the source and the expiry", (out, ids))
+        t.ok(re.match(
+             r"4\nRuntime error: dynamodb: the credentials "
+             r"from container credentials expired at "
+             r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ and could not be "
+             r"refreshed: container credentials \(%s/container\): "
+             r"HTTP 500$" % re.escape(meta_url), out) and
+             ids and all(i == "AKIDCONT1" for i in ids),
+             "expired credentials that cannot be refreshed fail the "
+             "statement, naming the source and the expiry", (out, ids))
         # the host curl connects to is checked: user:password@ is not a
         # loopback host (evil.localhost resolves to 127.0.0.1 here, so a
         # request would reach this server, and the token with it)
@@ -365,14 +353,14 @@ def main():
             e2 = dict(e)
             e2["AWS_CONTAINER_CREDENTIALS_FULL_URI"] = url
             out, _ = env.sql(q, e2)
-            t.check(out.startswith("Runtime error: dynamodb: table '%s': "
-                                   "AWS_CONTAINER_CREDENTIALS_FULL_URI"
-                                   % TABLE) and
-                    "host '%s'" % host in out and Meta.fetches == 0 and
-                    Meta.auth is None,
-                    "AWS_CONTAINER_CREDENTIALS_FULL_URI %s is refused before "
-                    "any connection (the token goes nowhere)" % url,
-                    (out, Meta.fetches, Meta.auth))
+            t.ok(out.startswith("Runtime error: dynamodb: table '%s': "
+                                "AWS_CONTAINER_CREDENTIALS_FULL_URI"
+                                % TABLE) and
+                 "host '%s'" % host in out and Meta.fetches == 0 and
+                 Meta.auth is None,
+                 "AWS_CONTAINER_CREDENTIALS_FULL_URI %s is refused before "
+                 "any connection (the token goes nowhere)" % url,
+                 (out, Meta.fetches, Meta.auth))
         env.key_ids()
 
         # -- interrupt() stops a slow credential_process (Debian's python3,
@@ -407,14 +395,14 @@ def main():
                      if re.match(r"(not )?ok \d+ - ", ln)]
             for ln in lines:
                 m = re.match(r"(not ok|ok) \d+ - creds: (.*)", ln)
-                t.check(m.group(1) == "ok", m.group(2), p.stdout + p.stderr)
+                t.ok(m.group(1) == "ok", m.group(2), p.stdout + p.stderr)
             if len(lines) != 4:
-                t.check(False, "creds_interrupt.py ran", p.stdout + p.stderr)
+                t.ok(False, "creds_interrupt.py ran", p.stdout + p.stderr)
         else:
             for name in ("making the client", "refreshing",
                          "CREATE VIRTUAL TABLE", "CREATE's DescribeTable"):
-                t.check(True, "interrupt() stops a slow credential_process "
-                        "(%s) # SKIP %s cannot load extensions" % (name, pydeb))
+                t.skip("interrupt() stops a slow credential_process (%s)"
+                       % name, "%s cannot load extensions" % pydeb)
         open(env.config, "w").close()
         env.key_ids()
 
@@ -425,20 +413,20 @@ def main():
         meta_reset(ttl=3600)
         out, _ = env.sql(q + "\n" + info, e)
         ids = env.key_ids()
-        t.check(out == "4\ninstance metadata (IMDSv2)" and ids and
-                all(i.startswith("AKIDIMDS") for i in ids),
-                "IMDSv2 (token, role, credentials) signs the requests",
-                (out, ids))
+        t.ok(out == "4\ninstance metadata (IMDSv2)" and ids and
+             all(i.startswith("AKIDIMDS") for i in ids),
+             "IMDSv2 (token, role, credentials) signs the requests",
+             (out, ids))
 
         # -- nothing -------------------------------------------------------
         out, _ = env.sql(q, env.base())
-        t.check(out == "Runtime error: dynamodb: table '%s': no credentials: "
-                "tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; the shared "
-                "credentials and config files (profile 'default'); container "
-                "credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI "
-                "not set); instance metadata (AWS_EC2_METADATA_DISABLED=true)"
-                "\nParse error: no such table: t" % TABLE,
-                "no credentials: the error lists what was tried", out)
+        t.ok(out == "Runtime error: dynamodb: table '%s': no credentials: "
+             "tried AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY; the shared "
+             "credentials and config files (profile 'default'); container "
+             "credentials (AWS_CONTAINER_CREDENTIALS_RELATIVE_URI/FULL_URI "
+             "not set); instance metadata (AWS_EC2_METADATA_DISABLED=true)"
+             "\nParse error: no such table: t" % TABLE,
+             "no credentials: the error lists what was tried", out)
 
         # -- a missing table: the error names it, the endpoint, the region
         e = env.base()
@@ -469,9 +457,9 @@ def main():
             want = ("Runtime error: dynamodb: table '%s' not found at %s in "
                     "region eu-west-2 (ResourceNotFoundException: "
                     % (table, ep))
-            t.check(len(out) == 2 and out[i].startswith(want),
-                    "a missing table: the error of %s names the table, the "
-                    "endpoint and the region" % when, "\n".join(out))
+            t.ok(len(out) == 2 and out[i].startswith(want),
+                 "a missing table: the error of %s names the table, the "
+                 "endpoint and the region" % when, "\n".join(out))
         env.key_ids()
 
         # -- the endpoint from the config file's services section ----------
@@ -484,9 +472,9 @@ def main():
                     "  endpoint_url = http://127.0.0.1:%d\n" % port)
         out, _ = env.sql(q + "\nSELECT json_extract(dynamodb_info('t'), "
                          "'$.endpoint');", e, endpoint="")
-        t.check(out == "4\nhttp://127.0.0.1:%d" % port and
-                set(env.key_ids()) == {"AKIDSVC"},
-                "endpoint_url of the services section's dynamodb entry", out)
+        t.ok(out == "4\nhttp://127.0.0.1:%d" % port and
+             set(env.key_ids()) == {"AKIDSVC"},
+             "endpoint_url of the services section's dynamodb entry", out)
         open(env.config, "w").close()
 
         # -- TLS -----------------------------------------------------------
@@ -505,7 +493,7 @@ def main():
                       "AWS_SECRET_ACCESS_KEY": "s"})
             ep = "https://127.0.0.1:%d" % tport
             out, secs = env.sql(q, e, endpoint=ep)
-            t.check(out.startswith(
+            t.ok(out.startswith(
                 "Runtime error: dynamodb: table '%s': DescribeTable to %s "
                 "failed: SSL peer certificate or SSH remote key was not OK"
                 % (TABLE, ep)) and "set ca_bundle= or AWS_CA_BUNDLE" in out
@@ -513,14 +501,14 @@ def main():
                 "https verifies certificates: a self-signed one is refused "
                 "at once", out)
             out, _ = env.sql(q, e, ", ca_bundle='%s'" % cert, endpoint=ep)
-            t.check(out == "4", "ca_bundle= trusts another CA", out)
+            t.ok(out == "4", "ca_bundle= trusts another CA", out)
             e["AWS_CA_BUNDLE"] = cert
             out, _ = env.sql(q, e, endpoint=ep)
-            t.check(out == "4", "AWS_CA_BUNDLE trusts another CA", out)
+            t.ok(out == "4", "AWS_CA_BUNDLE trusts another CA", out)
         else:
             for name in ("https verifies certificates", "ca_bundle=",
                          "AWS_CA_BUNDLE"):
-                t.check(True, name + " # SKIP no openssl")
+                t.skip(name, "no openssl")
 
         # -- bad answers ---------------------------------------------------
         e = env.base()
@@ -537,9 +525,9 @@ def main():
             out, secs = env.sql(get, e, ", max_retries=1")
             control(port, fault="none")
             ok = out.startswith(want) and len(out.splitlines()) == 1
-            t.check(ok and secs < 10,
-                    "a %s answer is a one-line error (%.1fs): %s"
-                    % (fault, secs, out[:120]), out)
+            t.ok(ok and secs < 10,
+                 "a %s answer is a one-line error (%.1fs): %s"
+                 % (fault, secs, out[:120]), out)
 
         # -- a hung endpoint fails within the timeout ----------------------
         # (a socket that listens and never answers: connecting works, the
@@ -550,20 +538,19 @@ def main():
         ep = "http://127.0.0.1:%d" % hung.getsockname()[1]
         out, secs = env.sql(q, e, ", timeout=1, max_retries=1", endpoint=ep)
         hung.close()
-        t.check(out.startswith("Runtime error: dynamodb: table '%s': "
-                               "DescribeTable to %s failed: Timeout was "
-                               "reached" % (TABLE, ep)) and "after 1 retry"
-                in out and secs < 6,
-                "a hung endpoint fails within (max_retries + 1) x timeout "
-                "(%.1fs)" % secs, out)
+        t.ok(out.startswith("Runtime error: dynamodb: table '%s': "
+                            "DescribeTable to %s failed: Timeout was "
+                            "reached" % (TABLE, ep)) and "after 1 retry"
+             in out and secs < 6,
+             "a hung endpoint fails within (max_retries + 1) x timeout "
+             "(%.1fs)" % secs, out)
     finally:
         for p in procs:
             p.kill()
             p.wait()
         meta.shutdown()
         shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % t.n)
-    return 0
+    return t.done()
 
 
 if __name__ == "__main__":

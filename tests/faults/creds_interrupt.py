@@ -37,9 +37,14 @@ import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "harness"))
+from tap import Tap  # noqa: E402
+
 EXT, ENDPOINT, TABLE, DIR = sys.argv[1:5]
 DB = os.path.join(DIR, "interrupt.db")
 QUERY = "SELECT count(*) FROM t WHERE PK = 'CUSTOMER#alice'"
+TAP = Tap("creds: ")
 
 
 def connect():
@@ -72,7 +77,7 @@ def interrupted_run(conn, sql=QUERY):
     return err, time.monotonic() - t0
 
 
-def check(n, name, err, secs, within=None):
+def check(name, err, secs, within=None):
     pids = []
     try:
         with open(os.path.join(DIR, "pids")) as f:
@@ -86,12 +91,11 @@ def check(n, name, err, secs, within=None):
     left = [p for p in pids if not gone(p)]
     ok = ("interrupted" in err and len(pids) == 2 and not left
           and (within is None or secs <= within))
-    print("%s %d - creds: interrupt() stops a slow credential_process "
-          "(%s): %s after %.1f s%s, process and its child killed"
-          % ("ok" if ok else "not ok", n, name, err, secs,
-             "" if within is None else " (at most %.1f)" % within))
-    if not ok:
-        print("#   error %r, pids %r, still running %r" % (err, pids, left))
+    TAP.ok(ok, "interrupt() stops a slow credential_process (%s): %s after "
+           "%.1f s%s, process and its child killed"
+           % (name, err, secs,
+              "" if within is None else " (at most %.1f)" % within),
+           "error %r, pids %r, still running %r" % (err, pids, left))
     for p in left:
         try:
             os.kill(p, 9)
@@ -127,7 +131,7 @@ def main():
     conn = connect()
     err, secs = interrupted_run(conn)
     conn.close()
-    check(1, "making the client", err, secs)
+    check("making the client", err, secs)
     # B: a refresh of expired credentials
     set_slow(False)
     set_ttl(2)
@@ -137,7 +141,7 @@ def main():
     set_slow(True)
     err, secs = interrupted_run(conn)
     conn.close()
-    check(2, "refreshing expired credentials", err, secs)
+    check("refreshing expired credentials", err, secs)
     # C: CREATE VIRTUAL TABLE makes the client to describe the table
     set_ttl(3600)
     set_slow(True)
@@ -146,7 +150,7 @@ def main():
         conn, "CREATE VIRTUAL TABLE c USING dynamodb(table=%s, endpoint='%s',"
         " profile=slow)" % (TABLE, ENDPOINT))
     conn.close()
-    check(3, "CREATE VIRTUAL TABLE", err, secs, within=2.0)
+    check("CREATE VIRTUAL TABLE", err, secs, within=2.0)
     # D: CREATE VIRTUAL TABLE whose DescribeTable gets no answer
     set_slow(False)
     hung = socket.socket()
@@ -160,11 +164,9 @@ def main():
     conn.close()
     hung.close()
     ok = "interrupted" in err and secs <= 2.0
-    print("%s 4 - creds: interrupt() stops CREATE VIRTUAL TABLE's "
-          "DescribeTable that gets no answer: %s after %.1f s (at most 2.0)"
-          % ("ok" if ok else "not ok", err, secs))
-    print("1..4")
-    return 0
+    TAP.ok(ok, "interrupt() stops CREATE VIRTUAL TABLE's DescribeTable that "
+           "gets no answer: %s after %.1f s (at most 2.0)" % (err, secs))
+    return TAP.done()
 
 
 if __name__ == "__main__":

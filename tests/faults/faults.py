@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 FAULTS = ["throttle", "500", "503", "reset", "truncate", "badcrc", "delay"]
 FAULT_TITLE = {"throttle": "throttle", "500": "500", "503": "503",
@@ -458,13 +459,10 @@ def main():
             p.kill()
             p.wait()
 
-    n = 0
+    t = Tap("faults: ")
     for o in ops:
         for name, ok, diag in taps[o.name]:
-            n += 1
-            print("%s %d - faults: %s" % ("ok" if ok else "not ok", n, name))
-            for line in diag.splitlines():
-                print("#   " + line)
+            t.ok(ok, name, diag)
     print("# fault x operation (transient: the fault on the first try of "
           "every request;")
     print("# ok = same answer and DynamoDB state as a clean run. persistent: "
@@ -474,8 +472,7 @@ def main():
           % (bound(), TIMEOUT, RETRIES_T, RETRIES_P))
     for line in table_text(ops, kinds, cells):
         print("#   " + line)
-    print("1..%d" % n)
-    return 0
+    return t.done()
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
@@ -42,19 +43,7 @@ WTABLE = "RateWrite020"
 WITEMS = 200
 ITEMS = 400
 RATE = 50
-N = 0
-FAILED = 0
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - rate: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines()[:20]:
-            print("#   " + line[:300])
-    sys.stdout.flush()
+TAP = Tap("rate: ")
 
 
 def start_proxy(upstream):
@@ -124,18 +113,18 @@ def check(port, name, run, op, want):
     recs = [a for a in answers(port) if a[1] == op]
     control(port)
     if any(a[2] is None for a in recs) or not recs:
-        tap(True, "%s # SKIP the server reports no ConsumedCapacity for "
-            "%s: the rate cannot be checked" % (name, op))
+        TAP.skip(name, "the server reports no ConsumedCapacity for %s: the "
+                 "rate cannot be checked" % op)
         return
     total = sum(a[2] for a in recs)
     best, at = worst_second([(a[0], a[2]) for a in recs])
     t0 = min(a[0] for a in recs)
     ok = out == str(want) and best <= 2 * RATE
-    tap(ok, "%s: %s items, %.1f units in %d %s requests over %.1f s; the "
-        "most in one second %.1f (at %.2f s; at most %d)"
-        % (name, out, total, len(recs), op, took, best, at - t0, 2 * RATE),
-        "\n".join("%.3f %s %s Limit=%s" % (a[0] - t0, a[1], a[2], a[3])
-                  for a in sorted(recs)[:40]))
+    TAP.ok(ok, "%s: %s items, %.1f units in %d %s requests over %.1f s; the "
+           "most in one second %.1f (at %.2f s; at most %d)"
+           % (name, out, total, len(recs), op, took, best, at - t0, 2 * RATE),
+           "\n".join("%.3f %s %s Limit=%s" % (a[0] - t0, a[1], a[2], a[3])
+                     for a in sorted(recs)[:40]))
 
 
 def main():
@@ -161,8 +150,7 @@ def main():
         proxy.wait()
         fixtures.drop_table(client, TABLE)
         fixtures.drop_table(client, WTABLE)
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -52,6 +52,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "faults"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "RoleRefresh29"
 ROLE = "arn:aws:iam::111122223333:role/Refresh"
@@ -122,21 +123,6 @@ else:
 conn.close()
 print(json.dumps(out))
 """
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-
-    def check(self, ok, name, diag=""):
-        self.n += 1
-        print("%s %d - role refresh: %s" % ("ok" if ok else "not ok", self.n,
-                                           name))
-        if not ok:
-            for line in str(diag).splitlines():
-                print("#   " + line)
-        sys.stdout.flush()
-        return ok
 
 
 class Session:
@@ -232,8 +218,8 @@ def interrupt_checks(t, s, fake, base):
         else None
     if not can or can.returncode != 0:
         for name in names:
-            t.check(True, "interrupt() stops a slow call (%s) # SKIP %s "
-                    "cannot load extensions" % (name, pydeb))
+            t.skip("interrupt() stops a slow call (%s)" % name,
+                   "%s cannot load extensions" % pydeb)
         return
     e = s.env()
     e.pop("LD_PRELOAD", None)
@@ -251,10 +237,10 @@ def interrupt_checks(t, s, fake, base):
             err, secs = "did not run", 0
             if p.returncode < 0:
                 err = "the process died of signal %d" % -p.returncode
-        t.check("interrupted" in err and secs <= 2.5,
-                "interrupt() stops a slow call (%s): %s after %.1f s (at "
-                "most 2.5)" % (name, err[:160], secs),
-                p.stdout + p.stderr[-1500:])
+        t.ok("interrupted" in err and secs <= 2.5,
+             "interrupt() stops a slow call (%s): %s after %.1f s (at "
+             "most 2.5)" % (name, err[:160], secs),
+             p.stdout + p.stderr[-1500:])
 
 
 def api_checks(t, s, fake, base, tmp):
@@ -275,8 +261,8 @@ def api_checks(t, s, fake, base, tmp):
          "api/item.c", "api/read.c", "api/write.c", "build/libddb.a"] +
         libs.stdout.split(), cwd=ROOT, capture_output=True, text=True)
     if built.returncode or cc.returncode:
-        t.check(False, "libdyndb: build tests/api/api_roles.c",
-                (built.stderr + cc.stderr)[-600:])
+        t.ok(False, "libdyndb: build tests/api/api_roles.c",
+             (built.stderr + cc.stderr)[-600:])
         return
     fake.control(base)
     sso_cache(tmp, 8 * 3600)
@@ -286,17 +272,17 @@ def api_checks(t, s, fake, base, tmp):
     lines = p.stdout.splitlines()
     ar, gr = ops(fake, "AssumeRole"), ops(fake, "GetRoleCredentials")
     s.outputs.append(p.stdout + p.stderr)
-    t.check(p.returncode == 0 and len(lines) == 4 and
-            all(l.endswith(": found") for l in lines) and
-            lines[0] == lines[1] and lines[2] == lines[3] and
-            lines[0].startswith("r: assume-role " + ROLE + " (profile 'r') "
-                                "via profile 'src'") and
-            lines[2].startswith("dev: sso-session 'corp' (profile 'dev')") and
-            len(ar) == 1 and len(gr) == 1,
-            "libdyndb: two clients of a role profile make 1 AssumeRole "
-            "call (%d), two of an SSO profile 1 GetRoleCredentials call "
-            "(%d); each names its source" % (len(ar), len(gr)),
-            (p.stdout + p.stderr)[-600:])
+    t.ok(p.returncode == 0 and len(lines) == 4 and
+         all(l.endswith(": found") for l in lines) and
+         lines[0] == lines[1] and lines[2] == lines[3] and
+         lines[0].startswith("r: assume-role " + ROLE + " (profile 'r') "
+                             "via profile 'src'") and
+         lines[2].startswith("dev: sso-session 'corp' (profile 'dev')") and
+         len(ar) == 1 and len(gr) == 1,
+         "libdyndb: two clients of a role profile make 1 AssumeRole "
+         "call (%d), two of an SSO profile 1 GetRoleCredentials call "
+         "(%d); each names its source" % (len(ar), len(gr)),
+         (p.stdout + p.stderr)[-600:])
 
 
 def main():
@@ -311,7 +297,7 @@ def main():
     client = fixtures.connect()
     fixtures.lesson(client, TABLE)
     tmp = tempfile.mkdtemp(prefix="ddb-rolerefresh29-")
-    t = Tap()
+    t = Tap("role refresh: ")
     fake = fake_aws.start()
     base = {"secrets": {"AKIDREFRESH": SRCSECRET}, "serial": True,
             "web_tokens": [WEBTOK, WEBTOK2], "sso_tokens": [SSOTOK],
@@ -325,11 +311,11 @@ def main():
         fake.control(base)
         out = s.sql("\n".join([Q] * 51))
         calls, ids = ops(fake, "AssumeRole"), s.key_ids()
-        t.check(out == ones and len(calls) == 1 and len(ids) == 52 and
-                all(i == calls[0].get("issued") for i in ids),
-                "51 statements make 1 AssumeRole call (%d), all 52 requests "
-                "signed with its key" % len(calls),
-                (out[:300], len(calls), sorted(set(ids))))
+        t.ok(out == ones and len(calls) == 1 and len(ids) == 52 and
+             all(i == calls[0].get("issued") for i in ids),
+             "51 statements make 1 AssumeRole call (%d), all 52 requests "
+             "signed with its key" % len(calls),
+             (out[:300], len(calls), sorted(set(ids))))
 
         # -- the process keeps them: more tables, another connection ------
         fake.control(base)
@@ -342,37 +328,37 @@ def main():
                 % (TABLE, s.port, s.ext, TABLE, s.port, Q))
         out = s.sql(Q + "\n" + more)
         calls, ids = ops(fake, "AssumeRole"), s.key_ids()
-        t.check(out == "4\n4\n4" and len(calls) == 1 and
-                all(i == calls[0].get("issued") for i in ids),
-                "three tables over one role, two of them in another "
-                "connection of the process: 1 AssumeRole call (%d), every "
-                "request signed with its key" % len(calls),
-                (out[:300], len(calls), sorted(set(ids))))
+        t.ok(out == "4\n4\n4" and len(calls) == 1 and
+             all(i == calls[0].get("issued") for i in ids),
+             "three tables over one role, two of them in another "
+             "connection of the process: 1 AssumeRole call (%d), every "
+             "request signed with its key" % len(calls),
+             (out[:300], len(calls), sorted(set(ids))))
 
         # -- 11 minutes from expiry: a refresh a minute, not a statement --
         fake.control(dict(base, ttl=660))
         out = s.sql("\n".join([Q] * 25 + [".shell sleep 61"] + [Q] * 26))
         calls, ids = ops(fake, "AssumeRole"), s.key_ids()
         iss = [c.get("issued") for c in calls]
-        t.check(out == ones and len(calls) == 2 and
-                all(c.get("ak") == "AKIDREFRESH" for c in calls) and
-                ids[:26] == [iss[0]] * 26 and ids[-26:] == [iss[-1]] * 26,
-                "credentials 11 minutes from expiry: 1 AssumeRole for the "
-                "first minute's 25 statements, a second after 61 s, no third "
-                "for the 26 after it (%d calls)" % len(calls),
-                (out[:300], [(c.get("ak"), c.get("issued")) for c in calls],
-                 ids))
+        t.ok(out == ones and len(calls) == 2 and
+             all(c.get("ak") == "AKIDREFRESH" for c in calls) and
+             ids[:26] == [iss[0]] * 26 and ids[-26:] == [iss[-1]] * 26,
+             "credentials 11 minutes from expiry: 1 AssumeRole for the "
+             "first minute's 25 statements, a second after 61 s, no third "
+             "for the 26 after it (%d calls)" % len(calls),
+             (out[:300], [(c.get("ak"), c.get("issued")) for c in calls],
+              ids))
 
         # -- expired: fetched again, never used after expiry -------------
         fake.control(dict(base, ttl=3))
         out = s.sql(Q + "\n.shell sleep 4\n" + Q + "\n" + Q)
         calls, ids = ops(fake, "AssumeRole"), s.key_ids()
         iss = [c.get("issued") for c in calls]
-        t.check(out == "4\n4\n4" and len(calls) == 2 and
-                ids == [iss[0], iss[0], iss[1], iss[1]],
-                "expired credentials are fetched again before the next "
-                "request, and not used after their expiry",
-                (out, iss, ids))
+        t.ok(out == "4\n4\n4" and len(calls) == 2 and
+             ids == [iss[0], iss[0], iss[1], iss[1]],
+             "expired credentials are fetched again before the next "
+             "request, and not used after their expiry",
+             (out, iss, ids))
 
         # -- expired, and STS refuses to renew ------------------------------
         fake.control(dict(base, ttl=3, fail={"AssumeRole": {
@@ -380,12 +366,12 @@ def main():
             "message": "not authorized to perform: sts:AssumeRole"}}))
         out = s.sql(Q + "\n.shell sleep 4\n" + Q)
         lines = out.splitlines()
-        t.check(len(lines) == 2 and lines[0] == "4" and
-                lines[1].startswith("Runtime error: dynamodb:") and
-                ROLE in lines[1] and "AccessDenied" in lines[1] and
-                "expired" in lines[1] and len(s.key_ids()) == 2,
-                "expired credentials STS refuses to renew: the statement "
-                "fails naming the role, AccessDenied and the expiry", out)
+        t.ok(len(lines) == 2 and lines[0] == "4" and
+             lines[1].startswith("Runtime error: dynamodb:") and
+             ROLE in lines[1] and "AccessDenied" in lines[1] and
+             "expired" in lines[1] and len(s.key_ids()) == 2,
+             "expired credentials STS refuses to renew: the statement "
+             "fails naming the role, AccessDenied and the expiry", out)
 
         # -- web identity: the token file is read at each refresh --------
         tokf = os.path.join(tmp, "web-token")
@@ -401,32 +387,32 @@ def main():
                     + Q, opts="", env=irsa)
         calls = ops(fake, "AssumeRoleWithWebIdentity")
         seen = [c.get("WebIdentityToken") for c in calls]
-        t.check(out == "4\n4" and seen == [WEBTOK, WEBTOK2],
-                "web identity: the token file is read again at the refresh "
-                "(the fake saw the first token, then the rotated one)",
-                (out, ["first" if x == WEBTOK else "second" if x == WEBTOK2
-                       else "other" for x in seen]))
+        t.ok(out == "4\n4" and seen == [WEBTOK, WEBTOK2],
+             "web identity: the token file is read again at the refresh "
+             "(the fake saw the first token, then the rotated one)",
+             (out, ["first" if x == WEBTOK else "second" if x == WEBTOK2
+                    else "other" for x in seen]))
 
         # -- SSO: 51 statements, a token 5 minutes from expiry -----------
         sso_cache(tmp, 300)
         fake.control(base)
         out = s.sql("\n".join([Q] * 51), opts=", profile=dev")
         ct, gr = ops(fake, "CreateToken"), ops(fake, "GetRoleCredentials")
-        t.check(out == ones and len(ct) == 1 and len(gr) == 1 and
-                gr[0].get("bearer") == ct[0].get("issued"),
-                "SSO: 51 statements with a token 5 minutes from expiry: 1 "
-                "CreateToken (%d), 1 GetRoleCredentials (%d) with the new "
-                "token" % (len(ct), len(gr)), out[:300])
+        t.ok(out == ones and len(ct) == 1 and len(gr) == 1 and
+             gr[0].get("bearer") == ct[0].get("issued"),
+             "SSO: 51 statements with a token 5 minutes from expiry: 1 "
+             "CreateToken (%d), 1 GetRoleCredentials (%d) with the new "
+             "token" % (len(ct), len(gr)), out[:300])
         sso_cache(tmp, 8 * 3600)
         fake.control(dict(base, ttl=3))
         out = s.sql(Q + "\n.shell sleep 4\n" + Q, opts=", profile=dev")
         gr, ids = ops(fake, "GetRoleCredentials"), s.key_ids()
-        t.check(out == "4\n4" and len(gr) == 2 and not ops(fake,
-                                                           "CreateToken")
-                and ids[-1] == gr[-1].get("issued"),
-                "SSO: expired role credentials are fetched again (%d "
-                "GetRoleCredentials), the token not refreshed" % len(gr),
-                (out, len(gr), ids))
+        t.ok(out == "4\n4" and len(gr) == 2 and not ops(fake,
+                                                        "CreateToken")
+             and ids[-1] == gr[-1].get("issued"),
+             "SSO: expired role credentials are fetched again (%d "
+             "GetRoleCredentials), the token not refreshed" % len(gr),
+             (out, len(gr), ids))
 
         fake.control(base)
         out = s.sql(Q + "\n.open sso-second.db\n.load %s\n"
@@ -434,10 +420,10 @@ def main():
                     "endpoint='http://127.0.0.1:%d', profile=dev);\n%s"
                     % (s.ext, TABLE, s.port, Q), opts=", profile=dev")
         gr, ids = ops(fake, "GetRoleCredentials"), s.key_ids()
-        t.check(out == "4\n4" and len(gr) == 1 and
-                all(i == gr[0].get("issued") for i in ids),
-                "SSO: two connections of the process make 1 "
-                "GetRoleCredentials call (%d)" % len(gr), (out, len(gr), ids))
+        t.ok(out == "4\n4" and len(gr) == 1 and
+             all(i == gr[0].get("issued") for i in ids),
+             "SSO: two connections of the process make 1 "
+             "GetRoleCredentials call (%d)" % len(gr), (out, len(gr), ids))
 
         # -- libdyndb: the same chain, the same memo ----------------------
         api_checks(t, s, fake, base, tmp)
@@ -453,8 +439,8 @@ def main():
         secrets = [SRCSECRET, WEBTOK, WEBTOK2, SSOTOK, RT, CSEC] + issued
         leaked = [x[:6] + "..." for x in secrets
                   if any(x in o for o in s.outputs)]
-        t.check(not leaked, "no secret or token in anything the extension "
-                "printed (%d outputs)" % len(s.outputs), leaked)
+        t.ok(not leaked, "no secret or token in anything the extension "
+             "printed (%d outputs)" % len(s.outputs), leaked)
     finally:
         proxy.kill()
         proxy.wait()
@@ -462,9 +448,8 @@ def main():
         fake.stop()
         shutil.rmtree(tmp, ignore_errors=True)
         fixtures.drop_table(client, TABLE)
-    t.check(not esc, "no other address or path was tried", esc)
-    print("1..%d" % t.n)
-    return 0
+    t.ok(not esc, "no other address or path was tried", esc)
+    return t.done()
 
 
 if __name__ == "__main__":

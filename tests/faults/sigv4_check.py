@@ -34,6 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 import botocore.auth  # noqa: E402
 from botocore.awsrequest import AWSRequest  # noqa: E402
@@ -101,8 +102,7 @@ def main():
         return 0
     ext = os.environ.get("DDB_EXT", "build/dynamodb")
     client = fixtures.connect()
-    n = 0
-    fails = 0
+    t = Tap("sigv4 ")
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "requests.jsonl")
         proxy = subprocess.Popen(
@@ -131,12 +131,7 @@ def main():
                        "AWS_SESSION_TOKEN": token or ""}
                 out = run(ext, endpoint, env)
                 if "error" in out.lower():
-                    n += 1
-                    fails += 1
-                    print("not ok %d - sigv4 %s: the statements ran" % (n,
-                                                                     title))
-                    for line in out.splitlines():
-                        print("#   " + line)
+                    t.ok(False, "%s: the statements ran" % title, out)
                     continue
                 with open(log) as f:
                     recs = [json.loads(line) for line in f]
@@ -167,16 +162,10 @@ def main():
                     if key in seen and not diag:
                         continue
                     seen.add(key)
-                    n += 1
-                    fails += bool(diag)
-                    print("%s %d - sigv4 %s: %s%s, port %d, path %s, "
-                          "%d-byte body: Authorization identical to "
-                          "botocore's"
-                          % ("not ok" if diag else "ok", n, title, op,
-                             " (non-ASCII body)" if non_ascii else "", port,
-                             rec["path"], len(body)))
-                    for d in diag:
-                        print("#   " + d)
+                    t.ok(not diag, "%s: %s%s, port %d, path %s, %d-byte body: "
+                         "Authorization identical to botocore's"
+                         % (title, op, " (non-ASCII body)" if non_ascii else "",
+                            port, rec["path"], len(body)), diag)
                 # control: botocore on a body with one byte changed differs
                 rec = next(r for r in recs
                            if any(b > 127 for b in base64.b64decode(r["body"])))
@@ -185,18 +174,13 @@ def main():
                 changed, _ = botocore_auth(rec, port, ak, sk, token,
                                            bytes(body))
                 hd = {k.lower(): v for k, v in rec["headers"]}
-                n += 1
-                ok = changed != hd.get("authorization")
-                fails += not ok
-                print("%s %d - sigv4 %s: control, one changed body byte "
-                      "changes botocore's signature" % (
-                          "ok" if ok else "not ok", n, title))
+                t.ok(changed != hd.get("authorization"), "%s: control, one "
+                     "changed body byte changes botocore's signature" % title)
         finally:
             proxy.kill()
             proxy.wait()
     fixtures.drop_table(client, TABLE)
-    print("1..%d" % n)
-    return 0
+    return t.done()
 
 
 if __name__ == "__main__":

@@ -39,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Sso29"
 START = "https://corp.awsapps.com/start"
@@ -369,7 +370,7 @@ def main():
     url = "http://127.0.0.1:%d" % fake.server_address[1]
     home = tempfile.mkdtemp(prefix="ddb-sso29-")
     proxy, log = fixtures.recording_proxy(upstream, home)
-    n = failed = 0
+    t = Tap("sso: ")
     try:
         port = int(proxy.stdout.readline())
         for case in CASES:
@@ -394,21 +395,15 @@ def main():
                 else None
             bad = check(case, want, theirs_log, out, recs, STATE["log"],
                         their_cache, my_cache)
-            n += 1
-            failed += bool(bad)
-            print("%s %d - sso: %s (botocore: %s)"
-                  % ("not ok" if bad else "ok", n, case[0],
-                     want.get("error", want.get("ak"))[:160]))
-            for b in bad:
-                print("#   " + b)
+            t.ok(not bad, "%s (botocore: %s)"
+                 % (case[0], want.get("error", want.get("ak"))[:160]), bad)
     finally:
         proxy.kill()
         proxy.wait()
         fake.shutdown()
         shutil.rmtree(home, ignore_errors=True)
         fixtures.drop_table(client, TABLE)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return t.done()
 
 
 if __name__ == "__main__":

@@ -32,22 +32,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 READER_PY = os.environ.get("READER_PY", "/usr/bin/python3")
 BOUND = 10.0  # seconds: a change not seen by then fails the test
-N = 0
-
-
-def ok(cond, what, *detail):
-    global N
-    N += 1
-    print("%s %d - streams: %s" % ("ok" if cond else "not ok", N, what))
-    if not cond:
-        for d in detail:
-            print("#   %s" % d)
-    sys.stdout.flush()
-    return cond
+TAP = Tap("streams: ")
 
 
 class Reader:
@@ -202,10 +192,10 @@ def check_no_stream(c):
             "Stream enabled; enable one: aws dynamodb update-table "
             "--table-name StrNone061 --stream-specification "
             "StreamEnabled=true,StreamViewType=KEYS_ONLY")
-    ok(out.get("error") == want, "no stream: CREATE fails naming how to "
-       "enable it", json.dumps(out))
+    TAP.ok(out.get("error") == want, "no stream: CREATE fails naming how to "
+           "enable it", json.dumps(out))
     out = r.sql("SELECT count(*) FROM sqlite_master")
-    ok(out.get("rows") == [[0]], "no stream: no table made", json.dumps(out))
+    TAP.ok(out.get("rows") == [[0]], "no stream: no table made", json.dumps(out))
     r.close()
     fixtures.drop_table(c, "StrNone061")
 
@@ -218,8 +208,8 @@ def check_changes(c, table, view, control_ok):
     ctl = Reader()
     ctl.rows("CREATE VIRTUAL TABLE t USING dynamodb(table=%s, "
              "columns='v N')" % table)
-    ok(r.wait_following(table),
-       "%s: the reader follows" % view, json.dumps(r.stats(table)))
+    TAP.ok(r.wait_following(table),
+           "%s: the reader follows" % view, json.dumps(r.stats(table)))
     # the control's warm entry of p0 (the first change updates it)
     ctl.rows(value_sql("t", "p0"))
     # query pages: a partition of the table, one of the GSI
@@ -234,24 +224,24 @@ def check_changes(c, table, view, control_ok):
     dq = wait_value(r, q, 1)
     put(c, table, "p3", 3, g="gq")
     dg = wait_value(r, gq, 1)
-    ok(not failed and len(lat) == 50,
-       "%s: 50 outside changes each seen (within %.0f s)" % (view, BOUND),
-       *failed[:5])
+    TAP.ok(not failed and len(lat) == 50,
+           "%s: 50 outside changes each seen (within %.0f s)" % (view, BOUND),
+           failed[:5])
     within = sum(1 for x in lat if x <= 1.0)
     print("# %s: %d changes in %.1f s; seen after p50 %.3f s, p99 %.3f s, "
           "max %.3f s; %d of %d within 1 s" %
           (view, len(lat), time.monotonic() - t0, pct(lat, 50), pct(lat, 99),
            max(lat) if lat else float("nan"), within, len(lat)))
-    ok(dq is not None, "%s: a cached Query page of the table's partition "
-       "sees an insert" % view)
-    ok(dg is not None, "%s: a cached Query page of a GSI partition sees an "
-       "item move into it" % view)
+    TAP.ok(dq is not None, "%s: a cached Query page of the table's partition "
+           "sees an insert" % view)
+    TAP.ok(dg is not None, "%s: a cached Query page of a GSI partition sees an "
+           "item move into it" % view)
     # the control, coherence=ttl in another process: the old answer
     got = ctl.one(value_sql("t", "p0"))
     last = ctl.last()
-    ok(control_ok(got) and last.get("cache_hits") == 1,
-       "%s: the control (coherence=ttl) still answers the old item" % view,
-       "got %r, %s" % (got, json.dumps(last)))
+    TAP.ok(control_ok(got) and last.get("cache_hits") == 1,
+           "%s: the control (coherence=ttl) still answers the old item" % view,
+           "got %r, %s" % (got, json.dumps(last)))
     ctl.close()
     return r, lat
 
@@ -267,44 +257,44 @@ def check_own(r, table, view):
             r.one(value_sql("t", "p6"))]
     last = r.last()
     skipped = r.stats(table).get("own_skipped", 0) - before
-    ok(vals == [777, 5, None] and last.get("requests_total") == 0 and
-       last.get("cache_hits") == 1,
-       "%s: own writes stay cached after their records" % view,
-       "values %r, last %s" % (vals, json.dumps(last)))
-    ok(skipped == 3, "%s: own_skipped counts the three records" % view,
-       "own_skipped moved by %r" % skipped)
+    TAP.ok(vals == [777, 5, None] and last.get("requests_total") == 0 and
+           last.get("cache_hits") == 1,
+           "%s: own writes stay cached after their records" % view,
+           "values %r, last %s" % (vals, json.dumps(last)))
+    TAP.ok(skipped == 3, "%s: own_skipped counts the three records" % view,
+           "own_skipped moved by %r" % skipped)
 
 
 def check_monitoring(r, table):
     last = r.last()
     s = (last.get("streams") or [{}])[0]
-    ok(s.get("table") == table and s.get("state") == "following" and
-       isinstance(s.get("lag_s"), float) and 0 <= s["lag_s"] < 5,
-       "dynamodb_last() shows the reader's state and lag", json.dumps(last))
+    TAP.ok(s.get("table") == table and s.get("state") == "following" and
+           isinstance(s.get("lag_s"), float) and 0 <= s["lag_s"] < 5,
+           "dynamodb_last() shows the reader's state and lag", json.dumps(last))
     st = r.stats(table)
-    ok(st.get("state") == "following" and st.get("records", 0) > 0 and
-       st.get("polls", 0) > 0 and st.get("clears") == 0 and
-       isinstance(st.get("lag_s"), float),
-       "dynamodb_stats shows the reader (state, lag_s, records, polls)",
-       json.dumps(st))
+    TAP.ok(st.get("state") == "following" and st.get("records", 0) > 0 and
+           st.get("polls", 0) > 0 and st.get("clears") == 0 and
+           isinstance(st.get("lag_s"), float),
+           "dynamodb_stats shows the reader (state, lag_s, records, polls)",
+           json.dumps(st))
     log = r.rows("SELECT DISTINCT operation FROM dynamodb_log WHERE "
                  "operation IN ('DescribeStream', 'GetShardIterator', "
                  "'GetRecords') ORDER BY 1")
-    ok(log == [["DescribeStream"], ["GetRecords"], ["GetShardIterator"]],
-       "dynamodb_log names the stream requests", json.dumps(log))
+    TAP.ok(log == [["DescribeStream"], ["GetRecords"], ["GetShardIterator"]],
+           "dynamodb_log names the stream requests", json.dumps(log))
 
 
 def check_fork(c, r, table):
     out = r.cmd({"fork": value_sql("t", "p1")})
     ch = out.get("child", {})
-    ok(ch.get("threads") == 1 and ch.get("threads_after") == 1 and
-       "rows" in ch, "fork(): the child has no reader thread, and reads",
-       json.dumps(out))
+    TAP.ok(ch.get("threads") == 1 and ch.get("threads_after") == 1 and
+           "rows" in ch, "fork(): the child has no reader thread, and reads",
+           json.dumps(out))
     sql = value_sql("t", "p2")
     r.rows(sql)
     put(c, table, "p2", 4242)
-    ok(wait_value(r, sql, 4242) is not None,
-       "fork(): the parent's reader goes on")
+    TAP.ok(wait_value(r, sql, 4242) is not None,
+           "fork(): the parent's reader goes on")
 
 
 def check_threads(c, table):
@@ -321,9 +311,9 @@ def check_threads(c, table):
     r.rows("DROP TABLE b")
     time.sleep(0.2)
     none = r.cmd({"threads": 1})["threads"]
-    ok(two == base + 1 and one == base + 1 and none == base,
-       "one reader thread for two tables of one table; the last DROP TABLE "
-       "stops it", "threads: %d, %d, %d, %d" % (base, two, one, none))
+    TAP.ok(two == base + 1 and one == base + 1 and none == base,
+           "one reader thread for two tables of one table; the last DROP TABLE "
+           "stops it", "threads: %d, %d, %d, %d" % (base, two, one, none))
     r.close()
 
 
@@ -341,8 +331,8 @@ def check_many_readers(c):
                "'stream_readers'")
     states = r.rows("SELECT count(*) FROM dynamodb_stats WHERE name LIKE "
                     "'stream.StrMany061%.state'")
-    ok(n == [[9]] and states == [[8]], "nine readers: stream_readers says "
-       "9, with the rows of the first 8", "%r %r" % (n, states))
+    TAP.ok(n == [[9]] and states == [[8]], "nine readers: stream_readers says "
+           "9, with the rows of the first 8", "%r %r" % (n, states))
     r.close()
     for t in names:
         fixtures.drop_table(c, t)
@@ -369,8 +359,8 @@ def main():
     check_many_readers(c)
     for t in ("StrKeys061", "StrImg061"):
         fixtures.drop_table(c, t)
-    print("1..%d" % N)
-    return 0
+    TAP.done()
+    return 0  # suite 61 reads a non-zero status as the driver's crash
 
 
 if __name__ == "__main__":

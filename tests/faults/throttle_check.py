@@ -35,6 +35,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Thr029"
 ARN = "arn:aws:dynamodb:us-east-1:123456789012:table/" + TABLE
@@ -43,19 +44,7 @@ P = "com.amazonaws.dynamodb.v20120810#"
 PTE_MSG = ("The level of configured provisioned throughput for the table "
            "was exceeded. Consider increasing your provisioning level with "
            "the UpdateTable API.")
-N = 0
-FAILED = 0
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - throttle: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line[:300])
-    sys.stdout.flush()
+TAP = Tap("throttle: ")
 
 
 def reasons(member, *pairs):
@@ -278,28 +267,27 @@ def main():
             control(port, fault="throttle", mode="first", ops=[c.op],
                     throttle_body=c.ans)
             out, log, hot = run(c, port, 3)
-            tap(out == c.out, "%s on %s: retried, then the answer" %
-                (c.name, c.op), "got:\n%s\nwant:\n%s" % (out, c.out))
+            TAP.ok(out == c.out, "%s on %s: retried, then the answer" %
+                   (c.name, c.op), "got:\n%s\nwant:\n%s" % (out, c.out))
             want_log = "%s|1|%s" % (c.op, c.log)
-            tap(log == want_log, "%s on %s: dynamodb_log" % (c.name, c.op),
-                "got:\n%s\nwant:\n%s" % (log, want_log))
+            TAP.ok(log == want_log, "%s on %s: dynamodb_log" % (c.name, c.op),
+                   "got:\n%s\nwant:\n%s" % (log, want_log))
             want_hot = "\n".join(c.hot)
-            tap(hot == want_hot, "%s on %s: dynamodb_hot" % (c.name, c.op),
-                "got:\n%s\nwant:\n%s" % (hot, want_hot))
+            TAP.ok(hot == want_hot, "%s on %s: dynamodb_hot" % (c.name, c.op),
+                   "got:\n%s\nwant:\n%s" % (hot, want_hot))
             reset_rows(client)
             control(port, fault="throttle", mode="always", ops=[c.op],
                     throttle_body=c.ans)
             out, log, hot = run(c, port, 2)
             errs = [l for l in out.splitlines() if "error" in l]
-            tap(errs == [c.error],
-                "%s on %s: retries run out, one line naming it" %
-                (c.name, c.op), "got:\n%s\nwant:\n%s" % (out, c.error))
+            TAP.ok(errs == [c.error],
+                   "%s on %s: retries run out, one line naming it" %
+                   (c.name, c.op), "got:\n%s\nwant:\n%s" % (out, c.error))
     finally:
         proxy.kill()
         proxy.wait()
         fixtures.drop_table(client, TABLE)
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -33,25 +33,15 @@ import time
 import boto3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 URL = os.environ["REDIS_URL"]
 TABLE = "Fleet063"
 PY = "/usr/bin/python3"
 
-n_test = 0
-n_failed = 0
-
-
-def tap(ok, name, detail=None):
-    global n_test, n_failed
-    n_test += 1
-    if not ok:
-        n_failed += 1
-    print("%sok %d - fleet: %s" % ("" if ok else "not ", n_test, name))
-    if not ok and detail:
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap("fleet: ")
 
 
 def py_env():
@@ -190,7 +180,7 @@ def redis_down(c, left):
     item for 300 s); Redis back on its port: one reader again."""
     state = os.environ.get("REDIS_STATE")
     if not state:
-        tap(0, "Redis down: REDIS_STATE names the server's state directory")
+        TAP.ok(0, "Redis down: REDIS_STATE names the server's state directory")
         return
     harness = os.path.join(ROOT, "tests", "harness", "redis.sh")
     port = URL.rsplit(":", 1)[1]
@@ -198,25 +188,25 @@ def redis_down(c, left):
     time.sleep(1)
     put(c, "v4")
     got = [w.ask("wait k v4 10") for w in left]
-    tap(all(g.get("v") == "v4" for g in got), "Redis down: a write shows in both", got)
+    TAP.ok(all(g.get("v") == "v4" for g in got), "Redis down: a write shows in both", got)
     time.sleep(2)  # each has anchored at LATEST by now
     put(c, "v5")
     got = [w.ask("wait k v5 10") for w in left]
-    tap(all(g.get("v") == "v5" and g.get("gets", 9) <= 1 for g in got),
-        "Redis down: each process reads the stream itself (the next write shows)", got)
+    TAP.ok(all(g.get("v") == "v5" and g.get("gets", 9) <= 1 for g in got),
+           "Redis down: each process reads the stream itself (the next write shows)", got)
     n = records_in(left, 2)
-    tap(all(x > 0 for x in n), "Redis down: both send GetRecords", n)
+    TAP.ok(all(x > 0 for x in n), "Redis down: both send GetRecords", n)
     st = [w.ask("state").get("state") for w in left]
-    tap(st == ["following: fleet: Redis cannot answer: reading alone"] * 2,
-        "Redis down: dynamodb_stats says each reads alone", st)
+    TAP.ok(st == ["following: fleet: Redis cannot answer: reading alone"] * 2,
+           "Redis down: dynamodb_stats says each reads alone", st)
     subprocess.run([harness, "start", "--port", port, state], check=True, capture_output=True)
     time.sleep(7)  # the fleet's backoff (5 s at most), then the election
     n = records_in(left, 4)
-    tap(sum(1 for x in n if x > 0) == 1,
-        "Redis back: one of them sends GetRecords again, the other none", n)
+    TAP.ok(sum(1 for x in n if x > 0) == 1,
+           "Redis back: one of them sends GetRecords again, the other none", n)
     put(c, "v6")
     got = [w.ask("wait k v6 10") for w in left]
-    tap(all(g.get("v") == "v6" for g in got), "Redis back: a write shows in both", got)
+    TAP.ok(all(g.get("v") == "v6" for g in got), "Redis back: a write shows in both", got)
 
 
 def main():
@@ -229,14 +219,14 @@ def main():
     control = Worker(", shared_cache='%s', shared_cache_timeout=1" % URL)
     try:
         ok = all(w.ready.get("ready") for w in ws + [control])
-        tap(ok, "three workers with coherence=streams and the shared tier, one without",
-            [w.ready for w in ws + [control]])
+        TAP.ok(ok, "three workers with coherence=streams and the shared tier, one without",
+               [w.ready for w in ws + [control]])
         if not ok:
             return
         first = [w.ask("get k").get("v") for w in ws + [control]]
         first += [w.ask("get other").get("v") for w in ws]
-        tap(first == ["v0"] * 4 + ["o"] * 3, "every worker reads v0 and o (its cache filled)",
-            first)
+        TAP.ok(first == ["v0"] * 4 + ["o"] * 3, "every worker reads v0 and o (its cache filled)",
+               first)
         time.sleep(4)  # the election, the leader anchored
         # (a reader's first turn may run alone, before its table names the
         # tier, and clear the table as it anchors: read o into each cache
@@ -244,26 +234,26 @@ def main():
         for w in ws:
             w.ask("get other")
         n = records_in(ws, 4)
-        tap(sum(1 for x in n if x > 0) == 1 and min(n) == 0,
-            "one reader: one worker sent GetRecords over 4 s, the others none", n)
+        TAP.ok(sum(1 for x in n if x > 0) == 1 and min(n) == 0,
+               "one reader: one worker sent GetRecords over 4 s, the others none", n)
         leader = [i for i, x in enumerate(n) if x > 0]
         st = [w.ask("state").get("state") for w in ws]
-        tap(len(leader) == 1 and st[leader[0]] == "following: fleet leader" and
-            sorted(st) == ["following: fleet follower"] * 2 + ["following: fleet leader"],
-            "dynamodb_stats: the sender says 'fleet leader', the others 'fleet follower'",
-            st)
+        TAP.ok(len(leader) == 1 and st[leader[0]] == "following: fleet leader" and
+               sorted(st) == ["following: fleet follower"] * 2 + ["following: fleet leader"],
+               "dynamodb_stats: the sender says 'fleet leader', the others 'fleet follower'",
+               st)
 
         put(c, "v1")
         got = [w.ask("wait k v1 10") for w in ws]
-        tap(all(g.get("v") == "v1" for g in got),
-            "an outside write shows in every worker's cached read within 10 s", got)
-        tap(all(g.get("gets", 9) <= 1 for g in got),
-            "each worker asked DynamoDB for it once at most (reads from its cache)", got)
+        TAP.ok(all(g.get("v") == "v1" for g in got),
+               "an outside write shows in every worker's cached read within 10 s", got)
+        TAP.ok(all(g.get("gets", 9) <= 1 for g in got),
+               "each worker asked DynamoDB for it once at most (reads from its cache)", got)
         cv = control.ask("get k")
-        tap(cv.get("v") == "v0", "control: without coherence=streams the old value stays", cv)
+        TAP.ok(cv.get("v") == "v0", "control: without coherence=streams the old value stays", cv)
 
         if len(leader) != 1:
-            tap(0, "kill -9 of the leader: no single leader to kill", n)
+            TAP.ok(0, "kill -9 of the leader: no single leader to kill", n)
             return
         dead = ws[leader[0]]
         os.kill(dead.p.pid, signal.SIGKILL)
@@ -278,22 +268,22 @@ def main():
             n = records_in(left, 1)
             new = [i for i, x in enumerate(n) if x > 0]
         took = time.time() - t_kill
-        tap(len(new) == 1 and took < 12,
-            "kill -9 of the leader: another sends GetRecords within 12 s (%.1f s)" % took, n)
+        TAP.ok(len(new) == 1 and took < 12,
+               "kill -9 of the leader: another sends GetRecords within 12 s (%.1f s)" % took, n)
         got = [w.ask("wait k v2 10") for w in left]
-        tap(all(g.get("v") == "v2" for g in got),
-            "a write made during the takeover shows in both workers left", got)
+        TAP.ok(all(g.get("v") == "v2" for g in got),
+               "a write made during the takeover shows in both workers left", got)
         # resumed from the checkpoint, not anchored again: nothing cleared,
         # the other item still answered by each process's own cache
         got = [w.ask("get other") for w in left]
-        tap(all(g.get("v") == "o" and g.get("gets") == 0 and g.get("shared") == 0
-                for g in got),
-            "the new leader resumed from the checkpoint: no cache cleared",
-            [got, [w.ask("fleet") for w in left]])
+        TAP.ok(all(g.get("v") == "o" and g.get("gets") == 0 and g.get("shared") == 0
+                   for g in got),
+               "the new leader resumed from the checkpoint: no cache cleared",
+               [got, [w.ask("fleet") for w in left]])
         put(c, "v3")
         got = [w.ask("wait k v3 10") for w in left]
-        tap(all(g.get("v") == "v3" for g in got),
-            "and the next write too, through the new leader", got)
+        TAP.ok(all(g.get("v") == "v3" for g in got),
+               "and the next write too, through the new leader", got)
         redis_down(c, left)
     finally:
         for w in ws + [control]:
@@ -305,5 +295,4 @@ def main():
 
 
 main()
-print("1..%d" % n_test)
-sys.exit(1 if n_failed else 0)
+sys.exit(TAP.done())

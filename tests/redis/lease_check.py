@@ -41,6 +41,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 STATE = os.environ["REDIS_STATE"]
@@ -52,20 +53,7 @@ N_BATCH = 100  # keys a fleet reads in IN lists
 PAGES_PK = "Q"  # the partition a fleet queries
 DELAY = 0.05  # a fleet's DynamoDB round trip
 
-n_test = 0
-n_failed = 0
-
-
-def tap(ok, name, detail=None):
-    global n_test, n_failed
-    n_test += 1
-    if not ok:
-        n_failed += 1
-    print("%sok %d - leases: %s" % ("" if ok else "not ", n_test, name))
-    if not ok and detail:
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap("leases: ")
 
 
 def redis_url():
@@ -225,8 +213,8 @@ def check_fleet(what, statements, want, op, n_keys, opts):
     asked = len(PROXY.asked(m).get(op, []))
     ok = all(r[3] == 0 and r[0] == want for r in rs)
     bad = [r for r in rs if r[3] != 0 or r[0] != want][:1]
-    tap(ok, "%s: %d processes at once, every answer right" % (what, FLEET),
-        bad and "rc %d %s\n%s" % (bad[0][3], bad[0][2], "\n".join(bad[0][0][:5])))
+    TAP.ok(ok, "%s: %d processes at once, every answer right" % (what, FLEET),
+           bad and "rc %d %s\n%s" % (bad[0][3], bad[0][2], "\n".join(bad[0][0][:5])))
     waits = sum(r[1].get("shared_lease_waits", 0) for r in rs)
     return asked, waits
 
@@ -240,13 +228,13 @@ def test_fleets():
             ("Query pages", QUERY, ["30|" + ",".join("q%d" % i for i in range(30))], "Query",
              1)):
         asked, waits = check_fleet(what, st, want, op, n, ", shared_lease_wait=0.5")
-        tap(asked <= 2 * n and waits > 0,
-            "%s: DynamoDB asked %d times for %d keys (at most %d), %d lease waits"
-            % (what, asked, n, 2 * n, waits), "asked %d, waits %d" % (asked, waits))
+        TAP.ok(asked <= 2 * n and waits > 0,
+               "%s: DynamoDB asked %d times for %d keys (at most %d), %d lease waits"
+               % (what, asked, n, 2 * n, waits), "asked %d, waits %d" % (asked, waits))
         off, _ = check_fleet(what + ", leases off", st, want, op, n, ", shared_lease_wait=0")
-        tap(off >= 3 * n,
-            "%s, shared_lease_wait=0: a herd, %d asks for %d keys (the count sees one)"
-            % (what, off, n), "asked %d" % off)
+        TAP.ok(off >= 3 * n,
+               "%s, shared_lease_wait=0: a herd, %d asks for %d keys (the count sees one)"
+               % (what, off, n), "asked %d" % off)
 
 
 def get_one(i):
@@ -266,11 +254,11 @@ def test_holder_killed():
     holder.wait()
     a, s, err, rc = finish(other)
     took = time.time() - t0
-    tap(rc == 0 and a == ["v901"], "a holder killed mid-read: the other answers right",
-        "rc %d %s %r" % (rc, err, a))
-    tap(took < 3.0 and s.get("shared_lease_fallbacks") == 1 and s.get("shared_lease_waits") == 1,
-        "... within the wait (0.4 s) and a margin: %.2f s, one wait, one fallback" % took,
-        "took %.2f, %r" % (took, s))
+    TAP.ok(rc == 0 and a == ["v901"], "a holder killed mid-read: the other answers right",
+           "rc %d %s %r" % (rc, err, a))
+    TAP.ok(took < 3.0 and s.get("shared_lease_fallbacks") == 1 and s.get("shared_lease_waits") == 1,
+           "... within the wait (0.4 s) and a margin: %.2f s, one wait, one fallback" % took,
+           "took %.2f, %r" % (took, s))
 
 
 def write_race(k, lease_opts, txn=False):
@@ -299,22 +287,22 @@ def write_race(k, lease_opts, txn=False):
 
 def test_write_race():
     ra, hs, detail = write_race(902, ", shared_lease_wait=0.5")
-    tap(ra == [], "a write racing a lease: the old value is not served after it",
-        "%r %r" % (ra, detail))
-    tap(hs.get("shared_lease_stale") == 1 and hs.get("shared_lease_wins") == 1,
-        "... the holder's fill dropped as stale (counted)", hs)
+    TAP.ok(ra == [], "a write racing a lease: the old value is not served after it",
+           "%r %r" % (ra, detail))
+    TAP.ok(hs.get("shared_lease_stale") == 1 and hs.get("shared_lease_wins") == 1,
+           "... the holder's fill dropped as stale (counted)", hs)
     ra, hs, detail = write_race(904, ", shared_lease_wait=0.5", txn=True)
     if "has no TransactWriteItems" in detail[4]:  # dynalite: nothing written
         print("# skip the same race with the DELETE in a transaction: the "
               "server has no TransactWriteItems, and the COMMIT said "
               "'nothing written' (1 test)")
     else:
-        tap(ra == [] and hs.get("shared_lease_stale") == 1,
-            "the same race with the DELETE in a transaction (COMMIT): "
-            "dropped too", "%r %r %r" % (ra, hs, detail))
+        TAP.ok(ra == [] and hs.get("shared_lease_stale") == 1,
+               "the same race with the DELETE in a transaction (COMMIT): "
+               "dropped too", "%r %r %r" % (ra, hs, detail))
     ra, hs, detail = write_race(903, ", shared_lease_wait=0")
-    tap(ra == ["old"], "without leases the same race serves the old value (what leases fix)",
-        "%r %r" % (ra, detail))
+    TAP.ok(ra == ["old"], "without leases the same race serves the old value (what leases fix)",
+           "%r %r" % (ra, detail))
 
 
 def main():
@@ -330,8 +318,7 @@ def main():
         PROXY.stop()
         fixtures.drop_table(fixtures.connect(), TABLE)
         shutil.rmtree(TMP, ignore_errors=True)
-    print("1..%d" % n_test)
-    return 1 if n_failed else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
 import preload  # noqa: E402
+from tap import Tap  # noqa: E402
 
 SERVER = sys.argv[1] if len(sys.argv) > 1 else "server"
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
@@ -39,20 +40,7 @@ N_ITEMS = 120
 N_READ = 40  # the keys the share tests read
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 
-n_test = 0
-n_failed = 0
-
-
-def tap(ok, name, detail=None):
-    global n_test, n_failed
-    n_test += 1
-    if not ok:
-        n_failed += 1
-    print("%sok %d - %s: shared: %s" % ("" if ok else "not ", n_test, SERVER, name))
-    if not ok and detail:
-        for line in str(detail).splitlines()[:30]:
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap(SERVER + ": shared: ")
 
 
 def redis_url():
@@ -195,16 +183,16 @@ def test_share():
     keys = list(range(N_READ))
     want = want_reads(keys) + want_queries()
     a, sa, err, rc = run_proc(reads(keys) + QUERIES)
-    tap(rc == 0 and a == want, "process A: every answer right (boto3's items)",
-        "rc %d %s\n%s" % (rc, err, "\n".join(a[:5])))
+    TAP.ok(rc == 0 and a == want, "process A: every answer right (boto3's items)",
+           "rc %d %s\n%s" % (rc, err, "\n".join(a[:5])))
     b, sb, err, rc = run_proc(reads(keys) + QUERIES)
-    tap(rc == 0 and b == want, "process B: the same answers", err)
-    tap(sb.get("requests_GetItem") == 0 and sb.get("requests_Query") == 0 and
-        sb.get("shared_hits") == N_READ + 2,
-        "process B: no DynamoDB request, %d shared hits" % (N_READ + 2),
-        "A %r\nB %r" % (sa, sb))
-    tap(sa.get("shared_fills") == N_READ + 2 and sa.get("shared_misses") == N_READ + 2,
-        "process A: %d misses, %d fills" % (N_READ + 2, N_READ + 2), sa)
+    TAP.ok(rc == 0 and b == want, "process B: the same answers", err)
+    TAP.ok(sb.get("requests_GetItem") == 0 and sb.get("requests_Query") == 0 and
+           sb.get("shared_hits") == N_READ + 2,
+           "process B: no DynamoDB request, %d shared hits" % (N_READ + 2),
+           "A %r\nB %r" % (sa, sb))
+    TAP.ok(sa.get("shared_fills") == N_READ + 2 and sa.get("shared_misses") == N_READ + 2,
+           "process A: %d misses, %d fills" % (N_READ + 2, N_READ + 2), sa)
     return sa
 
 
@@ -219,8 +207,8 @@ def test_names_unreadable():
         for needle in (TABLE.encode(), b"P#1\"", b"S#00", b'"S":', b'"v"'):
             if needle in k or (v and not is_gen(v) and needle in v):
                 bad.append((k, needle))
-    tap(keys and not bad and all(k.startswith(b"ddbc1:") and len(k) == 70 for k in keys),
-        "Redis holds %d keys, no table, key or value readable" % len(keys), bad[:5])
+    TAP.ok(keys and not bad and all(k.startswith(b"ddbc1:") and len(k) == 70 for k in keys),
+           "Redis holds %d keys, no table, key or value readable" % len(keys), bad[:5])
 
 
 def test_other_credentials():
@@ -228,11 +216,11 @@ def test_other_credentials():
     before = redis_keys(port)
     keys = list(range(N_READ))
     c, sc, err, rc = run_proc(reads(keys) + QUERIES, env=OTHER)
-    tap(rc == 0 and c == want_reads(keys) + want_queries(),
-        "other credentials: the right answers", err)
-    tap(sc.get("shared_hits") == 0 and sc.get("requests_GetItem") == N_READ and
-        sc.get("shared_auth_failures") == 0,
-        "other credentials: no shared hit, every key asked of DynamoDB", sc)
+    TAP.ok(rc == 0 and c == want_reads(keys) + want_queries(),
+           "other credentials: the right answers", err)
+    TAP.ok(sc.get("shared_hits") == 0 and sc.get("requests_GetItem") == N_READ and
+           sc.get("shared_auth_failures") == 0,
+           "other credentials: no shared hit, every key asked of DynamoDB", sc)
     mine = redis_keys(port) - before
     # plant the first credentials' values (sealed, genuine) under every
     # key the other credentials use (but their generations)
@@ -246,18 +234,18 @@ def test_other_credentials():
         resp_cmd(port, "SET", k, theirs[i % len(theirs)], "PX", "300000")
         planted += 1
     c2, sc2, err, rc = run_proc(reads(keys) + QUERIES, env=OTHER)
-    tap(rc == 0 and c2 == want_reads(keys) + want_queries() and planted == N_READ + 2,
-        "planted values (%d): the right answers" % planted, err)
-    tap(sc2.get("shared_hits") == 0 and sc2.get("shared_auth_failures") == planted,
-        "planted values: no hit, each an authentication failure", sc2)
+    TAP.ok(rc == 0 and c2 == want_reads(keys) + want_queries() and planted == N_READ + 2,
+           "planted values (%d): the right answers" % planted, err)
+    TAP.ok(sc2.get("shared_hits") == 0 and sc2.get("shared_auth_failures") == planted,
+           "planted values: no hit, each an authentication failure", sc2)
 
 
 def test_negative():
     a, sa, err, rc = run_proc(["SELECT count(*) FROM t WHERE PK='P#1' AND SK='S#none';"])
     b, sb, err2, rc2 = run_proc(["SELECT count(*) FROM t WHERE PK='P#1' AND SK='S#none';"])
-    tap(rc == 0 and rc2 == 0 and a == ["0"] and b == ["0"] and
-        sb.get("requests_GetItem") == 0 and sb.get("shared_hits") == 1,
-        "no such item: shared too (the second process asks nothing)", (sa, sb, err, err2))
+    TAP.ok(rc == 0 and rc2 == 0 and a == ["0"] and b == ["0"] and
+           sb.get("requests_GetItem") == 0 and sb.get("shared_hits") == 1,
+           "no such item: shared too (the second process asks nothing)", (sa, sb, err, err2))
 
 
 def test_writes():
@@ -268,26 +256,26 @@ def test_writes():
         "UPDATE t SET item = json_set(item, '$.v', 'new100') WHERE PK='P#0' AND SK='S#100';",
         "DELETE FROM t WHERE PK='P#3' AND SK='S#103';",
         "SELECT changes();"])
-    tap(rc == 0, "writes through the extension", err)
+    TAP.ok(rc == 0, "writes through the extension", err)
     r, sr, err, rc = run_proc(reads([100]) + [
         "SELECT count(*) FROM t WHERE PK='P#3' AND SK='S#103';",
         "SELECT count(*), sum(json_extract(item, '$.v') = 'new100') FROM t WHERE PK='P#0';"])
     n0 = len([i for i in range(N_ITEMS) if i % 10 == 0])
-    tap(rc == 0 and r == ["P#0|S#100|new100", "0", "%d|1" % n0],
-        "another process sees the written item, the deletion and the new page", r)
-    tap(sr.get("requests_GetItem") == 0 and sr.get("requests_Query", 0) >= 1,
-        "items from Redis as written; the page retired by the write (asked again)", sr)
+    TAP.ok(rc == 0 and r == ["P#0|S#100|new100", "0", "%d|1" % n0],
+           "another process sees the written item, the deletion and the new page", r)
+    TAP.ok(sr.get("requests_GetItem") == 0 and sr.get("requests_Query", 0) >= 1,
+           "items from Redis as written; the page retired by the write (asked again)", sr)
     # a writer that bypasses the extension: stale until the TTL
     c = fixtures.connect()
     c.put_item(TableName=TABLE, Item={"PK": {"S": "P#4"}, "SK": {"S": "S#104"},
                                       "v": {"S": "outside"}})
     r, sr, err, rc = run_proc(reads([104]))
-    tap(rc == 0 and r == ["P#4|S#104|v104"] and sr.get("shared_hits") == 1,
-        "a write outside the extension: Redis keeps the old item until its TTL", (r, sr))
+    TAP.ok(rc == 0 and r == ["P#4|S#104|v104"] and sr.get("shared_hits") == 1,
+           "a write outside the extension: Redis keeps the old item until its TTL", (r, sr))
     time.sleep(1.0)
     r, sr, err, rc = run_proc(reads([104]), opts=", item_ttl=0.5")
-    tap(rc == 0 and r == ["P#4|S#104|outside"],
-        "... and a reader whose TTL is shorter than the entry's age asks DynamoDB", (r, sr))
+    TAP.ok(rc == 0 and r == ["P#4|S#104|outside"],
+           "... and a reader whose TTL is shorter than the entry's age asks DynamoDB", (r, sr))
 
 
 def test_replay():
@@ -300,36 +288,36 @@ def test_replay():
     r, sr, err, rc = run_proc(reads([106]))
     new = sorted(redis_keys(port) - before)
     old = resp_cmd(port, "GET", new[0]) if len(new) == 1 else None
-    tap(rc == 0 and r == want_reads([106]) and old is not None,
-        "replay: the item's sealed entry in Redis (one new key)", (r, new, err))
+    TAP.ok(rc == 0 and r == want_reads([106]) and old is not None,
+           "replay: the item's sealed entry in Redis (one new key)", (r, new, err))
     if old is None:
         return
     filled = time.time()
     w, sw, err, rc = run_proc([
         "UPDATE t SET item = json_set(item, '$.v', 'new106') WHERE PK='P#6' AND SK='S#106';"])
     now = resp_cmd(port, "GET", new[0])
-    tap(rc == 0 and now is not None and now != old,
-        "replay: the UPDATE through the extension replaced the entry", (err, sw))
+    TAP.ok(rc == 0 and now is not None and now != old,
+           "replay: the UPDATE through the extension replaced the entry", (err, sw))
     resp_cmd(port, "SET", new[0], old, "PX", "300000")  # the replay
     r, sr, err, rc = run_proc(reads([106]))
-    tap(rc == 0 and r == ["P#6|S#106|v106"] and sr.get("shared_hits") == 1,
-        "replay: a reader whose item_ttl covers the old value's age takes it "
-        "(stale, as documented: AES-GCM does not prevent replay)", (r, sr, err))
+    TAP.ok(rc == 0 and r == ["P#6|S#106|v106"] and sr.get("shared_hits") == 1,
+           "replay: a reader whose item_ttl covers the old value's age takes it "
+           "(stale, as documented: AES-GCM does not prevent replay)", (r, sr, err))
     time.sleep(max(0.0, filled + 1.2 - time.time()))
     r, sr, err, rc = run_proc(reads([106]), opts=", item_ttl=1")
-    tap(rc == 0 and r == ["P#6|S#106|new106"] and sr.get("shared_hits") == 0 and
-        sr.get("requests_GetItem") == 1,
-        "replay: a reader whose item_ttl is shorter than the old value's age "
-        "refuses it (the fill time is sealed in it) and asks DynamoDB", (r, sr, err))
+    TAP.ok(rc == 0 and r == ["P#6|S#106|new106"] and sr.get("shared_hits") == 0 and
+           sr.get("requests_GetItem") == 1,
+           "replay: a reader whose item_ttl is shorter than the old value's age "
+           "refuses it (the fill time is sealed in it) and asks DynamoDB", (r, sr, err))
     # what the replay cannot do: make a write computed from it: an UPDATE reads its row from DynamoDB itself, not the tiers
     resp_cmd(port, "SET", new[0], old, "PX", "300000")  # replayed again
     u, su, err, rc = run_proc([
         "UPDATE t SET item = json_set(item, '$.v', json_extract(item, '$.v') || '+1') "
         "WHERE PK='P#6' AND SK='S#106';"])
     c, sc, err2, rc2 = run_proc(reads([106]), opts=", consistent_read=true")
-    tap(rc == 0 and rc2 == 0 and c == ["P#6|S#106|new106+1"],
-        "replay: an UPDATE in a fresh process computes from DynamoDB's item, "
-        "never the replayed value (new106+1, not v106+1)", (c, err, err2))
+    TAP.ok(rc == 0 and rc2 == 0 and c == ["P#6|S#106|new106+1"],
+           "replay: an UPDATE in a fresh process computes from DynamoDB's item, "
+           "never the replayed value (new106+1, not v106+1)", (c, err, err2))
     # moved: item 106's genuine value under item 107's key
     before = redis_keys(port)
     run_proc(reads([107]))
@@ -337,45 +325,45 @@ def test_replay():
     if len(k107) == 1:
         resp_cmd(port, "SET", k107[0], old, "PX", "300000")
     r, sr, err, rc = run_proc(reads([107]))
-    tap(len(k107) == 1 and rc == 0 and r == want_reads([107]) and
-        sr.get("shared_hits") == 0 and sr.get("shared_auth_failures") == 1 and
-        sr.get("requests_GetItem") == 1,
-        "a genuine value moved to another item's key: refused (the key is "
-        "its associated data), counted, the right answer", (k107, r, sr, err))
+    TAP.ok(len(k107) == 1 and rc == 0 and r == want_reads([107]) and
+           sr.get("shared_hits") == 0 and sr.get("shared_auth_failures") == 1 and
+           sr.get("requests_GetItem") == 1,
+           "a genuine value moved to another item's key: refused (the key is "
+           "its associated data), counted, the right answer", (k107, r, sr, err))
 
 
 def test_consistent():
     a, sa, err, rc = run_proc(reads([0, 1]) + QUERIES[:1] + [
         "SELECT count(*) FROM dynamodb_log WHERE operation LIKE 'shared%';"],
         opts=", consistent_read=true")
-    tap(rc == 0 and a[:2] == want_reads([0, 1]) and a[-1] == "0" and
-        sa.get("shared_hits") == 0 and sa.get("shared_misses") == 0 and
-        sa.get("shared_fills") == 0 and sa.get("requests_GetItem") == 2,
-        "consistent_read=true: neither tier asked nor filled", (a, sa))
+    TAP.ok(rc == 0 and a[:2] == want_reads([0, 1]) and a[-1] == "0" and
+           sa.get("shared_hits") == 0 and sa.get("shared_misses") == 0 and
+           sa.get("shared_fills") == 0 and sa.get("requests_GetItem") == 2,
+           "consistent_read=true: neither tier asked nor filled", (a, sa))
 
 
 def test_log():
     a, sa, err, rc = run_proc(reads([3]) + [
         "SELECT operation, table_name, items FROM dynamodb_log WHERE operation LIKE 'shared%';"])
-    tap(rc == 0 and "shared_get|%s|1" % TABLE in a,
-        "dynamodb_log: a row per round trip to Redis (shared_get, its hits)", a)
+    TAP.ok(rc == 0 and "shared_get|%s|1" % TABLE in a,
+           "dynamodb_log: a row per round trip to Redis (shared_get, its hits)", a)
 
 
 def test_options():
     _, _, err, rc = run_proc(["SELECT 1;"], shared="memcached://127.0.0.1:1")
-    tap(rc != 0 and "dynamodb: bad shared_cache 'memcached://127.0.0.1:1': the scheme "
-        "must be redis:// or rediss:// (TLS)" in err, "a URL that cannot be honoured: "
-        "a clear error", err)
+    TAP.ok(rc != 0 and "dynamodb: bad shared_cache 'memcached://127.0.0.1:1': the scheme "
+           "must be redis:// or rediss:// (TLS)" in err, "a URL that cannot be honoured: "
+           "a clear error", err)
     _, _, err, rc = run_proc(["SELECT 1;"], shared="redis://app:hunter2@127.0.0.1:1")
-    tap(rc != 0 and "shared_cache must not hold a password" in err and "hunter2" not in err,
-        "a password in the option is refused (and not echoed)", err)
+    TAP.ok(rc != 0 and "shared_cache must not hold a password" in err and "hunter2" not in err,
+           "a password in the option is refused (and not echoed)", err)
     env = {"DYNAMODB_SHARED_CACHE": redis_url()}
     a, sa, err, rc = run_proc(reads([0]), env=env, shared=False)
-    tap(rc == 0 and sa.get("shared_hits") == 1 and sa.get("requests_GetItem") == 0,
-        "DYNAMODB_SHARED_CACHE without the option: the tier is used", (sa, err))
+    TAP.ok(rc == 0 and sa.get("shared_hits") == 1 and sa.get("requests_GetItem") == 0,
+           "DYNAMODB_SHARED_CACHE without the option: the tier is used", (sa, err))
     a, sa, err, rc = run_proc(reads([0]), env=env, shared="off")
-    tap(rc == 0 and sa.get("shared_hits") == 0 and sa.get("requests_GetItem") == 1,
-        "shared_cache=off overrides DYNAMODB_SHARED_CACHE", (sa, err))
+    TAP.ok(rc == 0 and sa.get("shared_hits") == 0 and sa.get("requests_GetItem") == 1,
+           "shared_cache=off overrides DYNAMODB_SHARED_CACHE", (sa, err))
 
 
 def test_tamper():
@@ -399,12 +387,12 @@ def test_tamper():
         resp_cmd(port, "SET", k, bytes(v), "PX", "300000")
     keys4 = list(range(N_READ))
     b, sb, err, rc = run_proc(reads(keys4) + QUERIES)
-    tap(rc == 0 and b == want_reads(keys4) + want_queries(),
-        "tampered values (%d changed, %d moved): the right answers" % (changed, moved),
-        (err, b))
-    tap(sb.get("shared_hits") == 0 and sb.get("shared_auth_failures", 0) >= N_READ and
-        sb.get("requests_GetItem") == N_READ,
-        "tampered values: misses, each counted in shared_auth_failures", sb)
+    TAP.ok(rc == 0 and b == want_reads(keys4) + want_queries(),
+           "tampered values (%d changed, %d moved): the right answers" % (changed, moved),
+           (err, b))
+    TAP.ok(sb.get("shared_hits") == 0 and sb.get("shared_auth_failures", 0) >= N_READ and
+           sb.get("requests_GetItem") == N_READ,
+           "tampered values: misses, each counted in shared_auth_failures", sb)
 
 
 # ---------------------------------------------------------------------------
@@ -480,18 +468,18 @@ def test_killed():
         if p.poll() is None:
             p.kill()
     want = want_loop()
-    tap(rc == 0 and len(rounds) == 8 and all(r["rows"] == want for r in rounds),
-        "Redis killed mid-run: every answer of every round right, no error",
-        "rc %s %s %r" % (rc, err, [r["rows"][:3] for r in rounds]))
+    TAP.ok(rc == 0 and len(rounds) == 8 and all(r["rows"] == want for r in rounds),
+           "Redis killed mid-run: every answer of every round right, no error",
+           "rc %s %s %r" % (rc, err, [r["rows"][:3] for r in rounds]))
     if len(rounds) == 8:
         s2, s4, s7 = rounds[2]["stats"], rounds[4]["stats"], rounds[7]["stats"]
-        tap(s2["shared_errors"] + s2["shared_timeouts"] >= 1 and s4["shared_skipped"] >= 1 and
-            s4["shared_down"] == 1,
-            "Redis down: counted, then skipped while backing off (not asked on every read)",
-            (s2, s4))
-        tap(s7["shared_down"] == 0 and s7["shared_fills"] > s4["shared_fills"] and
-            s7["shared_hits"] > s4["shared_hits"],
-            "Redis back: used again after the backoff", (s4, s7))
+        TAP.ok(s2["shared_errors"] + s2["shared_timeouts"] >= 1 and s4["shared_skipped"] >= 1 and
+               s4["shared_down"] == 1,
+               "Redis down: counted, then skipped while backing off (not asked on every read)",
+               (s2, s4))
+        TAP.ok(s7["shared_down"] == 0 and s7["shared_fills"] > s4["shared_fills"] and
+               s7["shared_hits"] > s4["shared_hits"],
+               "Redis back: used again after the backoff", (s4, s7))
 
 
 DDBC_BACKOFF_MAX = 5.0
@@ -584,10 +572,10 @@ def test_hostile():
                                       shared="redis://127.0.0.1:%d" % f.port)
         finally:
             f.close()
-        tap(rc == 0 and a == want_reads(range(5)) + want_queries()[:1] and
-            sa.get("shared_hits") == 0 and
-            sa.get("shared_errors", 0) + sa.get("shared_auth_failures", 0) >= 1,
-            "a hostile Redis (%s): a miss, counted, the right answers" % what, (a, sa, err))
+        TAP.ok(rc == 0 and a == want_reads(range(5)) + want_queries()[:1] and
+               sa.get("shared_hits") == 0 and
+               sa.get("shared_errors", 0) + sa.get("shared_auth_failures", 0) >= 1,
+               "a hostile Redis (%s): a miss, counted, the right answers" % what, (a, sa, err))
 
 
 def test_slow():
@@ -599,9 +587,9 @@ def test_slow():
                                   opts=", shared_cache_timeout=0.02")
     finally:
         proxy.close()
-    tap(rc == 0 and a == want_reads(range(5)) and sa.get("shared_timeouts", 0) >= 1 and
-        sa.get("shared_hits") == 0,
-        "a slow Redis (150 ms, bound 20 ms): timeouts counted, the right answers", (a, sa, err))
+    TAP.ok(rc == 0 and a == want_reads(range(5)) and sa.get("shared_timeouts", 0) >= 1 and
+           sa.get("shared_hits") == 0,
+           "a slow Redis (150 ms, bound 20 ms): timeouts counted, the right answers", (a, sa, err))
 
 
 def test_progress():
@@ -615,8 +603,8 @@ def test_progress():
                              env=dict(os.environ, DYNAMODB_PROGRESS_AFTER="0")).stdout
     finally:
         f.close()
-    tap("shared cache down (timed out)" in out,
-        "the progress line shows the outage", out)
+    TAP.ok("shared cache down (timed out)" in out,
+           "the progress line shows the outage", out)
 
 
 def main():
@@ -641,8 +629,7 @@ def main():
         fixtures.drop_table(fixtures.connect(), TABLE)
     except Exception:
         pass
-    print("1..%d" % n_test)
-    return 1 if n_failed else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,9 @@ import tempfile
 import boto3
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 
@@ -29,20 +32,7 @@ PROFILES = {  # name: (access key id, secret)
     "Awrong": ("AKIDALPHA", "not-the-secret-of-alpha"),
 }
 
-n_tests = 0
-n_failed = 0
-
-
-def tap(ok, name, diag=None):
-    global n_tests, n_failed
-    n_tests += 1
-    if not ok:
-        n_failed += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n_tests, name))
-    if not ok and diag:
-        for line in str(diag).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap()
 
 
 def ddb(url, profile, region="us-east-1"):
@@ -111,8 +101,7 @@ def main():
         if state:
             subprocess.run([os.path.join(ROOT, "tests", "harness", "ddblocal.sh"), "stop", state],
                            capture_output=True)
-    print("1..%d" % n_tests)
-    return 1 if n_failed else 0
+    return TAP.done()
 
 
 def run(url, tmp):
@@ -193,53 +182,53 @@ def run(url, tmp):
     ], env)
     died = out.get("__died__")
     if died:
-        tap(False, "sqlite3 session", "\n".join(died))
-    tap(out.get("get_a") == ["A's"], "item: A reads its item", out.get("get_a"))
-    tap(out.get("get_b") == ["B's"],
-        "item: B reads its own item, not A's cached one (same endpoint and table)",
-        out.get("get_b"))
-    tap(out.get("query_a") == ["1|A's"], "query: A's partition", out.get("query_a"))
-    tap(out.get("query_b") == ["1|B's", "2|B's second"],
-        "query: B's Query is not answered by A's cached page", out.get("query_b"))
-    tap(out.get("scan_a") == ["1"] and out.get("scan_b") == ["2"],
-        "scan: B's Scan is not answered by A's cached pages",
-        (out.get("scan_a"), out.get("scan_b")))
-    tap(out.get("only_a") == ["A only"], "describe: A reads its table OnlyA",
-        out.get("only_a"))
+        TAP.ok(False, "sqlite3 session", "\n".join(died))
+    TAP.ok(out.get("get_a") == ["A's"], "item: A reads its item", out.get("get_a"))
+    TAP.ok(out.get("get_b") == ["B's"],
+           "item: B reads its own item, not A's cached one (same endpoint and table)",
+           out.get("get_b"))
+    TAP.ok(out.get("query_a") == ["1|A's"], "query: A's partition", out.get("query_a"))
+    TAP.ok(out.get("query_b") == ["1|B's", "2|B's second"],
+           "query: B's Query is not answered by A's cached page", out.get("query_b"))
+    TAP.ok(out.get("scan_a") == ["1"] and out.get("scan_b") == ["2"],
+           "scan: B's Scan is not answered by A's cached pages",
+           (out.get("scan_a"), out.get("scan_b")))
+    TAP.ok(out.get("only_a") == ["A only"], "describe: A reads its table OnlyA",
+           out.get("only_a"))
     ob = out.get("only_b") or []
-    tap(len(ob) >= 1 and "OnlyA" in ob[0] and "A only" not in "\n".join(ob),
-        "describe: B, without a table OnlyA, can neither connect to it nor read "
-        "it after A did", ob)
+    TAP.ok(len(ob) >= 1 and "OnlyA" in ob[0] and "A only" not in "\n".join(ob),
+           "describe: B, without a table OnlyA, can neither connect to it nor read "
+           "it after A did", ob)
     w = out.get("wrong") or []
     # dynamodb_calls(): the calls since the last dynamodb_calls()
-    tap(len(w) == 6 and w[1] == "DescribeTable" and w[2:5] == ["A's", "(none)", "A's"]
-        and w[5] == "GetItem",
-        "secret: the same access key id with a wrong secret sends its own "
-        "GetItem (and DescribeTable), never served A's entries", w)
-    tap(out.get("west") == ["A's in us-west-2"],
-        "region: us-west-2 reads its own table, not us-east-1's cached item",
-        out.get("west"))
+    TAP.ok(len(w) == 6 and w[1] == "DescribeTable" and w[2:5] == ["A's", "(none)", "A's"]
+           and w[5] == "GetItem",
+           "secret: the same access key id with a wrong secret sends its own "
+           "GetItem (and DescribeTable), never served A's entries", w)
+    TAP.ok(out.get("west") == ["A's in us-west-2"],
+           "region: us-west-2 reads its own table, not us-east-1's cached item",
+           out.get("west"))
     al = out.get("alias") or []
     ok = len(al) == 5 and al[2] == "A's"
     if ok:
         hits0, gets0, hits1, gets1 = int(al[0]), int(al[1]), int(al[3]), int(al[4])
         ok = hits1 == hits0 + 1 and gets1 == gets0
-    tap(ok, "endpoint: http://LOCALHOST:PORT/ and http://127.0.0.1:PORT share "
-        "one cache (a hit, no GetItem)", al)
+    TAP.ok(ok, "endpoint: http://LOCALHOST:PORT/ and http://127.0.0.1:PORT share "
+           "one cache (a hit, no GetItem)", al)
     al = out.get("alias2") or []
     ok = len(al) == 6 and al[2:4] == ["A's", "A's"]
     if ok:
         hits0, gets0, hits1, gets1 = int(al[0]), int(al[1]), int(al[4]), int(al[5])
         ok = hits1 == hits0 + 2 and gets1 == gets0
-    tap(ok, "endpoint: http://local%68ost:PORT/./ and http://127.1:PORT share "
-        "that cache too (two hits, no GetItem)", al)
-    tap(out.get("write") == ["B's", "A wrote", "B's"],
-        "write: A's write drops B's entry of the item, B reads its own item "
-        "again (never A's written one)", out.get("write"))
+    TAP.ok(ok, "endpoint: http://local%68ost:PORT/./ and http://127.1:PORT share "
+           "that cache too (two hits, no GetItem)", al)
+    TAP.ok(out.get("write") == ["B's", "A wrote", "B's"],
+           "write: A's write drops B's entry of the item, B reads its own item "
+           "again (never A's written one)", out.get("write"))
 
     api = os.environ.get("API_PRINCIPALS")
     if api and not os.access(api, os.X_OK):
-        tap(False, "C API: the driver tests/trust/api_principals.c did not build", api)
+        TAP.ok(False, "C API: the driver tests/trust/api_principals.c did not build", api)
     elif api:
         # A's item as boto3 made it (the session above updated it)
         a.put_item(TableName="Twin", Item={"PK": {"S": "x"}, "SK": {"S": "1"},
@@ -247,12 +236,12 @@ def run(url, tmp):
         p = subprocess.run([api, url], capture_output=True, text=True, env=env,
                            timeout=120)
         lines = p.stdout.splitlines()
-        tap(p.returncode == 0 and lines == ["A: A's", "B: B's", "A: A's", "B: B's",
-                                            "Awrong: request", "west: A's in us-west-2",
-                                            "localhost: hit"],
-            "C API: two clients with profiles A and B (and a wrong secret, a "
-            "region, localhost) keep their own cache entries",
-            p.stdout + p.stderr)
+        TAP.ok(p.returncode == 0 and lines == ["A: A's", "B: B's", "A: A's", "B: B's",
+                                               "Awrong: request", "west: A's in us-west-2",
+                                               "localhost: hit"],
+               "C API: two clients with profiles A and B (and a wrong secret, a "
+               "region, localhost) keep their own cache entries",
+               p.stdout + p.stderr)
 
 
 if __name__ == "__main__":

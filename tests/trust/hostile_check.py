@@ -41,10 +41,12 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
-N = 0
-FAILED = 0
+TAP = Tap("hostile: ")
 PROXY = None
 MB = 1024 * 1024
 # README, "Memory of a parallel Scan": a segment reading a page holds at
@@ -58,17 +60,6 @@ BASE_MB = 30
 # most one page's text and 2 MB for each other segment.
 TEXT_BOUND_MB = 32
 SOLO_MB = 2
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - hostile: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines()[:20]:
-            print("#   " + line[:300])
-    sys.stdout.flush()
 
 
 def hostile(**cfg):
@@ -170,9 +161,9 @@ def check_pages(table):
             # to the bound
             ok = (want in msg and "Scan" in msg and msg.count("\n") == 0
                   and (rss <= bound or os.environ.get("SANITIZE") == "1"))
-            tap(ok, "%s, segments=%d: one-line error naming Scan and the "
-                "bound, %d Scan requests, peak RSS %.0f MB (bound %d MB)"
-                % (name, seg, st["hostile"], rss, bound), msg)
+            TAP.ok(ok, "%s, segments=%d: one-line error naming Scan and the "
+                   "bound, %d Scan requests, peak RSS %.0f MB (bound %d MB)"
+                   % (name, seg, st["hostile"], rss, bound), msg)
 
 
 # --- LastEvaluatedKeys that never end ------------------------------------
@@ -184,15 +175,15 @@ def check_keys(table):
                       "SELECT count(*) FROM t WHERE PK = 'P' ORDER BY SK "
                       "DESC;\nSELECT count(*) FROM (SELECT SK FROM t WHERE "
                       "PK = 'P' AND SK BETWEEN 'p010' AND 'p100');")
-    tap(text(out) == "130\n130\n91",
-        "a correct server: a Query of 8 pages, forward, backward and with "
-        "BETWEEN, reads every item", text(out))
+    TAP.ok(text(out) == "130\n130\n91",
+           "a correct server: a Query of 8 pages, forward, backward and with "
+           "BETWEEN, reads every item", text(out))
     out, _, _ = shell(table, ", query_ttl=0, segments=1, columns='v'",
                       "SELECT count(*) FROM t WHERE v = 'nothing';\n"
                       "SELECT count(*) FROM t;")
-    tap(text(out) == "0\n330",
-        "a correct server: a Scan whose filter matches nothing (pages of "
-        "no item ending on a key) ends with 0 rows", text(out))
+    TAP.ok(text(out) == "0\n330",
+           "a correct server: a Scan whose filter matches nothing (pages of "
+           "no item ending on a key) ends with 0 rows", text(out))
 
     # keys that break a rule on their first page
     for name, key, opts, sql, want, most in [
@@ -221,10 +212,10 @@ def check_keys(table):
         st = hstats()
         hostile(mode="none")
         msg = text(out)
-        tap(want in msg and "LastEvaluatedKey" in msg
-            and st["hostile"] <= most,
-            "LastEvaluatedKey: %s is an error on the first page that has "
-            "it (%d requests)" % (name, st["hostile"]), msg)
+        TAP.ok(want in msg and "LastEvaluatedKey" in msg
+               and st["hostile"] <= most,
+               "LastEvaluatedKey: %s is an error on the first page that has "
+               "it (%d requests)" % (name, st["hostile"]), msg)
 
     # fresh keys for ever, of the right shape and order, on pages that read
     # nothing: the table's size (1000 + 2 x ItemCount idle pages, with the
@@ -250,10 +241,10 @@ def check_keys(table):
         m = re.search(r"more than the table's (\d+) items allow", msg)
         items = int(m.group(1)) if m else 10 ** 9
         most = (1000 + 2 * items + 1) * units
-        tap(m is not None and items <= 330 and n <= most,
-            "LastEvaluatedKey: %s whose server sends a fresh key for ever "
-            "ends with an error after %d requests (bound %d)"
-            % (name, n, most), msg)
+        TAP.ok(m is not None and items <= 330 and n <= most,
+               "LastEvaluatedKey: %s whose server sends a fresh key for ever "
+               "ends with an error after %d requests (bound %d)"
+               % (name, n, most), msg)
 
 
 # --- ListTables (dynamodb_tables) ----------------------------------------
@@ -261,8 +252,8 @@ def check_list_tables(table):
     hostile(mode="none")
     out, _, _ = shell(table, "", "SELECT count(*) > 0 FROM dynamodb_tables "
                       "WHERE endpoint = '%s' AND name = '%s';" % (PROXY, table))
-    tap(text(out) == "1", "ListTables: a correct server lists the table",
-        text(out))
+    TAP.ok(text(out) == "1", "ListTables: a correct server lists the table",
+           text(out))
     sql = "SELECT count(*) FROM dynamodb_tables WHERE endpoint = '%s';" % PROXY
     for name, cfg, want, most in [
             ("a LastEvaluatedTableName that is not the page's last name",
@@ -276,9 +267,9 @@ def check_list_tables(table):
         st = hstats()
         hostile(mode="none")
         msg = text(out)
-        tap(want in msg and "ListTables" in msg and st["hostile"] <= most,
-            "ListTables: %s is an error after %d requests (bound %d)"
-            % (name, st["hostile"], most), msg)
+        TAP.ok(want in msg and "ListTables" in msg and st["hostile"] <= most,
+               "ListTables: %s is an error after %d requests (bound %d)"
+               % (name, st["hostile"], most), msg)
 
 
 # --- server error text ---------------------------------------------------
@@ -295,9 +286,9 @@ def check_error_text(table):
           and "\\x1b[2J" in line and "\\u202e" in line and "\\xff" in line
           and line.endswith("...") and len(out) < 600
           and out.count(b"\n") <= 1)
-    tap(ok, "error text: escape sequences, CR, BEL, C1, bidi, bytes that "
-        "are no UTF-8 and 100 KB reach the terminal escaped and cut "
-        "(%d bytes)" % len(out), repr(out[:400]))
+    TAP.ok(ok, "error text: escape sequences, CR, BEL, C1, bidi, bytes that "
+           "are no UTF-8 and 100 KB reach the terminal escaped and cut "
+           "(%d bytes)" % len(out), repr(out[:400]))
 
 
 # --- counts ----------------------------------------------------------------
@@ -319,8 +310,8 @@ def check_counts(table):
         out, _, _ = shell(table, ", query_ttl=0", sql)
         hostile(mode="none")
         msg = text(out)
-        tap(want in msg and "Query" in msg and not re.match(r"^\d+$", msg),
-            "counts: %s is an error, not a count" % name, msg)
+        TAP.ok(want in msg and "Query" in msg and not re.match(r"^\d+$", msg),
+               "counts: %s is an error, not a count" % name, msg)
 
 
 def check_batch(table):
@@ -333,11 +324,11 @@ def check_batch(table):
                           "('k001', 'k002', 'k003');")
         hostile(mode="none")
         msg = text(out)
-        tap(want in msg and "BatchGetItem" in msg,
-            "BatchGetItem: an answer with %s is an error"
-            % {"add": "an item more than the keys asked",
-               "replace": "an item that was not asked for",
-               "twice": "one key twice"}[how], msg)
+        TAP.ok(want in msg and "BatchGetItem" in msg,
+               "BatchGetItem: an answer with %s is an error"
+               % {"add": "an item more than the keys asked",
+                  "replace": "an item that was not asked for",
+                  "twice": "one key twice"}[how], msg)
 
 
 def check_batch_split(table):
@@ -349,11 +340,11 @@ def check_batch_split(table):
     st = hstats()
     hostile(mode="none")
     # 5 keys (refused), 2 (refused), then one at a time
-    tap(text(out) == "k001,k002,k003,k004,k005" and st["refused"] == 2
-        and st["hostile"] == 7,
-        "BatchGetItem: an answer past 64 MB asks for the keys again, half "
-        "as many a call, down to one: every item (%d calls, %d refused)"
-        % (st["hostile"], st["refused"]), text(out))
+    TAP.ok(text(out) == "k001,k002,k003,k004,k005" and st["refused"] == 2
+           and st["hostile"] == 7,
+           "BatchGetItem: an answer past 64 MB asks for the keys again, half "
+           "as many a call, down to one: every item (%d calls, %d refused)"
+           % (st["hostile"], st["refused"]), text(out))
 
 
 # --- a clock out of step ---------------------------------------------------
@@ -368,11 +359,11 @@ def check_skew(table):
                           "'k007';\nSELECT count(*) FROM t WHERE PK = 'F';")
         st = hstats()
         hostile(mode="none")
-        tap(text(out) == "200\n1\n200" and st["refused"] == 1,
-            "clock an hour behind (%s): the first request is signed again "
-            "with the server's time and succeeds; the next %d go right "
-            "first time (%d refused)"
-            % (error, st["requests"] - 2, st["refused"]), text(out))
+        TAP.ok(text(out) == "200\n1\n200" and st["refused"] == 1,
+               "clock an hour behind (%s): the first request is signed again "
+               "with the server's time and succeeds; the next %d go right "
+               "first time (%d refused)"
+               % (error, st["requests"] - 2, st["refused"]), text(out))
 
 
 # --- names a server tells ---------------------------------------------------
@@ -425,14 +416,14 @@ def check_names(table):
             "index (g\\x1b[5m\\x07)",                   # dynamodb_refresh
             "SK\u00e9\u65e5\u672c (g\\x1b[5m\\x07)"]         # an error
     missing = [w for w in want if w not in line]
-    tap(not bad and not missing,
-        "names: a table, key, index and TTL attribute named with ESC, BEL "
-        "and bidi controls reach the terminal escaped through "
-        "dynamodb_tables, dynamodb_attributes, dynamodb_info, .schema, "
-        "dynamodb_log, dynamodb_refresh, plans and errors; é 日本 as they "
-        "are; the column answers by its shown name",
-        ["raw: %r" % bad, "missing: %r" % missing] +
-        [repr(l) for l in out.splitlines()])
+    TAP.ok(not bad and not missing,
+           "names: a table, key, index and TTL attribute named with ESC, BEL "
+           "and bidi controls reach the terminal escaped through "
+           "dynamodb_tables, dynamodb_attributes, dynamodb_info, .schema, "
+           "dynamodb_log, dynamodb_refresh, plans and errors; é 日本 as they "
+           "are; the column answers by its shown name",
+           ["raw: %r" % bad, "missing: %r" % missing] +
+           [repr(l) for l in out.splitlines()])
 
 
 def main():
@@ -452,8 +443,7 @@ def main():
     finally:
         proxy.kill()
         proxy.wait()
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -15,23 +15,15 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build", "dynamodb"))
 TABLE = "Life27"
 GET = ("SELECT json_extract(item, '$.name') FROM t "
        "WHERE PK = 'CUSTOMER#alice' AND SK = 'PROFILE'")
 
-n = 0
-failed = 0
-
-
-def tap(ok, name, diag=None):
-    global n, failed
-    n += 1
-    failed += not ok
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, name))
-    if not ok and diag is not None:
-        print("#   %r" % (diag,))
-    sys.stdout.flush()
+TAP = Tap("lifetime: ")
 
 
 def session():
@@ -59,16 +51,16 @@ def main():
     second = db.execute(GET).fetchall()
     after = stats(db)
     db.close()
-    tap(first == [("Alice",)] and second == first, "lifetime: the item reads the same",
-        (first, second))
-    tap(after.get("item_hits", 0) == before.get("item_hits", 0) + 1
-        and after.get("requests_GetItem") == before.get("requests_GetItem"),
-        "lifetime: after close and connect again, the read is a cache hit "
-        "(no GetItem)", (before, after))
+    TAP.ok(first == [("Alice",)] and second == first, "the item reads the same",
+           (first, second))
+    TAP.ok(after.get("item_hits", 0) == before.get("item_hits", 0) + 1
+           and after.get("requests_GetItem") == before.get("requests_GetItem"),
+           "after close and connect again, the read is a cache hit "
+           "(no GetItem)", (before, after))
     lookups = lambda st: st.get("item_hits", 0) + st.get("item_misses", 0)
-    tap(before.get("requests", 0) >= 1 and after.get("requests") == before["requests"]
-        and lookups(after) == lookups(before) + 1,
-        "lifetime: the counters are kept across the reconnect", (before, after))
+    TAP.ok(before.get("requests", 0) >= 1 and after.get("requests") == before["requests"]
+           and lookups(after) == lookups(before) + 1,
+           "the counters are kept across the reconnect", (before, after))
 
     # many connect/close cycles: still one cache, no growth of hits lost
     for _ in range(20):
@@ -78,11 +70,10 @@ def main():
     db = session()
     last = stats(db)
     db.close()
-    tap(last.get("item_hits", 0) == after.get("item_hits", 0) + 20
-        and last.get("requests_GetItem") == after.get("requests_GetItem"),
-        "lifetime: 20 more reconnects, 20 more hits, no GetItem", (after, last))
-    print("1..%d" % n)
-    return 1 if failed else 0
+    TAP.ok(last.get("item_hits", 0) == after.get("item_hits", 0) + 20
+           and last.get("requests_GetItem") == after.get("requests_GetItem"),
+           "20 more reconnects, 20 more hits, no GetItem", (after, last))
+    return TAP.done()
 
 
 if __name__ == "__main__":

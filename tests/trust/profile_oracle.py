@@ -43,6 +43,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import preload  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Prof21"
 LONG_TOKEN = "IQoJb3JpZ2luX2VjE" + "x" * 4980 + "END12"   # 5,002 characters
@@ -299,7 +300,7 @@ def main():
     fixtures.create_table(client, TABLE, "PK", "SK")
     tmp = tempfile.mkdtemp(prefix="ddb-profile21-")
     proxy, log = fixtures.recording_proxy(upstream, tmp)
-    n = 0
+    t = Tap("profiles as botocore: ")
     try:
         port = int(proxy.stdout.readline())
         proc = os.path.join(tmp, "proc.sh")
@@ -320,19 +321,15 @@ def main():
             with open(log) as f:
                 recs = [json.loads(line) for line in f]
             bad = compare(case, want, out, recs, port)
-            n += 1
-            print("%s %d - profiles as botocore: %s (botocore: %s)"
-                  % ("not ok" if bad else "ok", n, name,
-                     want.get("error") or want.get("ak") or "an empty key"))
-            for b in bad:
-                print("#   " + b)
+            t.ok(not bad, "%s (botocore: %s)"
+                 % (name, want.get("error") or want.get("ak") or "an empty key"),
+                 bad)
     finally:
         proxy.kill()
         proxy.wait()
         shutil.rmtree(tmp, ignore_errors=True)
         fixtures.drop_table(client, TABLE)
-    print("1..%d" % n)
-    return 0
+    return t.done()
 
 
 if __name__ == "__main__":

@@ -36,23 +36,14 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 BOUND = 5.0  # seconds: an interrupt ends a statement well within this
-N = 0
-FAILED = 0
+TAP = Tap("trust: ")
 PROXY = None
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - trust: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
 
 
 def control(**cfg):
@@ -110,8 +101,8 @@ def check_interrupt(name, table, fault, ops, sql, opts="", want=None,
         ok = ok and w in err
     for u in unwanted or ():
         ok = ok and u not in err
-    tap(ok, "%s: ends %.1f s after the interrupt (bound %.0f s)"
-        % (name, took, BOUND), "error: %r" % err)
+    TAP.ok(ok, "%s: ends %.1f s after the interrupt (bound %.0f s)"
+           % (name, took, BOUND), "error: %r" % err)
     conn.close()
     return err
 
@@ -163,8 +154,7 @@ def main():
     finally:
         proxy.kill()
         proxy.wait()
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 def fork_check(table):
@@ -214,18 +204,18 @@ def fork_check(table):
     child = os.read(r, 100).decode().split()
     os.waitpid(pid, 0)
     cw, ce, cp = (int(x) for x in child) if len(child) == 3 else (-1,) * 3
-    tap(wrong == 0 and errors == 0 and cw == 0 and ce == 0,
-        "fork (Python sqlite3): parent and child on one kept-alive "
-        "connection get the right items",
-        "parent: wrong %d errors %d; child: wrong %d errors %d"
-        % (wrong, errors, cw, ce))
+    TAP.ok(wrong == 0 and errors == 0 and cw == 0 and ce == 0,
+           "fork (Python sqlite3): parent and child on one kept-alive "
+           "connection get the right items",
+           "parent: wrong %d errors %d; child: wrong %d errors %d"
+           % (wrong, errors, cw, ce))
     out = subprocess.run(["python3",
                           os.path.join(ROOT, "tests/trust/oracle.py"),
                           "written", table, written],
                          capture_output=True, text=True).stdout
-    tap("written: %d of %d" % (puts + cp, puts + cp) in out,
-        "fork (Python sqlite3): every INSERT reported done is written "
-        "(boto3)", out)
+    TAP.ok("written: %d of %d" % (puts + cp, puts + cp) in out,
+           "fork (Python sqlite3): every INSERT reported done is written "
+           "(boto3)", out)
     conn.close()
 
 
@@ -256,16 +246,16 @@ def run(table):
         "INSERT INTO t(PK, SK, item) VALUES('W', '%s', '{}')" % sk,
         want=["may have been applied"], unwanted=["not applied"])
     time.sleep(0.5)
-    tap(item_exists(table, sk),
-        "interrupt: ... and it was applied (boto3), as the error allowed")
+    TAP.ok(item_exists(table, sk),
+           "interrupt: ... and it was applied (boto3), as the error allowed")
     sk2 = sk + "-t"
     err = check_interrupt(
         "interrupt: an INSERT throttled in a retry loop",
         table, "throttle", ["PutItem"],
         "INSERT INTO t(PK, SK, item) VALUES('W', '%s', '{}')" % sk2,
         want=["the write was not applied"], unwanted=["may have been"])
-    tap(not item_exists(table, sk2),
-        "interrupt: ... and it was not applied (boto3), as the error said")
+    TAP.ok(not item_exists(table, sk2),
+           "interrupt: ... and it was not applied (boto3), as the error said")
     sk3 = sk + "-c"
     control(fault="delay", mode="always", ops=["PutItem"], delay=600)
     conn = connect(table, ", timeout=60, max_retries=10, item_ttl=0")
@@ -273,11 +263,11 @@ def run(table):
     conn.execute("INSERT INTO t(PK, SK, item) VALUES('W', '%s', '{}')" % sk3)
     err, took = run_interrupted(conn, "COMMIT")
     control(fault="none")
-    tap(err is not None and "interrupted" in err and took < BOUND
-        and "may or may not have been applied" in err
-        and "nothing written" not in err,
-        "interrupt: a COMMIT whose write was sent says it may or may not "
-        "be applied (%.1f s)" % took, "error: %r" % err)
+    TAP.ok(err is not None and "interrupted" in err and took < BOUND
+           and "may or may not have been applied" in err
+           and "nothing written" not in err,
+           "interrupt: a COMMIT whose write was sent says it may or may not "
+           "be applied (%.1f s)" % took, "error: %r" % err)
     conn.close()
 
     # the shell's Ctrl-C
@@ -286,9 +276,9 @@ def run(table):
                       "SELECT count(*) FROM t WHERE PK = 'F';\n"
                       "SELECT 'after';", sigint_after=1.5)
     control(fault="none")
-    tap("interrupted" in out and took < BOUND,
-        "interrupt: SIGINT (Ctrl-C) to the sqlite3 shell stops a hung Query "
-        "(%.1f s)" % took, out)
+    TAP.ok("interrupted" in out and took < BOUND,
+           "interrupt: SIGINT (Ctrl-C) to the sqlite3 shell stops a hung Query "
+           "(%.1f s)" % took, out)
 
     # --- a repeated LastEvaluatedKey ------------------------------------
     for name, opts, sql, op in [
@@ -301,9 +291,9 @@ def run(table):
         out, took = shell(table, ", query_ttl=0, max_retries=1" + opts,
                           sql + ";", timeout=60)
         control(fault="none")
-        tap("LastEvaluatedKey repeats" in out and took < 30,
-            "LastEvaluatedKey: %s whose answer repeats its start key is an "
-            "error, not a loop (%.1f s)" % (name, took), out)
+        TAP.ok("LastEvaluatedKey repeats" in out and took < 30,
+               "LastEvaluatedKey: %s whose answer repeats its start key is an "
+               "error, not a loop (%.1f s)" % (name, took), out)
 
     # a Query's keys must move forward in its sort key order (the rules of
     # client/lek.c): K1 after K2 goes back, caught before the circle is
@@ -316,9 +306,9 @@ def run(table):
         out, took = shell(table, ", query_ttl=0, max_retries=1" + opts,
                           sql + ";", timeout=60)
         control(fault="none")
-        tap(want in out and took < 30,
-            "LastEvaluatedKey: %s whose keys go K1, K2, K1, ... is an "
-            "error, not a loop (%.1f s)" % (name, took), out)
+        TAP.ok(want in out and took < 30,
+               "LastEvaluatedKey: %s whose keys go K1, K2, K1, ... is an "
+               "error, not a loop (%.1f s)" % (name, took), out)
 
     # --- UnprocessedKeys / UnprocessedItems for ever --------------------
     control(fault="unprocessed", mode="always", ops=["BatchGetItem"])
@@ -327,9 +317,9 @@ def run(table):
                       "('k001', 'k002', 'k003');", timeout=300)
     n = stats()["requests"].get("BatchGetItem", 0)
     control(fault="none")
-    tap("UnprocessedKeys" in out and n == 3,
-        "UnprocessedKeys for ever: an error after max_retries=2 (%d "
-        "BatchGetItem calls, %.1f s)" % (n, took), out)
+    TAP.ok("UnprocessedKeys" in out and n == 3,
+           "UnprocessedKeys for ever: an error after max_retries=2 (%d "
+           "BatchGetItem calls, %.1f s)" % (n, took), out)
     control(fault="unprocessed", mode="always", ops=["BatchWriteItem"])
     rows = ",".join("('W', 'bw-%d-%d', '{}')" % (os.getpid(), i)
                     for i in range(101))
@@ -339,9 +329,9 @@ def run(table):
                       + rows + ";\nCOMMIT;", timeout=300)
     n = stats()["requests"].get("BatchWriteItem", 0)
     control(fault="none")
-    tap("UnprocessedItems" in out and n == 3,
-        "UnprocessedItems for ever: an error after max_retries=2 (%d "
-        "BatchWriteItem calls, %.1f s)" % (n, took), out)
+    TAP.ok("UnprocessedItems" in out and n == 3,
+           "UnprocessedItems for ever: an error after max_retries=2 (%d "
+           "BatchWriteItem calls, %.1f s)" % (n, took), out)
 
     # --- the parallel Scan's queue --------------------------------------
     conn = connect(table, ", segments=2, query_ttl=0")
@@ -351,10 +341,10 @@ def run(table):
     st = dict(conn.execute("SELECT name, value FROM dynamodb_stats"))
     peak = st.get("scan_pages_peak")
     pages = st.get("requests_Scan", 0) - before.get("requests_Scan", 0)
-    tap(peak is not None and 0 < peak <= 4 and pages > 4 and rows > 0,
-        "Scan queue: 2 segments, %s pages, a slow consumer: at most %s "
-        "pages held at once (bound 2 x segments = 4)" % (pages, peak),
-        "stats: %r" % st)
+    TAP.ok(peak is not None and 0 < peak <= 4 and pages > 4 and rows > 0,
+           "Scan queue: 2 segments, %s pages, a slow consumer: at most %s "
+           "pages held at once (bound 2 x segments = 4)" % (pages, peak),
+           "stats: %r" % st)
     conn.close()
 
 

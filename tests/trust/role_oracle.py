@@ -56,6 +56,7 @@ import preload  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tests", "faults"))
 sys.path.insert(0, os.path.join(ROOT, "tests", "trust"))
 import fake_aws  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Role29"
 # static keys (the fake verifies AssumeRole's signature with these)
@@ -738,29 +739,23 @@ def main():
                 "clients": {CID: CSEC}, "container_auth": CONTTOK}
     print("# %s" % botocore_mode())
     only = os.environ.get("ROLE_ORACLE_ONLY")
-    n = 0
+    t = Tap("roles as botocore: ")
     try:
         port = int(proxy.stdout.readline())
         for case in CASES:
             if only and only not in case["name"]:
                 continue
             want, bad = run_case(case, tmp, fake, ext, port, log, base_cfg)
-            n += 1
             got = "ours only" if case["mode"] == "ours" else \
                 want.get("error") or want.get("ak") or "an empty key"
-            print("%s %d - roles as botocore: %s (botocore: %s)"
-                  % ("not ok" if bad else "ok", n, case["name"], got))
-            for b in bad:
-                print("#   " + b)
-            sys.stdout.flush()
+            t.ok(not bad, "%s (botocore: %s)" % (case["name"], got), bad)
     finally:
         proxy.kill()
         proxy.wait()
         fake.stop()
         shutil.rmtree(tmp, ignore_errors=True)
         fixtures.drop_table(client, TABLE)
-    print("1..%d" % n)
-    return 0
+    return t.done()
 
 
 if __name__ == "__main__":

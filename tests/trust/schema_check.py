@@ -31,6 +31,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
 import fixtures  # noqa: E402
+from tap import Tap  # noqa: E402
 
 TABLE = "Schema26"
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
@@ -157,23 +158,6 @@ class FakeRedis:
         return g, n
 
 
-class Test:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-
-    def check(self, cond, name, detail=""):
-        self.n += 1
-        if cond:
-            print("ok %d - %s" % (self.n, name))
-        else:
-            self.failed += 1
-            print("not ok %d - %s" % (self.n, name))
-            for line in str(detail).splitlines():
-                print("#   " + line)
-        sys.stdout.flush()
-
-
 def run_shell(db, script, env, timeout=60):
     """Run script in `sqlite3 -batch db` with the extension loaded first.
     Returns stdout and stderr merged."""
@@ -226,47 +210,47 @@ def check_shared_cache(t, tmp, good, victim):
     db = file_with(opts)
     out = run_shell(db, ".schema x\nPRAGMA table_info(x);", env)
     s = seen(theirs)
-    t.check(s[0] == 0, "a file naming shared_cache: reading its schema makes "
-            "no connection to that Redis", detail(out, s))
+    t.ok(s[0] == 0, "a file naming shared_cache: reading its schema makes "
+         "no connection to that Redis", detail(out, s))
     for label, e in (("DYNAMODB_SHARED_CACHE unset", env),
                      ("DYNAMODB_SHARED_CACHE another Redis", env_mine)):
         out = run_shell(db, read, e)
         s = seen(theirs)
-        t.check(out == "A|1\n" and s[0] >= 1 and not s[2] and
-                b"AUTH" not in s[1],
-                "a file's shared_cache (%s): the first SELECT uses that Redis "
-                "(documented, as for endpoint) and never sends it "
-                "DYNAMODB_SHARED_CACHE_PASSWORD, nor any AUTH" % label,
-                detail(out, s))
+        t.ok(out == "A|1\n" and s[0] >= 1 and not s[2] and
+             b"AUTH" not in s[1],
+             "a file's shared_cache (%s): the first SELECT uses that Redis "
+             "(documented, as for endpoint) and never sends it "
+             "DYNAMODB_SHARED_CACHE_PASSWORD, nor any AUTH" % label,
+             detail(out, s))
         mine.take()
     # a user in the file's URL needs a password, which it cannot have
     db = file_with(", shared_cache='redis://default@127.0.0.1:%d'"
                    % theirs.port)
     out = run_shell(db, read, env)
     s = seen(theirs)
-    t.check("a user needs a password" in out and s[0] == 0 and pw not in out,
-            "a file's shared_cache with a user: its first use fails, saying "
-            "why; nothing reaches that Redis", detail(out, s))
+    t.ok("a user needs a password" in out and s[0] == 0 and pw not in out,
+         "a file's shared_cache with a user: its first use fails, saying "
+         "why; nothing reaches that Redis", detail(out, s))
     # a wait on Redis does not see an interrupt: a file cannot make one
     # longer than a second
     db = file_with(", shared_cache='%s', shared_cache_timeout=86400"
                    % theirs.url)
     out = run_shell(db, read, env)
     s = seen(theirs)
-    t.check("bad value for shared_cache_timeout: '86400' (expected seconds "
-            "from 0.001 to 1" in out and s[0] == 0,
-            "a file's shared_cache_timeout=86400: its first use fails "
-            "(at most 1 s), nothing reaches that Redis", detail(out, s))
+    t.ok("bad value for shared_cache_timeout: '86400' (expected seconds "
+         "from 0.001 to 1" in out and s[0] == 0,
+         "a file's shared_cache_timeout=86400: its first use fails "
+         "(at most 1 s), nothing reaches that Redis", detail(out, s))
     # typed by the user, not read from a file: the same rule
     out = run_shell(os.path.join(tmp, "typed.db"),
                     "CREATE VIRTUAL TABLE temp.y USING dynamodb(table=%s%s);\n"
                     "SELECT PK, SK FROM y WHERE PK = 'A' AND SK = '1';"
                     % (TABLE, opts), env)
     s = seen(theirs)
-    t.check(out == "A|1\n" and s[0] >= 1 and not s[2] and
-            b"AUTH" not in s[1],
-            "shared_cache= typed in CREATE VIRTUAL TABLE, not "
-            "DYNAMODB_SHARED_CACHE: no password sent either", detail(out, s))
+    t.ok(out == "A|1\n" and s[0] >= 1 and not s[2] and
+         b"AUTH" not in s[1],
+         "shared_cache= typed in CREATE VIRTUAL TABLE, not "
+         "DYNAMODB_SHARED_CACHE: no password sent either", detail(out, s))
     # the control: the environment's own Redis does get the password
     # (from DYNAMODB_SHARED_CACHE, or named again by the option)
     for label, o in (("no shared_cache option", ""),
@@ -275,10 +259,10 @@ def check_shared_cache(t, tmp, good, victim):
         db = file_with(o + ", shared_cache_timeout=1")
         out = run_shell(db, read, env_mine)
         s = seen(mine)
-        t.check(out == "A|1\n" and s[2] and b"AUTH" in s[1],
-                "the control (%s): the Redis of DYNAMODB_SHARED_CACHE gets "
-                "AUTH with DYNAMODB_SHARED_CACHE_PASSWORD" % label,
-                detail(out, s))
+        t.ok(out == "A|1\n" and s[2] and b"AUTH" in s[1],
+             "the control (%s): the Redis of DYNAMODB_SHARED_CACHE gets "
+             "AUTH with DYNAMODB_SHARED_CACHE_PASSWORD" % label,
+             detail(out, s))
     theirs.take()
 
 
@@ -286,7 +270,7 @@ def main():
     if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
         print("1..0 # SKIP AWS_ENDPOINT_URL_DYNAMODB not set")
         return 0
-    t = Test()
+    t = Tap()
     tmp = tempfile.mkdtemp(prefix="trust-schema-")
     client = fixtures.connect()
     fixtures.create_table(client, TABLE, "PK", "SK",
@@ -321,9 +305,9 @@ def main():
     probe = os.path.join(tmp, "probe.db")
     out = run_shell(probe, "CREATE VIRTUAL TABLE p USING dynamodb(%s);"
                     % evil_args, victim)
-    t.check(os.path.exists(marker) and att.take(),
-            "setup: a CREATE with the attacker's options does reach the "
-            "attacker and run credential_process (the probes work)", out)
+    t.ok(os.path.exists(marker) and att.take(),
+         "setup: a CREATE with the attacker's options does reach the "
+         "attacker and run credential_process (the probes work)", out)
     if os.path.exists(marker):
         os.unlink(marker)
 
@@ -331,14 +315,14 @@ def main():
     good = os.path.join(tmp, "made.db")
     out = run_shell(good, "CREATE VIRTUAL TABLE x USING dynamodb(table=%s);"
                     "\nCREATE VIEW v AS SELECT PK FROM x;" % TABLE, victim)
-    t.check(out == "", "setup: CREATE against DynamoDB Local", out)
+    t.ok(out == "", "setup: CREATE against DynamoDB Local", out)
     edit = ("PRAGMA writable_schema=ON;\n"
             "UPDATE sqlite_schema SET sql = 'CREATE VIRTUAL TABLE x USING "
             "dynamodb(%s)' WHERE name = 'x';\n" % evil_args.replace("'", "''"))
     evil = os.path.join(tmp, "evil.db")
     shutil.copy(good, evil)
     out = plain_shell(evil, edit)
-    t.check(out == "", "setup: endpoint edited with writable_schema", out)
+    t.ok(out == "", "setup: endpoint edited with writable_schema", out)
     # the same file as an older version wrote it: no stored description
     old = os.path.join(tmp, "old.db")
     shutil.copy(evil, old)
@@ -376,41 +360,41 @@ def main():
             ran = os.path.exists(marker)
             if ran:
                 os.unlink(marker)
-            t.check(not conns and not ran,
-                    "%s: %s makes no connection and resolves no "
-                    "credentials" % (label, name),
-                    "connections: %d%s; credential_process ran: %s\n%s" % (
-                        len(conns),
-                        (" (first bytes: %r)" % conns[0][:300]) if conns
-                        else "", ran, out))
+            t.ok(not conns and not ran,
+                 "%s: %s makes no connection and resolves no "
+                 "credentials" % (label, name),
+                 "connections: %d%s; credential_process ran: %s\n%s" % (
+                     len(conns),
+                     (" (first bytes: %r)" % conns[0][:300]) if conns
+                     else "", ran, out))
             if name == "DROP TABLE":
-                t.check("Error" not in out and "left:" not in out,
-                        "%s: DROP TABLE works and leaves nothing" % label,
-                        out)
+                t.ok("Error" not in out and "left:" not in out,
+                     "%s: DROP TABLE works and leaves nothing" % label,
+                     out)
             if name == "PRAGMA table_info(x)" and path == evil:
-                t.check("|PK|TEXT|" in out and "|GSI1PK|TEXT|" in out,
-                        "%s: table_info lists the stored columns" % label,
-                        out)
+                t.ok("|PK|TEXT|" in out and "|GSI1PK|TEXT|" in out,
+                     "%s: table_info lists the stored columns" % label,
+                     out)
             if name == "a view in the file over the table":
-                t.check("unsafe use of virtual table" in out,
-                        "%s: the view is refused (DIRECTONLY)" % label, out)
+                t.ok("unsafe use of virtual table" in out,
+                     "%s: the view is refused (DIRECTONLY)" % label, out)
 
     # The file without a stored description says what to do on a SELECT
     db = os.path.join(tmp, "run.db")
     shutil.copy(old, db)
     out = run_shell(db, "SELECT count(*) FROM x;", victim)
-    t.check("dynamodb_refresh('x')" in out and not att.take()
-            and not os.path.exists(marker),
-            "a file without a stored description: SELECT says to run "
-            "dynamodb_refresh, without a call", out)
+    t.ok("dynamodb_refresh('x')" in out and not att.take()
+         and not os.path.exists(marker),
+         "a file without a stored description: SELECT says to run "
+         "dynamodb_refresh, without a call", out)
 
     # The first real read of the attacker's file does use its options:
     # that is the documented limit (opening is safe, querying is not)
     shutil.copy(evil, db)
     out = run_shell(db, "SELECT count(*) FROM x;", victim)
-    t.check(att.take() and os.path.exists(marker),
-            "a SELECT on the attacker's table does use its endpoint and "
-            "profile (documented: querying trusts the file)", out)
+    t.ok(att.take() and os.path.exists(marker),
+         "a SELECT on the attacker's table does use its endpoint and "
+         "profile (documented: querying trusts the file)", out)
     if os.path.exists(marker):
         os.unlink(marker)
 
@@ -420,13 +404,13 @@ def main():
     norm = os.path.join(tmp, "normal.db")
     out = run_shell(norm, "CREATE VIRTUAL TABLE n USING dynamodb(table=%s);"
                     % TABLE, victim)
-    t.check(out == "", "CREATE against DynamoDB Local", out)
+    t.ok(out == "", "CREATE against DynamoDB Local", out)
     out = run_shell(norm, "SELECT PK, SK FROM n WHERE PK = 'A';\n"
                     "SELECT PK, SK FROM n WHERE GSI1PK = 'G' "
                     "AND GSI1SK = 'y';\nSELECT dynamodb_calls();", victim)
-    t.check(out == "A|1\nA|2\nA|2\nQuery, Query GSI1\n",
-            "reopened: SELECT works, the stored description is used (no "
-            "DescribeTable)", out)
+    t.ok(out == "A|1\nA|2\nA|2\nQuery, Query GSI1\n",
+         "reopened: SELECT works, the stored description is used (no "
+         "DescribeTable)", out)
 
     # A new GSI on a new attribute: dynamodb_refresh stores it
     client.update_table(
@@ -439,23 +423,23 @@ def main():
             "Projection": {"ProjectionType": "ALL"}}}])
     fixtures._wait(lambda: fixtures._active(client, TABLE), "ByCat")
     out = run_shell(norm, "PRAGMA table_info(n);", victim)
-    t.check("|Cat|" not in out,
-            "before dynamodb_refresh: the stored columns (no Cat)", out)
+    t.ok("|Cat|" not in out,
+         "before dynamodb_refresh: the stored columns (no Cat)", out)
     out = run_shell(norm, "SELECT dynamodb_refresh('n');\n"
                     "SELECT dynamodb_calls();\n"
                     "SELECT name FROM pragma_table_info('n');\n"
                     "SELECT PK, SK FROM n WHERE Cat = 'c1';\n"
                     "SELECT dynamodb_calls();", victim)
-    t.check(out.startswith("n: DynamoDB table Schema26, 2 indexes (ByCat, "
-                           "GSI1)\nDescribeTable\n")
-            and "\nCat\n" in out
-            and out.endswith("A|1\nB|1\nQuery ByCat\n"),
-            "dynamodb_refresh('n') picks up the new GSI (column Cat, "
-            "Query ByCat) in the same session", out)
+    t.ok(out.startswith("n: DynamoDB table Schema26, 2 indexes (ByCat, "
+                        "GSI1)\nDescribeTable\n")
+         and "\nCat\n" in out
+         and out.endswith("A|1\nB|1\nQuery ByCat\n"),
+         "dynamodb_refresh('n') picks up the new GSI (column Cat, "
+         "Query ByCat) in the same session", out)
     out = run_shell(norm, "SELECT PK, SK FROM n WHERE Cat = 'c2';\n"
                     "SELECT dynamodb_calls();", victim)
-    t.check(out == "A|2\nQuery ByCat\n",
-            "reopened after dynamodb_refresh: the new GSI is stored", out)
+    t.ok(out == "A|2\nQuery ByCat\n",
+         "reopened after dynamodb_refresh: the new GSI is stored", out)
 
     # dynamodb_refresh on the file without a stored description stores it
     db2 = os.path.join(tmp, "old2.db")
@@ -464,14 +448,13 @@ def main():
                 "DELETE FROM sqlite_schema WHERE name = 'x_schema';\n")
     out = run_shell(db2, "SELECT dynamodb_refresh('x');", victim)
     out2 = run_shell(db2, "SELECT PK, SK FROM x WHERE Cat = 'c2';", victim)
-    t.check(out2 == "A|2\n",
-            "an older file: dynamodb_refresh stores the description, then "
-            "it opens and reads", out + out2)
+    t.ok(out2 == "A|2\n",
+         "an older file: dynamodb_refresh stores the description, then "
+         "it opens and reads", out + out2)
 
     fixtures.drop_table(client, TABLE)
     shutil.rmtree(tmp, ignore_errors=True)
-    print("1..%d" % t.n)
-    return 1 if t.failed else 0
+    return t.done()
 
 
 if __name__ == "__main__":

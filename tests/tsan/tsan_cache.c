@@ -121,6 +121,18 @@ static ddb_item *test_unpack(const unsigned char *p, size_t n) {
   return &v->it;
 }
 
+/* The codec's JSON of a packed vitem: its version (malloc()ed). */
+static char *test_to_json(const unsigned char *p, size_t n, size_t *len) {
+  uint64_t v;
+  char *z = malloc(32);
+  (void)n;
+  if(!z)
+    abort();
+  memcpy(&v, p, sizeof(v));
+  *len = (size_t)snprintf(z, 32, "{\"v\":%llu}", (unsigned long long)v);
+  return z;
+}
+
 /*
 ** The store releases its references with ddb_item_unref/ddb_page_unref
 ** (client/pack.c).  This binary defines them itself, counting frees; it
@@ -148,6 +160,7 @@ typedef struct worker {
   int id;
   uint64_t rng;
   uint64_t item_gets, page_gets, ops;
+  ddbc_item_view view; /* op_view's buffers (free()) */
   uint64_t item_hits_checked, page_hits_checked;
   uint64_t violations;
   char first_violation[160];
@@ -201,6 +214,36 @@ static void op_get(worker *w, int k, double now) {
         violation(w, "own write hidden on item", k, got, want);
     }
     put_item(out);
+  }
+}
+
+/* A warm lookup of item k (ddbc_store_peek_item_view: the entry copied
+** out, with its JSON rendered into the entry and copied when pad's bit 1
+** is set);
+** on a hit of an own key, the packed version is what this thread last
+** wrote.  A hit counts as a get (a miss is not counted by the store). */
+static void op_view(worker *w, int k, double now, unsigned pad) {
+  char key[16];
+  size_t n = item_key(key, sizeof(key), k);
+  if(!ddbc_store_peek_item_view(store, key, n, now, 1e9,
+                                (pad >> 1) % 2 ? DDBC_VIEW_JSON : 0, &w->view,
+                                NULL))
+    return;
+  w->item_gets++;
+  if(k % NTHREADS == w->id && w->wrote[k]) {
+    uint64_t ver = 0, got, want = w->wrote[k] & 1 ? w->wrote[k] : 0;
+    if(w->view.found && w->view.packed_len >= sizeof(ver))
+      memcpy(&ver, w->view.packed, sizeof(ver));
+    got = w->view.found ? (ver << 1 | 1) : 0;
+    if(w->view.found && (pad >> 1) % 2) { /* the JSON kept: same version's */
+      char z[32];
+      snprintf(z, sizeof(z), "{\"v\":%llu}", (unsigned long long)ver);
+      if(!w->view.json || strcmp(w->view.json, z) != 0)
+        violation(w, "JSON of another version on a view of item", k, ver, 0);
+    }
+    w->item_hits_checked++;
+    if(got != want)
+      violation(w, "own write hidden on a view of item", k, got, want);
   }
 }
 
@@ -368,8 +411,10 @@ static void *run(void *arg) {
       op_fill(w, k, now, pad);
     else if(op < 55)
       op_write(w, own, now, pad);
-    else if(op < 60)
+    else if(op < 58)
       op_get(w, own, now);
+    else if(op < 60)
+      op_view(w, pad % 2 ? own : k, now, pad);
     else if(op < 61)
       op_bump(w, pn % NPARTS, now, pad);
     else if(op < 62)
@@ -410,7 +455,7 @@ static void tap(int ok, const char *name, const char *detail) {
 ** print the TAP lines about it. */
 static void run_store(int packed) {
   static const ddbc_item_codec codec = {test_packed_size, test_pack,
-                                        test_unpack};
+                                        test_unpack, test_to_json};
   static worker ws[NTHREADS];
   ddbc_store_stats st;
   uint64_t gets = 0, pgets = 0, viol = 0, checked = 0, pchecked = 0;
@@ -437,6 +482,9 @@ static void run_store(int packed) {
     pthread_join(ws[i].tid, NULL);
   for(i = 0; i < NTHREADS; i++) {
     gets += ws[i].item_gets;
+    free(ws[i].view.packed);
+    free(ws[i].view.json);
+    memset(&ws[i].view, 0, sizeof(ws[i].view));
     pgets += ws[i].page_gets;
     checked += ws[i].item_hits_checked;
     pchecked += ws[i].page_hits_checked;

@@ -32,10 +32,13 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 TABLE = "TxBatch056"
-N = 0
+TAP = Tap("batch writes: ")
 PORT = 0
 TMP = ""
 
@@ -45,20 +48,6 @@ RUN = re.compile(r"writes? (\d+)(?:-(\d+))? (applied|not applied|may be "
                  r"partly applied \(BatchWriteItem is not atomic\)|may or "
                  r"may not have been applied(?: \((?:all of them or none|"
                  r"each of their \d+ calls all or none)\))?) \(")
-
-
-def tap(ok, name, detail=""):
-    global N
-    N += 1
-    print("%s %d - batch writes: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
-
-
-def skip(name, why):
-    tap(True, "%s # SKIP %s" % (name, why))
 
 
 def check(*args):
@@ -188,14 +177,14 @@ def in_flight():
     st = stats()
     control(fault="none")
     got = len(present("F"))
-    tap(err is None and st["requests"].get("TransactWriteItems") == 10
-        and st["inflight_max"].get("TransactWriteItems") == 8
-        and st["inflight_max"].get("BatchGetItem", 0) > 1 and got == 1000,
-        "a COMMIT of 1,000 INSERTs from Python: 10 BatchGetItem checks and "
-        "10 TransactWriteItems, up to 8 of each in flight at once (%s at "
-        "most), boto3 finds the 1,000"
-        % st["inflight_max"].get("TransactWriteItems"),
-        "error %r, stats %r, found %d" % (err, st, got))
+    TAP.ok(err is None and st["requests"].get("TransactWriteItems") == 10
+           and st["inflight_max"].get("TransactWriteItems") == 8
+           and st["inflight_max"].get("BatchGetItem", 0) > 1 and got == 1000,
+           "a COMMIT of 1,000 INSERTs from Python: 10 BatchGetItem checks and "
+           "10 TransactWriteItems, up to 8 of each in flight at once (%s at "
+           "most), boto3 finds the 1,000"
+           % st["inflight_max"].get("TransactWriteItems"),
+           "error %r, stats %r, found %d" % (err, st, got))
 
     conn = connect(", write_calls=2")
     control(fault="delay", mode="always", ops=["BatchWriteItem"], delay=0.1)
@@ -207,10 +196,10 @@ def in_flight():
     conn.close()
     st = stats()
     control(fault="none")
-    tap(st["inflight_max"].get("BatchWriteItem") == 2
-        and st["requests"].get("BatchWriteItem") == 40 and not present("F"),
-        "write_calls=2: a DELETE of the 1,000 in a COMMIT, 40 BatchWriteItem "
-        "of 25, 2 at a time at most", "stats %r" % st)
+    TAP.ok(st["inflight_max"].get("BatchWriteItem") == 2
+           and st["requests"].get("BatchWriteItem") == 40 and not present("F"),
+           "write_calls=2: a DELETE of the 1,000 in a COMMIT, 40 BatchWriteItem "
+           "of 25, 2 at a time at most", "stats %r" % st)
 
 
 def failed_call():
@@ -223,19 +212,19 @@ def failed_call():
     control(fault="none")
     ok, detail = agrees(err, "F", 1000)
     said = runs(err)
-    tap(ok and err and "call 3 of 10 (TransactWriteItems)" in err
-        and all(said[i] == "not" for i in range(201, 301))
-        and all(said[i] == "applied" for i in range(1, 201))
-        and all(said[i] == "applied" for i in range(301, 901)),
-        "a COMMIT of 1,000 INSERTs whose third TransactWriteItems is "
-        "throttled for ever: the calls in flight beside it went; the error "
-        "says which writes were applied, boto3 agrees write by write",
-        detail)
+    TAP.ok(ok and err and "call 3 of 10 (TransactWriteItems)" in err
+           and all(said[i] == "not" for i in range(201, 301))
+           and all(said[i] == "applied" for i in range(1, 201))
+           and all(said[i] == "applied" for i in range(301, 901)),
+           "a COMMIT of 1,000 INSERTs whose third TransactWriteItems is "
+           "throttled for ever: the calls in flight beside it went; the error "
+           "says which writes were applied, boto3 agrees write by write",
+           detail)
     seen = conn.execute("SELECT count(*) FROM t WHERE PK = 'F'").fetchone()[0]
-    tap(seen == len(present("F")),
-        "... and the same connection reads what DynamoDB holds (%d items: "
-        "the cache was told what each call did)" % seen,
-        "read %d, boto3 %d" % (seen, len(present("F"))))
+    TAP.ok(seen == len(present("F")),
+           "... and the same connection reads what DynamoDB holds (%d items: "
+           "the cache was told what each call did)" % seen,
+           "read %d, boto3 %d" % (seen, len(present("F"))))
     conn.close()
 
 
@@ -253,13 +242,13 @@ def batch_partial():
     control(fault="none")
     ok, detail = agrees(err, "R", 150)
     said = runs(err)
-    tap(ok and err and "call 3 of 6 (BatchWriteItem)" in err
-        and all(said[i] == "applied" for i in range(51, 64))
-        and all(said[i] == "not" for i in range(64, 76))
-        and all(said[i] == "applied" for i in range(1, 51)),
-        "150 REPLACEs in BatchWriteItem calls of 25, the third's second half "
-        "never processed (UnprocessedItems for ever): writes 51-63 applied, "
-        "64-75 not, and boto3 agrees write by write", detail)
+    TAP.ok(ok and err and "call 3 of 6 (BatchWriteItem)" in err
+           and all(said[i] == "applied" for i in range(51, 64))
+           and all(said[i] == "not" for i in range(64, 76))
+           and all(said[i] == "applied" for i in range(1, 51)),
+           "150 REPLACEs in BatchWriteItem calls of 25, the third's second half "
+           "never processed (UnprocessedItems for ever): writes 51-63 applied, "
+           "64-75 not, and boto3 agrees write by write", detail)
 
     fresh()
     control(fault="reset", mode="always", ops=["BatchWriteItem"],
@@ -269,12 +258,12 @@ def batch_partial():
     control(fault="none")
     ok, detail = agrees(err, "R", 150)
     said = runs(err)
-    tap(ok and err and all(said[i] == "maybe" for i in range(51, 76))
-        and "writes 51-75 may be partly applied" in err
-        and len(present("R")) == 150,
-        "... the third's answer lost (the connection reset after DynamoDB "
-        "applied it): writes 51-75 may be partly applied, boto3 finds all "
-        "150", detail)
+    TAP.ok(ok and err and all(said[i] == "maybe" for i in range(51, 76))
+           and "writes 51-75 may be partly applied" in err
+           and len(present("R")) == 150,
+           "... the third's answer lost (the connection reset after DynamoDB "
+           "applied it): writes 51-75 may be partly applied, boto3 finds all "
+           "150", detail)
 
 
 def shell(script, timeout=120, env=None):
@@ -298,12 +287,12 @@ def statement():
                    "printf('%04d', v), '{}' FROM src;\nSELECT changes();\n")
     control(fault="none")
     ok, detail = agrees(out, "S", 250)
-    tap(ok and "INSERT failed part way" in out
-        and "call 2 of 3 (TransactWriteItems)" in out
-        and all(runs(out)[i] == "not" for i in range(101, 201)),
-        "INSERT ... SELECT of 250 rows in the shell, its second "
-        "TransactWriteItems throttled for ever: the statement fails saying "
-        "which writes went, boto3 agrees", detail + "\n" + out)
+    TAP.ok(ok and "INSERT failed part way" in out
+           and "call 2 of 3 (TransactWriteItems)" in out
+           and all(runs(out)[i] == "not" for i in range(101, 201)),
+           "INSERT ... SELECT of 250 rows in the shell, its second "
+           "TransactWriteItems throttled for ever: the statement fails saying "
+           "which writes went, boto3 agrees", detail + "\n" + out)
 
 
 def interrupted():
@@ -336,11 +325,11 @@ def interrupted():
     time.sleep(5.5)  # the proxy's held answers are done with
     ok, detail = agrees(out, "I", 1000)
     said = runs(out)
-    tap(ok and "interrupted" in out and said.get(1000) == "not"
-        and "COMMIT failed part way" in out,
-        "SIGINT to the shell while a COMMIT's calls are in flight: it stops "
-        "them and the calls not started, and says what became of each "
-        "write; boto3 agrees", detail + "\n" + out[-600:])
+    TAP.ok(ok and "interrupted" in out and said.get(1000) == "not"
+           and "COMMIT failed part way" in out,
+           "SIGINT to the shell while a COMMIT's calls are in flight: it stops "
+           "them and the calls not started, and says what became of each "
+           "write; boto3 agrees", detail + "\n" + out[-600:])
 
 
 def under_terminal(script, env_extra):
@@ -371,18 +360,18 @@ def progress_line():
     control(fault="none")
     # cleared, then (DYNAMODB_PROGRESS_AFTER=0) the statement's own line
     # of what it cost, then the next result
-    tap("t: INSERT cut into 3 calls, not atomic: " in out
-        and re.search(r"\^\[\[K(dynamodb: [^\n]*TransactWriteItems x3[^\n]*\n)?"
-                      r"done", out)
-        and len(present("L")) == 250,
-        "a terminal shows the progress line of an INSERT of 250 rows: cut "
-        "into 3 calls, not atomic; cleared before the next result", out)
+    TAP.ok("t: INSERT cut into 3 calls, not atomic: " in out
+           and re.search(r"\^\[\[K(dynamodb: [^\n]*TransactWriteItems x3[^\n]*\n)?"
+                         r"done", out)
+           and len(present("L")) == 250,
+           "a terminal shows the progress line of an INSERT of 250 rows: cut "
+           "into 3 calls, not atomic; cleared before the next result", out)
     out = under_terminal(
         head.replace("');", "', progress=off);")
         + "DELETE FROM t WHERE PK = 'L';\nSELECT 'done';\n",
         {"DYNAMODB_PROGRESS_AFTER": "0"})
-    tap("not atomic" not in out and "done" in out and not present("L"),
-        "... and progress=off shows none", out)
+    TAP.ok("not atomic" not in out and "done" in out and not present("L"),
+           "... and progress=off shows none", out)
 
 
 def hint():
@@ -398,21 +387,21 @@ def hint():
     out = under_terminal(head + singles("H", 0, 999) + "SELECT 'at 999';\n"
                          + singles("H", 999, 1000) + "SELECT 'at 1000';\n"
                          + singles("H", 1000, 2100) + "SELECT 'end';\n", {})
-    tap(out.count(hint_text) == 1
-        and out.index("at 999") < out.index(hint_text) < out.index("at 1000")
-        and "BEGIN ... COMMIT" in out,
-        "2,100 single-row INSERTs on a terminal: one hint, at the 1,000th, "
-        "pointing to BEGIN ... COMMIT", out[-800:])
+    TAP.ok(out.count(hint_text) == 1
+           and out.index("at 999") < out.index(hint_text) < out.index("at 1000")
+           and "BEGIN ... COMMIT" in out,
+           "2,100 single-row INSERTs on a terminal: one hint, at the 1,000th, "
+           "pointing to BEGIN ... COMMIT", out[-800:])
     out = under_terminal(head + singles("J", 0, 600)
                          + "INSERT INTO t(PK, SK) VALUES ('J', 'a'), "
                          "('J', 'b');\n" + singles("J", 600, 1200)
                          + "SELECT 'end';\n", {})
-    tap(hint_text not in out and "end" in out,
-        "600 single-row INSERTs, one of two rows, 600 more: no hint (not "
-        "1,000 in a row)", out[-800:])
+    TAP.ok(hint_text not in out and "end" in out,
+           "600 single-row INSERTs, one of two rows, 600 more: no hint (not "
+           "1,000 in a row)", out[-800:])
     out, _ = shell(head + singles("K", 0, 1000) + "SELECT 'end';\n")
-    tap(hint_text not in out and "end" in out,
-        "1,000 single-row INSERTs without a terminal: no hint", out[-800:])
+    TAP.ok(hint_text not in out and "end" in out,
+           "1,000 single-row INSERTs without a terminal: no hint", out[-800:])
 
 
 def run():
@@ -423,7 +412,7 @@ def run():
     else:
         for name in ("10 TransactWriteItems, 8 in flight", "write_calls=2",
                      "call 3 of 10 throttled", "... the cache was told"):
-            skip(name, "the server has no TransactWriteItems (%s)" % why)
+            TAP.skip(name, "the server has no TransactWriteItems (%s)" % why)
     batch_partial()
     if why is None:
         statement()
@@ -432,7 +421,7 @@ def run():
     else:
         for name in ("a statement's second call throttled", "SIGINT",
                      "the progress line", "progress=off"):
-            skip(name, "the server has no TransactWriteItems (%s)" % why)
+            TAP.skip(name, "the server has no TransactWriteItems (%s)" % why)
     hint()
 
 
@@ -450,8 +439,7 @@ def main():
         proxy.kill()
         proxy.wait()
         subprocess.run(["rm", "-rf", TMP])
-    print("1..%d" % N)
-    return 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -25,26 +25,16 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 TA, TB = "TxMulti057a", "TxMulti057b"
-N = 0
-FAILED = 0
+TAP = Tap("multi-table commit: ")
 PORT = 0
 LOG = ""
 HEAD = ("dynamodb: COMMIT failed part way (over 100 writes or 4 MB are not "
         "one transaction): ")
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - multi-table commit: %s"
-          % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
 
 
 def check(*args):
@@ -152,10 +142,10 @@ def atomic_cases():
     conn.close()
     want = ("dynamodb: COMMIT: nothing written: the item with key PK='P', "
             "SK='000' in b already exists")
-    tap(err == want and check("get", TA, "N", "001") == "(no item)",
-        "INSERT into a (new key) and into b (existing key), one COMMIT of "
-        "Python's sqlite3: it fails, nothing written, and boto3 finds no "
-        "row in a", "error: %r\na: %s" % (err, check("get", TA, "N", "001")))
+    TAP.ok(err == want and check("get", TA, "N", "001") == "(no item)",
+           "INSERT into a (new key) and into b (existing key), one COMMIT of "
+           "Python's sqlite3: it fails, nothing written, and boto3 finds no "
+           "row in a", "error: %r\na: %s" % (err, check("get", TA, "N", "001")))
 
     # both tables' writes in one TransactWriteItems
     fresh()
@@ -169,11 +159,11 @@ def atomic_cases():
     calls = writes_logged()
     want = [("TransactWriteItems", ["%s/N/001" % TA, "%s/P/001" % TB,
                                     "%s/N/002" % TA])]
-    tap(err is None and calls == want and part(TA, "N") == ["001", "002"]
-        and part(TB, "P") == ["000"],
-        "two tables' writes in one COMMIT: one TransactWriteItems, in the "
-        "order they were made; boto3 finds them all",
-        "error: %r\ncalls: %r" % (err, calls))
+    TAP.ok(err is None and calls == want and part(TA, "N") == ["001", "002"]
+           and part(TB, "P") == ["000"],
+           "two tables' writes in one COMMIT: one TransactWriteItems, in the "
+           "order they were made; boto3 finds them all",
+           "error: %r\ncalls: %r" % (err, calls))
 
     # 120 writes: cut into two TransactWriteItems, the second refused
     fresh()
@@ -191,13 +181,13 @@ def atomic_cases():
             "not applied (PK='Q', SK='040' in b; PK='Q', SK='041' in b; 17 "
             "more; PK='Q', SK='059' in b): call 2 of 2 (TransactWriteItems): ")
     a_rows, b_rows = part(TA, "N"), part(TB, "Q")
-    tap(err is not None and err.startswith(want)
-        and a_rows == ["%03d" % i for i in range(60)]
-        and b_rows == ["%03d" % i for i in range(40)],
-        "60 INSERTs into a and 60 into b, the second of two "
-        "TransactWriteItems throttled for ever: the error names each "
-        "write's table and which were applied; boto3 finds exactly those",
-        "error: %r\na: %d rows, b: %d rows" % (err, len(a_rows), len(b_rows)))
+    TAP.ok(err is not None and err.startswith(want)
+           and a_rows == ["%03d" % i for i in range(60)]
+           and b_rows == ["%03d" % i for i in range(40)],
+           "60 INSERTs into a and 60 into b, the second of two "
+           "TransactWriteItems throttled for ever: the error names each "
+           "write's table and which were applied; boto3 finds exactly those",
+           "error: %r\na: %d rows, b: %d rows" % (err, len(a_rows), len(b_rows)))
 
 
 def other_endpoint_case():
@@ -215,10 +205,10 @@ def other_endpoint_case():
             "with the writes through b (another endpoint, region or "
             "credentials); the writes through b: nothing written: the item "
             "with key PK='P', SK='000' already exists")
-    tap(err == want and check("get", TA, "N", "001") != "(no item)",
-        "a and b at two endpoints: b's write fails after a's went; the "
-        "error says a's write was applied, as boto3 finds",
-        "error: %r\na: %s" % (err, check("get", TA, "N", "001")))
+    TAP.ok(err == want and check("get", TA, "N", "001") != "(no item)",
+           "a and b at two endpoints: b's write fails after a's went; the "
+           "error says a's write was applied, as boto3 finds",
+           "error: %r\na: %s" % (err, check("get", TA, "N", "001")))
 
 
 def main():
@@ -239,15 +229,14 @@ def main():
             for name in ("a new key and an existing one, one COMMIT",
                          "one TransactWriteItems",
                          "a split COMMIT across tables"):
-                tap(True, "%s # SKIP the server has no TransactWriteItems "
-                    "(%s)" % (name, why.splitlines()[0][:120]))
+                TAP.skip(name, "the server has no TransactWriteItems (%s)"
+                         % why.splitlines()[0][:120])
         other_endpoint_case()
     finally:
         proxy.kill()
         proxy.wait()
         os.unlink(LOG)
-    print("1..%d" % N)
-    return 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

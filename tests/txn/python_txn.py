@@ -18,21 +18,12 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 TABLE = "TxPy050"
-N = 0
-FAILED = 0
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - python: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
+TAP = Tap("python: ")
 
 
 def check(*args):
@@ -54,7 +45,7 @@ def connect(endpoint=None, **kw):
 
 
 def expect(name, got, want):
-    tap(got == want, name, "expected: %r\n     got: %r" % (want, got))
+    TAP.ok(got == want, name, "expected: %r\n     got: %r" % (want, got))
 
 
 def n_of(conn, sk):
@@ -232,8 +223,7 @@ def main():
     check("fill", TABLE, "P", 3)
     transactions()
     retried_writes()
-    print("1..%d" % N)
-    return 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -27,11 +27,13 @@ import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
+
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
 SQLITE3 = os.environ.get("SQLITE3", "sqlite3")
 TABLE = "TxSplit055"
-N = 0
-FAILED = 0
+TAP = Tap("split commit: ")
 PORT = 0
 LOG = ""
 
@@ -45,17 +47,6 @@ MOVE = "(PK='M', SK='000'; PK='M', SK='moved')"
 SECOND = ["TransactWriteItems", "PutItem"]
 HEAD = ("dynamodb: COMMIT failed part way (over 100 writes or 4 MB are not "
         "one transaction): ")
-
-
-def tap(ok, name, detail=""):
-    global N, FAILED
-    N += 1
-    FAILED += not ok
-    print("%s %d - split commit: %s" % ("ok" if ok else "not ok", N, name))
-    if not ok:
-        for line in str(detail).splitlines():
-            print("#   " + line)
-    sys.stdout.flush()
 
 
 def check(*args):
@@ -210,8 +201,8 @@ def run():
         for name in ("the move in one call", "a persistent error",
                      "... where the item is", "... what the cache shows",
                      "an ambiguous error", "kill -9", "SIGINT"):
-            tap(True, "%s # SKIP the server has no TransactWriteItems (%s)"
-                % (name, why.splitlines()[0][:120]))
+            TAP.skip(name, "the server has no TransactWriteItems (%s)"
+                     % why.splitlines()[0][:120])
     batch_writes()
     chain()
 
@@ -225,13 +216,13 @@ def key_moves():
     conn.close()
     calls = transactions_logged()
     together = [c for c in calls if ("Delete", "M/000") in c]
-    tap(err is None and len(calls) == 2 and len(together) == 1
-        and ("Put", "M/moved") in together[0] and where_is_m() == ["new"]
-        and n_inserted() == 99,
-        "99 INSERTs then a key move: two TransactWriteItems, the move's "
-        "Delete and Put in the same one (%s)"
-        % " + ".join(str(len(c)) for c in calls),
-        "error: %r\ncalls: %r" % (err, [c[-3:] for c in calls]))
+    TAP.ok(err is None and len(calls) == 2 and len(together) == 1
+           and ("Put", "M/moved") in together[0] and where_is_m() == ["new"]
+           and n_inserted() == 99,
+           "99 INSERTs then a key move: two TransactWriteItems, the move's "
+           "Delete and Put in the same one (%s)"
+           % " + ".join(str(len(c)) for c in calls),
+           "error: %r\ncalls: %r" % (err, [c[-3:] for c in calls]))
 
     # the second TransactWriteItems refused for ever (throttled: not sent)
     fresh()
@@ -240,17 +231,17 @@ def key_moves():
     control(fault="none")
     want = (HEAD + APPLIED + "; writes 100-101 not applied " + MOVE
             + ": call 2 of 2 (TransactWriteItems): ")
-    tap(err is not None and err.startswith(want) and "retries" in err,
-        "the second TransactWriteItems throttled for ever: the error says "
-        "which writes were applied and which were not", "error: %r" % err)
-    tap(where_is_m() == ["old"] and n_inserted() == 99,
-        "... and boto3 finds the moved item at its old key, the 99 INSERTs "
-        "written", "M at %r, %d inserted" % (where_is_m(), n_inserted()))
+    TAP.ok(err is not None and err.startswith(want) and "retries" in err,
+           "the second TransactWriteItems throttled for ever: the error says "
+           "which writes were applied and which were not", "error: %r" % err)
+    TAP.ok(where_is_m() == ["old"] and n_inserted() == 99,
+           "... and boto3 finds the moved item at its old key, the 99 INSERTs "
+           "written", "M at %r, %d inserted" % (where_is_m(), n_inserted()))
     seen = [r[0] for r in conn.execute("SELECT SK FROM t WHERE PK = 'M'")]
     n = conn.execute("SELECT count(*) FROM t WHERE PK = 'P'").fetchone()[0]
-    tap(seen == ["000"] and n == 99,
-        "... and the same connection reads what DynamoDB holds (the cache "
-        "was told)", "M: %r, P: %d" % (seen, n))
+    TAP.ok(seen == ["000"] and n == 99,
+           "... and the same connection reads what DynamoDB holds (the cache "
+           "was told)", "M: %r, P: %d" % (seen, n))
     conn.close()
 
     # the second one fails for ever with an answer that leaves it unknown
@@ -262,20 +253,20 @@ def key_moves():
     want = (HEAD + APPLIED + "; writes 100-101 may or may not have been "
             "applied (all of them or none) " + MOVE
             + ": call 2 of 2 (TransactWriteItems): ")
-    tap(err is not None and err.startswith(want) and len(where_is_m()) == 1,
-        "the second TransactWriteItems 503 for ever: writes 100-101 may or "
-        "may not have been applied, and boto3 finds the moved item at "
-        "exactly one key (%r)" % where_is_m(), "error: %r" % err)
+    TAP.ok(err is not None and err.startswith(want) and len(where_is_m()) == 1,
+           "the second TransactWriteItems 503 for ever: writes 100-101 may or "
+           "may not have been applied, and boto3 finds the moved item at "
+           "exactly one key (%r)" % where_is_m(), "error: %r" % err)
 
     # kill -9 of the sqlite3 shell while the second call is retried
     fresh()
     control(fault="throttle", mode="always", ops=SECOND, after=1)
     out, code = shell_stopped(signal.SIGKILL, ", max_retries=100")
     control(fault="none")
-    tap(code == -signal.SIGKILL and where_is_m() == ["old"],
-        "kill -9 of the sqlite3 shell during the second TransactWriteItems: "
-        "boto3 finds the moved item at its old key (%r)" % where_is_m(),
-        "exit %r, output %r" % (code, out))
+    TAP.ok(code == -signal.SIGKILL and where_is_m() == ["old"],
+           "kill -9 of the sqlite3 shell during the second TransactWriteItems: "
+           "boto3 finds the moved item at its old key (%r)" % where_is_m(),
+           "exit %r, output %r" % (code, out))
 
     # SIGINT (Ctrl-C) to the shell at the same place
     fresh()
@@ -284,12 +275,11 @@ def key_moves():
     control(fault="none")
     want = (HEAD + APPLIED + "; writes 100-101 not applied " + MOVE
             + ": call 2 of 2 (TransactWriteItems): ")
-    tap(want in out and "interrupted" in out
-        and where_is_m() == ["old"],
-        "SIGINT to the sqlite3 shell during the second TransactWriteItems: "
-        "the error says writes 100-101 were not applied; boto3 finds the "
-        "item at its old key (%r)" % where_is_m(), out)
-
+    TAP.ok(want in out and "interrupted" in out
+           and where_is_m() == ["old"],
+           "SIGINT to the sqlite3 shell during the second TransactWriteItems: "
+           "the error says writes 100-101 were not applied; boto3 finds the "
+           "item at its old key (%r)" % where_is_m(), out)
 
 
 def batch_writes():
@@ -316,13 +306,12 @@ def batch_writes():
             "PK='R', SK='149'): call 3 of 6 (BatchWriteItem): ")
     got = [line.split(" ")[0] for line in check("part", TABLE, "R")
            .splitlines()]
-    tap(err is not None and err.startswith(want)
-        and got == ["%03d" % i for i in range(50)],
-        "150 REPLACEs, one call at a time, the third BatchWriteItem of 25 "
-        "throttled for ever (refused, so not applied): the error names the "
-        "50 applied and the 100 not; boto3 finds exactly the first 50",
-        "error: %r\nfound: %d" % (err, len(got)))
-
+    TAP.ok(err is not None and err.startswith(want)
+           and got == ["%03d" % i for i in range(50)],
+           "150 REPLACEs, one call at a time, the third BatchWriteItem of 25 "
+           "throttled for ever (refused, so not applied): the error names the "
+           "50 applied and the 100 not; boto3 finds exactly the first 50",
+           "error: %r\nfound: %d" % (err, len(got)))
 
 
 def chain():
@@ -350,12 +339,12 @@ def chain():
     ops = sorted(set(op for op, _ in logged()))
     # reads only: the UPDATEs' GetItems, and a DescribeTable when the one
     # the process keeps (60 s) ran out, as it may on a slow (ASan) run
-    tap(err == want and "GetItem" in ops and
-        set(ops) <= {"GetItem", "DescribeTable"} and len(part) == 150
-        and part[0].startswith("000 "),
-        "150 rows each moved onto the key the one before freed (151 writes "
-        "in one group): refused before anything is sent",
-        "error: %r\ncalls: %r\nfirst: %r" % (err, ops, part[:1]))
+    TAP.ok(err == want and "GetItem" in ops and
+           set(ops) <= {"GetItem", "DescribeTable"} and len(part) == 150
+           and part[0].startswith("000 "),
+           "150 rows each moved onto the key the one before freed (151 writes "
+           "in one group): refused before anything is sent",
+           "error: %r\ncalls: %r\nfirst: %r" % (err, ops, part[:1]))
 
 
 def main():
@@ -373,8 +362,7 @@ def main():
         proxy.kill()
         proxy.wait()
         os.unlink(LOG)
-    print("1..%d" % N)
-    return 0
+    return TAP.done()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@
 */
 
 static const ddbc_item_codec codec = {ddb_item_packed_size, ddb_item_pack,
-                                      ddb_item_unpack};
+                                      ddb_item_unpack, ddbc_packed_json};
 
 /* A real item from its typed JSON (the test fails if it does not parse). */
 static ddb_item *typed(const char *json) {
@@ -232,6 +232,139 @@ static void test_packed_accounting(void) {
          (double)got / (double)real);
   CHECK_INVARIANTS(s);
   ddbc_store_release(s);
+#else
+  printf("#   skipped: no mallinfo2 (not glibc >= 2.33, or ASan)\n");
+#endif
+}
+
+/* The JSON ddb_item_to_json renders for it (malloc()ed, NUL-terminated). */
+static char *json_of(const ddb_item *it) {
+  ddb_buf b;
+  ddb_buf_init(&b, DDB_JSON_MAX);
+  ddb_item_to_json(it, &b);
+  return ddb_buf_take(&b, NULL);
+}
+
+/* A warm lookup's view (ddbc_store_peek_item_view): the packed item copied
+** out, the JSON rendered at the first hit that asks for it and kept in the
+** entry (its charge grown by it), the same at the next hit, dropped with
+** the entry when a write replaces it; a miss not counted, a hit counted;
+** a negative entry found = 0; a store that does not pack answers 0. */
+static void test_packed_view(void) {
+  ddbc_store *s = ddbc_store_create_packed(1 << 20, &codec);
+  ddbc_store *plain = ddbc_store_create(1 << 20);
+  ddb_item *it = typed("{\"PK\":{\"S\":\"K#1\"},\"name\":{\"S\":\"Ann\"},"
+                       "\"n\":{\"N\":\"7\"},\"l\":{\"L\":[{\"S\":\"x\"}]}}");
+  ddb_item *it2 = typed("{\"PK\":{\"S\":\"K#1\"},\"name\":{\"S\":\"Bea\"}}");
+  ddbc_item_view v;
+  ddb_item *back;
+  char *want = NULL, *want2 = NULL;
+  size_t b0, b1;
+  double age = -1;
+  memset(&v, 0, sizeof(v));
+  if(!it || !it2)
+    goto done;
+  want = json_of(it);
+  want2 = json_of(it2);
+  fill(s, "k", it, 0, 10);
+  fill(plain, "k", it, 0, 10);
+  b0 = (size_t)stats(s).bytes;
+  CHECK_INT(ddbc_store_peek_item_view(s, "x", 1, 1, ANY_AGE, 0, &v, NULL), 0);
+  CHECK_INT((int)stats(s).item_misses, 0);
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 1.5, ANY_AGE, 0, &v, &age),
+            1);
+  CHECK(v.found && v.json_len == 0 && age == 1.5);
+  CHECK_INT((int)v.packed_len, (int)ddb_item_packed_size(it));
+  back = v.packed ? ddb_item_unpack(v.packed, v.packed_len) : NULL;
+  CHECK(back && same_tree(&it->root, &back->root));
+  ddb_item_unref(back);
+  CHECK_INT((int)(stats(s).bytes - b0), 0); /* no JSON asked: none kept */
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 2, ANY_AGE, DDBC_VIEW_JSON,
+                                      &v, NULL),
+            1);
+  CHECK(v.json && want && v.json_len == strlen(want) &&
+        strcmp(v.json, want) == 0);
+  b1 = (size_t)stats(s).bytes;
+  CHECK_MSG(b1 >= b0 + strlen(want), "charge %zu -> %zu", b0, b1);
+  CHECK_INVARIANTS(s);
+  /* the caller's copy: the entry keeps its own */
+  memset(v.json, '?', v.json_len);
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 3, ANY_AGE, DDBC_VIEW_JSON,
+                                      &v, NULL),
+            1);
+  CHECK(strcmp(v.json, want) == 0);
+  CHECK_INT((int)stats(s).bytes, (int)b1); /* rendered once */
+  CHECK_INT((int)stats(s).item_hits, 3);
+  /* a write replaces the entry, its JSON with it */
+  ddbc_store_write_item(s, "k", 1, it2, 4, 10);
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 5, ANY_AGE, DDBC_VIEW_JSON,
+                                      &v, NULL),
+            1);
+  CHECK(want2 && strcmp(v.json, want2) == 0);
+  ddbc_store_write_item(s, "k", 1, NULL, 6, 10);
+  CHECK_INT(ddbc_store_peek_item_view(s, "k", 1, 7, ANY_AGE, DDBC_VIEW_JSON,
+                                      &v, NULL),
+            1);
+  CHECK(!v.found);
+  CHECK_INT(ddbc_store_peek_item_view(plain, "k", 1, 1, ANY_AGE, 0, &v, NULL),
+            0);
+  CHECK_INVARIANTS(s);
+done:
+  free(v.packed);
+  free(v.json);
+  free(want);
+  free(want2);
+  ddb_item_unref(it);
+  ddb_item_unref(it2);
+  ddbc_store_release(s);
+  ddbc_store_release(plain);
+}
+
+/* The budget stays honest when hits keep JSON in their entries: fill a
+** packed store past its budget, asking each entry's JSON once, and compare
+** the charge with what malloc gave out (as test_packed_accounting). */
+static void test_packed_view_accounting(void) {
+#ifdef HAVE_MALLINFO2
+  const size_t budget = 4u << 20;
+  size_t m0, m1, n, got, real;
+  ddbc_store *s = ddbc_store_create_packed(budget, &codec);
+  ddbc_item_view v;
+  ddb_item *it;
+  char key[128], json[512];
+  memset(&v, 0, sizeof(v));
+  /* the view's buffers grown once before counting */
+  v.packed = malloc(4096);
+  v.json = malloc(4096);
+  v.packed_cap = v.json_cap = 4096;
+  m0 = heap_in_use();
+  for(n = 0; n < 30000; n++) {
+    size_t kl = (size_t)snprintf(key, sizeof(key), "I\x05K#%05zu", n);
+    snprintf(json, sizeof(json),
+             "{\"PK\":{\"S\":\"K#%05zu\"},\"name\":{\"S\":\"customer %zu\"},"
+             "\"pad\":{\"S\":\"%0*d\"}}",
+             n, n, (int)(n % 200), 0);
+    it = typed(json);
+    if(!it)
+      break;
+    ddbc_store_fill_item(s, key, kl, it, ddbc_store_gen(s, key, kl), 0, 100);
+    ddb_item_unref(it);
+    if(n % 2 == 0) /* half of them read with their JSON */
+      ddbc_store_peek_item_view(s, key, kl, 0, ANY_AGE, DDBC_VIEW_JSON, &v,
+                                NULL);
+  }
+  m1 = heap_in_use();
+  got = (size_t)stats(s).bytes;
+  real = m1 - m0;
+  CHECK(stats(s).evictions > 0);
+  CHECK(got <= budget);
+  CHECK_MSG(got >= real - real / 100, "charged %zu, malloc grew %zu", got,
+            real);
+  CHECK_MSG(got <= real + real / 10, "charged %zu, malloc grew %zu", got,
+            real);
+  CHECK_INVARIANTS(s);
+  ddbc_store_release(s);
+  free(v.packed);
+  free(v.json);
 #else
   printf("#   skipped: no mallinfo2 (not glibc >= 2.33, or ASan)\n");
 #endif
@@ -488,6 +621,10 @@ const tap_test tap_cache_gen_tests[] = {
      test_packed_store},
     {"cache: the packed store's charge tracks mallinfo2 (budget honoured)",
      test_packed_accounting},
+    {"cache: a view copies the entry out, its JSON rendered once and kept",
+     test_packed_view},
+    {"cache: the charge tracks mallinfo2 with JSON kept in entries",
+     test_packed_view_accounting},
     {"cache: negative item entries", test_negative_entries},
     {"cache: an item fill is refused after a bump of its key",
      test_gen_fill_refused_after_bump},

@@ -217,9 +217,10 @@ static void fake_serve(fake_http *f, int c) {
   if(send(c, resp, strlen(resp), MSG_NOSIGNAL) < 0)
     tap_diag("fake http: send failed");
   close(c);
-  /* what it received (a session token, say) is not left on its stack for
-  ** the heap scan of test_wipe to find */
+  /* what it received (a session token, say) and sent (credentials) is not
+  ** left on its stack for the heap scans of test_wipe to find */
   ddb_wipe(head, sizeof(head));
+  ddb_wipe(resp, sizeof(resp));
 }
 
 /* The server thread: accept until stop is set. */
@@ -1050,6 +1051,40 @@ static int memory_copies(const char *pat, size_t n) {
   return found;
 }
 
+/* 1 (said) when the heap scans cannot run: AddressSanitizer's allocator
+** and shadow are anonymous mappings of terabytes, which the scan through
+** /proc/self/mem would read for hours.  The build without sanitizers
+** (make test's first run) does the check. */
+static int heap_scan_skipped(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  tap_diag("skipped under AddressSanitizer (its mappings are terabytes)");
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* pat_secret: prefix and 32 random hex digits (r: the 16 random bytes). */
+static void secret_pattern(const char *prefix, unsigned char r[16]) {
+  size_t n = strlen(prefix);
+  int i;
+  ddb_random_bytes(r, 16);
+  snprintf(pat_secret, sizeof(pat_secret), "%s", prefix);
+  for(i = 0; i < 16; i++)
+    snprintf(pat_secret + n + 2 * i, 3, "%02x", r[i]);
+}
+
+/* cfg: a client of the fake server f (its URL in url[0..cap)), no
+** retries. */
+static void fake_config(const fake_http *f, ddb_config *cfg, char *url,
+                        size_t cap) {
+  snprintf(url, cap, "http://127.0.0.1:%d", f->port);
+  memset(cfg, 0, sizeof(*cfg));
+  cfg->region = "us-east-1";
+  cfg->endpoint = url;
+  cfg->max_retries = 0;
+}
+
 /* A client made from a credentials file with a unique secret and a
 ** 2,000-character session token, which sends one request: once it is
 ** freed, neither the secret nor the token is anywhere in the process's
@@ -1065,23 +1100,13 @@ static void test_wipe(void) {
   char url[64], text[2400];
   unsigned char r[16];
   int i;
-#if defined(__SANITIZE_ADDRESS__)
-  /* AddressSanitizer's allocator and shadow are anonymous mappings of
-  ** terabytes: the scan through /proc/self/mem would read them for hours.
-  ** The build without sanitizers (make test's first run) does the check. */
-  tap_diag("skipped under AddressSanitizer (its mappings are terabytes)");
-  return;
-#endif
-  if(!CHECK(sandbox_open(&s) == 0))
+  if(heap_scan_skipped() || !CHECK(sandbox_open(&s) == 0))
     return;
   if(!CHECK(fake_start(&f, ROLE_JSON) == 0)) {
     sandbox_close(&s);
     return;
   }
-  ddb_random_bytes(r, sizeof(r));
-  snprintf(pat_secret, sizeof(pat_secret), "WIPESECRET");
-  for(i = 0; i < 16; i++)
-    snprintf(pat_secret + 10 + 2 * i, 3, "%02x", r[i]);
+  secret_pattern("WIPESECRET", r);
   memcpy(pat_token, "WIPETOKEN", 9);
   for(i = 9; i < 2000; i++)
     pat_token[i] = "0123456789abcdef"[(r[i % 16] + i) % 16];
@@ -1092,11 +1117,7 @@ static void test_wipe(void) {
            pat_secret, pat_token);
   CHECK(put_file_raw(s.creds, text) == 0);
   ddb_wipe(text, sizeof(text));
-  snprintf(url, sizeof(url), "http://127.0.0.1:%d", f.port);
-  memset(&cfg, 0, sizeof(cfg));
-  cfg.region = "us-east-1";
-  cfg.endpoint = url;
-  cfg.max_retries = 0;
+  fake_config(&f, &cfg, url, sizeof(url));
   ddb_error_clear(&e);
   if(CHECK(ddb_client_new(&cfg, &c, &e) == DDB_OK)) {
     /* in use, the token is there (the scan sees it) */
@@ -1111,6 +1132,55 @@ static void test_wipe(void) {
   CHECK_MSG(i == 0, "the secret: %d copies after ddb_client_free", i);
   i = memory_copies(pat_token, 2000);
   CHECK_MSG(i == 0, "the session token: %d copies after ddb_client_free", i);
+  sandbox_close(&s);
+}
+
+/* A client whose credentials come from a container endpoint (the fake
+** server) with a unique secret key: once it is freed, the secret is
+** nowhere in the heap.  libcurl read it into its
+** receive buffer; the allocator of signer.c frees a DynamoDB answer's
+** receive buffer without wiping it, never a credential fetch's. */
+static void test_wipe_fetched(void) {
+  sandbox s;
+  fake_http f;
+  ddb_config cfg;
+  ddb_client *c = NULL;
+  ddb_error e;
+  char url[96], *role;
+  unsigned char r[16];
+  int i;
+  if(heap_scan_skipped() || !CHECK(sandbox_open(&s) == 0))
+    return;
+  secret_pattern("WIPEROLE", r);
+  role = malloc(512);
+  if(!CHECK(role != NULL)) {
+    sandbox_close(&s);
+    return;
+  }
+  snprintf(role, 512,
+           "{\"AccessKeyId\":\"ASIAWIPE\",\"SecretAccessKey\":\"%s\","
+           "\"Token\":\"t\",\"Expiration\":\"2030-01-02T03:04:05Z\"}",
+           pat_secret);
+  if(!CHECK(fake_start(&f, role) == 0)) {
+    free(role);
+    sandbox_close(&s);
+    return;
+  }
+  snprintf(url, sizeof(url), "http://127.0.0.1:%d/container", f.port);
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", url, 1);
+  fake_config(&f, &cfg, url, sizeof(url));
+  ddb_error_clear(&e);
+  if(CHECK(ddb_client_new(&cfg, &c, &e) == DDB_OK)) {
+    /* no request after the fetch: its blocks are freed as they were */
+    CHECK_STR(c->s.cred_source, "container credentials");
+    CHECK_INT(f.requests, 1);
+    ddb_client_free(c);
+  }
+  fake_stop(&f);
+  ddb_wipe(role, 512);
+  free(role);
+  i = memory_copies(pat_secret, strlen(pat_secret));
+  CHECK_MSG(i == 0, "the fetched secret: %d copies after ddb_client_free", i);
   sandbox_close(&s);
 }
 
@@ -1171,4 +1241,7 @@ const tap_test tap_creds_tests[] = {
     {"creds: the secret and the session token are wiped when a client is "
      "freed (heap scan)",
      test_wipe},
+    {"creds: a secret fetched from a container endpoint is wiped when the "
+     "client is freed (heap scan)",
+     test_wipe_fetched},
     {NULL, NULL}};

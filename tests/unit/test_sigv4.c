@@ -659,6 +659,27 @@ static void test_key_cache(void) {
   CHECK_STR(a, b);
   CHECK_INT(ddb_sigv4_derivations(s), 2);
 
+  /* the same request again, and with another Host in between: the
+  ** first blocks kept (the canonical request's, the string to sign's)
+  ** give the signature of a fresh signer, which keeps none */
+  CHECK_INT(sign_json(s, d3, "127.0.0.1:8000", DDB_BODY, b), 0);
+  CHECK_STR(a, b);
+  fresh = ddb_sigv4_new(VEC_AK, VEC_SK, NULL);
+  if(CHECK(fresh != NULL)) {
+    char c1[DDB_SIGV4_AUTH_MAX], c2[DDB_SIGV4_AUTH_MAX];
+    const char *h9 = "dynamodb.eu-west-1.amazonaws.com";
+    CHECK_INT(sign_json(s, d3, h9, DDB_BODY, c1), 0);
+    CHECK_INT(sign_json(fresh, d3, h9, DDB_BODY, c2), 0);
+    CHECK_STR(c1, c2);
+    CHECK(strcmp(c1, a) != 0);
+    CHECK_INT(sign_json(s, d3, "127.0.0.1:8000", DDB_BODY, b), 0);
+    CHECK_STR(a, b);
+    CHECK_INT(sign_json(s, d3, h9, DDB_BODY, c1), 0);
+    CHECK_STR(c1, c2);
+  }
+  ddb_sigv4_free(fresh);
+  CHECK_INT(ddb_sigv4_derivations(s), 2);
+
   /* back to the day before, then another region: derived each time */
   CHECK_INT(sign_json(s, d1, "127.0.0.1:8000", DDB_BODY, a), 0);
   CHECK_STR(a, BOTO_D1);

@@ -11,7 +11,11 @@
    feature, a near miss, a marker after the first test): format errors,
    not a skip, even where the server lacks the feature; an unknown
    feature in SQL_TEST_LACKS: refused.
-3. Loads the e-commerce example (fixtures.py ecommerce) and checks that
+3. Runs tests/harness/selftest/tap_sample.py (tests/harness/tap.py's
+   tests that fail on purpose) with this python3 and Debian's
+   /usr/bin/python3: the exact lines, the 40-line and 300-character bounds
+   of a detail, exit status 1; with "pass": 0.
+4. Loads the e-commerce example (fixtures.py ecommerce) and checks that
    each of the 15 access patterns of its worksheet
    (examples/ecommerce/README.md) returns the documented items.
 
@@ -27,20 +31,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+from tap import Tap  # noqa: E402
 
-N = 0
-FAILED = 0
-
-
-def result(ok, name, notes=()):
-    global N, FAILED
-    N += 1
-    if not ok:
-        FAILED += 1
-    print("%s %d - selftest: %s" % ("ok" if ok else "not ok", N, name))
-    for n in notes:
-        print("#   " + n)
-    sys.stdout.flush()
+TAP = Tap("selftest: ")
 
 
 def check_runner():
@@ -54,18 +47,18 @@ def check_runner():
     verdicts = re.findall(r"^(ok|not ok) \d+ - sample\.test: (.*)$", out, re.M)
     shown = ["| " + l for l in out.splitlines()]
     if not verdicts:
-        result(False, "runner produced verdicts", shown)
+        TAP.ok(False, "runner produced verdicts", shown)
         return
     for verdict, name in verdicts:
         want = "ok" if name.startswith("pass:") else "not ok"
-        result(verdict == want, "runner verdict %r for %r" % (verdict, name),
+        TAP.ok(verdict == want, "runner verdict %r for %r" % (verdict, name),
                [] if verdict == want else shown)
     names = [n for _, n in verdicts]
-    result("setup" not in names, "runner: setup with empty output passes")
-    result("*** sqlite3 died with SIGSEGV" in out, "runner: a crash is shown",
+    TAP.ok("setup" not in names, "runner: setup with empty output passes")
+    TAP.ok("*** sqlite3 died with SIGSEGV" in out, "runner: a crash is shown",
            [] if "SIGSEGV" in out else shown)
-    result("block never ran" in out, "runner: tests after a crash fail")
-    result(p.returncode == 1, "runner exits 1 when a test failed (got %d)"
+    TAP.ok("block never ran" in out, "runner: tests after a crash fail")
+    TAP.ok(p.returncode == 1, "runner exits 1 when a test failed (got %d)"
            % p.returncode)
     m = re.search(r"script and db kept in (\S+)", out)
     if m:   # the failing sample's leftovers: not needed
@@ -94,7 +87,7 @@ def run_runner(files, **env_over):
 
 def check_requires():
     def check(ok, name, shown):
-        result(bool(ok), name, [] if ok else shown)
+        TAP.ok(bool(ok), name, [] if ok else shown)
 
     rc, out = run_runner(["requires.test"], SQL_TEST_LACKS="transactions",
                          SQL_TEST_SERVER="srv")
@@ -133,13 +126,52 @@ def check_requires():
           ["| " + l for l in out.splitlines()])
 
 
+TAP_SAMPLE = """\
+ok 1 - sample: pass: a passing test prints no detail
+ok 2 - sample: pass: a test that did not run # SKIP no server for it
+not ok 3 - sample: fail: a string detail
+#   line 1
+#   line 2
+not ok 4 - sample: fail: a list detail
+#   a
+#   b
+#   c
+#   7
+not ok 5 - sample: fail: a long detail
+""" + "#   %s\n" % ("x" * 300) * 40 + """\
+not ok 6 - sample: fail: no detail
+1..6
+"""
+
+
+def check_tap():
+    """tests/harness/tap.py under each python3 the drivers run with."""
+    sample = os.path.join(HERE, "tap_sample.py")
+    pythons = [("this python3", sys.executable)]
+    if os.path.exists("/usr/bin/python3") and \
+            os.path.realpath(sys.executable) != "/usr/bin/python3":
+        pythons.append(("/usr/bin/python3", "/usr/bin/python3"))
+    for label, py in pythons:
+        for args, want, rc in (([], TAP_SAMPLE, 1),
+                               (["pass"], "".join(TAP_SAMPLE.splitlines(True)[:2])
+                                + "1..2\n", 0)):
+            p = subprocess.run([py, sample] + args, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=60)
+            out = p.stdout.decode("utf-8", "replace")
+            TAP.ok(out == want and p.returncode == rc,
+                   "tap.py with %s%s: the exact lines, exit status %d"
+                   % (label, " (all passing)" if args else "", rc),
+                   ["exit status %d" % p.returncode] +
+                   ["| " + l for l in out.splitlines()])
+
+
 def check_ecommerce():
     import fixtures
     c = fixtures.connect()
     t = "SelftestShop"
     fixtures.ecommerce(c, t)
     try:
-        result(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
+        TAP.ok(fixtures.count_items(c, t) == len(fixtures.ecommerce_items()),
                "ecommerce example: item count")
 
         def q(index=None, kce="", names=None, values=None):
@@ -215,7 +247,7 @@ def check_ecommerce():
              ["CATEGORY#books", "CATEGORY#electronics", "CATEGORY#garden"]),
         ]
         for num, name, got, want in cases:
-            result(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
+            TAP.ok(got == want, "ecommerce example: access pattern %d: %s" % (num, name),
                    [] if got == want else ["want %r" % want, "got  %r" % got])
     finally:
         fixtures.drop_table(c, t)
@@ -225,11 +257,11 @@ def main():
     if not os.environ.get("AWS_ENDPOINT_URL_DYNAMODB"):
         print("Bail out! selftest: AWS_ENDPOINT_URL_DYNAMODB not set")
         return 2
+    check_tap()
     check_runner()
     check_requires()
     check_ecommerce()
-    print("1..%d" % N)
-    return 1 if FAILED else 0
+    return TAP.done()
 
 
 if __name__ == "__main__":
