@@ -54,6 +54,32 @@ static inline size_t ddb_json_plain(const char *s, size_t n) {
   return i;
 }
 
+/* Copy s[0..n) to d (not overlapping) without a call for the short
+** strings most of an item's are: two loads that may overlap, never
+** reading or writing past either end (tape.c, item.c). */
+static inline void ddb_copy_short(char *d, const char *s, size_t n) {
+  if(n >= 8 && n <= 16) {
+    uint64_t a, b;
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+    memcpy(d, &a, 8);
+    memcpy(d + n - 8, &b, 8);
+  } else if(n >= 4 && n < 8) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    memcpy(d, &a, 4);
+    memcpy(d + n - 4, &b, 4);
+  } else if(n < 4) {
+    if(n) {
+      d[0] = s[0];
+      d[n / 2] = s[n / 2];
+      d[n - 1] = s[n - 1];
+    }
+  } else
+    memcpy(d, s, n);
+}
+
 /* Append '"', s[0..n) as it is and '"' when the buffer has room for them
 ** already (no growing, no escaping: the caller knows s needs none).
 ** Returns 1 when done, 0 when the caller must take the general way
@@ -83,6 +109,7 @@ typedef struct ddb_layout {
   char *next_byte;
   const struct ddb_jtok *bad_number; /* an N that is not a number, for the
                                         message */
+  int esc; /* item.c's counting pass: a name or text had an escape */
 } ddb_layout;
 
 /* A new item (one reference) laid out for n attributes among nodes
@@ -177,6 +204,12 @@ int ddb_client_max_retries(const ddb_client *c);
 ** parsed answer in *resp (cJSON_Delete), or the call's error. */
 ddb_result ddb_table_call(ddb_client *c, const char *operation,
                           const char *table, cJSON **resp, ddb_error *err);
+/* read.c's parse slots: as many as the online cores (at least 1).
+** ddb_parse_enter takes one, waiting while every one is taken;
+** ddb_parse_leave gives it back.  Around every Query/Scan page parse. */
+void ddb_parse_enter(void);
+void ddb_parse_leave(void);
+
 /* The parsers of http.c's answers, on their own (for tests and fuzzing):
 ** a Query/Scan page from its text (operation names it in errors;
 ** count_only: Select=COUNT, no Items; *malformed is set when the text is

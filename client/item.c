@@ -94,7 +94,7 @@ ddb_item *ddb_item_alloc(size_t nodes, size_t bytes, uint32_t n,
 }
 
 /* The type named by the string token k ("S", "N", ...), or DDB_NONE. */
-static ddb_type type_of(const char *text, const ddb_jtok *k) {
+static inline ddb_type type_of(const char *text, const ddb_jtok *k) {
   const char *s = text + k->off;
   char buf[8];
   if(k->esc) {
@@ -160,6 +160,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
       return -1;
     }
     L->bytes += v->len + 1;
+    L->esc |= v->esc;
     return 0;
   case DDB_BOOL: return v->type == DDB_JTRUE || v->type == DDB_JFALSE ? 0 : -1;
   case DDB_NULL: return v->type == DDB_JTRUE ? 0 : -1;
@@ -169,6 +170,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
     for(j = 0, k = i + 3; j < v->n; j++, k = t[k + 1].end) {
       L->nodes++;
       L->bytes += t[k].len + 1;
+      L->esc |= t[k].esc;
       if(av_count(text, t, k + 1, L, depth + 1))
         return -1;
     }
@@ -196,6 +198,7 @@ static int av_count(const char *text, const ddb_jtok *t, uint32_t i,
       }
       L->nodes++;
       L->bytes += t[k].len + 1;
+      L->esc |= t[k].esc;
     }
     return 0;
   default: return -1;
@@ -293,6 +296,7 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
   for(j = 0, k = obj + 1; j < t[obj].n; j++, k = t[k + 1].end) {
     L.nodes++;
     L.bytes += t[k].len + 1;
+    L.esc |= t[k].esc;
     if(av_count(text, t, k + 1, &L, 1)) {
       if(L.bad_number)
         return ddb_error_set(err, DDB_ERR_PARSE,
@@ -312,6 +316,11 @@ ddb_result ddb_item_from_tape(const char *text, const ddb_tape *tp,
     a->name = lay_str(&L, text, &t[k], &a->name_len);
     av_fill(text, t, k + 1, a, &L);
   }
+  /* a JSON string without escapes holds no '"', backslash or control
+  ** character (the tokenizer refuses them raw): when no name or text of
+  ** the item had an escape (av_count saw them all), none needs escaping to
+  ** render */
+  it->plain = !L.esc;
   *out = it;
   return DDB_OK;
 }
@@ -573,12 +582,80 @@ static int av_json(const ddb_av *av, ddb_buf *out, int plain) {
   }
 }
 
+/* Write av, whose strings need no escaping, as JSON at d; returns the end.
+** No bound is checked: the caller made room (see ddb_item_to_json). */
+static char *plain_json(const ddb_av *av, char *d) {
+  uint32_t i;
+  switch(av->type) {
+  case DDB_S:
+  case DDB_B:
+    *d++ = '"';
+    ddb_copy_short(d, av->text, av->n);
+    d += av->n;
+    *d++ = '"';
+    return d;
+  case DDB_N: /* DynamoDB's digits, verbatim; JSON has no leading '+' */
+    if(av->n && av->text[0] == '+') {
+      ddb_copy_short(d, av->text + 1, av->n - 1);
+      return d + av->n - 1;
+    }
+    ddb_copy_short(d, av->text, av->n);
+    return d + av->n;
+  case DDB_BOOL:
+    memcpy(d, av->n ? "true" : "false", av->n ? 4 : 5);
+    return d + (av->n ? 4 : 5);
+  case DDB_M:
+    *d++ = '{';
+    for(i = 0; i < av->n; i++) {
+      const ddb_av *k = &av->kids[i];
+      if(i)
+        *d++ = ',';
+      *d++ = '"';
+      ddb_copy_short(d, k->name, k->name_len);
+      d += k->name_len;
+      *d++ = '"';
+      *d++ = ':';
+      d = plain_json(k, d);
+    }
+    *d++ = '}';
+    return d;
+  case DDB_L:
+  case DDB_SS:
+  case DDB_NS:
+  case DDB_BS:
+    *d++ = '[';
+    for(i = 0; i < av->n; i++) {
+      if(i)
+        *d++ = ',';
+      d = plain_json(&av->kids[i], d);
+    }
+    *d++ = ']';
+    return d;
+  default: memcpy(d, "null", 4); return d + 4;
+  }
+}
+
 int ddb_av_to_json(const ddb_av *av, ddb_buf *out) {
   return av_json(av, out, 0);
 }
 
+/* A plain item (no string to escape) is written straight into the buffer,
+** with room made once: its JSON is never longer than it->bytes.  Each node
+** of it (a ddb_av, 40 bytes) adds at most 8 bytes to the texts it holds
+** (2 quotes, a ':' and a ',' around a name, 1 quote more than the NUL
+** its text is counted with, or 'false', or 2 brackets), and the ddb_item
+** header covers the root's braces; every item is laid out by
+** ddb_item_alloc, so it->bytes counts all of that.  An item that is not
+** plain, or a buffer near its max, takes the checked way. */
 int ddb_item_to_json(const ddb_item *it, ddb_buf *out) {
-  return av_json(&it->root, out, it->plain);
+  char *end;
+  if(!it->plain || out->failed || it->bytes >= out->max - out->len ||
+     ddb_buf_reserve(out, it->bytes))
+    return av_json(&it->root, out, it->plain);
+  end = plain_json(&it->root, out->p + out->len);
+  out->len = (size_t)(end - out->p);
+  out->p[out->len] = 0;
+  return 0;
 }
 
 int ddb_av_to_typed_json(const ddb_av *av, ddb_buf *out) {

@@ -23,6 +23,7 @@ bench: deps
 	$(MAKE) --no-print-directory bench-redis
 	$(MAKE) --no-print-directory bench-streams
 	$(MAKE) --no-print-directory bench-warm
+	$(MAKE) --no-print-directory bench-decode
 
 # make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
 # outside write seen by a cached read, idle and under a steady write load
@@ -79,3 +80,24 @@ $(BENCH_WARM_BIN): bench/warm_instr.c mk/bench.mk
 bench-warm: deps
 	$(MAKE) --no-print-directory loadable $(BENCH_WARM_BIN)
 	bench/warm_instr.sh
+
+# make bench-decode: decoding Scan pages against its floor (simdjson, from
+# Debian's libsimdjson-dev) in instructions an item, the outputs compared
+# byte for byte, and the CPU of a full Scan with the default segments
+# against segments=1.  bench/decode_instr.sh; part of make bench.
+BENCH_DECODE_BIN := $(BUILD)/bench-decode
+BENCH_DECODE_FLOOR := $(BUILD)/bench-decode-floor
+.PHONY: bench-decode
+$(BENCH_DECODE_BIN): bench/decode_bench.c $(BUILD)/libddb.a mk/bench.mk
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Iclient -o $@ bench/decode_bench.c \
+	    $(BUILD)/libddb.a $(LDFLAGS) $(LIBS)
+$(BENCH_DECODE_FLOOR): bench/decode_floor.cc mk/bench.mk
+	@mkdir -p $(dir $@)
+	$(CXX) -O2 -g -std=c++17 -Wall -Wextra -Werror -o $@ \
+	    bench/decode_floor.cc -lsimdjson
+
+bench-decode: deps
+	$(MAKE) --no-print-directory loadable $(BENCH_DECODE_BIN) \
+	    $(BENCH_DECODE_FLOOR)
+	bench/decode_instr.sh

@@ -72,6 +72,8 @@ apt_install pkg-config
 # tested by tests/suites/70-packages.sh; `make deb` needs dpkg-dev
 # (dpkg-shlibdeps, dpkg-buildflags), which build-essential brings.
 apt_install python3-setuptools python3-wheel python3-pip python3-venv
+# libsimdjson-dev: the floor of make bench-decode (bench/decode_floor.cc)
+apt_install libsimdjson-dev
 # lintian: suite 70 checks the .deb with `lintian --pedantic` (about 130
 # packages, a minute or two of a CI run; where it is absent the check is
 # skipped with its reason printed).

@@ -3,9 +3,13 @@
 ** tokens) and of the parsers built on it: items (ddb_item_parse) and
 ** Query/Scan pages (ddb_page_parse).  No network.
 */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "../../client/ddb_client_int.h"
 #include "tap.h"
@@ -559,6 +563,166 @@ static void test_tape_tokens_max(void) {
   ddb_buf_free(&b);
 }
 
+/* ddb_crc32 (folded with PCLMULQDQ from 64 bytes on, where the CPU has it)
+** is zlib's crc32_z: every length 0 to 600 at each of 16 alignments, from
+** 0 and from another CRC, and a body split anywhere chains. */
+static void test_crc32_fold(void) {
+  static unsigned char buf[640];
+  uint32_t x = 2463534242u;
+  size_t i, n;
+  int a, bad = 0;
+  for(i = 0; i < sizeof(buf); i++) { /* xorshift32: any bytes */
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    buf[i] = (unsigned char)x;
+  }
+  for(a = 0; a < 16; a++)
+    for(n = 0; n <= 600; n++) {
+      if(ddb_crc32(0, buf + a, n) != (uint32_t)crc32_z(0, buf + a, n))
+        bad++;
+      if(ddb_crc32(0xdeadbeefu, buf + a, n) !=
+         (uint32_t)crc32_z(0xdeadbeefu, buf + a, n))
+        bad++;
+    }
+  CHECK_INT(bad, 0);
+  for(n = 0; n <= 600; n += 7)
+    if(ddb_crc32(ddb_crc32(0, buf, n), buf + n, 600 - n) !=
+       (uint32_t)crc32_z(0, buf, 600))
+      bad++;
+  CHECK_INT(bad, 0);
+}
+
+/* Strings scanned 16 bytes at a time (tape.c's plain_prefix): a byte that
+** ends or breaks a string (a quote, a backslash, a control character) or
+** one that does not (0x7f, 0xff, 0x20) at every position of strings of
+** every length up to 40, the string at every offset of its text. */
+static void test_string_scan(void) {
+  static const unsigned char bytes[] = {'"',  '\\', 0x00, 0x1f,
+                                        0x7f, 0xff, 0x20, '/'};
+  char text[64];
+  size_t b;
+  int len, pos, off, bad = 0;
+  for(b = 0; b < sizeof(bytes); b++)
+    for(len = 1; len <= 40; len++)
+      for(pos = 0; pos < len; pos++)
+        for(off = 0; off < 3; off++) {
+          ddb_tape t;
+          const char *p = text, *end;
+          int rc, want_ok;
+          size_t want_len;
+          memset(text, ' ', sizeof(text));
+          text[off] = '"';
+          memset(text + off + 1, 'a', (size_t)len);
+          text[off + 1 + pos] = (char)bytes[b];
+          text[off + 1 + len] = '"';
+          end = text + off + 2 + len;
+          memset(&t, 0, sizeof(t));
+          rc = ddb_tape_value(&t, text, &p, end);
+          /* a quote ends the string early (a string of pos bytes); a
+          ** backslash before 'a' or a control character is no JSON */
+          want_ok = bytes[b] >= 0x20 && bytes[b] != '\\';
+          want_len = bytes[b] == '"' ? (size_t)pos : (size_t)len;
+          if(want_ok != (rc == 0))
+            bad++;
+          else if(rc == 0 && (t.n != 1 || t.tok[0].type != DDB_JSTR ||
+                              t.tok[0].len != want_len || t.tok[0].esc))
+            bad++;
+          ddb_tape_free(&t);
+        }
+  CHECK_INT(bad, 0);
+}
+
+/* An item without an escape in its text is plain (rendered without a
+** scan for characters to escape), one with any escape is not, and both
+** render as the escaping renderer renders them. */
+static void test_item_plain(void) {
+  static const struct {
+    const char *typed, *json;
+    int plain;
+  } cases[] = {
+      {"{\"a\":{\"S\":\"x y\"},\"m\":{\"M\":{\"k\":{\"SS\":[\"p\"]}}}}",
+       "{\"a\":\"x y\",\"m\":{\"k\":[\"p\"]}}", 1},
+      {"{\"a\":{\"S\":\"x\\ny\"}}", "{\"a\":\"x\\ny\"}", 0},
+      {"{\"a\":{\"S\":\"q\\\"\"}}", "{\"a\":\"q\\\"\"}", 0},
+      {"{\"a\\u0001\":{\"N\":\"1\"}}", "{\"a\\u0001\":1}", 0},
+      {"{\"a\":{\"L\":[{\"S\":\"\\u00e9\"}]}}", "{\"a\":[\"\xc3\xa9\"]}", 0},
+      {"{\"a\":{\"NS\":[\"1\",\"2.5\"]},\"b\":{\"BOOL\":true}}",
+       "{\"a\":[1,2.5],\"b\":true}", 1},
+      {"{\"a\":{\"N\":\"+5\"},\"e\":{\"M\":{}},\"l\":{\"L\":[]},\"z\":{"
+       "\"NULL\":"
+       "true},\"f\":{\"BOOL\":false},\"b\":{\"B\":\"AQ==\"},\"s\":{\"S\":\"\"}"
+       ","
+       "\"w\":{\"L\":[{\"BOOL\":false},{\"NULL\":true},{\"N\":\"0\"}]}}",
+       "{\"a\":5,\"e\":{},\"l\":[],\"z\":null,\"f\":false,\"b\":\"AQ==\","
+       "\"s\":\"\",\"w\":[false,null,0]}",
+       1},
+  };
+  size_t i;
+  for(i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    ddb_item *it = NULL;
+    ddb_error err;
+    ddb_buf b;
+    ddb_error_clear(&err);
+    CHECK_INT(
+        ddb_item_parse(cases[i].typed, strlen(cases[i].typed), &it, &err),
+        DDB_OK);
+    if(!it)
+      continue;
+    CHECK_INT(it->plain, cases[i].plain);
+    ddb_buf_init(&b, 1 << 20);
+    ddb_item_to_json(it, &b);
+    CHECK_MEM(b.p, b.len, cases[i].json, strlen(cases[i].json));
+    /* the bound the plain render makes room by */
+    CHECK_MSG(b.len <= it->bytes, "json %zu, item %zu", b.len, it->bytes);
+    ddb_buf_free(&b);
+    ddb_item_unref(it);
+  }
+}
+
+/* What test_parse_slots' threads share. */
+typedef struct slots_probe {
+  int inside, peak; /* atomics */
+} slots_probe;
+
+/* One worker of test_parse_slots: take a slot, count itself in, hold it
+** 20 ms, count itself out. */
+static void *slots_worker(void *arg) {
+  slots_probe *pr = arg;
+  struct timespec ts = {0, 20 * 1000 * 1000};
+  int now, peak;
+  ddb_parse_enter();
+  now = __atomic_add_fetch(&pr->inside, 1, __ATOMIC_SEQ_CST);
+  peak = __atomic_load_n(&pr->peak, __ATOMIC_SEQ_CST);
+  while(now > peak &&
+        !__atomic_compare_exchange_n(&pr->peak, &peak, now, 0,
+                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+    ;
+  nanosleep(&ts, NULL);
+  __atomic_sub_fetch(&pr->inside, 1, __ATOMIC_SEQ_CST);
+  ddb_parse_leave();
+  return NULL;
+}
+
+/* No more pages parsed at once than the online cores: 16 threads that
+** each hold a parse slot 20 ms are never more than the cores inside. */
+static void test_parse_slots(void) {
+  pthread_t th[16];
+  slots_probe pr = {0, 0};
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int i, started = 0;
+  for(i = 0; i < 16; i++)
+    if(pthread_create(&th[i], NULL, slots_worker, &pr) == 0)
+      started++;
+  for(i = 0; i < started; i++)
+    pthread_join(th[i], NULL);
+  CHECK_INT(started, 16);
+  CHECK(pr.peak >= 1);
+  CHECK_MSG(pr.peak <= (cores < 1 ? 1 : cores), "peak %d, cores %ld", pr.peak,
+            cores);
+  CHECK_INT(pr.inside, 0);
+}
+
 const tap_test tap_tape_tests[] = {
     {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
@@ -575,4 +739,8 @@ const tap_test tap_tape_tests[] = {
      test_page_bounds},
     {"tape: the reader enters an object and leaves it", test_reader_object},
     {"tape: a value of more than 2 M tokens is refused", test_tape_tokens_max},
+    {"tape: CRC-32 folded 64 bytes at a time is zlib's", test_crc32_fold},
+    {"tape: strings scanned 16 bytes at a time", test_string_scan},
+    {"tape: an item without escapes renders plain", test_item_plain},
+    {"tape: no more pages parsed at once than cores", test_parse_slots},
     {NULL, NULL}};
