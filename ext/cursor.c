@@ -46,6 +46,7 @@ void dd_cursor_reset(dd_cursor *pCur) {
   int i;
   dd_item_json_drop(pCur);
   pCur->bView = 0; /* (its buffers are kept for the next lookup) */
+  pCur->bMissed = 0;
   ddbc_stream_free(pCur->pScan); /* workers read the strings freed below */
   pCur->pScan = NULL;
   dd_progress(pCur, 1);

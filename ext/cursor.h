@@ -109,6 +109,10 @@ struct dd_cursor {
   ** (dd_view_item).  bView: 2 after xFilter, 1 while the row is current,
   ** 0 otherwise */
   int bView;
+  /* xFilter asked the item cache for this GetItem's key and it had no
+  ** entry (dd_get_cached): the run does not ask again (ddbc_get_item,
+  ** which asks once more on its own, under its single flight) */
+  int bMissed;
   ddbc_item_view view;
   char *zKeyBuf; /* sqlite3_free() */
   int nKeyBuf;

@@ -149,7 +149,7 @@ int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     pCur->bEof = 1;
     return SQLITE_OK;
   }
-  if(pCur->op == DD_OP_GET) {
+  if(pCur->op == DD_OP_GET && !pCur->bMissed) {
     ddb_av kv[2];
     dd_key_avs(p, &pCur->aPk[0].av, nSk ? &aSk[0].av : NULL, kv);
     if(dd_get_from_cache(pCur, kv))
@@ -250,19 +250,28 @@ static int dd_reads_item(const dd_vtab *p, sqlite3_uint64 mUsed) {
   return (mUsed >> (p->nCol < 63 ? p->nCol : 63)) & 1;
 }
 
+/* What dd_view_from_cache did: answered (the cursor's row set), asked the
+** cache in vain, or did not ask. */
+#define DD_VIEW_HIT     1
+#define DD_VIEW_MISS    0
+#define DD_VIEW_UNASKED (-1)
+
 /* A GetItem of the table key kv[0..p->nKey) answered by the item cache
 ** without unpacking its item: the entry copied into the cursor's view,
 ** with its JSON when the plan reads the item column (bView, dd_view_item).
-** Returns 1 with the cursor's row set (or none when the cache knows there
-** is no such item); 0 on a miss, or when the policy does not use the
-** cache or ttl=hide must read the row (then the plan runs). */
+** Returns DD_VIEW_HIT with the cursor's row set (or none when the cache
+** knows there is no such item); DD_VIEW_MISS when the cache had no entry
+** it could copy out (the plan runs, and ddbc_get_item asks the cache
+** again, for the item itself); DD_VIEW_UNASKED when ttl=hide must read
+** the row or the transaction keeps the key. */
 static int dd_view_from_cache(dd_cursor *pCur, const ddb_av *kv) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int want = dd_reads_item(p, pCur->xPlan.mUsed) ? DDBC_VIEW_JSON : 0;
-  if(pCur->zTtl || dd_keep_key(pCur, kv, p->nKey) ||
-     !ddbc_item_view_cached(p->pClient, p->pDesc->name, kv, p->nKey,
+  if(pCur->zTtl || dd_keep_key(pCur, kv, p->nKey))
+    return DD_VIEW_UNASKED;
+  if(!ddbc_item_view_cached(p->pClient, p->pDesc->name, kv, p->nKey,
                             &pCur->pol, want, &pCur->view))
-    return 0;
+    return DD_VIEW_MISS;
   if(!(want & DDBC_VIEW_JSON))
     pCur->view.json_len = 0;
   pCur->op = DD_OP_GET;
@@ -273,7 +282,7 @@ static int dd_view_from_cache(dd_cursor *pCur, const ddb_av *kv) {
   pCur->iRow = 0;
   pCur->bEof = 0;
   pCur->bView = pCur->view.found ? 2 : 0;
-  return 1;
+  return DD_VIEW_HIT;
 }
 
 /* See cursor.h. */
@@ -287,7 +296,11 @@ int dd_get_cached(dd_cursor *pCur, int argc, sqlite3_value **argv) {
      (p->aCol[p->aPath[0].iSk].type != DDB_S || !dd_text_key(argv[1], &kv[1])))
     return 0;
   dd_key_avs(p, &kv[0], &kv[1], kv); /* named in place */
-  return dd_view_from_cache(pCur, kv) || dd_get_from_cache(pCur, kv);
+  switch(dd_view_from_cache(pCur, kv)) {
+  case DD_VIEW_HIT: return 1;
+  case DD_VIEW_MISS: pCur->bMissed = 1; return 0; /* asked once is enough */
+  default: return dd_get_from_cache(pCur, kv);
+  }
 }
 
 /* See cursor.h. */
