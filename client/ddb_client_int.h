@@ -148,7 +148,14 @@ typedef struct ddb_jtok {
 typedef struct ddb_tape {
   ddb_jtok *tok;
   uint32_t n, cap;
+  int borrowed; /* tok is the caller's (ddb_tape_init_with): never freed */
 } ddb_tape;
+
+/* Start t over the caller's storage[0..cap) tokens (on its stack, say): a
+** value of up to cap tokens needs no malloc; past it the tokens move to
+** the heap.  ddb_tape_free frees only what was allocated.  A zeroed tape
+** starts on the heap. */
+void ddb_tape_init_with(ddb_tape *t, ddb_jtok *storage, uint32_t cap);
 
 int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
                    const char *end);

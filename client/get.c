@@ -23,6 +23,11 @@
 ** GetItem and BatchGetItem
 */
 
+/* Tokens of an answer's member held on each_member's stack (2 KB): an
+** item of a few dozen attributes is tokenized with no malloc; a larger
+** one moves to the heap (ddb_tape_init_with). */
+#define GET_TOKENS 96
+
 /* Read the members of the JSON object body[0..len) (an answer), each value
 ** tokenized, through fn(ci, body, name, tape): DDB_OK when all went well,
 ** fn's error, or DDB_ERR_PARSE with *malformed set when the text is not
@@ -34,11 +39,12 @@ static ddb_result each_member(call_info *ci, const char *body, size_t len,
                                                ddb_error *e),
                               int *malformed, ddb_error *e) {
   ddb_jreader r;
-  ddb_jtok name;
+  ddb_jtok name, toks[GET_TOKENS];
   ddb_result result = DDB_OK;
   int rc;
 
   memset(&r, 0, sizeof(r));
+  ddb_tape_init_with(&r.tape, toks, GET_TOKENS);
   rc = ddb_jr_open(&r, body, len) ? -1 : 1;
   while(rc == 1 && (rc = ddb_jr_next(&r, &name)) == 1) {
     if(ddb_jr_value(&r))

@@ -50,17 +50,33 @@ static int tape_grow(ddb_tape *t) {
   if(t->cap >= TAPE_MAX_TOKENS)
     return -1;
   cap = t->cap ? t->cap * 2 : 256;
-  p = realloc(t->tok, cap * sizeof(*p));
+  if(t->borrowed) { /* the caller's storage is full: to the heap */
+    p = malloc(cap * sizeof(*p));
+    if(p && t->n)
+      memcpy(p, t->tok, t->n * sizeof(*p));
+  } else {
+    p = realloc(t->tok, cap * sizeof(*p));
+  }
   if(!p)
     return -1;
   t->tok = p;
   t->cap = cap;
+  t->borrowed = 0;
   return 0;
+}
+
+/* See ddb_client_int.h. */
+void ddb_tape_init_with(ddb_tape *t, ddb_jtok *storage, uint32_t cap) {
+  t->tok = storage;
+  t->n = 0;
+  t->cap = cap;
+  t->borrowed = 1;
 }
 
 /* Release the tape's tokens; the tape may be used again. */
 void ddb_tape_free(ddb_tape *t) {
-  free(t->tok);
+  if(!t->borrowed)
+    free(t->tok);
   memset(t, 0, sizeof(*t));
 }
 
