@@ -178,6 +178,10 @@ typedef struct ddb_jreader {
   ddb_tape tape;
 } ddb_jreader;
 
+/* Is s[0..n) well-formed UTF-8 (RFC 3629)?  1 or 0.  ddb_jr_open asks it
+** of every answer it reads (GetItem, BatchGetItem, Query, Scan): a text
+** that is not refuses to open, as JSON that does not parse. */
+int ddb_utf8_valid(const char *s, size_t n);
 int ddb_jr_open(ddb_jreader *r, const char *text, size_t n);
 int ddb_jr_next(ddb_jreader *r, ddb_jtok *name);
 int ddb_jr_value(ddb_jreader *r);

@@ -96,6 +96,49 @@ const char *ddb_tape_skip_ws(const char *p, const char *end) {
   return skip_ws(p, end);
 }
 
+/* See ddb_client_int.h.  The ASCII runs (all of JSON's syntax, and most
+** text) 16 bytes at a time with SSE2, a multi-byte sequence checked byte
+** by byte (RFC 3629's table: E0 and F0 take no overlong second byte, ED
+** none of the surrogates, F4 nothing past U+10FFFF). */
+int ddb_utf8_valid(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  while(p < end) {
+    unsigned c, b;
+    size_t need, i;
+#ifdef __SSE2__
+    while(end - p >= 16 &&
+          !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p)))
+      p += 16;
+    if(p >= end)
+      break;
+#endif
+    c = *p;
+    if(c < 0x80) {
+      p++;
+      continue;
+    }
+    if(c >= 0xC2 && c <= 0xDF)
+      need = 1;
+    else if(c >= 0xE0 && c <= 0xEF)
+      need = 2;
+    else if(c >= 0xF0 && c <= 0xF4)
+      need = 3;
+    else
+      return 0; /* a continuation byte first, C0/C1 (overlong), F5-FF */
+    if((size_t)(end - p) <= need)
+      return 0; /* cut short */
+    b = p[1];
+    if((c == 0xE0 && b < 0xA0) || (c == 0xED && b > 0x9F) ||
+       (c == 0xF0 && b < 0x90) || (c == 0xF4 && b > 0x8F))
+      return 0;
+    for(i = 1; i <= need; i++)
+      if((p[i] & 0xC0) != 0x80)
+        return 0;
+    p += need + 1;
+  }
+  return 1;
+}
+
 /* The 4 hex digits at p as a number, or -1. */
 static long hex4_at(const char *p, const char *end) {
   long u = 0;
@@ -537,8 +580,10 @@ double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i) {
 */
 
 /* Start reading the object that text[0..n) must be.  Returns 0, or -1
-** when it does not start with '{'. */
+** when it does not start with '{' or is not UTF-8 (ddb_utf8_valid). */
 int ddb_jr_open(ddb_jreader *r, const char *text, size_t n) {
+  if(!ddb_utf8_valid(text, n))
+    return -1; /* JSON text is UTF-8 (RFC 8259, 8.1) */
   r->text = text;
   r->p = skip_ws(text, text + n);
   r->end = text + n;

@@ -23,6 +23,8 @@ k000..k199, P/p000..p129 of 60 KB each, 330 items):
     and cut
   * counts: a negative Count, a Count that is not the number of Items, a
     ScannedCount below Count are errors, never count(*) = 0
+  * an item read (GetItem, Query, Scan, BatchGetItem) holding a byte that
+    is no UTF-8 is an error, never a row
   * BatchGetItem: an item that was not asked for is an error
   * a clock an hour behind the server's: RequestTimeTooSkewed (with a Date
     header) or InvalidSignatureException "Signature expired" (the time in
@@ -314,6 +316,28 @@ def check_counts(table):
                "counts: %s is an error, not a count" % name, msg)
 
 
+def check_utf8(table):
+    for op, sql in [("GetItem", "SELECT item FROM t WHERE PK = 'F' AND "
+                     "SK = 'k001';"),
+                    ("Query", "SELECT item FROM t WHERE PK = 'F';"),
+                    ("Scan", "SELECT count(item) FROM t;"),
+                    ("BatchGetItem", "SELECT item FROM t WHERE PK = 'F' AND "
+                     "SK IN ('k001', 'k002');")]:
+        hostile(mode="badutf8", ops=[op])
+        out, _, _ = shell(table, ", item_ttl=0, query_ttl=0, max_retries=1, "
+                          "segments=1", sql)
+        hostile(mode="none")
+        msg = text(out)
+        TAP.ok(msg.startswith("Runtime error") and op in msg
+               and '"PK"' not in msg and not re.match(r"^\d+$", msg),
+               "UTF-8: a %s answer holding a byte that is no UTF-8 (FF) is "
+               "an error, no row" % op, msg)
+    out, _, _ = shell(table, ", item_ttl=0, query_ttl=0", "SELECT count(*) "
+                      "FROM t WHERE PK = 'F';")
+    TAP.ok(text(out) == "200", "UTF-8: the same Query from a correct server "
+           "reads its 200 items", text(out))
+
+
 def check_batch(table):
     for how, want in [("add", "more items than the 3 keys asked"),
                       ("replace", "a key it was not asked for"),
@@ -437,7 +461,7 @@ def main():
         PROXY = "http://127.0.0.1:%s" % proxy.stdout.readline().strip()
         only = os.environ.get("HOSTILE_ONLY")
         for f in (check_pages, check_keys, check_list_tables, check_error_text, check_counts,
-                  check_batch, check_batch_split, check_skew, check_names):
+                  check_utf8, check_batch, check_batch_split, check_skew, check_names):
             if not only or only in f.__name__:
                 f(table)
     finally:

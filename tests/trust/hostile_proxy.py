@@ -38,6 +38,8 @@ is in `ops`:
                (ESC [ 2J, OSC 0 title), CR, BEL, a C1 control, bidi
                overrides, bytes that are no UTF-8 and `pad` bytes of text,
                not forwarded
+    badutf8    forwarded; in a 200 answer the byte FF (never in UTF-8) put
+               in the first string value ({"S":"...), the CRC made right
     badcount   forwarded; the answer's Count (`field` Count or ScannedCount)
                set to `value`
     skew       the proxy's clock is `skew` seconds ahead: a request whose
@@ -248,6 +250,14 @@ class Handler(proxy.Handler):
             ans["Count"] = 0
             ans["ScannedCount"] = 0
         self.reply(200, "OK", json.dumps(ans).encode())
+
+    def mode_badutf8(self, op, body, cfg):
+        status, reason, rhdrs, data = self.forward(body)
+        at = data.find(b'{"S":"') if status == 200 else -1
+        if at >= 0:
+            at += len(b'{"S":"')
+            data = data[:at] + b"\xff" + data[at:]
+        self.reply(status, reason, data)
 
     def mode_tablename(self, op, body, cfg):
         status, reason, rhdrs, data = self.forward(body)

@@ -723,6 +723,90 @@ static void test_parse_slots(void) {
   CHECK_INT(pr.inside, 0);
 }
 
+/* A plain reading of RFC 3629 for test_utf8: decode each sequence and
+** check its length, continuation bytes, shortest form and range. */
+static int utf8_ref(const unsigned char *p, size_t n) {
+  size_t i = 0, len, k;
+  while(i < n) {
+    unsigned c = p[i], cp;
+    if(c < 0x80) {
+      i++;
+      continue;
+    }
+    if((c & 0xE0) == 0xC0)
+      len = 2, cp = c & 0x1F;
+    else if((c & 0xF0) == 0xE0)
+      len = 3, cp = c & 0x0F;
+    else if((c & 0xF8) == 0xF0)
+      len = 4, cp = c & 0x07;
+    else
+      return 0;
+    if(n - i < len)
+      return 0;
+    for(k = 1; k < len; k++) {
+      if((p[i + k] & 0xC0) != 0x80)
+        return 0;
+      cp = cp << 6 | (p[i + k] & 0x3F);
+    }
+    if((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) ||
+       (len == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+       (cp >= 0xD800 && cp <= 0xDFFF))
+      return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* ddb_utf8_valid against utf8_ref: every string of 1 and 2 bytes, and of
+** 3 and 4 bytes every first two bytes with the later ones from a set at
+** the edges (the fourth from 7F 80 BF C0); each alone, and inside ASCII where the 16-byte loads cross
+** it (at 14, 15 and 16 of 40 bytes); and a reader refuses a JSON answer
+** that is not UTF-8. */
+static void test_utf8(void) {
+  static const unsigned char later[] = {0x00, 0x41, 0x7F, 0x80, 0x8F,
+                                        0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+  static const unsigned char last[] = {0x7F, 0x80, 0xBF, 0xC0};
+  unsigned char buf[40];
+  unsigned a, b, c, d;
+  size_t nl = sizeof(later), bad = 0, cases = 0, len, at;
+  ddb_jreader r;
+  for(len = 1; len <= 4; len++)
+    for(a = 0; a < 256; a++)
+      for(b = 0; b < (len >= 2 ? 256u : 1u); b++)
+        for(c = 0; c < (len >= 3 ? nl : 1); c++)
+          for(d = 0; d < (len >= 4 ? 4u : 1u); d++) {
+            unsigned char s[4] = {(unsigned char)a, (unsigned char)b,
+                                  later[c], last[d]};
+            static const size_t ats[] = {0, 14, 15, 16, 36};
+            size_t i;
+            for(i = 0; i < sizeof(ats) / sizeof(ats[0]); i++) {
+              at = ats[i];
+              if(at + len > sizeof(buf))
+                continue;
+              memset(buf, 'a', sizeof(buf));
+              memcpy(buf + at, s, len);
+              cases++;
+              if(ddb_utf8_valid((const char *)buf, sizeof(buf)) !=
+                 utf8_ref(buf, sizeof(buf)))
+                bad++;
+            }
+            cases++;
+            if(ddb_utf8_valid((const char *)s, len) != utf8_ref(s, len))
+              bad++;
+          }
+  CHECK(cases > 1000000);
+  CHECK_INT((int)bad, 0);
+  CHECK(ddb_utf8_valid("", 0));
+  CHECK(ddb_utf8_valid("\xf4\x8f\xbf\xbf", 4));  /* U+10FFFF */
+  CHECK(!ddb_utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
+  CHECK(!ddb_utf8_valid("\xc0\xaf", 2));         /* overlong '/' */
+  CHECK(!ddb_utf8_valid("aaaaaaaaaaaaaaa\xe2\x82", 17)); /* cut short */
+  memset(&r, 0, sizeof(r));
+  CHECK(ddb_jr_open(&r, "{\"S\":\"\xc3\xa9\"}", 11) == 0);
+  memset(&r, 0, sizeof(r));
+  CHECK(ddb_jr_open(&r, "{\"S\":\"\xc3\x28\"}", 11) == -1);
+}
+
 const tap_test tap_tape_tests[] = {
     {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
@@ -743,4 +827,7 @@ const tap_test tap_tape_tests[] = {
     {"tape: strings scanned 16 bytes at a time", test_string_scan},
     {"tape: an item without escapes renders plain", test_item_plain},
     {"tape: no more pages parsed at once than cores", test_parse_slots},
+    {"tape: UTF-8 validity as RFC 3629 reads it (every 1-2 byte string, "
+     "3-4 byte edges, across 16-byte loads); a reader refuses other text",
+     test_utf8},
     {NULL, NULL}};
