@@ -31,6 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "ddb_client.h"
 
@@ -285,10 +288,28 @@ static const char hex_pairs[] = HEX16("0") HEX16("1") HEX16("2") HEX16("3")
     HEX16("4") HEX16("5") HEX16("6") HEX16("7") HEX16("8") HEX16("9")
         HEX16("a") HEX16("b") HEX16("c") HEX16("d") HEX16("e") HEX16("f");
 
-/* See ddb_client.h. */
+/* See ddb_client.h.  16 bytes at a time with SSE2: each byte's nibbles
+** side by side (high first), '0' added, and 'a' - '0' - 10 more to those
+** above 9; the rest a byte at a time from hex_pairs. */
 void ddb_hex(const unsigned char *p, size_t n, char *out) {
-  size_t i;
-  for(i = 0; i < n; i++)
+  size_t i = 0;
+#ifdef __SSE2__
+  const __m128i nib = _mm_set1_epi8(0x0f), nine = _mm_set1_epi8(9),
+                zero = _mm_set1_epi8('0'), gap = _mm_set1_epi8('a' - '0' - 10);
+  for(; i + 16 <= n; i += 16) {
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)(p + i));
+    __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), nib);
+    __m128i lo = _mm_and_si128(x, nib);
+    __m128i a = _mm_unpacklo_epi8(hi, lo), b = _mm_unpackhi_epi8(hi, lo);
+    a = _mm_add_epi8(_mm_add_epi8(a, zero),
+                     _mm_and_si128(_mm_cmpgt_epi8(a, nine), gap));
+    b = _mm_add_epi8(_mm_add_epi8(b, zero),
+                     _mm_and_si128(_mm_cmpgt_epi8(b, nine), gap));
+    _mm_storeu_si128((__m128i *)(void *)(out + 2 * i), a);
+    _mm_storeu_si128((__m128i *)(void *)(out + 2 * i + 16), b);
+  }
+#endif
+  for(; i < n; i++)
     memcpy(out + 2 * i, hex_pairs + 2 * p[i], 2);
   out[2 * n] = 0;
 }

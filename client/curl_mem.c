@@ -87,8 +87,13 @@ static void curl_wipe_free(void *p) {
   }
 }
 
+/* The least block curl_wipe_realloc moves a block into: libcurl grows a
+** request's dynbuf from 32 bytes by doubling, and each move costs a copy
+** and a wipe; from 1 KB, most requests' headers fit after the first move. */
+#define REALLOC_MIN 1024
+
 /* curl's realloc(): in place when the block is large enough, else a new
-** block, the old one wiped and freed. */
+** block (at least REALLOC_MIN bytes), the old one wiped and freed. */
 static void *curl_wipe_realloc(void *p, size_t n) {
   size_t old;
   void *q;
@@ -101,7 +106,7 @@ static void *curl_wipe_realloc(void *p, size_t n) {
   old = malloc_usable_size(p);
   if(n <= old)
     return p;
-  q = malloc(n);
+  q = malloc(n < REALLOC_MIN ? REALLOC_MIN : n);
   if(!q)
     return NULL;
   memcpy(q, p, old);

@@ -929,7 +929,33 @@ static void test_crc32(void) {
   free(big);
 }
 
+/* ddb_hex against printf's %02x: every byte value, at every length from 0
+** to 70 and every start in a 256-byte run (the 16-byte path and the
+** bytes after it). */
+static void test_hex(void) {
+  unsigned char in[256];
+  char got[2 * 256 + 1], want[2 * 256 + 1];
+  size_t n, at, i, bad = 0;
+  for(i = 0; i < sizeof(in); i++)
+    in[i] = (unsigned char)(i * 167 + 13); /* every value, out of order */
+  for(at = 0; at < 32; at++)
+    for(n = 0; n <= 70; n++) {
+      for(i = 0; i < n; i++)
+        snprintf(want + 2 * i, 3, "%02x", in[at + i]);
+      want[2 * n] = 0;
+      memset(got, 'X', sizeof(got));
+      ddb_hex(in + at, n, got);
+      bad += strcmp(got, want) != 0;
+    }
+  ddb_hex(in, sizeof(in), got);
+  for(i = 0; i < sizeof(in); i++)
+    snprintf(want + 2 * i, 3, "%02x", in[i]);
+  CHECK_STR(got, want);
+  CHECK_INT((int)bad, 0);
+}
+
 const tap_test tap_sigv4_tests[] = {
+    {"crypto: ddb_hex as printf's %02x (every byte, lengths 0-70)", test_hex},
     {"crypto: SHA-256 of libcrypto, FIPS 180-2's examples, whole and "
      "streamed",
      test_sha256},
