@@ -48,6 +48,8 @@ typedef struct hot_node {
                 key_len bytes; then pk as first written (r's strings
                 point into it) */
   size_t key_len;
+  size_t key_cap; /* bytes malloc()ed at key: a key that takes the
+                     counter over reuses them when it fits */
 } hot_node;
 
 static pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -131,15 +133,14 @@ static void node_fields(hot_node *n, size_t pk_len) {
 ** counted yet (hot_lock held).  NULL when out of memory. */
 static hot_node *do_take_counter(const char *k, size_t len, const char *pk,
                                  size_t pk_len) {
-  char *nk = malloc(len + pk_len + 1);
+  size_t need = len + pk_len + 1;
+  hot_node *n = hot_n < DDBC_HOT_COUNTERS ? NULL : hot_heap[0];
+  char *nk = NULL;
   uint64_t base = 0;
-  hot_node *n;
-  if(!nk)
+  /* the key's room: the counter's own when it is taken over and fits */
+  if((!n || n->key_cap < need) && !(nk = malloc(need)))
     return NULL;
-  memcpy(nk, k, len);
-  memcpy(nk + len, pk, pk_len);
-  nk[len + pk_len] = 0;
-  if(hot_n < DDBC_HOT_COUNTERS) {
+  if(!n) {
     n = calloc(1, sizeof(*n));
     if(!n) {
       free(nk);
@@ -148,14 +149,19 @@ static hot_node *do_take_counter(const char *k, size_t len, const char *pk,
     n->heap = hot_n;
     hot_heap[hot_n++] = n;
   } else {
-    n = hot_heap[0];
     HASH_DELETE(hh, hot_map, n);
-    free(n->key);
     base = n->r.requests;
   }
+  if(nk) {
+    free(n->key);
+    n->key = nk;
+    n->key_cap = need;
+  }
+  memcpy(n->key, k, len);
+  memcpy(n->key + len, pk, pk_len);
+  n->key[len + pk_len] = 0;
   memset(&n->r, 0, sizeof(n->r));
   n->r.requests = n->r.error = base;
-  n->key = nk;
   n->key_len = len;
   node_fields(n, pk_len);
   HASH_ADD_KEYPTR(hh, hot_map, n->key, n->key_len, n);
