@@ -22,8 +22,7 @@ bench: deps
 	bench/run.sh $(BENCH_ARGS)
 	$(MAKE) --no-print-directory bench-redis
 	$(MAKE) --no-print-directory bench-streams
-	$(MAKE) --no-print-directory bench-warm
-	$(MAKE) --no-print-directory bench-decode
+	$(MAKE) --no-print-directory bench-cpu
 
 # make bench-streams: coherence=streams, the lag (p50, p90, p99) of an
 # outside write seen by a cached read, idle and under a steady write load
@@ -101,3 +100,12 @@ bench-decode: deps
 	$(MAKE) --no-print-directory loadable $(BENCH_DECODE_BIN) \
 	    $(BENCH_DECODE_FLOOR)
 	bench/decode_instr.sh
+
+# make bench-cpu: the CPU goals in one table: bench-decode, bench-warm and
+# bench-request, each beside its floor measured in the same run, with the
+# load average at the start and the end, and bench-scale's newest client
+# CPU an item beside boto3's and the JS SDK's (make bench runs bench-scale
+# first).  bench/cpu.sh, bench/cpu_table.py; part of make bench.
+.PHONY: bench-cpu
+bench-cpu: deps
+	bench/cpu.sh
