@@ -106,8 +106,8 @@ int ddb_utf8_valid(const char *s, size_t n) {
     unsigned c, b;
     size_t need, i;
 #ifdef __SSE2__
-    while(end - p >= 16 &&
-          !_mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)p)))
+    while(end - p >= 16 && !_mm_movemask_epi8(_mm_loadu_si128(
+                               (const __m128i *)(const void *)p)))
       p += 16;
     if(p >= end)
       break;

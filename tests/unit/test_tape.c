@@ -763,8 +763,8 @@ static int utf8_ref(const unsigned char *p, size_t n) {
 ** it (at 14, 15 and 16 of 40 bytes); and a reader refuses a JSON answer
 ** that is not UTF-8. */
 static void test_utf8(void) {
-  static const unsigned char later[] = {0x00, 0x41, 0x7F, 0x80, 0x8F,
-                                        0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
+  static const unsigned char later[] = {0x00, 0x41, 0x7F, 0x80, 0x8F, 0x90,
+                                        0x9F, 0xA0, 0xBF, 0xC0, 0xFF};
   static const unsigned char last[] = {0x7F, 0x80, 0xBF, 0xC0};
   unsigned char buf[40];
   unsigned a, b, c, d;
@@ -775,8 +775,8 @@ static void test_utf8(void) {
       for(b = 0; b < (len >= 2 ? 256u : 1u); b++)
         for(c = 0; c < (len >= 3 ? nl : 1); c++)
           for(d = 0; d < (len >= 4 ? 4u : 1u); d++) {
-            unsigned char s[4] = {(unsigned char)a, (unsigned char)b,
-                                  later[c], last[d]};
+            unsigned char s[4] = {(unsigned char)a, (unsigned char)b, later[c],
+                                  last[d]};
             static const size_t ats[] = {0, 14, 15, 16, 36};
             size_t i;
             for(i = 0; i < sizeof(ats) / sizeof(ats[0]); i++) {
@@ -797,9 +797,9 @@ static void test_utf8(void) {
   CHECK(cases > 1000000);
   CHECK_INT((int)bad, 0);
   CHECK(ddb_utf8_valid("", 0));
-  CHECK(ddb_utf8_valid("\xf4\x8f\xbf\xbf", 4));  /* U+10FFFF */
-  CHECK(!ddb_utf8_valid("\xed\xa0\x80", 3));     /* a surrogate */
-  CHECK(!ddb_utf8_valid("\xc0\xaf", 2));         /* overlong '/' */
+  CHECK(ddb_utf8_valid("\xf4\x8f\xbf\xbf", 4));          /* U+10FFFF */
+  CHECK(!ddb_utf8_valid("\xed\xa0\x80", 3));             /* a surrogate */
+  CHECK(!ddb_utf8_valid("\xc0\xaf", 2));                 /* overlong '/' */
   CHECK(!ddb_utf8_valid("aaaaaaaaaaaaaaa\xe2\x82", 17)); /* cut short */
   memset(&r, 0, sizeof(r));
   CHECK(ddb_jr_open(&r, "{\"S\":\"\xc3\xa9\"}", 11) == 0);
