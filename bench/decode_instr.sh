@@ -29,19 +29,14 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+. "$ROOT/bench/lib.sh"
 for t in valgrind python3; do
     command -v "$t" >/dev/null 2>&1 || { echo "bench-decode: $t not found" >&2; exit 1; }
 done
 for b in build/bench-decode build/bench-decode-floor; do
     [ -x "$b" ] || { echo "bench-decode: $b missing (make bench-decode builds it)" >&2; exit 1; }
 done
-mkdir -p .test-tmp
-WORK="$(mktemp -d "$ROOT/.test-tmp/decode.XXXXXX")"
-cleanup() {
-    tests/harness/ddblocal.sh stop "$WORK/ddb" >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work decode
 
 echo "# make bench-decode: commit $(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 bench/decode_pages.py "$WORK/pages" >"$WORK/pages.txt"
@@ -89,8 +84,7 @@ awk -v o="$ours" -v f="$floor" -v n="$items" 'BEGIN {
 grep -v '^RESULT' "$WORK/result1"
 
 if [ "${DECODE_SCAN:-1}" != 0 ]; then
-    . "$ROOT/tests/harness/lib.sh"
-    set_test_aws_env
+    bench_env
     EXT="${DECODE_EXT:-$ROOT/build/dynamodb}" # the extension measured
     [ -f "$EXT.so" ] || { echo "bench-decode: $EXT.so missing (make loadable)" >&2; exit 1; }
     N="${DECODE_SCAN_ITEMS:-20000}"

@@ -19,19 +19,13 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/tests/harness/lib.sh"
-set_test_aws_env
+. "$ROOT/bench/lib.sh"
+bench_env
 command -v valgrind >/dev/null || { echo "bench-instr: valgrind not found" >&2; exit 1; }
 [ -f build/dynamodb.so ] || { echo "bench-instr: build/dynamodb.so missing (make loadable)" >&2; exit 1; }
 
 KEYS="${BENCH_KEYS:-20000}"
-mkdir -p .test-tmp
-WORK="$(mktemp -d "$ROOT/.test-tmp/instr.XXXXXX")"
-cleanup() {
-    tests/harness/ddblocal.sh stop "$WORK/ddb" >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work instr
 mkdir -p "$WORK/ddb"
 AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start --heap 2g "$WORK/ddb")"
 export AWS_ENDPOINT_URL_DYNAMODB

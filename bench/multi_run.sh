@@ -14,9 +14,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/tests/harness/lib.sh"
-set_test_aws_env
-export AWS_EC2_METADATA_DISABLED=true
+. "$ROOT/bench/lib.sh"
+bench_env
 KEYS="${BENCH_KEYS:-20000}"
 SEGS="${BENCH_SEGMENTS:-16}"
 LIMIT="${BENCH_LIMIT:-100}"

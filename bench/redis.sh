@@ -15,9 +15,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/tests/harness/lib.sh"
-set_test_aws_env
-export AWS_EC2_METADATA_DISABLED=true
+. "$ROOT/bench/lib.sh"
+bench_env
 ensure_boto3_python "$ROOT" || true
 
 KEYS="${BENCH_REDIS_KEYS:-10000}"

@@ -27,9 +27,9 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/tests/harness/lib.sh"
-set_test_aws_env
-export AWS_EC2_METADATA_DISABLED=true AWS_CONFIG_FILE=/dev/null \
+. "$ROOT/bench/lib.sh"
+bench_env
+export AWS_CONFIG_FILE=/dev/null \
        AWS_SHARED_CREDENTIALS_FILE=/dev/null
 for t in valgrind callgrind_control callgrind_annotate sqlite3 python3 cc; do
     command -v "$t" >/dev/null 2>&1 || { echo "bench-request: $t not found" >&2; exit 1; }
@@ -37,13 +37,7 @@ done
 EXT="${EXT:-$ROOT/build/dynamodb}"
 [ -f "$EXT.so" ] || { echo "bench-request: $EXT.so missing (make loadable)" >&2; exit 1; }
 N="${BENCH_REQUESTS:-2000}"
-mkdir -p .test-tmp
-WORK="$(mktemp -d "$ROOT/.test-tmp/request-instr.XXXXXX")"
-cleanup() {
-    tests/harness/ddblocal.sh stop "$WORK/ddb" >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_work request-instr
 mkdir -p "$WORK/ddb"
 AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start "$WORK/ddb")"
 export AWS_ENDPOINT_URL_DYNAMODB

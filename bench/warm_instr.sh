@@ -32,9 +32,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
-. "$ROOT/tests/harness/lib.sh"
-set_test_aws_env
-export AWS_EC2_METADATA_DISABLED=true
+. "$ROOT/bench/lib.sh"
+bench_env
 command -v valgrind >/dev/null || { echo "bench-warm: valgrind not found" >&2; exit 1; }
 [ -f build/dynamodb.so ] || { echo "bench-warm: build/dynamodb.so missing (make loadable)" >&2; exit 1; }
 [ -x build/bench-warm-instr ] || { echo "bench-warm: build/bench-warm-instr missing (make bench-warm)" >&2; exit 1; }
@@ -44,13 +43,7 @@ SHAPES="5 12 40"
 EXT="${BENCH_EXT:-$ROOT/build/dynamodb}"
 ROWID="WITHOUT ROWID"
 [ "${BENCH_NATIVE:-}" = rowid ] && ROWID=""
-mkdir -p .test-tmp
-WORK="$(mktemp -d "$ROOT/.test-tmp/warm.XXXXXX")"
-cleanup() {
-    tests/harness/ddblocal.sh stop "$WORK/ddb" >/dev/null 2>&1 || true
-    if [ -n "${BENCH_KEEP:-}" ]; then echo "# kept: $WORK" >&2; else rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+bench_work warm
 mkdir -p "$WORK/ddb"
 AWS_ENDPOINT_URL_DYNAMODB="$(tests/harness/ddblocal.sh start "$WORK/ddb")"
 export AWS_ENDPOINT_URL_DYNAMODB
