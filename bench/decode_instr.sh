@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench-decode: decoding Scan pages against its floor, in instructions
 # (callgrind), and the CPU a full Scan costs with the default segments
-# against one segment (issue 33, point 5).
+# against one segment.
 #
 # 1. bench/decode_pages.py writes 4 Scan pages of 1,000 items each (the
 #    shape of bench/scale/load.py: about 250 bytes an item as DynamoDB

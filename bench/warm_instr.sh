@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# make bench-warm: issue 33 point 6, warm (cached) lookups of the virtual
+# make bench-warm: warm (cached) lookups of the virtual
 # table against a native SQLite table holding the same rows, in
 # instructions (callgrind: the load of a shared machine does not move
 # them), for items of 5, 12 and 40 attributes, selecting the key column,

@@ -500,7 +500,7 @@ fail:
 ** A parallel Scan runs up to 8 (or 16) workers, each fetching and parsing
 ** its pages.  Fetching is waiting and may overlap as much as it likes;
 ** parsing is CPU, and 8 threads parsing on 2 cores only take turns,
-** costing 60-85% more CPU an item in switches and cold caches (issue 33).
+** costing 60-85% more CPU an item in switches and cold caches.
 ** So the parse of a page takes one of parse_max slots (the online cores,
 ** at least 1), a worker past them waiting here, its request done, while
 ** the others' requests stay in flight.  parse_mu is a leaf lock (nothing
