@@ -564,12 +564,45 @@ long ddb_tape_member(const ddb_tape *t, const char *text, uint32_t obj,
   return -1;
 }
 
+/* s[0..n), a JSON number, as a double when it is short: at most 15
+** digits and no exponent.  Then the digits m are exact in a double, and
+** so is 10^f for its f fraction digits (f <= 15 <= 22), so m / 10^f,
+** one correctly rounded division, is strtod's answer (Clinger's fast
+** path).  Returns 0 with *out set, or -1 for strtod to read it. */
+static int num_short(const char *s, size_t n, double *out) {
+  static const double pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  uint64_t m = 0;
+  size_t i = s[0] == '-', digits = 0, frac = 0;
+  int dot = 0;
+  for(; i < n; i++) {
+    if(s[i] >= '0' && s[i] <= '9') {
+      m = m * 10 + (uint64_t)(s[i] - '0');
+      digits++;
+      frac += (size_t)dot;
+    } else if(s[i] == '.' && !dot) {
+      dot = 1;
+    } else {
+      return -1; /* an exponent */
+    }
+  }
+  if(digits == 0 || digits > 15)
+    return -1;
+  *out = (double)m / pow10[frac];
+  if(s[0] == '-')
+    *out = -*out;
+  return 0;
+}
+
 /* The number token at index i as a double; 0 if it is not a number. */
 double ddb_tape_num(const ddb_tape *t, const char *text, uint32_t i) {
   char buf[64];
   const ddb_jtok *k = &t->tok[i];
+  double v;
   if(k->type != DDB_JNUM || k->len >= sizeof(buf))
     return 0;
+  if(num_short(text + k->off, k->len, &v) == 0)
+    return v;
   memcpy(buf, text + k->off, k->len);
   buf[k->len] = 0;
   return strtod(buf, NULL);

@@ -807,8 +807,77 @@ static void test_utf8(void) {
   CHECK(ddb_jr_open(&r, "{\"S\":\"\xc3\x28\"}", 11) == -1);
 }
 
+/* ddb_tape_num of JSON number text s, through a tape. */
+static double tape_num(const char *s) {
+  ddb_tape t;
+  const char *p = s;
+  double v = -12345.0;
+  memset(&t, 0, sizeof(t));
+  if(ddb_tape_value(&t, s, &p, s + strlen(s)) == 0)
+    v = ddb_tape_num(&t, s, 0);
+  ddb_tape_free(&t);
+  return v;
+}
+
+/* ddb_tape_num is strtod, bit for bit, for short numbers (its fast path)
+** and long ones: ConsumedCapacity's units are summed from it. */
+static void test_tape_num(void) {
+  static const char *const fixed[] = {"0",
+                                      "-0",
+                                      "0.5",
+                                      "1",
+                                      "1.0",
+                                      "128.5",
+                                      "0.1",
+                                      "0.3",
+                                      "-2.25",
+                                      "1e3",
+                                      "1.5E-2",
+                                      "123456789012345",
+                                      "1234567890123456",
+                                      "0.000000000000001",
+                                      "9007199254740993",
+                                      "99999999999999.9",
+                                      "3.141592653589793",
+                                      "-0.0"};
+  char buf[40];
+  unsigned seed = 12345;
+  size_t i;
+  int bad = 0, n;
+  for(i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+    double a = tape_num(fixed[i]), b = strtod(fixed[i], NULL);
+    if(memcmp(&a, &b, sizeof(a)) != 0) {
+      tap_diag("%s: %.17g, strtod %.17g", fixed[i], a, b);
+      bad++;
+    }
+  }
+  for(n = 0; n < 200000; n++) {
+    int len = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 17;
+    int dot = (int)((seed = seed * 1103515245u + 12345u) >> 16) % (len + 1);
+    int j, k = 0;
+    double a, b;
+    if((seed >> 20) & 1)
+      buf[k++] = '-';
+    for(j = 0; j < len; j++) {
+      if(j == dot && j > 0)
+        buf[k++] = '.';
+      seed = seed * 1103515245u + 12345u;
+      buf[k++] =
+          (char)('0' + (j == 0 && len > 1 && dot != 1 ? 1 + (seed >> 16) % 9
+                                                      : (seed >> 16) % 10));
+    }
+    buf[k] = 0;
+    a = tape_num(buf);
+    b = strtod(buf, NULL);
+    if(memcmp(&a, &b, sizeof(a)) != 0 && bad++ < 5)
+      tap_diag("%s: %.17g, strtod %.17g", buf, a, b);
+  }
+  CHECK(bad == 0);
+}
+
 const tap_test tap_tape_tests[] = {
     {"tape: ddb_number_ok against ddb_number_classify", test_number_ok},
+    {"tape: ddb_tape_num is strtod, bit for bit", test_tape_num},
     {"tape: plain runs of JSON strings, 8 bytes at a time", test_plain_run},
     {"tape: JSON grammar (RFC 8259)", test_grammar},
     {"tape: tokens, ends, member lookup", test_tokens},
