@@ -129,10 +129,11 @@ static void node_fields(hot_node *n, size_t pk_len) {
 /* A counter for key k[0..len) (table NUL index NUL type and the value in
 ** canonical form), shown as the value pk[0..pk_len) as written: a free
 ** one, or the one with the fewest requests, which the key takes over with
-** that count as its error; hashed, in its place in the heap, nothing else
-** counted yet (hot_lock held).  NULL when out of memory. */
-static hot_node *do_take_counter(const char *k, size_t len, const char *pk,
-                                 size_t pk_len) {
+** that count as its error; hashed (hv: k's hash value), in its place in
+** the heap, nothing else counted yet (hot_lock held).  NULL when out of
+** memory. */
+static hot_node *do_take_counter(const char *k, size_t len, unsigned hv,
+                                 const char *pk, size_t pk_len) {
   size_t need = len + pk_len + 1;
   hot_node *n = hot_n < DDBC_HOT_COUNTERS ? NULL : hot_heap[0];
   char *nk = NULL;
@@ -164,7 +165,7 @@ static hot_node *do_take_counter(const char *k, size_t len, const char *pk,
   n->r.requests = n->r.error = base;
   n->key_len = len;
   node_fields(n, pk_len);
-  HASH_ADD_KEYPTR(hh, hot_map, n->key, n->key_len, n);
+  HASH_ADD_KEYPTR_BYHASHVALUE(hh, hot_map, n->key, n->key_len, hv, n);
   do_sift_up(n->heap);
   return n;
 }
@@ -177,6 +178,7 @@ static void hot_add(const char *table, const char *index, const ddb_av *pk,
   char stack[512], num[192];
   const char *v;
   size_t tl, il, vl, len;
+  unsigned hv;
   hot_node *n = NULL;
   char *k = stack;
   ddb_buf nb;
@@ -203,10 +205,11 @@ static void hot_add(const char *table, const char *index, const ddb_av *pk,
   memcpy(k + tl + 1, index ? index : "", il + 1);
   k[tl + il + 2] = ddb_type_name(pk->type)[0];
   memcpy(k + tl + il + 3, v, vl);
+  HASH_VALUE(k, len, hv); /* once, for the find and the add */
   pthread_mutex_lock(&hot_lock);
-  HASH_FIND(hh, hot_map, k, len, n);
+  HASH_FIND_BYHASHVALUE(hh, hot_map, k, len, hv, n);
   if(!n)
-    n = do_take_counter(k, len, pk->text, pk->n);
+    n = do_take_counter(k, len, hv, pk->text, pk->n);
   if(n) {
     n->r.requests += requests;
     n->r.items += items;
