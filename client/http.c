@@ -572,8 +572,8 @@ static attempt_verdict attempt_refused(attempt *a, long code) {
 }
 
 /* Send the request of a with the signed headers hdrs (the Authorization
-** line wiped here): curl's options set for it (attempt_setopt) and the
-** ones pointing into this attempt's stack cleared after.  Returns curl's
+** line wiped here): curl's options set for it (attempt_setopt), the error
+** buffer's cleared after.  Returns curl's
 ** code; a->resent (and a->ambiguous) say whether curl sent it again by
 ** itself. */
 static CURLcode attempt_send(attempt *a, ddb_sign_hdrs *hdrs, xfer_state *xs,
@@ -584,11 +584,10 @@ static CURLcode attempt_send(attempt *a, ddb_sign_hdrs *hdrs, xfer_state *xs,
   cc = curl_easy_perform(a->h);
   ddb_curl_recv_done();
   big_body_release(sink);
-  curl_easy_setopt(a->h, CURLOPT_HTTPHEADER, NULL);
+  /* libcurl may write an error when it closes the handle's connection
+  ** later; the other options into this stack (the headers, the data of
+  ** the callbacks) are read by a transfer only, and set again first */
   curl_easy_setopt(a->h, CURLOPT_ERRORBUFFER, NULL);
-  curl_easy_setopt(a->h, CURLOPT_PREREQDATA, NULL);
-  curl_easy_setopt(a->h, CURLOPT_XFERINFODATA, NULL);
-  curl_easy_setopt(a->h, CURLOPT_WRITEDATA, NULL);
   ddb_sign_hdrs_wipe(hdrs);
   a->resent = a->sent_now > 1 ? a->sent_now - 1 : 0;
   if(a->resent)
