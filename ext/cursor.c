@@ -54,7 +54,8 @@ void dd_cursor_reset(dd_cursor *pCur) {
   pCur->rcuSeen = 0;
   for(i = 0; i < pCur->nPk; i++)
     dd_val_clear(&pCur->aPk[i]);
-  sqlite3_free(pCur->aPk);
+  if(pCur->aPk != pCur->aPkOne)
+    sqlite3_free(pCur->aPk);
   pCur->aPk = NULL;
   pCur->nPk = pCur->iPk = 0;
   dd_val_clear(&pCur->sk[0]);

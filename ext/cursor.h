@@ -16,7 +16,8 @@ struct dd_cursor {
   int op;                   /* DD_OP_* of the running plan */
   dd_path *pPath;
   /* Query: the partition keys still to run, and the key condition */
-  dd_val *aPk; /* sqlite3_free(), each zBuf too */
+  dd_val *aPk; /* aPkOne or sqlite3_free(), each zBuf too */
+  dd_val aPkOne[1];
   int nPk, iPk;
   ddb_read rd;  /* the request of the current page */
   dd_val sk[2]; /* sort-key operands used by rd */
@@ -46,7 +47,7 @@ struct dd_cursor {
   const char *azProj[64]; /* attribute names (owned by the vtab) */
   int bCount;             /* rows are counted, not fetched: only columns
                              with a known value (= in the call) are used */
-  ddb_item *aRowOne[1];   /* aRow of a cached GetItem: no allocation */
+  ddb_item *aRowOne[1];   /* aRow of one GetItem: no allocation */
   int nCheck;             /* rows must pass aCheck (never with bCount) */
   dd_check aCheck[DD_MAX_CHECKS];
   ddbc_stream *pScan; /* a parallel read's workers, or NULL */
@@ -173,11 +174,12 @@ ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
 /* lookups.c: the lookups by key of xFilter. */
 /* Collect the distinct usable values of argument pArg (an IN list when
 ** bIn) converted to the type of p's column c, appended to the list *pa
-** of *pn values.  Returns an SQLite code; SQLITE_ERROR with p's message
+** of *pn values (the first in the caller's pOne: *pa is sqlite3_free()d
+** only when it is not pOne).  Returns an SQLite code; SQLITE_ERROR with p's message
 ** set for an IN value on an N key that may have lost digits
 ** (dd_real_ambiguous). */
-int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, sqlite3_value *pArg,
-               int bIn, int nMax);
+int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, dd_val *pOne,
+               sqlite3_value *pArg, int bIn, int nMax);
 /* GetItem and BatchGetItem: the keys are aPk (partition) x aSk (sort;
 ** nSk values).  The rows found into the cursor's aRow, in key order; no
 ** key: EOF.  Returns an SQLite code, the vtab's message set on error. */

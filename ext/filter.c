@@ -372,7 +372,8 @@ typedef struct dd_filter {
   dd_extra x;     /* the machine half of idxStr (dd_plan_decode) */
   dd_interval iv; /* a Query's sort-key condition; iv.bEmpty: no row */
   dd_val *aSkv;   /* sort-key values (=, IN) for Get/BatchGetItem */
-  int nSkv;       /* sqlite3_free(), each dd_val_clear() */
+  int nSkv;       /* aSkOne or sqlite3_free(), each dd_val_clear() */
+  dd_val aSkOne[1];
   int nPrefix;    /* sort-key prefix constraints (LIKE, GLOB, begins) */
   int nOther;     /* the others */
   dd_val lohi[2]; /* a Query's exact N interval (dd_interval_checks) */
@@ -389,7 +390,8 @@ static void dd_filter_clear(dd_filter *f) {
   dd_val_clear(&f->lohi[1]);
   for(i = 0; i < f->nSkv; i++)
     dd_val_clear(&f->aSkv[i]);
-  sqlite3_free(f->aSkv);
+  if(f->aSkv != f->aSkOne)
+    sqlite3_free(f->aSkv);
 }
 
 /* The plan keys = ?: the key list argv[0] parsed and read (dd_run_key_list)
@@ -430,8 +432,9 @@ static int dd_filter_bind_keys(dd_filter *f) {
   int i, rc, nSkEq = 0;
   if(pCur->op == DD_OP_SCAN)
     return SQLITE_OK;
-  rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, f->argv[f->iArg++],
-                  (f->idxNum & DD_PK_IN) != 0, DD_MAX_PK_BYTES);
+  rc = dd_collect(p, pp->iPk, &pCur->aPk, &pCur->nPk, pCur->aPkOne,
+                  f->argv[f->iArg++], (f->idxNum & DD_PK_IN) != 0,
+                  DD_MAX_PK_BYTES);
   f->iv.bEmpty |= pCur->nPk == 0; /* PK = NULL, or a value no key holds */
   if(rc || (rc = dd_multi_bind(pCur, f->x.nEq, f->argv, &f->iArg,
                                &f->iv.bEmpty))) /* multikey.c */
@@ -449,8 +452,9 @@ static int dd_filter_bind_keys(dd_filter *f) {
     }
     if(pCur->op != DD_OP_QUERY) {
       /* the table's sort key, = or IN: gather its values */
-      rc = dd_collect(p, pp->iSk, &f->aSkv, &f->nSkv, f->argv[f->iArg++],
-                      (f->idxNum & DD_SK_IN) != 0, DD_MAX_SK_BYTES);
+      rc = dd_collect(p, pp->iSk, &f->aSkv, &f->nSkv, f->aSkOne,
+                      f->argv[f->iArg++], (f->idxNum & DD_SK_IN) != 0,
+                      DD_MAX_SK_BYTES);
       if(rc)
         return rc;
       nSkEq = f->nSkv;

@@ -15,22 +15,29 @@ SQLITE_EXTENSION_INIT3
 
 #include "cursor.h" /* and multikey.h, dd_ext.h */
 
-/* Append v (moved) to the list *pa of *pn values. */
-static int dd_add_val(dd_val **pa, int *pn, dd_val *v) {
+/* Append v (moved) to the list *pa of *pn values: its first value in
+** pOne (one value: no allocation), then in sqlite3_malloc()ed room. */
+static int dd_add_val(dd_val **pa, int *pn, dd_val *pOne, dd_val *v) {
   dd_val *a;
-  /* grow by doubling: capacity is the next power of two >= *pn */
-  if(*pn > 0 && (*pn & (*pn - 1)) != 0) {
-    (*pa)[(*pn)++] = *v;
-    memset(v, 0, sizeof(*v));
-    return SQLITE_OK;
+  if(*pn == 0 && (!*pa || *pa == pOne)) {
+    *pa = pOne;
+  } else if(*pa == pOne) {
+    if(!(a = sqlite3_malloc64(sizeof(dd_val) * 2))) {
+      dd_val_clear(v);
+      return SQLITE_NOMEM;
+    }
+    a[0] = *pOne;
+    *pa = a;
+  } else if(*pn > 0 && (*pn & (*pn - 1)) == 0) {
+    /* grow by doubling: capacity is the next power of two >= *pn */
+    a = sqlite3_realloc64(*pa, sizeof(dd_val) * (sqlite3_uint64)*pn * 2);
+    if(!a) {
+      dd_val_clear(v);
+      return SQLITE_NOMEM;
+    }
+    *pa = a;
   }
-  a = sqlite3_realloc64(*pa,
-                        sizeof(dd_val) * (sqlite3_uint64)(*pn ? *pn * 2 : 1));
-  if(!a) {
-    dd_val_clear(v);
-    return SQLITE_NOMEM;
-  }
-  *pa = a;
+  a = *pa;
   a[(*pn)++] = *v;
   memset(v, 0, sizeof(*v));
   return SQLITE_OK;
@@ -71,8 +78,8 @@ static int dd_real_ambiguous(double d) {
 }
 
 /* See cursor.h. */
-int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, sqlite3_value *pArg,
-               int bIn, int nMax) {
+int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, dd_val *pOne,
+               sqlite3_value *pArg, int bIn, int nMax) {
   ddb_type t = p->aCol[c].type;
   sqlite3_value *pV;
   dd_val v;
@@ -80,7 +87,7 @@ int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, sqlite3_value *pArg,
   if(!bIn) {
     rc = dd_val_from_sql(pArg, t, &v, &ok);
     if(rc == SQLITE_OK && ok)
-      rc = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
+      rc = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, pOne, &v) : dd_drop(&v);
     return rc;
   }
   for(rc = sqlite3_vtab_in_first(pArg, &pV); rc == SQLITE_OK && pV;
@@ -103,7 +110,7 @@ int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, sqlite3_value *pArg,
     }
     rc2 = dd_val_from_sql(pV, t, &v, &ok);
     if(rc2 == SQLITE_OK && ok)
-      rc2 = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, &v) : dd_drop(&v);
+      rc2 = dd_key_fits(&v, nMax) ? dd_add_val(pa, pn, pOne, &v) : dd_drop(&v);
     if(rc2)
       return rc2;
   }
@@ -140,7 +147,7 @@ static int dd_get_from_cache(dd_cursor *pCur, const ddb_av *kv) {
 int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
   dd_vtab *p = (dd_vtab *)pCur->base.pVtab;
   int nKeys = pCur->nPk * (p->nKey == 2 ? nSk : 1);
-  ddb_item **aKey = NULL, **aFound = NULL;
+  ddb_item **aKey = NULL, **aFound = NULL, *aOne[2]; /* one key: no malloc */
   ddb_error err;
   int i, j, k = 0, rc = SQLITE_OK;
 
@@ -155,7 +162,10 @@ int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     if(dd_get_from_cache(pCur, kv))
       return SQLITE_OK;
   }
-  aKey = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
+  aKey =
+      nKeys == 1
+          ? aOne
+          : sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys * 2);
   if(!aKey)
     return SQLITE_NOMEM;
   memset(aKey, 0, sizeof(ddb_item *) * (size_t)nKeys * 2);
@@ -179,8 +189,11 @@ int dd_run_keys(dd_cursor *pCur, dd_val *aSk, int nSk) {
     rc = dd_cursor_error(pCur, &err);
     goto fail;
   }
-  /* keep the found items, in key order; aKey's first half is reused */
-  pCur->aRow = sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys);
+  /* keep the found items, in key order */
+  pCur->aRow =
+      nKeys == 1
+          ? pCur->aRowOne
+          : sqlite3_malloc64(sizeof(ddb_item *) * (sqlite3_uint64)nKeys);
   if(!pCur->aRow) {
     rc = SQLITE_NOMEM;
     goto fail;
@@ -196,7 +209,8 @@ fail:
     ddb_item_unref(aKey[i]);
     ddb_item_unref(aFound[i]);
   }
-  sqlite3_free(aKey);
+  if(aKey != aOne)
+    sqlite3_free(aKey);
   return rc;
 }
 
