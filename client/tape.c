@@ -41,12 +41,11 @@
 ** past 2 M, a value is none DynamoDB sends. */
 #define TAPE_MAX_TOKENS (2u * 1024 * 1024)
 
-/* Make room for one more token; 0, or -1 on out of memory or too many. */
+/* Make room for one more token (called when t is full); 0, or -1 on out
+** of memory or too many. */
 static int tape_grow(ddb_tape *t) {
   uint32_t cap;
   ddb_jtok *p;
-  if(t->n < t->cap)
-    return 0;
   if(t->cap >= TAPE_MAX_TOKENS)
     return -1;
   cap = t->cap ? t->cap * 2 : 256;
@@ -407,7 +406,7 @@ static inline int tape_key(ddb_tape *t, const char *base, const char **pp,
   const char *p = *pp, *q;
   ddb_jtok *k;
   int esc;
-  if(p >= end || *p != '"' || tape_grow(t))
+  if(p >= end || *p != '"' || (t->n >= t->cap && tape_grow(t)))
     return TAPE_FAIL;
   q = scan_string(p + 1, end, &esc);
   if(!q)
@@ -444,7 +443,7 @@ int ddb_tape_value(ddb_tape *t, const char *base, const char **pp,
 
   for(;;) {
     /* p is at a value */
-    if(p >= end || tape_grow(t))
+    if(p >= end || (t->n >= t->cap && tape_grow(t)))
       break;
     k = &t->tok[t->n];
     k->off = (uint32_t)(p - base);
