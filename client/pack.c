@@ -135,13 +135,14 @@ typedef struct packer {
   unsigned char *rec;
   char *text;
   int plain; /* every string so far is plain JSON string content */
+  int known; /* the item says it is plain (ddb_item.plain): not checked */
 } packer;
 
 /* Append s[0..n) and a NUL to the text bytes, its length to the
 ** records. */
 static void pack_str(packer *P, const char *s, uint32_t n) {
   P->rec = varint_put(P->rec, n);
-  if(P->plain && ddb_json_plain(s, n) != n)
+  if(!P->known && P->plain && ddb_json_plain(s, n) != n)
     P->plain = 0;
   if(n)
     memcpy(P->text, s, n);
@@ -190,6 +191,7 @@ void ddb_item_pack(const ddb_item *it, unsigned char *out) {
   P.text = (char *)out;
   P.rec = out + bytes;
   P.plain = 1;
+  P.known = it->plain;
   av_pack(&it->root, &P, 1);
   if(!P.plain)
     varint_put(head, nodes * 2); /* the same length: only bit 0 changes */
