@@ -446,8 +446,8 @@ static void attempt_setopt(attempt *a, struct curl_slist *hdrs, xfer_state *xs,
 }
 
 /* The verdict on a 200 answer in a->resp: taken by ci->take, or parsed
-** into a->out.  A body that does not parse was cut short or damaged: it is
-** retried. */
+** into a->out.  A body that does not parse, or is not UTF-8, was cut
+** short or damaged: it is retried. */
 static attempt_verdict attempt_take(attempt *a) {
   ddb_buf *resp = &a->resp;
   call_info *ci = a->ci;
@@ -458,7 +458,7 @@ static attempt_verdict attempt_take(attempt *a) {
       return ATTEMPT_DONE;
     if(!malformed)
       return ATTEMPT_FAIL;
-  } else {
+  } else if(ddb_utf8_valid(resp->p, resp->len)) { /* JSON is UTF-8 */
     a->out = cJSON_ParseWithLength(resp->p ? resp->p : "", resp->len);
     if(cJSON_IsObject(a->out))
       return ATTEMPT_DONE;

@@ -44,6 +44,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "harness"))
+import fixtures  # noqa: E402
 from tap import Tap  # noqa: E402
 
 EXT = os.environ.get("DDB_EXT", os.path.join(ROOT, "build/dynamodb"))
@@ -128,6 +129,14 @@ def shell_rss(table, opts, sql, timeout=300):
 
 def text(out):
     return out.decode("utf-8", "replace").strip()
+
+
+def boto3_item(table, pk, sk):
+    """The item (PK, SK) as boto3 reads it from DynamoDB (not through the
+    proxy), its values untyped; {} when there is none."""
+    r = fixtures.connect().get_item(TableName=table, ConsistentRead=True,
+                                    Key={"PK": {"S": pk}, "SK": {"S": sk}})
+    return {k: list(v.values())[0] for k, v in r.get("Item", {}).items()}
 
 
 # --- what one answer may cost --------------------------------------------
@@ -336,6 +345,23 @@ def check_utf8(table):
                       "FROM t WHERE PK = 'F';")
     TAP.ok(text(out) == "200", "UTF-8: the same Query from a correct server "
            "reads its 200 items", text(out))
+    # a write's answer: UPDATE's image after (ALL_NEW) goes to the cache
+    shell(table, "", "INSERT OR REPLACE INTO t(PK, SK, item) VALUES "
+          "('U', 'u1', '{\"v\":\"a\"}');")
+    hostile(mode="badutf8", ops=["UpdateItem"])
+    out, _, _ = shell(table, ", max_retries=1",
+                      "UPDATE t SET item = json_set(item, '$.v', 'b') WHERE "
+                      "PK = 'U' AND SK = 'u1';\nSELECT item FROM t WHERE "
+                      "PK = 'U' AND SK = 'u1';")
+    hostile(mode="none")
+    # the answer retried as a damaged one; the retry (its condition no
+    # longer holds) finds the item already as asked: the UPDATE is done,
+    # and says so, as boto3 finds; the image with FF was never cached
+    got = boto3_item(table, "U", "u1")
+    TAP.ok(b"\xff" not in out and '"v":"b"' in text(out) and
+           got.get("v") == "b",
+           "UTF-8: an UpdateItem answer holding FF is retried, its image never "
+           "cached; the UPDATE reported is the one made", [repr(out), got])
 
 
 def check_batch(table):
