@@ -14,6 +14,8 @@
 #   * server error text with escape sequences and 100 KB: escaped and cut
 #   * a negative or inconsistent Count; a BatchGetItem answer with keys not
 #     asked for: errors, never a count
+#   * a byte that is no UTF-8 in an answer (GetItem, Query, Scan,
+#     BatchGetItem, UpdateItem): retried, never a row or a cache entry
 #   * a clock an hour behind the server's: one retry, then right first time
 # Loopback only: the proxy listens on 127.0.0.1 and forwards to
 # AWS_ENDPOINT_URL_DYNAMODB.
