@@ -120,10 +120,15 @@ def main():
            "cache", ["throttled %s lagging %s" % (throttled, lagging),
                      json.dumps(st), json.dumps(last_m), json.dumps(last_t)])
     arm("none")
-    caught = wait_for(lambda: (r.stats(TABLE).get("lag_s") or 9) < 1)
-    r.rows(sql_m)
-    r.rows(sql_m)
-    last_m = r.last()
+    # the lag moves between polls (up to a poll's wait and its request):
+    # read again while it is under the bound, a few times under load
+    for _ in range(10):
+        caught = wait_for(lambda: (r.stats(TABLE).get("lag_s") or 9) < 0.5)
+        r.rows(sql_m)
+        r.rows(sql_m)
+        last_m = r.last()
+        if not caught or last_m.get("cache_hits") == 1:
+            break
     TAP.ok(caught and last_m.get("cache_hits") == 1,
            "caught up: max_staleness=1 reads the cache again", json.dumps(last_m))
 
