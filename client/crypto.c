@@ -23,7 +23,7 @@
 ** message with a key keyed once: SigV4's signing key, kept per client
 ** (sigv4.c).  Every context, key block and intermediate digest is wiped
 ** (OPENSSL_cleanse) when freed or done with.  Checked against RFC 4231's
-** vectors and FIPS 180's (tests/unit/test_sigv4.c).
+** vectors and FIPS 180's (tests/unit/test_crypto.c).
 */
 #define OPENSSL_SUPPRESS_DEPRECATED 1
 #include <openssl/crypto.h>
@@ -188,7 +188,7 @@ int ddb_hmac_sha256(const void *key, size_t klen, const void *p, size_t n,
 ** (2009), with the constants of the bit-reflected CRC-32 polynomial
 ** 0x04C11DB7 that the Linux kernel's crc32-pclmul_asm.S uses, about 0.2
 ** instructions a byte.  The tail past the last 16 bytes and short
-** buffers go to zlib.  tests/unit/test_tape.c checks it against zlib on
+** buffers go to zlib.  tests/unit/test_crypto.c checks it against zlib on
 ** every length from 0 to 600 and every alignment. */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>

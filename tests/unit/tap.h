@@ -62,14 +62,24 @@ void tap_diag(const char *fmt, ...)
   tap_check_mem((got), (ngot), (want), (nwant), __FILE__, __LINE__, #got)
 
 /* The tables of the test files. */
-extern const tap_test tap_client_tests[];
+extern const tap_test tap_buf_tests[];
+extern const tap_test tap_number_tests[];
+extern const tap_test tap_item_tests[];
+extern const tap_test tap_json_tests[];
+extern const tap_test tap_cancel_tests[];
 extern const tap_test tap_ext_tests[];
 extern const tap_test tap_cache_tests[];
 extern const tap_test tap_api_tests[];
+extern const tap_test tap_crypto_tests[];
 extern const tap_test tap_sigv4_tests[];
 extern const tap_test tap_creds_tests[];
+extern const tap_test tap_config_tests[];
+extern const tap_test tap_creds_client_tests[];
 extern const tap_test tap_tape_tests[];
+extern const tap_test tap_tape_scan_tests[];
 extern const tap_test tap_request_tests[];
+extern const tap_test tap_settings_tests[];
+extern const tap_test tap_lek_tests[];
 extern const tap_test tap_cache_gen_tests[];
 extern const tap_test tap_cache_keys_tests[];
 extern const tap_test tap_plan_tests[];
