@@ -23,34 +23,12 @@
 #include <unistd.h>
 
 #include "../../client/ddb_client_int.h"
+#include "env_fixtures.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------------
 ** Environment and files
 */
-static const char *const env_names[] = {
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_ENDPOINT_URL_DYNAMODB",
-    "AWS_ENDPOINT_URL",
-    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
-    "AWS_PROFILE",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_CA_BUNDLE",
-    "AWS_EC2_METADATA_DISABLED",
-    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
-    "AWS_EC2_METADATA_SERVICE_ENDPOINT_MODE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
-    "HOME"};
-#define N_ENV (sizeof(env_names) / sizeof(env_names[0]))
-
 typedef struct sandbox {
   char *saved[N_ENV];
   char dir[64];
@@ -69,12 +47,7 @@ static inline int put_file(const char *path, const char *text) {
 /* Save and clear the environment, make a scratch directory with the
 ** config and credentials files pointed at, IMDS off. */
 static inline int sandbox_open(sandbox *s) {
-  size_t i;
-  for(i = 0; i < N_ENV; i++) {
-    const char *v = getenv(env_names[i]);
-    s->saved[i] = v ? strdup(v) : NULL;
-    unsetenv(env_names[i]);
-  }
+  env_save(s->saved);
   snprintf(s->dir, sizeof(s->dir), "/tmp/ddb-creds-XXXXXX");
   if(!mkdtemp(s->dir))
     return -1;
@@ -93,19 +66,12 @@ static inline int sandbox_open(sandbox *s) {
 
 /* Remove the scratch files and restore the saved environment. */
 static inline void sandbox_close(sandbox *s) {
-  size_t i;
   unlink(s->config);
   unlink(s->creds);
   unlink(s->script);
   unlink(s->tokfile);
   rmdir(s->dir);
-  for(i = 0; i < N_ENV; i++) {
-    if(s->saved[i])
-      setenv(env_names[i], s->saved[i], 1);
-    else
-      unsetenv(env_names[i]);
-    free(s->saved[i]);
-  }
+  env_restore(s->saved);
 }
 
 /* Write an executable shell script (for credential_process). */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../api/api_int.h"
+#include "env_fixtures.h"
 #include "tap.h"
 
 /* ------------------------------------------------------------------------
@@ -647,32 +648,15 @@ static void test_keys(void) {
 /* ------------------------------------------------------------------------
 ** Clients: options and defaults (no request is sent)
 */
-static const char *const api_env[] = {"AWS_REGION",
-                                      "AWS_DEFAULT_REGION",
-                                      "AWS_ENDPOINT_URL_DYNAMODB",
-                                      "AWS_ENDPOINT_URL",
-                                      "AWS_PROFILE",
-                                      "AWS_ACCESS_KEY_ID",
-                                      "AWS_SECRET_ACCESS_KEY",
-                                      "AWS_SESSION_TOKEN",
-                                      "AWS_CONFIG_FILE",
-                                      "AWS_SHARED_CREDENTIALS_FILE"};
-#define N_API_ENV (sizeof(api_env) / sizeof(api_env[0]))
-
 static void test_client_options(void) {
-  char *saved[N_API_ENV];
+  char *saved[N_ENV];
   dyn_options o;
   dyn_client *c = (dyn_client *)1;
   dyn_error err;
   const dyn_item *item = NULL;
   dyn_item *got = NULL;
-  size_t i;
 
-  for(i = 0; i < N_API_ENV; i++) {
-    const char *v = getenv(api_env[i]);
-    saved[i] = v ? strdup(v) : NULL;
-    unsetenv(api_env[i]);
-  }
+  env_save(saved);
   setenv("AWS_ACCESS_KEY_ID", "AKIDTEST", 1);
   setenv("AWS_SECRET_ACCESS_KEY", "secret", 1);
   setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
@@ -745,13 +729,7 @@ static void test_client_options(void) {
   o.timeout = -1;
   CHECK_INT(dyn_client_new(&o, NULL, &err), DYN_EMISUSE);
 
-  for(i = 0; i < N_API_ENV; i++) {
-    if(saved[i])
-      setenv(api_env[i], saved[i], 1);
-    else
-      unsetenv(api_env[i]);
-    free(saved[i]);
-  }
+  env_restore(saved);
 }
 
 static void test_stats(void) {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../client/ddb_client_int.h"
+#include "env_fixtures.h"
 #include "tap.h"
 
 static int write_file(const char *path, const char *text) {
@@ -152,55 +153,6 @@ static void test_ini_get(void) {
   tmpdir_remove(&t);
 }
 
-static const char *const env_vars[] = {
-    "AWS_REGION",
-    "AWS_DEFAULT_REGION",
-    "AWS_ENDPOINT_URL_DYNAMODB",
-    "AWS_ENDPOINT_URL",
-    "AWS_PROFILE",
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_SESSION_TOKEN",
-    "AWS_SHARED_CREDENTIALS_FILE",
-    "AWS_CONFIG_FILE",
-    "AWS_EC2_METADATA_DISABLED",
-    "AWS_EC2_METADATA_SERVICE_ENDPOINT",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-    "AWS_CONTAINER_AUTHORIZATION_TOKEN",
-    "AWS_CA_BUNDLE",
-    "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS",
-    "HOME"};
-#define N_ENV_VARS (sizeof(env_vars) / sizeof(env_vars[0]))
-
-/* Save and clear every variable the settings read. */
-static void env_save(char *saved[N_ENV_VARS]) {
-  size_t i;
-  for(i = 0; i < N_ENV_VARS; i++) {
-    const char *v = getenv(env_vars[i]);
-    saved[i] = v ? strdup(v) : NULL;
-    unsetenv(env_vars[i]);
-  }
-}
-
-static void env_restore(char *saved[N_ENV_VARS]) {
-  size_t i;
-  for(i = 0; i < N_ENV_VARS; i++) {
-    if(saved[i])
-      setenv(env_vars[i], saved[i], 1);
-    else
-      unsetenv(env_vars[i]);
-    free(saved[i]);
-    saved[i] = NULL;
-  }
-}
-
-static void env_clear(void) {
-  size_t i;
-  for(i = 0; i < N_ENV_VARS; i++)
-    unsetenv(env_vars[i]);
-}
-
 static const char cfg_text[] = "[default]\n"
                                "region = us-west-2\n"
                                "aws_access_key_id = CFGDEFAULTKEY\n"
@@ -240,7 +192,7 @@ static ddb_result resolve(const ddb_config *cfg, ddb_settings *s,
 }
 
 static void test_settings_region(void) {
-  char *saved[N_ENV_VARS];
+  char *saved[N_ENV];
   tmpdir t;
   ddb_config cfg;
   ddb_settings s;
@@ -320,7 +272,7 @@ static void test_settings_region(void) {
 }
 
 static void test_settings_endpoint(void) {
-  char *saved[N_ENV_VARS];
+  char *saved[N_ENV];
   tmpdir t;
   ddb_config cfg;
   ddb_settings s;
@@ -380,7 +332,7 @@ static void test_settings_endpoint(void) {
 }
 
 static void test_settings_credentials(void) {
-  char *saved[N_ENV_VARS];
+  char *saved[N_ENV];
   tmpdir t;
   ddb_config cfg;
   ddb_settings s;
