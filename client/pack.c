@@ -12,9 +12,10 @@
 ** Packed items, for the cache (ddb_item_pack, ddb_item_unpack)
 **
 ** A packed item is a byte string: two varints (LEB128), the nodes and the
-** text bytes its ddb_item needs (the first one doubled, plus 1 when no name
-** or text needs escaping in JSON: ddb_item.plain); those text bytes as the ddb_item holds
-** them (every name and text, NUL-terminated, in the order below); then
+** text bytes its ddb_item needs (the first one doubled, plus 1 when no
+** name or text needs escaping in JSON: ddb_item.plain); those text bytes
+** as the ddb_item holds them (every name and text, NUL-terminated, in the
+** order below); then
 ** the root's member count and its members' records.  A member's record is
 ** its name's length (varint) and its value's record; a value's record is
 ** a type byte, then:

@@ -175,8 +175,8 @@ ddb_result dd_batch_get_parallel(dd_cursor *pCur, ddb_item **aKey, int nKeys,
 /* Collect the distinct usable values of argument pArg (an IN list when
 ** bIn) converted to the type of p's column c, appended to the list *pa
 ** of *pn values (the first in the caller's pOne: *pa is sqlite3_free()d
-** only when it is not pOne).  Returns an SQLite code; SQLITE_ERROR with p's message
-** set for an IN value on an N key that may have lost digits
+** only when it is not pOne).  Returns an SQLite code; SQLITE_ERROR with
+** p's message set for an IN value on an N key that may have lost digits
 ** (dd_real_ambiguous). */
 int dd_collect(dd_vtab *p, int c, dd_val **pa, int *pn, dd_val *pOne,
                sqlite3_value *pArg, int bIn, int nMax);

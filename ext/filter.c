@@ -69,9 +69,9 @@ static int dd_stream_start(dd_cursor *pCur, int nWorker, int nUnit) {
 ** as a double: 18446744073709551617 > '18446744073709551616' is false to
 ** it, and DynamoDB's order keeps every digit.  So plan.c omits the N
 ** comparisons it hands xFilter from SQLite's check (ext/PLAN.md, "omit"),
-** and xFilter makes each exact: the request says what DynamoDB can (a FILTER, the key
-** condition), and a row check (dd_check, applied by dynamodbNext)
-** whatever the request alone does not decide.
+** and xFilter makes each exact: the request says what DynamoDB can (a
+** FILTER, the key condition), and a row check (dd_check, applied by
+** dynamodbNext) whatever the request alone does not decide.
 */
 
 /* Add the row check "column c <op> *v" to the cursor, v moved (NULL with
