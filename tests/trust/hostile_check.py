@@ -362,6 +362,20 @@ def check_utf8(table):
            got.get("v") == "b",
            "UTF-8: an UpdateItem answer holding FF is retried, its image never "
            "cached; the UPDATE reported is the one made", [repr(out), got])
+    # every answer bad (a REPLACE's old image, ALL_OLD, each time): the
+    # retries run out, and the error says the write may have been made,
+    # which it was
+    hostile(mode="badutf8", ops=["PutItem"])
+    out, _, _ = shell(table, ", max_retries=2",
+                      "INSERT OR REPLACE INTO t(PK, SK, item) VALUES "
+                      "('U', 'u1', '{\"v\":\"c\"}');")
+    hostile(mode="none")
+    got = boto3_item(table, "U", "u1")
+    TAP.ok(b"\xff" not in out and "PutItem" in text(out) and
+           "may have been applied" in text(out) and
+           "nothing written" not in text(out) and got.get("v") == "c",
+           "UTF-8: a PutItem answered with FF every time fails saying the "
+           "write may have been applied, as it was", [repr(out), got])
 
 
 def check_batch(table):
